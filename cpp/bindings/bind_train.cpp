@@ -1,0 +1,209 @@
+// Batched runs of the GD engines: B independent problems in one call, OpenMP
+// across problems, the GIL released. Arrays are allocated and validated by the
+// Python layer; here they are only viewed.
+#include "common.hpp"
+
+#include <pybind11/stl.h>
+
+#include "relucore/dense_gd.hpp"
+#include "relucore/dual_gd.hpp"
+#include "relucore/parallel.hpp"
+#include "relucore/run.hpp"
+
+#include <optional>
+
+namespace py = pybind11;
+using namespace relucore;
+using namespace relucore::bindings;
+
+namespace {
+
+// Optional per-problem history buffers, all shaped (B, R, ...).
+struct HistoryArrays {
+    std::optional<CArray<std::int64_t>> steps;
+    std::optional<CArray<double>> loss, beta, alpha;
+    std::optional<CArray<std::uint8_t>> mask;
+    Index capacity = 0;
+
+    History view(Index b, Index mn) {
+        History h;
+        h.capacity = capacity;
+        if (capacity == 0) return h;
+        if (steps) h.steps = steps->mutable_data() + b * capacity;
+        if (loss) h.loss = loss->mutable_data() + b * capacity;
+        if (beta) h.beta = beta->mutable_data() + b * capacity * mn;
+        if (alpha) h.alpha = alpha->mutable_data() + b * capacity * mn;
+        if (mask) h.mask = mask->mutable_data() + b * capacity * mn;
+        return h;
+    }
+};
+
+HistoryArrays history_arrays(const py::dict& hist, Index B, Index m, Index n) {
+    HistoryArrays h;
+    if (hist.contains("capacity")) h.capacity = hist["capacity"].cast<Index>();
+    if (h.capacity == 0) return h;
+    auto get = [&](const char* key, auto& slot, std::vector<py::ssize_t> shape) {
+        if (!hist.contains(key) || hist[key].is_none()) return;
+        using Arr = typename std::decay_t<decltype(slot)>::value_type;
+        auto arr = py::reinterpret_borrow<py::object>(hist[key]);
+        if (!py::isinstance<Arr>(arr)) throw py::type_error(std::string("history[") + key + "] has the wrong dtype");
+        Arr a = arr.cast<Arr>();
+        if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string("history[") + key + "] must be C-contiguous");
+        require_shape(a, key, shape);
+        slot = a;
+    };
+    const auto R = static_cast<py::ssize_t>(h.capacity);
+    get("steps", h.steps, {B, R});
+    get("loss", h.loss, {B, R});
+    get("beta", h.beta, {B, R, m, n});
+    get("alpha", h.alpha, {B, R, m, n});
+    get("mask", h.mask, {B, R, m, n});
+    return h;
+}
+
+// Per-problem outcome arrays returned to Python.
+struct Outcomes {
+    CArray<std::int32_t> status;
+    CArray<std::int64_t> nit, pattern_stable_step, n_records;
+    CArray<double> loss, grad_norm;
+    explicit Outcomes(Index B)
+        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B) {}
+    void store(Index b, const RunSummary& s) {
+        status.mutable_data()[b] = static_cast<std::int32_t>(s.status);
+        nit.mutable_data()[b] = s.nit;
+        pattern_stable_step.mutable_data()[b] = s.pattern_stable_step;
+        n_records.mutable_data()[b] = s.n_records;
+        loss.mutable_data()[b] = s.loss;
+        grad_norm.mutable_data()[b] = s.grad_norm;
+    }
+    py::dict to_dict() const {
+        py::dict d;
+        d["status"] = status;
+        d["nit"] = nit;
+        d["pattern_stable_step"] = pattern_stable_step;
+        d["n_records"] = n_records;
+        d["loss"] = loss;
+        d["grad_norm"] = grad_norm;
+        return d;
+    }
+};
+
+// Work estimate above which a run is made interruptible (see run_without_gil).
+bool is_long(double flops) { return flops > 2e7; }
+
+}  // namespace
+
+void bind_train(py::module_& m) {
+    py::enum_<Activation>(m, "Activation")
+        .value("relu", Activation::relu)
+        .value("leaky_relu", Activation::leaky_relu);
+    py::enum_<Loss>(m, "Loss").value("square", Loss::square).value("logistic", Loss::logistic);
+    py::enum_<Status>(m, "Status")
+        .value("converged", Status::converged)
+        .value("max_steps", Status::max_steps)
+        .value("diverged", Status::diverged)
+        .value("cancelled", Status::cancelled);
+
+    py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/run.hpp).")
+        .def(py::init<>())
+        .def_readwrite("eta", &GDSettings::eta)
+        .def_readwrite("max_steps", &GDSettings::max_steps)
+        .def_readwrite("tol", &GDSettings::tol)
+        .def_readwrite("record_every", &GDSettings::record_every)
+        .def_readwrite("divergence_factor", &GDSettings::divergence_factor)
+        .def_property(
+            "activation", [](const GDSettings& s) { return s.model.activation; },
+            [](GDSettings& s, Activation a) { s.model.activation = a; })
+        .def_property(
+            "leaky_slope", [](const GDSettings& s) { return s.model.leaky_slope; },
+            [](GDSettings& s, double v) { s.model.leaky_slope = v; })
+        .def_property(
+            "loss", [](const GDSettings& s) { return s.model.loss; },
+            [](GDSettings& s, Loss l) { s.model.loss = l; })
+        .def("validate", &GDSettings::validate);
+
+    m.def(
+        "run_dual_batch",
+        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
+           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
+           const py::dict& history, int n_threads) {
+            require_shape(K, "K", {-1, -1, -1});
+            const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
+            require_shape(K, "K", {B, n, n});
+            require_shape(y, "y", {B, n});
+            require_shape(outer, "outer", {m_});
+            require_shape(alpha, "alpha", {B, m_, n});
+            require_shape(beta, "beta", {B, m_, n});
+            require_shape(eta, "eta", {B});
+            settings.validate();
+            HistoryArrays hist = history_arrays(history, B, m_, n);
+            Outcomes out(B);
+            const double *kp = K.data(), *yp = y.data(), *ep = eta.data();
+            double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
+            const ConstVectorMap a(outer.data(), m_);
+            run_without_gil(
+                [&](const std::atomic<bool>* cancel) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        GDSettings s = settings;
+                        s.eta = ep[b];
+                        s.cancel = cancel;
+                        MatrixMap alpha_b(ap + b * m_ * n, m_, n), beta_b(bp + b * m_ * n, m_, n);
+                        DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), a,
+                                      alpha_b, beta_b, s);
+                        History h = hist.view(b, m_ * n);
+                        out.store(b, engine.run(&h));
+                        alpha_b = engine.alpha();
+                        beta_b = engine.beta();
+                    });
+                },
+                is_long(static_cast<double>(B) * settings.max_steps * m_ * n * n));
+            return out.to_dict();
+        },
+        py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
+        py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
+        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        "Runs the primal-dual engine on B problems; alpha and beta (B, m, n) are updated in place.");
+
+    m.def(
+        "run_dense_batch",
+        [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, CArray<double> W,
+           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
+           const py::dict& history, int n_threads) {
+            require_shape(X, "X", {-1, -1, -1});
+            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
+            require_shape(y, "y", {B, n});
+            require_shape(outer, "outer", {m_});
+            require_shape(W, "W", {B, m_, d});
+            require_shape(alpha, "alpha", {B, m_, n});
+            require_shape(beta, "beta", {B, m_, n});
+            require_shape(eta, "eta", {B});
+            settings.validate();
+            HistoryArrays hist = history_arrays(history, B, m_, n);
+            Outcomes out(B);
+            const double *xp = X.data(), *yp = y.data(), *ep = eta.data();
+            double *wp = W.mutable_data(), *ap = alpha.mutable_data(), *bp = beta.mutable_data();
+            const ConstVectorMap a(outer.data(), m_);
+            run_without_gil(
+                [&](const std::atomic<bool>* cancel) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        GDSettings s = settings;
+                        s.eta = ep[b];
+                        s.cancel = cancel;
+                        MatrixMap W_b(wp + b * m_ * d, m_, d), alpha_b(ap + b * m_ * n, m_, n);
+                        DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, W_b,
+                                       alpha_b, s);
+                        History h = hist.view(b, m_ * n);
+                        out.store(b, engine.run(&h));
+                        W_b = engine.W();
+                        alpha_b = engine.alpha();
+                        MatrixMap(bp + b * m_ * n, m_, n) = engine.beta();
+                    });
+                },
+                is_long(static_cast<double>(B) * settings.max_steps * m_ * n * d));
+            return out.to_dict();
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
+        py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
+        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.");
+}

@@ -1,0 +1,90 @@
+// Glue shared by the binding files: checked views of numpy arrays and a way
+// to run C++ work with the GIL released while Ctrl-C stays responsive.
+// Nothing numerical happens here.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "relucore/types.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace relucore::bindings {
+
+namespace py = pybind11;
+
+template <class T>
+using CArray = py::array_t<T, py::array::c_style>;
+
+// Checks that a C-contiguous array has the expected shape (-1: any extent).
+template <class T>
+void require_shape(const CArray<T>& a, const char* name, std::vector<py::ssize_t> shape) {
+    if (a.ndim() != static_cast<py::ssize_t>(shape.size()))
+        throw py::value_error(std::string(name) + ": expected " + std::to_string(shape.size()) +
+                              " dimensions, got " + std::to_string(a.ndim()));
+    for (size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] >= 0 && a.shape(i) != shape[i])
+            throw py::value_error(std::string(name) + ": wrong extent along axis " + std::to_string(i));
+}
+
+// Runs work(cancel) without the GIL. Large jobs run on a helper thread while
+// this thread wakes every few milliseconds to let Python handle signals; a
+// pending KeyboardInterrupt raises the cancel flag, waits for the engines to
+// stop after their current step and is then re-raised. Small jobs run inline:
+// they end before a signal could matter.
+template <class Work>
+void run_without_gil(Work&& work, bool interruptible) {
+    std::atomic<bool> cancel{false};
+    if (!interruptible) {
+        py::gil_scoped_release release;
+        work(&cancel);
+        return;
+    }
+    std::exception_ptr error;
+    bool interrupted = false;
+    {
+        py::gil_scoped_release release;
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+        std::thread worker([&] {
+            try {
+                work(&cancel);
+            } catch (...) {
+                error = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(mutex);
+            done = true;
+            cv.notify_all();
+        });
+        std::unique_lock<std::mutex> lock(mutex);
+        while (!done) {
+            cv.wait_for(lock, std::chrono::milliseconds(5));
+            if (done || interrupted) continue;
+            lock.unlock();
+            {
+                py::gil_scoped_acquire acquire;
+                if (PyErr_CheckSignals() != 0) {
+                    interrupted = true;
+                    cancel.store(true);
+                    // The exception stays set until we raise it below.
+                }
+            }
+            lock.lock();
+        }
+        lock.unlock();
+        worker.join();
+    }
+    if (interrupted) throw py::error_already_set();
+    if (error) std::rethrow_exception(error);
+}
+
+}  // namespace relucore::bindings

@@ -1,0 +1,19 @@
+// The private extension module relucore._core.
+#include <pybind11/pybind11.h>
+
+#include "relucore/parallel.hpp"
+
+namespace py = pybind11;
+
+void bind_gram(py::module_& m);
+void bind_train(py::module_& m);
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "relucore's compiled core (private: use the relucore package)";
+    m.attr("__version__") = RELUCORE_VERSION;
+    m.attr("has_openmp") = relucore::has_openmp();
+    m.def("default_threads", &relucore::default_threads,
+          "Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).");
+    bind_gram(m);
+    bind_train(m);
+}

@@ -1,0 +1,10 @@
+// Umbrella header: everything in relucore's C++ core.
+#pragma once
+
+#include "relucore/types.hpp"
+#include "relucore/model.hpp"
+#include "relucore/run.hpp"
+#include "relucore/gram.hpp"
+#include "relucore/parallel.hpp"
+#include "relucore/dual_gd.hpp"
+#include "relucore/dense_gd.hpp"

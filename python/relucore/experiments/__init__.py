@@ -1,0 +1,20 @@
+"""The registry of reproducible experiments behind ``relucore reproduce``.
+
+Each experiment is a function in its own module, registered with
+:func:`register`. It takes its parameters as keyword arguments with the full
+settings as defaults, accepts ``quick=True`` for the fast settings used by the
+tests and by ``relucore reproduce --quick``, and returns an
+:class:`~relucore.experiments._base.ExperimentResult` holding its table, its
+figure and the claims it checked (what was expected, what was measured).
+
+>>> from relucore import experiments
+>>> sorted(experiments.names())  # doctest: +SKIP
+>>> result = experiments.run("fig4", quick=True)  # doctest: +SKIP
+>>> result.save("out/")  # doctest: +SKIP
+"""
+from relucore.experiments._base import Claim, ExperimentResult, get, names, register, run
+
+__all__ = ["Claim", "ExperimentResult", "get", "names", "register", "run"]
+
+# Importing the modules registers their experiments.
+from relucore.experiments import _modules  # noqa: E402,F401

@@ -1,0 +1,163 @@
+"""Registry, result and claim types shared by all experiments."""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+__all__ = ["Claim", "ExperimentResult", "register", "get", "names", "run"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One statement an experiment checks.
+
+    Attributes
+    ----------
+    name : str
+        Short identifier, e.g. ``"slope_n"``.
+    expected : str
+        What the theory (or the caption) says, in words or numbers.
+    measured : str
+        What this run measured.
+    passed : bool
+        Whether the measurement agrees with the expectation.
+    """
+
+    name: str
+    expected: str
+    measured: str
+    passed: bool
+
+
+@dataclasses.dataclass
+class ExperimentResult:
+    """Outcome of one experiment.
+
+    Attributes
+    ----------
+    name : str
+        Registry name of the experiment.
+    params : dict
+        The parameters it ran with (after ``quick`` was applied).
+    table : list of dict
+        One row per measured point; saved as CSV.
+    claims : list of Claim
+        The checks the experiment made.
+    figure : matplotlib.figure.Figure or None
+        Its figure, saved as PNG.
+    data : dict
+        Anything else a caller may want (arrays, results); not saved.
+    """
+
+    name: str
+    params: Dict[str, Any]
+    table: List[Dict[str, Any]]
+    claims: List[Claim]
+    figure: Any = None
+    data: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when every claim held."""
+        return all(c.passed for c in self.claims)
+
+    def save(self, out_dir: str | os.PathLike) -> List[str]:
+        """Writes ``NAME.csv``, ``NAME.json`` (params and claims) and ``NAME.png``.
+
+        Returns the paths written.
+        """
+        os.makedirs(out_dir, exist_ok=True)
+        written = []
+        if self.table:
+            path = os.path.join(out_dir, f"{self.name}.csv")
+            keys: List[str] = []
+            for row in self.table:
+                keys.extend(k for k in row if k not in keys)
+            with open(path, "w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=keys)
+                writer.writeheader()
+                writer.writerows(self.table)
+            written.append(path)
+        path = os.path.join(out_dir, f"{self.name}.json")
+        with open(path, "w") as fh:
+            json.dump(
+                {
+                    "name": self.name,
+                    "params": _jsonable(self.params),
+                    "claims": [dataclasses.asdict(c) for c in self.claims],
+                    "passed": self.passed,
+                },
+                fh,
+                indent=2,
+            )
+        written.append(path)
+        if self.figure is not None:
+            path = os.path.join(out_dir, f"{self.name}.png")
+            self.figure.savefig(path, dpi=120, bbox_inches="tight")
+            written.append(path)
+        return written
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+    name: str
+    func: Callable[..., ExperimentResult]
+    summary: str
+
+
+_REGISTRY: Dict[str, _Entry] = {}
+
+
+def register(name: str, summary: str = "") -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
+    """Decorator adding an experiment function to the registry under ``name``.
+
+    The function must accept ``quick: bool``, ``seed: int`` and ``progress``
+    keyword arguments besides its own parameters.
+    """
+
+    def deco(func: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
+        if name in _REGISTRY:
+            raise ValueError(f"experiment {name!r} is registered twice")
+        _REGISTRY[name] = _Entry(name, func, summary or (func.__doc__ or "").strip().splitlines()[0])
+        return func
+
+    return deco
+
+
+def names() -> List[str]:
+    """Registered experiment names, in registration order."""
+    return list(_REGISTRY)
+
+
+def get(name: str) -> Callable[..., ExperimentResult]:
+    """The experiment function registered as ``name``."""
+    try:
+        return _REGISTRY[name].func
+    except KeyError:
+        raise ValueError(f"unknown experiment {name!r}; known: {', '.join(_REGISTRY)}") from None
+
+
+def summary(name: str) -> str:
+    """One-line description of an experiment."""
+    get(name)
+    return _REGISTRY[name].summary
+
+
+def run(name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any) -> ExperimentResult:
+    """Runs the experiment ``name`` and returns its result."""
+    return get(name)(quick=quick, seed=seed, progress=progress, **params)

@@ -1,0 +1,4 @@
+"""Imports every experiment module so that it registers itself.
+
+Add one line per new module; order is the order of ``relucore reproduce all``.
+"""
