@@ -1,0 +1,27 @@
+"""Shared plotting plumbing: lazy matplotlib import and axes creation."""
+from __future__ import annotations
+
+
+def pyplot():
+    """Imports matplotlib.pyplot with a non-interactive backend if none is set."""
+    try:
+        import matplotlib
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("plotting needs matplotlib: pip install 'relucore[plots]'") from exc
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        import os
+
+        if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
+            matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def new_axes(ax=None, *, figsize=(5.0, 3.6)):
+    """Returns ``ax`` or the axes of a new figure."""
+    if ax is not None:
+        return ax
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
