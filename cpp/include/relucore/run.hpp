@@ -24,7 +24,7 @@ namespace relucore {
 struct GDSettings {
     Scalar eta = 0;                // step size, > 0
     std::int64_t max_steps = 0;    // number of GD steps at most
-    Scalar tol = 0;                // stop once ||grad_W R||_F <= tol (0: never)
+    Scalar tol = 0;                // stop once ||grad_W R||_F < tol (0: never stop early)
     std::int64_t record_every = 0; // keep every k-th state in the history (0: none)
     // The run is declared diverged when the loss is not finite or exceeds
     // divergence_factor * max(initial loss, 1).
@@ -44,7 +44,7 @@ struct GDSettings {
 };
 
 enum class Status : int {
-    converged = 0,  // gradient norm fell to tol or below
+    converged = 0,  // gradient norm fell below tol
     max_steps = 1,  // step budget used up first
     diverged = 2,   // loss became non-finite or exploded
     cancelled = 3,  // the cancel flag was raised
@@ -140,7 +140,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history = n
             out.status = Status::diverged;
             break;
         }
-        if (engine.grad_norm() <= s.tol) {
+        if (engine.grad_norm() < s.tol) {
             out.status = Status::converged;
             break;
         }
