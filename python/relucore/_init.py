@@ -111,7 +111,10 @@ def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.
     if assignment is None:
         a = default_assignment(y, signs)
     else:
-        a = np.asarray(assignment)
+        try:
+            a = np.asarray(assignment)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"assignment must be an array of integers of shape (n,) or (B, n): {exc}") from None
         if a.dtype.kind not in "iu":
             raise TypeError(f"assignment must hold integers, got dtype {a.dtype}")
         if a.shape not in ((n,), (B, n)):

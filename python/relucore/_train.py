@@ -183,7 +183,9 @@ def prepare(
     else:
         K = np.empty((B, n, n))
         _core.gram_batch(X, K, n_threads)
-        if not np.isfinite(np.add.reduce(K, axis=None)) and not np.isfinite(K).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            K_sum = np.add.reduce(K, axis=None)
+        if not np.isfinite(K_sum) and not np.isfinite(K).all():
             raise ValueError(
                 f"X is too large: K = X X^T overflows float64 (max |x_ij| = {np.max(np.abs(X)):.3g}); rescale X "
                 "(GD is equivariant: X -> c X, eta -> eta / c^2 gives the same beta)"
@@ -210,7 +212,8 @@ def prepare(
             f"normal float64 ({np.finfo(float).tiny:.3g}), so K has lost its precision; rescale {what}"
         )
     cond = np.full(B, np.inf)
-    np.divide(mu1, mun, out=cond, where=mun > 0)
+    with np.errstate(over="ignore"):
+        np.divide(mu1, mun, out=cond, where=mun > 0)
     singular = bool(np.any(cond > MAX_CONDITION))
 
     if isinstance(init, str):
@@ -224,14 +227,19 @@ def prepare(
                 f"init={init!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
             )
         if init in ("positive", "disjoint"):
-            eps_val = default_eps(y, m, C_alpha) if eps is None else eps
+            eps_val = eps
+            if eps is None:
+                with np.errstate(over="ignore"):
+                    eps_val = default_eps(y, m, C_alpha)
+                if not np.all(np.isfinite(eps_val)):
+                    raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
             if init == "positive":
-                beta0, alpha0, W0 = positive_init(X, K, y, m, eps_val)
+                beta0, alpha0, W0 = _quietly(positive_init, X, K, y, m, eps_val)
             else:
-                beta0, alpha0, W0 = disjoint_init(X, K, y, signs_arr, eps_val, assignment, C_g)
+                beta0, alpha0, W0 = _quietly(disjoint_init, X, K, y, signs_arr, eps_val, assignment, C_g)
         else:
             scale = check_positive(init_scale, "init_scale")
-            beta0, alpha0, W0 = gaussian_init(X, K, m, scale, check_rng(rng), singular)
+            beta0, alpha0, W0 = _quietly(gaussian_init, X, K, m, scale, check_rng(rng), singular)
         init_name = init
     else:
         if X is None:
@@ -241,16 +249,19 @@ def prepare(
         if W0.shape != (B, m, X.shape[2]):
             want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
             raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
-        beta0, alpha0, W0 = array_init(X, K, W0, singular)
+        beta0, alpha0, W0 = _quietly(array_init, X, K, W0, singular)
         init_name = "array"
 
     _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
     with np.errstate(over="ignore", divide="ignore"):
         eta_default = default_eta(mu1, signs_arr, loss, n)
-    if not np.all(np.isfinite(eta_default)):
+    with np.errstate(over="ignore"):
+        s2 = float(np.sum(np.square(signs_arr)))
+    if not np.all(np.isfinite(eta_default)) or not np.all(eta_default >= np.finfo(float).tiny):
+        size = "small" if not np.all(np.isfinite(eta_default)) else "large"
         raise ValueError(
-            f"the default step 1/(||s||^2 mu_1(K)) overflows (||s||^2 = {np.sum(np.square(signs_arr)):.3g}, "
-            f"mu_1(K) = {np.min(mu1):.3g}): signs or {what} are too small; rescale them"
+            f"the default step 1/(||s||^2 mu_1(K)) {'overflows' if size == 'small' else 'underflows'} "
+            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1):.3g}): signs or {what} are too {size}; rescale them"
         )
     if eta is None:
         eta_arr = eta_default
@@ -280,6 +291,19 @@ def prepare(
     )
 
 
+def _quietly(fn, *args):
+    """Runs an init with floating-point warnings off: _check_starting_point
+    then refuses a non-finite result with a message naming the argument."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            return fn(*args)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"the starting point cannot be computed in float64 ({exc}): check init, init_scale, eps "
+                "and the scale of X"
+            ) from None
+
+
 def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
     """Checks gram against X with one probe vector (O(B n d) instead of forming X X^T)."""
     v = np.cos(np.arange(1, X.shape[1] + 1))  # deterministic, no zero entries
@@ -297,15 +321,16 @@ def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
 
 def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:
     """The starting point must be finite with a finite loss, or no run makes sense."""
-    culprit = {"positive": "eps", "disjoint": "eps", "gaussian": "init_scale", "array": "init"}[init_name]
+    culprit = {"positive": "eps", "disjoint": "eps, C_g", "gaussian": "init_scale", "array": "init"}[init_name]
     if init_name in ("positive", "disjoint") and eps is None:
-        culprit = "X"  # the default eps is small; only an ill-scaled K^{-1} can blow it up
+        culprit += ", C_alpha (default eps = y_min / (C_alpha m))"
+    culprit += ", signs and the scale of X"
     parts = [("beta0", beta0), ("alpha0", alpha0)] + ([("W0", W0)] if W0 is not None else [])
     with np.errstate(over="ignore", invalid="ignore"):
         for label, arr in parts:
             if not np.isfinite(arr).all():
                 raise ValueError(
-                    f"the starting point overflows: {label} is not finite (check {culprit}; "
+                    f"the starting point is too large: {label} overflows float64 (check {culprit}; "
                     f"max |beta0| = {np.max(np.abs(beta0)):.3g})"
                 )
         act = np.maximum(beta0, 0.0) if activation == "relu" else np.where(beta0 > 0, beta0, leaky_slope * beta0)

@@ -65,7 +65,10 @@ def as_float_array(
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     # Fast path: a NaN or an infinity makes the sum non-finite; only a
     # non-finite sum (which overflow can also cause) needs the full check.
-    if finite and not np.isfinite(np.add.reduce(arr, axis=None)) and not np.isfinite(arr).all():
+    if finite:
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(arr, axis=None)
+    if finite and not np.isfinite(total) and not np.isfinite(arr).all():
         kind = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"Input {name} contains {kind}.")
     return arr
@@ -81,7 +84,10 @@ def check_consistent_length(names: Sequence[str], lengths: Sequence[int]) -> Non
 def _check_real(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # a Python int beyond the float range
+        raise ValueError(f"{name} must be finite, got an integer beyond the float64 range") from None
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
@@ -120,7 +126,10 @@ def check_rng(rng: RngLike) -> np.random.Generator:
     if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):
         if isinstance(rng, (bool, np.bool_)):
             raise TypeError("rng must be None, an int, a SeedSequence or a numpy Generator, got bool")
-        return np.random.default_rng(rng)
+        try:
+            return np.random.default_rng(rng)
+        except ValueError as exc:  # a negative seed
+            raise ValueError(f"rng: a seed must be a non-negative integer, got {rng} ({exc})") from None
     raise TypeError(f"rng must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
 
 
@@ -135,7 +144,7 @@ def check_positive_per_problem(value, name: str, B: int, batched: bool) -> np.nd
     """A positive finite number, or (batched runs) one per problem: returns shape (B,)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+    if not isinstance(value, (np.ndarray, list, tuple)):
         return np.full(B, check_positive(value, name))
     arr = as_float_array(value, name, ndim=1)
     if not batched or arr.shape != (B,):
