@@ -174,22 +174,32 @@ def test_m_many_exact_search_and_budget():
     assert a.exact and a.objective == pytest.approx(b.objective, rel=1e-9)
     h = np.maximum(a.beta, 0).T @ np.array([1.0, 1.0, -1.0])
     np.testing.assert_allclose(h, ds.y, atol=1e-10)
-    # Independent check: scipy SLSQP on the (nonconvex) primal from many starts never beats it.
+    # Independent check: Clarabel on the primal (in R^{3d}) of every activation pattern.
     X, y = ds.X, ds.y
-    s = np.array([1.0, 1.0, -1.0])
-
-    def cons(v):
-        W = v.reshape(3, -1)
-        return s @ np.maximum(W @ X.T, 0) - y
-
-    rng = np.random.default_rng(0)
+    sg = np.array([1.0, 1.0, -1.0])
+    n, d = X.shape
     best = np.inf
-    for _ in range(20):
-        r = optimize.minimize(lambda v: 0.5 * v @ v, rng.standard_normal(18), jac=lambda v: v, method="SLSQP",
-                              constraints=[{"type": "eq", "fun": cons}], options={"ftol": 1e-12, "maxiter": 500})
-        if r.success and np.max(np.abs(cons(r.x))) < 1e-8:
-            best = min(best, r.fun)
-    assert a.objective <= best * (1 + 1e-7)
+    subsets = [A for r in range(4) for A in itertools.combinations(range(3), r)]
+    for pattern in itertools.product(subsets, repeat=n):
+        # sum_{k in A} s_k relu(.) = y_i needs a neuron of the sign of y_i in A.
+        if any(not any(sg[k] * y[i] > 0 for k in A) for i, A in enumerate(pattern)):
+            continue
+        eq, beq, le, ble = [], [], [], []
+        for i, A in enumerate(pattern):
+            row = np.zeros(3 * d)
+            for k in range(3):
+                unit = np.zeros(3 * d)
+                unit[k * d:(k + 1) * d] = X[i]
+                le.append(-unit if k in A else unit)
+                ble.append(0.0)
+                if k in A:
+                    row += sg[k] * unit
+            eq.append(row)
+            beq.append(y[i])
+        w, status = _clarabel_qp(3 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
+        if status == "Solved":
+            best = min(best, 0.5 * float(w @ w))
+    assert a.objective == pytest.approx(best, rel=1e-7)
     # A tiny budget: labelled as a bound, with a valid lower bound.
     c = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1), max_nodes=2)
     assert not c.exact and c.kind.startswith("upper bound")

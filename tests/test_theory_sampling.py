@@ -100,3 +100,11 @@ def test_sample_gram_huge_d_and_power_guard():
     assert isinstance(sp, Spectrum) and sp.d == 10 ** 9 and sp.norm1 == pytest.approx(1e9 - 10 + 1e4)
     with pytest.raises(ValueError, match="distinct eigenvalues"):
         rc.sample_gram(5, 10 ** 5, spectrum=("power", 1.0))
+
+
+def test_explicit_spectrum_keeps_its_order():
+    lam = np.array([0.1, 5.0, 1.0])
+    ds = rc.sample(30000, 3, spectrum=lam, rng=12)
+    np.testing.assert_array_equal(ds.spectrum, lam)
+    np.testing.assert_allclose(ds.X.var(axis=0), lam, rtol=0.05)
+    assert ds.d_inf == pytest.approx(6.1 / 5.0)

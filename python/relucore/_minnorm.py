@@ -578,6 +578,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
         return c
 
     complete = True
+    reasons: List[str] = []
     open_bounds: List[float] = []
     if method == "exhaustive":
         for combo in itertools.product(*pieces_all):
@@ -586,11 +587,16 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
                 continue
             if stats["nodes"] >= max_nodes:
                 complete = False
+                reasons.append(f"the search budget of {max_nodes} QPs was used up")
+                open_bounds.append(-np.inf)
                 break
             res = qp.solve_fast(pat)
             stats["nodes"] += 1
             stats["leaves"] += 1
             if res["status"] != 0:
+                complete = False
+                reasons.append("a pattern QP failed")
+                open_bounds.append(-np.inf)
                 continue
             v = res["objective"]
             if v < best_val:
@@ -599,20 +605,24 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
             else:
                 runner_up = min(runner_up, v)
     else:
-        stack: List[List[Optional[Tuple[int, ...]]]] = [[None] * n]
+        # Each open node carries its parent's relaxed optimum: a valid lower bound
+        # for it, since a child's feasible set lies inside the parent's relaxation.
+        stack: List[Tuple[List[Optional[Tuple[int, ...]]], float]] = [([None] * n, -np.inf)]
         while stack:
-            partial = stack.pop()
+            partial, parent_lb = stack.pop()
             if stats["nodes"] >= max_nodes:
                 complete = False
-                open_bounds.append(-np.inf)
-                for p in stack:
-                    open_bounds.append(-np.inf)
+                reasons.append(f"the search budget of {max_nodes} QPs was used up")
+                open_bounds.append(parent_lb)
+                open_bounds.extend(b for _, b in stack)
                 break
             res = qp.solve_fast(partial)
             stats["nodes"] += 1
             if res["status"] != 0:
-                # Numerical failure: cannot prune, cannot close. Mark incomplete.
+                # Numerical failure: the subtree can be neither pruned nor closed.
                 complete = False
+                reasons.append("a relaxed QP failed")
+                open_bounds.append(parent_lb)
                 continue
             lb = res["objective"]
             undecided = [i for i, A in enumerate(partial) if A is None]
@@ -645,7 +655,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
             for A in reversed(kids):  # the natural piece is popped first
                 child = list(partial)
                 child[worst] = A
-                stack.append(child)
+                stack.append((child, lb))
 
     pattern, res = best
     if not np.isfinite(best_val):
@@ -655,6 +665,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     res = qp.solve(pattern)
     if res["status"] != 0 or abs(res["objective"] - best_val) > 1e-8 * max(best_val, 1e-300):
         complete = False
+        reasons.append("the re-solve of the winning pattern disagreed with the search")
     # Report the smallest piece that holds the solution (ties on a boundary
     # such as beta_minus,i = 0 belong to both S1 and S2; S1 is reported).
     pattern = _pattern_of(res["z"].reshape(m, n), y, signs, pieces_all, 1e-12 * max(1.0, float(np.max(np.abs(res["z"])))))
@@ -684,7 +695,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     )
     kind = "exact" if complete else "upper bound (best candidate)"
     msg = (
-        f"{'global optimum' if complete else 'best candidate (search budget of ' + str(max_nodes) + ' nodes used up)'} "
+        f"{'global optimum' if complete else 'best candidate (' + '; '.join(dict.fromkeys(reasons)) + ')'} "
         f"over {n_patterns} activation patterns: {stats['nodes']} QPs, {stats['pruned']} subtrees pruned "
         f"({stats['patterns_pruned']} patterns), {stats['closed_feasible']} closed by a feasible relaxation; {cert}"
     )

@@ -11,7 +11,8 @@ spectrum
     ``"isotropic"`` (all ``lambda_j = 1``); ``("power", a)``:
     ``lambda_j = j^{-a}``; ``("spiked", k, big, bulk)``: k eigenvalues equal to
     ``big`` and ``d - k`` equal to ``bulk``; or an explicit array of d
-    non-negative eigenvalues (any order; stored in descending order).
+    non-negative eigenvalues, used in the given order (with ``V="identity"``
+    column j of X has variance ``lambda_j``).
 z
     ``"gaussian"``, ``"rademacher"`` (+-1) or ``"uniform"`` (on
     ``[-sqrt 3, sqrt 3]``): all mean 0, variance 1, 1-subgaussian.
@@ -298,12 +299,17 @@ def sample(
     ----------
     n, d : int
         Examples and dimension.
-    spectrum : see the module docstring
-        ``"isotropic"`` | ``("power", a)`` | ``("spiked", k, big, bulk)`` | array of d values.
+    spectrum : str, tuple or array, default "isotropic"
+        ``"isotropic"`` (``lambda_j = 1``); ``("power", a)``: ``lambda_j = j^{-a}``;
+        ``("spiked", k, big, bulk)``: k eigenvalues ``big``, ``d - k`` equal to
+        ``bulk``; or an array of d non-negative eigenvalues (used in the given order).
     z : {"gaussian", "rademacher", "uniform"}
-        Law of the independent, unit-variance entries of ``z``.
-    labels : see the module docstring
-        ``"uniform"`` | ``("uniform", y_min, y_max)`` | ``"positive"`` | ``"normal"`` | array.
+        Law of the independent, mean-zero, unit-variance entries of ``z``
+        (uniform on ``[-sqrt 3, sqrt 3]``).
+    labels : str, tuple or array, default "uniform"
+        ``"uniform"`` = ``("uniform", 0.1, 1)``: ``|y| ~ U(y_min, y_max)`` with
+        random signs (Fig. 4); ``"positive"`` / ``("positive", y_min, y_max)``:
+        the same, all positive; ``"normal"``: ``N(0, 1)`` (Fig. 3); or an array of n labels.
     V : {"identity", "haar"} or array, shape (d, d)
         Eigenvectors of the covariance (``"haar"``: O(d^3), d <= 4096).
     orthogonal : bool
@@ -321,7 +327,10 @@ def sample(
     d = check_int(d, "d", minimum=1)
     rng = check_rng(rng)
     sp = make_spectrum(spectrum, d)
-    lam = sp.to_array()
+    if isinstance(spectrum, (str, tuple, Spectrum)):
+        lam = sp.to_array()
+    else:
+        lam = as_float_array(spectrum, "spectrum", ndim=1)
     if orthogonal:
         if n > d:
             raise ValueError(f"orthogonal rows need n <= d, got n={n}, d={d}")
