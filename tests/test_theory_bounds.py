@@ -50,3 +50,24 @@ def test_theorem2_over_50_seeds_with_gradient_descent():
         assert lo <= gap <= hi, (seed, lo, gap, hi)
         seen += 1
     assert seen >= 45
+
+
+def test_gram_only_pipeline_at_d_1e9():
+    """sample_gram -> train(gram=) -> check_limit -> minnorm(gram=) -> gap as a quadratic form in K."""
+    norm_gaps = []
+    for seed in range(5):
+        gd = rc.sample_gram(10, 10 ** 9, rng=seed)
+        n_minus = int(np.sum(gd.y <= 0))
+        res = rc.train(gram=gd.K, y=gd.y, steps=50_000)
+        chk = rc.check_limit(res, gram=gd.K, y=gd.y)
+        assert res.success and chk.applies and chk.relative_distance < 1e-9
+        star = rc.minnorm(gram=gd.K, y=gd.y)
+        assert star.certificate.max_residual <= 1e-10
+        gap = rc.limit_gap(res.alpha, star.alpha, gram=gd.K)
+        ay = np.abs(gd.y)
+        lo, hi = rc.theorem2_bounds(n_minus, ay.min(), ay.max(), gd.norm1, C=100.0,
+                                    C_g=rc.step_constant(res.eta, gd.norm1))
+        assert lo <= gap <= hi
+        norm_gaps.append(rc.normalized_gap(gap, gd.norm1, n_minus))
+    # Theta(1) even though the gap itself is ~ 1e-5.
+    assert 0.05 < min(norm_gaps) and max(norm_gaps) < 2.0

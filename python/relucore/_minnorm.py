@@ -470,7 +470,8 @@ def _pattern_of(beta: np.ndarray, y: np.ndarray, signs: np.ndarray, pieces_all, 
             inA = np.zeros(signs.size, bool)
             inA[list(A)] = True
             if np.all(col[inA] >= -tol) and np.all(col[~inA] <= tol):
-                if abs(float(np.sum(signs[inA] * col[inA])) - y[i]) <= tol * (1 + abs(y[i])) * 10 or len(A) == 0:
+                scale = abs(y[i]) + float(np.max(np.abs(col)))
+                if abs(float(np.sum(signs[inA] * col[inA])) - y[i]) <= 1e-9 * scale or len(A) == 0:
                     best = A
                     break
         if best is None:  # fall back to the strict sign pattern
@@ -485,8 +486,9 @@ def _certificate_multi(res: dict, K: np.ndarray, Kinv: np.ndarray, X, signs, y, 
     beta = z.reshape(m, n)
     alpha = beta @ Kinv  # K^{-1} beta_k (K symmetric)
     # Bound multipliers: r_j on the bound side (>= 0 at lower, <= 0 at upper), 0 for free variables.
-    at_lo = np.isfinite(lower) & (np.abs(z - lower) <= 1e-12 * (1 + np.abs(lower)))
-    at_up = np.isfinite(upper) & (np.abs(z - upper) <= 1e-12 * (1 + np.abs(upper)))
+    zs = float(np.max(np.abs(z)))
+    at_lo = np.isfinite(lower) & (np.abs(z - lower) <= 1e-12 * zs)
+    at_up = np.isfinite(upper) & (np.abs(z - upper) <= 1e-12 * zs)
     rho = np.where(at_lo, np.maximum(r, 0.0), 0.0) + np.where(at_up & ~at_lo, np.minimum(r, 0.0), 0.0)
     wrong = np.where(at_lo, np.maximum(-r, 0.0), 0.0) + np.where(at_up & ~at_lo, np.maximum(r, 0.0), 0.0)
     phi = (rho - (E.T @ nu if E.size else 0.0)).reshape(m, n)  # alpha_k should equal phi_k
@@ -555,7 +557,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     qp = _PatternQP(Kinv, y, signs)
     pieces_all = [_admissible_pieces(float(y[i]), signs) for i in range(n)]
     n_patterns = int(np.prod([len(p) for p in pieces_all], dtype=object))
-    ftol = 1e-10 * max(1.0, float(np.max(np.abs(y))))
+    ftol = 1e-10 * float(np.max(np.abs(y)))
 
     def solve_full(pattern):
         return qp.solve_fast(pattern)
@@ -642,7 +644,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
             if viol[worst] <= ftol:
                 # The relaxed optimum is feasible: optimal for the whole subtree.
                 stats["closed_feasible"] += 1
-                pat = _pattern_of(beta, y, signs, pieces_all, 1e-12 * max(1.0, float(np.max(np.abs(beta)))))
+                pat = _pattern_of(beta, y, signs, pieces_all, 1e-12 * float(np.max(np.abs(beta))))
                 pat = [A if partial[i] is None else partial[i] for i, A in enumerate(pat)]
                 full = solve_full(pat)
                 if full["status"] == 0 and full["objective"] < best_val:
@@ -668,7 +670,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
         reasons.append("the re-solve of the winning pattern disagreed with the search")
     # Report the smallest piece that holds the solution (ties on a boundary
     # such as beta_minus,i = 0 belong to both S1 and S2; S1 is reported).
-    pattern = _pattern_of(res["z"].reshape(m, n), y, signs, pieces_all, 1e-12 * max(1.0, float(np.max(np.abs(res["z"])))))
+    pattern = _pattern_of(res["z"].reshape(m, n), y, signs, pieces_all, 1e-12 * float(np.max(np.abs(res["z"]))))
     beta = res["z"].reshape(m, n).copy()
     alpha = _ksolve(L, beta.T).T.copy()
     W = None if X is None else alpha @ X

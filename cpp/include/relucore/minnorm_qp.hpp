@@ -141,7 +141,9 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
                                 const QPSettings& s) {
     const Index n = H.rows(), p = E.rows();
     QPResult out;
-    const double scale = std::max(1.0, z.cwiseAbs().maxCoeff());
+    // All tolerances are relative to the scale of the data (no absolute floor:
+    // Gram matrices of huge d make the coordinates tiny).
+    const double scale = z.size() ? z.cwiseAbs().maxCoeff() : 0.0;
     for (Index j = 0; j < n; ++j) {
         const double slack = 1e-9 * scale;
         if (z[j] < lower[j] - slack || z[j] > upper[j] + slack) {
@@ -156,7 +158,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
     }
     const int max_iter = s.max_iter > 0 ? s.max_iter : static_cast<int>(20 * (n + p) + 100);
     Vector znew = z, nu;
-    const double gscale = std::max(1.0, c.cwiseAbs().maxCoeff());
+    double gscale = c.size() ? c.cwiseAbs().maxCoeff() : 0.0;
     for (int it = 0; it < max_iter; ++it) {
         out.primal_iterations = it + 1;
         znew = z;
@@ -165,7 +167,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
             break;
         }
         Vector step = znew - z;
-        const double zscale = std::max(1.0, std::max(z.cwiseAbs().maxCoeff(), znew.cwiseAbs().maxCoeff()));
+        const double zscale = std::max(z.cwiseAbs().maxCoeff(), znew.cwiseAbs().maxCoeff());
         // Steps at rounding level are zero steps: otherwise a bound just
         // released could block again at once and the method would cycle.
         const double step_eps = 1e-13 * zscale;
@@ -175,6 +177,8 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         if (stepnorm == 0.0) {
             z = znew;
             Vector r = detail::reduced_gradient(H, c, E, z, nu);
+            gscale = std::max(gscale, (r - (H * z - c)).cwiseAbs().maxCoeff());
+            gscale = std::max(gscale, (H * z).cwiseAbs().maxCoeff());
             // Release the working bound whose multiplier has the wrong sign by the most.
             Index worst = -1;
             double worst_val = s.tol * gscale;
@@ -254,19 +258,21 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
     std::vector<signed char> state(static_cast<size_t>(n), 0);
     Vector z = Vector::Zero(n), nu;
     QPResult out;
-    const double gscale = std::max(1.0, c.cwiseAbs().maxCoeff());
     Index best = std::numeric_limits<Index>::max();
     int stall = 0;
     bool ok = false;
     for (int it = 0; it < s.max_block_iter; ++it) {
         out.block_iterations = it + 1;
         if (!detail::solve_on_working_set(H, c, E0, e0, lower, upper, state, z, nu)) break;
-        const Vector r = H * z - c;
+        const Vector Hz = H * z;
+        const Vector r = Hz - c;
         // Infeasibilities: free variables outside their bounds, fixed variables
-        // whose multiplier has the wrong sign.
+        // whose multiplier has the wrong sign. Tolerances relative to the
+        // largest coordinate and the largest gradient term.
+        const double gscale = std::max(c.cwiseAbs().maxCoeff(), Hz.cwiseAbs().maxCoeff());
+        const double zt = s.tol * z.cwiseAbs().maxCoeff();
         std::vector<Index> bad;
         for (Index j = 0; j < n; ++j) {
-            const double zt = s.tol * std::max(1.0, std::abs(z[j]));
             if (state[j] == 0) {
                 if (z[j] < lower[j] - zt || z[j] > upper[j] + zt) bad.push_back(j);
             } else if ((state[j] < 0 && r[j] < -s.tol * gscale) || (state[j] > 0 && r[j] > s.tol * gscale)) {
