@@ -1,2 +1,13 @@
-"""relucore: gradient descent on shallow ReLU networks in primal-dual coordinates."""
+"""relucore: gradient descent on shallow ReLU networks in primal-dual coordinates.
+
+The main entry points:
+
+- :func:`train` runs GD on ``h(x) = sum_k s_k relu(w_k^T x)`` exactly in
+  primal-dual coordinates (batched, multithreaded C++).
+- ``relucore demo`` / ``relucore reproduce`` on the command line.
+"""
 from relucore._core import __version__
+from relucore._results import History, TrainResult
+from relucore._train import DivergenceError, default_eta, train
+
+__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta"]

@@ -34,7 +34,7 @@ namespace relucore {
 struct GDSettings {
     Scalar eta = 0;                ///< step size, > 0
     std::int64_t max_steps = 0;    ///< stop once steps_taken() reaches this (absolute count)
-    Scalar tol = 0;                ///< stop once ||grad_W R||_F <= tol (0: never)
+    Scalar tol = 0;                ///< stop once ||grad_W R||_F < tol (0: never stop early)
     std::int64_t record_every = 0; ///< keep every k-th state in the History (0: none)
     /// The run is declared diverged when the loss is not finite or exceeds
     /// divergence_factor * max(loss at the start of the run, 1).
@@ -57,7 +57,7 @@ struct GDSettings {
 
 /// Why a run ended.
 enum class Status : int {
-    converged = 0,  ///< gradient norm fell to tol or below
+    converged = 0,  ///< gradient norm fell below tol
     max_steps = 1,  ///< step budget used up first
     diverged = 2,   ///< loss became non-finite or exploded
     cancelled = 3,  ///< the cancel flag was raised
@@ -179,7 +179,7 @@ bool invoke_callback(Callback& cb, const Engine& engine) {
 ///      `callback(engine)` is called; returning `true` ends the run with
 ///      Status::stopped (a callback returning void never stops it);
 ///   4. the stopping rules are checked in this order: diverged, converged
-///      (grad_norm <= s.tol), max_steps (t >= s.max_steps), cancelled;
+///      (grad_norm < s.tol), max_steps (t >= s.max_steps), cancelled;
 ///   5. otherwise one GD step is applied and the loop continues.
 /// The returned loss and gradient norm therefore belong to the returned state,
 /// and the final state is always recorded (when recording is on).
@@ -215,7 +215,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
             out.status = Status::diverged;
             break;
         }
-        if (engine.grad_norm() <= s.tol) {
+        if (engine.grad_norm() < s.tol) {
             out.status = Status::converged;
             break;
         }

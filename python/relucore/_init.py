@@ -1,0 +1,151 @@
+"""Initialisations of SPEC section 2, expressed in primal-dual coordinates.
+
+Each returns ``(beta0, alpha0, W0)`` for a batch: ``beta0``/``alpha0`` of shape
+(B, m, n) and ``W0`` of shape (B, m, d) (None in Gram-only mode, where X is not
+known). ``beta0 = X W0^T`` and ``alpha0 = K^{-1} beta0`` (least squares when K
+is singular, which only the gaussian and array inits allow).
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from relucore._validation import as_float_array
+
+__all__ = ["positive_init", "disjoint_init", "gaussian_init", "array_init", "default_assignment", "default_eps"]
+
+
+def default_eps(y: np.ndarray, m: int, C_alpha: float) -> np.ndarray:
+    """``y_min / (C_alpha m)`` per problem, with ``y_min = min_i |y_i|`` (B,).
+
+    This satisfies Theorem 1 (``eps <= y_min / C_alpha``), Theorem 3
+    (``<= y_min / (2 C_alpha)``) and Theorem 5 (``<= y_min / (C_alpha m)``).
+    Problems whose labels include 0 use ``max |y|`` instead of ``y_min``.
+    """
+    ay = np.abs(y)
+    ymin = ay.min(axis=-1)
+    ymin = np.where(ymin > 0, ymin, ay.max(axis=-1))
+    ymin = np.where(ymin > 0, ymin, 1.0)
+    return ymin / (C_alpha * m)
+
+
+def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
+    """eps as (B, m, n) from a scalar, (n,), (m, n), (B,), or (B, m, n)."""
+    e = as_float_array(eps, "eps", ndim=(0, 1, 2, 3))
+    if e.ndim == 0:
+        out = np.full((B, m, n), float(e))
+    elif e.ndim == 1 and e.shape[0] == n:
+        out = np.broadcast_to(e, (B, m, n)).copy()
+    elif e.ndim == 1 and e.shape[0] == B:
+        out = np.broadcast_to(e[:, None, None], (B, m, n)).copy()
+    elif e.ndim == 2 and e.shape == (m, n):
+        out = np.broadcast_to(e, (B, m, n)).copy()
+    elif e.ndim == 3 and e.shape == (B, m, n):
+        out = e.copy()
+    else:
+        raise ValueError(f"eps must be a scalar or of shape (n,), (m, n) or (B, m, n) with n={n}, m={m}, B={B}; got {e.shape}")
+    if not np.all(out > 0):
+        raise ValueError("eps must be positive (the 'positive' and 'disjoint' inits need 0 < eps)")
+    return out
+
+
+def solve_dual(K: np.ndarray, beta0: np.ndarray) -> np.ndarray:
+    """alpha0 = K^{-1} beta0 per problem (K: (B, n, n), beta0: (B, m, n))."""
+    return np.linalg.solve(K, np.swapaxes(beta0, 1, 2)).swapaxes(1, 2).copy()
+
+
+def lstsq_dual(K: np.ndarray, beta0: np.ndarray) -> np.ndarray:
+    """alpha0 with K alpha0 = beta0 for beta0 in the range of a possibly singular K."""
+    out = np.empty_like(beta0)
+    for b in range(K.shape[0]):
+        out[b] = np.linalg.lstsq(K[b], beta0[b].T, rcond=None)[0].T
+    return out
+
+
+def _weights_from_dual(X: Optional[np.ndarray], alpha0: np.ndarray) -> Optional[np.ndarray]:
+    return None if X is None else np.matmul(alpha0, X)
+
+
+def positive_init(X, K, y, m, eps) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """``w_k = X^T K^{-1} eps_k`` so that ``beta_k = eps_k > 0`` (Theorems 1, 3)."""
+    B, n = y.shape
+    beta0 = _broadcast_eps(eps, B, m, n)
+    alpha0 = solve_dual(K, beta0)
+    return beta0, alpha0, _weights_from_dual(X, alpha0)
+
+
+def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """Round-robin assignment of each example to a neuron whose sign matches its label.
+
+    Returns (B, n) ints; raises if some label's sign has no neuron (or a label is 0).
+    """
+    pos = np.flatnonzero(signs > 0)
+    neg = np.flatnonzero(signs < 0)
+    out = np.empty(y.shape, dtype=np.int64)
+    for b in range(y.shape[0]):
+        ip = ineg = 0
+        for i, yi in enumerate(y[b]):
+            if yi > 0:
+                if pos.size == 0:
+                    raise ValueError("init='disjoint' needs a neuron with a positive sign for each positive label")
+                out[b, i] = pos[ip % pos.size]
+                ip += 1
+            elif yi < 0:
+                if neg.size == 0:
+                    raise ValueError("init='disjoint' needs a neuron with a negative sign for each negative label")
+                out[b, i] = neg[ineg % neg.size]
+                ineg += 1
+            else:
+                raise ValueError("init='disjoint' needs non-zero labels (s_{a_i} y_i > 0 must hold)")
+    return out
+
+
+def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """Appendix D, Assumption 4: ``beta_k = (1/C_g) A_k y + eps_k``.
+
+    ``(A_k)_ii = 0`` if ``a_i = k`` or ``s_k y_i < 0``, else ``-sign(y_i)``.
+    """
+    B, n = y.shape
+    m = signs.size
+    if assignment is None:
+        a = default_assignment(y, signs)
+    else:
+        a = np.asarray(assignment)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"assignment must hold integers, got dtype {a.dtype}")
+        a = np.broadcast_to(a, (B, n)).astype(np.int64)
+        if a.min() < 0 or a.max() >= m:
+            raise ValueError(f"assignment entries must lie in [0, m) with m={m}")
+        if not np.all(signs[a] * y > 0):
+            raise ValueError("assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4)")
+    e = _broadcast_eps(eps, B, m, n)
+    beta0 = e.copy()
+    for k in range(m):
+        other = (a != k) & (signs[k] * y > 0)
+        beta0[:, k, :] += np.where(other, -np.sign(y) * y / C_g, 0.0)
+    alpha0 = solve_dual(K, beta0)
+    return beta0, alpha0, _weights_from_dual(X, alpha0)
+
+
+def gaussian_init(X, K, m, scale, rng, singular) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """``w_k ~ N(0, scale^2 I_d)``. In Gram-only mode ``beta_k ~ N(0, scale^2 K)`` is drawn directly."""
+    B, n, _ = K.shape
+    if X is not None:
+        W0 = scale * rng.standard_normal((B, m, X.shape[2]))
+        beta0 = np.matmul(W0, np.swapaxes(X, 1, 2))
+        alpha0 = lstsq_dual(K, beta0) if singular else solve_dual(K, beta0)
+        return beta0, alpha0, W0
+    # beta = X w has law N(0, scale^2 K); with K = L L^T, beta = scale L z and alpha = scale L^{-T} z.
+    L = np.linalg.cholesky(K)
+    z = scale * rng.standard_normal((B, n, m))
+    beta0 = np.matmul(L, z).swapaxes(1, 2).copy()
+    alpha0 = solve_dual(K, beta0)
+    return beta0, alpha0, None
+
+
+def array_init(X, K, W0, singular) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """Given starting weights W0 of shape (B, m, d)."""
+    beta0 = np.matmul(W0, np.swapaxes(X, 1, 2))
+    alpha0 = lstsq_dual(K, beta0) if singular else solve_dual(K, beta0)
+    return beta0, alpha0, W0

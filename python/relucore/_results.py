@@ -1,0 +1,131 @@
+"""Result objects of training runs."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple, Union
+
+import numpy as np
+
+__all__ = ["History", "TrainResult", "STATUS_MESSAGES"]
+
+STATUS_MESSAGES = {
+    0: "converged: the gradient norm fell below tol",
+    1: "stopped: the step budget was used up before the gradient norm fell below tol",
+    2: "diverged",
+    3: "cancelled",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class History:
+    """States kept every ``record`` steps (and the final state).
+
+    For a batched run every array leads with the batch axis and is padded to
+    the longest history; ``n_records[b]`` says how many slots of problem ``b``
+    are filled (padding has ``steps == -1``).
+
+    Attributes
+    ----------
+    steps : ndarray of int, shape (R,) or (B, R)
+        The GD step of each kept state.
+    loss : ndarray, shape (R,) or (B, R)
+    beta, alpha : ndarray, shape (R, m, n) or (B, R, m, n)
+        Primal (predictions of each neuron) and dual (data-span) coordinates.
+    mask : ndarray of bool, shape (R, m, n) or (B, R, m, n)
+        Activation masks ``beta > 0``.
+    n_records : int or ndarray of int
+    """
+
+    steps: np.ndarray
+    loss: np.ndarray
+    beta: np.ndarray
+    alpha: np.ndarray
+    mask: np.ndarray
+    n_records: Union[int, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """Outcome of :func:`relucore.train`.
+
+    Single problems have the shapes below; a batched run (``X`` of shape
+    ``(B, n, d)``) prefixes every array with ``B`` and gives per-problem arrays
+    for the scalars (``message`` is then a list).
+
+    Attributes
+    ----------
+    W : ndarray, shape (m, d), or None
+        Final weights ``W = W0 + (alpha - alpha0) X``; None in Gram-only mode
+        (training from a Gram matrix without X), where the weights are known
+        only through their dual coordinates.
+    alpha, beta : ndarray, shape (m, n)
+        Final dual and primal coordinates (SPEC section 1).
+    W0 : ndarray, shape (m, d), or None
+    alpha0, beta0 : ndarray, shape (m, n)
+        The starting point.
+    signs : ndarray, shape (m,)
+        Outer-layer weights ``s_k``.
+    eta : float
+        Step size used.
+    loss : float
+        Final loss.
+    grad_norm : float
+        ``||grad_W R||_F`` at the final state.
+    nit : int
+        GD steps taken.
+    success : bool
+        True when the gradient norm fell below ``tol`` (``status == 0``).
+    status : int
+        0 converged, 1 step budget used up, 2 diverged, 3 cancelled.
+    message : str
+    pattern_stable_step : int
+        First step after which no activation mask ``D(beta_k)`` changed again
+        during the run.
+    history : History or None
+        Recorded states when ``record`` was given.
+    tol : float
+        The gradient-norm tolerance the run used.
+    """
+
+    W: Optional[np.ndarray]
+    alpha: np.ndarray
+    beta: np.ndarray
+    W0: Optional[np.ndarray]
+    alpha0: np.ndarray
+    beta0: np.ndarray
+    signs: np.ndarray
+    eta: Union[float, np.ndarray]
+    loss: Union[float, np.ndarray]
+    grad_norm: Union[float, np.ndarray]
+    nit: Union[int, np.ndarray]
+    success: Union[bool, np.ndarray]
+    status: Union[int, np.ndarray]
+    message: Union[str, list]
+    pattern_stable_step: Union[int, np.ndarray]
+    history: Optional[History]
+    tol: Union[float, np.ndarray]
+    engine: str = "dual"
+    init: str = "positive"
+    loss_name: str = "square"
+    activation: str = "relu"
+    leaky_slope: float = 0.01
+
+    @property
+    def batched(self) -> bool:
+        """True when this result holds a batch of problems."""
+        return self.alpha.ndim == 3
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Final activation masks ``beta > 0`` (strict)."""
+        return self.beta > 0
+
+    @property
+    def predictions(self) -> np.ndarray:
+        """Network outputs ``h(x_i) = sum_k s_k phi(beta_k,i)`` on the training data."""
+        b = self.beta
+        if self.activation == "relu":
+            act = np.maximum(b, 0.0)
+        else:
+            act = np.where(b > 0, b, self.leaky_slope * b)
+        return np.einsum("k,...kn->...n", self.signs, act)

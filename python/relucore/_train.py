@@ -1,0 +1,478 @@
+"""``relucore.train``: gradient descent on h(x) = sum_k s_k phi(w_k^T x)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from relucore import _core
+from relucore._init import array_init, default_eps, disjoint_init, gaussian_init, positive_init
+from relucore._results import STATUS_MESSAGES, History, TrainResult
+from relucore._validation import (
+    as_float_array,
+    check_choice,
+    check_consistent_length,
+    check_int,
+    check_n_threads,
+    check_nonnegative,
+    check_positive,
+    check_rng,
+)
+
+__all__ = ["train", "DivergenceError", "default_eta", "prepare", "Prepared"]
+
+INITS = ("positive", "disjoint", "gaussian")
+ENGINES = ("dual", "weights")
+LOSSES = ("square", "logistic")
+ACTIVATIONS = ("relu", "leaky_relu")
+#: Condition number of K above which an init that needs K^{-1} is refused.
+MAX_CONDITION = 1e12
+#: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
+TOL_FACTOR = 1e-12
+#: Standard deviation of the default "gaussian" init (Fig. 3 of Lai et al.: variance 2e-6).
+DEFAULT_INIT_SCALE = float(np.sqrt(2e-6))
+
+
+class DivergenceError(FloatingPointError):
+    """Raised by ``train(..., on_divergence="raise")`` when the loss blows up."""
+
+
+def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
+    """The default step size ``1 / (L ||s||^2 mu_1(K))``.
+
+    On any fixed activation pattern the loss is a quadratic (square loss) whose
+    Hessian in W is ``J^T J`` with ``||J||^2 <= ||s||^2 mu_1(K)``, so this is the
+    largest step that decreases the loss monotonically on every such piece
+    (Lemma 2 of Lai et al. for m = 1: ``eta <= 1/mu_1(K)``). For the logistic
+    loss (a mean over n examples) the curvature of the loss is at most 1/(4n),
+    so ``L = 1/(4n)``; for the square loss ``L = 1``.
+    """
+    s2 = float(np.sum(np.square(signs)))
+    curvature = 1.0 if loss == "square" else 1.0 / (4.0 * n)
+    return 1.0 / (curvature * s2 * np.asarray(mu1, dtype=float))
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A validated problem batch ready for an engine (shared by train and Trainer)."""
+
+    X: Optional[np.ndarray]  # (B, n, d) or None in Gram-only mode
+    K: np.ndarray  # (B, n, n)
+    y: np.ndarray  # (B, n)
+    signs: np.ndarray  # (m,)
+    beta0: np.ndarray  # (B, m, n)
+    alpha0: np.ndarray  # (B, m, n)
+    W0: Optional[np.ndarray]  # (B, m, d)
+    eta: np.ndarray  # (B,)
+    tol: np.ndarray  # (B,)
+    mu: np.ndarray  # (B, n) eigenvalues of K, ascending
+    batched: bool
+    init: str
+    loss: str
+    activation: str
+    leaky_slope: float
+
+    def settings(self, steps: int, record_every: int) -> "_core.GDSettings":
+        s = _core.GDSettings()
+        s.eta = float(self.eta[0])
+        s.max_steps = steps
+        s.tol = 0.0
+        s.record_every = record_every
+        s.loss = getattr(_core.Loss, self.loss)
+        s.activation = getattr(_core.Activation, self.activation)
+        s.leaky_slope = self.leaky_slope
+        return s
+
+
+def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
+    return arr[None] if arr.ndim == ndim_single else arr
+
+
+def prepare(
+    X=None,
+    y=None,
+    *,
+    signs=(1,),
+    init="positive",
+    eps=None,
+    eta=None,
+    tol=None,
+    rng=None,
+    n_threads=None,
+    gram=None,
+    engine="dual",
+    assignment=None,
+    init_scale=DEFAULT_INIT_SCALE,
+    C_g=2.0,
+    C_alpha=10.0,
+    loss="square",
+    activation="relu",
+    leaky_slope=0.01,
+) -> Prepared:
+    """Validates train's inputs and builds the starting point (see :func:`train`)."""
+    check_choice(engine, "engine", ENGINES)
+    check_choice(loss, "loss", LOSSES)
+    check_choice(activation, "activation", ACTIVATIONS)
+    leaky_slope = check_positive(leaky_slope, "leaky_slope")
+    if activation == "leaky_relu" and not leaky_slope < 1:
+        raise ValueError(f"leaky_slope must lie in (0, 1), got {leaky_slope}")
+    n_threads = check_n_threads(n_threads)
+
+    if y is None:
+        raise TypeError("y is required")
+    y = as_float_array(y, "y", ndim=(1, 2))
+    batched = y.ndim == 2
+    if X is None and gram is None:
+        raise TypeError("X is required (or pass gram= for Gram-only mode)")
+    if X is not None:
+        X = as_float_array(X, "X", ndim=(2, 3))
+        if (X.ndim == 3) != batched:
+            raise ValueError(
+                f"X and y disagree on batching: X has shape {X.shape}, y has shape {y.shape} "
+                "(use X (n, d) with y (n,), or X (B, n, d) with y (B, n))"
+            )
+    Kin = None
+    if gram is not None:
+        Kin = as_float_array(gram, "gram", ndim=(2, 3))
+        if (Kin.ndim == 3) != batched or Kin.shape[-1] != Kin.shape[-2]:
+            raise ValueError(f"gram must have shape (n, n) or (B, n, n) matching y; got {Kin.shape} with y {y.shape}")
+        if not np.allclose(Kin, np.swapaxes(Kin, -1, -2), rtol=1e-10, atol=0):
+            raise ValueError("gram must be symmetric")
+    y = _as_batch(y, 1)
+    B, n = y.shape
+    if X is not None:
+        X = _as_batch(X, 2)
+        check_consistent_length(["X", "y"], [X.shape[1], n])
+        if X.shape[0] != B:
+            raise ValueError(f"X and y hold different numbers of problems: {X.shape[0]} and {B}")
+    if Kin is not None:
+        Kin = _as_batch(Kin, 2)
+        check_consistent_length(["gram", "y"], [Kin.shape[1], n])
+        if Kin.shape[0] != B:
+            raise ValueError(f"gram and y hold different numbers of problems: {Kin.shape[0]} and {B}")
+    if engine == "weights" and X is None:
+        raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
+    if loss == "logistic" and not np.all(np.abs(y) == 1):
+        raise ValueError("loss='logistic' needs labels in {-1, +1}")
+
+    signs_arr = as_float_array(signs, "signs", ndim=1)
+    if np.any(signs_arr == 0):
+        raise ValueError("signs (outer-layer weights) must be non-zero")
+    m = signs_arr.size
+
+    if Kin is not None:
+        K = Kin
+    else:
+        K = np.empty((B, n, n))
+        _core.gram_batch(X, K, n_threads)
+
+    mu = np.linalg.eigvalsh(K)
+    mu1 = mu[:, -1]
+    mun = mu[:, 0]
+    with np.errstate(divide="ignore"):
+        cond = np.where(mun > 0, mu1 / np.where(mun > 0, mun, 1.0), np.inf)
+    if not np.all(mu1 > 0):
+        raise ValueError("X is all zeros (K = X X^T vanishes); nothing can be trained")
+    singular = bool(np.any(cond > MAX_CONDITION))
+
+    if isinstance(init, str):
+        check_choice(init, "init", INITS)
+        needs_inverse = init in ("positive", "disjoint") or (init == "gaussian" and X is None)
+        if needs_inverse and singular:
+            b = int(np.argmax(cond))
+            d_txt = f", d={X.shape[2]}" if X is not None else ""
+            raise ValueError(
+                f"X is rank-deficient or badly conditioned: cond(K) = {cond[b]:.3g} (n={n}{d_txt}); "
+                f"init={init!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
+            )
+        if init in ("positive", "disjoint"):
+            eps_val = default_eps(y, m, C_alpha) if eps is None else eps
+            if init == "positive":
+                beta0, alpha0, W0 = positive_init(X, K, y, m, eps_val)
+            else:
+                C_g = check_positive(C_g, "C_g")
+                beta0, alpha0, W0 = disjoint_init(X, K, y, signs_arr, eps_val, assignment, C_g)
+        else:
+            scale = check_positive(init_scale, "init_scale")
+            beta0, alpha0, W0 = gaussian_init(X, K, m, scale, check_rng(rng), singular)
+        init_name = init
+    else:
+        if X is None:
+            raise ValueError("an array init needs X (starting weights live in R^d)")
+        W0 = as_float_array(init, "init", ndim=(2, 3))
+        W0 = _as_batch(W0, 2) if not batched else W0
+        if W0.shape != (B, m, X.shape[2]):
+            want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
+            raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
+        beta0, alpha0, W0 = array_init(X, K, W0, singular)
+        init_name = "array"
+
+    if eta is None:
+        eta_arr = default_eta(mu1, signs_arr, loss, n)
+    else:
+        eta_arr = np.asarray(eta, dtype=float)
+        if eta_arr.ndim == 0:
+            eta_arr = np.full(B, check_positive(float(eta_arr), "eta"))
+        elif eta_arr.shape == (B,) and batched:
+            if not np.all(np.isfinite(eta_arr)) or not np.all(eta_arr > 0):
+                raise ValueError("eta must be positive and finite")
+        else:
+            raise ValueError(f"eta must be a positive number (or one per problem, shape ({B},)); got shape {eta_arr.shape}")
+    if tol is None:
+        if loss == "square":
+            tol_arr = TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1)
+        else:
+            tol_arr = np.zeros(B)
+    else:
+        tol_arr = np.full(B, check_nonnegative(tol, "tol"))
+
+    return Prepared(
+        X=X, K=K, y=y, signs=signs_arr, beta0=np.ascontiguousarray(beta0), alpha0=np.ascontiguousarray(alpha0),
+        W0=W0, eta=np.ascontiguousarray(eta_arr, dtype=float), tol=tol_arr, mu=mu, batched=batched,
+        init=init_name, loss=loss, activation=activation, leaky_slope=leaky_slope,
+    )
+
+
+def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int) -> str:
+    if status == 0:
+        return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
+    if status == 1:
+        return f"step budget of {steps} used up: gradient norm {grad:.3g} > tol {tol:.3g}"
+    if status == 2:
+        return (
+            f"diverged at step {nit}: loss {loss:.3g} is not finite or exploded; "
+            f"try a smaller eta (eta = {eta:.3g})"
+        )
+    return f"{STATUS_MESSAGES.get(status, 'unknown status')} at step {nit}"
+
+
+def train(
+    X=None,
+    y=None,
+    *,
+    signs: Sequence[float] = (1,),
+    init: Union[str, np.ndarray] = "positive",
+    eps=None,
+    eta=None,
+    steps: int = 10_000,
+    tol: Optional[float] = None,
+    record: int = 0,
+    rng=None,
+    n_threads: Optional[int] = None,
+    gram=None,
+    engine: str = "dual",
+    assignment=None,
+    init_scale: float = DEFAULT_INIT_SCALE,
+    C_g: float = 2.0,
+    C_alpha: float = 10.0,
+    loss: str = "square",
+    activation: str = "relu",
+    leaky_slope: float = 0.01,
+    on_divergence: str = "status",
+) -> TrainResult:
+    """Gradient descent on a shallow network ``h(x) = sum_k s_k phi(w_k^T x)``.
+
+    Runs full-batch GD ``w_k <- w_k - eta s_k X^T (phi'(X w_k) * g)`` on the
+    loss ``R(W) = 1/2 ||h(X) - y||^2`` (SPEC section 1; Lai et al. 2026, Sec. 3)
+    or the mean logistic loss (Kou et al. 2023). The default engine tracks the
+    run exactly in primal-dual coordinates (``beta_k = X w_k``,
+    ``w_k = w_k^perp + X^T alpha_k``): after ``K = X X^T`` is formed once, each
+    step costs O(m n^2) whatever d is.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d) or (B, n, d)
+        Training inputs; a leading axis B trains B independent problems in one
+        C++ call (OpenMP across problems). May be None when ``gram`` is given.
+    y : array_like, shape (n,) or (B, n)
+        Labels (``{-1, +1}`` for the logistic loss).
+    signs : sequence of float, default (1,)
+        Outer-layer weights ``s_k`` (one per neuron, non-zero): ``(1,)`` is the
+        single ReLU of Theorem 1, ``(1, -1)`` the two-neuron model of Theorem 3;
+        values such as ``+-1/m`` are allowed.
+    init : {"positive", "disjoint", "gaussian"} or array of shape (m, d)
+        ``"positive"``: ``w_k = X^T K^{-1} eps_k`` so every ``beta_k = eps_k > 0``
+        (Theorems 1, 3). ``"disjoint"``: Assumption 4 / Theorem 5,
+        ``beta_k = (1/C_g) A_k y + eps_k`` with ``assignment``. ``"gaussian"``:
+        ``w_k ~ N(0, init_scale^2 I_d)``. An array gives ``W0`` directly.
+    eps : float or array_like, optional
+        Positive init offsets: scalar, (n,), (m, n) or (B, m, n). Default
+        ``y_min / (C_alpha m)`` per problem, which satisfies the conditions of
+        Theorems 1, 3 and 5.
+    eta : float or array of shape (B,), optional
+        Step size. Default ``1 / (||s||^2 mu_1(K))`` (square loss) or
+        ``4 n / (||s||^2 mu_1(K))`` (logistic): see :func:`default_eta`.
+    steps : int, default 10000
+        Maximum number of GD steps.
+    tol : float, optional
+        Stop once ``||grad_W R||_F < tol`` (0: never stop early). Default
+        ``1e-12 sqrt(mu_1(K)) ||y||`` for the square loss (about 1e-12 of the
+        gradient at a small init) and 0 (never stop early) for the logistic loss.
+    record : int, default 0
+        Keep the loss, beta, alpha and the activation masks every ``record``
+        steps (and at the end) in ``result.history``; 0 keeps nothing.
+    rng : None, int, SeedSequence or numpy Generator
+        Randomness of the gaussian init.
+    n_threads : int, optional
+        Threads across problems of a batch (default: OpenMP's default).
+    gram : array_like, shape (n, n) or (B, n, n), optional
+        The Gram matrix ``K = X X^T``; with ``X=None`` training runs in
+        Gram-only mode (``W`` is then None; see :func:`relucore.sample_gram`).
+    engine : {"dual", "weights"}, default "dual"
+        ``"weights"`` runs the O(m n d) weight-space engine (cross-check; faster for tiny d).
+    assignment : array_like of int, shape (n,), optional
+        For ``init="disjoint"``: the neuron ``a_i`` of each example, with
+        ``s_{a_i} y_i > 0``. Default: round robin over the neurons of the right sign.
+    init_scale : float, default sqrt(2e-6)
+        Standard deviation of the gaussian init (Fig. 3 of Lai et al.).
+    C_g, C_alpha : float, default 2 and 10
+        The paper's constants used by the disjoint init (``1/C_g``) and the
+        default ``eps`` (``y_min / (C_alpha m)``).
+    loss : {"square", "logistic"}, default "square"
+    activation : {"relu", "leaky_relu"}, default "relu"
+    leaky_slope : float, default 0.01
+        ``gamma`` of ``phi(u) = max(u, gamma u)``.
+    on_divergence : {"status", "raise"}, default "status"
+        A diverging run ends with ``status == 2``; ``"raise"`` raises
+        :class:`DivergenceError` instead.
+
+    Returns
+    -------
+    TrainResult
+        Final W, alpha, beta, loss, status, the pattern-stabilisation step and
+        the history. ``success`` is True when the gradient norm fell below ``tol``.
+
+    Examples
+    --------
+    >>> import numpy as np, relucore
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((10, 2000)); y = rng.uniform(0.1, 1, 10) * rng.choice([-1, 1], 10)
+    >>> res = relucore.train(X, y, signs=(1, -1))
+    >>> bool(res.success), res.loss < 1e-20
+    (True, True)
+    """
+    steps = check_int(steps, "steps", minimum=0)
+    record = 1 if record is True else (0 if record is False else check_int(record, "record", minimum=0))
+    check_choice(on_divergence, "on_divergence", ("status", "raise"))
+    p = prepare(
+        X, y, signs=signs, init=init, eps=eps, eta=eta, tol=tol, rng=rng, n_threads=n_threads, gram=gram,
+        engine=engine, assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha, loss=loss,
+        activation=activation, leaky_slope=leaky_slope,
+    )
+    return run_prepared(p, steps=steps, record=record, n_threads=check_n_threads(n_threads), engine=engine,
+                        on_divergence=on_divergence)
+
+
+def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
+    if record <= 0:
+        return {"capacity": 0}
+    R = steps // record + 2
+    return {
+        "capacity": R,
+        "steps": np.full((B, R), -1, dtype=np.int64),
+        "loss": np.full((B, R), np.nan),
+        "beta": np.full((B, R, m, n), np.nan),
+        "alpha": np.full((B, R, m, n), np.nan),
+        "mask": np.zeros((B, R, m, n), dtype=np.uint8),
+    }
+
+
+def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine: str, on_divergence: str) -> TrainResult:
+    """Runs a prepared batch on an engine and packages the result."""
+    B, m, n = p.beta0.shape
+    settings = p.settings(steps, record)
+    hist = _history_buffers(B, m, n, steps, record)
+    alpha = p.alpha0.copy()
+    beta = p.beta0.copy()
+    # The C++ run checks the tolerance per problem through eta/tol arrays: tol is
+    # per problem, so run with the smallest and let problems stop individually.
+    if np.all(p.tol == p.tol[0]):
+        settings.tol = float(p.tol[0])
+        out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
+    else:
+        out = _run_per_tol(p, engine, alpha, beta, settings, hist, n_threads)
+    W = None
+    if engine == "weights":
+        W = out.pop("W")
+    elif p.X is not None:
+        W = p.W0 + np.matmul(alpha - p.alpha0, p.X)
+
+    status = out["status"].astype(int)
+    messages = [
+        _message(int(status[b]), int(out["nit"][b]), float(out["loss"][b]), float(out["grad_norm"][b]),
+                 float(p.tol[b]), float(p.eta[b]), steps)
+        for b in range(B)
+    ]
+    if on_divergence == "raise" and np.any(status == 2):
+        b = int(np.flatnonzero(status == 2)[0])
+        raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
+
+    history = None
+    if record > 0:
+        history = History(
+            steps=hist["steps"], loss=hist["loss"], beta=hist["beta"], alpha=hist["alpha"],
+            mask=hist["mask"].astype(bool), n_records=out["n_records"].copy(),
+        )
+        if not p.batched:
+            r = int(out["n_records"][0])
+            history = History(
+                steps=history.steps[0, :r], loss=history.loss[0, :r], beta=history.beta[0, :r],
+                alpha=history.alpha[0, :r], mask=history.mask[0, :r], n_records=r,
+            )
+
+    def one(a):
+        return a if p.batched else (None if a is None else a[0])
+
+    def scalar(a, cast):
+        return a.copy() if p.batched else cast(a[0])
+
+    return TrainResult(
+        W=one(W), alpha=one(alpha), beta=one(beta), W0=one(p.W0), alpha0=one(p.alpha0), beta0=one(p.beta0),
+        signs=p.signs.copy(), eta=scalar(p.eta, float), loss=scalar(out["loss"], float),
+        grad_norm=scalar(out["grad_norm"], float), nit=scalar(out["nit"], int), success=scalar(status == 0, bool),
+        status=scalar(status, int), message=messages if p.batched else messages[0],
+        pattern_stable_step=scalar(out["pattern_stable_step"], int), history=history, tol=scalar(p.tol, float),
+        engine=engine, init=p.init, loss_name=p.loss, activation=p.activation, leaky_slope=p.leaky_slope,
+    )
+
+
+def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
+    if engine == "dual":
+        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, settings, hist, n_threads))
+    W = p.W0.copy()
+    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, settings, hist, n_threads))
+    out["W"] = W
+    return out
+
+
+def _run_per_tol(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
+    """Problems with different tolerances: group them by tolerance value."""
+    B = p.y.shape[0]
+    keys = ("status", "nit", "pattern_stable_step", "n_records", "loss", "grad_norm")
+    out = {k: None for k in keys}
+    W_all = p.W0.copy() if engine == "weights" else None
+    for tol in np.unique(p.tol):
+        idx = np.flatnonzero(p.tol == tol)
+        sub = dataclasses.replace(
+            p, X=None if p.X is None else np.ascontiguousarray(p.X[idx]), K=np.ascontiguousarray(p.K[idx]),
+            y=np.ascontiguousarray(p.y[idx]), W0=None if p.W0 is None else np.ascontiguousarray(p.W0[idx]),
+            eta=np.ascontiguousarray(p.eta[idx]),
+        )
+        a, b = np.ascontiguousarray(alpha[idx]), np.ascontiguousarray(beta[idx])
+        h = {k: (np.ascontiguousarray(v[idx]) if isinstance(v, np.ndarray) else v) for k, v in hist.items()}
+        settings.tol = float(tol)
+        res = _run_engine(sub, engine, a, b, settings, h, n_threads)
+        alpha[idx], beta[idx] = a, b
+        for k, v in h.items():
+            if isinstance(v, np.ndarray):
+                hist[k][idx] = v
+        if engine == "weights":
+            W_all[idx] = res.pop("W")
+        for k in keys:
+            if out[k] is None:
+                out[k] = np.empty(B, dtype=res[k].dtype)
+            out[k][idx] = res[k]
+    if engine == "weights":
+        out["W"] = W_all
+    return out
