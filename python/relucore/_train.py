@@ -170,8 +170,8 @@ def prepare(
     mu = np.linalg.eigvalsh(K)
     mu1 = mu[:, -1]
     mun = mu[:, 0]
-    with np.errstate(divide="ignore"):
-        cond = np.where(mun > 0, mu1 / np.where(mun > 0, mun, 1.0), np.inf)
+    cond = np.full(B, np.inf)
+    np.divide(mu1, mun, out=cond, where=mun > 0)
     if not np.all(mu1 > 0):
         raise ValueError("X is all zeros (K = X X^T vanishes); nothing can be trained")
     singular = bool(np.any(cond > MAX_CONDITION))

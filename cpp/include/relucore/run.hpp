@@ -88,13 +88,14 @@ public:
     }
     /// Records the masks of `beta` after step `step`. Allocation-free.
     void update(const RowMatrix& beta, std::int64_t step) {
-        bool changed = false;
-        for (Index k = 0; k < beta.rows(); ++k)
-            for (Index i = 0; i < beta.cols(); ++i) {
-                const std::uint8_t now = beta(k, i) > 0;
-                changed |= now != mask_(k, i);
-                mask_(k, i) = now;
-            }
+        std::uint8_t changed = 0;
+        const Scalar* b = beta.data();
+        std::uint8_t* mk = mask_.data();
+        for (Index j = 0, size = beta.size(); j < size; ++j) {
+            const std::uint8_t now = b[j] > 0;
+            changed |= static_cast<std::uint8_t>(now ^ mk[j]);
+            mk[j] = now;
+        }
         if (changed) last_change_ = step;
     }
     /// Restores a saved tracker (checkpointing): `mask` as returned by mask(),
