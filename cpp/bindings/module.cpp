@@ -1,6 +1,8 @@
 // The private extension module relucore._core.
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "relucore/parallel.hpp"
 
 namespace py = pybind11;
@@ -13,6 +15,8 @@ PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
     m.attr("__version__") = RELUCORE_VERSION;
     m.attr("has_openmp") = relucore::has_openmp();
+    m.attr("_pybind11_version") = std::to_string(PYBIND11_VERSION_MAJOR) + "." +
+                                  std::to_string(PYBIND11_VERSION_MINOR) + "." + std::to_string(PYBIND11_VERSION_PATCH);
     m.def("default_threads", &relucore::default_threads,
           "Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).");
     bind_gram(m);
