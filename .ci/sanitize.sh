@@ -46,9 +46,11 @@ sys.exit(any(importlib.util.find_spec(m) is None for m in need))
 PY
 
 echo "sanitize.sh: building relucore with ASan+UBSan into $build_dir"
+# -O1 keeps the compile short; no NDEBUG, so Eigen's bounds assertions are on too.
 python -m pip install -q --no-build-isolation --no-deps . \
   -Cbuild-dir="$build_dir" \
   -Ccmake.build-type=RelWithDebInfo \
+  -Ccmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -Ccmake.define.RELUCORE_SANITIZE=ON
 
 # The installed copy is tested: python/ is not on sys.path from the root.
