@@ -132,6 +132,20 @@ CHILD = textwrap.dedent(
     same = all(np.array_equal(getattr(before, f), getattr(after, f)) for f in ("W", "beta", "alpha", "loss", "nit"))
     same = same and np.array_equal(before.history.beta, after.history.beta)
     print("same" if same else "different", flush=True)
+    # The Trainer stops after its current step: its state is exactly GD's after nit steps.
+    trainer = relucore.Trainer(X, y, signs=(1, -1))
+    print("ready", flush=True)
+    try:
+        trainer.step(10**10)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    nit = trainer.nit
+    ref = relucore.train(X, y, signs=(1, -1), steps=nit, tol=0.0)
+    ok = nit > 0 and np.array_equal(trainer.beta, ref.beta) and np.array_equal(trainer.alpha, ref.alpha)
+    trainer.step(3)
+    ok = ok and trainer.nit == nit + 3
+    print("consistent" if ok else "corrupted", flush=True)
     """
 )
 
@@ -140,16 +154,17 @@ def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
     with subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, env=dict(os.environ)) as proc:
         try:
-            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-            time.sleep(1.0)  # well inside the C++ loop, which would run for hours
-            sent = time.monotonic()
-            proc.send_signal(signal.SIGINT)
-            line = proc.stdout.readline().strip()
-            latency = time.monotonic() - sent
-            assert line == "interrupted", (line, proc.stderr.read())
-            # Issue 8: control returns within 0.5 s (the engines poll every 5 ms).
-            assert latency < 0.5, latency
-            assert proc.stdout.readline().strip() == "same"
+            for expected in ("same", "consistent"):  # train, then Trainer.step
+                assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+                time.sleep(1.0)  # well inside the C++ loop, which would run for hours
+                sent = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+                line = proc.stdout.readline().strip()
+                latency = time.monotonic() - sent
+                assert line == "interrupted", (line, proc.stderr.read())
+                # Issue 8: control returns within 0.5 s (the engines poll every 5 ms).
+                assert latency < 0.5, latency
+                assert proc.stdout.readline().strip() == expected
             assert proc.wait(timeout=60) == 0, proc.stderr.read()
         finally:
             if proc.poll() is None:
