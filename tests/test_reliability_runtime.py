@@ -202,8 +202,8 @@ def test_the_gil_is_released_during_the_cpp_run(monkeypatch):
     thread = threading.Thread(target=ticker)
     thread.start()
     try:
-        # 2e6 steps of O(m n^2): long enough for many ticks at any realistic speed.
-        relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=2_000_000, tol=0.0)
+        # 4e5 steps of O(m n^2), tens of milliseconds at least: long enough for several ticks.
+        relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=400_000, tol=0.0)
     finally:
         stop.set()
         thread.join()
