@@ -29,6 +29,7 @@ _STATUS = {
 }
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
+_NEURONS_PER_THREAD_NOISY = 4096  # the noise costs ~50 ns per neuron and step
 
 
 def output_scale_factor(output_scale: str, N: int) -> float:
@@ -221,8 +222,10 @@ def train(
     samples : int array, shape (iters, batch_size), optional
         Sample indices to use instead of drawing them (for exact comparisons).
     n_threads : int, optional
-        Threads for the neuron loop. None: one per 16384 neurons, at most the
-        default count. Results do not depend on it (bitwise).
+        Threads for the neuron loop. None: one per 16384 neurons (4096 with
+        noise), at most the default count: a step costs a barrier, which
+        outweighs the work of a few thousand neurons. Results do not depend
+        on it (bitwise).
     progress : bool, optional
         tqdm progress bar (None: only on a terminal). The run is then cut into
         segments; results are bitwise the same.
@@ -292,7 +295,8 @@ def train(
     settings.record_every = record
     settings.key = (int(key[0]), int(key[1]))
     if n_threads_arg == 0:
-        n_threads_arg = max(1, min(_core.default_threads(), N // _NEURONS_PER_THREAD))
+        per_thread = _NEURONS_PER_THREAD_NOISY if temperature > 0 else _NEURONS_PER_THREAD
+        n_threads_arg = max(1, min(_core.default_threads(), N // per_thread))
     settings.n_threads = n_threads_arg
 
     R = (iters // record + 2) if record > 0 else 1
