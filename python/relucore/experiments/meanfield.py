@@ -72,7 +72,7 @@ def collapse_index(theta, d: int, *, bias: bool = True, radius: float = 0.05) ->
     return float(m @ close @ m / m.sum() ** 2)
 
 
-def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 161) -> float:
+def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 81) -> float:
     """max ||grad h(x)|| over a grid covering the data's bounding box (plus margin).
 
     grad h(x) = kappa sum_i a_i 1[w_i^T x + b_i > 0] w_i, exact on each cell.
@@ -84,6 +84,10 @@ def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 161) ->
     G = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
     a, W = theta[:, 0], theta[:, 1 : 1 + d]
     b = theta[:, d + 1] if result.params["bias"] else 0.0
+    # Only neurons that matter: the others change no gradient by more than rounding.
+    live = np.abs(a) * np.linalg.norm(W, axis=1) > 1e-12 * max(float(np.max(np.abs(a) * np.linalg.norm(W, axis=1))), 1e-300)
+    a, W = a[live], W[live]
+    b = b[live] if np.ndim(b) else b
     active = (G @ W.T + b) > 0
     grads = result.kappa * (active * a) @ W
     return float(np.linalg.norm(grads, axis=1).max())

@@ -11,6 +11,7 @@ LP per node: O(M * regions) LPs instead of 2^M.
 """
 from __future__ import annotations
 
+import functools
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -92,6 +93,14 @@ def dichotomies(X) -> np.ndarray:
     ndarray of int8, shape (P, M_distinct)
     """
     U = _homogenise(X)
+    out = _dichotomies_cached(U.tobytes(), U.shape)
+    return out.copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _dichotomies_cached(buf: bytes, shape: Tuple[int, int]) -> np.ndarray:
+    # Sweeps analyse many runs on the same inputs: enumerate once.
+    U = np.frombuffer(buf, dtype=np.float64).reshape(shape)
     regions = _regions(U, first_sign=1)
     return np.array(regions, dtype=np.int8).reshape(len(regions), U.shape[0])
 

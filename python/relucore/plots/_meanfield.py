@@ -29,7 +29,7 @@ def _cluster_colors(K: int):
     return [cmap(k % cmap.N) for k in range(K)]
 
 
-def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: float = 0.5, resolution: int = 200,
+def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: float = 0.5, resolution: int = 121,
                             show_kinks: bool = True, colorbar: bool = True, **kw):
     """The learned function h with the training data and its kink hyperplanes.
 
