@@ -4,6 +4,18 @@ Every ``plot_*`` function draws on ``ax`` (a new figure when ``ax`` is None),
 takes matplotlib keyword arguments through ``**kw`` and returns the axes.
 matplotlib is imported only when a plot is drawn (``pip install relucore[plots]``).
 """
+from relucore.plots._meanfield import (
+    plot_meanfield_directions,
+    plot_meanfield_function,
+    plot_meanfield_objective,
+    plot_meanfield_trajectories,
+)
 from relucore.plots._style import new_axes
 
-__all__ = ["new_axes"]
+__all__ = [
+    "new_axes",
+    "plot_meanfield_directions",
+    "plot_meanfield_function",
+    "plot_meanfield_objective",
+    "plot_meanfield_trajectories",
+]
