@@ -9,5 +9,6 @@ The main entry points:
 from relucore._core import __version__
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
+from relucore._sweep import CheckpointError, save_table, sweep
 
-__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta"]
+__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "sweep", "save_table", "CheckpointError"]

@@ -1,0 +1,34 @@
+"""Temporary stand-ins for relucore.sample / sample_gram (branch `theory`).
+
+Used only while those functions are missing from the package; isotropic
+Gaussian features and |y| ~ U(0.1, 1) with random signs.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class _Data:
+    X: Optional[np.ndarray]
+    K: Optional[np.ndarray]
+    y: np.ndarray
+    lambda_l1: float
+
+
+def _labels(n, rng):
+    return rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+
+
+def sample(n, d, *, spectrum=None, z=None, labels=None, rng=None):
+    X = rng.standard_normal((n, d))
+    return _Data(X=X, K=None, y=_labels(n, rng), lambda_l1=float(d))
+
+
+def sample_gram(n, d, *, spectrum=None, labels=None, rng=None):
+    L = np.tril(rng.standard_normal((n, n)), -1)
+    L[np.diag_indices(n)] = np.sqrt(rng.chisquare(d - np.arange(n)))
+    return _Data(X=None, K=L @ L.T, y=_labels(n, rng), lambda_l1=float(d))
