@@ -160,6 +160,21 @@ def _init_for(cfg, rng, data, n: int, d: int):
     return "gaussian", (scale, rng)
 
 
+def _eps(cfg, y: np.ndarray):
+    """eps as a full (B, m, n) array.
+
+    train reads a length-n vector as per-example offsets, which is ambiguous
+    with its per-problem default when B == n; spelling eps out keeps a trial's
+    init independent of the batch size.
+    """
+    B, n = y.shape
+    m = len(cfg["signs"])
+    if cfg["init"] not in ("positive", "disjoint"):
+        return None
+    e = _init.default_eps(y, m, 10.0)[:, None, None] if cfg["eps"] is None else np.asarray(cfg["eps"], dtype=float)
+    return np.ascontiguousarray(np.broadcast_to(e, (B, m, n)))
+
+
 def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]:
     cfg = task["config"]
     entropy, key = task["entropy"], tuple(task["key"])
@@ -175,7 +190,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     K_in = np.stack([data.K for data in datas]) if gram_mode else None
     init = np.stack([i[0] for i in inits]) if isinstance(inits[0][0], np.ndarray) else inits[0][0]
     p = prepare(
-        X, y, signs=tuple(cfg["signs"]), init=init, eps=cfg["eps"], eta=cfg["eta"], tol=cfg["tol"], rng=0,
+        X, y, signs=tuple(cfg["signs"]), init=init, eps=_eps(cfg, y), eta=cfg["eta"], tol=cfg["tol"], rng=0,
         n_threads=n_threads, gram=K_in, engine=cfg["engine"],
         init_scale=DEFAULT_INIT_SCALE if cfg["init_scale"] is None else cfg["init_scale"],
         loss=cfg["loss_name"], activation=cfg["activation"],
