@@ -91,7 +91,7 @@ class Checkpoint:
         try:
             header = json.loads(complete[0])
         except ValueError as exc:
-            raise CheckpointError(f"checkpoint {self.path!r}: unreadable header ({exc})") from None
+            raise CheckpointError(f"{self.path!r} is not a relucore sweep checkpoint (unreadable header: {exc})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise CheckpointError(f"{self.path!r} is not a relucore sweep checkpoint")
         if header.get("version") != VERSION:
