@@ -170,8 +170,8 @@ def prepare(
     mu = np.linalg.eigvalsh(K)
     mu1 = mu[:, -1]
     mun = mu[:, 0]
-    with np.errstate(divide="ignore"):
-        cond = np.where(mun > 0, mu1 / np.where(mun > 0, mun, 1.0), np.inf)
+    cond = np.full(B, np.inf)
+    np.divide(mu1, mun, out=cond, where=mun > 0)
     if not np.all(mu1 > 0):
         raise ValueError("X is all zeros (K = X X^T vanishes); nothing can be trained")
     singular = bool(np.any(cond > MAX_CONDITION))
@@ -236,7 +236,7 @@ def prepare(
 
 def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int) -> str:
     if status == 0:
-        return f"converged after {nit} steps: gradient norm {grad:.3g} <= tol {tol:.3g}"
+        return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
     if status == 1:
         return f"step budget of {steps} used up: gradient norm {grad:.3g} > tol {tol:.3g}"
     if status == 2:
@@ -306,7 +306,7 @@ def train(
     steps : int, default 10000
         Maximum number of GD steps.
     tol : float, optional
-        Stop once ``||grad_W R||_F <= tol``. Default
+        Stop once ``||grad_W R||_F < tol`` (0: never stop early). Default
         ``1e-12 sqrt(mu_1(K)) ||y||`` for the square loss (about 1e-12 of the
         gradient at a small init) and 0 (never stop early) for the logistic loss.
     record : int, default 0
@@ -341,7 +341,7 @@ def train(
     -------
     TrainResult
         Final W, alpha, beta, loss, status, the pattern-stabilisation step and
-        the history. ``success`` is True when the gradient norm reached ``tol``.
+        the history. ``success`` is True when the gradient norm fell below ``tol``.
 
     Examples
     --------
