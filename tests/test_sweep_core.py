@@ -114,18 +114,19 @@ def test_identical_whatever_the_completion_order(reference):
     """An executor whose batches finish in reverse order of submission."""
     import concurrent.futures as cf
     import threading
-    import time
 
     finished = []
-    lock = threading.Lock()
+    events = [threading.Event() for _ in range(16)]
+    events[15].set()
 
     class Reverse(cf.ThreadPoolExecutor):
         def submit(self, fn, task):
             def delayed():
-                time.sleep(0.02 * (15 - task["batch"]))
+                b = task["batch"]
+                assert events[b + 1].wait(60)  # batch b finishes only after batch b + 1
                 out = fn(task)
-                with lock:
-                    finished.append(task["batch"])
+                finished.append(b)
+                events[b].set()
                 return out
 
             return super().submit(delayed)
