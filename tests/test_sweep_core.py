@@ -102,7 +102,7 @@ def test_measured_values_match_theory(reference):
         y = _sample(cfg, np.random.default_rng(eval(row.seed))).y
         assert row.loss == pytest.approx(0.5 * np.sum(y[y < 0] ** 2), rel=1e-9)
         assert row.n_active == int(np.sum(y > 0))
-    assert (reference.lambda_l1 == reference.d).all()  # isotropic: ||lambda||_1 = d
+    assert (reference.norm1 == reference.d).all()  # isotropic: ||lambda||_1 = d
 
 
 @pytest.mark.parametrize("kw", [dict(n_threads=1), dict(n_threads=2), dict(batch_size=1), dict(batch_size=3, n_threads=1)])
@@ -163,7 +163,7 @@ def test_measure_column_clash_is_an_error_row():
 def test_gram_mode_runs_without_X(reference):
     r = reference[reference.config_index == 2]
     assert (r.status == "converged").all() and (r.use_gram).all()
-    assert np.all(r.gram_mu1 >= r.gram_mun) and np.all(r.gram_mun > 0)
+    assert np.all(r.gram_mu_max >= r.gram_mu_min) and np.all(r.gram_mu_min > 0)
 
 
 def test_structured_array_without_pandas(reference):

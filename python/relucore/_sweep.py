@@ -119,7 +119,7 @@ def sweep(
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
         ``trial``, ``seed``, the configuration's keys (lists as JSON text),
         ``loss``, ``grad_norm``, ``nit``, ``eta``, ``pattern_stable_step``,
-        ``n_pos``, ``n_neg``, ``lambda_l1`` (``||lambda||_1``), ``gap``,
+        ``n_pos``, ``n_neg``, ``norm1`` (``||lambda||_1``), ``gap``,
         ``gap_normalised`` (``gap * sqrt(||lambda||_1 / n_-)`` for one neuron,
         Theorem 2; ``gap * sqrt(||lambda||_1 / (m n))`` otherwise, Theorem 6),
         ``gram_*`` statistics of K, the ``measure`` columns, ``status``

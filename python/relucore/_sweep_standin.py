@@ -16,7 +16,24 @@ class _Data:
     X: Optional[np.ndarray]
     K: Optional[np.ndarray]
     y: np.ndarray
-    lambda_l1: float
+    norm1: float
+    spectrum: None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stats:
+    mu_max: float
+    mu_min: float
+    deviation: float
+    offdiag_ratio: float
+
+
+def gram_stats(*, gram, spectrum=None, y=None):
+    mu = np.linalg.eigvalsh(gram)
+    n = gram.shape[0]
+    off = np.abs(gram - np.diag(np.diag(gram)))
+    norm1 = np.trace(gram) / n
+    return _Stats(mu[-1], mu[0], float(np.max(np.abs(mu / norm1 - 1))), float(off.max() / np.diag(gram).min()))
 
 
 def _labels(n, rng):
@@ -25,10 +42,10 @@ def _labels(n, rng):
 
 def sample(n, d, *, spectrum=None, z=None, labels=None, rng=None):
     X = rng.standard_normal((n, d))
-    return _Data(X=X, K=None, y=_labels(n, rng), lambda_l1=float(d))
+    return _Data(X=X, K=None, y=_labels(n, rng), norm1=float(d))
 
 
 def sample_gram(n, d, *, spectrum=None, labels=None, rng=None):
     L = np.tril(rng.standard_normal((n, n)), -1)
     L[np.diag_indices(n)] = np.sqrt(rng.chisquare(d - np.arange(n)))
-    return _Data(X=None, K=L @ L.T, y=_labels(n, rng), lambda_l1=float(d))
+    return _Data(X=None, K=L @ L.T, y=_labels(n, rng), norm1=float(d))

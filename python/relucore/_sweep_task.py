@@ -34,14 +34,13 @@ BUILTIN_COLUMNS = {
     "pattern_stable_step": "i",
     "n_pos": "i",
     "n_neg": "i",
-    "lambda_l1": "f",
+    "norm1": "f",
     "gap": "f",
     "gap_normalised": "f",
-    "gram_mu1": "f",
-    "gram_mun": "f",
-    "gram_dev": "f",
-    "gram_offdiag_ratio": "f",
 }
+#: Scalar fields of relucore.GramStats kept as ``gram_<field>`` columns.
+GRAM_FIELDS = ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf", "C0_assumption2", "C0_assumption3")
+BUILTIN_COLUMNS.update({f"gram_{f}": "f" for f in GRAM_FIELDS})
 
 
 def _api(name: str):
@@ -53,19 +52,19 @@ def _api(name: str):
     return fn
 
 
+def _option(v):
+    """``["spiked", 5, 10.0, 1.0]`` (JSON/TOML have no tuples) -> ``("spiked", 5, 10.0, 1.0)``."""
+    if isinstance(v, list) and v and isinstance(v[0], str):
+        return tuple(v)
+    return v
+
+
 def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
-    kw = {k: cfg[k] for k in SAMPLER_KEYS if cfg[k] is not None}
+    kw = {k: _option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
         kw.pop("z", None)
         return _api("sample_gram")(cfg["n"], cfg["d"], rng=rng, **kw)
     return _api("sample")(cfg["n"], cfg["d"], rng=rng, **kw)
-
-
-def _lambda_l1(data) -> float:
-    v = getattr(data, "lambda_l1", None)
-    if v is None:
-        v = float(np.sum(data.spectrum))
-    return float(v)
 
 
 def _unbatch(res, b: int):
@@ -81,25 +80,26 @@ def _unbatch(res, b: int):
     )
 
 
-def _gram_columns(K: np.ndarray, mu: np.ndarray, lam1: float) -> Dict[str, float]:
-    n = K.shape[0]
-    off = K - np.diag(np.diag(K))
-    return {
-        "gram_mu1": float(mu[-1]),
-        "gram_mun": float(mu[0]),
-        "gram_dev": float(np.max(np.abs(mu / lam1 - 1.0))),
-        "gram_offdiag_ratio": float(np.max(np.abs(off)) / np.min(np.diag(K))) if n > 1 else 0.0,
-    }
+def _gram_columns(data, K: np.ndarray, y: np.ndarray) -> Dict[str, float]:
+    st = _api("gram_stats")(gram=K, spectrum=data.spectrum, y=y)
+    out = {}
+    for f in GRAM_FIELDS:
+        v = getattr(st, f, None)
+        out[f"gram_{f}"] = math.nan if v is None else float(v)
+    return out
 
 
-def _gap_columns(cfg, data, K, y, res_b, lam1) -> Dict[str, float]:
+def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     out = {"gap": math.nan, "gap_normalised": math.nan}
     minnorm = getattr(relucore, "minnorm", None)
     if not cfg["minnorm"] or minnorm is None:
         return out
-    sol = minnorm(getattr(data, "X", None), y, signs=tuple(cfg["signs"]), gram=K)
-    if res_b.W is not None and getattr(sol, "W", None) is not None:
-        gap = float(np.linalg.norm(res_b.W - sol.W))
+    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
+    if not sol.success:
+        raise RuntimeError(f"minnorm failed: {sol.message}")
+    X = getattr(data, "X", None)
+    if X is not None:
+        gap = float(np.linalg.norm(res_b.W - sol.alpha @ X))
     else:
         # Gram-only: w = w_perp + X^T alpha and w* = X^T alpha*, so within the
         # data span ||w - w*||^2 = (alpha - alpha*)^T K (alpha - alpha*).
@@ -109,9 +109,9 @@ def _gap_columns(cfg, data, K, y, res_b, lam1) -> Dict[str, float]:
     m = len(cfg["signs"])
     n_neg = int(np.sum(y <= 0))
     if m == 1:
-        out["gap_normalised"] = gap * math.sqrt(lam1 / n_neg) if n_neg > 0 else math.nan
+        out["gap_normalised"] = gap * math.sqrt(norm1 / n_neg) if n_neg > 0 else math.nan
     else:
-        out["gap_normalised"] = gap * math.sqrt(lam1 / (m * y.size))
+        out["gap_normalised"] = gap * math.sqrt(norm1 / (m * y.size))
     return out
 
 
@@ -206,7 +206,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     for b, t in enumerate(trials):
         try:
             res_b = _unbatch(res, b)
-            lam1 = _lambda_l1(datas[b])
+            norm1 = float(datas[b].norm1)
             yb = y[b]
             row = {
                 "trial": t,
@@ -217,10 +217,10 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
                 "pattern_stable_step": res_b.pattern_stable_step,
                 "n_pos": int(np.sum(yb > 0)),
                 "n_neg": int(np.sum(yb <= 0)),
-                "lambda_l1": lam1,
+                "norm1": norm1,
             }
-            row.update(_gram_columns(p.K[b], p.mu[b], lam1))
-            row.update(_gap_columns(cfg, datas[b], p.K[b], yb, res_b, lam1))
+            row.update(_gram_columns(datas[b], p.K[b], yb))
+            row.update(_gap_columns(cfg, datas[b], p.K[b], yb, res_b, norm1))
             row["status"] = STATUS_NAMES.get(res_b.status, str(res_b.status))
             row["error"] = ""
             if measure is not None:
