@@ -93,6 +93,17 @@ bool is_long(double flops) { return flops > 2e7; }
 
 }  // namespace
 
+// Per-problem gradient tolerances (B,), or an empty array when tol is None
+// (then settings.tol applies to every problem).
+static CArray<double> per_problem_tol(const py::object& tol, Index B) {
+    if (tol.is_none()) return CArray<double>(0);
+    auto t = tol.cast<CArray<double>>();
+    require_shape(t, "tol", {B});
+    for (Index b = 0; b < B; ++b)
+        if (!(t.data()[b] >= 0) || !std::isfinite(t.data()[b])) throw std::invalid_argument("tol must be >= 0 and finite");
+    return t;
+}
+
 void bind_train(py::module_& m) {
     py::enum_<Activation>(m, "Activation")
         .value("relu", Activation::relu)
@@ -126,7 +137,7 @@ void bind_train(py::module_& m) {
         "run_dual_batch",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
-           const py::dict& history, int n_threads) {
+           const py::dict& history, int n_threads, const py::object& tol) {
             require_shape(K, "K", {-1, -1, -1});
             const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
             require_shape(K, "K", {B, n, n});
@@ -135,6 +146,8 @@ void bind_train(py::module_& m) {
             require_shape(alpha, "alpha", {B, m_, n});
             require_shape(beta, "beta", {B, m_, n});
             require_shape(eta, "eta", {B});
+            const CArray<double> tols = per_problem_tol(tol, B);
+            const double* tp = tols.size() ? tols.data() : nullptr;
             settings.validate();
             HistoryArrays hist = history_arrays(history, B, m_, n);
             Outcomes out(B);
@@ -146,6 +159,7 @@ void bind_train(py::module_& m) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GDSettings s = settings;
                         s.eta = ep[b];
+                        if (tp) s.tol = tp[b];
                         s.cancel = cancel;
                         MatrixMap alpha_b(ap + b * m_ * n, m_, n), beta_b(bp + b * m_ * n, m_, n);
                         DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), a,
@@ -161,14 +175,14 @@ void bind_train(py::module_& m) {
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
-        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0, py::arg("tol") = py::none(),
         "Runs the primal-dual engine on B problems; alpha and beta (B, m, n) are updated in place.");
 
     m.def(
         "run_dense_batch",
         [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, CArray<double> W,
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
-           const py::dict& history, int n_threads) {
+           const py::dict& history, int n_threads, const py::object& tol) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
             require_shape(y, "y", {B, n});
@@ -177,6 +191,8 @@ void bind_train(py::module_& m) {
             require_shape(alpha, "alpha", {B, m_, n});
             require_shape(beta, "beta", {B, m_, n});
             require_shape(eta, "eta", {B});
+            const CArray<double> tols = per_problem_tol(tol, B);
+            const double* tp = tols.size() ? tols.data() : nullptr;
             settings.validate();
             HistoryArrays hist = history_arrays(history, B, m_, n);
             Outcomes out(B);
@@ -188,6 +204,7 @@ void bind_train(py::module_& m) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GDSettings s = settings;
                         s.eta = ep[b];
+                        if (tp) s.tol = tp[b];
                         s.cancel = cancel;
                         MatrixMap W_b(wp + b * m_ * d, m_, d), alpha_b(ap + b * m_ * n, m_, n);
                         DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, W_b,
@@ -204,6 +221,6 @@ void bind_train(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
-        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0, py::arg("tol") = py::none(),
         "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.");
 }
