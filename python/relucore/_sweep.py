@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
+import os
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
@@ -21,11 +22,13 @@ MAX_BATCH = 64
 BATCH_BYTES = 256 * 2**20
 
 
-def default_batch_size(cfg: Dict[str, Any]) -> int:
-    """Trials per batch: up to :data:`MAX_BATCH`, and at most ~256 MiB of X and weights."""
+def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None) -> int:
+    """Trials per batch: up to :data:`MAX_BATCH`, at most ~256 MiB of X and weights, and at
+    most ``share`` (a thread's share of the trials, so that every thread gets work)."""
     n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
     per_trial = 8 * (n * n + 4 * m * n) if cfg["use_gram"] else 8 * (n * d + 2 * m * d + n * n)
-    return int(max(1, min(MAX_BATCH, BATCH_BYTES // max(per_trial, 1))))
+    cap = MAX_BATCH if share is None else max(1, min(MAX_BATCH, share))
+    return int(max(1, min(cap, BATCH_BYTES // max(per_trial, 1))))
 
 
 def _callable_name(fn) -> Optional[str]:
@@ -92,15 +95,17 @@ def sweep(
         :class:`~relucore.TrainResult`; its keys become extra columns. With a
         process or Dask executor it must be picklable (a module-level function).
     executor : concurrent.futures.Executor, optional
-        Where batches run. None (default) runs them in this process, one after
-        the other, each using ``n_threads`` OpenMP threads across its
-        problems: no fork, no pickling. Any Executor works, e.g.
+        Where batches run. None (default) runs them in this process: with
+        ``n_threads > 1`` on a pool of ``n_threads`` threads, several batches
+        at a time, each single-threaded (sampling, K, GD and the QP all
+        release the GIL); no fork, no pickling. Any Executor works, e.g.
         ``ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn"))``
         on one machine, or ``dask.distributed.Client(...).get_executor()`` on a
         cluster (see docs/sweeps.md).
     n_threads : int, optional
-        OpenMP threads per batch. Default: all cores in-process, 1 per task
-        with an executor (its workers supply the parallelism).
+        In-process (``executor=None``): threads running batches side by side
+        (default: all cores). With an executor: OpenMP threads of each batch's
+        C++ calls (default 1: the workers supply the parallelism).
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
         Default :func:`default_batch_size`. Results do not depend on it.
@@ -144,9 +149,14 @@ def sweep(
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
     if n_threads is None:
-        n_threads_eff = 1 if executor is not None else 0
+        n_threads_eff = 1 if executor is not None else (os.cpu_count() or 1)
     else:
         n_threads_eff = check_n_threads(n_threads)
+    # In-process with several threads: a thread pool runs whole batches side by
+    # side (sampling, the C++ calls and the QPs release the GIL), each batch on
+    # one OpenMP thread, so every stage of a trial is parallel, not only GD.
+    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 else 0
+    task_threads = 1 if pool_threads else n_threads_eff
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
 
@@ -165,12 +175,12 @@ def sweep(
     tasks = []
     for ci, cfg in enumerate(configs):
         todo = [t for t in range(trials) if (ci, t) not in done]
-        bs = batch_size or default_batch_size(cfg)
+        bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)))
         key = config_key(cfg)
         for start in range(0, len(todo), bs):
             tasks.append({
                 "batch": len(tasks), "config": cfg, "config_index": ci, "key": list(key), "entropy": entropy,
-                "trials": todo[start:start + bs], "n_threads": n_threads_eff, "measure": measure,
+                "trials": todo[start:start + bs], "n_threads": task_threads, "measure": measure,
             })
 
     bar = _progress_bar(progress, len(configs) * trials, len(done))
@@ -182,6 +192,9 @@ def sweep(
         if bar is not None:
             bar.update(len(out["rows"]))
 
+    own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
+    if own_pool is not None:
+        executor = own_pool
     try:
         if executor is None:
             for task in tasks:
@@ -195,6 +208,8 @@ def sweep(
                 for fut in futures:
                     fut.cancel()
     finally:
+        if own_pool is not None:
+            own_pool.shutdown(wait=True, cancel_futures=True)
         if bar is not None:
             bar.close()
     return build_table(configs, rows)
