@@ -74,10 +74,11 @@ class Prepared:
     leaky_slope: float
 
     def settings(self, steps: int, record_every: int) -> "_core.GDSettings":
+        """Engine settings shared by the batch (eta and tol are passed per problem)."""
         s = _core.GDSettings()
         s.eta = float(self.eta[0])
         s.max_steps = steps
-        s.tol = 0.0
+        s.tol = float(self.tol[0])
         s.record_every = record_every
         s.loss = getattr(_core.Loss, self.loss)
         s.activation = getattr(_core.Activation, self.activation)
@@ -433,8 +434,8 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
     if engine == "dual":
-        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, settings, hist, n_threads, p.tol))
+        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
     W = p.W0.copy()
-    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, settings, hist, n_threads, p.tol))
+    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
     out["W"] = W
     return out
