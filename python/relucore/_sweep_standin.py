@@ -30,10 +30,12 @@ class _Stats:
 
 def gram_stats(*, gram, spectrum=None, y=None):
     mu = np.linalg.eigvalsh(gram)
-    n = gram.shape[0]
-    off = np.abs(gram - np.diag(np.diag(gram)))
-    norm1 = np.trace(gram) / n
-    return _Stats(mu[-1], mu[0], float(np.max(np.abs(mu / norm1 - 1))), float(off.max() / np.diag(gram).min()))
+    n = gram.shape[-1]
+    diag = np.diagonal(gram, axis1=-2, axis2=-1)
+    off = np.abs(gram - diag[..., None] * np.eye(n))
+    norm1 = np.trace(gram, axis1=-2, axis2=-1) / n
+    return _Stats(mu[..., -1], mu[..., 0], np.max(np.abs(mu / norm1[..., None] - 1), axis=-1),
+                  off.max(axis=(-2, -1)) / diag.min(axis=-1))
 
 
 def _labels(n, rng):
