@@ -41,11 +41,14 @@ SIZES = [(10, 1_000), (10, 10_000), (10, 100_000), (40, 1_000), (40, 10_000), (4
 
 
 # ----------------------------------------------------------------------------- numpy peer
-def numpy_trial(n, d, rng, max_steps=100_000):
+def numpy_trial(n, d, rng, max_steps=100_000, times=None):
     """One Fig. 2 trial in plain numpy/scipy; returns the gap ||w_inf - w*||."""
+    t0 = time.perf_counter()
     X = rng.standard_normal((n, d))
     y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t1 = time.perf_counter()
     K = X @ X.T
+    t2 = time.perf_counter()
     mu1 = np.linalg.eigvalsh(K)[-1]
     eta = 1.0 / mu1
     eps = np.abs(y).min() / 10.0
@@ -57,6 +60,7 @@ def numpy_trial(n, d, rng, max_steps=100_000):
         if np.linalg.norm(g) < tol:
             break
         w -= eta * g
+    t3 = time.perf_counter()
     ypos = np.where(y > 0, y, 0.0)
     bounds = [(None, None) if yi > 0 else (None, 0.0) for yi in y]
     res = scipy.optimize.minimize(
@@ -64,7 +68,11 @@ def numpy_trial(n, d, rng, max_steps=100_000):
         method="SLSQP", options={"ftol": 1e-16, "maxiter": 1000},
     )
     w_star = X.T @ res.x
-    return float(np.linalg.norm(w - w_star))
+    gap = float(np.linalg.norm(w - w_star))
+    if times is not None:
+        for k, v in zip(("sampling", "K", "GD", "QP"), (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)):
+            times[k] = times.get(k, 0.0) + v
+    return gap
 
 
 def numpy_rate(n, d, trials, seed=0):
@@ -148,6 +156,8 @@ def main():
     print(f"# relucore {relucore.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
           f"{platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
     normal_rate, gemm = machine_limits()
+    sweep_rate(10, 1000, 4, use_gram=False)  # warm up (imports, first calls)
+    sweep_rate(10, 1000, 4, use_gram=True)
     print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
 
     print("\n## trials per second (1 thread each)\n")
@@ -183,7 +193,7 @@ def main():
                   f"{p2 / p1:.2f} |", flush=True)
 
     print("\n## where the time goes (ms per trial, 1 thread)\n")
-    print("| n | d | mode | sampling | K | prepare | GD | QP | gram_stats | sweep total | floor: normals | floor: K (GEMM) |")
+    print("| n | d | who | sampling | K | prepare | GD | QP | gram_stats | total | floor: normals | floor: K (GEMM) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
         trials = (4 if d >= 100_000 else 32) if not use_gram else 256
@@ -192,8 +202,20 @@ def main():
         floor_rng = (n * n if use_gram else n * d) / normal_rate
         floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
         cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())
-        print(f"| {n} | {d:.0e} | {'K' if use_gram else 'X'} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | "
+        who = "relucore K" if use_gram else "relucore X"
+        print(f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | "
               f"{1e3 * floor_k:.3g} |", flush=True)
+        if not use_gram or d == 100_000:
+            nt = 2 if d >= 100_000 else 8
+            times = {}
+            rng = np.random.default_rng(1)
+            t0 = time.perf_counter()
+            for _ in range(nt):
+                numpy_trial(n, d, rng, times=times)
+            tot = (time.perf_counter() - t0) / nt
+            c = {k: f"{1e3 * v / nt:.3g}" for k, v in times.items()}
+            print(f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
+                  f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |", flush=True)
 
     print("\n## Gram-mode trial time against d (n = 40, 1 thread)\n")
     print("| d | ms per trial | relative to d = 1e3 |")
