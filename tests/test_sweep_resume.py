@@ -49,7 +49,7 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    saved = Checkpoint(ckpt, _fingerprint_of(ckpt), {}).rows
+    saved = _saved_rows(ckpt)
     assert 0 < len(saved) < 120  # killed mid-sweep
     # Resume with a different batch size and thread count: only missing trials run.
     calls = []
@@ -68,7 +68,7 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
     assert sum(calls) == 120 - len(saved)
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
     # Everything is now saved exactly once; a third run computes nothing.
-    rows = Checkpoint(ckpt, _fingerprint_of(ckpt), {}).rows
+    rows = _saved_rows(ckpt)
     assert sorted((r["config_index"], r["trial"]) for r in rows) == [(c, t) for c in range(3) for t in range(40)]
     relucore._sweep.run_batch = counting
     calls.clear()
@@ -78,6 +78,12 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
         relucore._sweep.run_batch = orig
     assert calls == []
     pd.testing.assert_frame_equal(again, uninterrupted, check_exact=True)
+
+
+def _saved_rows(path):
+    rows = []
+    Checkpoint(path, _fingerprint_of(path), {}, on_rows=rows.extend)
+    return rows
 
 
 def _fingerprint_of(path):

@@ -5,12 +5,14 @@ import concurrent.futures as cf
 import hashlib
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
 
 import relucore
 from relucore._sweep_config import canonical_json, config_key, expand_grid, root_entropy
 from relucore._sweep_store import Checkpoint, CheckpointError
-from relucore._sweep_table import build_table, save_table
+from relucore._sweep_table import Results, save_table
 from relucore._sweep_task import run_batch
 from relucore._validation import check_int, check_n_threads
 
@@ -168,13 +170,13 @@ def sweep(
         "relucore": relucore.__version__,
     }
     fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
-    store = Checkpoint(checkpoint, fingerprint, arguments) if checkpoint is not None else None
-    rows: List[Dict[str, Any]] = list(store.rows) if store is not None else []
-    done = store.done() if store is not None else set()
+    results = Results(len(configs), trials)
+    store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add) if checkpoint is not None else None
+    n_done = len(results)
 
     tasks = []
     for ci, cfg in enumerate(configs):
-        todo = [t for t in range(trials) if (ci, t) not in done]
+        todo = np.flatnonzero(~results.done[ci]).tolist()
         bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)))
         key = config_key(cfg)
         for start in range(0, len(todo), bs):
@@ -183,12 +185,12 @@ def sweep(
                 "trials": todo[start:start + bs], "n_threads": task_threads, "measure": measure,
             })
 
-    bar = _progress_bar(progress, len(configs) * trials, len(done))
+    bar = _progress_bar(progress, len(configs) * trials, n_done)
 
     def record(out):
         if store is not None:
             store.append(out["rows"])
-        rows.extend(out["rows"])
+        results.add(out["rows"])
         if bar is not None:
             bar.update(len(out["rows"]))
 
@@ -212,4 +214,4 @@ def sweep(
             own_pool.shutdown(wait=True, cancel_futures=True)
         if bar is not None:
             bar.close()
-    return build_table(configs, rows)
+    return results.table(configs, entropy)

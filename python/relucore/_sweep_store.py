@@ -58,12 +58,15 @@ class Checkpoint:
         Hash of everything that determines the rows.
     arguments : dict
         Human-readable description stored in the header.
+    on_rows : callable, optional
+        Called with the rows of every saved batch found when resuming.
     """
 
-    def __init__(self, path, fingerprint: str, arguments: Dict[str, Any]):
+    def __init__(self, path, fingerprint: str, arguments: Dict[str, Any], on_rows=None):
         self.path = os.fspath(path)
         self.fingerprint = fingerprint
-        self.rows: List[Dict[str, Any]] = []
+        self.n_rows = 0
+        self._on_rows = on_rows
         if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             self._load()
         else:
@@ -110,7 +113,9 @@ class Checkpoint:
                 if i == len(records) - 1 and not tail:
                     break  # a torn last record that happened to end in a newline
                 raise CheckpointError(f"checkpoint {self.path!r}: record {i + 1} is damaged")
-            self.rows.extend(rows)
+            self.n_rows += len(rows)
+            if self._on_rows is not None:
+                self._on_rows(rows)
             good_end += len(line) + 1
         if good_end != len(data):
             with open(self.path, "r+b") as f:
@@ -142,8 +147,4 @@ class Checkpoint:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self.rows.extend(rows)
-
-    def done(self) -> set:
-        """``{(config_index, trial)}`` already saved."""
-        return {(r["config_index"], r["trial"]) for r in self.rows}
+        self.n_rows += len(rows)

@@ -18,7 +18,7 @@ import numpy as np
 
 import relucore
 from relucore import _init
-from relucore._sweep_config import SAMPLER_KEYS, trial_seed, seed_string
+from relucore._sweep_config import SAMPLER_KEYS, trial_seed
 from relucore._train import DEFAULT_INIT_SCALE, prepare, run_prepared
 
 __all__ = ["run_batch", "STATUS_NAMES", "BUILTIN_COLUMNS"]
@@ -268,8 +268,6 @@ def run_batch(task: Dict[str, Any]) -> Dict[str, Any]:
                     rows.extend(_run_trials(task, [t]))
                 except Exception as exc1:
                     rows.append(_error_row(t, exc1))
-    key = tuple(task["key"])
     for row in rows:
         row["config_index"] = task["config_index"]
-        row["seed"] = seed_string(task["entropy"], key, row["trial"])
     return {"batch": task["batch"], "rows": rows}
