@@ -23,9 +23,15 @@ time from d = 1e3 to 1e9.
 """
 from __future__ import annotations
 
+import os
+
+# Every peer single-threaded unless a section says otherwise: on a shared machine a
+# multi-threaded BLAS in the numpy peer mostly measures contention.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import multiprocessing
-import os
 import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -83,9 +89,9 @@ def numpy_rate(n, d, trials, seed=0):
 
 
 # ----------------------------------------------------------------------------- relucore
-def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, batch_size=None):
+def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, batch_size=None, gram_stats=False):
     t0 = time.perf_counter()
-    t = relucore.sweep({"n": n, "d": d, "use_gram": use_gram}, trials=trials, seed=seed, n_threads=n_threads,
+    t = relucore.sweep({"n": n, "d": d, "use_gram": use_gram, "gram_stats": gram_stats}, trials=trials, seed=seed, n_threads=n_threads,
                        executor=executor, batch_size=batch_size, progress=False)
     dt = time.perf_counter() - t0
     assert (t["status"] == "converged").all(), t["error"].unique()
@@ -161,7 +167,7 @@ def main():
     print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
 
     print("\n## trials per second (1 thread each)\n")
-    print("| n | d | numpy | relucore X | relucore K | X / numpy | K / numpy | sampling floor X | mean gap numpy | mean gap relucore |")
+    print("| n | d | numpy | relucore X | relucore K | X / numpy | K / numpy | sampling floor X | mean gap, numpy draws | mean gap, relucore draws |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for n, d in SIZES:
         tn = 2 if d >= 100_000 else (4 if q else 10)
@@ -198,7 +204,7 @@ def main():
     for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
         trials = (4 if d >= 100_000 else 32) if not use_gram else 256
         parts, nit = breakdown(n, d, trials, use_gram)
-        r, _ = sweep_rate(n, d, trials, use_gram=use_gram)
+        r, _ = sweep_rate(n, d, trials, use_gram=use_gram, gram_stats=True)
         floor_rng = (n * n if use_gram else n * d) / normal_rate
         floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
         cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())

@@ -82,7 +82,8 @@ def sweep(
         ``signs`` (default ``(1,)``; ``m`` alone gives ceil(m/2) signs +1 then
         -1), ``init``, ``init_scale``, ``eps``, ``eta``, ``steps``, ``tol``,
         ``engine``, ``loss_name`` (train's ``loss``), ``activation`` (forwarded to ``train``) and
-        ``minnorm`` (False skips the QP and leaves the gap NaN).
+        ``minnorm`` (False skips the QP and leaves the gap NaN) and
+        ``gram_stats`` (False leaves the ``gram_*`` columns NaN).
     trials : int
         Trials per configuration.
     seed : int or numpy.random.SeedSequence

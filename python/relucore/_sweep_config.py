@@ -51,6 +51,7 @@ DEFAULTS: Dict[str, Any] = {
     "loss_name": "square",  # train's loss= ("square" or "logistic")
     "activation": "relu",
     "minnorm": True,  # compute w* and the gap (a QP per trial)
+    "gram_stats": True,  # compute the gram_* columns (relucore.gram_stats)
 }
 
 #: Keys forwarded to the sampler (only when not None).
@@ -96,7 +97,7 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     out["n"] = check_int(out["n"], f"{where}['n']", minimum=1)
     out["d"] = check_int(out["d"], f"{where}['d']", minimum=1)
     out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
-    for k in ("use_gram", "minnorm"):
+    for k in ("use_gram", "minnorm", "gram_stats"):
         if not isinstance(out[k], bool):
             raise TypeError(f"{where}[{k!r}] must be a bool, got {type(out[k]).__name__}")
     signs, m = out["signs"], out["m"]

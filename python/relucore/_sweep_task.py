@@ -80,11 +80,15 @@ def _unbatch(res, b: int):
     )
 
 
+def _no_gram_columns(B: int) -> List[Dict[str, float]]:
+    return [{f"gram_{f}": math.nan for f in GRAM_FIELDS} for _ in range(B)]
+
+
 def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, float]]:
     """``gram_*`` columns of a batch (K: (B, n, n)) from one batched gram_stats call."""
     B, n = y.shape
     if n < 2:
-        return [{f"gram_{f}": math.nan for f in GRAM_FIELDS} for _ in range(B)]
+        return _no_gram_columns(B)
     st = _api("gram_stats")(gram=K, spectrum=spectrum, y=y)
     cols = {}
     for f in GRAM_FIELDS:
@@ -208,7 +212,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
                        on_divergence="status")
     try:
         # The spectrum is fixed by the configuration, so one call serves the batch.
-        gram_cols = _gram_columns(datas[0].spectrum, p.K, y)
+        gram_cols = _gram_columns(datas[0].spectrum, p.K, y) if cfg["gram_stats"] else _no_gram_columns(len(trials))
     except Exception:
         gram_cols = None  # computed per trial below, so that only failing trials are marked
     rows = []
