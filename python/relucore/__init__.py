@@ -22,6 +22,7 @@ from relucore._bounds import (
     theorem6_bound,
 )
 from relucore._trainer import Trainer
+from relucore._sweep import CheckpointError, save_table, sweep
 
 __all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "Trainer"]
 # Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
@@ -31,3 +32,5 @@ __all__ += [
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
     "step_constant",
 ]
+# Sweeps (issue 5).
+__all__ += ["sweep", "save_table", "CheckpointError"]
