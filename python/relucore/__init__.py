@@ -9,5 +9,6 @@ The main entry points:
 from relucore._core import __version__
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
+from relucore._metrics import TrainingMetrics, training_metrics
 
-__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta"]
+__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "TrainingMetrics", "training_metrics"]
