@@ -32,6 +32,9 @@ def _check_all(res, met, X, y, a, act, gamma, rtol=1e-9):
         assert met.fro_norm[r] == pytest.approx(fro, rel=rtol)
         assert met.spectral_norm[r] == pytest.approx(spec, rel=rtol)
         assert met.stable_rank[r] == pytest.approx(sr, rel=rtol)
+        for field, rows in (("stable_rank_pos", a > 0), ("stable_rank_neg", a < 0)):
+            _, _, sr_g, _, _ = _direct(W[rows], X, y, a[rows], act, gamma)
+            assert getattr(met, field)[r] == pytest.approx(sr_g, rel=rtol)
         np.testing.assert_allclose(met.margins[r], marg, rtol=0, atol=rtol * np.abs(marg).max())
         np.testing.assert_allclose(met.normalized_margins[r], nm, rtol=0, atol=rtol * np.abs(nm).max())
         if marg.min() > 0:

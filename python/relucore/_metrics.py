@@ -48,6 +48,12 @@ class TrainingMetrics:
         ``||W||_F`` and ``||W||_2``.
     stable_rank : ndarray, shape (R,)
         ``||W||_F^2 / ||W||_2^2``, in ``[1, m]``.
+    stable_rank_pos, stable_rank_neg : ndarray, shape (R,)
+        The stable rank of the sub-matrix of neurons with outer weight
+        ``a_k > 0`` (resp. ``< 0``): Kou et al. state their result per sign
+        group (their ``W_{+1}``, ``W_{-1}``). For the leaky ReLU each group
+        tends to rank one while the whole W keeps two directions (Frei et al.
+        2022: rank at most two). NaN for an empty group.
     margins : ndarray, shape (R, n)
         ``y_i f(x_i)``.
     normalized_margins : ndarray, shape (R, n)
@@ -63,6 +69,8 @@ class TrainingMetrics:
     fro_norm: np.ndarray
     spectral_norm: np.ndarray
     stable_rank: np.ndarray
+    stable_rank_pos: np.ndarray
+    stable_rank_neg: np.ndarray
     margins: np.ndarray
     normalized_margins: np.ndarray
     margin_ratio: np.ndarray
@@ -181,6 +189,10 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     spec = np.sqrt(top)
     with np.errstate(invalid="ignore", divide="ignore"):
         srank = np.where(top > 0, fro2 / np.where(top > 0, top, 1.0), np.nan)
+    signs = np.asarray(result.signs, dtype=float)
+    by_sign = {}
+    for key, idx in (("stable_rank_pos", np.flatnonzero(signs > 0)), ("stable_rank_neg", np.flatnonzero(signs < 0))):
+        by_sign[key] = stable_rank(G[..., idx[:, None], idx[None, :]]) if idx.size else np.full(srank.shape, np.nan)
         marg = margins(beta, result.signs, y[..., None, :], activation=result.activation,
                        leaky_slope=result.leaky_slope)
         nmarg = marg / np.where(fro > 0, fro, np.nan)[..., None]
@@ -190,7 +202,7 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
         ratio = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.nan)
     mask = ~valid
     out = {}
-    for name, arr in dict(fro_norm=fro, spectral_norm=spec, stable_rank=srank, margins=marg,
+    for name, arr in dict(fro_norm=fro, spectral_norm=spec, stable_rank=srank, **by_sign, margins=marg,
                           normalized_margins=nmarg, margin_ratio=ratio,
                           min_normalized_margin=nmarg.min(axis=-1)).items():
         arr = np.array(arr, dtype=float)

@@ -2,3 +2,4 @@
 
 Add one line per new module; order is the order of ``relucore reproduce all``.
 """
+from relucore.experiments import literature  # noqa: F401  (kou-stable-rank, step-size, convergence-probability)
