@@ -5,7 +5,7 @@ import numpy as np
 
 from relucore.plots._style import new_axes
 
-__all__ = ["plot_stable_rank", "plot_margin_ratio"]
+__all__ = ["plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling"]
 
 
 def _mean(a):
@@ -73,4 +73,60 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     ax.set_ylabel("margin ratio − 1")
     if label is not None:
         ax.legend(fontsize=8)
+    return ax
+
+
+def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=None, floor=None, **kw):
+    """Gap ``||W_GD - W*||`` against ``eta mu_1(K)`` for orthogonal and near-orthogonal inputs.
+
+    Parameters
+    ----------
+    eta_units : array, shape (E,)
+    gaps_orthogonal, gaps_near : array, shape (trials, E) or (E,)
+        Mean and spread over trials are drawn.
+    slope : float, optional
+        Prefactor c of the line ``c eta`` fitted on the orthogonal data.
+    floor : (float, float) or (float, float, float), optional
+        ``(floor, c[, p])`` of ``floor + c eta^p`` fitted on the near-orthogonal data.
+    """
+    ax = new_axes(ax)
+    e = np.asarray(eta_units, dtype=float)
+    for g, label, color, marker in ((gaps_orthogonal, "orthogonal inputs", "C0", "o"),
+                                    (gaps_near, "near-orthogonal Gaussian inputs", "C3", "s")):
+        g = np.atleast_2d(np.asarray(g, dtype=float))
+        mean = g.mean(axis=0)
+        ax.plot(e, mean, marker=marker, color=color, label=label, ls="none", **kw)
+        if g.shape[0] > 1:
+            ax.fill_between(e, g.min(axis=0), g.max(axis=0), color=color, alpha=0.15, lw=0)
+    if slope is not None:
+        ax.plot(e, slope * e, color="C0", lw=1, label=f"fit {slope:.3g}·ημ₁")
+    if floor is not None:
+        f, c = floor[0], floor[1]
+        p = 1.0 if len(floor) < 3 else floor[2]
+        ax.plot(e, f + c * e**p, color="C3", lw=1, label=f"fit floor + c·η^{p:.2f}, floor = {f:.2g}")
+        ax.axhline(f, color="C3", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("step size η·μ₁(K)")
+    ax.set_ylabel("‖W_GD − W*‖_F")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
+    """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits."""
+    ax = new_axes(ax)
+    for x, f, label, color in ((n_grid, floors_n, f"against n (d={fixed_d})", "C2"),
+                               (d_grid, floors_d, f"against d (n={fixed_n})", "C4")):
+        x = np.asarray(x, dtype=float)
+        f = np.asarray(f, dtype=float)
+        ok = f > 0
+        p, logc = np.polyfit(np.log(x[ok]), np.log(f[ok]), 1)
+        ax.plot(x[ok], f[ok], "o", color=color, label=f"{label}: ∝ x^{p:.2f}", **kw)
+        ax.plot(x[ok], np.exp(logc) * x[ok] ** p, color=color, lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n  or  d")
+    ax.set_ylabel("floor  ‖W_GF − W*‖_F")
+    ax.legend(fontsize=8)
     return ax
