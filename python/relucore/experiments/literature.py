@@ -487,3 +487,210 @@ def step_size(
         data={"gaps_orthogonal": gaps_o, "gaps_near_orthogonal": gaps_n, "floor": floor_n, "slope_orthogonal": slope_o,
               "floor_exponent_n": p_n, "floor_exponent_d": p_d, "floor_exponent_eps": p_eps, "seconds": elapsed},
     )
+
+
+# ---------------------------------------------------------------------------
+# convergence-probability
+
+
+def trained_outer_gd(X, y, mask, W, a, eta, steps: int):
+    """Full-batch GD on ``h(x) = p^{-1/2} sum_j a_j relu(w_j^T x)`` with BOTH layers trained.
+
+    A small numpy engine, vectorised over a batch of independent problems, for
+    the model of Dana, Bach, Pillaud-Vivien (2025). (``relucore.train`` keeps the
+    outer layer fixed; the weight-space C++ engine with a trained outer layer
+    lives in the mean-field module and uses the mean-field scaling with noisy
+    SGD, so this experiment carries its own plain GD.) The loss is the sum
+    ``R = 1/2 sum_i mask_i (h(x_i) - y_i)^2``; padded examples (``mask = 0``) let
+    problems with different n share one batch.
+
+    Parameters
+    ----------
+    X : ndarray, shape (B, N, d)
+    y, mask : ndarray, shape (B, N)
+    W : ndarray, shape (B, p, d)
+    a : ndarray, shape (B, p)
+    eta : ndarray, shape (B,)
+    steps : int
+
+    Returns
+    -------
+    loss : ndarray, shape (B,)
+        Final loss relative to ``1/2 ||y||^2`` (the loss of the zero network).
+    W, a : the final weights.
+    """
+    p = a.shape[1]
+    sp = np.sqrt(p)
+    Xt = np.swapaxes(X, 1, 2)
+    e2 = eta[:, None]
+    e3 = eta[:, None, None]
+    for _ in range(steps):
+        pre = W @ Xt  # (B, p, N)
+        act = np.maximum(pre, 0.0)
+        r = (np.einsum("bp,bpn->bn", a, act) / sp - y) * mask
+        grad_a = np.einsum("bpn,bn->bp", act, r) / sp
+        grad_W = ((a[:, :, None] / sp) * (pre > 0) * r[:, None, :]) @ X
+        a = a - e2 * grad_a
+        W = W - e3 * grad_W
+    h = np.einsum("bp,bpn->bn", a, np.maximum(W @ Xt, 0.0)) / sp
+    loss = 0.5 * np.sum(((h - y) * mask) ** 2, axis=1) / (0.5 * np.sum((y * mask) ** 2, axis=1))
+    return loss, W, a
+
+
+def wilson_interval(successes, trials, z: float = 1.96):
+    """Wilson score interval for a binomial proportion (vectorised); returns (low, high)."""
+    k = np.asarray(successes, dtype=float)
+    t = np.asarray(trials, dtype=float)
+    phat = k / t
+    denom = 1 + z**2 / t
+    centre = (phat + z**2 / (2 * t)) / denom
+    half = z * np.sqrt(phat * (1 - phat) / t + z**2 / (4 * t**2)) / denom
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def fit_threshold(n_values, successes, trials):
+    """Maximum-likelihood fit of ``P(n) = 1 / (1 + (n / n*)^k)`` to binomial counts.
+
+    Returns ``(n_star, k)``: ``n*`` is where the success probability is 1/2.
+    """
+    from scipy.optimize import minimize
+
+    x = np.log(np.asarray(n_values, dtype=float))
+    s = np.asarray(successes, dtype=float)
+    t = np.asarray(trials, dtype=float)
+
+    def nll(theta):
+        logn, logk = theta
+        z = np.exp(logk) * (x - logn)
+        # log P = -log(1 + e^z), log(1 - P) = z - log(1 + e^z)
+        lp = -np.logaddexp(0.0, z)
+        lq = z - np.logaddexp(0.0, z)
+        return -np.sum(s * lp + (t - s) * lq)
+
+    ph = s / t
+    above = np.flatnonzero(ph >= 0.5)
+    start = x[above[-1]] if above.size else x[0]
+    res = minimize(nll, x0=np.array([start, np.log(3.0)]), method="Nelder-Mead",
+                   options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000})
+    return float(np.exp(res.x[0])), float(np.exp(res.x[1]))
+
+
+def _sphere_data(rng, B, N, d):
+    """x = r u with u uniform on the sphere S^{d-1}, r ~ U[1, 2]; y = ±U[1, 2] (Dana et al. 2025)."""
+    u = rng.standard_normal((B, N, d))
+    u /= np.linalg.norm(u, axis=2, keepdims=True)
+    X = u * rng.uniform(1.0, 2.0, (B, N, 1))
+    y = rng.uniform(1.0, 2.0, (B, N)) * rng.choice([-1.0, 1.0], (B, N))
+    return X, y
+
+
+@register("convergence-probability", "Dana et al. 2025: P(GD reaches a global minimum) against n at fixed d; threshold n*(d)")
+def convergence_probability(
+    *,
+    d_grid: Sequence[int] = (8, 16, 32),
+    n_factors: Sequence[float] = (0.5, 1, 2, 3, 4, 6, 8),
+    p: int = 16,
+    trials: int = 100,
+    steps: int = 4000,
+    eta_factor: float = 1.0,
+    loss_threshold: float = 1e-4,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
+    """Probability that GD interpolates, against n at fixed d, for a network with a trained outer layer.
+
+    Model (Dana, Bach, Pillaud-Vivien 2025): ``h(x) = p^{-1/2} sum_j a_j relu(w_j^T x)``,
+    both layers trained by full-batch GD on ``1/2 sum_i (h(x_i) - y_i)^2`` with
+    ``eta = eta_factor / mu_1(K)``; ``a_j ~ N(0, 1)``, ``w_j ~ N(0, I_d / d)``;
+    ``x = r u`` with u uniform on the sphere and ``r ~ U[1, 2]``; ``y = ±U[1, 2]``.
+    A run reaches a global minimum when its final loss is below
+    ``loss_threshold`` times the loss of the zero network. For every d the
+    sample sizes are ``n = n_factors * d``; each point has ``trials`` runs,
+    a Wilson 95% interval, and ``P(n) = 1/(1 + (n/n*)^k)`` is fitted by maximum
+    likelihood; ``n*(d)`` is then fitted as a power of d.
+
+    All runs of one d (every n, every trial) go through one vectorised GD
+    (:func:`trained_outer_gd`), smaller problems padded with masked examples.
+    """
+    if quick:
+        d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 8), 12, 24, 1500
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    table = []
+    curves = []
+    for d in d_grid:
+        n_values = sorted({max(2, int(round(f * d))) for f in n_factors})
+        N = max(n_values)
+        B = len(n_values) * trials
+        X, y = _sphere_data(rng, B, N, d)
+        nb = np.repeat(n_values, trials)
+        mask = (np.arange(N)[None, :] < nb[:, None]).astype(float)
+        X = X * mask[:, :, None]
+        y = y * mask
+        mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+        W0 = rng.standard_normal((B, p, d)) / np.sqrt(d)
+        a0 = rng.standard_normal((B, p))
+        loss, _, _ = trained_outer_gd(X, y, mask, W0, a0, eta_factor / mu1, steps)
+        ok = (loss < loss_threshold).reshape(len(n_values), trials)
+        succ = ok.sum(axis=1)
+        lo, hi = wilson_interval(succ, trials)
+        n_star, k = fit_threshold(n_values, succ, trials)
+        curves.append({"d": d, "n": np.array(n_values), "prob": succ / trials, "low": lo, "high": hi,
+                       "n_star": n_star, "k": k})
+        for j, n in enumerate(n_values):
+            table.append({"d": d, "n": n, "p": p, "trials": trials, "successes": int(succ[j]),
+                          "probability": float(succ[j] / trials), "wilson_low": float(lo[j]),
+                          "wilson_high": float(hi[j]),
+                          "median_final_loss": float(np.median(loss.reshape(len(n_values), trials)[j])),
+                          "n_star_fit": n_star, "slope_fit": k})
+    elapsed = time.perf_counter() - t0
+    q, _ = _power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
+
+    claims = []
+    for c in curves:
+        pr = c["prob"]
+        # decreasing within the sampling noise: no rise larger than the Wilson half-widths allow
+        rises = [pr[j + 1] - pr[j] for j in range(len(pr) - 1)]
+        tol = max(c["high"] - c["low"]) / 2
+        claims.append(Claim(
+            f"decreasing_in_n_d{c['d']}",
+            f"d={c['d']}: P(global minimum) decreases in n, from ~1 at small n to ~0 at large n",
+            "P = " + ", ".join(f"{pp:.2f}" for pp in pr) + f" at n = {list(map(int, c['n']))}; n* = {c['n_star']:.1f}",
+            bool(pr[0] >= 0.8 and pr[-1] <= 0.2 and max(rises) <= tol)))
+    claims.append(Claim(
+        "threshold_grows_with_d",
+        "the threshold n*(d) grows with d (high-dimensional data are weakly interacting)",
+        "n* = " + ", ".join(f"{c['n_star']:.1f} (d={c['d']})" for c in curves) + f"; n* ∝ d^{q:.2f}",
+        bool(all(curves[j + 1]["n_star"] > curves[j]["n_star"] for j in range(len(curves) - 1)))))
+
+    fig = None
+    try:
+        from relucore.plots._literature import plot_convergence_probability
+        from relucore.plots._style import pyplot
+
+        plt = pyplot()
+        fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained",
+                                 gridspec_kw={"width_ratios": [1.6, 1]})
+        plot_convergence_probability(curves, ax=axes[0])
+        axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, "
+                          f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps", fontsize=8)
+        ds = np.array(d_grid, float)
+        ns = np.array([c["n_star"] for c in curves])
+        axes[1].plot(ds, ns, "o-", color="k")
+        axes[1].set_xscale("log")
+        axes[1].set_yscale("log")
+        axes[1].set_xlabel("d")
+        axes[1].set_ylabel("threshold n*(d)  (P = 1/2)")
+        axes[1].set_title(f"fitted n* ∝ d^{q:.2f}", fontsize=9)
+        fig.suptitle("Probability that GD reaches a global minimum (Dana et al. 2025 setting)", fontsize=10)
+    except ImportError:
+        fig = None
+
+    params = dict(d_grid=d_grid, n_factors=n_factors, p=p, trials=trials, steps=steps, eta_factor=eta_factor,
+                  loss_threshold=loss_threshold, seed=seed, quick=quick,
+                  engine="numpy full-batch GD in experiments/literature.py (trained_outer_gd)")
+    return ExperimentResult(
+        name="convergence-probability", params=params, table=table, claims=claims, figure=fig,
+        data={"curves": curves, "n_star_exponent": q, "seconds": elapsed},
+    )

@@ -4,7 +4,14 @@ Every ``plot_*`` function draws on ``ax`` (a new figure when ``ax`` is None),
 takes matplotlib keyword arguments through ``**kw`` and returns the axes.
 matplotlib is imported only when a plot is drawn (``pip install relucore[plots]``).
 """
-from relucore.plots._literature import plot_floor_scaling, plot_margin_ratio, plot_stable_rank, plot_step_size_gap
+from relucore.plots._literature import (
+    plot_convergence_probability,
+    plot_floor_scaling,
+    plot_margin_ratio,
+    plot_stable_rank,
+    plot_step_size_gap,
+)
 from relucore.plots._style import new_axes
 
-__all__ = ["new_axes", "plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling"]
+__all__ = ["new_axes", "plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling",
+           "plot_convergence_probability"]

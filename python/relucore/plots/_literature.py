@@ -5,7 +5,8 @@ import numpy as np
 
 from relucore.plots._style import new_axes
 
-__all__ = ["plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling"]
+__all__ = ["plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling",
+           "plot_convergence_probability"]
 
 
 def _mean(a):
@@ -128,5 +129,32 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
     ax.set_yscale("log")
     ax.set_xlabel("n  or  d")
     ax.set_ylabel("floor  ‖W_GF − W*‖_F")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_convergence_probability(curves, *, ax=None, **kw):
+    """Success probability against n with Wilson intervals and the fitted ``1/(1 + (n/n*)^k)``.
+
+    Parameters
+    ----------
+    curves : list of dict
+        One per d with keys ``d``, ``n``, ``prob``, ``low``, ``high``, ``n_star``, ``k``
+        (as in the ``convergence-probability`` experiment's ``data["curves"]``).
+    """
+    ax = new_axes(ax)
+    for j, c in enumerate(curves):
+        color = f"C{j}"
+        n = np.asarray(c["n"], dtype=float)
+        pr = np.asarray(c["prob"], dtype=float)
+        err = np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr])
+        ax.errorbar(n, pr, yerr=err, fmt="o", color=color, capsize=3, label=f"d={c['d']}: n*={c['n_star']:.1f}", **kw)
+        grid = np.geomspace(n.min(), n.max(), 200)
+        ax.plot(grid, 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"]), color=color, lw=1)
+        ax.axvline(c["n_star"], color=color, lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("number of examples n")
+    ax.set_ylabel("P(final loss below threshold)")
     ax.legend(fontsize=8)
     return ax
