@@ -537,15 +537,21 @@ def trained_outer_gd(X, y, mask, W, a, eta, steps: int):
     return loss, W, a
 
 
-def wilson_interval(successes, trials, z: float = 1.96):
-    """Wilson score interval for a binomial proportion (vectorised); returns (low, high)."""
+def wilson_interval(successes, trials, z: float = 1.959963984540054):
+    """Wilson score interval for a binomial proportion (vectorised); returns (low, high).
+
+    ``z`` is the normal quantile (default: 97.5%, a 95% two-sided interval).
+    """
     k = np.asarray(successes, dtype=float)
     t = np.asarray(trials, dtype=float)
     phat = k / t
     denom = 1 + z**2 / t
     centre = (phat + z**2 / (2 * t)) / denom
     half = z * np.sqrt(phat * (1 - phat) / t + z**2 / (4 * t**2)) / denom
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    # The interval always contains phat; pin the exact ends against rounding.
+    lo = np.where(k == 0, 0.0, np.clip(np.minimum(centre - half, phat), 0, 1))
+    hi = np.where(k == t, 1.0, np.clip(np.maximum(centre + half, phat), 0, 1))
+    return lo, hi
 
 
 def fit_threshold(n_values, successes, trials):
@@ -610,8 +616,9 @@ def convergence_probability(
     a Wilson 95% interval, and ``P(n) = 1/(1 + (n/n*)^k)`` is fitted by maximum
     likelihood; ``n*(d)`` is then fitted as a power of d.
 
-    All runs of one d (every n, every trial) go through one vectorised GD
-    (:func:`trained_outer_gd`), smaller problems padded with masked examples.
+    The trials of every (d, n) go through one vectorised GD (:func:`trained_outer_gd`).
+    ``relucore.sweep`` was not available when this was written, so the trials are
+    batched here directly.
     """
     if quick:
         d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 8), 12, 24, 1500
@@ -621,18 +628,17 @@ def convergence_probability(
     curves = []
     for d in d_grid:
         n_values = sorted({max(2, int(round(f * d))) for f in n_factors})
-        N = max(n_values)
-        B = len(n_values) * trials
-        X, y = _sphere_data(rng, B, N, d)
-        nb = np.repeat(n_values, trials)
-        mask = (np.arange(N)[None, :] < nb[:, None]).astype(float)
-        X = X * mask[:, :, None]
-        y = y * mask
-        mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
-        W0 = rng.standard_normal((B, p, d)) / np.sqrt(d)
-        a0 = rng.standard_normal((B, p))
-        loss, _, _ = trained_outer_gd(X, y, mask, W0, a0, eta_factor / mu1, steps)
-        ok = (loss < loss_threshold).reshape(len(n_values), trials)
+        # One vectorised GD over the trials of each n (grouping by n avoids padding work).
+        losses = []
+        for n in n_values:
+            X, y = _sphere_data(rng, trials, n, d)
+            mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+            W0 = rng.standard_normal((trials, p, d)) / np.sqrt(d)
+            a0 = rng.standard_normal((trials, p))
+            loss_n, _, _ = trained_outer_gd(X, y, np.ones((trials, n)), W0, a0, eta_factor / mu1, steps)
+            losses.append(loss_n)
+        loss = np.stack(losses)
+        ok = loss < loss_threshold
         succ = ok.sum(axis=1)
         lo, hi = wilson_interval(succ, trials)
         n_star, k = fit_threshold(n_values, succ, trials)
@@ -642,7 +648,7 @@ def convergence_probability(
             table.append({"d": d, "n": n, "p": p, "trials": trials, "successes": int(succ[j]),
                           "probability": float(succ[j] / trials), "wilson_low": float(lo[j]),
                           "wilson_high": float(hi[j]),
-                          "median_final_loss": float(np.median(loss.reshape(len(n_values), trials)[j])),
+                          "median_final_loss": float(np.median(loss[j])),
                           "n_star_fit": n_star, "slope_fit": k})
     elapsed = time.perf_counter() - t0
     q, _ = _power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
@@ -680,6 +686,10 @@ def convergence_probability(
         axes[1].plot(ds, ns, "o-", color="k")
         axes[1].set_xscale("log")
         axes[1].set_yscale("log")
+        from relucore.plots._literature import _plain_log_ticks
+
+        _plain_log_ticks(axes[1].xaxis, ds)
+        _plain_log_ticks(axes[1].yaxis, np.round(ns, 1))
         axes[1].set_xlabel("d")
         axes[1].set_ylabel("threshold n*(d)  (P = 1/2)")
         axes[1].set_title(f"fitted n* ∝ d^{q:.2f}", fontsize=9)

@@ -20,6 +20,15 @@ def _mean(a):
     return out
 
 
+def _plain_log_ticks(axis, values):
+    """Ticks of a log axis at the given values, written as plain numbers."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    axis.set_major_locator(FixedLocator(np.asarray(values, dtype=float)))
+    axis.set_major_formatter(ScalarFormatter())
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _steps(met):
     s = np.asarray(met.steps)
     return s if s.ndim == 1 else s[0]
@@ -147,12 +156,13 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         color = f"C{j}"
         n = np.asarray(c["n"], dtype=float)
         pr = np.asarray(c["prob"], dtype=float)
-        err = np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr])
+        err = np.maximum(np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr]), 0.0)
         ax.errorbar(n, pr, yerr=err, fmt="o", color=color, capsize=3, label=f"d={c['d']}: n*={c['n_star']:.1f}", **kw)
         grid = np.geomspace(n.min(), n.max(), 200)
         ax.plot(grid, 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"]), color=color, lw=1)
         ax.axvline(c["n_star"], color=color, lw=0.8, ls=":")
     ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis, np.unique(np.concatenate([np.asarray(c["n"]) for c in curves])))
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("number of examples n")
     ax.set_ylabel("P(final loss below threshold)")
