@@ -99,6 +99,20 @@ def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
     assert "minnorm" in source or "QP" in source
 
 
+@pytest.mark.skipif(not hasattr(relucore, "minnorm"), reason="relucore.minnorm (theory branch) not merged yet")
+def test_own_sign_qp_agrees_with_the_exact_search_on_near_orthogonal_data():
+    rng = np.random.default_rng(6)
+    n, d = 8, 2000
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
+    K = X @ X.T
+    exact = relucore.minnorm(None, y, signs=(1, -1), gram=K)
+    own = lit._own_sign_qp(K, y)
+    # The exact optimum is never worse; on near-orthogonal data it is the own-sign partition.
+    assert exact.objective <= 0.5 * np.einsum("kn,nj,kj->", own, K, own) * (1 + 1e-9)
+    np.testing.assert_allclose(exact.alpha, own, atol=1e-8 * np.abs(own).max())
+
+
 def test_wilson_interval_known_values():
     lo, hi = lit.wilson_interval(np.array([5, 0, 10]), np.array([10, 10, 10]))
     np.testing.assert_allclose(lo, [0.236593, 0.0, 0.722467], atol=1e-6)

@@ -22,8 +22,6 @@ forms the d-dimensional W. The block ``W0 W0^T`` comes from
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
-
 import numpy as np
 
 from relucore._validation import as_float_array

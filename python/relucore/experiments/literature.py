@@ -87,10 +87,6 @@ def log_recorded_run(X, y, *, W0, steps: int, per_decade: int = 12, **train_kw) 
     return _concat_metrics(parts)
 
 
-def _mean_over_trials(a: np.ndarray) -> np.ndarray:
-    return np.nanmean(a, axis=0) if a.ndim > 1 else a
-
-
 # ---------------------------------------------------------------------------
 # kou-stable-rank
 
