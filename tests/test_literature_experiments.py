@@ -120,12 +120,14 @@ def test_wilson_interval_known_values():
 
 
 def test_fit_threshold_recovers_the_curve():
-    n = np.array([4, 8, 16, 32, 64, 128])
-    trials = 100_000
-    prob = 1 / (1 + (n / 23.0) ** 2.5)
-    n_star, k = lit.fit_threshold(n, np.round(prob * trials), np.full(n.size, trials))
-    assert n_star == pytest.approx(23.0, rel=2e-3)
-    assert k == pytest.approx(2.5, rel=5e-3)
+    n = np.array([4, 8, 16, 24, 32, 48, 64, 128])
+    trials = 1_000_000
+    prob = 0.95 / (1 + (n / 23.0) ** 4.0)
+    n_star, k, c, n_half = lit.fit_threshold(n, np.round(prob * trials), np.full(n.size, trials))
+    assert n_half == pytest.approx(23.0, rel=2e-3)
+    assert k == pytest.approx(4.0, rel=5e-3)
+    assert c == pytest.approx(0.95, rel=1e-3)
+    assert 0.95 / (1 + (n_star / 23.0) ** 4.0) == pytest.approx(0.5, abs=2e-3)
 
 
 def test_trained_outer_gd_step_is_the_gradient():
@@ -200,7 +202,7 @@ def test_convergence_probability_quick_claims():
     res = experiments.run("convergence-probability", quick=True)
     for curve in res.data["curves"]:
         pr = curve["prob"]
-        assert pr[0] >= 0.8 and pr[-1] <= 0.2
+        assert max(pr[:2]) >= 0.8 and pr[-1] <= 0.2
         assert np.all(curve["low"] <= pr) and np.all(pr <= curve["high"])
     assert all(c.passed for c in res.claims), res.claims
     assert res.figure is not None

@@ -149,7 +149,9 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
     ----------
     curves : list of dict
         One per d with keys ``d``, ``n``, ``prob``, ``low``, ``high``, ``n_star``, ``k``
-        (as in the ``convergence-probability`` experiment's ``data["curves"]``).
+        and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
+        without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
+        experiment's ``data["curves"]``.
     """
     ax = new_axes(ax)
     for j, c in enumerate(curves):
@@ -159,7 +161,11 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         err = np.maximum(np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr]), 0.0)
         ax.errorbar(n, pr, yerr=err, fmt="o", color=color, capsize=3, label=f"d={c['d']}: n*={c['n_star']:.1f}", **kw)
         grid = np.geomspace(n.min(), n.max(), 200)
-        ax.plot(grid, 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"]), color=color, lw=1)
+        if "n_half" in c:
+            fit = c.get("plateau", 1.0) / (1.0 + (grid / c["n_half"]) ** c["k"])
+        else:
+            fit = 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"])
+        ax.plot(grid, fit, color=color, lw=1)
         ax.axvline(c["n_star"], color=color, lw=0.8, ls=":")
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis, np.unique(np.concatenate([np.asarray(c["n"]) for c in curves])))
