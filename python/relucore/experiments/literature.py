@@ -422,6 +422,11 @@ def step_size(
     p_d, _ = _power_law(np.asarray(d_grid, float), np.array([f[0] for f in floors_d]))
     floors_eps = [_floor_estimate(rng, trials, n, d, floor_etas, conv_steps, eps_frac=f) for f in eps_grid]
     p_eps, _ = _power_law(np.asarray(eps_grid, float), np.array([f[0] for f in floors_eps]))
+    def local_exponents(x, fl):
+        f = np.array([v[0] for v in fl])
+        return np.diff(np.log(f)) / np.diff(np.log(np.asarray(x, float)))
+
+    loc_n, loc_d = local_exponents(n_grid, floors_n), local_exponents(d_grid, floors_d)
     rel = lambda fl: np.array([f[0] / f[2] for f in fl])  # noqa: E731
     p_n_rel, _ = _power_law(np.asarray(n_grid, float), rel(floors_n))
     p_d_rel, _ = _power_law(np.asarray(d_grid, float), rel(floors_d))
@@ -454,7 +459,8 @@ def step_size(
         Claim("floor_scaling_beyond_papers",
               "(beyond the papers) the floor grows with n and falls with d",
               f"floor ∝ n^{p_n:.2f} (d={d}), ∝ d^{p_d:.2f} (n={n}), ∝ eps^{p_eps:.2f} (init offset); "
-              f"relative to ||W*||: n^{p_n_rel:.2f}, d^{p_d_rel:.2f}",
+              f"relative to ||W*||: n^{p_n_rel:.2f}, d^{p_d_rel:.2f}; local exponents in n "
+              + ", ".join(f"{v:.2f}" for v in loc_n) + "; in d " + ", ".join(f"{v:.2f}" for v in loc_d),
               bool(p_n > 0 and p_d < 0)),
         Claim("runs_converged", "every GD run reached the gradient tolerance", f"{conv:.0%} converged", bool(conv == 1.0)),
     ]
