@@ -9,6 +9,7 @@ The main entry points:
 from relucore._core import __version__
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
+from relucore._metrics import TrainingMetrics, training_metrics
 from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram
 from relucore._gram_stats import GramStats, gram_stats
 from relucore._limits import LimitCheck, check_limit, predicted_limit
@@ -34,3 +35,5 @@ __all__ += [
 ]
 # Sweeps (issue 5).
 __all__ += ["sweep", "save_table", "CheckpointError"]
+# Training metrics (issue 9): stable rank, normalised margins over a run's history.
+__all__ += ["TrainingMetrics", "training_metrics"]

@@ -3,3 +3,4 @@
 Add one line per new module; order is the order of ``relucore reproduce all``.
 """
 from relucore.experiments import meanfield  # noqa: F401
+from relucore.experiments import literature  # noqa: F401  (kou-stable-rank, step-size, convergence-probability)
