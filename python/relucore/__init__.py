@@ -7,7 +7,8 @@ The main entry points:
 - ``relucore demo`` / ``relucore reproduce`` on the command line.
 """
 from relucore._core import __version__
+from relucore._regimes import Regimes, regimes
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
 
-__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta"]
+__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "regimes", "Regimes"]

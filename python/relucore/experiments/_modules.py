@@ -2,3 +2,4 @@
 
 Add one line per new module; order is the order of ``relucore reproduce all``.
 """
+from relucore.experiments import lai_dynamics  # noqa: F401  fig4-fig7
