@@ -2,4 +2,5 @@
 
 Add one line per new module; order is the order of ``relucore reproduce all``.
 """
+from relucore.experiments import lai_gap  # noqa: F401  fig2
 from relucore.experiments import lai_dynamics  # noqa: F401  fig4-fig7

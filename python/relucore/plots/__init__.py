@@ -7,6 +7,7 @@ matplotlib is imported only when a plot is drawn (``pip install relucore[plots]`
 from relucore.plots._gd import (
     REGIME_COLORS,
     fit_loglog,
+    label_log_ticks,
     plot_activation_timeline,
     plot_gap_scaling,
     plot_predictions,
@@ -17,6 +18,7 @@ from relucore.plots._style import new_axes
 __all__ = [
     "new_axes",
     "fit_loglog",
+    "label_log_ticks",
     "plot_gap_scaling",
     "plot_predictions",
     "plot_regimes",

@@ -9,6 +9,7 @@ from relucore.plots._style import new_axes, pyplot
 
 __all__ = [
     "fit_loglog",
+    "label_log_ticks",
     "plot_gap_scaling",
     "plot_predictions",
     "plot_regimes",
@@ -31,6 +32,23 @@ def fit_loglog(x, y):
     return float(slope), float(intercept)
 
 
+def label_log_ticks(ax, values, axis: str = "x") -> None:
+    """Puts plain-number major ticks at ``values`` on a log axis and hides the minor labels."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    vals = np.unique(np.asarray(values, dtype=float))
+    if vals.size == 0 or vals.size > 10:
+        return
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(vals))
+    target.set_minor_locator(NullLocator())
+    target.set_minor_formatter(NullFormatter())
+    if axis == "x":
+        ax.set_xticklabels([f"{v:g}" for v in vals])
+    else:
+        ax.set_yticklabels([f"{v:g}" for v in vals])
+
+
 def plot_gap_scaling(
     x,
     gap,
@@ -42,6 +60,7 @@ def plot_gap_scaling(
     fit: bool = True,
     slope_ci: Optional[Sequence[float]] = None,
     theory_slope: Optional[float] = None,
+    plain_ticks: bool = False,
     xlabel: str = "n",
     ylabel: str = r"$\|w^{(\infty)} - w^\star\|_2$",
     **kw,
@@ -60,6 +79,8 @@ def plot_gap_scaling(
         slope (and ``slope_ci`` when given) in the legend.
     theory_slope : float, optional
         Draw a dashed reference line with this slope through the data's centre.
+    plain_ticks : bool, default False
+        Label the x axis with the distinct ``x`` values as plain numbers.
     """
     ax = new_axes(ax)
     x = np.asarray(x, dtype=float).ravel()
@@ -85,6 +106,12 @@ def plot_gap_scaling(
                 label=f"theory slope {theory_slope:+.1f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    if plain_ticks:
+        label_log_ticks(ax, xs)
+    elif ax.get_xlim()[1] / max(ax.get_xlim()[0], 1e-300) > 10:
+        from matplotlib.ticker import NullFormatter
+
+        ax.xaxis.set_minor_formatter(NullFormatter())  # a decade tick exists; minor labels would crowd
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
