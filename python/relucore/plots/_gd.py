@@ -165,7 +165,10 @@ def plot_predictions(
         ax.set_xscale("symlog", linthresh=max(1, int(steps[1] - steps[0]) if steps.size > 1 else 1))
     else:
         ax.set_xscale(xscale)
-    ax.set_xlim(steps[0], steps[-1])
+    pos = steps[steps > 0]
+    left = steps[0] if xscale != "log" or pos.size == 0 else pos[0]
+    if steps[-1] > left:
+        ax.set_xlim(left, steps[-1])
     ax.set_xlabel("GD step")
     ax.set_ylabel(ylabel)
     if title:
