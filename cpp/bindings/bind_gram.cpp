@@ -24,6 +24,6 @@ void bind_gram(py::module_& m) {
                 },
                 static_cast<double>(B) * n * n * d > 5e8);
         },
-        py::arg("X"), py::arg("K").noconvert(), py::arg("n_threads") = 0,
+        py::arg("X").noconvert(), py::arg("K").noconvert(), py::arg("n_threads") = 0,
         "K[b] = X[b] X[b]^T for a (B, n, d) batch, written into K (B, n, n).");
 }

@@ -9,8 +9,8 @@ import numpy as np
 __all__ = ["History", "TrainResult", "STATUS_MESSAGES"]
 
 STATUS_MESSAGES = {
-    0: "converged: the gradient norm fell to tol",
-    1: "stopped: the step budget was used up before the gradient norm fell to tol",
+    0: "converged: the gradient norm fell below tol",
+    1: "stopped: the step budget was used up before the gradient norm fell below tol",
     2: "diverged",
     3: "cancelled",
 }
@@ -74,7 +74,7 @@ class TrainResult:
     nit : int
         GD steps taken.
     success : bool
-        True when the gradient norm fell to ``tol`` (``status == 0``).
+        True when the gradient norm fell below ``tol`` (``status == 0``).
     status : int
         0 converged, 1 step budget used up, 2 diverged, 3 cancelled.
     message : str

@@ -55,7 +55,9 @@ def as_float_array(
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one element is required")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if finite and not np.all(np.isfinite(arr)):
+    # Fast path: a NaN or an infinity makes the sum non-finite; only a
+    # non-finite sum (which overflow can also cause) needs the full check.
+    if finite and not np.isfinite(np.add.reduce(arr, axis=None)) and not np.isfinite(arr).all():
         kind = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"Input {name} contains {kind}.")
     return arr

@@ -54,18 +54,25 @@ public:
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
         // d_beta_k = K d_alpha_k, accumulated over the rows of K with a non-zero
-        // coefficient: inactive examples cost nothing (K is symmetric).
-        d_beta_.setZero();
+        // coefficient: inactive examples cost nothing (K is symmetric). Plain
+        // loops over contiguous rows: for the small n typical here they beat
+        // Eigen's expression overhead and still vectorise.
         const Index m = d_alpha_.rows();
         const Index n = d_alpha_.cols();
+        const Index k_stride = K_.outerStride();
+        const Scalar* K = K_.data();
         Scalar sq = 0;
         for (Index k = 0; k < m; ++k) {
-            auto row = d_beta_.row(k);
+            Scalar* db = d_beta_.data() + k * n;
+            const Scalar* da = d_alpha_.data() + k * n;
+            for (Index j = 0; j < n; ++j) db[j] = 0;
             for (Index i = 0; i < n; ++i) {
-                const Scalar c = d_alpha_(k, i);
-                if (c != 0) row += c * K_.row(i);
+                const Scalar c = da[i];
+                if (c == 0) continue;
+                const Scalar* Ki = K + i * k_stride;
+                for (Index j = 0; j < n; ++j) db[j] += c * Ki[j];
             }
-            sq += row.dot(d_alpha_.row(k));
+            for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
         }
         // ||grad_{w_k}||^2 = u_k^T K u_k with u_k = -d_alpha_k / eta.
         grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / settings_.eta;
@@ -74,8 +81,15 @@ public:
 
     void apply() {
         if (!evaluated_) evaluate();
-        alpha_ += d_alpha_;
-        beta_ += d_beta_;
+        const Index size = alpha_.size();
+        Scalar* a = alpha_.data();
+        Scalar* b = beta_.data();
+        const Scalar* da = d_alpha_.data();
+        const Scalar* db = d_beta_.data();
+        for (Index j = 0; j < size; ++j) {
+            a[j] += da[j];
+            b[j] += db[j];
+        }
         ++steps_;
         pattern_.update(beta_, steps_);
         evaluated_ = false;

@@ -24,7 +24,7 @@ namespace relucore {
 struct GDSettings {
     Scalar eta = 0;                // step size, > 0
     std::int64_t max_steps = 0;    // number of GD steps at most
-    Scalar tol = 0;                // stop once ||grad_W R||_F <= tol (0: never)
+    Scalar tol = 0;                // stop once ||grad_W R||_F < tol (0: never stop early)
     std::int64_t record_every = 0; // keep every k-th state in the history (0: none)
     // The run is declared diverged when the loss is not finite or exceeds
     // divergence_factor * max(initial loss, 1).
@@ -44,7 +44,7 @@ struct GDSettings {
 };
 
 enum class Status : int {
-    converged = 0,  // gradient norm fell to tol or below
+    converged = 0,  // gradient norm fell below tol
     max_steps = 1,  // step budget used up first
     diverged = 2,   // loss became non-finite or exploded
     cancelled = 3,  // the cancel flag was raised
@@ -71,13 +71,14 @@ public:
         last_change_ = step;
     }
     void update(const RowMatrix& beta, std::int64_t step) {
-        bool changed = false;
-        for (Index k = 0; k < beta.rows(); ++k)
-            for (Index i = 0; i < beta.cols(); ++i) {
-                const std::uint8_t now = beta(k, i) > 0;
-                changed |= now != mask_(k, i);
-                mask_(k, i) = now;
-            }
+        std::uint8_t changed = 0;
+        const Scalar* b = beta.data();
+        std::uint8_t* mk = mask_.data();
+        for (Index j = 0, size = beta.size(); j < size; ++j) {
+            const std::uint8_t now = b[j] > 0;
+            changed |= static_cast<std::uint8_t>(now ^ mk[j]);
+            mk[j] = now;
+        }
         if (changed) last_change_ = step;
     }
     const Mask& mask() const { return mask_; }
@@ -140,7 +141,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history = n
             out.status = Status::diverged;
             break;
         }
-        if (engine.grad_norm() <= s.tol) {
+        if (engine.grad_norm() < s.tol) {
             out.status = Status::converged;
             break;
         }

@@ -1,0 +1,127 @@
+"""Steps per second of relucore.train against a numpy loop and a PyTorch loop.
+
+All three run the same problem (x ~ N(0, I), |y| ~ U(0.1, 1) with random
+signs, all-positive init, the same eta) for the same number of GD steps with
+no early stopping, side by side in this process. relucore's time includes
+everything train does (forming K, the eigenvalues for the default step, the
+init solve, the run and rebuilding W).
+
+    python bench/bench_train.py            # the issue's configurations
+    python bench/bench_train.py --quick    # a smaller, faster set
+
+Results are printed as a table (Markdown) with the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+import relucore
+from relucore import _core
+
+CONFIGS = [
+    # (n, d, m, steps)
+    (10, 2000, 1, 2000),
+    (10, 2000, 2, 2000),
+    (100, 10000, 2, 500),
+    (200, 50000, 2, 100),
+]
+QUICK = [(10, 2000, 1, 500), (10, 2000, 2, 500), (100, 10000, 2, 100)]
+
+
+def problem(n, d, m, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    signs = np.array([1.0, -1.0, 1.0, -1.0][:m])
+    return X, y, signs
+
+
+def best_of(fn, repeat):
+    times = []
+    out = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def numpy_loop(X, y, W0, signs, eta, steps):
+    """GD as a researcher would write it in numpy (weight space)."""
+    W = W0.copy()
+    for _ in range(steps):
+        B = W @ X.T
+        r = (signs[:, None] * np.maximum(B, 0)).sum(0) - y
+        W -= eta * ((signs[:, None] * (B > 0) * r) @ X)
+    return W
+
+
+def torch_loop(X, y, W0, signs, eta, steps):
+    """GD with autograd and torch.optim.SGD (float64, CPU)."""
+    import torch
+
+    Xt = torch.from_numpy(X)
+    yt = torch.from_numpy(y)
+    st = torch.from_numpy(signs)
+    W = torch.nn.Parameter(torch.from_numpy(W0.copy()))
+    opt = torch.optim.SGD([W], lr=eta)
+    for _ in range(steps):
+        opt.zero_grad()
+        h = (st[:, None] * torch.relu(W @ Xt.T)).sum(0)
+        loss = 0.5 * ((h - yt) ** 2).sum()
+        loss.backward()
+        opt.step()
+    return W.detach().numpy()
+
+
+def gram_time(X, repeat):
+    K = np.empty((1, X.shape[0], X.shape[0]))
+    Xb = X[None]
+    t, _ = best_of(lambda: _core.gram_batch(Xb, K, 1), repeat)
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        have_torch = True
+    except ImportError:
+        have_torch = False
+    configs = QUICK if args.quick else CONFIGS
+    print(f"# bench_train  relucore {relucore.__version__}, numpy {np.__version__}, "
+          f"torch {torch.__version__ if have_torch else 'absent'}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cpus; single problem, 1 thread everywhere (torch.set_num_threads(1))")
+    print()
+    print("| n | d | m | steps | relucore s | numpy s | torch s | steps/s relucore | x numpy | x torch | K share | max rel diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, d, m, steps in configs:
+        X, y, signs = problem(n, d, m)
+        run = lambda: relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1)
+        t_rc, res = best_of(run, args.repeat)
+        reps_slow = 1 if n * d * steps > 1e9 else args.repeat
+        t_np, W_np = best_of(lambda: numpy_loop(X, y, res.W0, signs, res.eta, steps), reps_slow)
+        diff = np.linalg.norm(W_np - res.W) / np.linalg.norm(res.W)
+        if have_torch:
+            t_th, W_th = best_of(lambda: torch_loop(X, y, res.W0, signs, res.eta, steps), reps_slow)
+            diff = max(diff, np.linalg.norm(W_th - res.W) / np.linalg.norm(res.W))
+            th_txt, ratio_th = f"{t_th:.4f}", f"{t_th / t_rc:.0f}"
+        else:
+            th_txt, ratio_th = "-", "-"
+        k_share = gram_time(X, args.repeat) / t_rc
+        print(f"| {n} | {d} | {m} | {steps} | {t_rc:.4f} | {t_np:.4f} | {th_txt} | {steps / t_rc:,.0f} | "
+              f"{t_np / t_rc:.0f} | {ratio_th} | {k_share:.0%} | {diff:.1e} |")
+
+
+if __name__ == "__main__":
+    main()
