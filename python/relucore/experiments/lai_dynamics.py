@@ -192,12 +192,12 @@ def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
               f"in {not_red_neg}/{n_seeds} problems (problem {show}: {extra[show]['neg_not_red_for_plus']})",
               not_red_neg > 0),
         claim("non_global_minimum", "GD converges (gradient -> 0) to a loss > 0: a non-global minimum",
-              f"{sum(nonglobal)}/{n_seeds} problems; shown problem {show}: loss {stats[show]['loss']:.3g}, "
+              f"{sum(nonglobal)}/{n_seeds} problems; shown problem {show}: loss {stats[show]['loss']:.4f}, "
               f"converged {stats[show]['converged']}", sum(nonglobal) >= n_seeds / 2),
     ]
     fig = _draw(res, show, X, y, stats[show]["regimes"],
                 f"Fig. 5: 2-ReLU, n={n}, d={d}, random init (problem {show} of {n_seeds}; final loss "
-                f"{stats[show]['loss']:.3g})")
+                f"{stats[show]['loss']:.4f})")
     return ExperimentResult("fig5", params, _table(stats, y, extra), claims, fig,
                             data=dict(result=res, X=X, y=y, stats=stats))
 
