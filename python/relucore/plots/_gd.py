@@ -15,10 +15,13 @@ __all__ = [
     "plot_regimes",
     "plot_activation_timeline",
     "REGIME_COLORS",
+    "VIOLATION_COLOR",
 ]
 
 #: Colours of the undetermined / primal-stable / dual-frozen regimes (grey, blue, red).
 REGIME_COLORS = ("#d0d0d0", "#1f5fbf", "#c8322d")
+#: Colour of entries meeting Lemma 6's condition while active (the lemma's conclusion fails).
+VIOLATION_COLOR = "#f0a500"
 
 
 def fit_loglog(x, y):
@@ -185,7 +188,7 @@ def _step_edges(steps: np.ndarray) -> np.ndarray:
 
 
 def plot_regimes(regimes, *, neuron: Optional[int] = None, ax=None, title: Optional[str] = None,
-                 xscale: str = "symlog", labels=None, **kw):
+                 xscale: str = "symlog", labels=None, show_violations: bool = True, **kw):
     """Regime diagram: (neuron, example) entries over steps in blue / red / grey.
 
     Parameters
@@ -195,17 +198,24 @@ def plot_regimes(regimes, *, neuron: Optional[int] = None, ax=None, title: Optio
         Draw only this neuron (rows = examples); default all neurons stacked.
     labels : array_like, shape (n,), optional
         Labels ``y``, shown in the row names.
+    show_violations : bool, default True
+        Draw entries that meet Lemma 6's condition but are active (so the
+        lemma's conclusion ``beta <= 0`` fails, e.g. in low dimension) in
+        orange instead of red.
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.patches import Patch
 
     ax = new_axes(ax)
-    state = regimes.state
+    state = regimes.state.astype(np.int8)
+    violated = (state == 2) & regimes.active
+    if show_violations:
+        state = np.where(violated, 3, state)
     R, m, n = state.shape
     ks = range(m) if neuron is None else [neuron]
     grid = np.concatenate([state[:, k, :].T for k in ks], axis=0)  # rows: (k, i)
-    cmap = ListedColormap(REGIME_COLORS)
-    norm = BoundaryNorm([-0.5, 0.5, 1.5, 2.5], 3)
+    cmap = ListedColormap(list(REGIME_COLORS) + [VIOLATION_COLOR])
+    norm = BoundaryNorm([-0.5, 0.5, 1.5, 2.5, 3.5], 4)
     edges = _step_edges(regimes.steps)
     ax.pcolormesh(edges, np.arange(grid.shape[0] + 1), grid, cmap=cmap, norm=norm, shading="flat", **kw)
     names = []
@@ -225,10 +235,14 @@ def plot_regimes(regimes, *, neuron: Optional[int] = None, ax=None, title: Optio
     ax.set_xlim(edges[0], edges[-1])
     ax.set_xlabel("GD step")
     ax.set_ylabel("example" if neuron is not None else "neuron, example")
-    ax.legend(handles=[Patch(color=REGIME_COLORS[1], label="primal-stable (L5)"),
-                       Patch(color=REGIME_COLORS[2], label="dual-frozen (L6)"),
-                       Patch(color=REGIME_COLORS[0], label="undetermined")],
-              fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+    handles = [Patch(color=REGIME_COLORS[1], label="primal-stable (L5)"),
+               Patch(color=REGIME_COLORS[2], label="dual-frozen (L6)"),
+               Patch(color=REGIME_COLORS[0], label="undetermined")]
+    ks_list = list(ks)
+    if show_violations and violated[:, ks_list, :].any():
+        handles.append(Patch(color=VIOLATION_COLOR, label="L6 condition but active"))
+    ax.legend(handles=handles, fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+              ncol=len(handles) if len(handles) <= 3 else 2, frameon=False)
     if title:
         ax.set_title(title, fontsize=9)
     return ax
