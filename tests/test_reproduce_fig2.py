@@ -29,7 +29,7 @@ def test_minnorm_dual_matches_a_primal_qp_solver():
     n, d = 6, 30
     X = rng.standard_normal((n, d))
     y = rng.uniform(0.2, 1, n) * np.array([1, -1, 1, -1, 1, -1])
-    c = lai_gap._minnorm_dual(X @ X.T, y)
+    c = lai_gap._minnorm_alpha(X @ X.T, y)
     w = X.T @ c
     pos = y > 0
     cons = [{"type": "eq", "fun": lambda v: X[pos] @ v - y[pos]}, {"type": "ineq", "fun": lambda v: -(X[~pos] @ v)}]
@@ -47,7 +47,7 @@ def test_gram_space_gap_equals_weight_space_gap(problem):
     K = X @ X.T
     gaps, eta, ok = lai_gap._gaps(K[None], y[None], 20_000, None)
     res = relucore.train(X, y)
-    w_star = X.T @ lai_gap._minnorm_dual(K, y)
+    w_star = X.T @ lai_gap._minnorm_alpha(K, y)
     assert ok[0]
     assert gaps[0] == pytest.approx(np.linalg.norm(res.W[0] - w_star), rel=1e-8)
 
