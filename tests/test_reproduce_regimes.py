@@ -80,6 +80,10 @@ def test_hand_built_states():
     assert reg.lemma5_violations == 1
     assert reg.lemma6_violations == 1
     assert reg.first_step(DUAL_FROZEN)[0, 1] == 1 and reg.first_step(DUAL_FROZEN)[0, 0] == -1
+    ch = reg.changes()
+    assert ch.shape == (int(reg.transitions.sum() - np.trace(reg.transitions, axis1=1, axis2=2).sum()), 5)
+    assert [1, 0, 1, UNDETERMINED, DUAL_FROZEN] in ch.tolist()      # (+, 1) turns red at step 1
+    assert [2, 0, 2, PRIMAL_STABLE, UNDETERMINED] in ch.tolist()    # (+, 2) switched off at step 2
     np.testing.assert_allclose(reg.fraction(PRIMAL_STABLE), np.mean(ref == PRIMAL_STABLE, axis=(1, 2)))
 
 

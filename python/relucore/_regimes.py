@@ -119,6 +119,14 @@ class Regimes:
         start = last_out + 1
         return np.where(start < R, self.steps[np.minimum(start, R - 1)], -1)
 
+    def changes(self) -> np.ndarray:
+        """Every regime change as rows ``(step, k, i, from, to)``, ordered by step, shape (C, 5).
+
+        ``step`` is the record at which the entry is first seen in its new regime.
+        """
+        t, k, i = np.nonzero(self.state[1:] != self.state[:-1])
+        return np.stack([self.steps[t + 1], k, i, self.state[t, k, i], self.state[t + 1, k, i]], axis=1).astype(np.int64)
+
     def summary(self) -> str:
         """A short text summary."""
         R, m, n = self.state.shape
