@@ -1,7 +1,6 @@
 """b4 and vardi-shamir: local minimum, closed form, and the gamma-dependence of the limit."""
 import numpy as np
 
-import relucore
 from relucore import experiments
 from relucore.experiments.counterexamples import b4_limit
 

@@ -1,7 +1,6 @@
 """fig4-fig7: the captions' facts, checked on the experiments' own runs."""
 import numpy as np
 
-import relucore
 from relucore import experiments
 from relucore._regimes import DUAL_FROZEN, PRIMAL_STABLE
 
@@ -26,7 +25,7 @@ def test_fig5_random_init_ends_at_a_non_global_minimum():
     r = experiments.run("fig5", quick=True, n_seeds=4)
     c = claims_of(r)
     assert c["non_global_minimum"].passed and c["positives_not_blue"].passed
-    res, X, y = r.data["result"], r.data["X"], r.data["y"]
+    res, y = r.data["result"], r.data["y"]
     for b in range(4):
         # An interpolator exists (K invertible), so a converged run with loss > 0 is not global.
         if res.success[b] and res.loss[b] > 1e-6:
@@ -48,7 +47,7 @@ def test_fig7_shared_signs_are_not_primal_stable():
     r = experiments.run("fig7", quick=True, n_seeds=4)
     c = claims_of(r)
     assert c["not_primal_stable"].passed and c["pattern_unstable"].passed
-    res, y = r.data["result"], r.data["y"]
+    res = r.data["result"]
     # Independently: where both + neurons (and no - neuron) are active, beta_k < s_k h = beta_0 + beta_1.
     b = 0
     beta = res.history.beta[b, 1]

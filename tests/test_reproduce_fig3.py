@@ -1,7 +1,6 @@
 """fig3: different random inits select different subsets S; Lemma 1 projection; closeness to the MNI on S."""
 import numpy as np
 
-import relucore
 from relucore import experiments
 
 
