@@ -7,6 +7,7 @@ namespace py = pybind11;
 
 void bind_gram(py::module_& m);
 void bind_train(py::module_& m);
+void bind_minnorm(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
           "Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).");
     bind_gram(m);
     bind_train(m);
+    bind_minnorm(m);
 }

@@ -13,5 +13,24 @@ from relucore._core import __version__
 from relucore._regimes import Regimes, regimes
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
+from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram
+from relucore._gram_stats import GramStats, gram_stats
+from relucore._limits import LimitCheck, check_limit, predicted_limit
+from relucore._minnorm import KKTCertificate, MinNormSolution, SearchCertificate, minnorm
+from relucore._bounds import (
+    limit_gap,
+    normalized_gap,
+    step_constant,
+    theorem2_bounds,
+    theorem4_bounds,
+    theorem6_bound,
+)
 
 __all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "regimes", "Regimes"]
+# Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
+__all__ += [
+    "sample", "sample_gram", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
+    "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
+    "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
+    "step_constant",
+]

@@ -5,6 +5,8 @@
 #include "relucore/model.hpp"
 #include "relucore/run.hpp"
 #include "relucore/gram.hpp"
+#include "relucore/gram_stats.hpp"
+#include "relucore/minnorm_qp.hpp"
 #include "relucore/parallel.hpp"
 #include "relucore/dual_gd.hpp"
 #include "relucore/dense_gd.hpp"
