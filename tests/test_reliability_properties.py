@@ -246,12 +246,20 @@ def _call_public(name, X, y, k):
         return relucore.predicted_limit(X, y, signs=(1.0, -1.0)[: 1 + k % 2])
     if name == "trainer":
         return relucore.Trainer(X, y, signs=(1.0, -1.0)).step(k)
+    if name == "meanfield":
+        from relucore import meanfield
+
+        return meanfield.train(X, y, N=4, iters=3 * k, batch_size=1, seed=0, record=1)
+    if name == "meanfield_analyze":
+        from relucore import meanfield
+
+        return meanfield.analyze(X, None if k % 2 else y)
     raise AssertionError(name)
 
 
 @settings(max_examples=200)
 @given(name=st.sampled_from(["minnorm", "minnorm_gram", "gram_stats", "gram_stats_gram", "predicted_limit",
-                             "trainer"]),
+                             "trainer", "meanfield", "meanfield_analyze"]),
        X=odd_arrays(max_side=5), y=odd_arrays(max_dims=2, max_side=5), k=st.integers(0, 5))
 def test_arbitrary_arrays_into_the_rest_of_the_api_never_crash(name, X, y, k):
     try:

@@ -146,6 +146,18 @@ CHILD = textwrap.dedent(
     trainer.step(3)
     ok = ok and trainer.nit == nit + 3
     print("consistent" if ok else "corrupted", flush=True)
+    # The mean-field weight-space engine (SPEC section 10).
+    from relucore import meanfield
+    mf_kw = dict(N=40, iters=300, seed=1, record=0)
+    mf_before = meanfield.train(X, y, **mf_kw)
+    print("ready", flush=True)
+    try:
+        meanfield.train(X, y, N=200, iters=10**10, seed=1, record=0)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    mf_after = meanfield.train(X, y, **mf_kw)
+    print("same" if np.array_equal(mf_before.theta, mf_after.theta) else "different", flush=True)
     """
 )
 
@@ -154,7 +166,7 @@ def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
     with subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, env=dict(os.environ)) as proc:
         try:
-            for expected in ("same", "consistent"):  # train, then Trainer.step
+            for expected in ("same", "consistent", "same"):  # train, Trainer.step, meanfield.train
                 assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
                 time.sleep(1.0)  # well inside the C++ loop, which would run for hours
                 sent = time.monotonic()
