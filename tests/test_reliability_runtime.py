@@ -5,6 +5,7 @@ calls for both engines, 1 vs 2 threads for the gaussian dual run and repeated
 runs) with the configurations it does not cover.
 """
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -341,3 +342,55 @@ def test_repeated_runs_in_separate_processes_are_bitwise_identical():
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+# ------------------------------------------------------------ Ctrl-C during a sweep
+
+SWEEP_CHILD = textwrap.dedent(
+    """
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.path.insert(0, {here!r})
+    import _sweep_helpers
+    print("ready", flush=True)
+    try:
+        _sweep_helpers.run_slow({ckpt!r})
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    """
+)
+
+
+def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
+    """Ctrl-C ends a sweep promptly; rerunning resumes and gives the uninterrupted table bitwise."""
+    pd = pytest.importorskip("pandas")
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import _sweep_helpers as H
+
+    ckpt = str(tmp_path / "sweep.ckpt")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    code = SWEEP_CHILD.format(here=here, ckpt=ckpt)
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env) as proc:
+        try:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+            deadline = time.monotonic() + 120
+            while not (os.path.exists(ckpt) and pathlib.Path(ckpt).read_bytes().count(b"\n") >= 4):
+                assert time.monotonic() < deadline and proc.poll() is None, "no checkpoint records appeared"
+                time.sleep(0.01)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            line = proc.stdout.readline().strip()
+            latency = time.monotonic() - sent
+            assert line == "interrupted", (line, proc.stderr.read())
+            assert latency < 0.5, latency
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt,
+                             progress=False)
+    uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
