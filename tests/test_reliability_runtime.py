@@ -48,6 +48,8 @@ def test_huge_eta_is_a_diverged_status_naming_the_step(engine, eta):
     assert res.status == 2 and not res.success
     assert f"diverged at step {res.nit}" in res.message and "try a smaller eta" in res.message
     assert res.nit < 2000
+    default = relucore.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], (1, -1))
+    assert f"the default step 1/(L ||s||^2 mu_1(K)) is {default:.3g}" in res.message
     with pytest.raises(relucore.DivergenceError, match=f"diverged at step {res.nit}"):
         relucore.train(X, y, signs=(1, -1), eta=eta, steps=2000, engine=engine, on_divergence="raise")
 

@@ -516,6 +516,11 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     finite &= np.isfinite(out["loss"]) & np.isfinite(out["grad_norm"])
     if W is not None:
         finite &= np.isfinite(W).all(axis=(1, 2))
+    if np.any(status == 2):
+        # Name a step that is known to work: the monotone-descent step of default_eta.
+        safe = np.broadcast_to(default_eta(p.mu[:, -1], p.signs, p.loss, p.y.shape[1]), (B,))
+        for b in np.flatnonzero((status == 2) & (p.eta > safe)):
+            messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
     for b in np.flatnonzero(~finite & (status != 2)):
         status[b] = 2
         messages[b] = (
