@@ -105,7 +105,6 @@ def _lemma4_reference(X, y):
     """Best partition of Lemma 4 by solving program (9) for every partition with Clarabel (primal, R^{2d})."""
     n, d = X.shape
     pos = np.flatnonzero(y > 0)
-    neg = np.flatnonzero(y <= 0)
     best = (np.inf, None)
     Z = np.zeros(d)
     for choice in itertools.product([0, 1], repeat=n):

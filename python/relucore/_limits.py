@@ -21,7 +21,7 @@ same code serves Gram-only mode.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 

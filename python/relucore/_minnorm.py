@@ -278,7 +278,7 @@ def _minnorm_single(X, K, y, s: float) -> MinNormSolution:
     ) / ymax
     mscale = max(float(np.max(np.abs(z))), 1e-300)
     dual = float(np.max(np.maximum(-mu, 0.0), initial=0.0)) / mscale
-    comp = float(np.max(np.abs(mu * pred) * (~fit), initial=0.0)) / (mscale * ymax)
+    comp = float(np.max(np.abs(mu * pred) * (~fit), initial=0.0)) / max(mscale * ymax, 1e-300)
     cert = KKTCertificate(stat, primal, dual, comp)
     active = (fit | (z < 0))[None, :]
     obj = 0.5 * float(z @ K @ z)
@@ -507,7 +507,7 @@ def _certificate_multi(res: dict, K: np.ndarray, Kinv: np.ndarray, X, signs, y, 
     slack = np.where(np.isfinite(lower), z - np.where(np.isfinite(lower), lower, 0.0), 0.0)
     slack_u = np.where(np.isfinite(upper), np.where(np.isfinite(upper), upper, 0.0) - z, 0.0)
     comp = float(np.max(np.maximum(np.abs(np.maximum(rho, 0.0) * slack), np.abs(np.minimum(rho, 0.0) * slack_u)), initial=0.0))
-    comp /= mscale * ymax
+    comp /= max(mscale * ymax, 1e-300)
     return KKTCertificate(stat, primal, dual, comp)
 
 
@@ -718,7 +718,7 @@ def minnorm(
     signs: Sequence[float] = (1,),
     gram=None,
     method: str = "bnb",
-    max_nodes: int = 200_000,
+    max_nodes: int = 5_000,
     assignment=None,
     tol: float = 1e-10,
 ) -> MinNormSolution:
@@ -753,7 +753,7 @@ def minnorm(
         is given by its dual coordinates ``alpha`` (``w_k = X^T alpha_k``).
     method : {"bnb", "exhaustive"}, default "bnb"
         For m >= 2: branch and bound, or every pattern (for tests; small n only).
-    max_nodes : int, default 200000
+    max_nodes : int, default 5000
         Budget of QPs for m >= 2.
     assignment : array_like of int, optional
         For m >= 2: the pattern of the first incumbent (each example active on

@@ -30,8 +30,6 @@ V
 from __future__ import annotations
 
 import dataclasses
-import numbers
-from typing import Optional, Tuple, Union
 
 import numpy as np
 
