@@ -21,8 +21,9 @@ from relucore._bounds import (
     theorem4_bounds,
     theorem6_bound,
 )
+from relucore._trainer import Trainer
 
-__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta"]
+__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "Trainer"]
 # Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
 __all__ += [
     "sample", "sample_gram", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",

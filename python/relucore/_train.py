@@ -74,10 +74,11 @@ class Prepared:
     leaky_slope: float
 
     def settings(self, steps: int, record_every: int) -> "_core.GDSettings":
+        """Engine settings shared by the batch (eta and tol are passed per problem)."""
         s = _core.GDSettings()
         s.eta = float(self.eta[0])
         s.max_steps = steps
-        s.tol = 0.0
+        s.tol = float(self.tol[0])
         s.record_every = record_every
         s.loss = getattr(_core.Loss, self.loss)
         s.activation = getattr(_core.Activation, self.activation)
@@ -385,13 +386,7 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     hist = _history_buffers(B, m, n, steps, record)
     alpha = p.alpha0.copy()
     beta = p.beta0.copy()
-    # The C++ run checks the tolerance per problem through eta/tol arrays: tol is
-    # per problem, so run with the smallest and let problems stop individually.
-    if np.all(p.tol == p.tol[0]):
-        settings.tol = float(p.tol[0])
-        out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
-    else:
-        out = _run_per_tol(p, engine, alpha, beta, settings, hist, n_threads)
+    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
     W = None
     if engine == "weights":
         W = out.pop("W")
@@ -439,40 +434,8 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
     if engine == "dual":
-        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, settings, hist, n_threads))
+        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
     W = p.W0.copy()
-    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, settings, hist, n_threads))
+    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
     out["W"] = W
-    return out
-
-
-def _run_per_tol(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
-    """Problems with different tolerances: group them by tolerance value."""
-    B = p.y.shape[0]
-    keys = ("status", "nit", "pattern_stable_step", "n_records", "loss", "grad_norm")
-    out = {k: None for k in keys}
-    W_all = p.W0.copy() if engine == "weights" else None
-    for tol in np.unique(p.tol):
-        idx = np.flatnonzero(p.tol == tol)
-        sub = dataclasses.replace(
-            p, X=None if p.X is None else np.ascontiguousarray(p.X[idx]), K=np.ascontiguousarray(p.K[idx]),
-            y=np.ascontiguousarray(p.y[idx]), W0=None if p.W0 is None else np.ascontiguousarray(p.W0[idx]),
-            eta=np.ascontiguousarray(p.eta[idx]),
-        )
-        a, b = np.ascontiguousarray(alpha[idx]), np.ascontiguousarray(beta[idx])
-        h = {k: (np.ascontiguousarray(v[idx]) if isinstance(v, np.ndarray) else v) for k, v in hist.items()}
-        settings.tol = float(tol)
-        res = _run_engine(sub, engine, a, b, settings, h, n_threads)
-        alpha[idx], beta[idx] = a, b
-        for k, v in h.items():
-            if isinstance(v, np.ndarray):
-                hist[k][idx] = v
-        if engine == "weights":
-            W_all[idx] = res.pop("W")
-        for k in keys:
-            if out[k] is None:
-                out[k] = np.empty(B, dtype=res[k].dtype)
-            out[k][idx] = res[k]
-    if engine == "weights":
-        out["W"] = W_all
     return out
