@@ -15,6 +15,7 @@ import itertools
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+from scipy import sparse as _sparse
 
 from relucore import _core
 from relucore._validation import as_float_array, check_consistent_length, check_int
@@ -345,8 +346,13 @@ class _PatternQP:
         self.c = np.zeros(m * n)
         self.nsolves = 0
 
-    def solve(self, pieces: Sequence[Optional[Tuple[int, ...]]]):
-        """Raw prediction coordinates with one equality row per decided example (primal active-set method)."""
+    def solve(self, pieces: Sequence[Optional[Tuple[int, ...]]], z0: Optional[np.ndarray] = None):
+        """Raw prediction coordinates with one equality row per decided example (primal active-set method).
+
+        ``z0``: a feasible starting point (e.g. the optimum found by :meth:`solve_fast`);
+        the bounds it touches start in the working set, except one variable per
+        equality row, which keeps the working set linearly independent.
+        """
         m, n, y, s = self.m, self.n, self.y, self.signs
         N = m * n
         lower = np.full(N, -np.inf)
@@ -379,6 +385,14 @@ class _PatternQP:
         E = np.array(rows) if rows else np.zeros((0, N))
         e = np.array(rhs, dtype=float)
         state = np.zeros(N, dtype=np.int8)
+        if z0 is not None:
+            z = np.clip(z0, lower, upper)
+            state[np.isfinite(lower) & (z == lower)] = -1
+            state[np.isfinite(upper) & (z == upper) & (state == 0)] = 1
+            for row in E:
+                support = np.flatnonzero(row)
+                if np.all(state[support] != 0):
+                    state[support[np.argmax(np.abs(z[support]))]] = 0
         nu = np.empty(len(rhs))
         r = np.empty(N)
         info = _core.qp_primal(self.H, self.c, np.ascontiguousarray(E), e, lower, upper, z, state, nu, r)
@@ -436,23 +450,28 @@ class _PatternQP:
                     lo = max(0.0, y[i] / s[k1])
                 cols.append(([(k1 * n + i, 1.0), (k0 * n + i, -rho)], lo, hi))
         nt = len(cols)
-        T = np.zeros((N, nt))
         lower = np.empty(nt)
         upper = np.empty(nt)
+        ti, tj, tv = [], [], []
         for j, (entries, lo, hi) in enumerate(cols):
             for row, coef in entries:
-                T[row, j] = coef
+                ti.append(row)
+                tj.append(j)
+                tv.append(coef)
             lower[j], upper[j] = lo, hi
-        HT = self.H @ T
-        Ht = np.ascontiguousarray(T.T @ HT)
-        ct = -(HT.T @ f)
+        # T has at most two non-zeros per column: sparse products keep a node O(N nt).
+        T = _sparse.csc_matrix((tv, (ti, tj)), shape=(N, nt))
+        TtH = np.asarray(T.T @ self.H)  # (nt, N); H symmetric, so this is (H T)^T
+        Ht = np.ascontiguousarray(np.asarray(T.T @ TtH.T))
+        Ht = 0.5 * (Ht + Ht.T)
+        ct = -(TtH @ f)
         t = np.empty(nt)
         r = np.empty(nt)
         state = np.empty(nt, dtype=np.int8)
         info = _core.qp_box(Ht, ct, lower, upper, t, r, state)
         self.nsolves += 1
         z = T @ t + f
-        obj = 0.5 * float(z @ self.H @ z)
+        obj = 0.5 * float(z @ (self.H @ z))
         return {"z": z, "status": int(info["status"]), "objective": obj}
 
 
@@ -664,7 +683,7 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
         raise RuntimeError("no activation pattern could be solved; K may be badly conditioned")
     # Re-solve the winning piece in raw prediction coordinates: this gives the
     # multipliers of the KKT certificate (and an independent second solve).
-    res = qp.solve(pattern)
+    res = qp.solve(pattern, z0=res["z"])
     if res["status"] != 0 or abs(res["objective"] - best_val) > 1e-8 * max(best_val, 1e-300):
         complete = False
         reasons.append("the re-solve of the winning pattern disagreed with the search")
