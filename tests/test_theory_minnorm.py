@@ -232,9 +232,9 @@ def test_primal_active_set_fallback_alone():
         np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
 
 
-@pytest.mark.parametrize("signs", [(0.5, -2.0), (-1.0, 1.0), (1.0, -1.0, 1.0)])
+@pytest.mark.parametrize("signs", [(0.5, -2.0), (-1.0, 1.0), (1.0, -1.0, 1.0), (1.0, 1.0, -1.0, -1.0)])
 def test_general_signs_and_zero_labels_bnb_equals_exhaustive(signs):
-    n = 6 if len(signs) == 2 else 4  # m = 3: up to 6^n patterns for the exhaustive reference
+    n = {2: 6, 3: 4, 4: 3}[len(signs)]  # the exhaustive reference visits up to (2^m)^n patterns
     for seed in range(3):
         ds = rc.sample(n, 8, rng=70 + seed)
         y = ds.y.copy()
@@ -243,6 +243,8 @@ def test_general_signs_and_zero_labels_bnb_equals_exhaustive(signs):
         b = rc.minnorm(ds.X, y, signs=signs, method="exhaustive")
         assert a.exact and b.exact
         assert a.objective == pytest.approx(b.objective, rel=1e-9, abs=1e-14)
+        # Every pattern is accounted for: explored, pruned, or a permutation of interchangeable neurons.
+        assert a.search.patterns_pruned + a.search.patterns_by_symmetry <= a.search.n_patterns
         h = np.asarray(signs) @ np.maximum(ds.X @ a.W.T, 0.0).T
         np.testing.assert_allclose(h, y, atol=1e-10)
         assert a.certificate.max_residual <= 1e-9

@@ -89,6 +89,9 @@ class SearchCertificate:
     pruned, closed_feasible, leaves : int
     patterns_pruned : int
         Patterns inside pruned subtrees.
+    patterns_by_symmetry : int
+        Patterns skipped because they are a permutation of neurons with equal
+        outer weights (interchangeable so far) of an explored pattern: same optimum.
     min_pruned_bound : float
         Smallest lower bound among pruned nodes (``inf`` if none): every pruned
         pattern has objective >= this value >= ``optimum`` (up to ``tol``).
@@ -108,6 +111,7 @@ class SearchCertificate:
     closed_feasible: int
     leaves: int
     patterns_pruned: int
+    patterns_by_symmetry: int
     min_pruned_bound: float
     runner_up: float
     tol: float
@@ -587,7 +591,8 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     best_val = inc["objective"] if inc["status"] == 0 else np.inf
     best = (inc_pattern, inc)
     runner_up = np.inf
-    stats = {"nodes": 1, "pruned": 0, "closed_feasible": 0, "leaves": 1, "patterns_pruned": 0}
+    stats = {"nodes": 1, "pruned": 0, "closed_feasible": 0, "leaves": 1, "patterns_pruned": 0,
+             "patterns_by_symmetry": 0}
     min_pruned = np.inf
     rel = tol
 
@@ -628,14 +633,19 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     else:
         # Each open node carries its parent's relaxed optimum: a valid lower bound
         # for it, since a child's feasible set lies inside the parent's relaxation.
-        stack: List[Tuple[List[Optional[Tuple[int, ...]]], float]] = [([None] * n, -np.inf)]
+        # Neurons with equal outer weights are interchangeable until a decided example
+        # tells them apart: ``classes`` holds those still interchangeable at a node,
+        # and of the children that differ only by permuting a class one is kept
+        # (they have equal optima): the canonical one activates a prefix of each class.
+        root_classes = tuple(tuple(int(k) for k in np.flatnonzero(signs == v)) for v in np.unique(signs))
+        stack = [([None] * n, -np.inf, root_classes)]
         while stack:
-            partial, parent_lb = stack.pop()
+            partial, parent_lb, classes = stack.pop()
             if stats["nodes"] >= max_nodes:
                 complete = False
                 reasons.append(f"the search budget of {max_nodes} QPs was used up")
                 open_bounds.append(parent_lb)
-                open_bounds.extend(b for _, b in stack)
+                open_bounds.extend(b for _, b, _ in stack)
                 break
             res = qp.solve_fast(partial)
             stats["nodes"] += 1
@@ -672,11 +682,24 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
                 continue
             col = beta[:, worst]
             natural = tuple(int(k) for k in np.flatnonzero(col > 0))
-            kids = sorted(pieces_all[worst], key=lambda A: (A != natural, len(A)))
+            canonical = []
+            for A in pieces_all[worst]:
+                if all(tuple(k for k in C if k in A) == C[:sum(k in A for k in C)] for C in classes):
+                    canonical.append(A)
+                else:
+                    child = list(partial)
+                    child[worst] = A
+                    stats["patterns_by_symmetry"] += count(child)
+            kids = sorted(canonical, key=lambda A: (A != natural, len(A)))
             for A in reversed(kids):  # the natural piece is popped first
                 child = list(partial)
                 child[worst] = A
-                stack.append((child, lb))
+                split = []
+                for C in classes:
+                    inside = tuple(k for k in C if k in A)
+                    outside = tuple(k for k in C if k not in A)
+                    split.extend(c for c in (inside, outside) if c)
+                stack.append((child, lb, tuple(split)))
 
     pattern, res = best
     if not np.isfinite(best_val):
@@ -711,7 +734,8 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     search = SearchCertificate(
         optimum=float(best_val), lower_bound=float(lower_bound), complete=complete, n_patterns=n_patterns,
         nodes=stats["nodes"], pruned=stats["pruned"], closed_feasible=stats["closed_feasible"], leaves=stats["leaves"],
-        patterns_pruned=int(stats["patterns_pruned"]), min_pruned_bound=float(min_pruned), runner_up=float(runner_up),
+        patterns_pruned=int(stats["patterns_pruned"]), patterns_by_symmetry=int(stats["patterns_by_symmetry"]),
+        min_pruned_bound=float(min_pruned), runner_up=float(runner_up),
         tol=rel,
     )
     kind = "exact" if complete else "upper bound (best candidate)"
