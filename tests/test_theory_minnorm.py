@@ -55,6 +55,7 @@ def test_m1_kkt_certificate_and_lemma3():
     assert cert.max_residual <= 1e-10, cert
     S = sol.active_set[0]
     assert np.all(S[ds.y > 0])
+    np.testing.assert_array_equal(sol.active_indices[0], np.flatnonzero(S))
     # Lemma 3: w* = X_S^T (X_S X_S^T)^{-1} ytilde_S.
     XS = ds.X[S]
     w3 = XS.T @ np.linalg.solve(XS @ XS.T, np.maximum(ds.y[S], 0.0))

@@ -178,6 +178,11 @@ class MinNormSolution:
         return float(np.sqrt(2.0 * self.objective))
 
     @property
+    def active_indices(self) -> list:
+        """``active_set`` as index arrays, one per neuron (for m = 1: the S of Lemma 3)."""
+        return [np.flatnonzero(row) for row in self.active_set]
+
+    @property
     def w(self) -> Optional[np.ndarray]:
         """The weight vector of a single neuron (m = 1), shape (d,)."""
         return None if self.W is None else self.W[0]
