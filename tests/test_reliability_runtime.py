@@ -54,6 +54,15 @@ def test_huge_eta_is_a_diverged_status_naming_the_step(engine, eta):
         relucore.train(X, y, signs=(1, -1), eta=eta, steps=2000, engine=engine, on_divergence="raise")
 
 
+@pytest.mark.parametrize("eta", [1.0, 1e300])
+def test_trainer_divergence_is_a_status_or_an_error(eta):
+    X, y = fig4_problem(2, n=8, d=100)
+    res = relucore.Trainer(X, y, signs=(1, -1), eta=eta, steps=2000).run()
+    assert res.status == 2 and not res.success and "try a smaller eta" in res.message
+    with pytest.raises(relucore.DivergenceError, match="diverged at step"):
+        relucore.Trainer(X, y, signs=(1, -1), eta=eta, steps=2000, on_divergence="raise").run()
+
+
 def test_divergence_in_a_batch_stops_only_that_problem():
     X, y = fig4_problem(2, n=8, d=100)
     res = relucore.train(np.stack([X, X, X]), np.stack([y, y, y]), signs=(1, -1), eta=[1e-3, 1.0, 1e-3])

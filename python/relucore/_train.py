@@ -338,6 +338,14 @@ def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0
         raise ValueError(f"the starting point is too large: its loss overflows float64 (check {culprit})")
 
 
+def overflow_message(nit: int, eta: float) -> str:
+    """Status-2 message for a state that overflowed where the loss did not show it."""
+    return (
+        f"diverged at step {nit}: the weights overflowed to non-finite values; "
+        f"try a smaller eta (eta = {eta:.3g}) or rescale X"
+    )
+
+
 def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int) -> str:
     if status == 0:
         return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
@@ -523,10 +531,7 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
             messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
     for b in np.flatnonzero(~finite & (status != 2)):
         status[b] = 2
-        messages[b] = (
-            f"diverged at step {int(out['nit'][b])}: the weights overflowed to non-finite values; "
-            f"try a smaller eta (eta = {float(p.eta[b]):.3g}) or rescale X"
-        )
+        messages[b] = overflow_message(int(out["nit"][b]), float(p.eta[b]))
     if on_divergence == "raise" and np.any(status == 2):
         b = int(np.flatnonzero(status == 2)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])

@@ -15,7 +15,7 @@ import numpy as np
 
 from relucore import _core
 from relucore._results import TrainResult
-from relucore._train import DEFAULT_INIT_SCALE, DivergenceError, _message, prepare
+from relucore._train import DEFAULT_INIT_SCALE, DivergenceError, _message, overflow_message, prepare
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 
 __all__ = ["Trainer"]
@@ -305,12 +305,19 @@ class Trainer:
         out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
         status = int(out["status"])
         message = _message(status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until)
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = self.W
+        parts = [self.alpha, self.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
+        if status != 2 and not all(np.isfinite(a).all() for a in parts):
+            # No non-finite number leaves in a result that is not marked diverged.
+            status, message = 2, overflow_message(int(out["nit"]), self.eta)
         if status == 2 and self._on_divergence == "raise":
             raise DivergenceError(message)
         return self._result(status, message, tol, out)
 
     def _result(self, status: int, message: str, tol: float, out: dict) -> TrainResult:
-        W = self.W
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = self.W
         s = self._engine.settings
         return TrainResult(
             W=W, alpha=self.alpha.copy(), beta=self.beta.copy(),
