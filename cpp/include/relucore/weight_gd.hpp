@@ -59,6 +59,15 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+// Runtime dispatch to a 256-bit AVX kernel (without FMA, so every element is
+// computed by the same IEEE operations as in the SSE2 and scalar loops:
+// results do not depend on the path). Define RELUCORE_NO_SIMD_DISPATCH to
+// disable it.
+#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define RELUCORE_AVX_DISPATCH 1
+#include <immintrin.h>
+#endif
 
 namespace relucore {
 
@@ -530,7 +539,7 @@ private:
         Scalar* __restrict a = a_.data() + i0;
         Scalar* __restrict b = b_.data() + i0;
         Scalar* __restrict z = &Z_(0, i0);
-        Scalar* __restrict w[D > 0 ? D : 1];
+        Scalar* w[D > 0 ? D : 1];
         for (int k = 0; k < D; ++k) w[k] = &W_(k, i0);
         Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
         for (int k = 0; k < D; ++k) {
@@ -540,12 +549,15 @@ private:
         if (Noisy) chunk_noise(t, c, xi, tb.scratch + (d_ + 3 + P_) * kChunk);
         const Scalar sd = noise_sd, g0 = tb.g[0];
         Index i = 0;
+#if defined(RELUCORE_AVX_DISPATCH)
+        if (cpu_has_avx()) i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, contrib, xi, xk, xnk, s, decay, g0, sd);
+#endif
 #if defined(__SSE2__)
         // Two neurons per iteration, the same operations in the same order as
         // the scalar loop below (which finishes an odd chunk).
         {
             const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
-                          dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
+                          sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
             __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
             for (int k = 0; k < D; ++k) {
                 xkv[k] = _mm_set1_pd(xk[k]);
@@ -554,24 +566,23 @@ private:
             for (; i + 2 <= n; i += 2) {
                 const __m128d zi = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
                 const __m128d on_g = _mm_and_pd(_mm_cmpgt_pd(zi, zero), g0v);
-                const __m128d sa = _mm_mul_pd(sv, ai);
+                const __m128d ci = _mm_mul_pd(_mm_mul_pd(sv, ai), on_g);
                 __m128d zn = zero;
                 if (Bias) {
-                    __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), _mm_mul_pd(sa, on_g));
+                    __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), ci);
                     if (Noisy) bn = _mm_add_pd(bn, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (D + 1) * kChunk + i)));
                     _mm_storeu_pd(b + i, bn);
                     zn = bn;
                 }
                 for (int k = 0; k < D; ++k) {
-                    __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)),
-                                            _mm_mul_pd(sa, _mm_mul_pd(on_g, xkv[k])));
+                    __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)), _mm_mul_pd(ci, xkv[k]));
                     if (Noisy) wk = _mm_add_pd(wk, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (1 + k) * kChunk + i)));
                     _mm_storeu_pd(w[k] + i, wk);
                     zn = _mm_add_pd(zn, _mm_mul_pd(wk, xnv[k]));
                 }
                 __m128d an = ai;
                 if (Outer) {
-                    an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(sv, _mm_mul_pd(_mm_max_pd(zi, zero), g0v)));
+                    an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(_mm_max_pd(zi, zero), sgv));
                     if (Noisy) an = _mm_add_pd(an, _mm_mul_pd(sdv, _mm_loadu_pd(xi + i)));
                 }
                 _mm_storeu_pd(a + i, an);
@@ -583,23 +594,23 @@ private:
         for (; i < n; ++i) {
             const Scalar zi = z[i], ai = a[i];
             const Scalar on_g = zi > 0 ? g0 : Scalar(0);
-            const Scalar sa = s * ai;
+            const Scalar ci = (s * ai) * on_g;
             Scalar zn = 0;
             if (Bias) {
-                Scalar bn = decay * b[i] - sa * on_g;
+                Scalar bn = decay * b[i] - ci;
                 if (Noisy) bn += sd * xi[(D + 1) * kChunk + i];
                 b[i] = bn;
                 zn = bn;
             }
             for (int k = 0; k < D; ++k) {
-                Scalar wk = decay * w[k][i] - sa * (on_g * xk[k]);
+                Scalar wk = decay * w[k][i] - ci * xk[k];
                 if (Noisy) wk += sd * xi[(1 + k) * kChunk + i];
                 w[k][i] = wk;
                 zn += wk * xnk[k];
             }
             Scalar an = ai;
             if (Outer) {
-                an = decay * ai - s * ((zi > 0 ? zi : Scalar(0)) * g0);
+                an = decay * ai - (zi > 0 ? zi : Scalar(0)) * (s * g0);
                 if (Noisy) an += sd * xi[i];
             }
             a[i] = an;
@@ -608,6 +619,58 @@ private:
         }
         part_next[c] = lane_sum(contrib, n);
     }
+
+#if defined(RELUCORE_AVX_DISPATCH)
+    static bool cpu_has_avx() {
+        static const bool has = __builtin_cpu_supports("avx");
+        return has;
+    }
+
+    // Four neurons per iteration; the operations of the SSE2 loop in
+    // fused_chunk, element by element. Returns the first neuron not done.
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
+                                                          Scalar* __restrict z, Scalar* const* w,
+                                                          Scalar* __restrict contrib, const Scalar* __restrict xi,
+                                                          const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
+                                                          Scalar g0, Scalar sd) {
+        const __m256d zero = _mm256_setzero_pd(), g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s),
+                      sgv = _mm256_set1_pd(s * g0), dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
+        __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xkv[k] = _mm256_set1_pd(xk[k]);
+            xnv[k] = _mm256_set1_pd(xnk[k]);
+        }
+        Index i = 0;
+        for (; i + 4 <= n; i += 4) {
+            const __m256d zi = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
+            const __m256d on_g = _mm256_and_pd(_mm256_cmp_pd(zi, zero, _CMP_GT_OQ), g0v);
+            const __m256d ci = _mm256_mul_pd(_mm256_mul_pd(sv, ai), on_g);
+            __m256d zn = zero;
+            if (Bias) {
+                __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
+                if (Noisy) bn = _mm256_add_pd(bn, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (D + 1) * kChunk + i)));
+                _mm256_storeu_pd(b + i, bn);
+                zn = bn;
+            }
+            for (int k = 0; k < D; ++k) {
+                __m256d wk = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(w[k] + i)), _mm256_mul_pd(ci, xkv[k]));
+                if (Noisy) wk = _mm256_add_pd(wk, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (1 + k) * kChunk + i)));
+                _mm256_storeu_pd(w[k] + i, wk);
+                zn = _mm256_add_pd(zn, _mm256_mul_pd(wk, xnv[k]));
+            }
+            __m256d an = ai;
+            if (Outer) {
+                an = _mm256_sub_pd(_mm256_mul_pd(dv, ai), _mm256_mul_pd(_mm256_max_pd(zi, zero), sgv));
+                if (Noisy) an = _mm256_add_pd(an, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + i)));
+            }
+            _mm256_storeu_pd(a + i, an);
+            _mm256_storeu_pd(z + i, zn);
+            _mm256_storeu_pd(contrib + i, _mm256_mul_pd(an, _mm256_max_pd(zn, zero)));
+        }
+        return i;
+    }
+#endif
 
     template <int D, bool Noisy>
     void fused_dispatch2(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* xn, Scalar sd, Scalar* pn) {
