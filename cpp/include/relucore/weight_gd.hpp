@@ -59,15 +59,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-// Runtime dispatch to a 256-bit AVX kernel (without FMA, so every element is
-// computed by the same IEEE operations as in the SSE2 and scalar loops:
-// results do not depend on the path). Define RELUCORE_NO_SIMD_DISPATCH to
-// disable it.
-#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__x86_64__) || defined(__i386__))
-#define RELUCORE_AVX_DISPATCH 1
-#include <immintrin.h>
-#endif
+// rng.hpp defines RELUCORE_AVX_DISPATCH: runtime dispatch to 256-bit AVX
+// kernels (without FMA, so every element is computed by the same IEEE
+// operations as in the SSE2 and scalar loops: results do not depend on the
+// path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
 
 namespace relucore {
 
@@ -184,6 +179,7 @@ public:
         batch_.resize(2 * T * static_cast<size_t>(B_));
         g_.resize(T * static_cast<size_t>(B_));
         scratch_.resize(T * scratch_size());
+        words_.resize(T * words_size());
     }
 
     Index N() const { return N_; }
@@ -280,7 +276,7 @@ public:
             // Prologue: the batch and forward pass of step `start`.
             draw_batch(start, tb, tb.batch, start < end ? fixed_row(start) : nullptr);
             {
-                Scalar* contrib = tb.scratch + (d_ + 2 + P_) * kChunk;
+                Scalar* contrib = contrib_buf(tb);
                 for (Index c = c0; c < c1; ++c) forward_chunk(c, tb.batch, partials(start), contrib);
             }
             std::int64_t next_sync = start;
@@ -335,16 +331,23 @@ private:
         std::int64_t* batch_next;  // ... and of the next one
         Scalar* g;
         Scalar* scratch;
+        std::uint64_t* words;
     };
 
-    // Per-thread scratch: gradient accumulators (d + 2 rows), noise (P rows),
-    // per-neuron contributions (1 row), each kChunk long, and P normals.
-    size_t scratch_size() const { return static_cast<size_t>((d_ + 2 + P_ + 1) * kChunk + P_); }
+    // Per-thread scratch, rows of kChunk: gradient accumulators (d + 2 rows),
+    // noise (noise_rows(): P rounded up to even), per-neuron contributions
+    // (1 row). Words for the noise live in words_ (noise_rows() rows).
+    Index noise_rows() const { return 2 * ((P_ + 1) / 2); }
+    Scalar* noise_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2) * kChunk; }
+    Scalar* contrib_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2 + noise_rows()) * kChunk; }
+    size_t scratch_size() const { return static_cast<size_t>((d_ + 3 + noise_rows()) * kChunk); }
+    size_t words_size() const { return static_cast<size_t>(noise_rows() * kChunk); }
 
     ThreadBuffers buffers(int tid) {
         const auto t = static_cast<size_t>(tid);
         ThreadBuffers tb{perm_.data() + t * M_, swaps_.data() + t * B_, batch_.data() + 2 * t * B_,
-                         batch_.data() + (2 * t + 1) * B_, g_.data() + t * B_, scratch_.data() + t * scratch_size()};
+                         batch_.data() + (2 * t + 1) * B_, g_.data() + t * B_, scratch_.data() + t * scratch_size(),
+                         words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
         return tb;
     }
@@ -458,16 +461,27 @@ private:
         return true;
     }
 
-    // The noise of step t for the neurons of chunk c, as P rows of kChunk
-    // (row 0: a, rows 1..d: w, row d+1: b).
-    void chunk_noise(std::int64_t t, Index c, Scalar* xi, Scalar* z) const {
+    // The noise of step t for the neurons of chunk c, as rows of kChunk
+    // (row 0: a, rows 1..d: w, row d+1: b): the same numbers as
+    // CounterRng::normals(t, i, noise, ., P) for each neuron i, with the
+    // Philox words gathered first and the Box-Muller transform run over the
+    // whole chunk (vectorised).
+    void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
         const CounterRng rng(settings_.key);
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-        for (Index i = 0; i < n; ++i) {
-            rng.normals(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i), RngStream::noise, z,
-                        static_cast<int>(P_));
-            for (Index q = 0; q < P_; ++q) xi[q * kChunk + i] = z[q];
-        }
+        const Index npairs = noise_rows() / 2, nblocks = (P_ + 3) / 4;
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j < nblocks; ++j) {
+                const Counter4 w = rng.block(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
+                                             RngStream::noise, static_cast<std::uint64_t>(j));
+                for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
+                    words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
+                    words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
+                }
+            }
+        for (Index p = 0; p < npairs; ++p)
+            detail::box_muller_words(words + 2 * p * kChunk, words + (2 * p + 1) * kChunk, xi + 2 * p * kChunk,
+                                     xi + (2 * p + 1) * kChunk, static_cast<long>(n));
     }
 
     // Update of chunk c at step t (any batch size, any d): gradient
@@ -480,7 +494,7 @@ private:
         Scalar* __restrict da = tb.scratch;
         Scalar* __restrict db = da + kChunk;
         Scalar* __restrict dw = db + kChunk;  // d x kChunk
-        Scalar* __restrict xi = dw + d_ * kChunk;  // P x kChunk
+        Scalar* __restrict xi = noise_buf(tb);
         Scalar* __restrict a = a_.data() + i0;
         Scalar* __restrict b = b_.data() + i0;
         std::fill(da, da + n, 0.0);
@@ -511,7 +525,7 @@ private:
         if (outer)
             for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
         if (noise_sd > 0) {
-            chunk_noise(t, c, xi, tb.scratch + (d_ + 3 + P_) * kChunk);
+            chunk_noise(t, c, xi, tb.words);
             if (outer)
                 for (Index i = 0; i < n; ++i) a[i] += noise_sd * xi[i];
             for (Index k = 0; k < d_; ++k) {
@@ -534,8 +548,8 @@ private:
         const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
         const Scalar* __restrict x = &X_(tb.batch[0], 0);
-        Scalar* __restrict xi = tb.scratch + (d_ + 2) * kChunk;
-        Scalar* __restrict contrib = xi + P_ * kChunk;
+        Scalar* __restrict xi = noise_buf(tb);
+        Scalar* __restrict contrib = contrib_buf(tb);
         Scalar* __restrict a = a_.data() + i0;
         Scalar* __restrict b = b_.data() + i0;
         Scalar* __restrict z = &Z_(0, i0);
@@ -546,7 +560,7 @@ private:
             xk[k] = x[k];
             xnk[k] = xn[k];
         }
-        if (Noisy) chunk_noise(t, c, xi, tb.scratch + (d_ + 3 + P_) * kChunk);
+        if (Noisy) chunk_noise(t, c, xi, tb.words);
         const Scalar sd = noise_sd, g0 = tb.g[0];
         Index i = 0;
 #if defined(RELUCORE_AVX_DISPATCH)
@@ -695,7 +709,7 @@ private:
         const Scalar noise_sd = std::sqrt(4 * (settings_.step / static_cast<Scalar>(N_)) * settings_.temperature);
         Scalar* pn = partials(t + 1);
         const Scalar* xn = &X_(tb.batch_next[0], 0);
-        Scalar* contrib = tb.scratch + (d_ + 2 + P_) * kChunk;
+        Scalar* contrib = contrib_buf(tb);
         for (Index c = c0; c < c1; ++c) {
             if (B_ == 1 && d_ == 1) fused_dispatch<1>(t, c, tb, xn, noise_sd, pn);
             else if (B_ == 1 && d_ == 2) fused_dispatch<2>(t, c, tb, xn, noise_sd, pn);
@@ -720,6 +734,7 @@ private:
     int max_threads_ = 1;
     std::vector<std::int64_t> perm_, swaps_, batch_;
     std::vector<Scalar> g_, scratch_;
+    std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0;
     std::int64_t last_history_ = -1;
 };
