@@ -284,7 +284,9 @@ public:
                 if (t == next_sync) {
                     const bool at_record = rec && t < end && wants_record(*rec, t);
 #if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
+                    }
 #endif
                     if (tid == 0) {
                         if (at_record) record(*rec, t);
@@ -293,7 +295,9 @@ public:
                         t_ = t;
                     }
 #if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
+                    }
 #endif
                     if (stop) break;
                     next_sync = next_event(t + 1, start, end, rec);
@@ -302,7 +306,9 @@ public:
                 if (t + 1 < end) draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
                 else std::copy(tb.batch, tb.batch + B_, tb.batch_next);
 #if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
+                    }
 #endif
                 if (!step(t, tb, c0, c1)) {
                     // Every thread sees the same residuals, hence stops at the same t.
@@ -412,16 +418,17 @@ private:
         for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
     }
 
-    // Sum of c[0..n) in a fixed order: eight interleaved lanes, then a fixed
-    // tree. The same function serves every code path, so a state's forward
-    // pass rounds identically whichever path computed it.
+    // Sum of c[0..n) in a fixed order: four interleaved lanes (lane l sums
+    // c[i], i = l mod 4, in increasing i), then (l0 + l1) + (l2 + l3). The
+    // fused kernels accumulate the same lanes in registers, so a state's
+    // forward pass rounds identically whichever path computed it.
     static Scalar lane_sum(const Scalar* __restrict c, Index n) {
-        Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        Scalar acc[4] = {0, 0, 0, 0};
         Index i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int l = 0; l < 8; ++l) acc[l] += c[i + l];
-        for (; i < n; ++i) acc[i & 7] += c[i];
-        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (; i + 4 <= n; i += 4)
+            for (int l = 0; l < 4; ++l) acc[l] += c[i + l];
+        for (; i < n; ++i) acc[i & 3] += c[i];
+        return (acc[0] + acc[1]) + (acc[2] + acc[3]);
     }
 
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
@@ -549,7 +556,6 @@ private:
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
         const Scalar* __restrict x = &X_(tb.batch[0], 0);
         Scalar* __restrict xi = noise_buf(tb);
-        Scalar* __restrict contrib = contrib_buf(tb);
         Scalar* __restrict a = a_.data() + i0;
         Scalar* __restrict b = b_.data() + i0;
         Scalar* __restrict z = &Z_(0, i0);
@@ -562,9 +568,10 @@ private:
         }
         if (Noisy) chunk_noise(t, c, xi, tb.words);
         const Scalar sd = noise_sd, g0 = tb.g[0];
+        Scalar lanes[4] = {0, 0, 0, 0};  // see lane_sum
         Index i = 0;
 #if defined(RELUCORE_AVX_DISPATCH)
-        if (cpu_has_avx()) i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, contrib, xi, xk, xnk, s, decay, g0, sd);
+        if (cpu_has_avx()) i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
 #endif
 #if defined(__SSE2__)
         // Two neurons per iteration, the same operations in the same order as
@@ -577,6 +584,8 @@ private:
                 xkv[k] = _mm_set1_pd(xk[k]);
                 xnv[k] = _mm_set1_pd(xnk[k]);
             }
+            // lanes (0, 1) and (2, 3) in two accumulators; i is a multiple of 4 here
+            __m128d acc01 = _mm_loadu_pd(lanes), acc23 = _mm_loadu_pd(lanes + 2);
             for (; i + 2 <= n; i += 2) {
                 const __m128d zi = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
                 const __m128d on_g = _mm_and_pd(_mm_cmpgt_pd(zi, zero), g0v);
@@ -601,8 +610,12 @@ private:
                 }
                 _mm_storeu_pd(a + i, an);
                 _mm_storeu_pd(z + i, zn);
-                _mm_storeu_pd(contrib + i, _mm_mul_pd(an, _mm_max_pd(zn, zero)));
+                const __m128d cv = _mm_mul_pd(an, _mm_max_pd(zn, zero));
+                if ((i & 3) == 0) acc01 = _mm_add_pd(acc01, cv);
+                else acc23 = _mm_add_pd(acc23, cv);
             }
+            _mm_storeu_pd(lanes, acc01);
+            _mm_storeu_pd(lanes + 2, acc23);
         }
 #endif
         for (; i < n; ++i) {
@@ -629,9 +642,9 @@ private:
             }
             a[i] = an;
             z[i] = zn;
-            contrib[i] = an * (zn > 0 ? zn : Scalar(0));
+            lanes[i & 3] += an * (zn > 0 ? zn : Scalar(0));
         }
-        part_next[c] = lane_sum(contrib, n);
+        part_next[c] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     }
 
 #if defined(RELUCORE_AVX_DISPATCH)
@@ -645,9 +658,10 @@ private:
     template <int D, bool Outer, bool Bias, bool Noisy>
     __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
                                                           Scalar* __restrict z, Scalar* const* w,
-                                                          Scalar* __restrict contrib, const Scalar* __restrict xi,
+                                                          Scalar* __restrict lanes, const Scalar* __restrict xi,
                                                           const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
                                                           Scalar g0, Scalar sd) {
+        __m256d acc = _mm256_setzero_pd();
         const __m256d zero = _mm256_setzero_pd(), g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s),
                       sgv = _mm256_set1_pd(s * g0), dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
         __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
@@ -680,8 +694,9 @@ private:
             }
             _mm256_storeu_pd(a + i, an);
             _mm256_storeu_pd(z + i, zn);
-            _mm256_storeu_pd(contrib + i, _mm256_mul_pd(an, _mm256_max_pd(zn, zero)));
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(an, _mm256_max_pd(zn, zero)));
         }
+        _mm256_storeu_pd(lanes, acc);
         return i;
     }
 #endif
