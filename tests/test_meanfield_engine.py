@@ -267,3 +267,27 @@ def test_inconsistent_lengths(data2d):
     X, y = data2d
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         meanfield.train(X, y[:-1], N=5, iters=1)
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs POSIX interval timers")
+def test_signal_cancels_a_long_run(data2d):
+    """A Python signal handler that raises interrupts the engine (run_without_gil -> cancel flag)."""
+    import signal
+
+    X, y = data2d
+
+    def handler(signum, frame):
+        raise _Stop()
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Stop):
+            meanfield.train(X, y, N=1000, iters=30_000_000, record=0, seed=0)  # minutes if not cancelled
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
