@@ -34,9 +34,11 @@ def _box_muller(words):
 
 def test_normals_are_box_muller_of_philox_blocks():
     key, step, neuron, stream = (11, 22), 33, 44, 0
-    words = np.concatenate([_core.philox4x64([step, neuron, stream, j], key) for j in range(3)])
-    got = _core.rng_normals(*key, step, neuron, stream, 10)
-    np.testing.assert_allclose(got, _box_muller(words)[:10], rtol=1e-14, atol=1e-15)
+    nb = 2500
+    words = np.concatenate([_core.philox4x64([step, neuron, stream, j], key) for j in range(nb)])
+    got = _core.rng_normals(*key, step, neuron, stream, 4 * nb - 2)
+    # relucore evaluates log and sincos by its own polynomials: a few ulp from libm's
+    np.testing.assert_allclose(got, _box_muller(words)[: 4 * nb - 2], rtol=1e-14, atol=2e-15)
     u = _core.rng_uniforms(*key, step, neuron, 1, 5)
     w = _core.philox4x64([step, neuron, 1, 0], key)
     np.testing.assert_array_equal(u[:4], (w >> np.uint64(11)).astype(float) * 2.0**-53)
@@ -215,7 +217,12 @@ def test_noise_increment_is_standard_normal():
     N, step, T = 20000, 2.0, 0.3
     res = meanfield.train(X, np.array([1.0, -1.0]), N=N, step=step, temperature=T, weight_decay=0.1,
                           init=np.zeros((N, 4)), iters=1, seed=9)
-    z = (res.theta / np.sqrt(4 * step / N * T)).ravel()
+    sd = np.sqrt(4 * step / N * T)
+    # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
+    key = res.key
+    for i in range(0, N, 997):
+        np.testing.assert_array_equal(res.theta[i], sd * _core.rng_normals(int(key[0]), int(key[1]), 0, i, 0, 4))
+    z = (res.theta / sd).ravel()
     assert abs(z.mean()) < 5 / np.sqrt(z.size)
     assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
     assert stats.kstest(z, "norm").pvalue > 1e-4
@@ -260,3 +267,27 @@ def test_inconsistent_lengths(data2d):
     X, y = data2d
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         meanfield.train(X, y[:-1], N=5, iters=1)
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs POSIX interval timers")
+def test_signal_cancels_a_long_run(data2d):
+    """A Python signal handler that raises interrupts the engine (run_without_gil -> cancel flag)."""
+    import signal
+
+    X, y = data2d
+
+    def handler(signum, frame):
+        raise _Stop()
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Stop):
+            meanfield.train(X, y, N=1000, iters=30_000_000, record=0, seed=0)  # minutes if not cancelled
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
