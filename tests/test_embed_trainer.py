@@ -233,6 +233,36 @@ def test_keyboard_interrupt_stops_after_the_current_step():
     assert np.array_equal(ref.alpha, state[0]) and np.array_equal(ref.beta, state[1])
 
 
+def test_keyboard_interrupt_during_run_with_callback():
+    rng = np.random.default_rng(1)
+    n = 100
+    X = rng.standard_normal((n, 2 * n))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    calls = []
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            t.run(until=10**7, callback=lambda tr: calls.append(tr.nit), every=100)
+    finally:
+        timer.cancel()
+    assert 0 < t.nit < 10**7
+    assert calls and calls == list(range(100, calls[-1] + 1, 100))
+    t.step(2)  # still usable
+
+
+def test_trainer_owns_its_data():
+    X, y = fig4_problem(13, n=6, d=40)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    W = t.W
+    X[:] = 0.0
+    y[:] = 0.0
+    assert np.array_equal(t.W, W)
+    t.step(5)
+    assert t.loss > 0
+
+
 def test_bad_input():
     X, y = fig4_problem(12, n=6, d=50)
     with pytest.raises(ValueError, match="engine='dual'"):

@@ -153,7 +153,8 @@ class Trainer:
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)
-        self._X = None if p.X is None else p.X[0]
+        # Own copy: W must not change if the caller later edits its X in place.
+        self._X = None if p.X is None else np.array(p.X[0])
         self._W0 = None if p.W0 is None else p.W0[0]
         self._alpha0 = p.alpha0[0]
         self._beta0 = p.beta0[0]
