@@ -145,7 +145,7 @@ def test_run_with_callback_every_k_steps():
     assert t3.run(until=150).nit == 150 and t3.run(until=100).nit == 150
 
 
-def test_callback_errors_propagate_and_reentry_is_refused():
+def test_callback_errors_propagate_and_nested_run_is_refused():
     X, y = fig4_problem(4, n=8, d=100)
     t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
 
@@ -155,10 +155,40 @@ def test_callback_errors_propagate_and_reentry_is_refused():
     with pytest.raises(RuntimeError, match="from the callback"):
         t.run(until=100, callback=boom, every=10)
     assert t.nit == 10  # the state reached when the callback raised
-    with pytest.raises(RuntimeError, match="already stepping"):
-        t.run(until=100, callback=lambda tr: tr.step(1), every=5)
+    with pytest.raises(RuntimeError, match="own callback"):
+        t.run(until=100, callback=lambda tr: tr.run(), every=5)
+    assert t.nit == 15
     t.step(3)  # usable afterwards
     assert t.nit == 18
+
+
+def test_callback_may_change_the_trainer_between_steps():
+    """A simulator moving its targets every k steps from the callback equals doing it by hand."""
+    X, y = fig4_problem(14, n=10, d=300)
+    kw = dict(signs=(1, -1), tol=0.0, init="gaussian", rng=3, init_scale=0.1)
+    shifts = {50: 0.5, 100: -0.25, 150: 0.1}
+
+    def simulator(tr):
+        if tr.nit in shifts:
+            tr.set_labels(y + shifts[tr.nit])
+            tr.set_eta(tr.eta * 0.9)
+        if tr.nit == 150:
+            tr.step(7)  # the callback may also step
+
+    t = relucore.Trainer(X, y, **kw)
+    out = t.run(until=260, callback=simulator, every=50)
+    assert out.nit == 260 and out.status == 1
+
+    ref = relucore.Trainer(X, y, **kw)
+    for step_to, shift in shifts.items():
+        ref.step(step_to - ref.nit)
+        ref.set_labels(y + shift)
+        ref.set_eta(ref.eta * 0.9)
+    ref.step(7)
+    ref.step(260 - ref.nit)
+    for f in STATE_FIELDS + ("pattern_stable_step",):
+        assert np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(ref, f))), f
+    assert np.array_equal(t.labels, y + 0.1)
 
 
 def test_pickle_and_state_dict_resume_bitwise():

@@ -88,9 +88,10 @@ class Trainer:
     -----
     :meth:`step` and :meth:`run` release the GIL; Ctrl-C stops them after the
     current GD step (the trainer then holds that state) and raises
-    ``KeyboardInterrupt``. One call at a time: a second thread (or the run's
-    callback) calling :meth:`step` meanwhile gets a ``RuntimeError``, and
-    reading the views while another thread steps races with the engine.
+    ``KeyboardInterrupt``. One call at a time: a second thread calling
+    :meth:`step` meanwhile gets a ``RuntimeError``, and reading the views while
+    another thread steps races with the engine (the callback of :meth:`run`
+    is the exception: it runs between steps and may change the trainer).
     Trainers pickle (:meth:`state_dict` / :meth:`from_state`), so a
     simulation can be checkpointed and resumed bitwise elsewhere.
 
@@ -283,9 +284,11 @@ class Trainer:
             ``callback(trainer)`` is called every ``every`` steps (after step
             t with t a multiple of ``every``, before the other stopping rules
             are checked); a truthy return value stops the run with status 4.
-            It runs with the GIL held, possibly on a helper thread, and must
-            not step the trainer. Its exceptions propagate; the trainer keeps
-            the state reached.
+            It runs between two steps, with the GIL held (possibly on a helper
+            thread), and may read the state and change the trainer
+            (:meth:`set_labels`, :meth:`set_eta`, even :meth:`step`): the run
+            goes on from the state it leaves. It may not call :meth:`run`.
+            Its exceptions propagate; the trainer keeps the state reached.
         every : int, default 1
         tol : float, optional
             Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.
