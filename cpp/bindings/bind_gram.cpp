@@ -1,6 +1,7 @@
 #include "common.hpp"
 
 #include "relucore/gram.hpp"
+#include "relucore/gram_stats.hpp"
 #include "relucore/parallel.hpp"
 
 namespace py = pybind11;
@@ -26,4 +27,33 @@ void bind_gram(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("K").noconvert(), py::arg("n_threads") = 0,
         "K[b] = X[b] X[b]^T for a (B, n, d) batch, written into K (B, n, n).");
+
+    m.def(
+        "gram_stats_batch",
+        [](const CArray<double>& K, const CArray<double>& norm1, CArray<double> out, int n_threads) {
+            require_shape(K, "K", {-1, -1, -1});
+            const Index B = K.shape(0), n = K.shape(1);
+            require_shape(K, "K", {B, n, n});
+            require_shape(norm1, "norm1", {B});
+            require_shape(out, "out", {B, 6});
+            const double* kp = K.data();
+            const double* sp = norm1.data();
+            double* op = out.mutable_data();
+            run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        const GramStatistics g = gram_statistics(ConstMatrixMap(kp + b * n * n, n, n), sp[b]);
+                        double* o = op + 6 * b;
+                        o[0] = g.mu_max;
+                        o[1] = g.mu_min;
+                        o[2] = g.deviation;
+                        o[3] = g.offdiag_ratio;
+                        o[4] = g.max_offdiag;
+                        o[5] = g.min_diag;
+                    });
+                },
+                static_cast<double>(B) * n * n * n > 5e8);
+        },
+        py::arg("K"), py::arg("norm1"), py::arg("out").noconvert(), py::arg("n_threads") = 0,
+        "Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).");
 }

@@ -126,8 +126,8 @@ void bind_train(py::module_& m) {
     m.def(
         "run_dual_batch",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
-           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
-           const py::dict& history, int n_threads) {
+           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
+           const GDSettings& settings, const py::dict& history, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
             const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
             require_shape(K, "K", {B, n, n});
@@ -136,10 +136,11 @@ void bind_train(py::module_& m) {
             require_shape(alpha, "alpha", {B, m_, n});
             require_shape(beta, "beta", {B, m_, n});
             require_shape(eta, "eta", {B});
+            require_shape(tol, "tol", {B});
             settings.validate();
             HistoryArrays hist = history_arrays(history, B, m_, n);
             Outcomes out(B);
-            const double *kp = K.data(), *yp = y.data(), *ep = eta.data();
+            const double *kp = K.data(), *yp = y.data(), *ep = eta.data(), *tp = tol.data();
             double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
             const ConstVectorMap a(outer.data(), m_);
             run_without_gil(
@@ -147,6 +148,7 @@ void bind_train(py::module_& m) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GDSettings s = settings;
                         s.eta = ep[b];
+                        s.tol = tp[b];
                         s.cancel = cancel;
                         MatrixMap alpha_b(ap + b * m_ * n, m_, n), beta_b(bp + b * m_ * n, m_, n);
                         DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), a,
@@ -162,14 +164,14 @@ void bind_train(py::module_& m) {
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
-        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
-        "Runs the primal-dual engine on B problems; alpha and beta (B, m, n) are updated in place.");
+        py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.");
 
     m.def(
         "run_dense_batch",
         [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, CArray<double> W,
-           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const GDSettings& settings,
-           const py::dict& history, int n_threads) {
+           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
+           const GDSettings& settings, const py::dict& history, int n_threads) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
             require_shape(y, "y", {B, n});
@@ -178,10 +180,11 @@ void bind_train(py::module_& m) {
             require_shape(alpha, "alpha", {B, m_, n});
             require_shape(beta, "beta", {B, m_, n});
             require_shape(eta, "eta", {B});
+            require_shape(tol, "tol", {B});
             settings.validate();
             HistoryArrays hist = history_arrays(history, B, m_, n);
             Outcomes out(B);
-            const double *xp = X.data(), *yp = y.data(), *ep = eta.data();
+            const double *xp = X.data(), *yp = y.data(), *ep = eta.data(), *tp = tol.data();
             double *wp = W.mutable_data(), *ap = alpha.mutable_data(), *bp = beta.mutable_data();
             const ConstVectorMap a(outer.data(), m_);
             run_without_gil(
@@ -189,6 +192,7 @@ void bind_train(py::module_& m) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GDSettings s = settings;
                         s.eta = ep[b];
+                        s.tol = tp[b];
                         s.cancel = cancel;
                         MatrixMap W_b(wp + b * m_ * d, m_, d), alpha_b(ap + b * m_ * n, m_, n);
                         DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, W_b,
@@ -205,6 +209,6 @@ void bind_train(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
-        py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
+        py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
         "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.");
 }

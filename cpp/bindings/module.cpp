@@ -9,7 +9,9 @@ namespace py = pybind11;
 
 void bind_gram(py::module_& m);
 void bind_train(py::module_& m);
+void bind_minnorm(py::module_& m);
 void bind_trainer(py::module_& m);
+void bind_meanfield(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -21,5 +23,7 @@ PYBIND11_MODULE(_core, m) {
           "Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).");
     bind_gram(m);
     bind_train(m);
+    bind_minnorm(m);
     bind_trainer(m);
+    bind_meanfield(m);
 }

@@ -1,0 +1,72 @@
+"""predicted_limit / check_limit: the closed forms of Theorems 1, 3, 5 (SPEC section 4)."""
+import numpy as np
+import pytest
+
+import relucore as rc
+
+
+def test_theorem1_formula_written_out():
+    ds = rc.sample(10, 2000, rng=0)
+    X, y = ds.X, ds.y
+    K = X @ X.T
+    eta, eps = 1e-4, 0.005
+    W = rc.predicted_limit(X, y, eta=eta, eps=eps)
+    e = np.full(10, eps)
+    w1 = eta * X.T @ (y - e + np.linalg.solve(K, e) / eta)  # Theorem 1's w^(1)
+    P = X[y > 0]
+    w_inf = w1 + P.T @ np.linalg.solve(P @ P.T, y[y > 0] - P @ w1)  # argmin_{X+ w = y+} ||w - w1||
+    np.testing.assert_allclose(W[0], w_inf, atol=1e-12 * np.linalg.norm(w_inf))
+
+
+def test_theorem3_formula_written_out():
+    ds = rc.sample(10, 2000, rng=1)
+    X, y = ds.X, ds.y
+    K = X @ X.T
+    eta, ep, em = 2e-4, np.full(10, 0.004), np.full(10, 0.003)
+    W = rc.predicted_limit(X, y, signs=(1, -1), eta=eta, eps=np.stack([ep, em]))
+    wp1 = eta * X.T @ (y - ep + em + np.linalg.solve(K, ep) / eta)
+    wm1 = eta * X.T @ (-y + ep - em + np.linalg.solve(K, em) / eta)
+    Pp, Pm = X[y > 0], X[y <= 0]
+    wp = wp1 + Pp.T @ np.linalg.solve(Pp @ Pp.T, y[y > 0] - Pp @ wp1)
+    wm = wm1 + Pm.T @ np.linalg.solve(Pm @ Pm.T, -y[y <= 0] - Pm @ wm1)
+    np.testing.assert_allclose(W, np.stack([wp, wm]), atol=1e-12 * np.linalg.norm(wp))
+
+
+@pytest.mark.parametrize("signs,init", [((1,), "positive"), ((1, -1), "positive"), ((1, 1, -1, -1), "disjoint"),
+                                        ((1, -1, -1), "disjoint")])
+def test_matches_gradient_descent_in_high_dimension(signs, init):
+    ds = rc.sample(10, 2000, rng=2)
+    res = rc.train(ds.X, ds.y, signs=signs, init=init, record=1, steps=50_000)
+    assert res.success
+    chk = rc.check_limit(res, ds.X, ds.y)
+    assert chk.frozen_after_step1 and chk.pattern_as_predicted and chk.applies
+    assert chk.relative_distance < 1e-9
+    W = rc.predicted_limit(ds.X, ds.y, signs=signs, init=init)
+    np.testing.assert_allclose(W, res.W, atol=1e-9 * np.linalg.norm(W))
+    # Gram-only mode gives the dual coordinates of the same limit.
+    A = rc.predicted_limit(gram=ds.X @ ds.X.T, y=ds.y, signs=signs, init=init)
+    np.testing.assert_allclose(A @ ds.X, W, atol=1e-9 * np.linalg.norm(W))
+    chk_g = rc.check_limit(rc.train(gram=ds.X @ ds.X.T, y=ds.y, signs=signs, init=init, steps=50_000),
+                           gram=ds.X @ ds.X.T, y=ds.y)
+    assert chk_g.W_closed is None and chk_g.relative_distance < 1e-9
+
+
+def test_low_dimension_is_reported_as_not_applying():
+    # Fig. 6 setting (d = 15): the regime split fails on most draws.
+    applies = []
+    for seed in range(6):
+        ds = rc.sample(10, 15, rng=100 + seed)
+        res = rc.train(ds.X, ds.y, signs=(1, -1), record=1, steps=200_000)
+        chk = rc.check_limit(res, ds.X, ds.y)
+        applies.append(chk.applies)
+        if not chk.applies:
+            assert chk.relative_distance > 1e-6 or not chk.pattern_as_predicted
+    assert not all(applies)
+
+
+def test_errors():
+    ds = rc.sample(6, 100, rng=3)
+    with pytest.raises(ValueError, match="disjoint"):
+        rc.predicted_limit(ds.X, ds.y, signs=(1, 1, -1))
+    with pytest.raises(ValueError, match="init"):
+        rc.predicted_limit(ds.X, ds.y, init="gaussian")

@@ -1,0 +1,233 @@
+"""relucore.minnorm (Eq. 7, Lemma 3; Eq. 8/9, Lemma 4; Eq. 52), checked against independent solvers."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy import optimize, sparse
+
+import relucore as rc
+
+clarabel = pytest.importorskip("clarabel")
+
+
+def _clarabel_qp(d_vars, A_eq, b_eq, A_le, b_le):
+    """min 1/2 ||w||^2 s.t. A_eq w = b_eq, A_le w <= b_le, solved by Clarabel (interior point) to 1e-12."""
+    P = sparse.identity(d_vars, format="csc")
+    q = np.zeros(d_vars)
+    A = sparse.csc_matrix(np.vstack([A_eq, A_le]))
+    b = np.concatenate([b_eq, b_le])
+    cones = []
+    if len(b_eq):
+        cones.append(clarabel.ZeroConeT(len(b_eq)))
+    if len(b_le):
+        cones.append(clarabel.NonnegativeConeT(len(b_le)))
+    s = clarabel.DefaultSettings()
+    s.verbose = False
+    s.tol_gap_abs = s.tol_gap_rel = 1e-12
+    s.tol_feas = 1e-12
+    s.tol_ktratio = 1e-10
+    sol = clarabel.DefaultSolver(P, q, A, b, cones, s).solve()
+    return np.array(sol.x), str(sol.status)
+
+
+def test_m1_against_clarabel_primal_and_bvls_dual():
+    ds = rc.sample(12, 40, labels="normal", rng=0)
+    X, y = ds.X, ds.y
+    sol = rc.minnorm(X, y)
+    assert sol.success and sol.exact
+    pos = y > 0
+    w_ref, status = _clarabel_qp(40, X[pos], y[pos], X[~pos], np.zeros((~pos).sum()))
+    assert status == "Solved"
+    np.testing.assert_allclose(sol.w, w_ref, atol=1e-7 * np.linalg.norm(w_ref))
+    # The dual as a bounded least-squares problem: min ||L^T z - L^{-1} c||, z_- <= 0 (BVLS, active set).
+    K = X @ X.T
+    L = np.linalg.cholesky(K)
+    c = np.where(pos, y, 0.0)
+    r = optimize.lsq_linear(L.T, np.linalg.solve(L, c), bounds=(np.full(12, -np.inf), np.where(pos, np.inf, 0.0)),
+                            method="bvls", tol=1e-14)
+    np.testing.assert_allclose(sol.alpha[0], r.x, atol=1e-9 * np.max(np.abs(r.x)))
+
+
+def test_m1_kkt_certificate_and_lemma3():
+    ds = rc.sample(60, 3000, rng=1)
+    sol = rc.minnorm(ds.X, ds.y)
+    cert = sol.certificate
+    assert cert.max_residual <= 1e-10, cert
+    S = sol.active_set[0]
+    assert np.all(S[ds.y > 0])
+    # Lemma 3: w* = X_S^T (X_S X_S^T)^{-1} ytilde_S.
+    XS = ds.X[S]
+    w3 = XS.T @ np.linalg.solve(XS @ XS.T, np.maximum(ds.y[S], 0.0))
+    np.testing.assert_allclose(sol.w, w3, atol=1e-10 * np.linalg.norm(w3))
+    # All-positive labels: w* is the linear minimum-norm interpolator.
+    yp = np.abs(ds.y)
+    w_lin = ds.X.T @ np.linalg.solve(ds.X @ ds.X.T, yp)
+    np.testing.assert_allclose(rc.minnorm(ds.X, yp).w, w_lin, atol=1e-10 * np.linalg.norm(w_lin))
+
+
+def test_m1_gram_only_mode_and_negative_sign():
+    ds = rc.sample(15, 200, rng=2)
+    K = ds.X @ ds.X.T
+    a = rc.minnorm(ds.X, ds.y)
+    b = rc.minnorm(gram=K, y=ds.y)
+    assert b.W is None
+    np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-10 * np.max(np.abs(a.alpha)))
+    assert b.objective == pytest.approx(a.objective, rel=1e-10)
+    # s = -1 fits the negative labels: the same as s = +1 on -y.
+    c = rc.minnorm(ds.X, ds.y, signs=(-1,))
+    d = rc.minnorm(ds.X, -ds.y)
+    np.testing.assert_allclose(c.W, d.W, atol=1e-12 * np.linalg.norm(d.W))
+
+
+def _bvls_dual(K, y):
+    """The dual of Eq. (7) as a bounded least-squares problem, min ||L^T z - L^{-1} c||, z_- <= 0 (scipy BVLS)."""
+    n = K.shape[0]
+    L = np.linalg.cholesky(K)
+    pos = y > 0
+    c = np.where(pos, y, 0.0)
+    r = optimize.lsq_linear(L.T, np.linalg.solve(L, c), bounds=(np.full(n, -np.inf), np.where(pos, np.inf, 0.0)),
+                            method="bvls", tol=1e-15)
+    return r.x
+
+
+def test_m1_low_dimension_uses_a_correct_active_set():
+    # d barely above n: K far from a multiple of I, many active constraints.
+    for seed in range(5):
+        ds = rc.sample(20, 22, labels="normal", rng=10 + seed)
+        sol = rc.minnorm(ds.X, ds.y)
+        z = _bvls_dual(ds.X @ ds.X.T, ds.y)
+        w_ref = ds.X.T @ z
+        np.testing.assert_allclose(sol.w, w_ref, atol=1e-7 * max(1.0, np.linalg.norm(w_ref)))
+        assert sol.certificate.max_residual <= 1e-9
+
+
+def _lemma4_reference(X, y):
+    """Best partition of Lemma 4 by solving program (9) for every partition with Clarabel (primal, R^{2d})."""
+    n, d = X.shape
+    pos = np.flatnonzero(y > 0)
+    neg = np.flatnonzero(y <= 0)
+    best = (np.inf, None)
+    Z = np.zeros(d)
+    for choice in itertools.product([0, 1], repeat=n):
+        eq, beq, le, ble = [], [], [], []
+        for i in range(n):
+            x = X[i]
+            if i in pos and choice[i] == 0:  # S1: wp x = y, wm x <= 0
+                eq.append(np.r_[x, Z]); beq.append(y[i]); le.append(np.r_[Z, x]); ble.append(0.0)
+            elif i in pos:  # S2: wp x - wm x = y, wm x >= 0
+                eq.append(np.r_[x, -x]); beq.append(y[i]); le.append(np.r_[Z, -x]); ble.append(0.0)
+            elif choice[i] == 0:  # S3: -wm x = y, wp x <= 0
+                eq.append(np.r_[Z, -x]); beq.append(y[i]); le.append(np.r_[x, Z]); ble.append(0.0)
+            else:  # S4: wp x - wm x = y, wp x >= 0
+                eq.append(np.r_[x, -x]); beq.append(y[i]); le.append(np.r_[-x, Z]); ble.append(0.0)
+        w, status = _clarabel_qp(2 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
+        if status != "Solved":
+            continue
+        val = 0.5 * float(w @ w)
+        if val < best[0]:
+            best = (val, w)
+    return best
+
+
+@pytest.mark.parametrize("d", [7, 9, 40])
+def test_m2_global_optimum_against_clarabel_over_all_partitions(d):
+    ds = rc.sample(6, d, rng=20 + d)
+    sol = rc.minnorm(ds.X, ds.y, signs=(1, -1))
+    val, w = _lemma4_reference(ds.X, ds.y)
+    assert sol.exact and sol.search.complete
+    assert sol.objective == pytest.approx(val, rel=1e-7, abs=1e-12)
+    # Tied optima aside, the weights agree too.
+    np.testing.assert_allclose(np.r_[sol.W[0], sol.W[1]], w, atol=1e-6 * np.linalg.norm(w))
+    assert sol.certificate.max_residual <= 1e-9, sol.certificate
+    pred = np.maximum(ds.X @ sol.W[0], 0) - np.maximum(ds.X @ sol.W[1], 0)
+    np.testing.assert_allclose(pred, ds.y, atol=1e-10)
+    assert set(np.unique(sol.partition)) <= {1, 2, 3, 4}
+    assert np.all(np.isin(sol.partition[ds.y > 0], [1, 2])) and np.all(np.isin(sol.partition[ds.y < 0], [3, 4]))
+
+
+def test_m2_branch_and_bound_equals_exhaustive_search_and_gram_mode():
+    for seed in range(4):
+        ds = rc.sample(9, 10, rng=30 + seed)
+        a = rc.minnorm(ds.X, ds.y, signs=(1, -1))
+        b = rc.minnorm(ds.X, ds.y, signs=(1, -1), method="exhaustive")
+        assert b.search.nodes == 2 ** 9
+        assert a.objective == pytest.approx(b.objective, rel=1e-10)
+        s = a.search
+        assert s.complete and s.min_pruned_bound >= a.objective * (1 - 1e-9)
+        c = rc.minnorm(gram=ds.X @ ds.X.T, y=ds.y, signs=(1, -1))
+        assert c.W is None and c.objective == pytest.approx(a.objective, rel=1e-9)
+
+
+def test_m2_n16_exact():
+    for d in (17, 30, 2000):
+        ds = rc.sample(16, d, rng=40 + d)
+        sol = rc.minnorm(ds.X, ds.y, signs=(1, -1))
+        assert sol.exact and sol.search.n_patterns == 2 ** 16
+        assert sol.certificate.max_residual <= 1e-8
+
+
+def test_m_many_exact_search_and_budget():
+    # m = 3 with two positive neurons: pieces with all three neurons active exist.
+    ds = rc.sample(4, 6, rng=50)
+    a = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1))
+    b = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1), method="exhaustive")
+    assert a.exact and a.objective == pytest.approx(b.objective, rel=1e-9)
+    h = np.maximum(a.beta, 0).T @ np.array([1.0, 1.0, -1.0])
+    np.testing.assert_allclose(h, ds.y, atol=1e-10)
+    # Independent check: Clarabel on the primal (in R^{3d}) of every activation pattern.
+    X, y = ds.X, ds.y
+    sg = np.array([1.0, 1.0, -1.0])
+    n, d = X.shape
+    best = np.inf
+    subsets = [A for r in range(4) for A in itertools.combinations(range(3), r)]
+    for pattern in itertools.product(subsets, repeat=n):
+        # sum_{k in A} s_k relu(.) = y_i needs a neuron of the sign of y_i in A.
+        if any(not any(sg[k] * y[i] > 0 for k in A) for i, A in enumerate(pattern)):
+            continue
+        eq, beq, le, ble = [], [], [], []
+        for i, A in enumerate(pattern):
+            row = np.zeros(3 * d)
+            for k in range(3):
+                unit = np.zeros(3 * d)
+                unit[k * d:(k + 1) * d] = X[i]
+                le.append(-unit if k in A else unit)
+                ble.append(0.0)
+                if k in A:
+                    row += sg[k] * unit
+            eq.append(row)
+            beq.append(y[i])
+        w, status = _clarabel_qp(3 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
+        if status == "Solved":
+            best = min(best, 0.5 * float(w @ w))
+    assert a.objective == pytest.approx(best, rel=1e-7)
+    # A tiny budget: labelled as a bound, with a valid lower bound.
+    c = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1), max_nodes=2)
+    assert not c.exact and c.kind.startswith("upper bound")
+    assert c.search.lower_bound <= a.objective + 1e-12 and c.objective >= a.objective * (1 - 1e-12)
+
+
+def test_errors():
+    ds = rc.sample(5, 3, rng=0)
+    with pytest.raises(ValueError, match="singular|full row rank"):
+        rc.minnorm(ds.X, ds.y)
+    ds = rc.sample(4, 10, labels="uniform", rng=1)
+    with pytest.raises(ValueError, match="no neuron"):
+        rc.minnorm(ds.X, np.abs(ds.y) * -1, signs=(1, 1))
+
+
+def test_primal_active_set_fallback_alone():
+    """The C++ fallback (primal active-set method) on its own gives the same dual solution."""
+    from relucore import _core
+
+    for seed in range(3):
+        ds = rc.sample(25, 27, labels="normal", rng=60 + seed)
+        K = ds.X @ ds.X.T
+        n = 25
+        pos = ds.y > 0
+        c = np.where(pos, ds.y, 0.0)
+        z, r, st = np.empty(n), np.empty(n), np.empty(n, dtype=np.int8)
+        info = _core.qp_box(K, c, np.full(n, -np.inf), np.where(pos, np.inf, 0.0), z, r, st,
+                            max_block_iter=1, stall_limit=1)
+        assert info["status"] == 0 and info["used_fallback"]
+        ref = _bvls_dual(K, ds.y)
+        np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
