@@ -325,3 +325,21 @@ def test_bad_input():
     with pytest.raises(ValueError):
         relucore.Trainer.from_state(bad)
     assert t.nit == 0
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
+       pickle_at=st.integers(min_value=0, max_value=5))
+def test_any_chunking_and_checkpoint_equals_one_train_call(chunks, pickle_at):
+    X, y = fig4_problem(21, n=8, d=60)
+    kw = dict(signs=(1, -1), init="gaussian", rng=9, init_scale=0.2, tol=0.0)
+    t = relucore.Trainer(X, y, **kw)
+    for i, k in enumerate(chunks):
+        if i == pickle_at:
+            t = pickle.loads(pickle.dumps(t))
+        t.step(k)
+    same_state(t, relucore.train(X, y, steps=sum(chunks), **kw))
