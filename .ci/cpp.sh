@@ -7,7 +7,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${RELUCORE_CI_JOBS:-2}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/relucore-cpp.XXXXXX")"
+WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 if ! command -v cmake >/dev/null 2>&1; then
   python3 -m pip install -q cmake ninja
