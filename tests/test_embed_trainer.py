@@ -191,6 +191,26 @@ def test_callback_may_change_the_trainer_between_steps():
     assert np.array_equal(t.labels, y + 0.1)
 
 
+def test_second_thread_is_refused_while_stepping():
+    rng = np.random.default_rng(2)
+    n = 60
+    X = rng.standard_normal((n, 3 * n))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    k = 400_000  # about a second of work on the helper thread
+    worker = threading.Thread(target=t.step, args=(k,))
+    worker.start()
+    try:
+        while t.nit == 0 and worker.is_alive():
+            pass
+        assert worker.is_alive()
+        with pytest.raises(RuntimeError, match="already stepping"):
+            t.step(1)
+    finally:
+        worker.join()
+    assert t.nit == k  # the refused call took no step
+
+
 def test_pickle_and_state_dict_resume_bitwise():
     X, y = fig4_problem(9, n=10, d=300)
     kw = dict(signs=(1, 1, -1), init="gaussian", rng=7, init_scale=0.05, tol=0.0)

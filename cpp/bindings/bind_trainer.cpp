@@ -5,7 +5,6 @@
 // views (the trainer object is the views' base, so they stay valid).
 #include "common.hpp"
 
-
 #include "relucore/dual_gd.hpp"
 #include "relucore/run.hpp"
 
@@ -34,7 +33,7 @@ public:
     public:
         explicit Busy(DualTrainer& t) : t_(t) {
             if (t_.busy_.exchange(true))
-                throw std::runtime_error("this Trainer is already stepping (in another thread or from its callback)");
+                throw std::runtime_error("this Trainer is already stepping in another thread");
         }
         ~Busy() { t_.busy_.store(false); }
         Busy(const Busy&) = delete;
