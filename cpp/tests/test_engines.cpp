@@ -181,6 +181,32 @@ TEST_CASE("run with a callback every k steps: observes, stops, and does not pert
     CHECK(r3.nit == r0.nit && stopped.alpha() == plain.alpha() && r3.loss == r0.loss);
 }
 
+TEST_CASE("a callback may change labels and eta between steps (a simulator)") {
+    const Problem p = make_problem(10, 30, 16);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    GDSettings s = settings_for(0.2, 120);
+    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD b = a;
+    const Vector y2 = 0.5 * p.y;
+    const RunSummary r = a.run(nullptr, 40, [&](DualGD& e) {
+        if (e.steps_taken() == 40) e.set_labels(y2);
+        if (e.steps_taken() == 80) {
+            e.settings().eta = 0.1;  // stale until re-evaluated: the run re-evaluates
+            e.step(3);               // and stepping from the callback is allowed
+        }
+    });
+    CHECK(r.status == Status::max_steps && r.nit == 120);
+    b.step(40);
+    b.set_labels(y2);
+    b.step(40);
+    b.set_eta(0.1);
+    b.step(3);
+    b.step(37);
+    CHECK(a.alpha() == b.alpha() && a.beta() == b.beta() && a.loss() == b.loss());
+    CHECK(r.loss == b.loss());
+}
+
 TEST_CASE("stopping rules: tol, divergence and the cancel flag") {
     const Problem p = make_problem(8, 40, 8);
     Vector outer = Vector::Ones(1);

@@ -92,8 +92,8 @@ public:
     /// Runs until a stopping rule of settings() fires (see run_to_stop).
     RunSummary run(History* history = nullptr) { return run_to_stop(*this, settings_, history); }
 
-    /// Runs with `callback(const DenseGD&)` every `every` steps; returning
-    /// true stops the run (Status::stopped). See run_to_stop.
+    /// Runs with `callback(DenseGD&)` every `every` steps; returning true
+    /// stops the run (Status::stopped); it may change labels or eta. See run_to_stop.
     template <class Callback>
     RunSummary run(History* history, std::int64_t every, Callback&& callback) {
         return run_to_stop(*this, settings_, history, every, std::forward<Callback>(callback));
@@ -136,6 +136,7 @@ public:
     Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
     Scalar eta() const { return settings_.eta; }          ///< current step size
     std::int64_t steps_taken() const { return steps_; }   ///< GD steps taken so far
+    bool evaluated() const { return evaluated_; }         ///< whether loss() etc. are current
     const PatternTracker& pattern() const { return pattern_; }
     ///@}
 

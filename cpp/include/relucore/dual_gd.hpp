@@ -22,8 +22,9 @@
 ///   double L = gd.loss();               // state read without copies
 ///   const relucore::RowMatrix& beta = gd.beta();
 ///   gd.set_labels(y_new);               // the simulator moves the targets
-///   relucore::RunSummary r = gd.run(nullptr, 50, [](const relucore::DualGD& e) {
-///       return e.loss() < 1e-8;         // every 50 steps: true stops the run
+///   relucore::RunSummary r = gd.run(nullptr, 50, [&](relucore::DualGD& e) {
+///       if (e.steps_taken() == 500) e.set_eta(0.05);   // every 50 steps: change
+///       return e.loss() < 1e-8;                          // or stop (true)
 ///   });
 /// @endcode
 #pragma once
@@ -184,10 +185,12 @@ public:
     /// exact loop); the step budget settings().max_steps counts from step 0.
     RunSummary run(History* history = nullptr) { return run_to_stop(*this, settings_, history); }
 
-    /// Runs until a stopping rule fires or `callback(const DualGD&)` returns
-    /// true; the callback is called every `every` steps (t a multiple of
-    /// `every`, t > the starting step). Returning true ends the run with
-    /// Status::stopped; a void callback only observes.
+    /// Runs until a stopping rule fires or `callback(DualGD&)` returns true;
+    /// the callback is called every `every` steps (t a multiple of `every`,
+    /// t > the starting step). Returning true ends the run with
+    /// Status::stopped; a void callback never stops it. Between two steps the
+    /// callback may read the state and change the engine (set_labels,
+    /// set_eta, ...): the run goes on from there (see run_to_stop).
     template <class Callback>
     RunSummary run(History* history, std::int64_t every, Callback&& callback) {
         return run_to_stop(*this, settings_, history, every, std::forward<Callback>(callback));
