@@ -43,15 +43,6 @@ GRAM_FIELDS = ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf", 
 BUILTIN_COLUMNS.update({f"gram_{f}": "f" for f in GRAM_FIELDS})
 
 
-def _api(name: str):
-    fn = getattr(relucore, name, None)
-    if fn is None:
-        from relucore import _sweep_standin
-
-        fn = getattr(_sweep_standin, name)
-    return fn
-
-
 def _option(v):
     """``["spiked", 5, 10.0, 1.0]`` (JSON/TOML have no tuples) -> ``("spiked", 5, 10.0, 1.0)``."""
     if isinstance(v, list) and v and isinstance(v[0], str):
@@ -63,8 +54,8 @@ def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
     kw = {k: _option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
         kw.pop("z", None)
-        return _api("sample_gram")(cfg["n"], cfg["d"], rng=rng, **kw)
-    return _api("sample")(cfg["n"], cfg["d"], rng=rng, **kw)
+        return relucore.sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
+    return relucore.sample(cfg["n"], cfg["d"], rng=rng, **kw)
 
 
 def _unbatch(res, b: int):
@@ -89,7 +80,7 @@ def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, floa
     B, n = y.shape
     if n < 2:
         return _no_gram_columns(B)
-    st = _api("gram_stats")(gram=K, spectrum=spectrum, y=y)
+    st = relucore.gram_stats(gram=K, spectrum=spectrum, y=y)
     cols = {}
     for f in GRAM_FIELDS:
         v = getattr(st, f, None)
@@ -98,26 +89,26 @@ def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, floa
 
 
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
+    """The gap ||W_inf - W*|| to the minimum-norm solution (Theorems 2, 4, 6) and its normalisation."""
     out = {"gap": math.nan, "gap_normalised": math.nan}
-    minnorm = getattr(relucore, "minnorm", None)
-    if not cfg["minnorm"] or minnorm is None:
+    if not cfg["minnorm"]:
         return out
-    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
+    sol = relucore.minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
     if not sol.success:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)
     if X is not None:
-        gap = float(np.linalg.norm(res_b.W - sol.alpha @ X))
+        gap = relucore.limit_gap(res_b.W, sol.alpha @ X)
     else:
         # Gram-only: w = w_perp + X^T alpha and w* = X^T alpha*, so within the
         # data span ||w - w*||^2 = (alpha - alpha*)^T K (alpha - alpha*).
-        diff = res_b.alpha - sol.alpha
-        gap = float(np.sqrt(max(np.einsum("ki,ij,kj->", diff, K, diff), 0.0)))
+        gap = relucore.limit_gap(res_b.alpha, sol.alpha, gram=K)
     out["gap"] = gap
     m = len(cfg["signs"])
-    n_neg = int(np.sum(y <= 0))
+    # Theorem 2 normalises by the examples the neuron must leave inactive: n_- for s = +1.
+    n_off = int(np.sum(y <= 0)) if cfg["signs"][0] > 0 else int(np.sum(y > 0))
     if m == 1:
-        out["gap_normalised"] = gap * math.sqrt(norm1 / n_neg) if n_neg > 0 else math.nan
+        out["gap_normalised"] = relucore.normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
     else:
         out["gap_normalised"] = gap * math.sqrt(norm1 / (m * y.size))
     return out
