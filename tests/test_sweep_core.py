@@ -84,6 +84,8 @@ def test_seed_column_rebuilds_the_trial(reference):
     res = relucore.train(data.X, data.y)
     assert res.loss == row.loss and res.nit == row.nit and res.pattern_stable_step == row.pattern_stable_step
     assert row.y_norm == float(np.linalg.norm(data.y))
+    assert row.w_norm == pytest.approx(float(np.linalg.norm(res.W)), rel=1e-13)
+    assert reference[reference.use_gram].w_norm.isna().all()
 
 
 def test_measured_values_match_theory(reference):

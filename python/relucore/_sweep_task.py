@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 import relucore
-from relucore import _init
+from relucore import _core, _init
 from relucore._sweep_config import SAMPLER_KEYS, trial_seed
 from relucore._train import DEFAULT_INIT_SCALE, prepare, run_prepared
 
@@ -97,11 +97,12 @@ def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     if not sol.success:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)
-    if X is not None:
+    if X is not None and cfg["init"] not in ("positive", "disjoint"):
         gap = relucore.limit_gap(res_b.W, sol.alpha @ X)
     else:
-        # Gram-only: w = w_perp + X^T alpha and w* = X^T alpha*, so within the
-        # data span ||w - w*||^2 = (alpha - alpha*)^T K (alpha - alpha*).
+        # w = w_perp + X^T alpha and w* = X^T alpha*, so ||w - w*||^2 = ||w_perp||^2 +
+        # (alpha - alpha*)^T K (alpha - alpha*); w_perp = 0 for the positive and disjoint
+        # inits, and is unknown (left out) for a gaussian init in Gram-only mode.
         gap = relucore.limit_gap(res_b.alpha, sol.alpha, gram=K)
     out["gap"] = gap
     m = len(cfg["signs"])
@@ -185,8 +186,23 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     n, d = cfg["n"], cfg["d"]
     inits = [_init_for(cfg, r, data, n, d) for r, data in zip(rngs, datas)]
     y = np.stack([np.asarray(data.y, dtype=float) for data in datas])
-    X = None if gram_mode else np.stack([data.X for data in datas])
-    K_in = np.stack([data.K for data in datas]) if gram_mode else None
+    # With X, the positive and disjoint inits start in the data span (w0 = X^T alpha0), so
+    # the whole run lives in dual coordinates: form K and train from it, never copying X
+    # into a batch or rebuilding W (two of the few O(n d) passes left) unless measure wants W.
+    dual_only = not gram_mode and cfg["init"] in ("positive", "disjoint") and cfg["engine"] == "dual"
+    X = None
+    if gram_mode:
+        K_in = np.stack([data.K for data in datas])
+    elif dual_only:
+        K_in = np.empty((len(trials), n, n))
+        if task["n_threads"] == 1:
+            for b, data in enumerate(datas):
+                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K_in[b:b + 1], 1)
+        else:
+            _core.gram_batch(np.stack([data.X for data in datas]), K_in, task["n_threads"])
+    else:
+        X = np.stack([data.X for data in datas])
+        K_in = None
     init = np.stack([i[0] for i in inits]) if isinstance(inits[0][0], np.ndarray) else inits[0][0]
     p = prepare(
         X, y, signs=tuple(cfg["signs"]), init=init, eps=_eps(cfg, y), eta=cfg["eta"], tol=cfg["tol"], rng=0,
@@ -210,6 +226,11 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     for b, t in enumerate(trials):
         try:
             res_b = _unbatch(res, b)
+            if dual_only and measure is not None:
+                # W exactly as train rebuilds it: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
+                Xb = datas[b].X
+                W0 = res_b.alpha0 @ Xb
+                res_b = dataclasses.replace(res_b, W0=W0, W=W0 + (res_b.alpha - res_b.alpha0) @ Xb)
             norm1 = float(datas[b].norm1)
             yb = y[b]
             row = {
