@@ -186,8 +186,8 @@ def main():
 
     if args.only in (None, "threads"):
         print("\n## thread scaling (trials/s)\n")
-        print("| n | d | mode | 1 thread | 2 threads (in-process) | x | CPU ms/trial 1 -> 2 threads | 2 spawned workers | x |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| n | d | mode | 1 thread | 2 threads (in-process) | x | CPU ms/trial 1 -> 2 threads | cores obtained 1 -> 2 threads | 2 spawned workers | x |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
             for n, d, use_gram, trials in [(40, 10_000, False, 32 if q else 96), (40, 100_000, True, 256 if q else 1024),
@@ -203,6 +203,7 @@ def main():
                 p2, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex2, batch_size=bs)
                 mode = "K" if use_gram else "X"
                 print(f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {c1:.3g} -> {c2:.3g} | "
+                      f"{c1 * r1 / 1e3:.2f} -> {c2 * r2 / 1e3:.2f} | "
                       f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |", flush=True)
 
     if args.only in (None, "breakdown"):
