@@ -4,11 +4,16 @@ The main entry points:
 
 - :func:`train` runs GD on ``h(x) = sum_k s_k relu(w_k^T x)`` exactly in
   primal-dual coordinates (batched, multithreaded C++).
-- ``relucore demo`` / ``relucore reproduce`` on the command line.
+- :func:`regimes` classifies every recorded (neuron, example) entry of a run as
+  primal-stable / dual-frozen / undetermined (Lemmas 5 and 6 of Lai et al.).
+- ``relucore demo`` / ``relucore reproduce`` on the command line
+  (:mod:`relucore.experiments` holds the registered experiments).
 """
 from relucore._core import __version__
+from relucore._regimes import Regimes, regimes
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
+from relucore._metrics import TrainingMetrics, training_metrics
 from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram
 from relucore._gram_stats import GramStats, gram_stats
 from relucore._limits import LimitCheck, check_limit, predicted_limit
@@ -25,6 +30,8 @@ from relucore._trainer import Trainer
 from relucore._sweep import CheckpointError, save_table, sweep
 
 __all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "Trainer"]
+# Activation regimes (issue 4): Lemma 5/6 classification of recorded runs.
+__all__ += ["regimes", "Regimes"]
 # Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
 __all__ += [
     "sample", "sample_gram", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
@@ -34,3 +41,5 @@ __all__ += [
 ]
 # Sweeps (issue 5).
 __all__ += ["sweep", "save_table", "CheckpointError"]
+# Training metrics (issue 9): stable rank, normalised margins over a run's history.
+__all__ += ["TrainingMetrics", "training_metrics"]

@@ -4,6 +4,7 @@
 relucore's compiled core (private: use the relucore package)
 """
 from __future__ import annotations
+import collections.abc
 import numpy
 import numpy.typing
 import typing
@@ -291,6 +292,113 @@ class DualTrainer:
         """
         GD steps taken since the starting point.
         """
+class OutputScale:
+    """
+    Members:
+    
+      inv_n
+    
+      inv_sqrt_n
+    
+      one
+    """
+    __members__: typing.ClassVar[dict[str, OutputScale]]
+    inv_n: typing.ClassVar[OutputScale]
+    inv_sqrt_n: typing.ClassVar[OutputScale]
+    one: typing.ClassVar[OutputScale]
+    @typing.overload
+    def __eq__(self, other: OutputScale) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: OutputScale) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class WeightGDSettings:
+    """
+    Settings of a mean-field SGD run (see relucore/weight_gd.hpp).
+    """
+    bias: bool
+    scale: OutputScale
+    train_outer: bool
+    def __init__(self) -> None:
+        ...
+    def validate(self) -> None:
+        ...
+    @property
+    def batch_size(self) -> int:
+        ...
+    @batch_size.setter
+    def batch_size(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def divergence_bound(self) -> float:
+        ...
+    @divergence_bound.setter
+    def divergence_bound(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def key(self) -> tuple[int, int]:
+        ...
+    @key.setter
+    def key(self, arg1: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    @property
+    def n_threads(self) -> int:
+        ...
+    @n_threads.setter
+    def n_threads(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def record_every(self) -> int:
+        ...
+    @record_every.setter
+    def record_every(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def step(self) -> float:
+        ...
+    @step.setter
+    def step(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def temperature(self) -> float:
+        ...
+    @temperature.setter
+    def temperature(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def weight_decay(self) -> float:
+        ...
+    @weight_decay.setter
+    def weight_decay(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
@@ -303,6 +411,10 @@ def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
     """
+def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], key: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"]) -> numpy.typing.NDArray[numpy.uint64]:
+    """
+    The Philox4x64-10 block of a counter under a key.
+    """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """
     min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback).
@@ -311,6 +423,14 @@ def qp_primal(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typ
     """
     min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z (state: -1/+1 at lower/upper bound in the initial working set, 0 free).
     """
+def rng_normals(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex, neuron: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    The first count standard normals of (step, neuron, stream) as the engine draws them.
+    """
+def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex, neuron: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.
+    """
 def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
     Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.
@@ -318,6 +438,14 @@ def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDAr
 def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
     Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.
+    """
+def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    theta_i ~ N(0, scale^2 I) from the generator's init stream (outer weights +-1 when fixed_outer).
+    """
+def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None) -> dict:
+    """
+    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
     """
 __version__: str
 _pybind11_version: str

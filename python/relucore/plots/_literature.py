@@ -1,0 +1,176 @@
+"""Plots of the literature experiments (Kou et al. 2023, step size, convergence probability)."""
+from __future__ import annotations
+
+import numpy as np
+
+from relucore.plots._style import new_axes
+
+__all__ = ["plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling",
+           "plot_convergence_probability"]
+
+
+def _mean(a):
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 1:
+        return a
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(a).any(axis=0)
+        out = np.full(a.shape[1:], np.nan)
+        out[ok] = np.nanmean(a[:, ok], axis=0)
+    return out
+
+
+def _plain_log_ticks(axis, values):
+    """Ticks of a log axis at the given values, written as plain numbers."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    axis.set_major_locator(FixedLocator(np.asarray(values, dtype=float)))
+    axis.set_major_formatter(ScalarFormatter())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _steps(met):
+    s = np.asarray(met.steps)
+    return s if s.ndim == 1 else s[0]
+
+
+def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, **kw):
+    """Stable rank ``||W||_F^2/||W||_2^2`` against the GD step (log axis).
+
+    Parameters
+    ----------
+    metrics : TrainingMetrics
+        From :func:`relucore.training_metrics` (batched metrics are averaged over trials).
+    groups : bool
+        Draw the mean stable rank of the two sign groups (solid), as in Kou et al.
+    whole : bool
+        Draw the stable rank of the whole W (dashed).
+    """
+    ax = new_axes(ax)
+    t = _steps(metrics)
+    keep = t > 0
+    color = kw.pop("color", None)
+    if groups:
+        g = 0.5 * (_mean(metrics.stable_rank_pos) + _mean(metrics.stable_rank_neg))
+        (line,) = ax.plot(t[keep], g[keep], label=label, color=color, **kw)
+        color = line.get_color()
+    if whole:
+        ax.plot(t[keep], _mean(metrics.stable_rank)[keep], ls="--", color=color,
+                label=None if groups else label, **kw)
+    ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("GD step t")
+    ax.set_ylabel("stable rank")
+    if label is not None:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
+    """``max_i / min_i`` of the normalised margins ``y_i f(x_i)/||W||_F`` against the step.
+
+    Steps where some example is still misclassified (ratio undefined) are left out.
+    Both axes are logarithmic; the ratio tends to 1 (Kou et al. 2023).
+    """
+    ax = new_axes(ax)
+    t = _steps(metrics)
+    r = _mean(metrics.margin_ratio)
+    keep = (t > 0) & np.isfinite(r)
+    ax.plot(t[keep], r[keep] - 1.0, label=label, **kw)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("GD step t")
+    ax.set_ylabel("margin ratio − 1")
+    if label is not None:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=None, floor=None, **kw):
+    """Gap ``||W_GD - W*||`` against ``eta mu_1(K)`` for orthogonal and near-orthogonal inputs.
+
+    Parameters
+    ----------
+    eta_units : array, shape (E,)
+    gaps_orthogonal, gaps_near : array, shape (trials, E) or (E,)
+        Mean and spread over trials are drawn.
+    slope : float, optional
+        Prefactor c of the line ``c eta`` fitted on the orthogonal data.
+    floor : (float, float) or (float, float, float), optional
+        ``(floor, c[, p])`` of ``floor + c eta^p`` fitted on the near-orthogonal data.
+    """
+    ax = new_axes(ax)
+    e = np.asarray(eta_units, dtype=float)
+    for g, label, color, marker in ((gaps_orthogonal, "orthogonal inputs", "C0", "o"),
+                                    (gaps_near, "near-orthogonal Gaussian inputs", "C3", "s")):
+        g = np.atleast_2d(np.asarray(g, dtype=float))
+        mean = g.mean(axis=0)
+        ax.plot(e, mean, marker=marker, color=color, label=label, ls="none", **kw)
+        if g.shape[0] > 1:
+            ax.fill_between(e, g.min(axis=0), g.max(axis=0), color=color, alpha=0.15, lw=0)
+    if slope is not None:
+        ax.plot(e, slope * e, color="C0", lw=1, label=f"fit {slope:.3g}·ημ₁")
+    if floor is not None:
+        f, c = floor[0], floor[1]
+        p = 1.0 if len(floor) < 3 else floor[2]
+        ax.plot(e, f + c * e**p, color="C3", lw=1, label=f"fit floor + c·η^{p:.2f}, floor = {f:.2g}")
+        ax.axhline(f, color="C3", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("step size η·μ₁(K)")
+    ax.set_ylabel("‖W_GD − W*‖_F")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
+    """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits."""
+    ax = new_axes(ax)
+    for x, f, label, color in ((n_grid, floors_n, f"against n (d={fixed_d})", "C2"),
+                               (d_grid, floors_d, f"against d (n={fixed_n})", "C4")):
+        x = np.asarray(x, dtype=float)
+        f = np.asarray(f, dtype=float)
+        ok = f > 0
+        p, logc = np.polyfit(np.log(x[ok]), np.log(f[ok]), 1)
+        ax.plot(x[ok], f[ok], "o", color=color, label=f"{label}: ∝ x^{p:.2f}", **kw)
+        ax.plot(x[ok], np.exp(logc) * x[ok] ** p, color=color, lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n  or  d")
+    ax.set_ylabel("floor  ‖W_GF − W*‖_F")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_convergence_probability(curves, *, ax=None, **kw):
+    """Success probability against n with Wilson intervals and the fitted ``1/(1 + (n/n*)^k)``.
+
+    Parameters
+    ----------
+    curves : list of dict
+        One per d with keys ``d``, ``n``, ``prob``, ``low``, ``high``, ``n_star``, ``k``
+        and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
+        without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
+        experiment's ``data["curves"]``.
+    """
+    ax = new_axes(ax)
+    for j, c in enumerate(curves):
+        color = f"C{j}"
+        n = np.asarray(c["n"], dtype=float)
+        pr = np.asarray(c["prob"], dtype=float)
+        err = np.maximum(np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr]), 0.0)
+        ax.errorbar(n, pr, yerr=err, fmt="o", color=color, capsize=3, label=f"d={c['d']}: n*={c['n_star']:.1f}", **kw)
+        grid = np.geomspace(n.min(), n.max(), 200)
+        if "n_half" in c:
+            fit = c.get("plateau", 1.0) / (1.0 + (grid / c["n_half"]) ** c["k"])
+        else:
+            fit = 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"])
+        ax.plot(grid, fit, color=color, lw=1)
+        ax.axvline(c["n_star"], color=color, lw=0.8, ls=":")
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis, np.unique(np.concatenate([np.asarray(c["n"]) for c in curves])))
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("number of examples n")
+    ax.set_ylabel("P(final loss below threshold)")
+    ax.legend(fontsize=8)
+    return ax

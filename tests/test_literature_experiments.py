@@ -1,0 +1,220 @@
+"""The literature experiments (issue 9): their helpers against independent references,
+and their claims at the quick size."""
+import numpy as np
+import pytest
+
+import relucore
+from relucore import experiments
+from relucore.experiments import literature as lit
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def test_log_recorded_run_is_an_exact_continuation():
+    rng = np.random.default_rng(0)
+    n, d, m = 6, 80, 4
+    X = rng.standard_normal((n, d))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    a = np.array([0.25, 0.25, -0.25, -0.25])
+    W0 = 1e-2 * rng.standard_normal((m, d))
+    kw = dict(signs=a, loss="logistic", activation="leaky_relu", leaky_slope=0.1, eta=0.5)
+    met = lit.log_recorded_run(X, y, W0=W0, steps=250, per_decade=5, **dict(kw))
+    assert met.steps[0] == 0 and met.steps[-1] == 250
+    assert np.all(np.diff(met.steps) > 0)
+    ref = relucore.train(X, y, init=W0, steps=250, record=1, tol=0.0, **kw)
+    full = relucore.training_metrics(ref, y, X=X)
+    idx = met.steps
+    np.testing.assert_allclose(met.stable_rank, full.stable_rank[idx], rtol=1e-9)
+    np.testing.assert_allclose(met.margin_ratio, full.margin_ratio[idx], rtol=1e-9)
+    np.testing.assert_allclose(met.loss, full.loss[idx], rtol=1e-9)
+
+
+def _orthogonal_problem(rng, n, d):
+    Q = np.linalg.qr(rng.standard_normal((d, n)))[0].T  # orthonormal rows
+    X = Q * rng.uniform(5.0, 20.0, (n, 1))
+    y = rng.uniform(0.1, 1.0, n) * np.array([1.0, -1.0] * (n // 2))
+    return X, y
+
+
+def test_orthogonal_minnorm_closed_form_is_feasible_and_matches_the_qp():
+    rng = np.random.default_rng(1)
+    X, y = _orthogonal_problem(rng, 8, 30)
+    K = X @ X.T
+    alpha = lit.orthogonal_minnorm(K, y)
+    W = alpha @ X
+    h = np.maximum(W[0] @ X.T, 0) - np.maximum(W[1] @ X.T, 0)
+    np.testing.assert_allclose(h, y, atol=1e-12)
+    # w+ = sum_{y>0} y_i x_i/||x_i||^2, w- = sum_{y<0} -y_i x_i/||x_i||^2
+    k = np.sum(X**2, axis=1)
+    np.testing.assert_allclose(W[0], ((y > 0) * y / k) @ X, atol=1e-14)
+    np.testing.assert_allclose(W[1], ((y < 0) * -y / k) @ X, atol=1e-14)
+    np.testing.assert_allclose(lit._own_sign_qp(K, y), alpha, atol=1e-10 * np.abs(alpha).max())
+
+
+def test_orthogonal_minnorm_beats_random_feasible_points():
+    """Per example the cost is (p^2 + q^2)/||x||^2 with relu(p) - relu(q) = y: q = 0 (or p = 0) is optimal."""
+    rng = np.random.default_rng(2)
+    X, y = _orthogonal_problem(rng, 6, 20)
+    K = X @ X.T
+    a_star = lit.orthogonal_minnorm(K, y)
+    best = np.einsum("kn,nj,kj->", a_star, K, a_star)
+    k = np.diag(K)
+    for _ in range(200):
+        extra = rng.uniform(0, 1, y.size)  # the other neuron also active by `extra`
+        p = np.where(y > 0, y + extra, extra)
+        q = np.where(y > 0, extra, -y + extra)
+        assert np.sum((p**2 + q**2) / k) > best
+
+
+def test_orthogonal_gap_matches_the_one_step_overshoot_formula():
+    """Orthogonal data, tiny eps: the wrong-sign neuron's beta_i freezes at eps - eta k_i |y_i| after
+    one step, everything else reaches W*, so ||W_GD - W*||^2 = sum_i (eta k_i |y_i| - eps)^2 / k_i."""
+    rng = np.random.default_rng(3)
+    X, y = _orthogonal_problem(rng, 8, 40)
+    K = X @ X.T
+    K = np.diag(np.diag(K))
+    k = np.diag(K)
+    eps = 1e-7
+    astar = lit.orthogonal_minnorm(K, y)[None]
+    for eta_units in (0.01, 0.1, 0.5):
+        gaps, conv = lit._gd_gaps(K[None], y[None], astar, [eta_units], conv_steps=40, eps=eps)
+        eta = eta_units / k.max()
+        pred = np.sqrt(np.sum((eta * k * np.abs(y) - eps) ** 2 / k))
+        assert conv == 1.0
+        assert gaps[0, 0] == pytest.approx(pred, rel=1e-8)
+
+
+def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
+    rng = np.random.default_rng(4)
+    n, d = 8, 400
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
+    K = X @ X.T
+    alpha, source = lit.minnorm_alpha(K, y)
+    beta = alpha @ K
+    np.testing.assert_allclose(np.maximum(beta[0], 0) - np.maximum(beta[1], 0), y, atol=1e-9)
+    # The global optimum is at least as good as the own-sign candidate (each neuron fits only its
+    # own sign's examples: two single-ReLU problems); it may be strictly better by letting both
+    # neurons be active on an example (partition S2/S4 of Lemma 4), as on this draw.
+    norm2 = float(np.einsum("ki,ij,kj->", alpha, K, alpha))
+    own = relucore.minnorm(X, y, signs=(1,)).W, relucore.minnorm(X, -y, signs=(1,)).W
+    assert norm2 <= sum(float(np.sum(w ** 2)) for w in own) * (1 + 1e-10)
+    assert "minnorm" in source or "QP" in source
+
+
+@pytest.mark.skipif(not hasattr(relucore, "minnorm"), reason="relucore.minnorm (theory branch) not merged yet")
+def test_own_sign_qp_agrees_with_the_exact_search_on_near_orthogonal_data():
+    rng = np.random.default_rng(6)
+    n, d = 8, 2000
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
+    K = X @ X.T
+    exact = relucore.minnorm(None, y, signs=(1, -1), gram=K)
+    own = lit._own_sign_qp(K, y)
+    # The exact optimum is never worse; on near-orthogonal data it is the own-sign partition.
+    assert exact.objective <= 0.5 * np.einsum("kn,nj,kj->", own, K, own) * (1 + 1e-9)
+    np.testing.assert_allclose(exact.alpha, own, atol=1e-8 * np.abs(own).max())
+
+
+def test_wilson_interval_known_values():
+    lo, hi = lit.wilson_interval(np.array([5, 0, 10]), np.array([10, 10, 10]))
+    np.testing.assert_allclose(lo, [0.236593, 0.0, 0.722467], atol=1e-6)
+    np.testing.assert_allclose(hi, [0.763407, 0.277533, 1.0], atol=1e-6)
+
+
+def test_fit_threshold_recovers_the_curve():
+    n = np.array([4, 8, 16, 24, 32, 48, 64, 128])
+    trials = 1_000_000
+    prob = 0.95 / (1 + (n / 23.0) ** 4.0)
+    n_star, k, c, n_half = lit.fit_threshold(n, np.round(prob * trials), np.full(n.size, trials))
+    assert n_half == pytest.approx(23.0, rel=2e-3)
+    assert k == pytest.approx(4.0, rel=5e-3)
+    assert c == pytest.approx(0.95, rel=1e-3)
+    assert 0.95 / (1 + (n_star / 23.0) ** 4.0) == pytest.approx(0.5, abs=2e-3)
+
+
+def test_trained_outer_gd_step_is_the_gradient():
+    """One step with a tiny eta moves (W, a) by -eta * gradient; compare with central differences."""
+    rng = np.random.default_rng(5)
+    B, n, d, p = 2, 5, 4, 3
+    X, y = lit._sphere_data(rng, B, n, d)
+    mask = np.ones((B, n))
+    mask[1, -1] = 0.0  # a padded example contributes nothing
+    W = rng.standard_normal((B, p, d))
+    a = rng.standard_normal((B, p))
+    eta = np.array([1e-3, 2e-3])
+
+    def loss(Wb, ab, b):
+        h = (ab @ np.maximum(Wb @ X[b].T, 0)) / np.sqrt(p)
+        return 0.5 * np.sum(mask[b] * (h - y[b]) ** 2)
+
+    _, W1, a1 = lit.trained_outer_gd(X, y, mask, W, a, eta, 1)
+    h_ = 1e-6
+    for b in range(B):
+        gW = (W[b] - W1[b]) / eta[b]
+        ga = (a[b] - a1[b]) / eta[b]
+        for j in range(p):
+            e = np.zeros(p)
+            e[j] = h_
+            assert ga[j] == pytest.approx((loss(W[b], a[b] + e, b) - loss(W[b], a[b] - e, b)) / (2 * h_), abs=1e-7)
+            for c in range(d):
+                E = np.zeros((p, d))
+                E[j, c] = h_
+                fd = (loss(W[b] + E, a[b], b) - loss(W[b] - E, a[b], b)) / (2 * h_)
+                assert gW[j, c] == pytest.approx(fd, abs=1e-7)
+
+
+# ----------------------------------------------------------------------------- acceptance
+
+
+def _claims(result):
+    return {c.name: c for c in result.claims}
+
+
+def test_kou_stable_rank_quick_claims():
+    res = experiments.run("kou-stable-rank", quick=True)
+    c = _claims(res)
+    assert c["leaky_stable_rank_to_1"].passed, c["leaky_stable_rank_to_1"]
+    assert c["relu_stable_rank_bounded"].passed, c["relu_stable_rank_bounded"]
+    assert c["margin_ratio_to_1"].passed, c["margin_ratio_to_1"]
+    lk, rl = res.data["metrics"]["leaky_relu"], res.data["metrics"]["relu"]
+    g_lk = 0.5 * (lk.stable_rank_pos + lk.stable_rank_neg).mean(axis=0)
+    g_rl = 0.5 * (rl.stable_rank_pos + rl.stable_rank_neg).mean(axis=0)
+    late = lk.steps[0] >= 100
+    assert np.all(g_lk[late] < g_rl[late])  # leaky below ReLU ...
+    assert np.all(np.diff(g_lk[lk.steps[0] >= 10]) <= 1e-12)  # ... and falling
+    assert res.figure is not None and res.passed
+
+
+def test_step_size_quick_claims():
+    res = experiments.run("step-size", quick=True)
+    c = _claims(res)
+    assert c["orthogonal_gap_proportional_to_eta"].passed, c["orthogonal_gap_proportional_to_eta"]
+    assert c["near_orthogonal_gap_levels_off"].passed, c["near_orthogonal_gap_levels_off"]
+    assert c["runs_converged"].passed
+    g_o = res.data["gaps_orthogonal"].mean(axis=0)
+    g_n = res.data["gaps_near_orthogonal"].mean(axis=0)
+    eta = np.asarray(res.params["eta_units"])
+    ratio = g_o / eta
+    assert ratio.max() / ratio.min() < 3  # gap / eta bounded over 2.7 decades of eta
+    assert g_n[0] > 2 * g_o[0] and res.data["floor"] > 0
+    assert res.figure is not None
+
+
+def test_convergence_probability_quick_claims():
+    res = experiments.run("convergence-probability", quick=True)
+    for curve in res.data["curves"]:
+        pr = curve["prob"]
+        assert max(pr[:2]) >= 0.8 and pr[-1] <= 0.2
+        assert np.all(curve["low"] <= pr) and np.all(pr <= curve["high"])
+    assert all(c.passed for c in res.claims), res.claims
+    assert res.figure is not None
+
+
+def test_experiments_are_registered_and_save(tmp_path):
+    for name in ("kou-stable-rank", "step-size", "convergence-probability"):
+        assert name in experiments.names()
+    res = experiments.run("kou-stable-rank", n=6, d=200, m=4, steps=200, trials=2)
+    paths = res.save(tmp_path)
+    assert any(p.endswith(".png") for p in paths) and any(p.endswith(".csv") for p in paths)
