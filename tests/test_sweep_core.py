@@ -1,5 +1,4 @@
 """relucore.sweep: configurations, seeds, determinism, measures, failures, tables."""
-import math
 import os
 import sys
 
