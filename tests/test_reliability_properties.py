@@ -107,6 +107,51 @@ def test_loss_does_not_increase_once_the_pattern_is_fixed(seed, n, ratio, frac, 
     assert np.all(increase <= 1e-13 * loss[t0:-1] + 1e-300), (t0, increase.max())
 
 
+@given(seed=seeds, n=st.integers(2, 9), ratio=st.integers(2, 6), scale=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_minnorm_kkt_conditions_hold_for_random_feasible_problems(seed, n, ratio, scale):
+    """Eq. (7), m = 1: KKT conditions checked here from the returned w alone.
+
+    w = X^T phi with phi = K^{-1} X w (stationarity), X+ w = y+ and X- w <= 0
+    (primal), phi_j <= 0 on S- (dual), phi_j x_j^T w = 0 (complementarity).
+    A full-row-rank X makes every such problem feasible; GD's limit is feasible
+    too when it fits every positive example, so it cannot have a smaller norm.
+    """
+    X, y = problem(seed, n, ratio * n)
+    X = scale * X
+    sol = relucore.minnorm(X, y, signs=(1,))
+    assert sol.success and sol.exact
+    w = sol.W[0]
+    ymax = np.abs(y).max()
+    pos, neg = y > 0, y <= 0
+    phi = np.linalg.solve(X @ X.T, X @ w)
+    assert np.linalg.norm(w - X.T @ phi) <= 1e-9 * np.linalg.norm(w)
+    Xw = X @ w
+    assert np.all(np.abs(Xw[pos] - y[pos]) <= 1e-9 * ymax)
+    assert np.all(Xw[neg] <= 1e-9 * ymax)
+    phimax = np.abs(phi).max()
+    assert np.all(phi[neg] <= 1e-8 * phimax)
+    assert np.all(np.abs(phi[neg] * Xw[neg]) <= 1e-8 * phimax * ymax)
+    assert sol.certificate.max_residual <= 1e-8
+    gd = relucore.train(X, y, signs=(1,))
+    Xg = X @ gd.W[0]
+    # GD can leave a positive example dead (then its limit is not feasible for Eq. 7).
+    if np.all(np.abs(Xg[pos] - y[pos]) <= 1e-9 * ymax) and np.all(Xg[neg] <= 1e-9 * ymax):
+        assert sol.objective <= 0.5 * np.sum(gd.W**2) * (1 + 1e-9)
+
+
+@given(seed=seeds, n=st.integers(2, 7), ratio=st.integers(2, 5))
+def test_minnorm_two_neurons_is_no_larger_than_the_gd_limit(seed, n, ratio):
+    """Eq. (8): GD from the positive init interpolates, so its norm bounds the global optimum."""
+    X, y = problem(seed, n, ratio * n)
+    sol = relucore.minnorm(X, y, signs=(1, -1))
+    assert sol.success and sol.exact and sol.certificate.max_residual <= 1e-8
+    h = np.maximum(sol.beta[0], 0) - np.maximum(sol.beta[1], 0)
+    np.testing.assert_allclose(h, y, rtol=0, atol=1e-9 * np.abs(y).max())
+    gd = relucore.train(X, y, signs=(1, -1))
+    if gd.success and gd.loss <= 1e-20:
+        assert sol.objective <= 0.5 * np.sum(gd.W**2) * (1 + 1e-9)
+
+
 # ------------------------------------------------------------ fuzzing the public API
 
 EXPECTED = (ValueError, TypeError, relucore.DivergenceError)
@@ -184,3 +229,58 @@ def test_arbitrary_scalars_never_crash(arg, value):
         kw["steps"] = 0 if arg == "record" else value  # a huge budget must be refused, not run
         assume(arg == "record" or value > 2**62)
     check_outcome(lambda: relucore.train(X, y, **kw), names=(arg,))
+
+
+# The rest of the public API: the same contract as train.
+
+def _call_public(name, X, y, k):
+    if name == "minnorm":
+        return relucore.minnorm(X, y, signs=(1.0, -1.0)[: 1 + k % 2], max_nodes=2000)
+    if name == "minnorm_gram":
+        return relucore.minnorm(None, y, gram=X)
+    if name == "gram_stats":
+        return relucore.gram_stats(X, y=y)
+    if name == "gram_stats_gram":
+        return relucore.gram_stats(gram=X)
+    if name == "predicted_limit":
+        return relucore.predicted_limit(X, y, signs=(1.0, -1.0)[: 1 + k % 2])
+    if name == "trainer":
+        return relucore.Trainer(X, y, signs=(1.0, -1.0)).step(k)
+    if name == "meanfield":
+        from relucore import meanfield
+
+        return meanfield.train(X, y, N=4, iters=3 * k, batch_size=1, seed=0, record=1)
+    if name == "meanfield_analyze":
+        from relucore import meanfield
+
+        return meanfield.analyze(X, None if k % 2 else y)
+    raise AssertionError(name)
+
+
+@settings(max_examples=200)
+@given(name=st.sampled_from(["minnorm", "minnorm_gram", "gram_stats", "gram_stats_gram", "predicted_limit",
+                             "trainer", "meanfield", "meanfield_analyze"]),
+       X=odd_arrays(max_side=5), y=odd_arrays(max_dims=2, max_side=5), k=st.integers(0, 5))
+def test_arbitrary_arrays_into_the_rest_of_the_api_never_crash(name, X, y, k):
+    try:
+        _call_public(name, X, y, k)
+    except (ValueError, TypeError) as exc:
+        assert type(exc) in (ValueError, TypeError), f"{type(exc).__name__}: {exc}"
+        assert str(exc)
+
+
+@settings(max_examples=100)
+@given(name=st.sampled_from(["sample", "sample_gram"]), n=odd_scalars(), d=odd_scalars(),
+       kw=st.sampled_from([{}, {"labels": "positive"}, {"spectrum": ("power", 1.0)}, {"spectrum": "bogus"},
+                           {"labels": (2.0, 1.0)}, {"z": "rademacher"}, {"rng": -1}]))
+def test_arbitrary_sizes_into_the_samplers_never_crash(name, n, d, kw):
+    if name == "sample_gram":
+        kw = {k: v for k, v in kw.items() if k != "z"}
+    # Sizes that fit: a sampler asked for more memory than the machine has must refuse.
+    for v in (n, d):
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 10**4 < v:
+            assume(False)
+    try:
+        getattr(relucore, name)(n, d, **kw)
+    except (ValueError, TypeError) as exc:
+        assert type(exc) in (ValueError, TypeError), f"{type(exc).__name__}: {exc}"

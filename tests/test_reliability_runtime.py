@@ -5,6 +5,7 @@ calls for both engines, 1 vs 2 threads for the gaussian dual run and repeated
 runs) with the configurations it does not cover.
 """
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -47,6 +48,8 @@ def test_huge_eta_is_a_diverged_status_naming_the_step(engine, eta):
     assert res.status == 2 and not res.success
     assert f"diverged at step {res.nit}" in res.message and "try a smaller eta" in res.message
     assert res.nit < 2000
+    default = relucore.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], (1, -1))
+    assert f"the default step 1/(L ||s||^2 mu_1(K)) is {default:.3g}" in res.message
     with pytest.raises(relucore.DivergenceError, match=f"diverged at step {res.nit}"):
         relucore.train(X, y, signs=(1, -1), eta=eta, steps=2000, engine=engine, on_divergence="raise")
 
@@ -132,6 +135,32 @@ CHILD = textwrap.dedent(
     same = all(np.array_equal(getattr(before, f), getattr(after, f)) for f in ("W", "beta", "alpha", "loss", "nit"))
     same = same and np.array_equal(before.history.beta, after.history.beta)
     print("same" if same else "different", flush=True)
+    # The Trainer stops after its current step: its state is exactly GD's after nit steps.
+    trainer = relucore.Trainer(X, y, signs=(1, -1))
+    print("ready", flush=True)
+    try:
+        trainer.step(10**10)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    nit = trainer.nit
+    ref = relucore.train(X, y, signs=(1, -1), steps=nit, tol=0.0)
+    ok = nit > 0 and np.array_equal(trainer.beta, ref.beta) and np.array_equal(trainer.alpha, ref.alpha)
+    trainer.step(3)
+    ok = ok and trainer.nit == nit + 3
+    print("consistent" if ok else "corrupted", flush=True)
+    # The mean-field weight-space engine (SPEC section 10).
+    from relucore import meanfield
+    mf_kw = dict(N=40, iters=300, seed=1, record=0)
+    mf_before = meanfield.train(X, y, **mf_kw)
+    print("ready", flush=True)
+    try:
+        meanfield.train(X, y, N=200, iters=10**10, seed=1, record=0)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    mf_after = meanfield.train(X, y, **mf_kw)
+    print("same" if np.array_equal(mf_before.theta, mf_after.theta) else "different", flush=True)
     """
 )
 
@@ -140,16 +169,17 @@ def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
     with subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, env=dict(os.environ)) as proc:
         try:
-            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-            time.sleep(1.0)  # well inside the C++ loop, which would run for hours
-            sent = time.monotonic()
-            proc.send_signal(signal.SIGINT)
-            line = proc.stdout.readline().strip()
-            latency = time.monotonic() - sent
-            assert line == "interrupted", (line, proc.stderr.read())
-            # Issue 8: control returns within 0.5 s (the engines poll every 5 ms).
-            assert latency < 0.5, latency
-            assert proc.stdout.readline().strip() == "same"
+            for expected in ("same", "consistent", "same"):  # train, Trainer.step, meanfield.train
+                assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+                time.sleep(1.0)  # well inside the C++ loop, which would run for hours
+                sent = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+                line = proc.stdout.readline().strip()
+                latency = time.monotonic() - sent
+                assert line == "interrupted", (line, proc.stderr.read())
+                # Issue 8: control returns within 0.5 s (the engines poll every 5 ms).
+                assert latency < 0.5, latency
+                assert proc.stdout.readline().strip() == expected
             assert proc.wait(timeout=60) == 0, proc.stderr.read()
         finally:
             if proc.poll() is None:
@@ -187,8 +217,8 @@ def test_the_gil_is_released_during_the_cpp_run(monkeypatch):
     thread = threading.Thread(target=ticker)
     thread.start()
     try:
-        # 2e6 steps of O(m n^2): long enough for many ticks at any realistic speed.
-        relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=2_000_000, tol=0.0)
+        # 4e5 steps of O(m n^2), tens of milliseconds at least: long enough for several ticks.
+        relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=400_000, tol=0.0)
     finally:
         stop.set()
         thread.join()
@@ -314,3 +344,55 @@ def test_repeated_runs_in_separate_processes_are_bitwise_identical():
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+# ------------------------------------------------------------ Ctrl-C during a sweep
+
+SWEEP_CHILD = textwrap.dedent(
+    """
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.path.insert(0, {here!r})
+    import _sweep_helpers
+    print("ready", flush=True)
+    try:
+        _sweep_helpers.run_slow({ckpt!r})
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    """
+)
+
+
+def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
+    """Ctrl-C ends a sweep promptly; rerunning resumes and gives the uninterrupted table bitwise."""
+    pd = pytest.importorskip("pandas")
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import _sweep_helpers as H
+
+    ckpt = str(tmp_path / "sweep.ckpt")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    code = SWEEP_CHILD.format(here=here, ckpt=ckpt)
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env) as proc:
+        try:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+            deadline = time.monotonic() + 120
+            while not (os.path.exists(ckpt) and pathlib.Path(ckpt).read_bytes().count(b"\n") >= 4):
+                assert time.monotonic() < deadline and proc.poll() is None, "no checkpoint records appeared"
+                time.sleep(0.01)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            line = proc.stdout.readline().strip()
+            latency = time.monotonic() - sent
+            assert line == "interrupted", (line, proc.stderr.read())
+            assert latency < 0.5, latency
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt,
+                             progress=False)
+    uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)

@@ -20,7 +20,7 @@ from typing import Optional, Union
 import numpy as np
 
 from relucore import _core
-from relucore._validation import as_float_array, check_n_threads
+from relucore._validation import as_float_array, check_gram_finite, check_n_threads
 
 __all__ = ["gram_stats", "GramStats"]
 
@@ -145,8 +145,10 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         Xb = X if batched else X[None]
         K = np.empty((Xb.shape[0], Xb.shape[1], Xb.shape[1]))
         _core.gram_batch(Xb, K, n_threads)
+        check_gram_finite(K, Xb)
     else:
         K = as_float_array(gram, "gram", ndim=(2, 3))
+        check_gram_finite(K)
         if K.shape[-1] != K.shape[-2]:
             raise ValueError(f"gram must be square, got shape {K.shape}")
         batched = K.ndim == 3
@@ -173,13 +175,13 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         if ya.shape[-1] != n:
             raise ValueError(f"Found input variables with inconsistent numbers of samples (y: {ya.shape[-1]}, n: {n})")
         ymin = ya.min(axis=1)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # an infinite ratio is the honest answer
             label_ratio = np.where(ymin > 0, ya.max(axis=1) / np.where(ymin > 0, ymin, 1.0), np.inf)
         label_ratio = np.broadcast_to(label_ratio, (B,)).copy()
     else:
         label_ratio = np.ones(B)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         C0_a3 = mindiag / (n * label_ratio * maxoff)
     if spectrum is not None:
         c7 = lemma7_constant(mu_max, mu_min, norm1, lam1, n)

@@ -25,7 +25,13 @@ from typing import Optional
 
 import numpy as np
 
-from relucore._validation import as_float_array, check_choice, check_consistent_length, check_positive
+from relucore._validation import (
+    as_float_array,
+    check_choice,
+    check_consistent_length,
+    check_gram_finite,
+    check_positive,
+)
 
 __all__ = ["predicted_limit", "check_limit", "LimitCheck", "closed_form"]
 
@@ -42,6 +48,7 @@ def _setup(X, y, gram):
         K = _gram(X)
     else:
         K = as_float_array(gram, "gram", ndim=2)
+        check_gram_finite(K)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"gram must be square, got shape {K.shape}")
         check_consistent_length(["gram", "y"], [K.shape[0], y.shape[0]])

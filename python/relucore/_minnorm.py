@@ -18,7 +18,7 @@ import numpy as np
 from scipy import sparse as _sparse
 
 from relucore import _core
-from relucore._validation import as_float_array, check_consistent_length, check_int
+from relucore._validation import as_float_array, check_consistent_length, check_gram_finite, check_int
 
 __all__ = ["minnorm", "MinNormSolution", "KKTCertificate", "SearchCertificate"]
 
@@ -194,6 +194,7 @@ class MinNormSolution:
 def _gram(X: np.ndarray) -> np.ndarray:
     K = np.empty((1, X.shape[0], X.shape[0]))
     _core.gram_batch(X[None], K, 0)
+    check_gram_finite(K, X)
     return K[0]
 
 
@@ -206,6 +207,7 @@ def _prepare(X, y, gram) -> Tuple[Optional[np.ndarray], np.ndarray, np.ndarray]:
         check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
     if gram is not None:
         K = as_float_array(gram, "gram", ndim=2)
+        check_gram_finite(K)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"gram must be square, got shape {K.shape}")
         check_consistent_length(["gram", "y"], [K.shape[0], y.shape[0]])

@@ -13,6 +13,7 @@ from relucore._validation import (
     as_float_array,
     check_choice,
     check_consistent_length,
+    check_gram_finite,
     check_int,
     check_history_memory,
     check_n_threads,
@@ -179,18 +180,13 @@ def prepare(
 
     if Kin is not None:
         K = Kin
+        check_gram_finite(K)
         if X is not None:
             _check_gram_matches(X, K)
     else:
         K = np.empty((B, n, n))
         _core.gram_batch(X, K, n_threads)
-        with np.errstate(over="ignore", invalid="ignore"):
-            K_sum = np.add.reduce(K, axis=None)
-        if not np.isfinite(K_sum) and not np.isfinite(K).all():
-            raise ValueError(
-                f"X is too large: K = X X^T overflows float64 (max |x_ij| = {np.max(np.abs(X)):.3g}); rescale X "
-                "(GD is equivariant: X -> c X, eta -> eta / c^2 gives the same beta)"
-            )
+        check_gram_finite(K, X)
 
     mu = np.linalg.eigvalsh(K)
     mu1 = mu[:, -1]
@@ -464,6 +460,8 @@ def train(
     if steps > MAX_STEPS:
         raise ValueError(f"steps must be <= 2**62, got {steps}")
     record = 1 if record is True else (0 if record is False else check_int(record, "record", minimum=0))
+    if record > MAX_STEPS:
+        raise ValueError(f"record must be <= 2**62, got {record}")
     check_choice(on_divergence, "on_divergence", ("status", "raise"))
     p = prepare(
         X, y, signs=signs, init=init, eps=eps, eta=eta, tol=tol, rng=rng, n_threads=n_threads, gram=gram,
@@ -518,6 +516,11 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     finite &= np.isfinite(out["loss"]) & np.isfinite(out["grad_norm"])
     if W is not None:
         finite &= np.isfinite(W).all(axis=(1, 2))
+    if np.any(status == 2):
+        # Name a step that is known to work: the monotone-descent step of default_eta.
+        safe = np.broadcast_to(default_eta(p.mu[:, -1], p.signs, p.loss, p.y.shape[1]), (B,))
+        for b in np.flatnonzero((status == 2) & (p.eta > safe)):
+            messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
     for b in np.flatnonzero(~finite & (status != 2)):
         status[b] = 2
         messages[b] = (

@@ -23,6 +23,7 @@ __all__ = [
     "check_n_threads",
     "check_positive_per_problem",
     "check_history_memory",
+    "check_gram_finite",
 ]
 
 RngLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
@@ -173,8 +174,32 @@ def check_history_memory(n_bytes: float, name: str, detail: str) -> None:
         )
 
 
+def check_gram_finite(K: np.ndarray, X: Optional[np.ndarray] = None) -> None:
+    """Refuses a Gram matrix whose sums overflow float64.
+
+    ``K = X X^T`` computed from a large X (or a given ``gram`` when X is None)
+    must have a finite sum of ``|K_ij|``: that bounds every trace, norm and
+    product later computed from it.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(np.abs(K))
+    if np.isfinite(total):
+        return
+    if X is None:
+        if not np.isfinite(K).all():
+            raise ValueError("Input gram contains NaN or infinity.")
+        raise ValueError("gram is too large: sums of its entries overflow float64; rescale it")
+    raise ValueError(
+        f"X is too large: K = X X^T overflows float64 (max |x_ij| = {np.max(np.abs(X)):.3g}); rescale X "
+        "(GD is equivariant: X -> c X, eta -> eta / c^2 gives the same beta)"
+    )
+
+
 def check_n_threads(n_threads) -> int:
     """``None`` (the default thread count, passed as 0) or a positive int."""
     if n_threads is None:
         return 0
-    return check_int(n_threads, "n_threads", minimum=1)
+    v = check_int(n_threads, "n_threads", minimum=1)
+    if v > 2**15:
+        raise ValueError(f"n_threads must be <= 32768, got {v}")
+    return v
