@@ -349,7 +349,16 @@ def _floor_estimate(rng, trials, n, d, floor_etas, conv_steps, eps_frac=None):
     e1, e2 = floor_etas
     floor = g[0] - e1 * (g[1] - g[0]) / (e2 - e1)
     wstar = float(np.mean(np.sqrt(np.einsum("bkn,bnj,bkj->b", astar, K, astar))))
-    return max(floor, 0.0), float(g[0]), wstar, conv
+    return max(floor, 0.0), float(g[0]), wstar, conv, _own_sign_fraction(K, y, astar)
+
+
+def _own_sign_fraction(K, y, astar) -> float:
+    """Fraction of problems whose W* fits every example with its own-sign neuron alone
+    (the wrong neuron inactive: partition S1 = S+, S3 = S- of Lemma 4)."""
+    beta = astar @ K  # (B, 2, n)
+    tol = 1e-9 * np.abs(y).max()
+    wrong = np.where(y > 0, beta[:, 1, :], beta[:, 0, :])
+    return float(np.mean(np.all(wrong <= tol, axis=1)))
 
 
 @register("step-size", "Gap ||W_GD - W*|| of the 2-ReLU model against eta: orthogonal (prop. to eta) vs near-orthogonal (floor)")
@@ -387,7 +396,11 @@ def step_size(
       and the init offset ``eps`` (``eps_grid``, fractions of y_min) is fitted as a
       power law. This scaling goes beyond the papers.
 
-    W* on near-orthogonal data comes from :func:`minnorm_alpha`.
+    W* on near-orthogonal data comes from :func:`minnorm_alpha` (the exact search
+    of ``relucore.minnorm``). The table's ``own_sign_fraction`` says how often W*
+    fits every example with its own-sign neuron alone (then GD from the positive
+    init converges to the same partition, Theorem 3); where the optimum shares an
+    example between both neurons, part of the floor is that partition mismatch.
     """
     if quick:
         n, d, trials = 10, 500, 3
@@ -407,6 +420,7 @@ def step_size(
     source = sols[0][1]
     gaps_n, conv_n = _gd_gaps(K_n, y_n, astar_n, eta_units, conv_steps=conv_steps)
     g_o, g_n = gaps_o.mean(axis=0), gaps_n.mean(axis=0)
+    own_n = _own_sign_fraction(K_n, y_n, astar_n)
 
     slope_o, _ = _power_law(eta_units, g_o)
     c_o = float(np.exp(np.mean(np.log(g_o / eta_units))))  # gap = c eta (slope fixed to 1)
@@ -438,12 +452,14 @@ def step_size(
                       "gap_orthogonal_std": float(gaps_o[:, j].std()), "gap_near_orthogonal": float(g_n[j]),
                       "gap_near_orthogonal_std": float(gaps_n[:, j].std())})
     for nn, f in zip(n_grid, floors_n):
-        table.append({"part": "floor_vs_n", "n": nn, "d": d, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2]})
+        table.append({"part": "floor_vs_n", "n": nn, "d": d, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
+                      "own_sign_fraction": f[4]})
     for dd, f in zip(d_grid, floors_d):
-        table.append({"part": "floor_vs_d", "n": n, "d": dd, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2]})
+        table.append({"part": "floor_vs_d", "n": n, "d": dd, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
+                      "own_sign_fraction": f[4]})
     for e, f in zip(eps_grid, floors_eps):
         table.append({"part": "floor_vs_eps", "n": n, "d": d, "eps_over_ymin": e, "floor": f[0],
-                      "floor_over_norm_Wstar": f[0] / f[2]})
+                      "floor_over_norm_Wstar": f[0] / f[2], "own_sign_fraction": f[4]})
 
     conv = min(conv_o, conv_n, *[f[3] for f in floors_n + floors_d + floors_eps])
     claims = [
@@ -454,7 +470,8 @@ def step_size(
         Claim("near_orthogonal_gap_levels_off",
               "near-orthogonal inputs: gap falls with eta, then levels off at a floor (slope at the small-eta end << 1)",
               f"slope at small eta {local_slope_n:.3f} (orthogonal: {local_slope_o:.3f}); fitted floor {floor_n:.3g}, "
-              f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}",
+              f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}; "
+              f"W* of own-sign partition in {own_n:.0%} of trials",
               bool(local_slope_n < 0.4 and floor_n > 0 and g_n[0] > 2 * g_o[0] and g_n[-1] > 3 * g_n[0])),
         Claim("floor_scaling_beyond_papers",
               "(beyond the papers) the floor grows with n and falls with d",
