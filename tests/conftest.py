@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -13,3 +15,19 @@ def fig4_problem(seed, n=10, d=2000):
 @pytest.fixture
 def problem():
     return fig4_problem
+
+
+# Hypothesis: the "ci" profile (the default) runs a fixed number of examples,
+# derandomized, so every run of the suite checks the same cases; "dev" explores
+# more. Choose with HYPOTHESIS_PROFILE=dev.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a test extra; tests that need it import it themselves
+    pass
+else:
+    settings.register_profile(
+        "ci", max_examples=25, derandomize=True, deadline=None, database=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile("dev", max_examples=300, deadline=None, print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -94,11 +94,15 @@ def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
     alpha, source = lit.minnorm_alpha(K, y)
     beta = alpha @ K
     np.testing.assert_allclose(np.maximum(beta[0], 0) - np.maximum(beta[1], 0), y, atol=1e-9)
-    # Never worse than the own-sign partition (each example on its own-sign neuron only), which
-    # is one feasible piece of Lemma 4; the exact search may find a better piece (here it does:
-    # one positive example is shared by both neurons, partition S2).
+    # Never worse than the own-sign partition (each example on its own-sign neuron only: two
+    # single-ReLU problems), one feasible piece of Lemma 4; the exact search may find a better
+    # piece (here it does: one positive example is shared by both neurons, partition S2).
+    norm2 = float(np.einsum("ki,ij,kj->", alpha, K, alpha))
     own = lit._own_sign_qp(K, y)
-    assert np.einsum("kn,nj,kj->", alpha, K, alpha) <= np.einsum("kn,nj,kj->", own, K, own) * (1 + 1e-9)
+    own_norm2 = float(np.einsum("kn,nj,kj->", own, K, own))
+    assert norm2 <= own_norm2 * (1 + 1e-9)
+    single = relucore.minnorm(X, y, signs=(1,)).W, relucore.minnorm(X, -y, signs=(1,)).W
+    assert own_norm2 == pytest.approx(sum(float(np.sum(w**2)) for w in single), rel=1e-9)
     assert "minnorm" in source or "QP" in source
 
 

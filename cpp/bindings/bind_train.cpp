@@ -102,7 +102,8 @@ void bind_train(py::module_& m) {
         .value("converged", Status::converged)
         .value("max_steps", Status::max_steps)
         .value("diverged", Status::diverged)
-        .value("cancelled", Status::cancelled);
+        .value("cancelled", Status::cancelled)
+        .value("stopped", Status::stopped);
 
     py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/run.hpp).")
         .def(py::init<>())

@@ -88,16 +88,16 @@ def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
         for i, yi in enumerate(y[b]):
             if yi > 0:
                 if pos.size == 0:
-                    raise ValueError("init='disjoint' needs a neuron with a positive sign for each positive label")
+                    raise ValueError("init='disjoint' needs a neuron with a positive sign for each positive label: y has one, signs has none")
                 out[b, i] = pos[ip % pos.size]
                 ip += 1
             elif yi < 0:
                 if neg.size == 0:
-                    raise ValueError("init='disjoint' needs a neuron with a negative sign for each negative label")
+                    raise ValueError("init='disjoint' needs a neuron with a negative sign for each negative label: y has one, signs has none")
                 out[b, i] = neg[ineg % neg.size]
                 ineg += 1
             else:
-                raise ValueError("init='disjoint' needs non-zero labels (s_{a_i} y_i > 0 must hold)")
+                raise ValueError("init='disjoint' needs non-zero labels: y has a 0, and s_{a_i} y_i > 0 must hold")
     return out
 
 
@@ -111,14 +111,19 @@ def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.
     if assignment is None:
         a = default_assignment(y, signs)
     else:
-        a = np.asarray(assignment)
+        try:
+            a = np.asarray(assignment)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"assignment must be an array of integers of shape (n,) or (B, n): {exc}") from None
         if a.dtype.kind not in "iu":
             raise TypeError(f"assignment must hold integers, got dtype {a.dtype}")
+        if a.shape not in ((n,), (B, n)):
+            raise ValueError(f"assignment must have shape (n,) or (B, n) with n={n}, B={B}; got {a.shape}")
         a = np.broadcast_to(a, (B, n)).astype(np.int64)
         if a.min() < 0 or a.max() >= m:
             raise ValueError(f"assignment entries must lie in [0, m) with m={m}")
         if not np.all(signs[a] * y > 0):
-            raise ValueError("assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4)")
+            raise ValueError("assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4): each example goes to a neuron whose sign (signs) matches its label (y)")
     e = _broadcast_eps(eps, B, m, n)
     beta0 = e.copy()
     for k in range(m):

@@ -13,6 +13,7 @@ STATUS_MESSAGES = {
     1: "stopped: the step budget was used up before the gradient norm fell below tol",
     2: "diverged",
     3: "cancelled",
+    4: "stopped by the callback",
 }
 
 
@@ -76,7 +77,8 @@ class TrainResult:
     success : bool
         True when the gradient norm fell below ``tol`` (``status == 0``).
     status : int
-        0 converged, 1 step budget used up, 2 diverged, 3 cancelled.
+        0 converged, 1 step budget used up, 2 diverged, 3 cancelled,
+        4 stopped by a callback (:meth:`relucore.Trainer.run`).
     message : str
     pattern_stable_step : int
         First step after which no activation mask ``D(beta_k)`` changed again

@@ -14,9 +14,11 @@ from relucore._validation import (
     check_choice,
     check_consistent_length,
     check_int,
+    check_history_memory,
     check_n_threads,
     check_nonnegative,
     check_positive,
+    check_positive_per_problem,
     check_rng,
 )
 
@@ -28,6 +30,8 @@ LOSSES = ("square", "logistic")
 ACTIVATIONS = ("relu", "leaky_relu")
 #: Condition number of K above which an init that needs K^{-1} is refused.
 MAX_CONDITION = 1e12
+#: Largest step budget (the engines count steps in int64).
+MAX_STEPS = 2**62
 #: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
 TOL_FACTOR = 1e-12
 #: Standard deviation of the default "gaussian" init (Fig. 3 of Lai et al.: variance 2e-6).
@@ -119,6 +123,8 @@ def prepare(
     if activation == "leaky_relu" and not leaky_slope < 1:
         raise ValueError(f"leaky_slope must lie in (0, 1), got {leaky_slope}")
     n_threads = check_n_threads(n_threads)
+    C_g = check_positive(C_g, "C_g")
+    C_alpha = check_positive(C_alpha, "C_alpha")
 
     if y is None:
         raise TypeError("y is required")
@@ -155,7 +161,16 @@ def prepare(
     if engine == "weights" and X is None:
         raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
     if loss == "logistic" and not np.all(np.abs(y) == 1):
-        raise ValueError("loss='logistic' needs labels in {-1, +1}")
+        bad = y[np.abs(y) != 1][0]
+        raise ValueError(f"loss='logistic' needs labels in {{-1, +1}}: y has {bad:g}")
+    y_max = float(np.max(np.abs(y)))
+    if not np.isfinite(0.5 * n * y_max * y_max):
+        raise ValueError(f"y is too large: the loss 1/2 ||y||^2 overflows float64 (max |y_i| = {y_max:.3g}); rescale y")
+    if y_max > 0 and 0.5 * y_max * y_max < np.finfo(float).tiny:
+        raise ValueError(
+            f"y is too small: the loss 1/2 ||y||^2 underflows float64 (max |y_i| = {y_max:.3g}); rescale y "
+            "(GD is equivariant: y -> c y with the init scaled by c gives c W)"
+        )
 
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
@@ -164,17 +179,42 @@ def prepare(
 
     if Kin is not None:
         K = Kin
+        if X is not None:
+            _check_gram_matches(X, K)
     else:
         K = np.empty((B, n, n))
         _core.gram_batch(X, K, n_threads)
+        with np.errstate(over="ignore", invalid="ignore"):
+            K_sum = np.add.reduce(K, axis=None)
+        if not np.isfinite(K_sum) and not np.isfinite(K).all():
+            raise ValueError(
+                f"X is too large: K = X X^T overflows float64 (max |x_ij| = {np.max(np.abs(X)):.3g}); rescale X "
+                "(GD is equivariant: X -> c X, eta -> eta / c^2 gives the same beta)"
+            )
 
     mu = np.linalg.eigvalsh(K)
     mu1 = mu[:, -1]
     mun = mu[:, 0]
-    cond = np.full(B, np.inf)
-    np.divide(mu1, mun, out=cond, where=mun > 0)
+    what = "gram" if Kin is not None else "X"
     if not np.all(mu1 > 0):
-        raise ValueError("X is all zeros (K = X X^T vanishes); nothing can be trained")
+        raise ValueError(
+            "gram is zero or negative definite; a Gram matrix X X^T is positive semidefinite and non-zero"
+            if Kin is not None else "X is all zeros (K = X X^T vanishes); nothing can be trained"
+        )
+    if Kin is not None and np.any(mun < -1e-10 * mu1):
+        b = int(np.argmin(mun / mu1))
+        raise ValueError(
+            f"gram is not positive semidefinite: smallest eigenvalue {mun[b]:.3g} (largest {mu1[b]:.3g}); "
+            "a Gram matrix X X^T has none below 0"
+        )
+    if np.any(mu1 < np.finfo(float).tiny):
+        raise ValueError(
+            f"{what} is too small: the largest eigenvalue of K = X X^T is {np.min(mu1):.3g}, below the smallest "
+            f"normal float64 ({np.finfo(float).tiny:.3g}), so K has lost its precision; rescale {what}"
+        )
+    cond = np.full(B, np.inf)
+    with np.errstate(over="ignore"):
+        np.divide(mu1, mun, out=cond, where=mun > 0)
     singular = bool(np.any(cond > MAX_CONDITION))
 
     if isinstance(init, str):
@@ -188,15 +228,19 @@ def prepare(
                 f"init={init!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
             )
         if init in ("positive", "disjoint"):
-            eps_val = default_eps(y, m, C_alpha) if eps is None else eps
+            eps_val = eps
+            if eps is None:
+                with np.errstate(over="ignore"):
+                    eps_val = default_eps(y, m, C_alpha)
+                if not np.all(np.isfinite(eps_val)):
+                    raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
             if init == "positive":
-                beta0, alpha0, W0 = positive_init(X, K, y, m, eps_val)
+                beta0, alpha0, W0 = _quietly(positive_init, X, K, y, m, eps_val)
             else:
-                C_g = check_positive(C_g, "C_g")
-                beta0, alpha0, W0 = disjoint_init(X, K, y, signs_arr, eps_val, assignment, C_g)
+                beta0, alpha0, W0 = _quietly(disjoint_init, X, K, y, signs_arr, eps_val, assignment, C_g)
         else:
             scale = check_positive(init_scale, "init_scale")
-            beta0, alpha0, W0 = gaussian_init(X, K, m, scale, check_rng(rng), singular)
+            beta0, alpha0, W0 = _quietly(gaussian_init, X, K, m, scale, check_rng(rng), singular)
         init_name = init
     else:
         if X is None:
@@ -206,23 +250,36 @@ def prepare(
         if W0.shape != (B, m, X.shape[2]):
             want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
             raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
-        beta0, alpha0, W0 = array_init(X, K, W0, singular)
+        beta0, alpha0, W0 = _quietly(array_init, X, K, W0, singular)
         init_name = "array"
 
+    _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
+    with np.errstate(over="ignore", divide="ignore"):
+        eta_default = default_eta(mu1, signs_arr, loss, n)
+    with np.errstate(over="ignore"):
+        s2 = float(np.sum(np.square(signs_arr)))
+    if not np.all(np.isfinite(eta_default)) or not np.all(eta_default >= np.finfo(float).tiny):
+        size = "small" if not np.all(np.isfinite(eta_default)) else "large"
+        raise ValueError(
+            f"the default step 1/(||s||^2 mu_1(K)) {'overflows' if size == 'small' else 'underflows'} "
+            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1):.3g}): signs or {what} are too {size}; rescale them"
+        )
     if eta is None:
-        eta_arr = default_eta(mu1, signs_arr, loss, n)
+        eta_arr = eta_default
     else:
-        eta_arr = np.asarray(eta, dtype=float)
-        if eta_arr.ndim == 0:
-            eta_arr = np.full(B, check_positive(float(eta_arr), "eta"))
-        elif eta_arr.shape == (B,) and batched:
-            if not np.all(np.isfinite(eta_arr)) or not np.all(eta_arr > 0):
-                raise ValueError("eta must be positive and finite")
-        else:
-            raise ValueError(f"eta must be a positive number (or one per problem, shape ({B},)); got shape {eta_arr.shape}")
+        eta_arr = check_positive_per_problem(eta, "eta", B, batched)
+        tiny_step = eta_arr < np.finfo(float).eps * eta_default
+        if np.any(tiny_step):
+            b = int(np.argmax(tiny_step))
+            raise ValueError(
+                f"eta = {eta_arr[b]:.3g} is too small: it is below machine epsilon times the default step "
+                f"({eta_default[b]:.3g}), so a GD step would not change the state in float64"
+            )
     if tol is None:
         if loss == "square":
-            tol_arr = TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1)
+            # At least the smallest normal number, so that an exactly stationary
+            # point (zero gradient, e.g. with y = 0) counts as converged.
+            tol_arr = np.maximum(TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1), np.finfo(float).tiny)
         else:
             tol_arr = np.zeros(B)
     else:
@@ -235,16 +292,66 @@ def prepare(
     )
 
 
+def _quietly(fn, *args):
+    """Runs an init with floating-point warnings off: _check_starting_point
+    then refuses a non-finite result with a message naming the argument."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            return fn(*args)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"the starting point cannot be computed in float64 ({exc}): check init, init_scale, eps "
+                "and the scale of X"
+            ) from None
+
+
+def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
+    """Checks gram against X with one probe vector (O(B n d) instead of forming X X^T)."""
+    v = np.cos(np.arange(1, X.shape[1] + 1))  # deterministic, no zero entries
+    Kv = np.matmul(K, v)
+    XXv = np.matmul(X, np.matmul(v, X)[..., None])[..., 0]
+    err = np.linalg.norm(Kv - XXv, axis=-1)
+    scale = np.linalg.norm(XXv, axis=-1) + np.finfo(float).tiny
+    worst = int(np.argmax(err / scale))
+    if err[worst] > 1e-8 * scale[worst]:
+        raise ValueError(
+            f"gram does not match X: ||gram v - X X^T v|| / ||X X^T v|| = {err[worst] / scale[worst]:.3g} for a "
+            "probe vector v; pass the Gram matrix of this X (or gram=None)"
+        )
+
+
+def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:
+    """The starting point must be finite with a finite loss, or no run makes sense."""
+    culprit = {"positive": "eps", "disjoint": "eps, C_g", "gaussian": "init_scale", "array": "init"}[init_name]
+    if init_name in ("positive", "disjoint") and eps is None:
+        culprit += ", C_alpha (default eps = y_min / (C_alpha m))"
+    culprit += ", signs and the scale of X"
+    parts = [("beta0", beta0), ("alpha0", alpha0)] + ([("W0", W0)] if W0 is not None else [])
+    with np.errstate(over="ignore", invalid="ignore"):
+        for label, arr in parts:
+            if not np.isfinite(arr).all():
+                raise ValueError(
+                    f"the starting point is too large: {label} overflows float64 (check {culprit}; "
+                    f"max |beta0| = {np.max(np.abs(beta0)):.3g})"
+                )
+        act = np.maximum(beta0, 0.0) if activation == "relu" else np.where(beta0 > 0, beta0, leaky_slope * beta0)
+        h0 = np.einsum("k,bkn->bn", signs, act)
+        loss0 = 0.5 * np.sum(np.square(h0 - y), axis=-1)
+    if not np.all(np.isfinite(loss0)):
+        # (For the logistic loss this is a bound: its loss is finite when h0 is.)
+        raise ValueError(f"the starting point is too large: its loss overflows float64 (check {culprit})")
+
+
 def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int) -> str:
     if status == 0:
         return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
     if status == 1:
         return f"step budget of {steps} used up: gradient norm {grad:.3g} > tol {tol:.3g}"
     if status == 2:
-        return (
-            f"diverged at step {nit}: loss {loss:.3g} is not finite or exploded; "
-            f"try a smaller eta (eta = {eta:.3g})"
+        what = f"loss {loss:.3g} is not finite or exploded" if not np.isfinite(loss) or np.isfinite(grad) else (
+            f"the gradient (loss {loss:.3g}) overflowed"
         )
+        return f"diverged at step {nit}: {what}; try a smaller eta (eta = {eta:.3g})"
     return f"{STATUS_MESSAGES.get(status, 'unknown status')} at step {nit}"
 
 
@@ -354,6 +461,8 @@ def train(
     (True, True)
     """
     steps = check_int(steps, "steps", minimum=0)
+    if steps > MAX_STEPS:
+        raise ValueError(f"steps must be <= 2**62, got {steps}")
     record = 1 if record is True else (0 if record is False else check_int(record, "record", minimum=0))
     check_choice(on_divergence, "on_divergence", ("status", "raise"))
     p = prepare(
@@ -369,6 +478,8 @@ def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
     if record <= 0:
         return {"capacity": 0}
     R = steps // record + 2
+    check_history_memory(float(B) * R * (16 + 17 * m * n), "record",
+                         f"keeping {R} states of {B} problem(s) (steps={steps}, record={record})")
     return {
         "capacity": R,
         "steps": np.full((B, R), -1, dtype=np.int64),
@@ -388,10 +499,11 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     beta = p.beta0.copy()
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
     W = None
-    if engine == "weights":
-        W = out.pop("W")
-    elif p.X is not None:
-        W = p.W0 + np.matmul(alpha - p.alpha0, p.X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if engine == "weights":
+            W = out.pop("W")
+        elif p.X is not None:
+            W = p.W0 + np.matmul(alpha - p.alpha0, p.X)
 
     status = out["status"].astype(int)
     messages = [
@@ -399,6 +511,19 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
                  float(p.tol[b]), float(p.eta[b]), steps)
         for b in range(B)
     ]
+    # No non-finite number may leave in a result that is not marked diverged:
+    # the engines watch the loss, but a state can overflow where the loss
+    # does not see it (inactive units, or W rebuilt from alpha).
+    finite = np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
+    finite &= np.isfinite(out["loss"]) & np.isfinite(out["grad_norm"])
+    if W is not None:
+        finite &= np.isfinite(W).all(axis=(1, 2))
+    for b in np.flatnonzero(~finite & (status != 2)):
+        status[b] = 2
+        messages[b] = (
+            f"diverged at step {int(out['nit'][b])}: the weights overflowed to non-finite values; "
+            f"try a smaller eta (eta = {float(p.eta[b]):.3g}) or rescale X"
+        )
     if on_divergence == "raise" and np.any(status == 2):
         b = int(np.flatnonzero(status == 2)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])

@@ -7,6 +7,7 @@ read the same everywhere: they name the argument and say what was expected
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -20,6 +21,8 @@ __all__ = [
     "check_rng",
     "check_choice",
     "check_n_threads",
+    "check_positive_per_problem",
+    "check_history_memory",
 ]
 
 RngLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
@@ -42,7 +45,12 @@ def as_float_array(
     """
     if value is None:
         raise TypeError(f"{name} is required, got None")
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular array of numbers; numpy could not convert it: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"{name} must be an array of numbers; numpy could not convert it: {exc}") from None
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}")
     if arr.dtype.kind not in "biuf":
@@ -57,7 +65,10 @@ def as_float_array(
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     # Fast path: a NaN or an infinity makes the sum non-finite; only a
     # non-finite sum (which overflow can also cause) needs the full check.
-    if finite and not np.isfinite(np.add.reduce(arr, axis=None)) and not np.isfinite(arr).all():
+    if finite:
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(arr, axis=None)
+    if finite and not np.isfinite(total) and not np.isfinite(arr).all():
         kind = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"Input {name} contains {kind}.")
     return arr
@@ -73,7 +84,10 @@ def check_consistent_length(names: Sequence[str], lengths: Sequence[int]) -> Non
 def _check_real(value, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # a Python int beyond the float range
+        raise ValueError(f"{name} must be finite, got an integer beyond the float64 range") from None
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
@@ -112,7 +126,10 @@ def check_rng(rng: RngLike) -> np.random.Generator:
     if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):
         if isinstance(rng, (bool, np.bool_)):
             raise TypeError("rng must be None, an int, a SeedSequence or a numpy Generator, got bool")
-        return np.random.default_rng(rng)
+        try:
+            return np.random.default_rng(rng)
+        except ValueError as exc:  # a negative seed
+            raise ValueError(f"rng: a seed must be a non-negative integer, got {rng} ({exc})") from None
     raise TypeError(f"rng must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
 
 
@@ -121,6 +138,39 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}")
     return value
+
+
+def check_positive_per_problem(value, name: str, B: int, batched: bool) -> np.ndarray:
+    """A positive finite number, or (batched runs) one per problem: returns shape (B,)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if not isinstance(value, (np.ndarray, list, tuple)):
+        return np.full(B, check_positive(value, name))
+    arr = as_float_array(value, name, ndim=1)
+    if not batched or arr.shape != (B,):
+        raise ValueError(
+            f"{name} must be a positive number (or one per problem, shape ({B},)); got shape {arr.shape}"
+        )
+    if not np.all(arr > 0):
+        raise ValueError(f"{name} must be positive, got {arr[~(arr > 0)][0]} at problem {int(np.argmin(arr > 0))}")
+    return arr
+
+
+def check_history_memory(n_bytes: float, name: str, detail: str) -> None:
+    """Refuses buffers larger than the machine's physical memory.
+
+    numpy would allocate them lazily and the kernel's out-of-memory killer
+    would end the interpreter while they fill: an error is better.
+    """
+    try:
+        physical = float(os.sysconf("SC_PAGE_SIZE")) * float(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        physical = float("inf")
+    if n_bytes > physical:
+        raise ValueError(
+            f"{name}: {detail} needs {n_bytes / 2**30:.3g} GiB, more than the {physical / 2**30:.3g} GiB "
+            "of memory of this machine"
+        )
 
 
 def check_n_threads(n_threads) -> int:

@@ -24,8 +24,51 @@ def _demo_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("names", nargs="*", default=["all"], metavar="NAME",
+                   help="experiments to run (default: all); see --list")
+    p.add_argument("--quick", action="store_true", help="small settings (all experiments in under two minutes)")
+    p.add_argument("--out", default="reproduce-out", metavar="DIR",
+                   help="directory for NAME.csv / NAME.json / NAME.png and summary.{txt,json} (default reproduce-out)")
+    p.add_argument("--seed", type=int, default=0, help="random seed passed to every experiment (default 0)")
+    p.add_argument("--list", action="store_true", help="list the registered experiments and exit")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a claim fails (default: a failed claim is reported, exit status 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.epilog = ("Exit status: 0 when every experiment ran (failed claims are measurements on random data and are "
+                "printed as FAIL), 1 when an experiment raised (or, with --strict, a claim failed), 2 on bad usage.")
+
+
+def _reproduce_run(args: argparse.Namespace) -> int:
+    from relucore import experiments
+    from relucore._reproduce import format_summary, reproduce
+
+    if args.list:
+        for name in experiments.names():
+            print(f"{name:<16} {experiments._base.summary(name)}")
+        return 0
+    try:
+        records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
+                            progress=False if args.no_progress else None)
+    except ValueError as exc:
+        print(f"relucore reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    print(format_summary(records, quick=args.quick, seed=args.seed))
+    print(f"outputs in {args.out}/")
+    if any(r["error"] is not None for r in records):
+        for r in records:
+            if r["error"] is not None:
+                print(f"\n--- {r['name']} raised ---\n{r['traceback']}", file=sys.stderr)
+        return 1
+    if args.strict and any(not c["passed"] for r in records for c in r["claims"]):
+        return 1
+    return 0
+
+
 SUBCOMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "demo": ("run the paper's Figure 4 setting and print a table", _demo_args, _demo_run),
+    "reproduce": ("run the papers' experiments, save tables and figures, check their claims",
+                  _reproduce_args, _reproduce_run),
 }
 
 

@@ -10,3 +10,5 @@
 #include "relucore/parallel.hpp"
 #include "relucore/dual_gd.hpp"
 #include "relucore/dense_gd.hpp"
+#include "relucore/rng.hpp"
+#include "relucore/weight_gd.hpp"

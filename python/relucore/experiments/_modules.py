@@ -2,4 +2,9 @@
 
 Add one line per new module; order is the order of ``relucore reproduce all``.
 """
+from relucore.experiments import lai_gap  # noqa: F401  fig2
+from relucore.experiments import lai_selection  # noqa: F401  fig3
+from relucore.experiments import lai_dynamics  # noqa: F401  fig4-fig7
+from relucore.experiments import counterexamples  # noqa: F401  b4, vardi-shamir
+from relucore.experiments import meanfield  # noqa: F401
 from relucore.experiments import literature  # noqa: F401  (kou-stable-rank, step-size, convergence-probability)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs the fast test subset against an AddressSanitizer + UndefinedBehaviorSanitizer
+# build of relucore._core and fails on any sanitizer report.
+#
+#   .ci/sanitize.sh [extra pytest arguments]
+#
+# The module is built with -DRELUCORE_SANITIZE=ON into build/asan (kept between
+# runs, so rebuilds are incremental) and installed into its own virtual
+# environment (build/asan-venv). The Python interpreter itself is not
+# instrumented, so libasan (and libstdc++, which must come after it) are
+# preloaded; leak detection is off because the interpreter never frees its
+# interned objects. Environment overrides: RELUCORE_SANITIZE_VENV,
+# RELUCORE_SANITIZE_BUILD, RELUCORE_SANITIZE_TESTS (the pytest selection).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+
+build_dir="${RELUCORE_SANITIZE_BUILD:-build/asan}"
+venv="${RELUCORE_SANITIZE_VENV:-$root/build/asan-venv}"
+log_dir="$root/$build_dir/logs"
+mkdir -p "$root/$build_dir" "$log_dir"
+
+cxx="${CXX:-c++}"
+libasan="$("$cxx" -print-file-name=libasan.so)"
+libstdcxx="$("$cxx" -print-file-name=libstdc++.so)"
+for lib in "$libasan" "$libstdcxx"; do
+  if [ ! -e "$lib" ]; then
+    echo "sanitize.sh: $lib not found (is the compiler's ASan runtime installed?)" >&2
+    exit 2
+  fi
+done
+libasan="$(readlink -f "$libasan")"
+libstdcxx="$(readlink -f "$libstdcxx")"
+
+if [ ! -x "$venv/bin/python" ]; then
+  # System site-packages provide numpy/scipy/pytest/hypothesis when present;
+  # anything missing comes from the package index below.
+  python3 -m venv --system-site-packages "$venv"
+fi
+# shellcheck disable=SC1091
+source "$venv/bin/activate"
+python - <<'PY' || python -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" numpy scipy tqdm pytest hypothesis
+import importlib.util, sys
+need = ["scikit_build_core", "pybind11", "numpy", "scipy", "tqdm", "pytest", "hypothesis"]
+sys.exit(any(importlib.util.find_spec(m) is None for m in need))
+PY
+
+echo "sanitize.sh: building relucore with ASan+UBSan into $build_dir"
+python -m pip install -q --no-build-isolation --no-deps . \
+  -Cbuild-dir="$build_dir" \
+  -Ccmake.build-type=RelWithDebInfo \
+  -Ccmake.define.RELUCORE_SANITIZE=ON
+
+# The installed copy is tested: python/ is not on sys.path from the root.
+# RELUCORE_SANITIZE_TESTS: test files or directories (default: the whole suite
+# without the tests marked slow).
+read -r -a tests <<< "${RELUCORE_SANITIZE_TESTS:-tests}"
+log="$log_dir/pytest.log"
+rm -f "$log_dir"/sanitizer.*
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:exitcode=86:log_path=$log_dir/sanitizer${ASAN_OPTIONS_EXTRA:+:$ASAN_OPTIONS_EXTRA}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$log_dir/sanitizer"
+export RELUCORE_UNDER_SANITIZER=1
+set +e
+LD_PRELOAD="$libasan $libstdcxx" python -m pytest -q -p no:cacheprovider -m "not slow" "${tests[@]}" "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+reports=$(ls "$log_dir"/sanitizer.* 2>/dev/null || true)
+if [ -n "$reports" ]; then
+  echo "sanitize.sh: sanitizer reports:" >&2
+  cat $reports >&2
+  exit 1
+fi
+if grep -qE "runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log"; then
+  echo "sanitize.sh: sanitizer report in the test output" >&2
+  exit 1
+fi
+if [ "$status" -ne 0 ]; then
+  echo "sanitize.sh: tests failed under the sanitizers (exit $status)" >&2
+  exit "$status"
+fi
+echo "sanitize.sh: clean"

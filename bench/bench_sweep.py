@@ -1,0 +1,237 @@
+"""Trials per second of a Fig. 2-style sweep: relucore.sweep against a numpy implementation.
+
+Fig. 2 of Lai et al.: one ReLU, all-positive init, x ~ N(0, I_d), |y| ~ U(0.1, 1) with
+random signs; per trial: sample, run GD to convergence (same eta = 1/mu_1(K), same
+gradient tolerance), solve the minimum-norm QP for w*, measure ||w_inf - w*||.
+
+Peers, run side by side in this process:
+
+- ``numpy``: what a researcher would write: ``rng.standard_normal((n, d))``, a weight-space
+  GD loop in numpy, and w* from the dual QP (``min 1/2 z^T K z - y+^T z+, z- <= 0``) with
+  ``scipy.optimize.minimize(method="SLSQP")``; one trial at a time.
+- ``relucore X``: ``relucore.sweep`` with explicit X (``relucore.sample``).
+- ``relucore K``: ``relucore.sweep(use_gram=True)`` (``relucore.sample_gram``: K drawn
+  without X, cost independent of d).
+
+Also: thread scaling (in-process ``n_threads`` 1 vs 2, and 1 vs 2 spawned worker
+processes), the breakdown of a relucore trial (sampling, K, GD, QP, the rest) against this
+machine's limits (numpy's normal-variate rate, the BLAS GEMM rate), and the Gram-mode trial
+time from d = 1e3 to 1e9.
+
+    python bench/bench_sweep.py            # the full set (a few minutes)
+    python bench/bench_sweep.py --quick    # smaller trial counts
+"""
+from __future__ import annotations
+
+import os
+
+# Every peer single-threaded unless a section says otherwise: on a shared machine a
+# multi-threaded BLAS in the numpy peer mostly measures contention.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse
+import multiprocessing
+import platform
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import scipy.optimize
+
+import relucore
+from relucore import _core
+from relucore._train import prepare, run_prepared
+
+SIZES = [(10, 1_000), (10, 10_000), (10, 100_000), (40, 1_000), (40, 10_000), (40, 100_000)]
+
+
+# ----------------------------------------------------------------------------- numpy peer
+def numpy_trial(n, d, rng, max_steps=100_000, times=None):
+    """One Fig. 2 trial in plain numpy/scipy; returns the gap ||w_inf - w*||."""
+    t0 = time.perf_counter()
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t1 = time.perf_counter()
+    K = X @ X.T
+    t2 = time.perf_counter()
+    mu1 = np.linalg.eigvalsh(K)[-1]
+    eta = 1.0 / mu1
+    eps = np.abs(y).min() / 10.0
+    w = X.T @ np.linalg.solve(K, np.full(n, eps))  # all-positive init: X w0 = eps
+    tol = 1e-12 * np.sqrt(mu1) * np.linalg.norm(y)
+    for _ in range(max_steps):
+        b = X @ w
+        g = X.T @ ((b > 0) * (np.maximum(b, 0.0) - y))
+        if np.linalg.norm(g) < tol:
+            break
+        w -= eta * g
+    t3 = time.perf_counter()
+    ypos = np.where(y > 0, y, 0.0)
+    bounds = [(None, None) if yi > 0 else (None, 0.0) for yi in y]
+    res = scipy.optimize.minimize(
+        lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos), np.zeros(n), jac=True, bounds=bounds,
+        method="SLSQP", options={"ftol": 1e-16, "maxiter": 1000},
+    )
+    w_star = X.T @ res.x
+    gap = float(np.linalg.norm(w - w_star))
+    if times is not None:
+        for k, v in zip(("sampling", "K", "GD", "QP"), (t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3)):
+            times[k] = times.get(k, 0.0) + v
+    return gap
+
+
+def numpy_rate(n, d, trials, seed=0):
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    gaps = [numpy_trial(n, d, rng) for _ in range(trials)]
+    return trials / (time.perf_counter() - t0), gaps
+
+
+# ----------------------------------------------------------------------------- relucore
+def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, batch_size=None, gram_stats=False):
+    t0 = time.perf_counter()
+    t = relucore.sweep({"n": n, "d": d, "use_gram": use_gram, "gram_stats": gram_stats}, trials=trials, seed=seed, n_threads=n_threads,
+                       executor=executor, batch_size=batch_size, progress=False)
+    dt = time.perf_counter() - t0
+    assert (t["status"] == "converged").all(), t["error"].unique()
+    return trials / dt, t
+
+
+def breakdown(n, d, trials, use_gram, seed=0):
+    """Seconds per trial of each stage of a relucore trial, run stage by stage (1 thread)."""
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(trials)]
+    out = {}
+    t0 = time.perf_counter()
+    if use_gram:
+        datas = [relucore.sample_gram(n, d, rng=r) for r in rngs]
+    else:
+        datas = [relucore.sample(n, d, rng=r) for r in rngs]
+    out["sampling"] = time.perf_counter() - t0
+    y = np.stack([dt.y for dt in datas])
+    if use_gram:
+        K = np.stack([dt.K for dt in datas])
+        out["K"] = 0.0
+    else:
+        X = np.stack([dt.X for dt in datas])
+        K = np.empty((trials, n, n))
+        t0 = time.perf_counter()
+        _core.gram_batch(X, K, 1)
+        out["K"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    p = prepare(None, y, gram=K, n_threads=1)
+    out["prepare (eigvalsh, init)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res = run_prepared(p, steps=10_000, record=0, n_threads=1, engine="dual", on_divergence="status")
+    out["GD"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for b in range(trials):
+        relucore.minnorm(None, y[b], gram=K[b])
+    out["QP (minnorm)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for b in range(trials):
+        relucore.gram_stats(gram=K[b], spectrum=datas[b].spectrum, y=y[b])
+    out["gram_stats"] = time.perf_counter() - t0
+    return {k: v / trials for k, v in out.items()}, int(np.max(res.nit))
+
+
+def machine_limits():
+    rng = np.random.default_rng(0)
+    rng.standard_normal(10**6)
+    t0 = time.perf_counter()
+    rng.standard_normal(2 * 10**7)
+    normal_rate = 2e7 / (time.perf_counter() - t0)
+    A = rng.standard_normal((1000, 1000))
+    A @ A
+    t0 = time.perf_counter()
+    for _ in range(3):
+        A @ A
+    gemm = 3 * 2e9 / (time.perf_counter() - t0)
+    return normal_rate, gemm
+
+
+def fmt(x):
+    return f"{x:,.0f}" if x >= 100 else (f"{x:.1f}" if x >= 1 else f"{x:.3g}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    q = args.quick
+    print(f"# relucore {relucore.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
+          f"{platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    normal_rate, gemm = machine_limits()
+    sweep_rate(10, 1000, 4, use_gram=False)  # warm up (imports, first calls)
+    sweep_rate(10, 1000, 4, use_gram=True)
+    print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
+
+    print("\n## trials per second (1 thread each)\n")
+    print("| n | d | numpy | relucore X | relucore K | X / numpy | K / numpy | sampling floor X | mean gap, numpy draws | mean gap, relucore draws |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n, d in SIZES:
+        tn = 2 if d >= 100_000 else (4 if q else 10)
+        tx = 4 if d >= 100_000 else (16 if q else 64)
+        tk = 64 if q else 256
+        r_np, gaps = numpy_rate(n, d, tn)
+        r_x, tab = sweep_rate(n, d, tx, use_gram=False)
+        r_k, _ = sweep_rate(n, d, tk, use_gram=True)
+        floor = normal_rate / (n * d)
+        print(f"| {n} | {d:.0e} | {fmt(r_np)} | {fmt(r_x)} | {fmt(r_k)} | {r_x / r_np:.1f} | {r_k / r_np:,.0f} | "
+              f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |", flush=True)
+
+    print("\n## thread scaling (trials/s)\n")
+    print("| n | d | mode | 1 thread | 2 threads (in-process) | x | 2 spawned workers | x |")
+    print("|---|---|---|---|---|---|---|---|")
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
+        for n, d, use_gram, trials in [(40, 10_000, False, 32 if q else 96), (40, 100_000, True, 256 if q else 1024),
+                                       (10, 1_000, True, 512 if q else 2048)]:
+            r1, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=1)
+            r2, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=2)
+            sweep_rate(n, d, 8, use_gram=use_gram, executor=ex1, batch_size=4)  # warm the workers
+            sweep_rate(n, d, 8, use_gram=use_gram, executor=ex2, batch_size=4)
+            bs = max(1, trials // 8)
+            p1, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex1, batch_size=bs)
+            p2, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex2, batch_size=bs)
+            mode = "K" if use_gram else "X"
+            print(f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {fmt(p2)} (1 worker: {fmt(p1)}) | "
+                  f"{p2 / p1:.2f} |", flush=True)
+
+    print("\n## where the time goes (ms per trial, 1 thread)\n")
+    print("| n | d | who | sampling | K | prepare | GD | QP | gram_stats | total | floor: normals | floor: K (GEMM) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
+        trials = (4 if d >= 100_000 else 32) if not use_gram else 256
+        parts, nit = breakdown(n, d, trials, use_gram)
+        r, _ = sweep_rate(n, d, trials, use_gram=use_gram, gram_stats=True)
+        floor_rng = (n * n if use_gram else n * d) / normal_rate
+        floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
+        cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())
+        who = "relucore K" if use_gram else "relucore X"
+        print(f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | "
+              f"{1e3 * floor_k:.3g} |", flush=True)
+        if not use_gram or d == 100_000:
+            nt = 2 if d >= 100_000 else 8
+            times = {}
+            rng = np.random.default_rng(1)
+            t0 = time.perf_counter()
+            for _ in range(nt):
+                numpy_trial(n, d, rng, times=times)
+            tot = (time.perf_counter() - t0) / nt
+            c = {k: f"{1e3 * v / nt:.3g}" for k, v in times.items()}
+            print(f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
+                  f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |", flush=True)
+
+    print("\n## Gram-mode trial time against d (n = 40, 1 thread)\n")
+    print("| d | ms per trial | relative to d = 1e3 |")
+    print("|---|---|---|")
+    base = None
+    for d in [10**3, 10**5, 10**7, 10**9]:
+        r, _ = sweep_rate(40, d, 128 if q else 512, use_gram=True)
+        base = base or 1e3 / r
+        print(f"| {d:.0e} | {1e3 / r:.3g} | {1e3 / r / base:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+// relucore._core.DualTrainer: one DualGD engine kept alive between calls, for
+// relucore.Trainer (python/relucore/_trainer.py). Validation, defaults and the
+// starting point come from the Python layer; this file only owns the engine,
+// releases the GIL around its steps and exposes its state as read-only numpy
+// views (the trainer object is the views' base, so they stay valid).
+#include "common.hpp"
+
+
+#include "relucore/dual_gd.hpp"
+#include "relucore/run.hpp"
+
+#include <atomic>
+#include <memory>
+
+namespace py = pybind11;
+using namespace relucore;
+using namespace relucore::bindings;
+
+namespace {
+
+class DualTrainer {
+public:
+    DualTrainer(const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
+                const CArray<double>& alpha0, const CArray<double>& beta0, const GDSettings& settings)
+        : engine_(make_engine(K, y, outer, alpha0, beta0, settings)) {}
+
+    DualGD& engine() { return engine_; }
+    const DualGD& engine() const { return engine_; }
+
+    // Marks the trainer busy for the lifetime of the guard: one call at a time
+    // (the GIL is released while it steps, and a callback may try to re-enter).
+    class Busy {
+    public:
+        explicit Busy(DualTrainer& t) : t_(t) {
+            if (t_.busy_.exchange(true))
+                throw std::runtime_error("this Trainer is already stepping (in another thread or from its callback)");
+        }
+        ~Busy() { t_.busy_.store(false); }
+        Busy(const Busy&) = delete;
+        Busy& operator=(const Busy&) = delete;
+
+    private:
+        DualTrainer& t_;
+    };
+
+    // Clears the engine's pointer to a cancel flag that lives on the stack.
+    struct CancelGuard {
+        DualGD& e;
+        CancelGuard(DualGD& engine, const std::atomic<bool>* flag) : e(engine) { e.set_cancel_flag(flag); }
+        ~CancelGuard() { e.set_cancel_flag(nullptr); }
+    };
+
+    std::atomic<bool> busy_{false};
+
+private:
+    static DualGD make_engine(const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
+                              const CArray<double>& alpha0, const CArray<double>& beta0, const GDSettings& s) {
+        require_shape(K, "K", {-1, -1});
+        const Index n = K.shape(0);
+        require_shape(K, "K", {n, n});
+        require_shape(y, "y", {n});
+        require_shape(outer, "outer", {-1});
+        const Index m = outer.shape(0);
+        require_shape(alpha0, "alpha0", {m, n});
+        require_shape(beta0, "beta0", {m, n});
+        // The trainer owns its copy of K: the caller's array may change or go away.
+        auto Kown = std::make_shared<const RowMatrix>(ConstMatrixMap(K.data(), n, n));
+        return DualGD(std::move(Kown), ConstVectorMap(y.data(), n), ConstVectorMap(outer.data(), m),
+                      ConstMatrixMap(alpha0.data(), m, n), ConstMatrixMap(beta0.data(), m, n), s);
+    }
+
+    DualGD engine_;
+};
+
+// A read-only numpy view of engine memory whose base is the trainer object.
+template <class T>
+py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t> shape, py::dtype dtype) {
+    std::vector<py::ssize_t> strides(shape.size());
+    py::ssize_t stride = dtype.itemsize();
+    for (size_t i = shape.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= shape[i];
+    }
+    py::array a(dtype, shape, strides, static_cast<const void*>(data), owner);
+    a.attr("setflags")(py::arg("write") = false);
+    return a;
+}
+
+bool is_long(double flops) { return flops > 2e7; }
+
+py::dict summary_dict(const RunSummary& s) {
+    py::dict d;
+    d["status"] = static_cast<int>(s.status);
+    d["nit"] = s.nit;
+    d["loss"] = s.loss;
+    d["grad_norm"] = s.grad_norm;
+    d["pattern_stable_step"] = s.pattern_stable_step;
+    return d;
+}
+
+}  // namespace
+
+void bind_trainer(py::module_& m) {
+    py::class_<DualTrainer>(m, "DualTrainer",
+                            "One primal-dual GD engine kept between calls (private: use relucore.Trainer).")
+        .def(py::init<const CArray<double>&, const CArray<double>&, const CArray<double>&, const CArray<double>&,
+                      const CArray<double>&, const GDSettings&>(),
+             py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
+             py::arg("alpha0").noconvert(), py::arg("beta0").noconvert(), py::arg("settings"),
+             "Copies K (n, n), y (n), outer (m), alpha0 and beta0 (m, n); evaluates the starting state.")
+        .def(
+            "restore",
+            [](DualTrainer& t, std::int64_t steps_taken, const CArray<std::uint8_t>& mask, std::int64_t stable_step) {
+                const DualGD& e = t.engine();
+                require_shape(mask, "mask", {e.n_neurons(), e.n_samples()});
+                Mask mk = Eigen::Map<const Mask>(mask.data(), e.n_neurons(), e.n_samples());
+                t.engine().restore(steps_taken, mk, stable_step);
+            },
+            py::arg("steps_taken"), py::arg("mask").noconvert(), py::arg("stable_step"),
+            "Restores the step count and the activation-pattern tracker of a checkpoint.")
+        .def(
+            "step",
+            [](DualTrainer& t, std::int64_t k) {
+                if (k < 0) throw py::value_error("k must be >= 0");
+                DualTrainer::Busy busy(t);
+                DualGD& e = t.engine();
+                std::int64_t taken = 0;
+                run_without_gil(
+                    [&](const std::atomic<bool>* cancel) {
+                        DualTrainer::CancelGuard guard(e, cancel);
+                        taken = e.step(k);
+                    },
+                    is_long(static_cast<double>(k) * e.n_neurons() * e.n_samples() * e.n_samples()));
+                return taken;
+            },
+            py::arg("k") = 1, "Takes k GD steps with the GIL released (Ctrl-C stops after the current step).")
+        .def(
+            "run",
+            [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
+                DualTrainer::Busy busy(t);
+                DualGD& e = t.engine();
+                GDSettings& s = e.settings();
+                s.max_steps = max_steps;
+                s.tol = tol;
+                s.validate();
+                const double remaining = static_cast<double>(std::max<std::int64_t>(max_steps - e.steps_taken(), 0));
+                RunSummary summary;
+                std::exception_ptr callback_error;
+                auto call = [&](const DualGD&) -> bool {
+                    py::gil_scoped_acquire acquire;
+                    try {
+                        return py::bool_(callback());
+                    } catch (...) {
+                        callback_error = std::current_exception();
+                        return true;
+                    }
+                };
+                run_without_gil(
+                    [&](const std::atomic<bool>* cancel) {
+                        DualTrainer::CancelGuard guard(e, cancel);
+                        if (callback.is_none() || every <= 0)
+                            summary = e.run(nullptr);
+                        else
+                            summary = e.run(nullptr, every, call);
+                    },
+                    is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
+                if (callback_error) std::rethrow_exception(callback_error);
+                return summary_dict(summary);
+            },
+            py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
+            "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
+            "callback() is called with the GIL every `every` steps and stops the run by returning True.")
+        .def(
+            "set_labels",
+            [](DualTrainer& t, const CArray<double>& y) {
+                DualTrainer::Busy busy(t);
+                require_shape(y, "y", {t.engine().n_samples()});
+                t.engine().set_labels(ConstVectorMap(y.data(), y.shape(0)));
+            },
+            py::arg("y").noconvert(), "Replaces the labels (n,) and re-evaluates the state.")
+        .def(
+            "set_eta",
+            [](DualTrainer& t, double eta) {
+                DualTrainer::Busy busy(t);
+                t.engine().set_eta(eta);
+            },
+            py::arg("eta"), "Changes the step size and re-evaluates the state.")
+        .def_property_readonly(
+            "alpha",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.alpha().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
+            },
+            "Dual coordinates (m, n): a read-only view of the engine's memory, updated in place by every step.")
+        .def_property_readonly(
+            "beta",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.beta().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
+            },
+            "Primal coordinates beta_k = X w_k (m, n): a read-only view, updated in place by every step.")
+        .def_property_readonly(
+            "mask",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.mask().data(), {e.n_neurons(), e.n_samples()}, py::dtype("bool"));
+            },
+            "Activation masks beta > 0 (m, n) as a read-only bool view, updated in place by every step.")
+        .def_property_readonly(
+            "predictions",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.predictions().data(), {e.n_samples()}, py::dtype::of<double>());
+            },
+            "Network outputs h(X) (n,) of the current state: a read-only view.")
+        .def_property_readonly(
+            "labels",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.labels().data(), {e.n_samples()}, py::dtype::of<double>());
+            },
+            "Current labels (n,): a read-only view.")
+        .def_property_readonly(
+            "outer",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.outer().data(), {e.n_neurons()}, py::dtype::of<double>());
+            },
+            "Outer-layer weights (m,): a read-only view.")
+        .def_property_readonly(
+            "K",
+            [](py::object self) {
+                const DualGD& e = self.cast<DualTrainer&>().engine();
+                return readonly_view(self, e.gram().data(), {e.n_samples(), e.n_samples()}, py::dtype::of<double>());
+            },
+            "The trainer's own copy of the Gram matrix (n, n): a read-only view.")
+        .def_property_readonly("loss", [](const DualTrainer& t) { return t.engine().loss(); },
+                               "Loss of the current state.")
+        .def_property_readonly("grad_norm", [](const DualTrainer& t) { return t.engine().grad_norm(); },
+                               "||grad_W R||_F of the current state.")
+        .def_property_readonly("steps_taken", [](const DualTrainer& t) { return t.engine().steps_taken(); },
+                               "GD steps taken since the starting point.")
+        .def_property_readonly("stable_step", [](const DualTrainer& t) { return t.engine().pattern().stable_step(); },
+                               "Last step at which an activation mask changed.")
+        .def_property_readonly("eta", [](const DualTrainer& t) { return t.engine().eta(); }, "Current step size.")
+        .def_property_readonly("settings", [](const DualTrainer& t) { return t.engine().settings(); },
+                               "A copy of the engine's GDSettings.");
+}

@@ -1,0 +1,87 @@
+// Trains small shallow ReLU networks with relucore's header-only core and
+// checks the results against SPEC section 4: with one neuron (s = +1) and the
+// all-positive init, GD converges to the minimum-distance interpolant of the
+// positive examples, w_inf = argmin_{X+ w = y+} ||w - w1||, which stays
+// inactive on the negative examples. Exits non-zero on failure.
+#include <relucore/relucore.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+int main() {
+    using relucore::Index;
+    using relucore::RowMatrix;
+    using relucore::Vector;
+    const Index n = 16, d = 400;
+    std::mt19937_64 gen(2026);
+    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(double(d)));
+    RowMatrix X(n, d);
+    for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < d; ++j) X(i, j) = normal(gen);
+    Vector y(n);
+    for (Index i = 0; i < n; ++i) y[i] = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 0.05 * double(i));
+
+    relucore::GDSettings s;
+    s.eta = 0.5;
+    s.max_steps = 20000;
+    s.tol = 1e-11;
+    const Vector outer = Vector::Ones(1);
+    auto gd = relucore::DualGD::positive_init(X, y, outer, 1e-3, s);
+    gd.step(1);
+    const RowMatrix W1 = gd.alpha() * X;  // w1 of Theorem 1 (positive init: W = alpha X)
+
+    int reports = 0;
+    const relucore::RunSummary r = gd.run(nullptr, 10, [&](const relucore::DualGD& e) {
+        if (reports++ < 3) std::printf("  step %lld: loss %.3e\n", static_cast<long long>(e.steps_taken()), e.loss());
+    });
+    std::printf("status %d after %lld steps, loss %.3e, pattern stable from step %lld\n", static_cast<int>(r.status),
+                static_cast<long long>(r.nit), r.loss, static_cast<long long>(r.pattern_stable_step));
+
+    // Closed form of Theorem 1 on the positive examples.
+    std::vector<Index> pos;
+    for (Index i = 0; i < n; ++i)
+        if (y[i] > 0) pos.push_back(i);
+    RowMatrix Xp(Index(pos.size()), d);
+    Vector yp(Index(pos.size()));
+    for (Index j = 0; j < Index(pos.size()); ++j) {
+        Xp.row(j) = X.row(pos[j]);
+        yp[j] = y[pos[j]];
+    }
+    const Vector w1 = W1.row(0).transpose();
+    const RowMatrix Kp = Xp * Xp.transpose();
+    const Vector w_inf = w1 + Xp.transpose() * Kp.llt().solve(yp - Xp * w1);
+    const Vector w_gd = (gd.alpha() * X).row(0).transpose();
+    const double dist = (w_gd - w_inf).norm() / w_inf.norm();
+    double max_neg = -1e300;  // Theorem 1: X- w_inf <= 0
+    for (Index i = 0; i < n; ++i)
+        if (y[i] <= 0) max_neg = std::max(max_neg, X.row(i).dot(w_inf.transpose()));
+    std::printf("relative distance to the closed-form limit: %.2e; max over negatives of x_i^T w_inf: %.3f\n", dist,
+                max_neg);
+
+    // The neuron cannot fit the negative examples: the loss floor is 1/2 sum_{y_i <= 0} y_i^2.
+    auto floor_of = [&](const Vector& labels) {
+        double f = 0;
+        for (Index i = 0; i < n; ++i)
+            if (labels[i] <= 0) f += 0.5 * labels[i] * labels[i];
+        return f;
+    };
+    std::printf("loss - floor: %.2e\n", r.loss - floor_of(y));
+
+    // A few independent problems in parallel (OpenMP if relucore was built with it).
+    std::vector<double> losses(4);
+    relucore::parallel_for(4, 0, [&](Index b) {
+        Vector yb = y * (1.0 + 0.1 * double(b));
+        auto e = relucore::DualGD::positive_init(X, yb, outer, 1e-3, s);
+        losses[b] = e.run().loss - floor_of(yb);
+    });
+    std::printf("openmp %s, batch losses above the floor %.1e %.1e %.1e %.1e\n", relucore::has_openmp() ? "on" : "off", losses[0],
+                losses[1], losses[2], losses[3]);
+
+    bool ok = r.status == relucore::Status::converged && dist < 1e-6 && max_neg <= 0 && r.loss - floor_of(y) < 1e-12;
+    for (double l : losses) ok = ok && std::abs(l) < 1e-12;
+    std::printf("%s\n", ok ? "consumer OK" : "consumer FAILED");
+    return ok ? 0 : 1;
+}

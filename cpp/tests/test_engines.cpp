@@ -1,0 +1,303 @@
+// DualGD and DenseGD: agreement with each other, the one-step closed forms of
+// SPEC section 4, the step/run/callback/checkpoint API and History capacity.
+#include "check.hpp"
+#include "problems.hpp"
+
+#include <atomic>
+#include <vector>
+
+using namespace relucore;
+using namespace relucore_test;
+
+namespace {
+
+GDSettings settings_for(double eta, std::int64_t steps) {
+    GDSettings s;
+    s.eta = eta;
+    s.max_steps = steps;
+    return s;
+}
+
+// Both engines from the same Gaussian init W0 (alpha0 = 0, so w_perp = W0).
+void check_dual_matches_dense(const ModelSpec& model, const char* what) {
+    const Problem p = make_problem(12, 40, 7);
+    std::mt19937_64 gen(11);
+    const Index m = 3;
+    Vector outer(m);
+    outer << 1.0, -1.0, 0.5;
+    const RowMatrix W0 = gaussian(m, p.X.cols(), gen, 0.3);
+    const RowMatrix beta0 = W0 * p.X.transpose();
+    const RowMatrix alpha0 = RowMatrix::Zero(m, p.X.rows());
+    GDSettings s = settings_for(0.2, 300);
+    s.model = model;
+    DualGD dual(p.K, p.y, outer, alpha0, beta0, s);
+    DenseGD dense(p.X, p.y, outer, W0, alpha0, s);
+    dual.step(300);
+    dense.step(300);
+    RowMatrix W(m, p.X.cols());
+    weights_from_dual(p.X, W0, alpha0, dual.alpha(), W);
+    std::printf("  %s: loss %.3e (dual) vs %.3e (dense)\n", what, dual.loss(), dense.loss());
+    CHECK_CLOSE(dual.beta(), dense.beta(), 1e-9, 1e-11);
+    CHECK_CLOSE(dual.alpha(), dense.alpha(), 1e-9, 1e-11);
+    CHECK_CLOSE(W, dense.W(), 1e-9, 1e-11);
+    CHECK_CLOSE(dual.loss(), dense.loss(), 1e-9, 1e-13);
+    CHECK_CLOSE(dual.grad_norm(), dense.grad_norm(), 1e-7, 1e-11);
+    CHECK(dual.mask() == dense.mask());
+    CHECK(dual.pattern().stable_step() == dense.pattern().stable_step());
+    CHECK(dual.loss() < 0.5 * 0.5 * p.y.squaredNorm());  // it did train
+}
+
+}  // namespace
+
+TEST_CASE("dual engine agrees with weight-space engine (relu, square)") {
+    check_dual_matches_dense(ModelSpec{}, "relu/square");
+}
+
+TEST_CASE("dual engine agrees with weight-space engine (leaky relu, logistic)") {
+    ModelSpec spec;
+    spec.activation = Activation::leaky_relu;
+    spec.leaky_slope = 0.1;
+    spec.loss = Loss::logistic;
+    check_dual_matches_dense(spec, "leaky/logistic");
+}
+
+TEST_CASE("Theorem 1: one step from the positive init, w1 = eta X^T (y - eps + K^-1 eps / eta)") {
+    const Problem p = make_problem(10, 60, 3);
+    const double eta = 0.3, eps = 1e-3;
+    // beta0 = eps > 0 keeps every example active in the first step, whatever the labels.
+    Vector y = p.y.cwiseAbs();
+    y[3] = -y[3];
+    Vector outer = Vector::Ones(1);
+    DualGD gd = DualGD::positive_init(p.X, y, outer, eps, settings_for(eta, 1));
+    CHECK_CLOSE(gd.beta(), RowMatrix::Constant(1, 10, eps), 0, 0);  // beta0 = eps exactly
+    CHECK(gd.step(1) == 1);
+    const Vector e = Vector::Constant(10, eps);
+    const Vector Kinv_e = p.K.llt().solve(e);
+    const Vector w1 = eta * p.X.transpose() * (y - e + Kinv_e / eta);
+    const RowMatrix W = gd.alpha() * p.X;  // positive init: W = alpha X
+    CHECK_CLOSE(W.row(0).transpose(), w1, 1e-10, 1e-12);
+    // beta1 = X w1 = eta (K y - K eps) + eps
+    const Vector beta1 = eta * p.K * (y - e) + e;
+    CHECK_CLOSE(gd.beta().row(0).transpose(), beta1, 1e-10, 1e-12);
+}
+
+TEST_CASE("Theorem 3: one step with signs (+1, -1) from the positive init") {
+    const Problem p = make_problem(8, 50, 5);
+    const double eta = 0.25;
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    RowMatrix eps(2, 8);
+    for (Index i = 0; i < 8; ++i) {
+        eps(0, i) = 1e-3 * (1 + 0.1 * i);
+        eps(1, i) = 2e-3 * (1 + 0.05 * i);
+    }
+    DualGD gd = DualGD::positive_init(p.X, p.y, outer, eps, settings_for(eta, 1));
+    gd.step();
+    const Vector ep = eps.row(0).transpose(), em = eps.row(1).transpose();
+    const auto llt = p.K.llt();
+    const Vector wp = eta * p.X.transpose() * (p.y - ep + em + llt.solve(ep) / eta);
+    const Vector wm = eta * p.X.transpose() * (-p.y + ep - em + llt.solve(em) / eta);
+    const RowMatrix W = gd.alpha() * p.X;
+    CHECK_CLOSE(W.row(0).transpose(), wp, 1e-10, 1e-12);
+    CHECK_CLOSE(W.row(1).transpose(), wm, 1e-10, 1e-12);
+}
+
+TEST_CASE("positive_init rejects a rank-deficient X and bad eps") {
+    Problem p = make_problem(6, 20, 9);
+    p.X.row(5) = p.X.row(4);
+    Vector outer = Vector::Ones(1);
+    CHECK_THROWS(DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.1, 1)), std::invalid_argument);
+    const Problem q = make_problem(6, 20, 9);
+    CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, -1.0, settings_for(0.1, 1)), std::invalid_argument);
+    CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, 1e-3, settings_for(-0.1, 1)), std::invalid_argument);
+}
+
+TEST_CASE("constructor validates shapes and evaluates the initial state") {
+    const Problem p = make_problem(6, 20, 2);
+    Vector outer = Vector::Ones(2);
+    const RowMatrix a0 = RowMatrix::Zero(2, 6), b0 = RowMatrix::Constant(2, 6, 0.1);
+    CHECK_THROWS(DualGD(p.K, p.y.head(5), outer, a0, b0, settings_for(0.1, 1)), std::invalid_argument);
+    CHECK_THROWS(DualGD(p.K, p.y, outer, a0.topRows(1), b0, settings_for(0.1, 1)), std::invalid_argument);
+    DualGD gd(p.K, p.y, outer, a0, b0, settings_for(0.1, 1));
+    CHECK(gd.evaluated());
+    // h = 2 * 0.1 for every example; loss = 1/2 ||h - y||^2
+    CHECK_CLOSE(gd.loss(), 0.5 * (Vector::Constant(6, 0.2) - p.y).squaredNorm(), 1e-14, 0);
+    CHECK(gd.n_neurons() == 2 && gd.n_samples() == 6);
+    CHECK_THROWS(gd.step(-1), std::invalid_argument);
+    CHECK_THROWS(gd.set_eta(0.0), std::invalid_argument);
+    CHECK_THROWS(gd.set_labels(p.y.head(3)), std::invalid_argument);
+}
+
+TEST_CASE("step(k) equals run() with max_steps = k, bitwise") {
+    const Problem p = make_problem(10, 30, 4);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 137));
+    DualGD b = a;  // copies share the engine's Gram matrix
+    CHECK(a.step(137) == 137);
+    const RunSummary r = b.run();
+    CHECK(r.status == Status::max_steps && r.nit == 137);
+    CHECK(a.alpha() == b.alpha());
+    CHECK(a.beta() == b.beta());
+    CHECK(a.loss() == r.loss && a.grad_norm() == r.grad_norm);
+    CHECK(a.pattern().stable_step() == r.pattern_stable_step);
+    // Stepping in pieces is the same as stepping at once.
+    DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 137));
+    c.step(50);
+    c.step(0);
+    c.step(87);
+    CHECK(c.alpha() == a.alpha() && c.beta() == a.beta() && c.steps_taken() == 137);
+}
+
+TEST_CASE("run with a callback every k steps: observes, stops, and does not perturb") {
+    const Problem p = make_problem(10, 30, 6);
+    Vector outer = Vector::Ones(1);
+    GDSettings s = settings_for(0.2, 95);
+    DualGD plain = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    const RunSummary r0 = plain.run();
+
+    DualGD observed = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    std::vector<std::int64_t> seen;
+    std::vector<double> losses;
+    const RunSummary r1 = observed.run(nullptr, 10, [&](const DualGD& e) {
+        seen.push_back(e.steps_taken());
+        losses.push_back(e.loss());
+    });
+    CHECK(r1.status == r0.status && r1.nit == r0.nit);
+    CHECK(observed.alpha() == plain.alpha());
+    CHECK(seen.size() == 9 && seen.front() == 10 && seen.back() == 90);
+    CHECK(losses.size() == 9 && losses.back() <= losses.front());
+
+    DualGD stopped = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    int calls = 0;
+    const RunSummary r2 = stopped.run(nullptr, 15, [&](const DualGD& e) {
+        ++calls;
+        return e.steps_taken() >= 45;
+    });
+    CHECK(r2.status == Status::stopped && r2.nit == 45 && calls == 3);
+    CHECK(r2.loss == stopped.loss());
+    // The run resumes where it stopped and ends where the uninterrupted run ended.
+    const RunSummary r3 = stopped.run();
+    CHECK(r3.nit == r0.nit && stopped.alpha() == plain.alpha() && r3.loss == r0.loss);
+}
+
+TEST_CASE("stopping rules: tol, divergence and the cancel flag") {
+    const Problem p = make_problem(8, 40, 8);
+    Vector outer = Vector::Ones(1);
+    GDSettings s = settings_for(0.3, 100000);
+    s.tol = 1e-9;
+    DualGD gd = DualGD::positive_init(p.X, p.y.cwiseAbs(), outer, 1e-3, s);
+    const RunSummary r = gd.run();
+    CHECK(r.status == Status::converged && r.grad_norm < 1e-9 && r.nit < 100000);
+
+    GDSettings big = settings_for(50.0, 1000);
+    DualGD blow = DualGD::positive_init(p.X, p.y.cwiseAbs(), outer, 1e-3, big);
+    CHECK(blow.run().status == Status::diverged);
+
+    std::atomic<bool> cancel{true};
+    DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.1, 100));
+    c.set_cancel_flag(&cancel);
+    CHECK(c.step(10) == 0 && c.steps_taken() == 0);
+    CHECK(c.run().status == Status::cancelled);
+    cancel = false;
+    CHECK(c.step(10) == 10);
+    c.set_cancel_flag(nullptr);
+}
+
+TEST_CASE("set_eta, set_labels and settings() between steps") {
+    const Problem p = make_problem(10, 30, 12);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 0));
+    a.step(20);
+    DualGD b = a, c = a;
+    a.set_eta(0.1);
+    b.settings().eta = 0.1;  // invalidates the pending update
+    a.step(20);
+    b.step(20);
+    CHECK(a.alpha() == b.alpha() && a.loss() == b.loss());
+    // Same state, fresh engine with eta = 0.1: identical trajectory.
+    DualGD fresh(a.gram(), p.y, outer, c.alpha(), c.beta(), settings_for(0.1, 0));
+    fresh.step(20);
+    CHECK(fresh.alpha() == a.alpha());
+    const Vector y2 = -p.y;
+    c.set_labels(y2);
+    CHECK(c.labels() == y2);
+    CHECK_CLOSE(c.residual(), c.predictions() - y2, 0, 0);
+}
+
+TEST_CASE("a checkpoint (alpha, beta, step count, pattern) resumes bitwise") {
+    const Problem p = make_problem(12, 30, 13);
+    Vector outer(3);
+    outer << 1.0, -1.0, 1.0;
+    std::mt19937_64 gen(1);
+    const RowMatrix W0 = gaussian(3, 30, gen, 0.2);
+    const RowMatrix beta0 = W0 * p.X.transpose();
+    const RowMatrix alpha0 = RowMatrix::Zero(3, 12);
+    DualGD a(p.K, p.y, outer, alpha0, beta0, settings_for(0.2, 0));
+    a.step(40);
+    const RowMatrix alpha = a.alpha(), beta = a.beta();
+    const Mask mask = a.mask();
+    const std::int64_t t = a.steps_taken(), stable = a.pattern().stable_step();
+    DualGD b(p.K, p.y, outer, alpha, beta, settings_for(0.2, 0));
+    b.restore(t, mask, stable);
+    a.step(60);
+    b.step(60);
+    CHECK(a.alpha() == b.alpha() && a.beta() == b.beta());
+    CHECK(a.steps_taken() == 100 && b.steps_taken() == 100);
+    CHECK(a.pattern().stable_step() == b.pattern().stable_step());
+    CHECK_THROWS(b.restore(5, mask, 6), std::invalid_argument);
+}
+
+TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropped") {
+    const Problem p = make_problem(6, 20, 14);
+    Vector outer = Vector::Ones(1);
+    GDSettings s = settings_for(0.2, 50);
+    s.record_every = 7;
+    const std::int64_t cap = history_capacity(50, 7);
+    CHECK(cap == 9);
+    std::vector<std::int64_t> steps(cap + 1, -42);
+    std::vector<double> loss(cap + 1, -42.0), beta((cap + 1) * 6, -42.0);
+    History h;
+    h.steps = steps.data();
+    h.loss = loss.data();
+    h.beta = beta.data();
+    h.capacity = cap;
+    DualGD gd = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    const RunSummary r = gd.run(&h);
+    // steps 0, 7, ..., 49 and the final state 50
+    CHECK(r.n_records == 9 && h.count == 9);
+    CHECK(steps[0] == 0 && steps[7] == 49 && steps[8] == 50 && steps[9] == -42);
+    CHECK(loss[8] == r.loss && loss[9] == -42.0);
+    CHECK(RowMatrix(Eigen::Map<RowMatrix>(beta.data() + 8 * 6, 1, 6)) == gd.beta());
+    CHECK(beta[9 * 6] == -42.0);
+
+    // A buffer that is too small keeps the first records and writes nothing beyond.
+    std::vector<std::int64_t> small(4, -1);
+    History h2;
+    h2.steps = small.data();
+    h2.capacity = 3;
+    DualGD gd2 = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    CHECK(gd2.run(&h2).n_records == 3);
+    CHECK(small[0] == 0 && small[1] == 7 && small[2] == 14 && small[3] == -1);
+}
+
+TEST_CASE("DenseGD mirrors the DualGD API") {
+    const Problem p = make_problem(8, 20, 15);
+    Vector outer = Vector::Ones(1);
+    std::mt19937_64 gen(3);
+    const RowMatrix W0 = gaussian(1, 20, gen, 0.3);
+    DenseGD a(p.X, p.y, outer, W0, RowMatrix::Zero(1, 8), settings_for(0.2, 60));
+    DenseGD b = a;
+    int calls = 0;
+    const RunSummary r = a.run(nullptr, 20, [&](const DenseGD&) { return ++calls == 2; });
+    CHECK(r.status == Status::stopped && r.nit == 40);
+    CHECK(b.step(40) == 40 && b.W() == a.W());
+    a.set_eta(0.1);
+    b.set_eta(0.1);
+    a.step(5);
+    b.step(5);
+    CHECK(a.W() == b.W() && a.mask() == b.mask());
+}
+
+RELUCORE_TEST_MAIN

@@ -1,0 +1,104 @@
+// The hot loop allocates nothing: Eigen's runtime allocation guard
+// (EIGEN_RUNTIME_NO_MALLOC) is switched on around step() and run().
+//
+// eigen_assert is redefined to count violations instead of aborting, so the
+// check also works in Release builds (where the default eigen_assert is a
+// no-op) and a negative control proves the guard is live.
+#define EIGEN_RUNTIME_NO_MALLOC
+#include <string>
+namespace relucore_test {
+inline int eigen_assert_failures = 0;
+inline std::string eigen_assert_last;
+}  // namespace relucore_test
+#define eigen_assert(x)                                          \
+    do {                                                         \
+        if (!(x)) {                                              \
+            ++relucore_test::eigen_assert_failures;              \
+            relucore_test::eigen_assert_last = #x;               \
+        }                                                        \
+    } while (false)
+
+#include "check.hpp"
+#include "problems.hpp"
+
+using namespace relucore;
+using namespace relucore_test;
+
+namespace {
+
+// Runs f with heap allocation forbidden; returns the number of Eigen
+// allocations attempted meanwhile.
+template <class F>
+int allocations_during(F&& f) {
+    const int before = eigen_assert_failures;
+    Eigen::internal::set_is_malloc_allowed(false);
+    f();
+    Eigen::internal::set_is_malloc_allowed(true);
+    if (eigen_assert_failures != before) std::fprintf(stderr, "  last: %s\n", eigen_assert_last.c_str());
+    return eigen_assert_failures - before;
+}
+
+GDSettings settings_for(double eta, std::int64_t steps, const ModelSpec& model = {}) {
+    GDSettings s;
+    s.eta = eta;
+    s.max_steps = steps;
+    s.model = model;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("negative control: the guard catches an allocation") {
+    const int n = allocations_during([] {
+        RowMatrix tmp(64, 64);
+        tmp.setZero();
+    });
+    CHECK(n >= 1);
+}
+
+TEST_CASE("DualGD::step and run allocate nothing") {
+    const Problem p = make_problem(24, 50, 21);
+    Vector outer(4);
+    outer << 1.0, -1.0, 0.5, -0.5;
+    std::mt19937_64 gen(2);
+    const RowMatrix W0 = gaussian(4, 50, gen, 0.3);
+    const RowMatrix beta0 = W0 * p.X.transpose();
+    for (int variant = 0; variant < 2; ++variant) {
+        ModelSpec spec;
+        if (variant == 1) {
+            spec.activation = Activation::leaky_relu;
+            spec.loss = Loss::logistic;
+        }
+        DualGD gd(p.K, p.y, outer, RowMatrix::Zero(4, 24), beta0, settings_for(0.2, 200, spec));
+        CHECK(allocations_during([&] { gd.step(100); }) == 0);
+        CHECK(gd.steps_taken() == 100);
+        // Recording into caller-owned buffers, a callback and the stopping rules: still nothing.
+        std::vector<double> loss(history_capacity(200, 10));
+        std::vector<double> beta(loss.size() * 4 * 24);
+        std::vector<std::uint8_t> mask(beta.size());
+        History h;
+        h.loss = loss.data();
+        h.beta = beta.data();
+        h.mask = mask.data();
+        h.capacity = static_cast<std::int64_t>(loss.size());
+        gd.settings().record_every = 10;
+        int calls = 0;
+        RunSummary r;
+        CHECK(allocations_during([&] { r = gd.run(&h, 25, [&](const DualGD&) { ++calls; }); }) == 0);
+        CHECK(r.nit == 200 && calls == 4 && h.count > 0);
+        CHECK(allocations_during([&] { gd.set_eta(0.1); gd.set_labels(p.y); gd.step(3); }) == 0);
+    }
+}
+
+TEST_CASE("DenseGD::step allocates nothing") {
+    const Problem p = make_problem(16, 40, 22);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    std::mt19937_64 gen(3);
+    const RowMatrix W0 = gaussian(2, 40, gen, 0.3);
+    DenseGD gd(p.X, p.y, outer, W0, RowMatrix::Zero(2, 16), settings_for(0.2, 50));
+    CHECK(allocations_during([&] { gd.step(50); }) == 0);
+    CHECK(gd.steps_taken() == 50);
+}
+
+RELUCORE_TEST_MAIN

@@ -1,0 +1,124 @@
+"""``relucore reproduce``: run registered experiments, save their outputs, report their claims.
+
+A claim that fails is a measurement, not an error: it is printed as FAIL in
+the summary and recorded in ``summary.json``, and the exit status stays 0
+(``--strict`` makes it 1). An experiment that raises is reported with its
+error, the others still run, and the exit status is 1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+import traceback
+from typing import Dict, List, Optional, Sequence
+
+__all__ = ["reproduce", "format_summary"]
+
+
+def _resolve(names: Sequence[str]) -> List[str]:
+    from relucore import experiments
+
+    known = experiments.names()
+    if not names or list(names) == ["all"]:
+        return known
+    out = []
+    for name in names:
+        if name == "all":
+            out.extend(n for n in known if n not in out)
+        elif name not in known:
+            raise ValueError(f"unknown experiment {name!r}; known: {', '.join(known)} (or 'all')")
+        elif name not in out:
+            out.append(name)
+    return out
+
+
+def reproduce(names: Sequence[str] = ("all",), *, quick: bool = False, out: Optional[str] = "reproduce-out",
+              seed: int = 0, progress: Optional[bool] = None) -> List[Dict]:
+    """Runs experiments and saves each one's table (CSV), parameters and claims (JSON) and figure (PNG).
+
+    Parameters
+    ----------
+    names : sequence of str
+        Registered experiment names, or ``("all",)``.
+    quick : bool
+        Use each experiment's quick settings.
+    out : str or None
+        Output directory (None: save nothing).
+    seed : int
+        Seed passed to every experiment.
+    progress : bool or None
+        Progress bar over experiments (None: only on a terminal).
+
+    Returns
+    -------
+    list of dict
+        One record per experiment: ``name``, ``seconds``, ``claims`` (list of
+        dicts), ``files`` and ``error`` (None or the exception text).
+    """
+    from tqdm.auto import tqdm
+
+    from relucore import experiments
+
+    todo = _resolve(names)
+    records = []
+    bar = tqdm(todo, desc="reproduce", unit="exp", disable=None if progress is None else not progress)
+    for name in bar:
+        bar.set_postfix_str(name)
+        t0 = time.perf_counter()
+        rec: Dict = dict(name=name, summary=experiments._base.summary(name), claims=[], files=[], error=None)
+        try:
+            result = experiments.run(name, quick=quick, seed=seed, progress=False)
+            rec["claims"] = [dict(name=c.name, expected=c.expected, measured=c.measured, passed=c.passed)
+                             for c in result.claims]
+            if out is not None:
+                rec["files"] = result.save(out)
+            if result.figure is not None:
+                from relucore.plots._style import pyplot
+
+                pyplot().close(result.figure)
+        except Exception as exc:  # one failing experiment must not stop the others
+            rec["error"] = f"{type(exc).__name__}: {exc}"
+            rec["traceback"] = traceback.format_exc()
+        rec["seconds"] = time.perf_counter() - t0
+        records.append(rec)
+    bar.close()
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "summary.json"), "w") as fh:
+            json.dump(dict(quick=quick, seed=seed, experiments=[{k: v for k, v in r.items() if k != "traceback"}
+                                                               for r in records]), fh, indent=2)
+        with open(os.path.join(out, "summary.txt"), "w") as fh:
+            fh.write(format_summary(records, quick=quick, seed=seed) + "\n")
+    return records
+
+
+def format_summary(records: List[Dict], *, quick: bool = False, seed: int = 0, width: int = 100) -> str:
+    """Human-readable report: per experiment and claim, what was expected and what was measured."""
+    lines = [f"relucore reproduce ({'quick' if quick else 'full'} settings, seed {seed})", ""]
+    n_claims = n_pass = n_err = 0
+    total = 0.0
+    wrap = dict(width=width, initial_indent="", subsequent_indent=" " * 16)
+    for r in records:
+        total += r["seconds"]
+        if r["error"] is not None:
+            n_err += 1
+            lines.append(f"{r['name']:<14} ERROR after {r['seconds']:.1f} s: {r['error']}")
+            lines.append("")
+            continue
+        ok = sum(c["passed"] for c in r["claims"])
+        n_claims += len(r["claims"])
+        n_pass += ok
+        lines.append(f"{r['name']:<14} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}")
+        for c in r["claims"]:
+            lines.append(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}")
+            lines.append(textwrap.fill("      expected: " + c["expected"], **wrap))
+            lines.append(textwrap.fill("      measured: " + c["measured"], **wrap))
+        lines.append("")
+    lines.append(f"{len(records)} experiments in {total:.1f} s: {n_pass}/{n_claims} claims hold, "
+                 f"{n_claims - n_pass} failed, {n_err} experiments raised")
+    if n_claims - n_pass:
+        failed = [f"{r['name']}:{c['name']}" for r in records for c in r["claims"] if not c["passed"]]
+        lines.append("failed claims (measurements on random data, not crashes): " + ", ".join(failed))
+    return "\n".join(lines)

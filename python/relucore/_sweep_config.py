@@ -1,0 +1,183 @@
+"""Sweep configurations: grid expansion, defaults, canonical keys and per-trial seeds.
+
+A configuration is a flat dict of plain values (numbers, strings, bools, None
+and lists of those). Its *key* is a hash of its canonical JSON form (defaults
+filled in), and a trial's randomness comes from the SeedSequence child
+``SeedSequence(root_entropy, spawn_key=(key_hi, key_lo, trial))``: adding,
+removing or reordering configurations or trials never changes the seeds (and
+so the rows) of the others.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import numbers
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
+
+from relucore._validation import check_int
+
+__all__ = [
+    "DEFAULTS",
+    "SAMPLER_KEYS",
+    "expand_grid",
+    "canonical_json",
+    "config_key",
+    "trial_seed",
+    "seed_string",
+    "root_entropy",
+]
+
+#: Configuration keys with their defaults. ``None`` means "the default of the
+#: function the key is passed to" (``sample``/``sample_gram`` or ``train``).
+DEFAULTS: Dict[str, Any] = {
+    "n": 10,
+    "d": 1000,
+    "spectrum": None,  # sample's default (isotropic)
+    "z": None,  # sample's default (Gaussian); ignored with use_gram
+    "labels": None,  # sample's default
+    "use_gram": False,  # draw K with sample_gram instead of X with sample
+    "m": None,  # number of neurons; default len(signs) or 1
+    "signs": None,  # default: first ceil(m/2) neurons +1, the rest -1
+    "init": "positive",
+    "init_scale": None,
+    "eps": None,
+    "eta": None,
+    "steps": 10_000,
+    "tol": None,
+    "engine": "dual",
+    "loss_name": "square",  # train's loss= ("square" or "logistic")
+    "activation": "relu",
+    "minnorm": True,  # compute w* and the gap (a QP per trial)
+    "gram_stats": True,  # compute the gram_* columns (relucore.gram_stats)
+}
+
+#: Keys forwarded to the sampler (only when not None).
+SAMPLER_KEYS = ("spectrum", "z", "labels")
+
+
+def _plain(value, where: str):
+    """Checks a configuration value is plain data and returns it JSON-normalised."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (numbers.Real, np.floating)):
+        v = float(value)
+        if not np.isfinite(v):
+            raise ValueError(f"{where} must be finite, got {v}")
+        return v
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v, where) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    raise TypeError(
+        f"{where} must be a number, string, bool, None or a list of those, got {type(value).__name__}"
+    )
+
+
+def default_signs(m: int) -> List[float]:
+    """``m`` outer signs: the first ``ceil(m/2)`` are +1, the rest -1 ((1,), (1, -1), ...)."""
+    p = (m + 1) // 2
+    return [1.0] * p + [-1.0] * (m - p)
+
+
+def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str, Any]:
+    """Validates a configuration and fills in defaults (m and signs made consistent)."""
+    if not isinstance(cfg, Mapping):
+        raise TypeError(f"{where} must be a dict, got {type(cfg).__name__}")
+    unknown = sorted(set(cfg) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
+    out = dict(DEFAULTS)
+    for k, v in cfg.items():
+        out[k] = _plain(v, f"{where}[{k!r}]")
+    out["n"] = check_int(out["n"], f"{where}['n']", minimum=1)
+    out["d"] = check_int(out["d"], f"{where}['d']", minimum=1)
+    out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
+    for k in ("use_gram", "minnorm", "gram_stats"):
+        if not isinstance(out[k], bool):
+            raise TypeError(f"{where}[{k!r}] must be a bool, got {type(out[k]).__name__}")
+    signs, m = out["signs"], out["m"]
+    if signs is not None:
+        if not isinstance(signs, list):
+            signs = [signs]
+        signs = [float(s) for s in signs]
+        if m is not None and check_int(m, f"{where}['m']", minimum=1) != len(signs):
+            raise ValueError(f"{where}: m={m} disagrees with signs {signs} (m must equal len(signs))")
+    else:
+        m = 1 if m is None else check_int(m, f"{where}['m']", minimum=1)
+        signs = default_signs(m)
+    out["signs"], out["m"] = signs, len(signs)
+    return out
+
+
+def expand_grid(grid) -> List[Dict[str, Any]]:
+    """A dict of lists (Cartesian product, in key order, last key fastest) or a list of dicts.
+
+    In a dict, a value that is not a list is a single setting; to sweep over
+    list-valued settings (``signs``) give a list of lists. Duplicated
+    configurations are refused: they would share seeds (use more trials).
+    """
+    if isinstance(grid, Mapping):
+        keys = list(grid)
+        axes = []
+        for k in keys:
+            v = grid[k]
+            axes.append(list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v])
+            if not axes[-1]:
+                raise ValueError(f"grid[{k!r}] is an empty list")
+        raw = [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
+    elif isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)):
+        raw = list(grid)
+    else:
+        raise TypeError(f"grid must be a dict of lists or a list of dicts, got {type(grid).__name__}")
+    if not raw:
+        raise ValueError("grid holds no configuration")
+    configs = [normalise_config(c, f"config {i}") for i, c in enumerate(raw)]
+    seen: Dict[str, int] = {}
+    for i, c in enumerate(configs):
+        j = seen.setdefault(canonical_json(c), i)
+        if j != i:
+            raise ValueError(f"configurations {j} and {i} are identical ({c}); use more trials instead")
+    return configs
+
+
+def canonical_json(obj) -> str:
+    """Deterministic JSON text (sorted keys, no whitespace, repr floats)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def config_key(cfg: Mapping[str, Any]) -> Tuple[int, int]:
+    """Two 32-bit words hashed from a normalised configuration."""
+    h = hashlib.sha256(canonical_json(dict(cfg)).encode()).digest()
+    return int.from_bytes(h[:4], "little"), int.from_bytes(h[4:8], "little")
+
+
+def root_entropy(seed) -> int:
+    """The root seed as a non-negative int (SeedSequence entropy)."""
+    if isinstance(seed, np.random.SeedSequence):
+        if seed.spawn_key:
+            raise ValueError("seed must be a root SeedSequence (no spawn_key)")
+        ent = seed.entropy
+        if not isinstance(ent, (numbers.Integral, np.integer)):
+            raise TypeError("seed SeedSequence must have integer entropy")
+        return int(ent)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
+        raise TypeError(f"seed must be a non-negative int or a SeedSequence, got {type(seed).__name__}")
+    seed = int(seed)
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return seed
+
+
+def trial_seed(entropy: int, key: Tuple[int, int], trial: int) -> np.random.SeedSequence:
+    """The SeedSequence of one trial."""
+    return np.random.SeedSequence(entropy, spawn_key=(int(key[0]), int(key[1]), int(trial)))
+
+
+def seed_string(entropy: int, key: Tuple[int, int], trial: int) -> str:
+    """Printable seed; ``eval`` with ``from numpy.random import SeedSequence`` rebuilds it."""
+    return f"SeedSequence(entropy={entropy}, spawn_key=({key[0]}, {key[1]}, {trial}))"

@@ -1,0 +1,360 @@
+"""Noisy mean-field SGD on a wide two-layer ReLU network (SPEC §10)."""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import sys
+from typing import Any, Dict, Optional, Sequence, Union
+
+import numpy as np
+
+from relucore import _core
+from relucore._validation import (
+    as_float_array,
+    check_choice,
+    check_consistent_length,
+    check_int,
+    check_n_threads,
+    check_nonnegative,
+    check_positive,
+)
+
+__all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
+
+_SCALES = {"1/N": _core.OutputScale.inv_n, "1/sqrt(N)": _core.OutputScale.inv_sqrt_n, "1": _core.OutputScale.one}
+_STATUS = {
+    1: (True, "all iterations ran"),
+    2: (False, "diverged: a prediction became non-finite or exceeded the divergence bound"),
+    3: (False, "cancelled"),
+}
+# Neurons per thread below which extra threads cost more (a barrier per step) than they save.
+_NEURONS_PER_THREAD = 16384
+_NEURONS_PER_THREAD_NOISY = 4096  # the noise costs ~50 ns per neuron and step
+
+
+def output_scale_factor(output_scale: str, N: int) -> float:
+    """kappa in h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) for ``output_scale``."""
+    check_choice(output_scale, "output_scale", tuple(_SCALES))
+    return {"1/N": 1.0 / N, "1/sqrt(N)": 1.0 / np.sqrt(N), "1": 1.0}[output_scale]
+
+
+def seed_key(seed) -> np.ndarray:
+    """The generator key (2 uint64) for ``seed``: None | int | SeedSequence | Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError("seed must be None, an int, a SeedSequence or a numpy Generator, got bool")
+    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
+        seed = np.random.SeedSequence(None if seed is None else int(seed))
+    if isinstance(seed, np.random.SeedSequence):
+        return seed.generate_state(2, dtype=np.uint64)
+    raise TypeError(f"seed must be None, an int, a SeedSequence or a numpy Generator, got {type(seed).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeanFieldResult:
+    """Outcome of :func:`train`.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (N, d + 2) or (N, d + 1)
+        Final parameters, one row (a_i, w_i, b_i) per neuron ((a_i, w_i)
+        without bias).
+    steps : ndarray of int64, shape (R,)
+        Iterations at which ``objective`` and ``trajectories`` were recorded
+        (every ``record`` steps from 0, plus the final state).
+    objective : ndarray, shape (R,)
+        L = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i ||theta_i||^2 at
+        those steps (the regulariser over trained coordinates only).
+    track : ndarray of int64, shape (n_track,)
+        Indices of the neurons whose trajectories were kept.
+    trajectories : ndarray, shape (R, n_track, P)
+        theta of the tracked neurons at ``steps``.
+    snapshot_steps : ndarray of int64, shape (S,)
+    snapshots : ndarray, shape (S, N, P)
+        All parameters at ``snapshot_steps`` (steps the run did not reach
+        hold NaN).
+    nit : int
+        Iterations run.
+    status, success, message
+        scipy-style outcome: 1 all iterations ran (success), 2 diverged,
+        3 cancelled.
+    key : ndarray of uint64, shape (2,)
+        The generator key: passing ``seed=np.random.SeedSequence`` is not
+        needed to rerun; ``train(..., key=result.key)`` repeats the run.
+    params : dict
+        The settings of the run (N, step, weight_decay, temperature, ...).
+    X, y : ndarray
+        The training data (X as (M, d)).
+    """
+
+    theta: np.ndarray
+    steps: np.ndarray
+    objective: np.ndarray
+    track: np.ndarray
+    trajectories: np.ndarray
+    snapshot_steps: np.ndarray
+    snapshots: np.ndarray
+    nit: int
+    status: int
+    success: bool
+    message: str
+    key: np.ndarray
+    params: Dict[str, Any]
+    X: np.ndarray
+    y: np.ndarray
+
+    @property
+    def kappa(self) -> float:
+        """The output scale factor c/N."""
+        return output_scale_factor(self.params["output_scale"], self.theta.shape[0])
+
+    def predict(self, X, theta: Optional[np.ndarray] = None) -> np.ndarray:
+        """h(x) for each row of ``X`` (a 1-D ``X`` is read as M scalars when d = 1)."""
+        return predict(theta if theta is not None else self.theta, X, kappa=self.kappa, bias=self.params["bias"])
+
+
+def predict(theta, X, *, kappa: float, bias: bool = True) -> np.ndarray:
+    """h(x) = kappa sum_i a_i relu(w_i^T x + b_i) for the rows of ``X`` (numpy)."""
+    theta = np.asarray(theta, dtype=float)
+    X = np.asarray(X, dtype=float)
+    d = theta.shape[1] - (2 if bias else 1)
+    if X.ndim == 1 and d == 1:
+        X = X[:, None]
+    X = X.reshape(-1, d)
+    a, W = theta[:, 0], theta[:, 1 : 1 + d]
+    b = theta[:, d + 1] if bias else 0.0
+    return kappa * (np.maximum(X @ W.T + b, 0.0) @ a)
+
+
+def _prepare_X(X) -> np.ndarray:
+    X = as_float_array(X, "X", ndim=(1, 2))
+    if X.ndim == 1:
+        X = np.ascontiguousarray(X[:, None])
+    return X
+
+
+def train(
+    X,
+    y,
+    *,
+    N: int = 1000,
+    step: float = 1.0,
+    weight_decay: float = 1e-2,
+    temperature: float = 0.0,
+    init_scale: float = 1e-3,
+    iters: int = 100_000,
+    batch_size: Optional[int] = 1,
+    bias: bool = True,
+    train_outer: bool = True,
+    output_scale: str = "1/N",
+    init=None,
+    seed=None,
+    key=None,
+    record: int = 1000,
+    snapshots: Sequence[int] = (),
+    track: Union[int, Sequence[int]] = 0,
+    samples=None,
+    n_threads: Optional[int] = None,
+    progress: Optional[bool] = None,
+) -> MeanFieldResult:
+    """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
+
+    Implements SPEC §10 (Liang et al. 2026, Sec. 3 and 7). With kappa = c/N,
+    the objective L(Theta) = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i
+    ||theta_i||^2, and a batch B_t drawn at step t, every neuron moves by
+
+        theta_i <- theta_i - s * grad_{theta_i} L_{B_t}(Theta) + sqrt(4 (s/N) T) xi_i,
+
+    plain SGD with step ``s = step`` on the sampled objective plus Gaussian
+    noise of temperature ``T = temperature`` (= 1/beta), xi_i ~ N(0, I). For
+    the mean-field scale ("1/N") this reads
+
+        theta_i <- theta_i - (s/N) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
+                   + sqrt(4 (s/N) / beta) xi_i,
+
+    the Euler-Maruyama step, of length s/N, of the Langevin dynamics whose law
+    follows the paper's Wasserstein flow (drift 2 grad Psi, diffusion
+    2/beta). The paper's experiments (step size 1e-3 at N = 1000) are
+    ``step=1``.
+
+    Parameters
+    ----------
+    X : array, shape (M, d) or (M,)
+        Training inputs (a 1-D array is M scalar inputs).
+    y : array, shape (M,)
+    N : int
+        Number of neurons.
+    step : float
+        s > 0 above.
+    weight_decay : float
+        lambda >= 0.
+    temperature : float
+        1/beta >= 0; 0 disables the noise.
+    init_scale : float
+        nu: theta_i ~ N(0, nu^2 I) when ``init`` is None (with
+        ``train_outer=False`` the fixed outer weights are random signs ±1).
+    iters : int
+        Number of SGD steps.
+    batch_size : int or None
+        Samples per step, drawn uniformly without replacement (1: the paper's
+        single-sample SGD; M or None: full-batch GD, deterministic).
+    bias : bool
+        Whether neurons have a bias b_i (theta has d + 2 columns, else d + 1).
+    train_outer : bool
+        Whether the outer weights a_i are trained.
+    output_scale : {"1/N", "1/sqrt(N)", "1"}
+        kappa = c/N with c = 1, sqrt(N) or N.
+    init : array, shape (N, P), optional
+        Starting parameters (columns a, w_1..w_d[, b]).
+    seed : None, int, SeedSequence or Generator
+        Seeds the counter-based generator (noise, batches, init).
+    key : array of 2 uint64, optional
+        The generator key itself (e.g. ``result.key``); overrides ``seed``.
+    record : int
+        Record the objective and the tracked neurons every ``record`` steps
+        (0: only at the end).
+    snapshots : sequence of int
+        Steps in [0, iters] at which to copy all of theta.
+    track : int or sequence of int
+        Neurons whose trajectories are recorded: their indices, or a number
+        of evenly spaced ones.
+    samples : int array, shape (iters, batch_size), optional
+        Sample indices to use instead of drawing them (for exact comparisons).
+    n_threads : int, optional
+        Threads for the neuron loop. None: one per 16384 neurons (4096 with
+        noise), at most the default count: a step costs a barrier, which
+        outweighs the work of a few thousand neurons. Results do not depend
+        on it (bitwise).
+    progress : bool, optional
+        tqdm progress bar (None: only on a terminal). The run is then cut into
+        segments; results are bitwise the same.
+
+    Returns
+    -------
+    MeanFieldResult
+    """
+    X = _prepare_X(X)
+    y = as_float_array(y, "y", ndim=1)
+    check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
+    M, d = X.shape
+    N = check_int(N, "N", minimum=1)
+    step = check_positive(step, "step")
+    weight_decay = check_nonnegative(weight_decay, "weight_decay")
+    temperature = check_nonnegative(temperature, "temperature")
+    init_scale = check_nonnegative(init_scale, "init_scale")
+    iters = check_int(iters, "iters", minimum=0)
+    batch_size = M if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+    if batch_size > M:
+        raise ValueError(f"batch_size must be at most the number of samples ({M}), got {batch_size}")
+    check_choice(output_scale, "output_scale", tuple(_SCALES))
+    record = check_int(record, "record", minimum=0)
+    n_threads_arg = check_n_threads(n_threads)
+    bias, train_outer = bool(bias), bool(train_outer)
+    P = d + (2 if bias else 1)
+
+    if key is None:
+        key = seed_key(seed)
+    else:
+        key = np.asarray(key, dtype=np.uint64).reshape(-1)
+        if key.size != 2:
+            raise ValueError("key must hold two unsigned 64-bit integers")
+    if init is None:
+        theta = _core.weight_gd_init(N, P, init_scale, int(key[0]), int(key[1]), not train_outer)
+    else:
+        theta = as_float_array(init, "init", ndim=2).copy()
+        if theta.shape != (N, P):
+            raise ValueError(f"init must have shape (N, {P}) = ({N}, {P}), got {theta.shape}")
+
+    if isinstance(track, (numbers.Integral, np.integer)) and not isinstance(track, (bool, np.bool_)):
+        n_track = check_int(track, "track", minimum=0)
+        track_idx = np.unique(np.linspace(0, N - 1, min(n_track, N)).round().astype(np.int64)) if n_track else np.zeros(0, np.int64)
+    else:
+        track_idx = np.asarray(track, dtype=np.int64).reshape(-1)
+        if track_idx.size and (track_idx.min() < 0 or track_idx.max() >= N):
+            raise ValueError(f"track indices must lie in [0, {N})")
+    track_idx = np.ascontiguousarray(track_idx)
+    snap = np.ascontiguousarray(np.asarray(list(snapshots), dtype=np.int64).reshape(-1))
+    if snap.size and (snap.min() < 0 or snap.max() > iters):
+        raise ValueError(f"snapshots must be steps in [0, iters] = [0, {iters}]")
+    if samples is not None:
+        samples = np.ascontiguousarray(np.asarray(samples), dtype=np.int64)
+        if samples.shape != (iters, batch_size):
+            raise ValueError(f"samples must have shape (iters, batch_size) = ({iters}, {batch_size}), got {samples.shape}")
+        if samples.size and (samples.min() < 0 or samples.max() >= M):
+            raise ValueError(f"samples must be indices in [0, {M})")
+
+    settings = _core.WeightGDSettings()
+    settings.step = step
+    settings.weight_decay = weight_decay
+    settings.temperature = temperature
+    settings.scale = _SCALES[output_scale]
+    settings.bias = bias
+    settings.train_outer = train_outer
+    settings.batch_size = batch_size
+    settings.record_every = record
+    settings.key = (int(key[0]), int(key[1]))
+    if n_threads_arg == 0:
+        per_thread = _NEURONS_PER_THREAD_NOISY if temperature > 0 else _NEURONS_PER_THREAD
+        n_threads_arg = max(1, min(_core.default_threads(), N // per_thread))
+    settings.n_threads = n_threads_arg
+
+    R = (iters // record + 2) if record > 0 else 1
+    steps_buf = np.zeros(R, np.int64)
+    obj_buf = np.zeros(R)
+    traj_buf = np.zeros((R, track_idx.size, P))
+    snap_buf = np.full((snap.size, N, P), np.nan)
+    snap_taken = np.zeros(snap.size, np.uint8)
+
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    n_seg = 1
+    if show and iters > 0:
+        n_seg = min(100, iters)
+    # Segment boundaries (multiples of record, so the history stays aligned).
+    bounds = np.unique(np.linspace(0, iters, n_seg + 1).round().astype(np.int64))
+    if record > 0 and bounds.size > 2:
+        inner = np.unique((bounds[1:-1] // record) * record)
+        bounds = np.unique(np.r_[0, inner[(inner > 0) & (inner < iters)], iters])
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=iters, desc="meanfield.train", unit="it")
+    count = 0
+    status, nit = 1, 0
+    try:
+        for s0, s1 in zip(bounds[:-1], bounds[1:]) if bounds.size > 1 else [(0, 0)]:
+            last = s1 == iters
+            out = _core.weight_gd_run(
+                X, y, theta, settings, int(s0), int(s1 - s0), bool(last),
+                steps_buf[count:], obj_buf[count:], track_idx, traj_buf[count:],
+                snap, snap_buf, snap_taken,
+                None if samples is None else np.ascontiguousarray(samples[s0:s1]),
+            )
+            count += out["n_records"]
+            status, nit = out["status"], out["nit"]
+            if bar is not None:
+                bar.update(int(s1 - s0))
+            if status != 1:
+                if not last:  # record the state where the run stopped
+                    tail = _core.weight_gd_run(
+                        X, y, theta, settings, int(nit), 0, True, steps_buf[count:], obj_buf[count:],
+                        track_idx, traj_buf[count:],
+                    )
+                    count += tail["n_records"]
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    success, message = _STATUS[status]
+    params = dict(
+        N=N, step=step, weight_decay=weight_decay, temperature=temperature, init_scale=init_scale,
+        iters=iters, batch_size=batch_size, bias=bias, train_outer=train_outer, output_scale=output_scale,
+        record=record, n_threads=n_threads_arg,
+    )
+    return MeanFieldResult(
+        theta=theta, steps=steps_buf[:count].copy(), objective=obj_buf[:count].copy(), track=track_idx,
+        trajectories=traj_buf[:count].copy(), snapshot_steps=snap, snapshots=snap_buf, nit=int(nit),
+        status=int(status), success=success, message=message, key=np.asarray(key, dtype=np.uint64),
+        params=params, X=X, y=y,
+    )

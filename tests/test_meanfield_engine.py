@@ -1,0 +1,262 @@
+"""The mean-field SGD engine (relucore/weight_gd.hpp) and its generator (rng.hpp).
+
+Independent references: numpy's Philox bit generator (bitwise), a numpy loop
+written here (same sample indices and noise), central finite differences of
+the objective written here, and exact distributional facts about the noise.
+"""
+import numpy as np
+import pytest
+from scipy import stats
+
+from relucore import _core, meanfield
+
+
+# ----------------------------------------------------------------- generator
+@pytest.mark.parametrize("counter,key", [([5, 7, 9, 11], [123, 456]), ([1, 0, 0, 0], [0, 0]),
+                                         ([2**64 - 1, 3, 2**63, 1], [2**64 - 1, 2**40])])
+def test_philox_matches_numpy(counter, key):
+    # numpy's Philox increments the (first word of the) counter before each block: start one below.
+    c = np.array(counter, dtype=np.uint64)
+    c[0] -= np.uint64(1)
+    ref = np.random.Philox(counter=c, key=np.array(key, dtype=np.uint64)).random_raw(4)
+    assert np.array_equal(_core.philox4x64(counter, key), ref)
+
+
+def _box_muller(words):
+    u = (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    u1, u2 = 1.0 - u[0::2], u[1::2]
+    r = np.sqrt(-2.0 * np.log(u1))
+    z = np.empty(words.size)
+    z[0::2] = r * np.cos(2 * np.pi * u2)
+    z[1::2] = r * np.sin(2 * np.pi * u2)
+    return z
+
+
+def test_normals_are_box_muller_of_philox_blocks():
+    key, step, neuron, stream = (11, 22), 33, 44, 0
+    words = np.concatenate([_core.philox4x64([step, neuron, stream, j], key) for j in range(3)])
+    got = _core.rng_normals(*key, step, neuron, stream, 10)
+    np.testing.assert_allclose(got, _box_muller(words)[:10], rtol=1e-14, atol=1e-15)
+    u = _core.rng_uniforms(*key, step, neuron, 1, 5)
+    w = _core.philox4x64([step, neuron, 1, 0], key)
+    np.testing.assert_array_equal(u[:4], (w >> np.uint64(11)).astype(float) * 2.0**-53)
+
+
+def test_init_stream():
+    theta = _core.weight_gd_init(7, 4, 0.5, 3, 4, False)
+    ref = np.array([0.5 * _core.rng_normals(3, 4, 0, i, 2, 4) for i in range(7)])
+    np.testing.assert_array_equal(theta, ref)
+    fixed = _core.weight_gd_init(7, 4, 0.5, 3, 4, True)
+    np.testing.assert_array_equal(fixed[:, 0], np.where(ref[:, 0] >= 0, 1.0, -1.0))
+    np.testing.assert_array_equal(fixed[:, 1:], ref[:, 1:])
+
+
+# ----------------------------------------------------------- numpy reference
+def _batch(key, t, M, B):
+    if B == M:
+        return np.arange(M)
+    u = _core.rng_uniforms(int(key[0]), int(key[1]), t, 0, 1, B)
+    perm = np.arange(M)
+    out = np.empty(B, dtype=np.int64)
+    for k in range(B):
+        j = k + min(int(u[k] * (M - k)), M - k - 1)
+        perm[k], perm[j] = perm[j], perm[k]
+        out[k] = perm[k]
+    return out
+
+
+def _reference(X, y, theta0, *, iters, step, lam, T, kappa, bias, train_outer, B, key, samples=None):
+    """The update of relucore.meanfield.train written with whole-array numpy."""
+    theta = theta0.copy()
+    N, P = theta.shape
+    M, d = X.shape
+    trained = np.ones(P, bool)
+    trained[0] = train_outer
+    for t in range(iters):
+        batch = samples[t] if samples is not None else _batch(key, t, M, B)
+        a, W = theta[:, 0], theta[:, 1 : 1 + d]
+        b = theta[:, d + 1] if bias else 0.0
+        Xb = X[batch]
+        Z = Xb @ W.T + b
+        r = kappa * (np.maximum(Z, 0) @ a) - y[batch]
+        g = 2 * kappa * r / len(batch)
+        act = (Z > 0).astype(float)
+        grad = np.zeros_like(theta)
+        grad[:, 0] = g @ np.maximum(Z, 0)
+        grad[:, 1 : 1 + d] = a[:, None] * ((g[:, None] * act).T @ Xb)
+        if bias:
+            grad[:, d + 1] = a * (g @ act)
+        grad += (2 * lam / N) * theta
+        theta = theta - step * grad * trained
+        if T > 0:
+            xi = np.array([_core.rng_normals(int(key[0]), int(key[1]), t, i, 0, P) for i in range(N)])
+            theta = theta + np.sqrt(4 * (step / N) * T) * xi * trained
+    return theta
+
+
+def _objective(theta, X, y, *, lam, kappa, bias, train_outer):
+    d = X.shape[1]
+    a, W = theta[:, 0], theta[:, 1 : 1 + d]
+    b = theta[:, d + 1] if bias else 0.0
+    h = kappa * (np.maximum(X @ W.T + b, 0) @ a)
+    reg = theta[:, (0 if train_outer else 1):]
+    return np.mean((h - y) ** 2) + lam / theta.shape[0] * np.sum(reg**2)
+
+
+@pytest.fixture
+def data2d():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 2))
+    y = rng.standard_normal(6)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "B,T,scale,bias,outer",
+    [(1, 0.0, "1/N", True, True), (1, 0.05, "1/N", True, True), (3, 0.05, "1/sqrt(N)", True, False),
+     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False)],
+)
+def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
+    X, y = data2d
+    N, iters, step, lam = 9, 60, 0.5, 0.1
+    P = 4 if bias else 3
+    theta0 = np.random.default_rng(1).normal(0, 0.7, (N, P))
+    res = meanfield.train(X, y, N=N, step=step, weight_decay=lam, temperature=T, iters=iters, batch_size=B,
+                          bias=bias, train_outer=outer, output_scale=scale, init=theta0, seed=42, record=10)
+    kappa = meanfield.output_scale_factor(scale, N)
+    ref = _reference(X, y, theta0, iters=iters, step=step, lam=lam, T=T, kappa=kappa, bias=bias,
+                     train_outer=outer, B=B, key=res.key)
+    np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
+    if not outer:
+        np.testing.assert_array_equal(res.theta[:, 0], theta0[:, 0])
+    # The recorded objective is L of the recorded state (checked at the end).
+    np.testing.assert_allclose(res.objective[-1], _objective(ref, X, y, lam=lam, kappa=kappa, bias=bias,
+                                                             train_outer=outer), rtol=1e-10)
+    assert res.steps.tolist() == list(range(0, iters + 1, 10))
+
+
+def test_given_samples_are_used(data2d):
+    X, y = data2d
+    N, iters = 5, 40
+    theta0 = np.random.default_rng(2).normal(0, 0.5, (N, 4))
+    samples = np.random.default_rng(3).integers(0, 6, (iters, 2))
+    samples[:, 1] = (samples[:, 0] + 1) % 6
+    res = meanfield.train(X, y, N=N, step=0.3, weight_decay=0.05, iters=iters, batch_size=2, init=theta0,
+                          samples=samples, seed=0)
+    ref = _reference(X, y, theta0, iters=iters, step=0.3, lam=0.05, T=0.0, kappa=1 / N, bias=True,
+                     train_outer=True, B=2, key=res.key, samples=samples)
+    np.testing.assert_allclose(res.theta, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("scale,bias,outer", [("1/N", True, True), ("1/sqrt(N)", False, True), ("1", True, False)])
+def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
+    """One full-batch noiseless step is theta - s grad L: compare (theta - theta')/s with central differences."""
+    X, y = data2d
+    N, step, lam = 4, 1e-4, 0.3
+    P = 4 if bias else 3
+    theta0 = np.random.default_rng(4).normal(0, 0.8, (N, P))
+    res = meanfield.train(X, y, N=N, step=step, weight_decay=lam, iters=1, batch_size=None, bias=bias,
+                          train_outer=outer, output_scale=scale, init=theta0, seed=0)
+    grad = (theta0 - res.theta) / step
+    kappa = meanfield.output_scale_factor(scale, N)
+    fd = np.zeros_like(theta0)
+    eps = 1e-6
+    for i in range(N):
+        for q in range(P):
+            if q == 0 and not outer:
+                continue
+            tp, tm = theta0.copy(), theta0.copy()
+            tp[i, q] += eps
+            tm[i, q] -= eps
+            f = lambda th: _objective(th, X, y, lam=lam, kappa=kappa, bias=bias, train_outer=outer)  # noqa: E731
+            fd[i, q] = (f(tp) - f(tm)) / (2 * eps)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+    # The engine's own objective at theta0 agrees with the one written here.
+    np.testing.assert_allclose(res.objective[0], _objective(theta0, X, y, lam=lam, kappa=kappa, bias=bias,
+                                                            train_outer=outer), rtol=1e-13)
+
+
+def test_objective_decreases_full_batch(data2d):
+    X, y = data2d
+    res = meanfield.train(X, y, N=300, step=0.5, weight_decay=0.01, init_scale=0.3, iters=3000, batch_size=None,
+                          seed=5, record=10)
+    assert res.success
+    assert np.all(np.diff(res.objective) <= 1e-12)
+    assert res.objective[-1] < 0.5 * res.objective[0]
+
+
+def test_thread_count_and_segmentation_do_not_change_results(data2d):
+    X, y = data2d
+    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=3, seed=7, record=50,
+              track=5, snapshots=(0, 123, 400))
+    runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
+    runs.append(meanfield.train(X, y, n_threads=2, progress=True, **kw))  # cut into segments
+    for r in runs[1:]:
+        assert np.array_equal(r.theta, runs[0].theta)
+        assert np.array_equal(r.objective, runs[0].objective)
+        assert np.array_equal(r.trajectories, runs[0].trajectories)
+        assert np.array_equal(r.snapshots, runs[0].snapshots)
+    np.testing.assert_array_equal(runs[0].snapshots[-1], runs[0].theta)
+    assert np.array_equal(runs[0].trajectories[-1], runs[0].theta[runs[0].track])
+
+
+def test_seed_and_key_reproduce(data2d):
+    X, y = data2d
+    a = meanfield.train(X, y, N=50, iters=100, temperature=0.01, seed=3)
+    b = meanfield.train(X, y, N=50, iters=100, temperature=0.01, key=a.key)
+    c = meanfield.train(X, y, N=50, iters=100, temperature=0.01, seed=4)
+    assert np.array_equal(a.theta, b.theta)
+    assert not np.array_equal(a.theta, c.theta)
+
+
+def test_noise_increment_is_standard_normal():
+    """From theta = 0 the gradient vanishes (relu'(0) = 0), so one step is pure noise sqrt(4 s T / N) xi."""
+    X = np.array([[1.0, 2.0], [-1.0, 0.5]])
+    N, step, T = 20000, 2.0, 0.3
+    res = meanfield.train(X, np.array([1.0, -1.0]), N=N, step=step, temperature=T, weight_decay=0.1,
+                          init=np.zeros((N, 4)), iters=1, seed=9)
+    z = (res.theta / np.sqrt(4 * step / N * T)).ravel()
+    assert abs(z.mean()) < 5 / np.sqrt(z.size)
+    assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
+    assert stats.kstest(z, "norm").pvalue > 1e-4
+    # neurons and coordinates are uncorrelated
+    C = np.corrcoef(res.theta.T)
+    assert np.max(np.abs(C - np.eye(4))) < 5 / np.sqrt(N)
+
+
+def test_single_sample_indices_are_uniform():
+    key = meanfield.seed_key(0)
+    M = 7
+    draws = np.array([_batch(key, t, M, 1)[0] for t in range(7000)])
+    counts = np.bincount(draws, minlength=M)
+    assert stats.chisquare(counts).pvalue > 1e-4
+
+
+def test_divergence_is_reported(data2d):
+    X, y = data2d
+    res = meanfield.train(X, 1e3 * y, N=20, step=50.0, output_scale="1", init_scale=1.0, iters=2000,
+                          batch_size=None, seed=0, record=0)
+    assert not res.success and res.status == 2
+    assert res.nit < 2000
+    assert res.steps[-1] == res.nit
+
+
+@pytest.mark.parametrize(
+    "kw,err",
+    [(dict(step=0.0), ValueError), (dict(batch_size=7), ValueError), (dict(output_scale="N"), ValueError),
+     (dict(init=np.zeros((3, 4))), ValueError), (dict(snapshots=(11,)), ValueError), (dict(N=0), ValueError),
+     (dict(samples=np.zeros((10, 1), int) + 6), ValueError), (dict(seed=True), TypeError),
+     (dict(temperature=-1.0), ValueError)],
+)
+def test_validation(data2d, kw, err):
+    X, y = data2d
+    args = dict(N=5, iters=10)
+    args.update(kw)
+    with pytest.raises(err):
+        meanfield.train(X, y, **args)
+
+
+def test_inconsistent_lengths(data2d):
+    X, y = data2d
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        meanfield.train(X, y[:-1], N=5, iters=1)

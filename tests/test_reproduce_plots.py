@@ -1,0 +1,51 @@
+"""Plot helpers: draw on the given axes, return it, label axes, use log scales for power laws."""
+import numpy as np
+import pytest
+
+import relucore
+from relucore import plots
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@pytest.fixture
+def run(problem):
+    X, y = problem(0)
+    res = relucore.train(X, y, signs=(1, -1), record=1)
+    return res, X, y
+
+
+def test_gap_scaling_is_loglog_with_fitted_slope():
+    x = np.repeat([10.0, 20.0, 40.0, 80.0], 4)
+    gap = 0.5 * x ** 0.5 * np.exp(np.random.default_rng(0).normal(0, 0.01, x.size))
+    fig, ax = plt.subplots()
+    out = plots.plot_gap_scaling(x, gap, ax=ax, label="GD", theory_slope=0.5, plain_ticks=True)
+    assert out is ax
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("GD: slope +0.") for t in labels) and "theory slope +0.5" in labels
+    assert ax.get_xlabel() and ax.get_ylabel()
+    slope, _ = plots.fit_loglog(x, gap)
+    assert slope == pytest.approx(0.5, abs=0.02)
+    plt.close(fig)
+
+
+def test_predictions_regimes_timeline(run):
+    res, X, y = run
+    reg = relucore.regimes(res, X, y)
+    h = res.history
+    ax = plots.plot_predictions(h.steps, h.beta[:, 0, :], y=y)
+    assert ax.get_xlabel() == "GD step" and len(ax.get_legend().get_texts()) == len(y)
+    fig, axes = plt.subplots(1, 2)
+    a = plots.plot_regimes(reg, ax=axes[0])
+    assert a is axes[0] and len(a.get_yticklabels()) == 2 * len(y)
+    assert [t.get_text() for t in a.get_legend().get_texts()][:2] == ["primal-stable (L5)", "dual-frozen (L6)"]
+    b = plots.plot_activation_timeline(h.steps, h.mask, ax=axes[1], stable_step=res.pattern_stable_step)
+    assert b is axes[1] and "pattern stable from step 1" in [t.get_text() for t in b.get_legend().get_texts()]
+    # The regime grid holds the state codes: colours follow REGIME_COLORS by code.
+    mesh = a.collections[0]
+    np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(2 * len(y), -1),
+                                  np.concatenate([reg.state[:, 0].T, reg.state[:, 1].T]))
+    plt.close("all")
