@@ -168,6 +168,20 @@ def test_trained_outer_gd_step_is_the_gradient():
                 assert gW[j, c] == pytest.approx(fd, abs=1e-7)
 
 
+def test_numpy_and_meanfield_engines_take_the_same_steps():
+    """trained_outer_gd (numpy, batched) against relucore.meanfield.train (C++), same map."""
+    rng = np.random.default_rng(7)
+    T, n, d, p = 3, 12, 6, 8
+    X, y = lit._sphere_data(rng, T, n, d)
+    W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
+    a0 = rng.standard_normal((T, p))
+    eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+    loss_np, _, _ = lit.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 150)
+    loss_mf = lit._meanfield_trials(X, y, W0, a0, eta, 150, n_threads=1)
+    np.testing.assert_allclose(loss_mf, loss_np, rtol=1e-9)
+    assert np.all(loss_np < 0.9)  # it did train
+
+
 # ----------------------------------------------------------------------------- acceptance
 
 
