@@ -787,7 +787,11 @@ def convergence_probability(
         fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained",
                                  gridspec_kw={"width_ratios": [1.6, 1]})
         plot_convergence_probability(curves, ax=axes[0])
-        axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, "
+        if check is not None:
+            axes[0].plot(check["n"], check["prob"], "x", color="0.3", ms=7,
+                         label=f"d={d_grid[0]}, half step, 2x steps: n*={check['n_star']:.1f}")
+            axes[0].legend(fontsize=8)
+        axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, η·μ₁(K)={eta_factor:g}; "
                           f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps", fontsize=8)
         ds = np.array(d_grid, float)
         ns = np.array([c["n_star"] for c in curves])
