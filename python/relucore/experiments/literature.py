@@ -661,8 +661,8 @@ def _sphere_data(rng, B, N, d):
 def convergence_probability(
     *,
     d_grid: Sequence[int] = (8, 16, 32),
-    n_factors: Sequence[float] = (1, 2, 4, 5, 6, 7, 8, 10),
-    p: int = 16,
+    n_factors: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12),
+    p: int = 12,
     trials: int = 50,
     steps: int = 10_000,
     eta_factor: float = 0.25,
