@@ -71,3 +71,41 @@ def test_gram_only_pipeline_at_d_1e9():
         norm_gaps.append(rc.normalized_gap(gap, gd.norm1, n_minus))
     # Theta(1) even though the gap itself is ~ 1e-5.
     assert 0.05 < min(norm_gaps) and max(norm_gaps) < 2.0
+
+
+def test_theorem4_two_neurons_over_20_seeds():
+    """m = 2, s = (+1, -1), all-positive init: Theorem 4 for w_plus (n_-) and w_minus (n_+).
+
+    Same constants as Theorem 2 (C = 100, C_g = 1/(eta ||lambda||_1), about 2.2 for
+    train's default step 1/(2 mu_1)). Measured normalised gaps lie in about [0.11, 0.38].
+    """
+    for seed in range(20):
+        ds = rc.sample(10, 2000, rng=seed)
+        n_plus = int(np.sum(ds.y > 0))
+        n_minus = 10 - n_plus
+        if n_plus == 0 or n_minus == 0:
+            continue
+        res = rc.train(ds.X, ds.y, signs=(1, -1), steps=50_000)
+        star = rc.minnorm(ds.X, ds.y, signs=(1, -1))
+        assert star.exact
+        ay = np.abs(ds.y)
+        b = rc.theorem4_bounds(n_plus, n_minus, ay.min(), ay.max(), ds.norm1, C=100.0,
+                               C_g=rc.step_constant(res.eta, ds.norm1))
+        gp = rc.limit_gap(res.W[0], star.W[0])
+        gm = rc.limit_gap(res.W[1], star.W[1])
+        assert b["plus"][0] <= gp <= b["plus"][1]
+        assert b["minus"][0] <= gm <= b["minus"][1]
+
+
+def test_theorem6_three_neurons_exact_minimum_norm():
+    """m = 3, s = (+1, +1, -1), disjoint init: the exact w* of Eq. (52) by the search, and Theorem 6's bound."""
+    for seed in range(3):
+        ds = rc.sample(6, 2000, rng=seed)
+        res = rc.train(ds.X, ds.y, signs=(1, 1, -1), init="disjoint", steps=50_000)
+        assert rc.check_limit(res, ds.X, ds.y).applies
+        star = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1))
+        assert star.exact and star.kind == "exact"
+        gap = rc.limit_gap(res.W, star.W)
+        bound = rc.theorem6_bound(3, 6, np.abs(ds.y).max(), ds.norm1, C_g=rc.step_constant(res.eta, ds.norm1),
+                                  C_alpha=10.0)
+        assert 0 < gap <= bound

@@ -55,6 +55,7 @@ def test_m1_kkt_certificate_and_lemma3():
     assert cert.max_residual <= 1e-10, cert
     S = sol.active_set[0]
     assert np.all(S[ds.y > 0])
+    np.testing.assert_array_equal(sol.active_indices[0], np.flatnonzero(S))
     # Lemma 3: w* = X_S^T (X_S X_S^T)^{-1} ytilde_S.
     XS = ds.X[S]
     w3 = XS.T @ np.linalg.solve(XS @ XS.T, np.maximum(ds.y[S], 0.0))
@@ -105,7 +106,6 @@ def _lemma4_reference(X, y):
     """Best partition of Lemma 4 by solving program (9) for every partition with Clarabel (primal, R^{2d})."""
     n, d = X.shape
     pos = np.flatnonzero(y > 0)
-    neg = np.flatnonzero(y <= 0)
     best = (np.inf, None)
     Z = np.zeros(d)
     for choice in itertools.product([0, 1], repeat=n):
@@ -231,3 +231,48 @@ def test_primal_active_set_fallback_alone():
         assert info["status"] == 0 and info["used_fallback"]
         ref = _bvls_dual(K, ds.y)
         np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
+
+
+@pytest.mark.parametrize("signs", [(0.5, -2.0), (-1.0, 1.0), (1.0, -1.0, 1.0), (1.0, 1.0, -1.0, -1.0)])
+def test_general_signs_and_zero_labels_bnb_equals_exhaustive(signs):
+    n = {2: 6, 3: 4, 4: 3}[len(signs)]  # the exhaustive reference visits up to (2^m)^n patterns
+    for seed in range(3):
+        ds = rc.sample(n, 8, rng=70 + seed)
+        y = ds.y.copy()
+        y[seed] = 0.0  # a zero label: both neurons inactive, or equal and active
+        a = rc.minnorm(ds.X, y, signs=signs)
+        b = rc.minnorm(ds.X, y, signs=signs, method="exhaustive")
+        assert a.exact and b.exact
+        assert a.objective == pytest.approx(b.objective, rel=1e-9, abs=1e-14)
+        # Every pattern is accounted for: explored, pruned, or a permutation of interchangeable neurons.
+        assert a.search.patterns_pruned + a.search.patterns_by_symmetry <= a.search.n_patterns
+        h = np.asarray(signs) @ np.maximum(ds.X @ a.W.T, 0.0).T
+        np.testing.assert_allclose(h, y, atol=1e-10)
+        assert a.certificate.max_residual <= 1e-9
+
+
+def test_m2_general_signs_against_clarabel():
+    """s = (0.5, -2): program (9) with scaled outer weights, every partition by Clarabel."""
+    ds = rc.sample(5, 7, rng=80)
+    X, y = ds.X, ds.y
+    sp, sm = 0.5, -2.0
+    sol = rc.minnorm(X, y, signs=(sp, sm))
+    d = X.shape[1]
+    Z = np.zeros(d)
+    best = np.inf
+    for choice in itertools.product([0, 1], repeat=5):
+        eq, beq, le, ble = [], [], [], []
+        for i in range(5):
+            x = X[i]
+            if y[i] > 0 and choice[i] == 0:  # only w_plus active: sp x'wp = y, wm x <= 0
+                eq.append(np.r_[sp * x, Z]); beq.append(y[i]); le.append(np.r_[Z, x]); ble.append(0.0)
+            elif y[i] < 0 and choice[i] == 0:  # only w_minus active
+                eq.append(np.r_[Z, sm * x]); beq.append(y[i]); le.append(np.r_[x, Z]); ble.append(0.0)
+            else:  # both active
+                eq.append(np.r_[sp * x, sm * x]); beq.append(y[i])
+                le.append(np.r_[-x, Z]); ble.append(0.0)
+                le.append(np.r_[Z, -x]); ble.append(0.0)
+        w, status = _clarabel_qp(2 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
+        if status == "Solved":
+            best = min(best, 0.5 * float(w @ w))
+    assert sol.objective == pytest.approx(best, rel=1e-7)

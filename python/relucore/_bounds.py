@@ -13,7 +13,7 @@ and norms are the quadratic forms ``sqrt(alpha^T K alpha)``.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 

@@ -21,7 +21,7 @@ same code serves Gram-only mode.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Union
+from typing import Optional
 
 import numpy as np
 
@@ -139,10 +139,27 @@ def predicted_limit(
     ndarray
         ``W`` of shape (m, d) (``w_k^(inf)`` as rows), or in Gram-only mode the
         dual coordinates ``alpha`` of shape (m, n) with ``w_k = X^T alpha_k``.
+        A batch (``X`` (B, n, d) or ``gram`` (B, n, n) with ``y`` (B, n)) gives
+        (B, m, d) or (B, m, n).
     """
     from relucore._train import default_eta
 
     check_choice(init, "init", ("positive", "disjoint"))
+    yb = np.asarray(y) if y is not None else None
+    if yb is not None and yb.ndim == 2:
+        # A batch: one closed form per problem, stacked.
+        B = yb.shape[0]
+        Xs = [None] * B if X is None else list(as_float_array(X, "X", ndim=3))
+        Gs = [None] * B if gram is None else list(as_float_array(gram, "gram", ndim=3))
+        etas = np.broadcast_to(np.asarray(eta if eta is not None else np.nan, dtype=float), (B,))
+        if len(Xs) != B or len(Gs) != B:
+            raise ValueError("X / gram and y hold different numbers of problems")
+        return np.stack([
+            predicted_limit(Xs[b], yb[b], signs=signs, init=init, eps=eps,
+                            eta=None if np.isnan(etas[b]) else float(etas[b]), assignment=assignment,
+                            C_g=C_g, C_alpha=C_alpha, gram=Gs[b])
+            for b in range(B)
+        ])
     X, K, y = _setup(X, y, gram)
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
@@ -208,7 +225,7 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     Parameters
     ----------
     result : TrainResult
-        A single (not batched) run; record with ``record=1`` (or any record
+        A run (single or batched); record with ``record=1`` (or any record
         that keeps step 1) to compare the masks after step 1 directly.
     X : array_like, shape (n, d), optional
     y : array_like, shape (n,)
@@ -217,10 +234,11 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
 
     Returns
     -------
-    LimitCheck
+    LimitCheck, or a list of them (one per problem) for a batched run
+    (``X`` of shape (B, n, d) or ``gram`` (B, n, n), ``y`` (B, n)).
     """
     if getattr(result, "batched", False):
-        raise ValueError("check_limit takes a single run; index a batched result per problem")
+        return _check_batch(result, X, y, gram)
     X, K, y = _setup(X, y, gram)
     signs = np.asarray(result.signs, dtype=float)
     beta0 = np.asarray(result.beta0, dtype=float)
@@ -258,3 +276,28 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
         relative_distance=dist / ref if ref > 0 else float("inf"), W_closed=Wc, alpha_closed=cf["alpha"],
         predicted_sets=cf["sets"], mask_step1=mask1, mask_final=mask_final,
     )
+
+
+def _check_batch(result, X, y, gram) -> list:
+    """check_limit for each problem of a batched TrainResult (X (B, n, d) or gram (B, n, n), y (B, n))."""
+    import types
+
+    yb = as_float_array(y, "y", ndim=2)
+    B = yb.shape[0]
+    Xb = None if X is None else as_float_array(X, "X", ndim=3)
+    Gb = None if gram is None else as_float_array(gram, "gram", ndim=3)
+    out = []
+    for b in range(B):
+        hist = None
+        h = result.history
+        if h is not None:
+            r = int(np.asarray(h.n_records)[b])
+            hist = types.SimpleNamespace(steps=h.steps[b, :r], mask=h.mask[b, :r])
+        one = types.SimpleNamespace(
+            batched=False, signs=result.signs, alpha=result.alpha[b], beta=result.beta[b],
+            alpha0=result.alpha0[b], beta0=result.beta0[b], W=None if result.W is None else result.W[b],
+            W0=None if result.W0 is None else result.W0[b], eta=float(np.asarray(result.eta)[b]),
+            pattern_stable_step=int(np.asarray(result.pattern_stable_step)[b]), history=hist,
+        )
+        out.append(check_limit(one, None if Xb is None else Xb[b], yb[b], gram=None if Gb is None else Gb[b]))
+    return out

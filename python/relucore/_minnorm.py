@@ -15,6 +15,7 @@ import itertools
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
+from scipy import sparse as _sparse
 
 from relucore import _core
 from relucore._validation import as_float_array, check_consistent_length, check_int
@@ -88,6 +89,9 @@ class SearchCertificate:
     pruned, closed_feasible, leaves : int
     patterns_pruned : int
         Patterns inside pruned subtrees.
+    patterns_by_symmetry : int
+        Patterns skipped because they are a permutation of neurons with equal
+        outer weights (interchangeable so far) of an explored pattern: same optimum.
     min_pruned_bound : float
         Smallest lower bound among pruned nodes (``inf`` if none): every pruned
         pattern has objective >= this value >= ``optimum`` (up to ``tol``).
@@ -107,6 +111,7 @@ class SearchCertificate:
     closed_feasible: int
     leaves: int
     patterns_pruned: int
+    patterns_by_symmetry: int
     min_pruned_bound: float
     runner_up: float
     tol: float
@@ -171,6 +176,11 @@ class MinNormSolution:
     def norm(self) -> float:
         """``sqrt(sum_k ||w_k||^2)``."""
         return float(np.sqrt(2.0 * self.objective))
+
+    @property
+    def active_indices(self) -> list:
+        """``active_set`` as index arrays, one per neuron (for m = 1: the S of Lemma 3)."""
+        return [np.flatnonzero(row) for row in self.active_set]
 
     @property
     def w(self) -> Optional[np.ndarray]:
@@ -278,7 +288,7 @@ def _minnorm_single(X, K, y, s: float) -> MinNormSolution:
     ) / ymax
     mscale = max(float(np.max(np.abs(z))), 1e-300)
     dual = float(np.max(np.maximum(-mu, 0.0), initial=0.0)) / mscale
-    comp = float(np.max(np.abs(mu * pred) * (~fit), initial=0.0)) / (mscale * ymax)
+    comp = float(np.max(np.abs(mu * pred) * (~fit), initial=0.0)) / max(mscale * ymax, 1e-300)
     cert = KKTCertificate(stat, primal, dual, comp)
     active = (fit | (z < 0))[None, :]
     obj = 0.5 * float(z @ K @ z)
@@ -345,8 +355,13 @@ class _PatternQP:
         self.c = np.zeros(m * n)
         self.nsolves = 0
 
-    def solve(self, pieces: Sequence[Optional[Tuple[int, ...]]]):
-        """Raw prediction coordinates with one equality row per decided example (primal active-set method)."""
+    def solve(self, pieces: Sequence[Optional[Tuple[int, ...]]], z0: Optional[np.ndarray] = None):
+        """Raw prediction coordinates with one equality row per decided example (primal active-set method).
+
+        ``z0``: a feasible starting point (e.g. the optimum found by :meth:`solve_fast`);
+        the bounds it touches start in the working set, except one variable per
+        equality row, which keeps the working set linearly independent.
+        """
         m, n, y, s = self.m, self.n, self.y, self.signs
         N = m * n
         lower = np.full(N, -np.inf)
@@ -379,6 +394,14 @@ class _PatternQP:
         E = np.array(rows) if rows else np.zeros((0, N))
         e = np.array(rhs, dtype=float)
         state = np.zeros(N, dtype=np.int8)
+        if z0 is not None:
+            z = np.clip(z0, lower, upper)
+            state[np.isfinite(lower) & (z == lower)] = -1
+            state[np.isfinite(upper) & (z == upper) & (state == 0)] = 1
+            for row in E:
+                support = np.flatnonzero(row)
+                if np.all(state[support] != 0):
+                    state[support[np.argmax(np.abs(z[support]))]] = 0
         nu = np.empty(len(rhs))
         r = np.empty(N)
         info = _core.qp_primal(self.H, self.c, np.ascontiguousarray(E), e, lower, upper, z, state, nu, r)
@@ -436,23 +459,28 @@ class _PatternQP:
                     lo = max(0.0, y[i] / s[k1])
                 cols.append(([(k1 * n + i, 1.0), (k0 * n + i, -rho)], lo, hi))
         nt = len(cols)
-        T = np.zeros((N, nt))
         lower = np.empty(nt)
         upper = np.empty(nt)
+        ti, tj, tv = [], [], []
         for j, (entries, lo, hi) in enumerate(cols):
             for row, coef in entries:
-                T[row, j] = coef
+                ti.append(row)
+                tj.append(j)
+                tv.append(coef)
             lower[j], upper[j] = lo, hi
-        HT = self.H @ T
-        Ht = np.ascontiguousarray(T.T @ HT)
-        ct = -(HT.T @ f)
+        # T has at most two non-zeros per column: sparse products keep a node O(N nt).
+        T = _sparse.csc_matrix((tv, (ti, tj)), shape=(N, nt))
+        TtH = np.asarray(T.T @ self.H)  # (nt, N); H symmetric, so this is (H T)^T
+        Ht = np.ascontiguousarray(np.asarray(T.T @ TtH.T))
+        Ht = 0.5 * (Ht + Ht.T)
+        ct = -(TtH @ f)
         t = np.empty(nt)
         r = np.empty(nt)
         state = np.empty(nt, dtype=np.int8)
         info = _core.qp_box(Ht, ct, lower, upper, t, r, state)
         self.nsolves += 1
         z = T @ t + f
-        obj = 0.5 * float(z @ self.H @ z)
+        obj = 0.5 * float(z @ (self.H @ z))
         return {"z": z, "status": int(info["status"]), "objective": obj}
 
 
@@ -507,7 +535,7 @@ def _certificate_multi(res: dict, K: np.ndarray, Kinv: np.ndarray, X, signs, y, 
     slack = np.where(np.isfinite(lower), z - np.where(np.isfinite(lower), lower, 0.0), 0.0)
     slack_u = np.where(np.isfinite(upper), np.where(np.isfinite(upper), upper, 0.0) - z, 0.0)
     comp = float(np.max(np.maximum(np.abs(np.maximum(rho, 0.0) * slack), np.abs(np.minimum(rho, 0.0) * slack_u)), initial=0.0))
-    comp /= mscale * ymax
+    comp /= max(mscale * ymax, 1e-300)
     return KKTCertificate(stat, primal, dual, comp)
 
 
@@ -568,7 +596,8 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     best_val = inc["objective"] if inc["status"] == 0 else np.inf
     best = (inc_pattern, inc)
     runner_up = np.inf
-    stats = {"nodes": 1, "pruned": 0, "closed_feasible": 0, "leaves": 1, "patterns_pruned": 0}
+    stats = {"nodes": 1, "pruned": 0, "closed_feasible": 0, "leaves": 1, "patterns_pruned": 0,
+             "patterns_by_symmetry": 0}
     min_pruned = np.inf
     rel = tol
 
@@ -609,14 +638,19 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     else:
         # Each open node carries its parent's relaxed optimum: a valid lower bound
         # for it, since a child's feasible set lies inside the parent's relaxation.
-        stack: List[Tuple[List[Optional[Tuple[int, ...]]], float]] = [([None] * n, -np.inf)]
+        # Neurons with equal outer weights are interchangeable until a decided example
+        # tells them apart: ``classes`` holds those still interchangeable at a node,
+        # and of the children that differ only by permuting a class one is kept
+        # (they have equal optima): the canonical one activates a prefix of each class.
+        root_classes = tuple(tuple(int(k) for k in np.flatnonzero(signs == v)) for v in np.unique(signs))
+        stack = [([None] * n, -np.inf, root_classes)]
         while stack:
-            partial, parent_lb = stack.pop()
+            partial, parent_lb, classes = stack.pop()
             if stats["nodes"] >= max_nodes:
                 complete = False
                 reasons.append(f"the search budget of {max_nodes} QPs was used up")
                 open_bounds.append(parent_lb)
-                open_bounds.extend(b for _, b in stack)
+                open_bounds.extend(b for _, b, _ in stack)
                 break
             res = qp.solve_fast(partial)
             stats["nodes"] += 1
@@ -653,18 +687,31 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
                 continue
             col = beta[:, worst]
             natural = tuple(int(k) for k in np.flatnonzero(col > 0))
-            kids = sorted(pieces_all[worst], key=lambda A: (A != natural, len(A)))
+            canonical = []
+            for A in pieces_all[worst]:
+                if all(tuple(k for k in C if k in A) == C[:sum(k in A for k in C)] for C in classes):
+                    canonical.append(A)
+                else:
+                    child = list(partial)
+                    child[worst] = A
+                    stats["patterns_by_symmetry"] += count(child)
+            kids = sorted(canonical, key=lambda A: (A != natural, len(A)))
             for A in reversed(kids):  # the natural piece is popped first
                 child = list(partial)
                 child[worst] = A
-                stack.append((child, lb))
+                split = []
+                for C in classes:
+                    inside = tuple(k for k in C if k in A)
+                    outside = tuple(k for k in C if k not in A)
+                    split.extend(c for c in (inside, outside) if c)
+                stack.append((child, lb, tuple(split)))
 
     pattern, res = best
     if not np.isfinite(best_val):
         raise RuntimeError("no activation pattern could be solved; K may be badly conditioned")
     # Re-solve the winning piece in raw prediction coordinates: this gives the
     # multipliers of the KKT certificate (and an independent second solve).
-    res = qp.solve(pattern)
+    res = qp.solve(pattern, z0=res["z"])
     if res["status"] != 0 or abs(res["objective"] - best_val) > 1e-8 * max(best_val, 1e-300):
         complete = False
         reasons.append("the re-solve of the winning pattern disagreed with the search")
@@ -692,7 +739,8 @@ def _minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, t
     search = SearchCertificate(
         optimum=float(best_val), lower_bound=float(lower_bound), complete=complete, n_patterns=n_patterns,
         nodes=stats["nodes"], pruned=stats["pruned"], closed_feasible=stats["closed_feasible"], leaves=stats["leaves"],
-        patterns_pruned=int(stats["patterns_pruned"]), min_pruned_bound=float(min_pruned), runner_up=float(runner_up),
+        patterns_pruned=int(stats["patterns_pruned"]), patterns_by_symmetry=int(stats["patterns_by_symmetry"]),
+        min_pruned_bound=float(min_pruned), runner_up=float(runner_up),
         tol=rel,
     )
     kind = "exact" if complete else "upper bound (best candidate)"
@@ -718,7 +766,7 @@ def minnorm(
     signs: Sequence[float] = (1,),
     gram=None,
     method: str = "bnb",
-    max_nodes: int = 200_000,
+    max_nodes: int = 5_000,
     assignment=None,
     tol: float = 1e-10,
 ) -> MinNormSolution:
@@ -753,7 +801,7 @@ def minnorm(
         is given by its dual coordinates ``alpha`` (``w_k = X^T alpha_k``).
     method : {"bnb", "exhaustive"}, default "bnb"
         For m >= 2: branch and bound, or every pattern (for tests; small n only).
-    max_nodes : int, default 200000
+    max_nodes : int, default 5000
         Budget of QPs for m >= 2.
     assignment : array_like of int, optional
         For m >= 2: the pattern of the first incumbent (each example active on

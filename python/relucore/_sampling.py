@@ -30,8 +30,6 @@ V
 from __future__ import annotations
 
 import dataclasses
-import numbers
-from typing import Optional, Tuple, Union
 
 import numpy as np
 
@@ -376,17 +374,18 @@ def wishart_bartlett(n: int, df: int, rng: np.random.Generator) -> np.ndarray:
     L = np.tril(rng.standard_normal((n, n)), -1)
     dfs = df - np.arange(n, dtype=np.float64)  # df - i + 1 for i = 1..n
     L[np.diag_indices(n)] = np.sqrt(rng.chisquare(dfs))
-    W = L @ L.T
-    return 0.5 * (W + W.T)
+    return _outer(L)
 
 
-def _wishart(n: int, df: int, rng: np.random.Generator) -> np.ndarray:
-    """Wishart(df, I_n) for any df >= 1 (rank-deficient G G^T when df < n)."""
-    if df >= n:
-        return wishart_bartlett(n, df, rng)
-    G = rng.standard_normal((n, df))
-    W = G @ G.T
-    return 0.5 * (W + W.T)
+def _outer(A: np.ndarray) -> np.ndarray:
+    """``A A^T`` by relucore's C++ Gram kernel (exactly symmetric; single-threaded,
+    so it does not depend on how a loaded machine treats BLAS threads)."""
+    from relucore import _core
+
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    out = np.empty((1, A.shape[0], A.shape[0]))
+    _core.gram_batch(A[None], out, 1)
+    return out[0]
 
 
 def sample_gram(
@@ -396,18 +395,18 @@ def sample_gram(
     spectrum="isotropic",
     labels="uniform",
     rng=None,
-    max_groups: int = 4096,
+    max_columns: int = 50_000_000,
 ) -> GramDataset:
     """Draws ``K = X X^T`` for Gaussian ``z`` without forming X (SPEC section 7).
 
     ``K = Z Lambda Z^T = sum_g lambda_g W_g`` over the distinct eigenvalues
     ``lambda_g`` with multiplicities ``d_g``, where the ``W_g ~ Wishart(d_g, I_n)``
-    are independent: each is drawn by the Bartlett decomposition when
-    ``d_g >= n`` (O(n^3)) and as ``G G^T`` with an n x d_g Gaussian G otherwise.
-    The cost does not depend on d, so d up to 10^9 and more is fine for
-    spectra with few distinct values ("isotropic", "spiked"). ``("power", a)``
-    has d distinct values and costs O(n^2 d): refused when the number of
-    distinct values exceeds ``max_groups``.
+    are independent. A group with ``d_g >= n`` is drawn by the Bartlett
+    decomposition (O(n^3), whatever ``d_g``); the groups with ``d_g < n`` are
+    drawn together as ``G diag(lambda) G^T`` with a Gaussian G of
+    ``sum d_g`` columns (O(n^2 sum d_g), in chunks). So "isotropic" and
+    "spiked" cost O(n^3) for any d (10^9 and more), and ``("power", a)``,
+    whose d eigenvalues are all distinct, costs as much as drawing X.
 
     Parameters
     ----------
@@ -415,7 +414,9 @@ def sample_gram(
     spectrum : "isotropic" | ("spiked", k, big, bulk) | ("power", a) | array | Spectrum
     labels : as in :func:`sample`
     rng : None, int, SeedSequence or Generator
-    max_groups : int, default 4096
+    max_columns : int, default 5e7
+        Refuse spectra whose small-multiplicity groups need more Gaussian
+        columns than this (use :func:`sample` or fewer distinct values).
 
     Returns
     -------
@@ -427,16 +428,24 @@ def sample_gram(
     d = check_int(d, "d", minimum=1)
     rng = check_rng(rng)
     sp = make_spectrum(spectrum, d)
-    if sp.values.size > max_groups:
+    small = (sp.counts < n) & (sp.values > 0)
+    n_cols = int(np.sum(sp.counts[small]))
+    if n_cols > max_columns:
         raise ValueError(
-            f"the spectrum has {sp.values.size} distinct eigenvalues (> max_groups={max_groups}); "
-            "sample_gram is exact and O(n^3) per distinct value: use sample() (explicit X) instead"
+            f"the spectrum has {n_cols} eigenvalues of multiplicity < n (> max_columns={max_columns}); "
+            "drawing them costs O(n^2) each: use sample() (explicit X) or a spectrum with fewer distinct values"
         )
     K = np.zeros((n, n))
     for v, c in zip(sp.values, sp.counts):
-        if v == 0:
-            continue
-        K += v * _wishart(n, int(c), rng)
+        if v > 0 and c >= n:
+            K += v * wishart_bartlett(n, int(c), rng)
+    if n_cols:
+        lam_small = np.repeat(sp.values[small], sp.counts[small])
+        chunk = max(1, 2 ** 22 // max(n, 1))
+        for start in range(0, n_cols, chunk):
+            lam = lam_small[start:start + chunk]
+            G = rng.standard_normal((n, lam.size))
+            K += _outer(G * np.sqrt(lam)[None, :])
     K = 0.5 * (K + K.T)
     y = _labels(labels, n, rng)
     return GramDataset(K=np.ascontiguousarray(K), y=y, spectrum=sp)
