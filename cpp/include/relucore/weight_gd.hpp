@@ -258,8 +258,8 @@ public:
         bool stop = false;
         bool cancelled = false;
         bool diverged = false;
-        const int T = max_threads_;
 #if defined(RELUCORE_WITH_OPENMP)
+        const int T = max_threads_;
 #pragma omp parallel num_threads(T) if (T > 1)
 #endif
         {
