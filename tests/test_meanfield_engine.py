@@ -187,10 +187,11 @@ def test_objective_decreases_full_batch(data2d):
     assert res.objective[-1] < 0.5 * res.objective[0]
 
 
-def test_thread_count_and_segmentation_do_not_change_results(data2d):
+@pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
+def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d
-    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=3, seed=7, record=50,
-              track=5, snapshots=(0, 123, 400))
+    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=batch_size, bias=bias,
+              seed=7, record=50, track=5, snapshots=(0, 123, 400))
     runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
     runs.append(meanfield.train(X, y, n_threads=2, progress=True, **kw))  # cut into segments
     for r in runs[1:]:
