@@ -116,7 +116,7 @@ def data2d():
 @pytest.mark.parametrize(
     "B,T,scale,bias,outer",
     [(1, 0.0, "1/N", True, True), (1, 0.05, "1/N", True, True), (3, 0.05, "1/sqrt(N)", True, False),
-     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False)],
+     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False), (1, 0.01, "1/sqrt(N)", False, False)],
 )
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
