@@ -292,3 +292,15 @@ def test_signal_cancels_a_long_run(data2d):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("d", [1, 3, 5])  # fused kernels for d <= 3, general loops above
+def test_engine_matches_numpy_loop_other_dimensions(d):
+    rng = np.random.default_rng(d)
+    X, y = rng.standard_normal((5, d)), rng.standard_normal(5)
+    N, iters = 11, 50
+    theta0 = rng.normal(0, 0.7, (N, d + 2))
+    res = meanfield.train(X, y, N=N, step=0.5, weight_decay=0.1, temperature=0.02, iters=iters, init=theta0, seed=1)
+    ref = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True,
+                     B=1, key=res.key)
+    np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
