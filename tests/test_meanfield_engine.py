@@ -116,7 +116,7 @@ def data2d():
 @pytest.mark.parametrize(
     "B,T,scale,bias,outer",
     [(1, 0.0, "1/N", True, True), (1, 0.05, "1/N", True, True), (3, 0.05, "1/sqrt(N)", True, False),
-     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False)],
+     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False), (1, 0.01, "1/sqrt(N)", False, False)],
 )
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
@@ -187,10 +187,11 @@ def test_objective_decreases_full_batch(data2d):
     assert res.objective[-1] < 0.5 * res.objective[0]
 
 
-def test_thread_count_and_segmentation_do_not_change_results(data2d):
+@pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
+def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d
-    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=3, seed=7, record=50,
-              track=5, snapshots=(0, 123, 400))
+    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=batch_size, bias=bias,
+              seed=7, record=50, track=5, snapshots=(0, 123, 400))
     runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
     runs.append(meanfield.train(X, y, n_threads=2, progress=True, **kw))  # cut into segments
     for r in runs[1:]:
@@ -291,3 +292,15 @@ def test_signal_cancels_a_long_run(data2d):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("d", [1, 3, 5])  # fused kernels for d <= 3, general loops above
+def test_engine_matches_numpy_loop_other_dimensions(d):
+    rng = np.random.default_rng(d)
+    X, y = rng.standard_normal((5, d)), rng.standard_normal(5)
+    N, iters = 11, 50
+    theta0 = rng.normal(0, 0.7, (N, d + 2))
+    res = meanfield.train(X, y, N=N, step=0.5, weight_decay=0.1, temperature=0.02, iters=iters, init=theta0, seed=1)
+    ref = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True,
+                     B=1, key=res.key)
+    np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)

@@ -53,7 +53,8 @@ namespace detail {
 
 inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::uint64_t& lo) {
 #if defined(__SIZEOF_INT128__)
-    const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+    __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension (silences -Wpedantic)
+    const u128 p = static_cast<u128>(a) * b;
     hi = static_cast<std::uint64_t>(p >> 64);
     lo = static_cast<std::uint64_t>(p);
 #else

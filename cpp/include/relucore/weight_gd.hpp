@@ -33,12 +33,21 @@
 // initial parameters) comes from the counter-based generator of rng.hpp keyed
 // by (seed, step, neuron), so results are bitwise independent of the thread
 // count and of how a run is split into calls. The forward pass h(x_j) is a sum
-// over neurons taken in a fixed order: per-chunk partial sums (chunks of
-// kChunk neurons, a constant) added chunk by chunk.
+// over neurons taken in a fixed order: within a chunk of kChunk neurons (a
+// constant) four interleaved lanes (lane_sum), then the chunks in order.
 //
-// Parameters are stored structure-of-arrays (a[N], W[d][N], b[N]) so that the
-// per-step loops run over contiguous neuron ranges and vectorise; all buffers
-// are allocated in the constructor, the step loop allocates nothing.
+// Threads: one OpenMP team for the whole run (thread count per call, no
+// global OpenMP state), each thread owning a fixed range of chunks; one
+// barrier per step separates the chunk sums from the residuals, which every
+// thread then computes identically. Cancellation and records happen at
+// sync points (every kCheckEvery steps and at record/snapshot steps).
+//
+// Parameters are stored structure-of-arrays (a[N], W[d][N], b[N]); all
+// buffers are allocated in the constructor, the step loop allocates nothing.
+// For single-sample SGD with d <= 3 the update of step t and the forward pass
+// of step t + 1 are fused into one sweep over a chunk (SSE2, or AVX chosen at
+// run time), elsewhere plain loops that the compiler vectorises. No path uses
+// FMA, so all paths give bitwise the same numbers.
 #pragma once
 
 #include "relucore/parallel.hpp"
@@ -258,8 +267,8 @@ public:
         bool stop = false;
         bool cancelled = false;
         bool diverged = false;
-        const int T = max_threads_;
 #if defined(RELUCORE_WITH_OPENMP)
+        const int T = max_threads_;
 #pragma omp parallel num_threads(T) if (T > 1)
 #endif
         {
