@@ -4,6 +4,7 @@
 #include "problems.hpp"
 
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 using namespace relucore;
@@ -48,6 +49,23 @@ void check_dual_matches_dense(const ModelSpec& model, const char* what) {
 }
 
 }  // namespace
+
+// Arguments that would leave an engine viewing a temporary copy do not compile.
+using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, const Vector&,
+                                       const RowMatrix&, const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
 
 TEST_CASE("dual engine agrees with weight-space engine (relu, square)") {
     check_dual_matches_dense(ModelSpec{}, "relu/square");

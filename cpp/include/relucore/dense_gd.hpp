@@ -25,7 +25,8 @@ namespace relucore {
 class DenseGD {
 public:
     /// @param X        n x d data. Only a view is kept: X must outlive the
-    ///                 engine and be a row-major Scalar matrix or Map.
+    ///                 engine and be a row-major Scalar matrix or Map (anything
+    ///                 else is refused at compile time).
     /// @param y        n labels (copied)
     /// @param outer    m outer weights (copied)
     /// @param W0       m x d starting weights (copied)
@@ -52,6 +53,11 @@ public:
         pattern_.reset(beta_, 0);
         evaluate();
     }
+
+    /// An X that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time.
+    template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
+    DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {

@@ -62,8 +62,8 @@ public:
     ///
     /// @param K        n x n Gram matrix X X^T. Only a view is kept: K must
     ///                 outlive the engine, and must be a row-major Scalar matrix
-    ///                 or Map (anything else would bind to a temporary copy that
-    ///                 dies with the call).
+    ///                 or Map (anything else is refused at compile time, since it
+    ///                 would bind to a temporary copy that dies with the call).
     /// @param y        n labels (copied)
     /// @param outer    m outer weights a_k: the signs s_k of the paper or values
     ///                 such as +-1/m (copied)
@@ -76,6 +76,12 @@ public:
         : K_(K), y_(y), outer_(outer), alpha_(alpha0), beta_(beta0), settings_(settings) {
         setup();
     }
+
+    /// Any K that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time (pass a
+    /// RowMatrix, a Map of one, or a shared_ptr to one instead).
+    template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
+    DualGD(const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
 
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.
