@@ -11,8 +11,9 @@ GRID = [
 
 
 def measure_norms(data, result):
-    """Adds two columns: ||y|| and the number of active examples at the end."""
-    return {"y_norm": float(np.linalg.norm(data.y)), "n_active": int(np.sum(result.beta > 0))}
+    """Adds columns: ||y||, the number of active examples at the end, ||W|| (NaN without X)."""
+    w_norm = float("nan") if result.W is None else float(np.linalg.norm(result.W))
+    return {"y_norm": float(np.linalg.norm(data.y)), "n_active": int(np.sum(result.beta > 0)), "w_norm": w_norm}
 
 
 def measure_fail_some(data, result):

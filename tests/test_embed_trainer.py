@@ -145,7 +145,7 @@ def test_run_with_callback_every_k_steps():
     assert t3.run(until=150).nit == 150 and t3.run(until=100).nit == 150
 
 
-def test_callback_errors_propagate_and_reentry_is_refused():
+def test_callback_errors_propagate_and_nested_run_is_refused():
     X, y = fig4_problem(4, n=8, d=100)
     t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
 
@@ -155,10 +155,60 @@ def test_callback_errors_propagate_and_reentry_is_refused():
     with pytest.raises(RuntimeError, match="from the callback"):
         t.run(until=100, callback=boom, every=10)
     assert t.nit == 10  # the state reached when the callback raised
-    with pytest.raises(RuntimeError, match="already stepping"):
-        t.run(until=100, callback=lambda tr: tr.step(1), every=5)
+    with pytest.raises(RuntimeError, match="own callback"):
+        t.run(until=100, callback=lambda tr: tr.run(), every=5)
+    assert t.nit == 15
     t.step(3)  # usable afterwards
     assert t.nit == 18
+
+
+def test_callback_may_change_the_trainer_between_steps():
+    """A simulator moving its targets every k steps from the callback equals doing it by hand."""
+    X, y = fig4_problem(14, n=10, d=300)
+    kw = dict(signs=(1, -1), tol=0.0, init="gaussian", rng=3, init_scale=0.1)
+    shifts = {50: 0.5, 100: -0.25, 150: 0.1}
+
+    def simulator(tr):
+        if tr.nit in shifts:
+            tr.set_labels(y + shifts[tr.nit])
+            tr.set_eta(tr.eta * 0.9)
+        if tr.nit == 150:
+            tr.step(7)  # the callback may also step
+
+    t = relucore.Trainer(X, y, **kw)
+    out = t.run(until=260, callback=simulator, every=50)
+    assert out.nit == 260 and out.status == 1
+
+    ref = relucore.Trainer(X, y, **kw)
+    for step_to, shift in shifts.items():
+        ref.step(step_to - ref.nit)
+        ref.set_labels(y + shift)
+        ref.set_eta(ref.eta * 0.9)
+    ref.step(7)
+    ref.step(260 - ref.nit)
+    for f in STATE_FIELDS + ("pattern_stable_step",):
+        assert np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(ref, f))), f
+    assert np.array_equal(t.labels, y + 0.1)
+
+
+def test_second_thread_is_refused_while_stepping():
+    rng = np.random.default_rng(2)
+    n = 60
+    X = rng.standard_normal((n, 3 * n))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    k = 400_000  # about a second of work on the helper thread
+    worker = threading.Thread(target=t.step, args=(k,))
+    worker.start()
+    try:
+        while t.nit == 0 and worker.is_alive():
+            pass
+        assert worker.is_alive()
+        with pytest.raises(RuntimeError, match="already stepping"):
+            t.step(1)
+    finally:
+        worker.join()
+    assert t.nit == k  # the refused call took no step
 
 
 def test_pickle_and_state_dict_resume_bitwise():
@@ -233,6 +283,36 @@ def test_keyboard_interrupt_stops_after_the_current_step():
     assert np.array_equal(ref.alpha, state[0]) and np.array_equal(ref.beta, state[1])
 
 
+def test_keyboard_interrupt_during_run_with_callback():
+    rng = np.random.default_rng(1)
+    n = 100
+    X = rng.standard_normal((n, 2 * n))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    calls = []
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            t.run(until=10**7, callback=lambda tr: calls.append(tr.nit), every=100)
+    finally:
+        timer.cancel()
+    assert 0 < t.nit < 10**7
+    assert calls and calls == list(range(100, calls[-1] + 1, 100))
+    t.step(2)  # still usable
+
+
+def test_trainer_owns_its_data():
+    X, y = fig4_problem(13, n=6, d=40)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    W = t.W
+    X[:] = 0.0
+    y[:] = 0.0
+    assert np.array_equal(t.W, W)
+    t.step(5)
+    assert t.loss > 0
+
+
 def test_bad_input():
     X, y = fig4_problem(12, n=6, d=50)
     with pytest.raises(ValueError, match="engine='dual'"):
@@ -265,3 +345,21 @@ def test_bad_input():
     with pytest.raises(ValueError):
         relucore.Trainer.from_state(bad)
     assert t.nit == 0
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
+       pickle_at=st.integers(min_value=0, max_value=5))
+def test_any_chunking_and_checkpoint_equals_one_train_call(chunks, pickle_at):
+    X, y = fig4_problem(21, n=8, d=60)
+    kw = dict(signs=(1, -1), init="gaussian", rng=9, init_scale=0.2, tol=0.0)
+    t = relucore.Trainer(X, y, **kw)
+    for i, k in enumerate(chunks):
+        if i == pickle_at:
+            t = pickle.loads(pickle.dumps(t))
+        t.step(k)
+    same_state(t, relucore.train(X, y, steps=sum(chunks), **kw))

@@ -94,12 +94,15 @@ def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
     alpha, source = lit.minnorm_alpha(K, y)
     beta = alpha @ K
     np.testing.assert_allclose(np.maximum(beta[0], 0) - np.maximum(beta[1], 0), y, atol=1e-9)
-    # The global optimum is at least as good as the own-sign candidate (each neuron fits only its
-    # own sign's examples: two single-ReLU problems); it may be strictly better by letting both
-    # neurons be active on an example (partition S2/S4 of Lemma 4), as on this draw.
+    # Never worse than the own-sign partition (each example on its own-sign neuron only: two
+    # single-ReLU problems), one feasible piece of Lemma 4; the exact search may find a better
+    # piece (here it does: one positive example is shared by both neurons, partition S2).
     norm2 = float(np.einsum("ki,ij,kj->", alpha, K, alpha))
-    own = relucore.minnorm(X, y, signs=(1,)).W, relucore.minnorm(X, -y, signs=(1,)).W
-    assert norm2 <= sum(float(np.sum(w ** 2)) for w in own) * (1 + 1e-10)
+    own = lit._own_sign_qp(K, y)
+    own_norm2 = float(np.einsum("kn,nj,kj->", own, K, own))
+    assert norm2 <= own_norm2 * (1 + 1e-9)
+    single = relucore.minnorm(X, y, signs=(1,)).W, relucore.minnorm(X, -y, signs=(1,)).W
+    assert own_norm2 == pytest.approx(sum(float(np.sum(w**2)) for w in single), rel=1e-9)
     assert "minnorm" in source or "QP" in source
 
 
@@ -163,6 +166,20 @@ def test_trained_outer_gd_step_is_the_gradient():
                 E[j, c] = h_
                 fd = (loss(W[b] + E, a[b], b) - loss(W[b] - E, a[b], b)) / (2 * h_)
                 assert gW[j, c] == pytest.approx(fd, abs=1e-7)
+
+
+def test_numpy_and_meanfield_engines_take_the_same_steps():
+    """trained_outer_gd (numpy, batched) against relucore.meanfield.train (C++), same map."""
+    rng = np.random.default_rng(7)
+    T, n, d, p = 3, 12, 6, 8
+    X, y = lit._sphere_data(rng, T, n, d)
+    W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
+    a0 = rng.standard_normal((T, p))
+    eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+    loss_np, _, _ = lit.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 150)
+    loss_mf = lit._meanfield_trials(X, y, W0, a0, eta, 150, n_threads=1)
+    np.testing.assert_allclose(loss_mf, loss_np, rtol=1e-9)
+    assert np.all(loss_np < 0.9)  # it did train
 
 
 # ----------------------------------------------------------------------------- acceptance

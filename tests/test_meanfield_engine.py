@@ -34,9 +34,11 @@ def _box_muller(words):
 
 def test_normals_are_box_muller_of_philox_blocks():
     key, step, neuron, stream = (11, 22), 33, 44, 0
-    words = np.concatenate([_core.philox4x64([step, neuron, stream, j], key) for j in range(3)])
-    got = _core.rng_normals(*key, step, neuron, stream, 10)
-    np.testing.assert_allclose(got, _box_muller(words)[:10], rtol=1e-14, atol=1e-15)
+    nb = 2500
+    words = np.concatenate([_core.philox4x64([step, neuron, stream, j], key) for j in range(nb)])
+    got = _core.rng_normals(*key, step, neuron, stream, 4 * nb - 2)
+    # relucore evaluates log and sincos by its own polynomials: a few ulp from libm's
+    np.testing.assert_allclose(got, _box_muller(words)[: 4 * nb - 2], rtol=1e-14, atol=2e-15)
     u = _core.rng_uniforms(*key, step, neuron, 1, 5)
     w = _core.philox4x64([step, neuron, 1, 0], key)
     np.testing.assert_array_equal(u[:4], (w >> np.uint64(11)).astype(float) * 2.0**-53)
@@ -114,7 +116,7 @@ def data2d():
 @pytest.mark.parametrize(
     "B,T,scale,bias,outer",
     [(1, 0.0, "1/N", True, True), (1, 0.05, "1/N", True, True), (3, 0.05, "1/sqrt(N)", True, False),
-     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False)],
+     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False), (1, 0.01, "1/sqrt(N)", False, False)],
 )
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
@@ -185,10 +187,11 @@ def test_objective_decreases_full_batch(data2d):
     assert res.objective[-1] < 0.5 * res.objective[0]
 
 
-def test_thread_count_and_segmentation_do_not_change_results(data2d):
+@pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
+def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d
-    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=3, seed=7, record=50,
-              track=5, snapshots=(0, 123, 400))
+    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=batch_size, bias=bias,
+              seed=7, record=50, track=5, snapshots=(0, 123, 400))
     runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
     runs.append(meanfield.train(X, y, n_threads=2, progress=True, **kw))  # cut into segments
     for r in runs[1:]:
@@ -215,7 +218,12 @@ def test_noise_increment_is_standard_normal():
     N, step, T = 20000, 2.0, 0.3
     res = meanfield.train(X, np.array([1.0, -1.0]), N=N, step=step, temperature=T, weight_decay=0.1,
                           init=np.zeros((N, 4)), iters=1, seed=9)
-    z = (res.theta / np.sqrt(4 * step / N * T)).ravel()
+    sd = np.sqrt(4 * step / N * T)
+    # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
+    key = res.key
+    for i in range(0, N, 997):
+        np.testing.assert_array_equal(res.theta[i], sd * _core.rng_normals(int(key[0]), int(key[1]), 0, i, 0, 4))
+    z = (res.theta / sd).ravel()
     assert abs(z.mean()) < 5 / np.sqrt(z.size)
     assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)
     assert stats.kstest(z, "norm").pvalue > 1e-4
@@ -260,3 +268,39 @@ def test_inconsistent_lengths(data2d):
     X, y = data2d
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         meanfield.train(X, y[:-1], N=5, iters=1)
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs POSIX interval timers")
+def test_signal_cancels_a_long_run(data2d):
+    """A Python signal handler that raises interrupts the engine (run_without_gil -> cancel flag)."""
+    import signal
+
+    X, y = data2d
+
+    def handler(signum, frame):
+        raise _Stop()
+
+    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Stop):
+            meanfield.train(X, y, N=1000, iters=30_000_000, record=0, seed=0)  # minutes if not cancelled
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("d", [1, 3, 5])  # fused kernels for d <= 3, general loops above
+def test_engine_matches_numpy_loop_other_dimensions(d):
+    rng = np.random.default_rng(d)
+    X, y = rng.standard_normal((5, d)), rng.standard_normal(5)
+    N, iters = 11, 50
+    theta0 = rng.normal(0, 0.7, (N, d + 2))
+    res = meanfield.train(X, y, N=N, step=0.5, weight_decay=0.1, temperature=0.02, iters=iters, init=theta0, seed=1)
+    ref = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True,
+                     B=1, key=res.key)
+    np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)

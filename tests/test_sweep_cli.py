@@ -1,7 +1,7 @@
 """``relucore sweep CONFIG.toml`` (the subcommand function, run in-process)."""
 import pytest
 
-from relucore import _sweep_cli
+from relucore import _sweep_cli, cli
 
 pd = pytest.importorskip("pandas")
 
@@ -10,7 +10,7 @@ def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
     cfg.write_text('trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.ckpt"\n'
                    '[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n')
-    assert _sweep_cli._standalone(["sweep", str(cfg), "--no-progress", "--batch-size", "2"]) == 0
+    assert cli.main(["sweep", str(cfg), "--no-progress", "--batch-size", "2"]) == 0
     table = pd.read_csv(tmp_path / "out.csv")
     assert len(table) == 6 and set(table.n) == {5, 6} and (table.status == "converged").all()
     assert "trials" in capsys.readouterr().out
@@ -19,7 +19,7 @@ def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     direct = relucore.sweep({"n": [5, 6], "d": 300, "use_gram": True}, trials=3, seed=4, progress=False)
     assert table.loss.tolist() == direct.loss.tolist()
     # Same command again: everything comes from the checkpoint.
-    assert _sweep_cli._standalone(["sweep", str(cfg), "--no-progress"]) == 0
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 0
     assert pd.read_csv(tmp_path / "out.csv").loss.tolist() == direct.loss.tolist()
 
 
@@ -32,7 +32,7 @@ def test_cli_rejects_bad_files(tmp_path, text, match):
     cfg = tmp_path / "s.toml"
     cfg.write_text(text)
     with pytest.raises(ValueError, match=match):
-        _sweep_cli._standalone(["sweep", str(cfg)])
+        cli.main(["sweep", str(cfg)])
 
 
 def test_example_config_parses():

@@ -1,5 +1,4 @@
 """relucore.sweep: configurations, seeds, determinism, measures, failures, tables."""
-import math
 import os
 import sys
 
@@ -84,6 +83,8 @@ def test_seed_column_rebuilds_the_trial(reference):
     res = relucore.train(data.X, data.y)
     assert res.loss == row.loss and res.nit == row.nit and res.pattern_stable_step == row.pattern_stable_step
     assert row.y_norm == float(np.linalg.norm(data.y))
+    assert row.w_norm == pytest.approx(float(np.linalg.norm(res.W)), rel=1e-13)
+    assert reference[reference.use_gram].w_norm.isna().all()
 
 
 def test_measured_values_match_theory(reference):
@@ -209,3 +210,27 @@ def test_save_parquet(tmp_path, reference):
     relucore.save_table(reference, tmp_path / "t.parquet")
     back = pd.read_parquet(tmp_path / "t.parquet")
     pd.testing.assert_frame_equal(back, reference, check_exact=True, check_dtype=False)
+
+
+def test_gap_matches_an_independent_qp(reference):
+    """gap = ||W_inf - w*|| with w* from scipy's SLSQP on the dual of Eq. 7 (not relucore.minnorm)."""
+    import scipy.optimize
+    from numpy.random import SeedSequence  # noqa: F401
+    from relucore._sweep_task import _sample
+
+    cfg = expand_grid(H.GRID)[0]
+    for _, row in reference[reference.config_index == 0].head(3).iterrows():
+        data = _sample(cfg, np.random.default_rng(eval(row.seed)))
+        X, y = data.X, data.y
+        K = X @ X.T
+        ypos = np.where(y > 0, y, 0.0)
+        res = scipy.optimize.minimize(
+            lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos), np.zeros(len(y)), jac=True,
+            bounds=[(None, None) if v > 0 else (None, 0.0) for v in y], method="SLSQP",
+            options={"ftol": 1e-20, "maxiter": 500},
+        )
+        w_star = X.T @ res.x
+        w_inf = relucore.train(X, y).W[0]
+        gap = np.linalg.norm(w_inf - w_star)
+        assert row.gap == pytest.approx(gap, rel=1e-8)  # measured agreement ~1e-11
+        assert row.gap_normalised == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)

@@ -5,7 +5,6 @@
 // views (the trainer object is the views' base, so they stay valid).
 #include "common.hpp"
 
-
 #include "relucore/dual_gd.hpp"
 #include "relucore/run.hpp"
 
@@ -27,13 +26,14 @@ public:
     DualGD& engine() { return engine_; }
     const DualGD& engine() const { return engine_; }
 
-    // Marks the trainer busy for the lifetime of the guard: one call at a time
-    // (the GIL is released while it steps, and a callback may try to re-enter).
+    // Marks the trainer busy for the lifetime of the guard: one call at a time,
+    // since the GIL is released while it steps. run() lifts the mark while its
+    // callback executes, so the callback may step or change the trainer.
     class Busy {
     public:
         explicit Busy(DualTrainer& t) : t_(t) {
             if (t_.busy_.exchange(true))
-                throw std::runtime_error("this Trainer is already stepping (in another thread or from its callback)");
+                throw std::runtime_error("this Trainer is already stepping in another thread");
         }
         ~Busy() { t_.busy_.store(false); }
         Busy(const Busy&) = delete;
@@ -43,14 +43,22 @@ public:
         DualTrainer& t_;
     };
 
-    // Clears the engine's pointer to a cancel flag that lives on the stack.
+    // Points the engine at a cancel flag that lives on the stack and restores
+    // the previous one (an enclosing run's, when a callback steps) afterwards.
     struct CancelGuard {
         DualGD& e;
-        CancelGuard(DualGD& engine, const std::atomic<bool>* flag) : e(engine) { e.set_cancel_flag(flag); }
-        ~CancelGuard() { e.set_cancel_flag(nullptr); }
+        const std::atomic<bool>* previous;
+        CancelGuard(DualGD& engine, const std::atomic<bool>* flag)
+            : e(engine), previous(static_cast<const DualGD&>(engine).settings().cancel) {
+            e.set_cancel_flag(flag);
+        }
+        ~CancelGuard() { e.set_cancel_flag(previous); }
+        CancelGuard(const CancelGuard&) = delete;
+        CancelGuard& operator=(const CancelGuard&) = delete;
     };
 
     std::atomic<bool> busy_{false};
+    bool in_run_ = false;  // guarded by busy_ (and the GIL when the callback runs)
 
 private:
     static DualGD make_engine(const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
@@ -138,38 +146,55 @@ void bind_trainer(py::module_& m) {
             "run",
             [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
                 DualTrainer::Busy busy(t);
+                if (t.in_run_) throw std::runtime_error("run() cannot be called from its own callback");
                 DualGD& e = t.engine();
-                GDSettings& s = e.settings();
+                GDSettings s = e.settings();
                 s.max_steps = max_steps;
                 s.tol = tol;
                 s.validate();
+                e.settings() = s;
                 const double remaining = static_cast<double>(std::max<std::int64_t>(max_steps - e.steps_taken(), 0));
                 RunSummary summary;
                 std::exception_ptr callback_error;
-                auto call = [&](const DualGD&) -> bool {
+                // Runs the Python callback with the GIL and without the busy mark,
+                // then takes the mark back (failing if another thread took it).
+                auto call = [&](DualGD&) -> bool {
                     py::gil_scoped_acquire acquire;
+                    bool stop = true;
+                    t.busy_.store(false);
                     try {
-                        return py::bool_(callback());
+                        stop = py::bool_(callback());
                     } catch (...) {
                         callback_error = std::current_exception();
-                        return true;
                     }
+                    if (t.busy_.exchange(true) && !callback_error)
+                        callback_error = std::make_exception_ptr(
+                            std::runtime_error("another thread used this Trainer during the run's callback"));
+                    return stop || static_cast<bool>(callback_error);
                 };
-                run_without_gil(
-                    [&](const std::atomic<bool>* cancel) {
-                        DualTrainer::CancelGuard guard(e, cancel);
-                        if (callback.is_none() || every <= 0)
-                            summary = e.run(nullptr);
-                        else
-                            summary = e.run(nullptr, every, call);
-                    },
-                    is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
+                t.in_run_ = true;
+                try {
+                    run_without_gil(
+                        [&](const std::atomic<bool>* cancel) {
+                            DualTrainer::CancelGuard guard(e, cancel);
+                            if (callback.is_none() || every <= 0)
+                                summary = e.run(nullptr);
+                            else
+                                summary = e.run(nullptr, every, call);
+                        },
+                        is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
+                } catch (...) {
+                    t.in_run_ = false;
+                    throw;
+                }
+                t.in_run_ = false;
                 if (callback_error) std::rethrow_exception(callback_error);
                 return summary_dict(summary);
             },
             py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
             "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
-            "callback() is called with the GIL every `every` steps and stops the run by returning True.")
+            "callback() is called with the GIL every `every` steps (it may step or change the trainer) "
+            "and stops the run by returning True.")
         .def(
             "set_labels",
             [](DualTrainer& t, const CArray<double>& y) {

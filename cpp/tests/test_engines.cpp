@@ -4,6 +4,7 @@
 #include "problems.hpp"
 
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 using namespace relucore;
@@ -48,6 +49,23 @@ void check_dual_matches_dense(const ModelSpec& model, const char* what) {
 }
 
 }  // namespace
+
+// Arguments that would leave an engine viewing a temporary copy do not compile.
+using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, const Vector&,
+                                       const RowMatrix&, const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
 
 TEST_CASE("dual engine agrees with weight-space engine (relu, square)") {
     check_dual_matches_dense(ModelSpec{}, "relu/square");
@@ -179,6 +197,32 @@ TEST_CASE("run with a callback every k steps: observes, stops, and does not pert
     // The run resumes where it stopped and ends where the uninterrupted run ended.
     const RunSummary r3 = stopped.run();
     CHECK(r3.nit == r0.nit && stopped.alpha() == plain.alpha() && r3.loss == r0.loss);
+}
+
+TEST_CASE("a callback may change labels and eta between steps (a simulator)") {
+    const Problem p = make_problem(10, 30, 16);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    GDSettings s = settings_for(0.2, 120);
+    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD b = a;
+    const Vector y2 = 0.5 * p.y;
+    const RunSummary r = a.run(nullptr, 40, [&](DualGD& e) {
+        if (e.steps_taken() == 40) e.set_labels(y2);
+        if (e.steps_taken() == 80) {
+            e.settings().eta = 0.1;  // stale until re-evaluated: the run re-evaluates
+            e.step(3);               // and stepping from the callback is allowed
+        }
+    });
+    CHECK(r.status == Status::max_steps && r.nit == 120);
+    b.step(40);
+    b.set_labels(y2);
+    b.step(40);
+    b.set_eta(0.1);
+    b.step(3);
+    b.step(37);
+    CHECK(a.alpha() == b.alpha() && a.beta() == b.beta() && a.loss() == b.loss());
+    CHECK(r.loss == b.loss());
 }
 
 TEST_CASE("stopping rules: tol, divergence and the cancel flag") {

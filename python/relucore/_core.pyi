@@ -213,7 +213,7 @@ class DualTrainer:
         """
     def run(self, max_steps: typing.SupportsInt | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, every: typing.SupportsInt | typing.SupportsIndex = 0, callback: typing.Any = None) -> dict:
         """
-        Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); callback() is called with the GIL every `every` steps and stops the run by returning True.
+        Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); callback() is called with the GIL every `every` steps (it may step or change the trainer) and stops the run by returning True.
         """
     def set_eta(self, eta: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """

@@ -125,7 +125,8 @@ def sweep(
     -------
     pandas.DataFrame or numpy structured array
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
-        ``trial``, ``seed``, the configuration's keys (lists as JSON text),
+        ``trial``, ``seed``, the configuration's keys (lists as JSON text;
+        ``eta`` is the step size used, train's default when unset),
         ``loss``, ``grad_norm``, ``nit``, ``eta``, ``pattern_stable_step``,
         ``n_pos``, ``n_neg``, ``norm1`` (``||lambda||_1``), ``gap``,
         ``gap_normalised`` (``gap * sqrt(||lambda||_1 / n_-)`` for one neuron,

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any, Dict
 
-__all__ = ["add_parser", "main", "load_config"]
+__all__ = ["add_arguments", "main", "load_config"]
 
 FILE_KEYS = ("grid", "configs", "trials", "seed", "output", "checkpoint", "batch_size", "n_threads")
 
@@ -58,22 +58,16 @@ def load_config(path: str) -> Dict[str, Any]:
     return cfg
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Adds the ``sweep`` subcommand to an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "sweep", help="run a Monte-Carlo sweep described in a TOML file",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("config", help="TOML file with grid/configs, trials, seed, ...")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declares the options of ``relucore sweep``."""
+    p.add_argument("config", help="TOML file with grid/configs, trials, seed, ... (see examples/sweep_fig2.toml)")
     p.add_argument("-o", "--output", help="write the table here (.csv, or .parquet with pyarrow)")
     p.add_argument("--checkpoint", help="append-only checkpoint file (rerun the same command to resume)")
     p.add_argument("--workers", type=int, help="run on N local worker processes (spawn), one thread each")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
-    p.add_argument("--threads", type=int, dest="n_threads", help="OpenMP threads per batch")
+    p.add_argument("--threads", type=int, dest="n_threads", help="threads (in-process) or OpenMP threads per batch")
     p.add_argument("--batch-size", type=int, help="trials per batch")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=main)
-    return p
 
 
 def _summary(table) -> str:
@@ -124,15 +118,3 @@ def main(args: argparse.Namespace) -> int:
         relucore.save_table(table, output)
         print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
     return 0
-
-
-def _standalone(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="relucore")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(_standalone())

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 import relucore
-from relucore import _init
+from relucore import _core, _init
 from relucore._sweep_config import SAMPLER_KEYS, trial_seed
 from relucore._train import DEFAULT_INIT_SCALE, prepare, run_prepared
 
@@ -43,15 +43,6 @@ GRAM_FIELDS = ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf", 
 BUILTIN_COLUMNS.update({f"gram_{f}": "f" for f in GRAM_FIELDS})
 
 
-def _api(name: str):
-    fn = getattr(relucore, name, None)
-    if fn is None:
-        from relucore import _sweep_standin
-
-        fn = getattr(_sweep_standin, name)
-    return fn
-
-
 def _option(v):
     """``["spiked", 5, 10.0, 1.0]`` (JSON/TOML have no tuples) -> ``("spiked", 5, 10.0, 1.0)``."""
     if isinstance(v, list) and v and isinstance(v[0], str):
@@ -63,8 +54,8 @@ def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
     kw = {k: _option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
         kw.pop("z", None)
-        return _api("sample_gram")(cfg["n"], cfg["d"], rng=rng, **kw)
-    return _api("sample")(cfg["n"], cfg["d"], rng=rng, **kw)
+        return relucore.sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
+    return relucore.sample(cfg["n"], cfg["d"], rng=rng, **kw)
 
 
 def _unbatch(res, b: int):
@@ -89,7 +80,7 @@ def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, floa
     B, n = y.shape
     if n < 2:
         return _no_gram_columns(B)
-    st = _api("gram_stats")(gram=K, spectrum=spectrum, y=y)
+    st = relucore.gram_stats(gram=K, spectrum=spectrum, y=y)
     cols = {}
     for f in GRAM_FIELDS:
         v = getattr(st, f, None)
@@ -98,26 +89,27 @@ def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, floa
 
 
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
+    """The gap ||W_inf - W*|| to the minimum-norm solution (Theorems 2, 4, 6) and its normalisation."""
     out = {"gap": math.nan, "gap_normalised": math.nan}
-    minnorm = getattr(relucore, "minnorm", None)
-    if not cfg["minnorm"] or minnorm is None:
+    if not cfg["minnorm"]:
         return out
-    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
+    sol = relucore.minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
     if not sol.success:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)
-    if X is not None:
-        gap = float(np.linalg.norm(res_b.W - sol.alpha @ X))
+    if X is not None and cfg["init"] not in ("positive", "disjoint"):
+        gap = relucore.limit_gap(res_b.W, sol.alpha @ X)
     else:
-        # Gram-only: w = w_perp + X^T alpha and w* = X^T alpha*, so within the
-        # data span ||w - w*||^2 = (alpha - alpha*)^T K (alpha - alpha*).
-        diff = res_b.alpha - sol.alpha
-        gap = float(np.sqrt(max(np.einsum("ki,ij,kj->", diff, K, diff), 0.0)))
+        # w = w_perp + X^T alpha and w* = X^T alpha*, so ||w - w*||^2 = ||w_perp||^2 +
+        # (alpha - alpha*)^T K (alpha - alpha*); w_perp = 0 for the positive and disjoint
+        # inits, and is unknown (left out) for a gaussian init in Gram-only mode.
+        gap = relucore.limit_gap(res_b.alpha, sol.alpha, gram=K)
     out["gap"] = gap
     m = len(cfg["signs"])
-    n_neg = int(np.sum(y <= 0))
+    # Theorem 2 normalises by the examples the neuron must leave inactive: n_- for s = +1.
+    n_off = int(np.sum(y <= 0)) if cfg["signs"][0] > 0 else int(np.sum(y > 0))
     if m == 1:
-        out["gap_normalised"] = gap * math.sqrt(norm1 / n_neg) if n_neg > 0 else math.nan
+        out["gap_normalised"] = relucore.normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
     else:
         out["gap_normalised"] = gap * math.sqrt(norm1 / (m * y.size))
     return out
@@ -194,8 +186,23 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     n, d = cfg["n"], cfg["d"]
     inits = [_init_for(cfg, r, data, n, d) for r, data in zip(rngs, datas)]
     y = np.stack([np.asarray(data.y, dtype=float) for data in datas])
-    X = None if gram_mode else np.stack([data.X for data in datas])
-    K_in = np.stack([data.K for data in datas]) if gram_mode else None
+    # With X, the positive and disjoint inits start in the data span (w0 = X^T alpha0), so
+    # the whole run lives in dual coordinates: form K and train from it, never copying X
+    # into a batch or rebuilding W (two of the few O(n d) passes left) unless measure wants W.
+    dual_only = not gram_mode and cfg["init"] in ("positive", "disjoint") and cfg["engine"] == "dual"
+    X = None
+    if gram_mode:
+        K_in = np.stack([data.K for data in datas])
+    elif dual_only:
+        K_in = np.empty((len(trials), n, n))
+        if task["n_threads"] == 1:
+            for b, data in enumerate(datas):
+                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K_in[b:b + 1], 1)
+        else:
+            _core.gram_batch(np.stack([data.X for data in datas]), K_in, task["n_threads"])
+    else:
+        X = np.stack([data.X for data in datas])
+        K_in = None
     init = np.stack([i[0] for i in inits]) if isinstance(inits[0][0], np.ndarray) else inits[0][0]
     p = prepare(
         X, y, signs=tuple(cfg["signs"]), init=init, eps=_eps(cfg, y), eta=cfg["eta"], tol=cfg["tol"], rng=0,
@@ -219,6 +226,11 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     for b, t in enumerate(trials):
         try:
             res_b = _unbatch(res, b)
+            if dual_only and measure is not None:
+                # W exactly as train rebuilds it: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
+                Xb = datas[b].X
+                W0 = res_b.alpha0 @ Xb
+                res_b = dataclasses.replace(res_b, W0=W0, W=W0 + (res_b.alpha - res_b.alpha0) @ Xb)
             norm1 = float(datas[b].norm1)
             yb = y[b]
             row = {

@@ -88,9 +88,10 @@ class Trainer:
     -----
     :meth:`step` and :meth:`run` release the GIL; Ctrl-C stops them after the
     current GD step (the trainer then holds that state) and raises
-    ``KeyboardInterrupt``. One call at a time: a second thread (or the run's
-    callback) calling :meth:`step` meanwhile gets a ``RuntimeError``, and
-    reading the views while another thread steps races with the engine.
+    ``KeyboardInterrupt``. One call at a time: a second thread calling
+    :meth:`step` meanwhile gets a ``RuntimeError``, and reading the views while
+    another thread steps races with the engine (the callback of :meth:`run`
+    is the exception: it runs between steps and may change the trainer).
     Trainers pickle (:meth:`state_dict` / :meth:`from_state`), so a
     simulation can be checkpointed and resumed bitwise elsewhere.
 
@@ -153,7 +154,8 @@ class Trainer:
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)
-        self._X = None if p.X is None else p.X[0]
+        # Own copy: W must not change if the caller later edits its X in place.
+        self._X = None if p.X is None else np.array(p.X[0])
         self._W0 = None if p.W0 is None else p.W0[0]
         self._alpha0 = p.alpha0[0]
         self._beta0 = p.beta0[0]
@@ -282,9 +284,11 @@ class Trainer:
             ``callback(trainer)`` is called every ``every`` steps (after step
             t with t a multiple of ``every``, before the other stopping rules
             are checked); a truthy return value stops the run with status 4.
-            It runs with the GIL held, possibly on a helper thread, and must
-            not step the trainer. Its exceptions propagate; the trainer keeps
-            the state reached.
+            It runs between two steps, with the GIL held (possibly on a helper
+            thread), and may read the state and change the trainer
+            (:meth:`set_labels`, :meth:`set_eta`, even :meth:`step`): the run
+            goes on from the state it leaves. It may not call :meth:`run`.
+            Its exceptions propagate; the trainer keeps the state reached.
         every : int, default 1
         tol : float, optional
             Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.

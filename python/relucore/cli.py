@@ -24,6 +24,18 @@ def _demo_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    from relucore._sweep_cli import add_arguments
+
+    add_arguments(p)
+
+
+def _sweep_run(args: argparse.Namespace) -> int:
+    from relucore._sweep_cli import main as sweep_main
+
+    return sweep_main(args)
+
+
 def _reproduce_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("names", nargs="*", default=["all"], metavar="NAME",
                    help="experiments to run (default: all); see --list")
@@ -67,6 +79,7 @@ def _reproduce_run(args: argparse.Namespace) -> int:
 
 SUBCOMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "demo": ("run the paper's Figure 4 setting and print a table", _demo_args, _demo_run),
+    "sweep": ("run a Monte-Carlo sweep described in a TOML file (resumable, batched)", _sweep_args, _sweep_run),
     "reproduce": ("run the papers' experiments, save tables and figures, check their claims",
                   _reproduce_args, _reproduce_run),
 }

@@ -25,7 +25,8 @@ namespace relucore {
 class DenseGD {
 public:
     /// @param X        n x d data. Only a view is kept: X must outlive the
-    ///                 engine and be a row-major Scalar matrix or Map.
+    ///                 engine and be a row-major Scalar matrix or Map (anything
+    ///                 else is refused at compile time).
     /// @param y        n labels (copied)
     /// @param outer    m outer weights (copied)
     /// @param W0       m x d starting weights (copied)
@@ -52,6 +53,11 @@ public:
         pattern_.reset(beta_, 0);
         evaluate();
     }
+
+    /// An X that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time.
+    template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
+    DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
@@ -92,8 +98,8 @@ public:
     /// Runs until a stopping rule of settings() fires (see run_to_stop).
     RunSummary run(History* history = nullptr) { return run_to_stop(*this, settings_, history); }
 
-    /// Runs with `callback(const DenseGD&)` every `every` steps; returning
-    /// true stops the run (Status::stopped). See run_to_stop.
+    /// Runs with `callback(DenseGD&)` every `every` steps; returning true
+    /// stops the run (Status::stopped); it may change labels or eta. See run_to_stop.
     template <class Callback>
     RunSummary run(History* history, std::int64_t every, Callback&& callback) {
         return run_to_stop(*this, settings_, history, every, std::forward<Callback>(callback));
@@ -136,6 +142,7 @@ public:
     Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
     Scalar eta() const { return settings_.eta; }          ///< current step size
     std::int64_t steps_taken() const { return steps_; }   ///< GD steps taken so far
+    bool evaluated() const { return evaluated_; }         ///< whether loss() etc. are current
     const PatternTracker& pattern() const { return pattern_; }
     ///@}
 

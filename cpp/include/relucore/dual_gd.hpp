@@ -22,8 +22,9 @@
 ///   double L = gd.loss();               // state read without copies
 ///   const relucore::RowMatrix& beta = gd.beta();
 ///   gd.set_labels(y_new);               // the simulator moves the targets
-///   relucore::RunSummary r = gd.run(nullptr, 50, [](const relucore::DualGD& e) {
-///       return e.loss() < 1e-8;         // every 50 steps: true stops the run
+///   relucore::RunSummary r = gd.run(nullptr, 50, [&](relucore::DualGD& e) {
+///       if (e.steps_taken() == 500) e.set_eta(0.05);   // every 50 steps: change
+///       return e.loss() < 1e-8;                          // or stop (true)
 ///   });
 /// @endcode
 #pragma once
@@ -61,8 +62,8 @@ public:
     ///
     /// @param K        n x n Gram matrix X X^T. Only a view is kept: K must
     ///                 outlive the engine, and must be a row-major Scalar matrix
-    ///                 or Map (anything else would bind to a temporary copy that
-    ///                 dies with the call).
+    ///                 or Map (anything else is refused at compile time, since it
+    ///                 would bind to a temporary copy that dies with the call).
     /// @param y        n labels (copied)
     /// @param outer    m outer weights a_k: the signs s_k of the paper or values
     ///                 such as +-1/m (copied)
@@ -75,6 +76,12 @@ public:
         : K_(K), y_(y), outer_(outer), alpha_(alpha0), beta_(beta0), settings_(settings) {
         setup();
     }
+
+    /// Any K that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time (pass a
+    /// RowMatrix, a Map of one, or a shared_ptr to one instead).
+    template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
+    DualGD(const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
 
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.
@@ -184,10 +191,12 @@ public:
     /// exact loop); the step budget settings().max_steps counts from step 0.
     RunSummary run(History* history = nullptr) { return run_to_stop(*this, settings_, history); }
 
-    /// Runs until a stopping rule fires or `callback(const DualGD&)` returns
-    /// true; the callback is called every `every` steps (t a multiple of
-    /// `every`, t > the starting step). Returning true ends the run with
-    /// Status::stopped; a void callback only observes.
+    /// Runs until a stopping rule fires or `callback(DualGD&)` returns true;
+    /// the callback is called every `every` steps (t a multiple of `every`,
+    /// t > the starting step). Returning true ends the run with
+    /// Status::stopped; a void callback never stops it. Between two steps the
+    /// callback may read the state and change the engine (set_labels,
+    /// set_eta, ...): the run goes on from there (see run_to_stop).
     template <class Callback>
     RunSummary run(History* history, std::int64_t every, Callback&& callback) {
         return run_to_stop(*this, settings_, history, every, std::forward<Callback>(callback));

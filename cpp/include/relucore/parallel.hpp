@@ -1,9 +1,10 @@
-// A parallel loop over independent problems.
-//
-// OpenMP is optional (RELUCORE_WITH_OPENMP); the thread count is passed per
-// call and never changes global OpenMP state. An exception thrown by any
-// iteration is captured and rethrown on the calling thread after the loop,
-// because an exception escaping an OpenMP region terminates the program.
+/// @file parallel.hpp
+/// A parallel loop over independent problems.
+///
+/// OpenMP is optional (RELUCORE_WITH_OPENMP); the thread count is passed per
+/// call and never changes global OpenMP state. An exception thrown by any
+/// iteration is captured and rethrown on the calling thread after the loop,
+/// because an exception escaping an OpenMP region terminates the program.
 #pragma once
 
 #include "relucore/types.hpp"
@@ -17,7 +18,7 @@
 
 namespace relucore {
 
-// Threads available to relucore when the caller does not say.
+/// Threads available to relucore when the caller does not say.
 inline int default_threads() {
 #if defined(RELUCORE_WITH_OPENMP)
     return omp_get_max_threads();
@@ -26,6 +27,7 @@ inline int default_threads() {
 #endif
 }
 
+/// Whether relucore was compiled with OpenMP (RELUCORE_WITH_OPENMP).
 inline bool has_openmp() {
 #if defined(RELUCORE_WITH_OPENMP)
     return true;
@@ -34,10 +36,11 @@ inline bool has_openmp() {
 #endif
 }
 
-// Calls body(i) for i in [0, count) on up to n_threads threads (<= 0: the
-// default). Iterations must be independent; each is scheduled dynamically, so
-// results cannot depend on the thread count as long as body(i) only touches
-// problem i.
+/// Calls body(i) for i in [0, count) on up to n_threads threads (<= 0: the
+/// default). Iterations must be independent; each is scheduled dynamically, so
+/// results cannot depend on the thread count as long as body(i) only touches
+/// problem i. Every iteration runs even if some throw; the first exception
+/// captured is rethrown on the calling thread once the loop has finished.
 template <class Body>
 void parallel_for(Index count, int n_threads, Body&& body) {
     if (count <= 0) return;

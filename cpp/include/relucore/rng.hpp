@@ -19,14 +19,27 @@
 //     c3 = block index within (step, neuron, stream).
 // Each block gives four 64-bit words; uniforms use the top 53 bits
 // (u = (w >> 11) * 2^-53 in [0, 1)), and normals come in pairs from the
-// Box-Muller transform of two uniforms, the first mapped to (0, 1] so that the
-// logarithm is finite: z0 = r cos(2 pi u2), z1 = r sin(2 pi u2),
-// r = sqrt(-2 log(1 - u1)). One block therefore yields four normals.
+// Box-Muller transform of two words w1, w2:
+//     z0 = r cos(2 pi u2), z1 = r sin(2 pi u2), r = sqrt(-2 log u1),
+//     u1 = 1 - (w1 >> 11) 2^-53 in (0, 1], u2 = (w2 >> 11) 2^-53,
+// so one block yields four normals. log and sincos are evaluated by the
+// polynomials below (no libm calls, no tables) so that the transform is
+// branch-free, vectorises, and gives bitwise the same numbers in every code
+// path (scalar, SSE2, AVX2); their relative error is a few ulp.
 #pragma once
 
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+
+// Runtime dispatch to AVX/AVX2 kernels (see weight_gd.hpp); define
+// RELUCORE_NO_SIMD_DISPATCH to disable it.
+#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define RELUCORE_AVX_DISPATCH 1
+#include <immintrin.h>
+#endif
 
 namespace relucore {
 
@@ -40,7 +53,8 @@ namespace detail {
 
 inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::uint64_t& lo) {
 #if defined(__SIZEOF_INT128__)
-    const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+    __extension__ typedef unsigned __int128 u128;  // GCC/Clang extension (silences -Wpedantic)
+    const u128 p = static_cast<u128>(a) * b;
     hi = static_cast<std::uint64_t>(p >> 64);
     lo = static_cast<std::uint64_t>(p);
 #else
@@ -51,6 +65,202 @@ inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::
     lo = (mid << 32) | (p00 & 0xffffffffu);
     hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 #endif
+}
+
+// log(u) for u in [2^-53, 1]: u = 2^e m with m in [sqrt(1/2), sqrt(2)),
+// log m = 2 atanh(t), t = (m - 1)/(m + 1), |t| <= 0.1716, by its Taylor
+// series to t^23 (truncation < 1e-18), and e log 2 in two parts.
+inline double bm_log(double u) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &u, 8);
+    // the biased exponent as a double, exactly (magic-number conversion)
+    std::uint64_t ebits = (bits >> 52) | 0x4330000000000000ULL;
+    double e;
+    std::memcpy(&e, &ebits, 8);
+    e = (e - 4503599627370496.0) - 1023.0;
+    std::uint64_t mbits = (bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL;
+    double m;
+    std::memcpy(&m, &mbits, 8);
+    const double big = m > 1.4142135623730951 ? 1.0 : 0.0;
+    m = m * (1.0 - 0.5 * big);
+    e = e + big;
+    const double t = (m - 1.0) / (m + 1.0);
+    const double q = t * t;
+    double p = 1.0 / 23;
+    p = p * q + 1.0 / 21;
+    p = p * q + 1.0 / 19;
+    p = p * q + 1.0 / 17;
+    p = p * q + 1.0 / 15;
+    p = p * q + 1.0 / 13;
+    p = p * q + 1.0 / 11;
+    p = p * q + 1.0 / 9;
+    p = p * q + 1.0 / 7;
+    p = p * q + 1.0 / 5;
+    p = p * q + 1.0 / 3;
+    const double logm = 2.0 * t + 2.0 * t * (q * p);
+    constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    return e * ln2_hi + (e * ln2_lo + logm);
+}
+
+// sin and cos of 2 pi v for v in [0, 1): v = q/4 + f with q = round(4v)
+// (exact), |f| <= 1/8, x = 2 pi f in [-pi/4, pi/4], Taylor polynomials to
+// x^17 / x^18 (truncation < 1e-19), then the quarter-turn rotation by q.
+// Written with selects of constants only, so that loops over it vectorise.
+inline void bm_sincos_2pi(double v, double& sin_out, double& cos_out) {
+    constexpr double magic = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+    const double q = (4.0 * v + magic) - magic;
+    const double x = 6.283185307179586476925286766559 * (v - 0.25 * q);
+    const double x2 = x * x;
+    double sp = 1.0 / 355687428096000.0;  // 1/17!
+    sp = sp * x2 - 1.0 / 1307674368000.0;  // 15!
+    sp = sp * x2 + 1.0 / 6227020800.0;     // 13!
+    sp = sp * x2 - 1.0 / 39916800.0;       // 11!
+    sp = sp * x2 + 1.0 / 362880.0;         // 9!
+    sp = sp * x2 - 1.0 / 5040.0;           // 7!
+    sp = sp * x2 + 1.0 / 120.0;            // 5!
+    sp = sp * x2 - 1.0 / 6.0;              // 3!
+    const double S = x + x * (x2 * sp);
+    double cp = -1.0 / 6402373705728000.0;  // -1/18!
+    cp = cp * x2 + 1.0 / 20922789888000.0;   // 16!
+    cp = cp * x2 - 1.0 / 87178291200.0;      // 14!
+    cp = cp * x2 + 1.0 / 479001600.0;        // 12!
+    cp = cp * x2 - 1.0 / 3628800.0;          // 10!
+    cp = cp * x2 + 1.0 / 40320.0;            // 8!
+    cp = cp * x2 - 1.0 / 720.0;              // 6!
+    cp = cp * x2 + 1.0 / 24.0;               // 4!
+    cp = cp * x2 - 0.5;                      // 2!
+    const double C = 1.0 + x2 * cp;
+    // sin(q pi/2 + x) = ca S + cb C, cos(q pi/2 + x) = ca C - cb S, q mod 4
+    const double ca = (q == 0.0 ? 1.0 : 0.0) + (q == 4.0 ? 1.0 : 0.0) - (q == 2.0 ? 1.0 : 0.0);
+    const double cb = (q == 1.0 ? 1.0 : 0.0) - (q == 3.0 ? 1.0 : 0.0);
+    sin_out = ca * S + cb * C;
+    cos_out = ca * C - cb * S;
+}
+
+// (w >> 11) as a double, exactly, without an integer-to-double conversion
+// instruction (SSE2 and AVX2 have none for 64-bit integers): the top 32 and
+// next 21 bits through the magic-number trick.
+inline double top53(std::uint64_t w) {
+    const std::uint64_t hi = (w >> 32) | 0x4330000000000000ULL, lo = ((w >> 11) & 0x1FFFFFULL) | 0x4330000000000000ULL;
+    double h, l;
+    std::memcpy(&h, &hi, 8);
+    std::memcpy(&l, &lo, 8);
+    return (h - 4503599627370496.0) * 2097152.0 + (l - 4503599627370496.0);
+}
+
+#if defined(RELUCORE_AVX_DISPATCH)
+inline bool cpu_has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+
+// box_muller_words for four pairs at a time: the scalar code's operations
+// in the same order (no FMA), so the numbers are bitwise identical. Returns
+// the number of pairs done (a multiple of 4).
+__attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uint64_t* w1, const std::uint64_t* w2,
+                                                                   double* z0, double* z1, long n) {
+    const __m256i magic_bits = _mm256_set1_epi64x(0x4330000000000000LL);
+    const __m256d magic52 = _mm256_set1_pd(4503599627370496.0), one = _mm256_set1_pd(1.0);
+    const __m256i low21 = _mm256_set1_epi64x(0x1FFFFF), mant = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFLL),
+                  expo1 = _mm256_set1_epi64x(0x3FF0000000000000LL);
+// Lambdas would not inherit the target attribute: local macros instead.
+#define RELUCORE_TOP53(w)                                                                                   \
+    _mm256_add_pd(                                                                                          \
+        _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(w, 32), magic_bits)), \
+                                    magic52),                                                               \
+                      _mm256_set1_pd(2097152.0)),                                                           \
+        _mm256_sub_pd(                                                                                      \
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(w, 11), low21), magic_bits)), \
+            magic52))
+#define RELUCORE_HORNER(p, x, c) _mm256_add_pd(_mm256_mul_pd(p, x), _mm256_set1_pd(c))
+#define RELUCORE_EQ(v) _mm256_and_pd(_mm256_cmp_pd(qq, _mm256_set1_pd(v), _CMP_EQ_OQ), one)
+    long i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1 + i));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + i));
+        const __m256d u1 = _mm256_sub_pd(one, _mm256_mul_pd(RELUCORE_TOP53(a), _mm256_set1_pd(0x1.0p-53)));
+        const __m256d u2 = _mm256_mul_pd(RELUCORE_TOP53(b), _mm256_set1_pd(0x1.0p-53));
+        // log u1 (bm_log)
+        const __m256i bits = _mm256_castpd_si256(u1);
+        __m256d e = _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(bits, 52), magic_bits));
+        e = _mm256_sub_pd(_mm256_sub_pd(e, magic52), _mm256_set1_pd(1023.0));
+        __m256d m = _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(bits, mant), expo1));
+        const __m256d big = _mm256_and_pd(_mm256_cmp_pd(m, _mm256_set1_pd(1.4142135623730951), _CMP_GT_OQ), one);
+        m = _mm256_mul_pd(m, _mm256_sub_pd(one, _mm256_mul_pd(_mm256_set1_pd(0.5), big)));
+        e = _mm256_add_pd(e, big);
+        const __m256d t = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
+        const __m256d q = _mm256_mul_pd(t, t);
+        __m256d p = _mm256_set1_pd(1.0 / 23);
+        p = RELUCORE_HORNER(p, q, 1.0 / 21);
+        p = RELUCORE_HORNER(p, q, 1.0 / 19);
+        p = RELUCORE_HORNER(p, q, 1.0 / 17);
+        p = RELUCORE_HORNER(p, q, 1.0 / 15);
+        p = RELUCORE_HORNER(p, q, 1.0 / 13);
+        p = RELUCORE_HORNER(p, q, 1.0 / 11);
+        p = RELUCORE_HORNER(p, q, 1.0 / 9);
+        p = RELUCORE_HORNER(p, q, 1.0 / 7);
+        p = RELUCORE_HORNER(p, q, 1.0 / 5);
+        p = RELUCORE_HORNER(p, q, 1.0 / 3);
+        const __m256d two = _mm256_set1_pd(2.0);
+        const __m256d logm = _mm256_add_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(q, p)));
+        const __m256d lg = _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(6.93147180369123816490e-01)),
+                                         _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(1.90821492927058770002e-10)), logm));
+        const __m256d r = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), lg));
+        // sincos(2 pi u2) (bm_sincos_2pi)
+        const __m256d mg = _mm256_set1_pd(6755399441055744.0);
+        const __m256d qq = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(4.0), u2), mg), mg);
+        const __m256d x = _mm256_mul_pd(_mm256_set1_pd(6.283185307179586476925286766559),
+                                        _mm256_sub_pd(u2, _mm256_mul_pd(_mm256_set1_pd(0.25), qq)));
+        const __m256d x2 = _mm256_mul_pd(x, x);
+        __m256d sp = _mm256_set1_pd(1.0 / 355687428096000.0);
+        sp = RELUCORE_HORNER(sp, x2, -1.0 / 1307674368000.0);
+        sp = RELUCORE_HORNER(sp, x2, 1.0 / 6227020800.0);
+        sp = RELUCORE_HORNER(sp, x2, -1.0 / 39916800.0);
+        sp = RELUCORE_HORNER(sp, x2, 1.0 / 362880.0);
+        sp = RELUCORE_HORNER(sp, x2, -1.0 / 5040.0);
+        sp = RELUCORE_HORNER(sp, x2, 1.0 / 120.0);
+        sp = RELUCORE_HORNER(sp, x2, -1.0 / 6.0);
+        const __m256d S = _mm256_add_pd(x, _mm256_mul_pd(x, _mm256_mul_pd(x2, sp)));
+        __m256d cp = _mm256_set1_pd(-1.0 / 6402373705728000.0);
+        cp = RELUCORE_HORNER(cp, x2, 1.0 / 20922789888000.0);
+        cp = RELUCORE_HORNER(cp, x2, -1.0 / 87178291200.0);
+        cp = RELUCORE_HORNER(cp, x2, 1.0 / 479001600.0);
+        cp = RELUCORE_HORNER(cp, x2, -1.0 / 3628800.0);
+        cp = RELUCORE_HORNER(cp, x2, 1.0 / 40320.0);
+        cp = RELUCORE_HORNER(cp, x2, -1.0 / 720.0);
+        cp = RELUCORE_HORNER(cp, x2, 1.0 / 24.0);
+        cp = RELUCORE_HORNER(cp, x2, -0.5);
+        const __m256d C = _mm256_add_pd(one, _mm256_mul_pd(x2, cp));
+        const __m256d ca = _mm256_sub_pd(_mm256_add_pd(RELUCORE_EQ(0.0), RELUCORE_EQ(4.0)), RELUCORE_EQ(2.0));
+        const __m256d cb = _mm256_sub_pd(RELUCORE_EQ(1.0), RELUCORE_EQ(3.0));
+        const __m256d sn = _mm256_add_pd(_mm256_mul_pd(ca, S), _mm256_mul_pd(cb, C));
+        const __m256d cs = _mm256_sub_pd(_mm256_mul_pd(ca, C), _mm256_mul_pd(cb, S));
+        _mm256_storeu_pd(z0 + i, _mm256_mul_pd(r, cs));
+        _mm256_storeu_pd(z1 + i, _mm256_mul_pd(r, sn));
+    }
+#undef RELUCORE_TOP53
+#undef RELUCORE_HORNER
+#undef RELUCORE_EQ
+    return i;
+}
+#endif
+
+// Box-Muller on words: z0[i] = r cos, z1[i] = r sin for i < n.
+inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint64_t* __restrict w2,
+                             double* __restrict z0, double* __restrict z1, long n) {
+    long i = 0;
+#if defined(RELUCORE_AVX_DISPATCH)
+    if (n >= 4 && cpu_has_avx2()) i = box_muller_words_avx2(w1, w2, z0, z1, n);
+#endif
+    for (; i < n; ++i) {
+        const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
+        const double u2 = top53(w2[i]) * 0x1.0p-53;
+        const double r = std::sqrt(-2.0 * bm_log(u1));
+        double sn, cs;
+        bm_sincos_2pi(u2, sn, cs);
+        z0[i] = r * cs;
+        z1[i] = r * sn;
+    }
 }
 
 }  // namespace detail
@@ -116,12 +326,7 @@ public:
 
 private:
     static void box_muller(std::uint64_t w1, std::uint64_t w2, double& z0, double& z1) {
-        constexpr double two_pi = 6.283185307179586476925286766559;
-        const double u1 = 1.0 - to_uniform(w1);  // (0, 1]
-        const double u2 = to_uniform(w2);
-        const double r = std::sqrt(-2.0 * std::log(u1));
-        z0 = r * std::cos(two_pi * u2);
-        z1 = r * std::sin(two_pi * u2);
+        detail::box_muller_words(&w1, &w2, &z0, &z1, 1);
     }
 
     Key2 key_{0, 0};

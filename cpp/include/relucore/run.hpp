@@ -159,13 +159,24 @@ struct NoCallback {
 
 /// Calls cb(engine); a void callback never stops, a bool one stops on true.
 template <class Callback, class Engine>
-bool invoke_callback(Callback& cb, const Engine& engine) {
-    if constexpr (std::is_void_v<std::invoke_result_t<Callback&, const Engine&>>) {
+bool invoke_callback(Callback& cb, Engine& engine) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Callback&, Engine&>>) {
         cb(engine);
         return false;
     } else {
         return static_cast<bool>(cb(engine));
     }
+}
+
+/// Re-evaluates the engine if a callback left it stale (engines without an
+/// evaluated() query are always re-evaluated; evaluate() is pure).
+template <class Engine>
+auto ensure_evaluated(Engine& e, int) -> decltype(e.evaluated(), void()) {
+    if (!e.evaluated()) e.evaluate();
+}
+template <class Engine>
+void ensure_evaluated(Engine& e, long) {
+    e.evaluate();
 }
 
 }  // namespace detail
@@ -178,7 +189,10 @@ bool invoke_callback(Callback& cb, const Engine& engine) {
 ///   2. it is recorded in `history` if t is a multiple of s.record_every;
 ///   3. if `every > 0`, t > the starting step and t is a multiple of `every`,
 ///      `callback(engine)` is called; returning `true` ends the run with
-///      Status::stopped (a callback returning void never stops it);
+///      Status::stopped (a callback returning void never stops it). The
+///      callback may change the engine between steps (set_labels, set_eta,
+///      settings(), even step()): the run continues from the state it leaves,
+///      re-evaluated if needed, and changes to `s` apply to the rest of the run;
 ///   4. the stopping rules are checked in this order: diverged, converged
 ///      (grad_norm < s.tol), max_steps (t >= s.max_steps), cancelled;
 ///   5. otherwise one GD step is applied and the loop continues.
@@ -191,8 +205,8 @@ bool invoke_callback(Callback& cb, const Engine& engine) {
 /// @param s        the stopping rules (usually the engine's own settings)
 /// @param history  optional buffers for recorded states (may be null)
 /// @param every    call the callback every `every` steps (<= 0: never)
-/// @param callback `bool(const Engine&)` or `void(const Engine&)`; it must not
-///                 modify the engine. It runs on the calling thread.
+/// @param callback `bool(Engine&)` or `void(Engine&)` (or taking `const Engine&`);
+///                 it runs on the calling thread, between two steps.
 template <class Engine, class Callback>
 RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, std::int64_t every,
                        Callback&& callback) {
@@ -202,14 +216,18 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
     const std::int64_t start = engine.steps_taken();
     std::int64_t last_recorded = -1;
     for (;;) {
-        const std::int64_t t = engine.steps_taken();
+        std::int64_t t = engine.steps_taken();
         if (history && s.record_every > 0 && t % s.record_every == 0) {
             history->record(engine, t);
             last_recorded = t;
         }
-        if (every > 0 && t > start && t % every == 0 && detail::invoke_callback(callback, engine)) {
-            out.status = Status::stopped;
-            break;
+        if (every > 0 && t > start && t % every == 0) {
+            if (detail::invoke_callback(callback, engine)) {
+                out.status = Status::stopped;
+                break;
+            }
+            detail::ensure_evaluated(engine, 0);
+            t = engine.steps_taken();
         }
         const Scalar loss = engine.loss();
         if (!std::isfinite(loss) || loss > threshold || !std::isfinite(engine.grad_norm())) {

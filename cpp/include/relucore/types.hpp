@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace relucore {
 
@@ -30,5 +31,13 @@ using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using VectorMap = Eigen::Map<Vector>;
 using ConstVectorMap = Eigen::Map<const Vector>;
 using MaskMap = Eigen::Map<Mask>;
+
+/// True when an Eigen expression of type T binds to ConstMatrixRef without a
+/// copy (row-major double storage with unit inner stride). Engines that keep a
+/// view of their data use it to reject, at compile time, arguments that would
+/// leave them viewing a temporary copy.
+template <class T>
+inline constexpr bool binds_as_view =
+    bool(Eigen::internal::traits<ConstMatrixRef>::template match<std::decay_t<T>>::MatchAtCompileTime);
 
 }  // namespace relucore

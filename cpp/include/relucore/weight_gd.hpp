@@ -33,12 +33,21 @@
 // initial parameters) comes from the counter-based generator of rng.hpp keyed
 // by (seed, step, neuron), so results are bitwise independent of the thread
 // count and of how a run is split into calls. The forward pass h(x_j) is a sum
-// over neurons taken in a fixed order: per-chunk partial sums (chunks of
-// kChunk neurons, a constant) added chunk by chunk.
+// over neurons taken in a fixed order: within a chunk of kChunk neurons (a
+// constant) four interleaved lanes (lane_sum), then the chunks in order.
 //
-// Parameters are stored structure-of-arrays (a[N], W[d][N], b[N]) so that the
-// per-step loops run over contiguous neuron ranges and vectorise; all buffers
-// are allocated in the constructor, the step loop allocates nothing.
+// Threads: one OpenMP team for the whole run (thread count per call, no
+// global OpenMP state), each thread owning a fixed range of chunks; one
+// barrier per step separates the chunk sums from the residuals, which every
+// thread then computes identically. Cancellation and records happen at
+// sync points (every kCheckEvery steps and at record/snapshot steps).
+//
+// Parameters are stored structure-of-arrays (a[N], W[d][N], b[N]); all
+// buffers are allocated in the constructor, the step loop allocates nothing.
+// For single-sample SGD with d <= 3 the update of step t and the forward pass
+// of step t + 1 are fused into one sweep over a chunk (SSE2, or AVX chosen at
+// run time), elsewhere plain loops that the compiler vectorises. No path uses
+// FMA, so all paths give bitwise the same numbers.
 #pragma once
 
 #include "relucore/parallel.hpp"
@@ -56,6 +65,13 @@
 #if defined(RELUCORE_WITH_OPENMP)
 #include <omp.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+// rng.hpp defines RELUCORE_AVX_DISPATCH: runtime dispatch to 256-bit AVX
+// kernels (without FMA, so every element is computed by the same IEEE
+// operations as in the SSE2 and scalar loops: results do not depend on the
+// path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
 
 namespace relucore {
 
@@ -169,9 +185,10 @@ public:
         const auto T = static_cast<size_t>(max_threads_);
         perm_.resize(T * static_cast<size_t>(M_));
         swaps_.resize(T * static_cast<size_t>(B_));
-        batch_.resize(T * static_cast<size_t>(B_));
+        batch_.resize(2 * T * static_cast<size_t>(B_));
         g_.resize(T * static_cast<size_t>(B_));
-        scratch_.resize(T * static_cast<size_t>((d_ + 2) * kChunk + P_));
+        scratch_.resize(T * scratch_size());
+        words_.resize(T * words_size());
     }
 
     Index N() const { return N_; }
@@ -250,8 +267,8 @@ public:
         bool stop = false;
         bool cancelled = false;
         bool diverged = false;
-        const int T = max_threads_;
 #if defined(RELUCORE_WITH_OPENMP)
+        const int T = max_threads_;
 #pragma omp parallel num_threads(T) if (T > 1)
 #endif
         {
@@ -264,12 +281,21 @@ public:
 #endif
             const Index c0 = n_chunks_ * tid / nth, c1 = n_chunks_ * (tid + 1) / nth;
             ThreadBuffers tb = buffers(tid);
+            auto fixed_row = [&](std::int64_t u) { return samples ? samples + (u - start) * B_ : nullptr; };
+            // Prologue: the batch and forward pass of step `start`.
+            draw_batch(start, tb, tb.batch, start < end ? fixed_row(start) : nullptr);
+            {
+                Scalar* contrib = contrib_buf(tb);
+                for (Index c = c0; c < c1; ++c) forward_chunk(c, tb.batch, partials(start), contrib);
+            }
             std::int64_t next_sync = start;
             for (std::int64_t t = start;; ++t) {
                 if (t == next_sync) {
                     const bool at_record = rec && t < end && wants_record(*rec, t);
 #if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
+                    }
 #endif
                     if (tid == 0) {
                         if (at_record) record(*rec, t);
@@ -278,13 +304,22 @@ public:
                         t_ = t;
                     }
 #if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
+                    }
 #endif
                     if (stop) break;
                     next_sync = next_event(t + 1, start, end, rec);
                 }
-                const std::int64_t* fixed = samples ? samples + (t - start) * B_ : nullptr;
-                if (!step(t, tb, c0, c1, fixed)) {
+                // The next batch (the last step looks ahead at its own: harmless, recomputed by the next run).
+                if (t + 1 < end) draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
+                else std::copy(tb.batch, tb.batch + B_, tb.batch_next);
+#if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
+#pragma omp barrier
+                    }
+#endif
+                if (!step(t, tb, c0, c1)) {
                     // Every thread sees the same residuals, hence stops at the same t.
                     if (tid == 0) {
                         diverged = true;
@@ -292,6 +327,7 @@ public:
                     }
                     break;
                 }
+                std::swap(tb.batch, tb.batch_next);
             }
         }
         WeightGDSummary out;
@@ -306,24 +342,29 @@ private:
     struct ThreadBuffers {
         std::int64_t* perm;
         std::int64_t* swaps;
-        std::int64_t* batch;
+        std::int64_t* batch;       // sample indices of the current step
+        std::int64_t* batch_next;  // ... and of the next one
         Scalar* g;
         Scalar* scratch;
+        std::uint64_t* words;
     };
+
+    // Per-thread scratch, rows of kChunk: gradient accumulators (d + 2 rows),
+    // noise (noise_rows(): P rounded up to even), per-neuron contributions
+    // (1 row). Words for the noise live in words_ (noise_rows() rows).
+    Index noise_rows() const { return 2 * ((P_ + 1) / 2); }
+    Scalar* noise_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2) * kChunk; }
+    Scalar* contrib_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2 + noise_rows()) * kChunk; }
+    size_t scratch_size() const { return static_cast<size_t>((d_ + 3 + noise_rows()) * kChunk); }
+    size_t words_size() const { return static_cast<size_t>(noise_rows() * kChunk); }
 
     ThreadBuffers buffers(int tid) {
         const auto t = static_cast<size_t>(tid);
-        ThreadBuffers tb{perm_.data() + t * M_, swaps_.data() + t * B_, batch_.data() + t * B_, g_.data() + t * B_,
-                         scratch_.data() + t * static_cast<size_t>((d_ + 2) * kChunk + P_)};
+        ThreadBuffers tb{perm_.data() + t * M_, swaps_.data() + t * B_, batch_.data() + 2 * t * B_,
+                         batch_.data() + (2 * t + 1) * B_, g_.data() + t * B_, scratch_.data() + t * scratch_size(),
+                         words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
         return tb;
-    }
-
-    bool wants_record(const WeightGDRecord& rec, std::int64_t t) const {
-        if (settings_.record_every > 0 && t % settings_.record_every == 0 && rec.capacity > 0) return true;
-        for (Index s = 0; s < rec.n_snapshots; ++s)
-            if (rec.snapshot_steps[s] == t) return true;
-        return false;
     }
 
     // The first step >= u at which the threads must meet: a record, a
@@ -337,6 +378,13 @@ private:
                 if (rec->snapshot_steps[s] >= u) next = std::min(next, rec->snapshot_steps[s]);
         }
         return next;
+    }
+
+    bool wants_record(const WeightGDRecord& rec, std::int64_t t) const {
+        if (settings_.record_every > 0 && t % settings_.record_every == 0 && rec.capacity > 0) return true;
+        for (Index s = 0; s < rec.n_snapshots; ++s)
+            if (rec.snapshot_steps[s] == t) return true;
+        return false;
     }
 
     void record(WeightGDRecord& rec, std::int64_t t, bool final_state = false) {
@@ -357,14 +405,14 @@ private:
             }
     }
 
-    // The batch of step t in tb.batch (identical on every thread).
-    void draw_batch(std::int64_t t, ThreadBuffers& tb, const std::int64_t* fixed) const {
+    // The batch of step t into out (identical on every thread).
+    void draw_batch(std::int64_t t, ThreadBuffers& tb, std::int64_t* out, const std::int64_t* fixed) const {
         if (fixed) {
-            std::copy(fixed, fixed + B_, tb.batch);
+            std::copy(fixed, fixed + B_, out);
             return;
         }
         if (B_ == M_) {
-            for (Index j = 0; j < M_; ++j) tb.batch[j] = j;
+            for (Index j = 0; j < M_; ++j) out[j] = j;
             return;
         }
         const CounterRng rng(settings_.key);
@@ -374,45 +422,50 @@ private:
             const std::int64_t j = k + CounterRng::to_index(u, M_ - k);
             tb.swaps[k] = j;
             std::swap(tb.perm[k], tb.perm[j]);
-            tb.batch[k] = tb.perm[k];
+            out[k] = tb.perm[k];
         }
         for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
     }
 
-    // One step on chunks [c0, c1); false when the residuals are not finite.
-    bool step(std::int64_t t, ThreadBuffers& tb, Index c0, Index c1, const std::int64_t* fixed) {
-        draw_batch(t, tb, fixed);
-        Scalar* part = partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_);
-        // Phase 1: pre-activations of my neurons and their chunk sums.
-        for (Index c = c0; c < c1; ++c) {
-            const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
-            for (Index q = 0; q < B_; ++q) {
-                const Scalar* x = &X_(tb.batch[q], 0);
-                Scalar* z = &Z_(q, 0);
-                const Scalar* bb = b_.data();
-                for (Index i = i0; i < i1; ++i) z[i] = bb[i];
-                for (Index k = 0; k < d_; ++k) {
-                    const Scalar xk = x[k];
-                    const Scalar* w = &W_(k, 0);
-                    for (Index i = i0; i < i1; ++i) z[i] += w[i] * xk;
-                }
-                // Four fixed lanes: an order that does not depend on the compiler.
-                Scalar acc[4] = {0, 0, 0, 0};
-                const Scalar* a = a_.data();
-                Index i = i0;
-                for (; i + 4 <= i1; i += 4)
-                    for (int l = 0; l < 4; ++l) {
-                        const Scalar zz = z[i + l];
-                        acc[l] += a[i + l] * std::max(zz, Scalar(0));
-                    }
-                for (; i < i1; ++i) acc[0] += a[i] * std::max(z[i], Scalar(0));
-                part[c * B_ + q] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    // Sum of c[0..n) in a fixed order: four interleaved lanes (lane l sums
+    // c[i], i = l mod 4, in increasing i), then (l0 + l1) + (l2 + l3). The
+    // fused kernels accumulate the same lanes in registers, so a state's
+    // forward pass rounds identically whichever path computed it.
+    static Scalar lane_sum(const Scalar* __restrict c, Index n) {
+        Scalar acc[4] = {0, 0, 0, 0};
+        Index i = 0;
+        for (; i + 4 <= n; i += 4)
+            for (int l = 0; l < 4; ++l) acc[l] += c[i + l];
+        for (; i < n; ++i) acc[i & 3] += c[i];
+        return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+
+    Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
+
+    // Forward pass of chunk c on a batch: pre-activations into Z and the
+    // chunk's sums sum_i a_i relu(z_i) into part[c * B + q].
+    void forward_chunk(Index c, const std::int64_t* batch, Scalar* part, Scalar* contrib) {
+        const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
+        const Scalar* __restrict a = a_.data();
+        const Scalar* __restrict bb = b_.data();
+        for (Index q = 0; q < B_; ++q) {
+            const Scalar* x = &X_(batch[q], 0);
+            Scalar* __restrict z = &Z_(q, 0);
+            for (Index i = i0; i < i1; ++i) z[i] = bb[i];
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                const Scalar* __restrict w = &W_(k, 0);
+                for (Index i = i0; i < i1; ++i) z[i] += w[i] * xk;
             }
+            for (Index i = i0; i < i1; ++i) contrib[i - i0] = a[i] * std::max(z[i], Scalar(0));
+            part[c * B_ + q] = lane_sum(contrib, i1 - i0);
         }
-#if defined(RELUCORE_WITH_OPENMP)
-#pragma omp barrier
-#endif
-        // Residuals, computed redundantly (and identically) by every thread.
+    }
+
+    // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
+    // when some h is not finite or too large.
+    bool residuals(std::int64_t t, ThreadBuffers& tb) {
+        const Scalar* part = partials(t);
         const Scalar coef = 2 * kappa_ / static_cast<Scalar>(B_);
         for (Index q = 0; q < B_; ++q) {
             Scalar total = 0;
@@ -421,81 +474,276 @@ private:
             if (!std::isfinite(h) || std::abs(h) > settings_.divergence_bound) return false;
             tb.g[q] = coef * (h - y_[tb.batch[q]]);
         }
-        // Phase 2: update my neurons.
-        const Scalar s = settings_.step;
-        const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
-        const Scalar noise_sd = std::sqrt(4 * (s / static_cast<Scalar>(N_)) * settings_.temperature);
-        const bool outer = settings_.train_outer, bias = settings_.bias;
-        Scalar* da = tb.scratch;
-        Scalar* db = da + kChunk;
-        Scalar* dw = db + kChunk;  // d x kChunk
-        Scalar* xi = dw + d_ * kChunk;
-        for (Index c = c0; c < c1; ++c) {
-            const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-            Scalar* __restrict a = a_.data() + i0;
-            Scalar* __restrict b = b_.data() + i0;
-            if (B_ == 1) {
-                // Single sample: c_i = s g a_i 1[z_i > 0] is the common factor of the w and b steps.
-                const Scalar gs = s * tb.g[0];
-                const Scalar* __restrict x = &X_(tb.batch[0], 0);
-                const Scalar* __restrict z = &Z_(0, i0);
-                Scalar* __restrict ci = db;
-                // Branch-free masks (a 0/1 factor) so that the loops vectorise.
-                for (Index i = 0; i < n; ++i) ci[i] = step_fn(z[i]) * (gs * a[i]);
-                if (outer)
-                    for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - gs * std::max(z[i], Scalar(0));
-                for (Index k = 0; k < d_; ++k) {
-                    Scalar* __restrict w = &W_(k, i0);
-                    const Scalar xk = x[k];
-                    for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - ci[i] * xk;
-                }
-                if (bias)
-                    for (Index i = 0; i < n; ++i) b[i] = decay * b[i] - ci[i];
-                if (noise_sd > 0) add_noise(t, i0, n, noise_sd, xi);
-                continue;
-            }
-            std::fill(da, da + n, 0.0);
-            std::fill(db, db + n, 0.0);
-            std::fill(dw, dw + d_ * kChunk, 0.0);
-            for (Index q = 0; q < B_; ++q) {
-                const Scalar gq = tb.g[q];
-                const Scalar* x = &X_(tb.batch[q], 0);
-                const Scalar* z = &Z_(q, i0);
-                for (Index i = 0; i < n; ++i) {
-                    da[i] += std::max(z[i], Scalar(0)) * gq;
-                    db[i] += step_fn(z[i]) * gq;
-                }
-                for (Index k = 0; k < d_; ++k) {
-                    const Scalar xk = x[k];
-                    Scalar* dwk = dw + k * kChunk;
-                    for (Index i = 0; i < n; ++i) dwk[i] += step_fn(z[i]) * (gq * xk);
-                }
-            }
-            // grad_w = a * dw, grad_b = a * db use the old a: update w, b first.
-            for (Index k = 0; k < d_; ++k) {
-                Scalar* w = &W_(k, i0);
-                const Scalar* dwk = dw + k * kChunk;
-                for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - s * a[i] * dwk[i];
-            }
-            if (bias)
-                for (Index i = 0; i < n; ++i) b[i] = decay * b[i] - s * a[i] * db[i];
-            if (outer)
-                for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
-            if (noise_sd > 0) add_noise(t, i0, n, noise_sd, xi);
-        }
         return true;
     }
 
-    // Langevin noise of step t on neurons i0 .. i0+n-1 (trained coordinates only).
-    void add_noise(std::int64_t t, Index i0, Index n, Scalar sd, Scalar* xi) {
+    // The noise of step t for the neurons of chunk c, as rows of kChunk
+    // (row 0: a, rows 1..d: w, row d+1: b): the same numbers as
+    // CounterRng::normals(t, i, noise, ., P) for each neuron i, with the
+    // Philox words gathered first and the Box-Muller transform run over the
+    // whole chunk (vectorised).
+    void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
         const CounterRng rng(settings_.key);
-        for (Index i = i0; i < i0 + n; ++i) {
-            rng.normals(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i), RngStream::noise, xi,
-                        static_cast<int>(P_));
-            if (settings_.train_outer) a_[i] += sd * xi[0];
-            for (Index k = 0; k < d_; ++k) W_(k, i) += sd * xi[1 + k];
-            if (settings_.bias) b_[i] += sd * xi[d_ + 1];
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        const Index npairs = noise_rows() / 2, nblocks = (P_ + 3) / 4;
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j < nblocks; ++j) {
+                const Counter4 w = rng.block(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
+                                             RngStream::noise, static_cast<std::uint64_t>(j));
+                for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
+                    words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
+                    words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
+                }
+            }
+        for (Index p = 0; p < npairs; ++p)
+            detail::box_muller_words(words + 2 * p * kChunk, words + (2 * p + 1) * kChunk, xi + 2 * p * kChunk,
+                                     xi + (2 * p + 1) * kChunk, static_cast<long>(n));
+    }
+
+    // Update of chunk c at step t (any batch size, any d): gradient
+    // accumulation over the batch, then the step and the noise.
+    void update_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, Scalar noise_sd) {
+        const Scalar s = settings_.step;
+        const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
+        const bool outer = settings_.train_outer, bias = settings_.bias;
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        Scalar* __restrict da = tb.scratch;
+        Scalar* __restrict db = da + kChunk;
+        Scalar* __restrict dw = db + kChunk;  // d x kChunk
+        Scalar* __restrict xi = noise_buf(tb);
+        Scalar* __restrict a = a_.data() + i0;
+        Scalar* __restrict b = b_.data() + i0;
+        std::fill(da, da + n, 0.0);
+        std::fill(db, db + n, 0.0);
+        std::fill(dw, dw + d_ * kChunk, 0.0);
+        for (Index q = 0; q < B_; ++q) {
+            const Scalar gq = tb.g[q];
+            const Scalar* x = &X_(tb.batch[q], 0);
+            const Scalar* __restrict z = &Z_(q, i0);
+            for (Index i = 0; i < n; ++i) {
+                da[i] += std::max(z[i], Scalar(0)) * gq;
+                db[i] += step_fn(z[i]) * gq;
+            }
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                Scalar* __restrict dwk = dw + k * kChunk;
+                for (Index i = 0; i < n; ++i) dwk[i] += step_fn(z[i]) * (gq * xk);
+            }
         }
+        // grad_w = a dw and grad_b = a db use the old a: update w and b first.
+        for (Index k = 0; k < d_; ++k) {
+            Scalar* __restrict w = &W_(k, i0);
+            const Scalar* __restrict dwk = dw + k * kChunk;
+            for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - s * a[i] * dwk[i];
+        }
+        if (bias)
+            for (Index i = 0; i < n; ++i) b[i] = decay * b[i] - s * a[i] * db[i];
+        if (outer)
+            for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
+        if (noise_sd > 0) {
+            chunk_noise(t, c, xi, tb.words);
+            if (outer)
+                for (Index i = 0; i < n; ++i) a[i] += noise_sd * xi[i];
+            for (Index k = 0; k < d_; ++k) {
+                Scalar* __restrict w = &W_(k, i0);
+                for (Index i = 0; i < n; ++i) w[i] += noise_sd * xi[(1 + k) * kChunk + i];
+            }
+            if (bias)
+                for (Index i = 0; i < n; ++i) b[i] += noise_sd * xi[(d_ + 1) * kChunk + i];
+        }
+    }
+
+    // Single-sample step of chunk c fused with the next step's forward pass
+    // (one sweep over the chunk instead of d + 6), for d = D known at compile
+    // time. Same arithmetic, operation by operation, as update_chunk followed
+    // by forward_chunk.
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    void fused_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* __restrict xn, Scalar noise_sd,
+                     Scalar* part_next) {
+        const Scalar s = settings_.step;
+        const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        const Scalar* __restrict x = &X_(tb.batch[0], 0);
+        Scalar* __restrict xi = noise_buf(tb);
+        Scalar* __restrict a = a_.data() + i0;
+        Scalar* __restrict b = b_.data() + i0;
+        Scalar* __restrict z = &Z_(0, i0);
+        Scalar* w[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) w[k] = &W_(k, i0);
+        Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xk[k] = x[k];
+            xnk[k] = xn[k];
+        }
+        if (Noisy) chunk_noise(t, c, xi, tb.words);
+        const Scalar sd = noise_sd, g0 = tb.g[0];
+        Scalar lanes[4] = {0, 0, 0, 0};  // see lane_sum
+        Index i = 0;
+#if defined(RELUCORE_AVX_DISPATCH)
+        if (cpu_has_avx()) i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
+#endif
+#if defined(__SSE2__)
+        // Two neurons per iteration, the same operations in the same order as
+        // the scalar loop below (which finishes an odd chunk).
+        {
+            const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
+                          sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
+            __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+            for (int k = 0; k < D; ++k) {
+                xkv[k] = _mm_set1_pd(xk[k]);
+                xnv[k] = _mm_set1_pd(xnk[k]);
+            }
+            // lanes (0, 1) and (2, 3) in two accumulators; i is a multiple of 4 here
+            __m128d acc01 = _mm_loadu_pd(lanes), acc23 = _mm_loadu_pd(lanes + 2);
+            for (; i + 2 <= n; i += 2) {
+                const __m128d zi = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
+                const __m128d on_g = _mm_and_pd(_mm_cmpgt_pd(zi, zero), g0v);
+                const __m128d ci = _mm_mul_pd(_mm_mul_pd(sv, ai), on_g);
+                __m128d zn = zero;
+                if (Bias) {
+                    __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), ci);
+                    if (Noisy) bn = _mm_add_pd(bn, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (D + 1) * kChunk + i)));
+                    _mm_storeu_pd(b + i, bn);
+                    zn = bn;
+                }
+                for (int k = 0; k < D; ++k) {
+                    __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)), _mm_mul_pd(ci, xkv[k]));
+                    if (Noisy) wk = _mm_add_pd(wk, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (1 + k) * kChunk + i)));
+                    _mm_storeu_pd(w[k] + i, wk);
+                    zn = _mm_add_pd(zn, _mm_mul_pd(wk, xnv[k]));
+                }
+                __m128d an = ai;
+                if (Outer) {
+                    an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(_mm_max_pd(zi, zero), sgv));
+                    if (Noisy) an = _mm_add_pd(an, _mm_mul_pd(sdv, _mm_loadu_pd(xi + i)));
+                }
+                _mm_storeu_pd(a + i, an);
+                _mm_storeu_pd(z + i, zn);
+                const __m128d cv = _mm_mul_pd(an, _mm_max_pd(zn, zero));
+                if ((i & 3) == 0) acc01 = _mm_add_pd(acc01, cv);
+                else acc23 = _mm_add_pd(acc23, cv);
+            }
+            _mm_storeu_pd(lanes, acc01);
+            _mm_storeu_pd(lanes + 2, acc23);
+        }
+#endif
+        for (; i < n; ++i) {
+            const Scalar zi = z[i], ai = a[i];
+            const Scalar on_g = zi > 0 ? g0 : Scalar(0);
+            const Scalar ci = (s * ai) * on_g;
+            Scalar zn = 0;
+            if (Bias) {
+                Scalar bn = decay * b[i] - ci;
+                if (Noisy) bn += sd * xi[(D + 1) * kChunk + i];
+                b[i] = bn;
+                zn = bn;
+            }
+            for (int k = 0; k < D; ++k) {
+                Scalar wk = decay * w[k][i] - ci * xk[k];
+                if (Noisy) wk += sd * xi[(1 + k) * kChunk + i];
+                w[k][i] = wk;
+                zn += wk * xnk[k];
+            }
+            Scalar an = ai;
+            if (Outer) {
+                an = decay * ai - (zi > 0 ? zi : Scalar(0)) * (s * g0);
+                if (Noisy) an += sd * xi[i];
+            }
+            a[i] = an;
+            z[i] = zn;
+            lanes[i & 3] += an * (zn > 0 ? zn : Scalar(0));
+        }
+        part_next[c] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    }
+
+#if defined(RELUCORE_AVX_DISPATCH)
+    static bool cpu_has_avx() {
+        static const bool has = __builtin_cpu_supports("avx");
+        return has;
+    }
+
+    // Four neurons per iteration; the operations of the SSE2 loop in
+    // fused_chunk, element by element. Returns the first neuron not done.
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
+                                                          Scalar* __restrict z, Scalar* const* w,
+                                                          Scalar* __restrict lanes, const Scalar* __restrict xi,
+                                                          const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
+                                                          Scalar g0, Scalar sd) {
+        __m256d acc = _mm256_setzero_pd();
+        const __m256d zero = _mm256_setzero_pd(), g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s),
+                      sgv = _mm256_set1_pd(s * g0), dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
+        __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xkv[k] = _mm256_set1_pd(xk[k]);
+            xnv[k] = _mm256_set1_pd(xnk[k]);
+        }
+        Index i = 0;
+        for (; i + 4 <= n; i += 4) {
+            const __m256d zi = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
+            const __m256d on_g = _mm256_and_pd(_mm256_cmp_pd(zi, zero, _CMP_GT_OQ), g0v);
+            const __m256d ci = _mm256_mul_pd(_mm256_mul_pd(sv, ai), on_g);
+            __m256d zn = zero;
+            if (Bias) {
+                __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
+                if (Noisy) bn = _mm256_add_pd(bn, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (D + 1) * kChunk + i)));
+                _mm256_storeu_pd(b + i, bn);
+                zn = bn;
+            }
+            for (int k = 0; k < D; ++k) {
+                __m256d wk = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(w[k] + i)), _mm256_mul_pd(ci, xkv[k]));
+                if (Noisy) wk = _mm256_add_pd(wk, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (1 + k) * kChunk + i)));
+                _mm256_storeu_pd(w[k] + i, wk);
+                zn = _mm256_add_pd(zn, _mm256_mul_pd(wk, xnv[k]));
+            }
+            __m256d an = ai;
+            if (Outer) {
+                an = _mm256_sub_pd(_mm256_mul_pd(dv, ai), _mm256_mul_pd(_mm256_max_pd(zi, zero), sgv));
+                if (Noisy) an = _mm256_add_pd(an, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + i)));
+            }
+            _mm256_storeu_pd(a + i, an);
+            _mm256_storeu_pd(z + i, zn);
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(an, _mm256_max_pd(zn, zero)));
+        }
+        _mm256_storeu_pd(lanes, acc);
+        return i;
+    }
+#endif
+
+    template <int D, bool Noisy>
+    void fused_dispatch2(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* xn, Scalar sd, Scalar* pn) {
+        const bool o = settings_.train_outer, b = settings_.bias;
+        if (o && b) fused_chunk<D, true, true, Noisy>(t, c, tb, xn, sd, pn);
+        else if (o) fused_chunk<D, true, false, Noisy>(t, c, tb, xn, sd, pn);
+        else if (b) fused_chunk<D, false, true, Noisy>(t, c, tb, xn, sd, pn);
+        else fused_chunk<D, false, false, Noisy>(t, c, tb, xn, sd, pn);
+    }
+
+    template <int D>
+    void fused_dispatch(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* xn, Scalar sd, Scalar* pn) {
+        if (sd > 0) fused_dispatch2<D, true>(t, c, tb, xn, sd, pn);
+        else fused_dispatch2<D, false>(t, c, tb, xn, sd, pn);
+    }
+
+    // Step t on chunks [c0, c1) after the barrier: residuals from the
+    // partial sums of step t, the update, and the forward pass of step t + 1
+    // on batch_next. false when the residuals are not finite.
+    bool step(std::int64_t t, ThreadBuffers& tb, Index c0, Index c1) {
+        if (!residuals(t, tb)) return false;
+        const Scalar noise_sd = std::sqrt(4 * (settings_.step / static_cast<Scalar>(N_)) * settings_.temperature);
+        Scalar* pn = partials(t + 1);
+        const Scalar* xn = &X_(tb.batch_next[0], 0);
+        Scalar* contrib = contrib_buf(tb);
+        for (Index c = c0; c < c1; ++c) {
+            if (B_ == 1 && d_ == 1) fused_dispatch<1>(t, c, tb, xn, noise_sd, pn);
+            else if (B_ == 1 && d_ == 2) fused_dispatch<2>(t, c, tb, xn, noise_sd, pn);
+            else if (B_ == 1 && d_ == 3) fused_dispatch<3>(t, c, tb, xn, noise_sd, pn);
+            else {
+                update_chunk(t, c, tb, noise_sd);
+                forward_chunk(c, tb.batch_next, pn, contrib);
+            }
+        }
+        return true;
     }
 
     RowMatrix X_;
@@ -510,6 +758,7 @@ private:
     int max_threads_ = 1;
     std::vector<std::int64_t> perm_, swaps_, batch_;
     std::vector<Scalar> g_, scratch_;
+    std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0;
     std::int64_t last_history_ = -1;
 };

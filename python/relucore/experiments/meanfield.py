@@ -102,6 +102,20 @@ def _figure(ncols: int, nrows: int = 1, width: float = 4.0, height: float = 3.5)
     return fig, axes
 
 
+def _plot_row(fig, axes, entries):
+    """Learned functions side by side on one colour scale, with one colour bar."""
+    from relucore.plots import plot_meanfield_function
+
+    grid = [e["result"].predict(np.column_stack([g.ravel() for g in np.meshgrid(np.linspace(-0.5, 2.5, 61),
+                                                                                np.linspace(-0.5, 2.5, 61))]))
+            for e in entries]
+    vmin, vmax = min(float(g.min()) for g in grid), max(float(g.max()) for g in grid)
+    for q, e in enumerate(entries):
+        plot_meanfield_function(e["result"], e["analysis"], ax=axes[0, q], colorbar=False, vmin=vmin, vmax=vmax)
+        axes[0, q].set_title(e["title"], fontsize=10)
+    fig.colorbar(axes[0, -1].images[0], ax=axes[0, -1], shrink=0.85, label="h(x) (common scale)")
+
+
 @register("meanfield_1d", "Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
 def meanfield_1d(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
                  iters: Optional[int] = None, weight_decay: float = 1e-2, position_tol: float = 0.03) -> ExperimentResult:
@@ -228,7 +242,6 @@ def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Opti
     kinks for every lambda; the Lipschitz constant decreases as lambda grows.
     """
     from relucore import meanfield
-    from relucore.plots import plot_meanfield_function
 
     st = _settings(quick, 1_000_000)
     if N is not None:
@@ -250,9 +263,8 @@ def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Opti
         claims.append(Claim(f"λ={lam}: #directions <= 2P - 1", f"<= {an.bound}",
                             str(an.n_directions) + (" (h = 0: every neuron decayed)" if an.n_directions == 0 else ""),
                             an.within_bound))
-        plot_meanfield_function(res, an, ax=axes[0, q], colorbar=False)
-        axes[0, q].set_title(f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs", fontsize=10)
-        data[lam] = dict(result=res, analysis=an)
+        data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
+    _plot_row(fig, axes, [data[lam] for lam in weight_decays])
     order = np.argsort(weight_decays)
     lips_sorted = np.array(lips)[order]
     mono = bool(np.all(np.diff(lips_sorted) <= 1e-9))
@@ -276,7 +288,6 @@ def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bo
     (non-increasing in the temperature) and, at zero noise, K <= 2P - 1.
     """
     from relucore import meanfield
-    from relucore.plots import plot_meanfield_function
 
     st = _settings(quick, 1_000_000)
     if quick:
@@ -303,9 +314,8 @@ def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bo
             claims.append(Claim("1/β = 0: #directions <= 2P - 1", f"<= {an.bound}", str(an.n_directions),
                                 an.within_bound and an.n_directions >= 1))
         rows.append(row)
-        plot_meanfield_function(res, an, ax=axes[0, q], colorbar=False)
-        axes[0, q].set_title(f"1/β = {T:g}: collapse index {c:.2f}", fontsize=10)
-        data[T] = dict(result=res, analysis=an)
+        data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
+    _plot_row(fig, axes, [data[T] for T in temperatures])
     order = np.argsort(temperatures)
     c_sorted = np.array(cidx)[order]
     claims.append(Claim("collapse sharpens as the noise vanishes (Thm. 4, Fig. 6)",

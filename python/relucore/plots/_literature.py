@@ -168,7 +168,11 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         ax.plot(grid, fit, color=color, lw=1)
         ax.axvline(c["n_star"], color=color, lw=0.8, ls=":")
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis, np.unique(np.concatenate([np.asarray(c["n"]) for c in curves])))
+    ticks = []
+    for v in np.unique(np.concatenate([np.asarray(c["n"]) for c in curves])):
+        if not ticks or v >= 1.3 * ticks[-1]:  # keep the labels apart on the log axis
+            ticks.append(v)
+    _plain_log_ticks(ax.xaxis, ticks)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("number of examples n")
     ax.set_ylabel("P(final loss below threshold)")
