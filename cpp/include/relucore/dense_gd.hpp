@@ -7,6 +7,7 @@
 /// same quantities. Its interface mirrors DualGD.
 #pragma once
 
+#include "relucore/engine_base.hpp"
 #include "relucore/model.hpp"
 #include "relucore/run.hpp"
 #include "relucore/types.hpp"
@@ -22,7 +23,9 @@ namespace relucore {
 /// State: W (m x d), alpha and beta = W X^T (m x n), the step count and the
 /// pattern tracker. Always evaluated between public calls (loss() etc. belong
 /// to the current state). Not thread-safe; distinct engines are independent.
-class DenseGD {
+class DenseGD : public EngineBase<DenseGD> {
+    using Base = EngineBase<DenseGD>;
+
 public:
     /// @param X        n x d data. Only a view is kept: X must outlive the
     ///                 engine and be a row-major Scalar matrix or Map (anything
@@ -35,19 +38,12 @@ public:
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
     DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0,
             ConstMatrixRef alpha0, const GDSettings& settings)
-        : X_(X), y_(y), outer_(outer), W_(W0), alpha_(alpha0), settings_(settings) {
+        : Base(y, outer, alpha0, RowMatrix::Zero(outer.size(), y.size()), settings), X_(X), W_(W0) {
         const Index n = X.rows();
         const Index d = X.cols();
         const Index m = outer.size();
         if (y.size() != n) throw std::invalid_argument("y must have n entries");
-        if (m < 1) throw std::invalid_argument("at least one neuron is needed");
         if (W0.rows() != m || W0.cols() != d) throw std::invalid_argument("W0 must be m x d");
-        if (alpha0.rows() != m || alpha0.cols() != n) throw std::invalid_argument("alpha0 must be m x n");
-        settings_.validate();
-        beta_.resize(m, n);
-        h_.resize(n);
-        g_.resize(n);
-        d_alpha_.resize(m, n);
         d_W_.resize(m, d);
         compute_beta();
         pattern_.reset(beta_, 0);
@@ -81,70 +77,8 @@ public:
         evaluated_ = false;
     }
 
-    /// Takes k plain GD steps (stopping only on the cancel flag) and evaluates
-    /// the final state. @return the number of steps taken
-    std::int64_t step(std::int64_t k = 1) {
-        if (k < 0) throw std::invalid_argument("the number of steps must be >= 0");
-        std::int64_t taken = 0;
-        for (; taken < k; ++taken) {
-            if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) break;
-            if (!evaluated_) evaluate();
-            apply();
-        }
-        if (!evaluated_) evaluate();
-        return taken;
-    }
-
-    /// Runs until a stopping rule of settings() fires (see run_to_stop).
-    RunSummary run(History* history = nullptr) { return run_to_stop(*this, settings_, history); }
-
-    /// Runs with `callback(DenseGD&)` every `every` steps; returning true
-    /// stops the run (Status::stopped); it may change labels or eta. See run_to_stop.
-    template <class Callback>
-    RunSummary run(History* history, std::int64_t every, Callback&& callback) {
-        return run_to_stop(*this, settings_, history, every, std::forward<Callback>(callback));
-    }
-
-    /// Replaces the labels between steps and re-evaluates.
-    void set_labels(ConstVectorRef y) {
-        if (y.size() != y_.size()) throw std::invalid_argument("y must have n entries");
-        y_ = y;
-        evaluated_ = false;
-        evaluate();
-    }
-    /// Changes the step size between steps and re-evaluates.
-    void set_eta(Scalar eta) {
-        if (!(eta > 0) || !std::isfinite(eta)) throw std::invalid_argument("eta must be positive and finite");
-        settings_.eta = eta;
-        evaluated_ = false;
-        evaluate();
-    }
-    /// Sets the flag that stops step() and run() after the current step (not owned).
-    void set_cancel_flag(const std::atomic<bool>* cancel) { settings_.cancel = cancel; }
-
-    /// Mutable settings; marks the state un-evaluated (see DualGD::settings()).
-    GDSettings& settings() {
-        evaluated_ = false;
-        return settings_;
-    }
-    const GDSettings& settings() const { return settings_; }
-
-    /// @name State (references into the engine: no copies)
-    ///@{
-    const RowMatrix& W() const { return W_; }             ///< m x d weights
-    const RowMatrix& alpha() const { return alpha_; }     ///< m x n accumulated dual coordinates
-    const RowMatrix& beta() const { return beta_; }       ///< m x n predictions W X^T
-    const Mask& mask() const { return pattern_.mask(); }  ///< m x n activation masks
-    const Vector& predictions() const { return h_; }      ///< n network outputs (evaluated state)
-    const Vector& labels() const { return y_; }           ///< n labels
-    const Vector& outer() const { return outer_; }        ///< m outer weights
-    Scalar loss() const { return loss_; }                 ///< loss of the evaluated state
-    Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
-    Scalar eta() const { return settings_.eta; }          ///< current step size
-    std::int64_t steps_taken() const { return steps_; }   ///< GD steps taken so far
-    bool evaluated() const { return evaluated_; }         ///< whether loss() etc. are current
-    const PatternTracker& pattern() const { return pattern_; }
-    ///@}
+    /// m x d weights (a reference into the engine: no copy).
+    const RowMatrix& W() const { return W_; }
 
 private:
     void compute_beta() {
@@ -153,19 +87,8 @@ private:
     }
 
     ConstMatrixRef X_;
-    Vector y_;
-    Vector outer_;
     RowMatrix W_;
-    RowMatrix alpha_;
-    GDSettings settings_;
-    RowMatrix beta_;
-    Vector h_, g_;
-    RowMatrix d_alpha_, d_W_;
-    PatternTracker pattern_;
-    Scalar loss_ = 0;
-    Scalar grad_norm_ = 0;
-    std::int64_t steps_ = 0;
-    bool evaluated_ = false;
+    RowMatrix d_W_;
 };
 
 }  // namespace relucore

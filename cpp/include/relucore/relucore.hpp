@@ -8,6 +8,7 @@
 #include "relucore/gram_stats.hpp"
 #include "relucore/minnorm_qp.hpp"
 #include "relucore/parallel.hpp"
+#include "relucore/engine_base.hpp"
 #include "relucore/dual_gd.hpp"
 #include "relucore/dense_gd.hpp"
 #include "relucore/rng.hpp"
