@@ -31,6 +31,7 @@ CONFIGS = [
     (200, 50000, 2, 100),
 ]
 QUICK = [(10, 2000, 1, 500), (10, 2000, 2, 500), (100, 10000, 2, 100)]
+BATCH = 64
 
 
 def problem(n, d, m, seed=0):
@@ -105,6 +106,7 @@ def main():
     print()
     print("| n | d | m | steps | relucore s | numpy s | torch s | steps/s relucore | x numpy | x torch | K share | max rel diff |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for n, d, m, steps in configs:
         X, y, signs = problem(n, d, m)
         run = lambda: relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1)
@@ -121,6 +123,22 @@ def main():
         k_share = gram_time(X, args.repeat) / t_rc
         print(f"| {n} | {d} | {m} | {steps} | {t_rc:.4f} | {t_np:.4f} | {th_txt} | {steps / t_rc:,.0f} | "
               f"{t_np / t_rc:.0f} | {ratio_th} | {k_share:.0%} | {diff:.1e} |")
+        rows.append((n, d, m, steps, t_rc, t_np, t_th if have_torch else None))
+    # The fixed cost of a call (validation, K, eigenvalues, init, packaging) is
+    # paid once per call: B problems in one batched call share it.
+    print()
+    print(f"Batched: B = {BATCH} problems of the first configurations in one call, time per problem (1 thread)")
+    print()
+    print("| n | d | m | steps | relucore s/problem | x numpy | x torch |")
+    print("|---|---|---|---|---|---|---|")
+    for n, d, m, steps, _, t_np, t_th in rows[:2]:
+        Xs, ys = zip(*(problem(n, d, m, seed=b)[:2] for b in range(BATCH)))
+        Xb, yb = np.stack(Xs), np.stack(ys)
+        signs = problem(n, d, m)[2]
+        t_b, _ = best_of(lambda: relucore.train(Xb, yb, signs=signs, steps=steps, tol=0.0, n_threads=1), args.repeat)
+        per = t_b / BATCH
+        th = f"{t_th / per:.0f}" if t_th is not None else "-"
+        print(f"| {n} | {d} | {m} | {steps} | {per:.6f} | {t_np / per:.0f} | {th} |")
 
 
 if __name__ == "__main__":

@@ -142,3 +142,19 @@ def test_core_rejects_silent_copies():
     out = np.empty((1, 3, 3))
     with pytest.raises(TypeError):
         _core.gram_batch(K, out, 1)
+
+
+def test_default_eps_is_per_problem_when_batch_size_equals_n():
+    # Regression: with B == n a per-problem default eps was read as per-example.
+    X, y = batch(5, n=5, d=300, seed=40)
+    res = relucore.train(X, y, signs=(1, -1), steps=3)
+    for b in range(5):
+        one = relucore.train(X[b], y[b], signs=(1, -1), steps=3)
+        assert np.array_equal(res.beta0[b], one.beta0)
+        assert np.array_equal(res.W[b], one.W)
+
+
+def test_scalar_eps_in_a_batch():
+    X, y = batch(3, n=10, d=300, seed=50)
+    res = relucore.train(X, y, eps=1e-3, steps=0)
+    assert np.all(res.beta0 == 1e-3)

@@ -17,7 +17,7 @@ __all__ = ["positive_init", "disjoint_init", "gaussian_init", "array_init", "def
 
 
 def default_eps(y: np.ndarray, m: int, C_alpha: float) -> np.ndarray:
-    """``y_min / (C_alpha m)`` per problem, with ``y_min = min_i |y_i|`` (B,).
+    """``y_min / (C_alpha m)`` per problem, with ``y_min = min_i |y_i|``, shape (B, 1, 1).
 
     This satisfies Theorem 1 (``eps <= y_min / C_alpha``), Theorem 3
     (``<= y_min / (2 C_alpha)``) and Theorem 5 (``<= y_min / (C_alpha m)``).
@@ -27,22 +27,25 @@ def default_eps(y: np.ndarray, m: int, C_alpha: float) -> np.ndarray:
     ymin = ay.min(axis=-1)
     ymin = np.where(ymin > 0, ymin, ay.max(axis=-1))
     ymin = np.where(ymin > 0, ymin, 1.0)
-    return ymin / (C_alpha * m)
+    return (ymin / (C_alpha * m))[:, None, None]
 
 
 def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
-    """eps as (B, m, n) from a scalar, (n,), (m, n), (B,), or (B, m, n)."""
+    """eps as (B, m, n) from a scalar, (n,), (m, n), (B, 1, 1) or (B, m, n).
+
+    A 1-D eps is always per example: one value per problem is (B, 1, 1), so a
+    batch with B == n cannot be misread.
+    """
     e = as_float_array(eps, "eps", ndim=(0, 1, 2, 3))
     if e.ndim == 0:
         out = np.full((B, m, n), float(e))
     elif e.ndim == 1 and e.shape[0] == n:
         out = np.broadcast_to(e, (B, m, n)).copy()
-    elif e.ndim == 1 and e.shape[0] == B:
-        out = np.broadcast_to(e[:, None, None], (B, m, n)).copy()
     elif e.ndim == 2 and e.shape == (m, n):
         out = np.broadcast_to(e, (B, m, n)).copy()
-    elif e.ndim == 3 and e.shape == (B, m, n):
-        out = e.copy()
+    elif e.ndim == 3 and e.shape[0] == B and e.shape[1] in (1, m) and e.shape[2] in (1, n):
+        # (B, m, n), or (B, 1, 1) for one value per problem (the default eps).
+        out = np.broadcast_to(e, (B, m, n)).copy()
     else:
         raise ValueError(f"eps must be a scalar or of shape (n,), (m, n) or (B, m, n) with n={n}, m={m}, B={B}; got {e.shape}")
     if not np.all(out > 0):

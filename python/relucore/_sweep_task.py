@@ -171,7 +171,7 @@ def _eps(cfg, y: np.ndarray):
     m = len(cfg["signs"])
     if cfg["init"] not in ("positive", "disjoint"):
         return None
-    e = _init.default_eps(y, m, 10.0)[:, None, None] if cfg["eps"] is None else np.asarray(cfg["eps"], dtype=float)
+    e = _init.default_eps(y, m, 10.0) if cfg["eps"] is None else np.asarray(cfg["eps"], dtype=float)
     return np.ascontiguousarray(np.broadcast_to(e, (B, m, n)))
 
 

@@ -63,7 +63,8 @@ def as_float_array(
             raise ValueError(f"{name} must be {want}-dimensional, got an array of shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one element is required")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    # (np.ascontiguousarray would turn a 0-d array into shape (1,).)
+    arr = np.asarray(arr, dtype=np.float64, order="C")
     # Fast path: a NaN or an infinity makes the sum non-finite; only a
     # non-finite sum (which overflow can also cause) needs the full check.
     if finite:

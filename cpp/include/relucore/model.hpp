@@ -65,7 +65,16 @@ Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y,
     for (Index i = 0; i < n; ++i) h[i] = 0;
     for (Index k = 0; k < m; ++k) {
         const Scalar a = outer[k];
-        for (Index i = 0; i < n; ++i) h[i] += a * activate(beta(k, i), spec);
+        // The ReLU case is written without a call so that it compiles to
+        // branch-free selects: activation patterns are data, not predictable.
+        if (spec.activation == Activation::relu) {
+            for (Index i = 0; i < n; ++i) {
+                const Scalar u = beta(k, i);
+                h[i] += a * (u > 0 ? u : Scalar(0));
+            }
+        } else {
+            for (Index i = 0; i < n; ++i) h[i] += a * activate(beta(k, i), spec);
+        }
     }
     Scalar loss = 0;
     if (spec.loss == Loss::square) {
@@ -94,7 +103,11 @@ void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Sc
     const Index n = beta.cols();
     for (Index k = 0; k < m; ++k) {
         const Scalar a = -eta * outer[k];
-        for (Index i = 0; i < n; ++i) coeff(k, i) = a * activate_slope(beta(k, i), spec) * g[i];
+        if (spec.activation == Activation::relu) {
+            for (Index i = 0; i < n; ++i) coeff(k, i) = beta(k, i) > 0 ? a * g[i] : Scalar(0);
+        } else {
+            for (Index i = 0; i < n; ++i) coeff(k, i) = a * activate_slope(beta(k, i), spec) * g[i];
+        }
     }
 }
 
