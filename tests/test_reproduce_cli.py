@@ -66,3 +66,11 @@ def test_raising_experiment_exits_1_and_others_still_run(fake_registry, tmp_path
     assert "PASS example1_inactive" in captured.out
     assert "Traceback" in captured.err
     assert os.path.exists(tmp_path / "b4.png")
+
+
+def test_reproduce_names_missing_extras(monkeypatch, capsys):
+    from relucore import _reproduce, cli
+
+    monkeypatch.setattr(_reproduce, "REQUIRED_EXTRAS", (("relucore_no_such_module", "plots"),))
+    assert cli.main(["reproduce", "all", "--quick", "--out", "unused"]) == 2
+    assert "pip install 'relucore[plots]'" in capsys.readouterr().err

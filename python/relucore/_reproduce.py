@@ -34,6 +34,17 @@ def _resolve(names: Sequence[str]) -> List[str]:
     return out
 
 
+#: Optional modules the experiments need, with the extra that installs each.
+REQUIRED_EXTRAS = (("matplotlib", "plots"), ("sklearn", "meanfield"))
+
+
+def missing_extras() -> List[str]:
+    """Extras (``plots``, ``meanfield``) whose modules are not importable here."""
+    import importlib.util
+
+    return [extra for module, extra in REQUIRED_EXTRAS if importlib.util.find_spec(module) is None]
+
+
 def reproduce(names: Sequence[str] = ("all",), *, quick: bool = False, out: Optional[str] = "reproduce-out",
               seed: int = 0, progress: Optional[bool] = None) -> List[Dict]:
     """Runs experiments and saves each one's table (CSV), parameters and claims (JSON) and figure (PNG).

@@ -53,12 +53,17 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
 
 def _reproduce_run(args: argparse.Namespace) -> int:
     from relucore import experiments
-    from relucore._reproduce import format_summary, reproduce
+    from relucore._reproduce import format_summary, missing_extras, reproduce
 
     if args.list:
         for name in experiments.names():
             print(f"{name:<16} {experiments._base.summary(name)}")
         return 0
+    missing = missing_extras()
+    if missing:
+        print(f"relucore reproduce: error: the experiments need the optional extras {', '.join(missing)}; "
+              f"install them with: pip install 'relucore[{','.join(missing)}]'", file=sys.stderr)
+        return 2
     try:
         records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
                             progress=False if args.no_progress else None)
