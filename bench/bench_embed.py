@@ -17,28 +17,16 @@ import argparse
 import os
 import pickle
 import platform
-import time
 
 import numpy as np
 
 import relucore
 
-
-def problem(n, d, m, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    signs = np.array([1.0, -1.0, 1.0, -1.0][:m])
-    return X, y, signs
+from _common import best_of as _best_of, problem
 
 
 def best_of(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return _best_of(fn, repeat)[0]
 
 
 def numpy_step(X, y, W, signs, eta):

@@ -9,21 +9,13 @@ the dual ``min 1/2 z'Kz - y+'z+  s.t. z- <= 0``: scipy.optimize.lsq_linear
 (method="bvls") on ``||L^T z - L^{-1} c||`` (Cholesky L of K), and Clarabel
 (interior point) on the QP directly.
 """
-import time
 
 import numpy as np
 from scipy import optimize, sparse
 
 import relucore as rc
 
-
-def best_of(f, reps=3):
-    best, out = np.inf, None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+from _common import best_of
 
 
 def main(n=500, d=20000, seed=0):
@@ -42,7 +34,7 @@ def main(n=500, d=20000, seed=0):
         L = np.linalg.cholesky(K)
         return optimize.lsq_linear(L.T, np.linalg.solve(L, c), bounds=(lo, hi), method="bvls", tol=1e-14).x
 
-    t_bvls, z_bvls = best_of(bvls, reps=1)
+    t_bvls, z_bvls = best_of(bvls, repeat=1)
     t_g, sol_g = best_of(lambda: rc.minnorm(gram=K, y=y))
     rows = [("relucore.minnorm (all in)", t_rc, 0.0),
             ("relucore.minnorm(gram=K)", t_g, np.max(np.abs(sol_g.alpha[0] - sol.alpha[0])) / np.max(np.abs(sol.alpha[0])))]
@@ -58,7 +50,7 @@ def main(n=500, d=20000, seed=0):
             res = clarabel.DefaultSolver(P, -c, A, np.zeros((~pos).sum()), [clarabel.NonnegativeConeT(int((~pos).sum()))], s).solve()
             return np.array(res.x)
 
-        t_cl, z_cl = best_of(clar, reps=1)
+        t_cl, z_cl = best_of(clar, repeat=1)
         rows.append(("Clarabel (K given)", t_cl, np.max(np.abs(z_cl - sol.alpha[0])) / np.max(np.abs(z_cl))))
     except ImportError:
         pass

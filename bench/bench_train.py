@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
 import numpy as np
 
 import relucore
 from relucore import _core
+
+from _common import best_of, problem
 
 CONFIGS = [
     # (n, d, m, steps)
@@ -32,24 +33,6 @@ CONFIGS = [
 ]
 QUICK = [(10, 2000, 1, 500), (10, 2000, 2, 500), (100, 10000, 2, 100)]
 BATCH = 64
-
-
-def problem(n, d, m, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    signs = np.array([1.0, -1.0, 1.0, -1.0][:m])
-    return X, y, signs
-
-
-def best_of(fn, repeat):
-    times = []
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def numpy_loop(X, y, W0, signs, eta, steps):

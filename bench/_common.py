@@ -1,0 +1,25 @@
+"""Helpers shared by the benchmark scripts (run as ``python bench/NAME.py``)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def problem(n, d, m, seed=0):
+    """Lai et al.'s Fig. 4 data: x ~ N(0, I_d), |y| ~ U(0.1, 1) with random signs; signs +1, -1, ..."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    signs = np.array([1.0, -1.0, 1.0, -1.0][:m])
+    return X, y, signs
+
+
+def best_of(fn, repeat=3):
+    """(best wall time over ``repeat`` calls, the last call's return value)."""
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
