@@ -415,6 +415,10 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
     The Philox4x64-10 block of a counter under a key.
     """
+def positive_start_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], eps: typing.SupportsFloat | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, tol_factor: typing.SupportsFloat | typing.SupportsIndex, max_condition: typing.SupportsFloat | typing.SupportsIndex, loss: Loss, K: numpy.typing.NDArray[numpy.float64], mu: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol_out: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    The all-positive start of B problems (relucore/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
+    """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """
     min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback).

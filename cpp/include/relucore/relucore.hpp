@@ -11,5 +11,6 @@
 #include "relucore/engine_base.hpp"
 #include "relucore/dual_gd.hpp"
 #include "relucore/dense_gd.hpp"
+#include "relucore/positive_start.hpp"
 #include "relucore/rng.hpp"
 #include "relucore/weight_gd.hpp"
