@@ -63,10 +63,12 @@ class DualGD : public EngineBase<DualGD> {
 public:
     /// Builds an engine that views the caller's Gram matrix.
     ///
-    /// @param K        n x n Gram matrix X X^T. Only a view is kept: K must
-    ///                 outlive the engine, and must be a row-major Scalar matrix
-    ///                 or Map (anything else is refused at compile time, since it
-    ///                 would bind to a temporary copy that dies with the call).
+    /// @param K        n x n Gram matrix X X^T. A view is kept: K must outlive
+    ///                 the engine and stay unchanged, and must be a row-major
+    ///                 Scalar matrix or Map (anything else is refused at compile
+    ///                 time, since it would bind to a temporary copy that dies
+    ///                 with the call). For n <= 16 the engine also keeps a
+    ///                 zero-padded copy of K for its step.
     /// @param y        n labels (copied)
     /// @param outer    m outer weights a_k: the signs s_k of the paper or values
     ///                 such as +-1/m (copied)
