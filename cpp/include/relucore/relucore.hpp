@@ -13,3 +13,5 @@
 #include "relucore/dense_gd.hpp"
 #include "relucore/rng.hpp"
 #include "relucore/weight_gd.hpp"
+#include "relucore/gram_sample.hpp"
+#include "relucore/sweep_gram.hpp"
