@@ -411,6 +411,10 @@ def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
     """
+def minnorm1_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sign: typing.SupportsFloat | typing.SupportsIndex, z: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    One-neuron minimum-norm duals of B problems: z (B, n); f = objective and the four KKT residuals; info = status, block pivots, primal steps, fallback used.
+    """
 def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], key: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"]) -> numpy.typing.NDArray[numpy.uint64]:
     """
     The Philox4x64-10 block of a counter under a key.
@@ -442,6 +446,18 @@ def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDAr
 def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
     Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.
+    """
+def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the raw words of np.random.Philox(key=keys[b]) (relucore/gram_sample.hpp).
+    """
+def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
+    """
+    keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(2, uint64); entropy and prefix as little-endian uint32 words.
+    """
+def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, sign: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, eta: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex, minnorm: bool, norm1: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], iout: numpy.typing.NDArray[numpy.int64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    Whole Gram-mode trials (relucore/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT residual, mu_1, cond; iout = nit, pattern_stable_step, status, n_pos, n_neg, error code.
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """

@@ -14,3 +14,5 @@
 #include "relucore/positive_start.hpp"
 #include "relucore/rng.hpp"
 #include "relucore/weight_gd.hpp"
+#include "relucore/gram_sample.hpp"
+#include "relucore/sweep_gram.hpp"
