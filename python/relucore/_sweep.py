@@ -116,13 +116,12 @@ def sweep(
         cluster (see docs/sweeps.md).
     n_threads : int, optional
         In-process (``executor=None``): threads running batches side by side
-        (default: all cores). When every configuration runs on the Gram-mode
-        fast path (``use_gram`` with one neuron, ``init="positive"``, engine
-        ``"dual"``, square loss, ReLU, no ``measure``: whole trials in one C++
-        call per batch, see ``relucore._sweep_fast``) the batches run one at a
-        time, each on ``n_threads`` OpenMP threads. Other all-``use_gram``
-        sweeps run one batch at a time on one thread (GIL-bound Python around
-        tiny kernels; scale them with worker processes).
+        (default: all cores), including the Gram-mode fast path (``use_gram``
+        with one neuron, ``init="positive"``, engine ``"dual"``, square loss,
+        ReLU, no ``measure``: whole trials in one C++ call per batch, see
+        ``relucore._sweep_fast``). Other sweeps where every configuration has
+        ``use_gram`` run one batch at a time on one thread (GIL-bound Python
+        around tiny kernels; scale them with worker processes).
         With an executor: OpenMP threads of each batch's C++ calls (default 1:
         the workers supply the parallelism).
     batch_size : int, optional
@@ -175,16 +174,16 @@ def sweep(
     # In-process with several threads: a thread pool runs whole batches side by
     # side (sampling, the C++ calls and the QPs release the GIL), each batch on
     # one OpenMP thread, so every stage of a trial is parallel, not only GD.
+    # That includes batches of the Gram-mode fast path (whole trials in one C++
+    # call): one thread's C++ call overlaps another's row building. Other
     # Gram-only trials are mostly GIL-holding Python around tiny kernels: side
     # by side they only contend (measured 0.6x with 2 threads), so they run
-    # one batch at a time; use worker processes to scale them.
+    # one batch at a time on one thread; use worker processes to scale them.
     all_gram = all(bool(cfg.get("use_gram")) for cfg in configs)
     fast = [fast_trials_ok(cfg, measure) for cfg in configs]
-    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and not all_gram else 0
-    # Gram-only batches on the general path are too small for OpenMP to pay: its spinning
-    # threads take the core the Python glue needs (0.8x measured), so they get one. Batches
-    # of the fast path are whole trials in C++: they run one at a time on all the threads.
-    task_threads = 1 if (pool_threads or (all_gram and executor is None and not all(fast))) else n_threads_eff
+    pooled = not all_gram or all(fast)
+    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and pooled else 0
+    task_threads = 1 if (pool_threads or (all_gram and executor is None)) else n_threads_eff
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
 
