@@ -116,3 +116,23 @@ def test_inputs_the_fast_path_declines_still_train():
     X = np.ones((3, 10))
     with pytest.raises(ValueError, match="rank-deficient or badly conditioned"):
         relucore.train(X, np.array([0.5, 0.6, 0.7]))
+
+
+@pytest.mark.parametrize("m,n,d", [(1, 1, 1), (2, 3, 15), (3, 5, 16), (2, 10, 2000), (4, 7, 37)])
+def test_weights_from_dual_matches_numpy(m, n, d):
+    rng = np.random.default_rng(m * 100 + d)
+    X, W0 = rng.standard_normal((2, n, d)), rng.standard_normal((2, m, d))
+    a0, a = rng.standard_normal((2, m, n)), rng.standard_normal((2, m, n))
+    W = np.empty((2, m, d))
+    _core.weights_from_dual_batch(X, W0, a0, a, W, 1)
+    np.testing.assert_allclose(W, W0 + (a - a0) @ X, rtol=1e-13, atol=1e-13 * np.sqrt(n))
+
+
+def test_trainer_and_train_rebuild_the_same_weights():
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((6, 70))
+    y = rng.uniform(0.1, 1, 6) * rng.choice([-1, 1], 6)
+    res = relucore.train(X, y, signs=(1, -1), steps=200, tol=0.0)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    t.step(200)
+    assert np.array_equal(t.W, res.W)

@@ -221,6 +221,34 @@ void bind_train(py::module_& m) {
         "check[b] = 0 when problem b passed every check.");
 
     m.def(
+        "weights_from_dual_batch",
+        [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0,
+           const CArray<double>& alpha, CArray<double> W, int n_threads) {
+            require_shape(X, "X", {-1, -1, -1});
+            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2);
+            require_shape(alpha, "alpha", {B, -1, n});
+            const Index m_ = alpha.shape(1);
+            require_shape(alpha0, "alpha0", {B, m_, n});
+            require_shape(W0, "W0", {B, m_, d});
+            require_shape(W, "W", {B, m_, d});
+            const double *xp = X.data(), *w0p = W0.data(), *a0p = alpha0.data(), *ap = alpha.data();
+            double* wp = W.mutable_data();
+            run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        RowMatrix scratch(m_, n);
+                        weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d), ConstMatrixMap(w0p + b * m_ * d, m_, d),
+                                          ConstMatrixMap(a0p + b * m_ * n, m_, n), ConstMatrixMap(ap + b * m_ * n, m_, n),
+                                          MatrixMap(wp + b * m_ * d, m_, d), scratch);
+                    });
+                },
+                static_cast<double>(B) * m_ * n * d > 5e8);
+        },
+        py::arg("X").noconvert(), py::arg("W0").noconvert(), py::arg("alpha0").noconvert(),
+        py::arg("alpha").noconvert(), py::arg("W").noconvert(), py::arg("n_threads") = 0,
+        "W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).");
+
+    m.def(
         "run_dense_batch",
         [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, CArray<double> W,
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,

@@ -467,6 +467,10 @@ def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArra
     """
     Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
     """
+def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).
+    """
 __version__: str
 _pybind11_version: str
 has_openmp: bool

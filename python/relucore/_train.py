@@ -576,9 +576,8 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     if engine == "weights":
         W = out.pop("W")
     elif p.X is not None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            W = np.matmul(alpha - p.alpha0, p.X)
-            W += p.W0
+        W = np.empty_like(p.W0)
+        _core.weights_from_dual_batch(p.X, p.W0, p.alpha0, alpha, W, n_threads)
 
     status = out["status"].astype(int)
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]

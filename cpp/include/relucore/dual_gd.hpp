@@ -11,7 +11,7 @@
 ///   beta_k += K delta_alpha_k,   alpha_k += delta_alpha_k.
 /// After K = X X^T is formed a step costs O(m n^2) whatever d is, and the
 /// d-dimensional weights are rebuilt only when asked for:
-/// W = W0 + (alpha - alpha0) X (see weights_from_dual()).
+/// W = W0 + (alpha - alpha0) X (see weights_from_dual() in span.hpp).
 ///
 /// Typical use in a simulator:
 /// @code
@@ -33,6 +33,7 @@
 #include "relucore/gram.hpp"
 #include "relucore/model.hpp"
 #include "relucore/run.hpp"
+#include "relucore/span.hpp"
 #include "relucore/types.hpp"
 
 #include <Eigen/Cholesky>
@@ -161,6 +162,18 @@ public:
         evaluated_ = false;
     }
 
+    /// apply() followed by evaluate() (what run_to_stop() does between two
+    /// checks), fused into one pass for the square loss and the ReLU.
+    void advance() {
+        const ModelSpec& spec = settings_.model;
+        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu) {
+            advance_relu_square();
+        } else {
+            apply();
+            evaluate();
+        }
+    }
+
     /// The n x n Gram matrix the engine steps with.
     const ConstMatrixRef& gram() const { return K_; }
 
@@ -240,18 +253,64 @@ private:
         const Index n = beta_.cols();
         const Scalar* __restrict beta = beta_.data();
         const Scalar* __restrict outer = outer_.data();
-        const Scalar* __restrict y = y_.data();
         Scalar* __restrict h = h_.data();
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            const Scalar* __restrict bk = beta + k * n;
+            for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
+        }
+        finish_relu_square();
+    }
+
+    /// apply() then evaluate() for the square loss and the ReLU in one pass
+    /// over the neurons: each alpha/beta entry is updated, its mask compared
+    /// and its contribution to h added while it is in a register. Same
+    /// operations in the same order as apply(); evaluate(), so bitwise the same.
+    void advance_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = beta_.cols();
+        const Index dstride = d_beta_.cols();
+        const Scalar* __restrict outer = outer_.data();
+        Scalar* __restrict h = h_.data();
+        std::uint8_t* __restrict mask = pattern_.mask_data();
+        std::uint8_t changed = 0;
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            Scalar* __restrict ak = alpha_.data() + k * n;
+            Scalar* __restrict bk = beta_.data() + k * n;
+            std::uint8_t* __restrict mk = mask + k * n;
+            const Scalar* __restrict dak = d_alpha_.data() + k * n;
+            const Scalar* __restrict dbk = d_beta_.data() + k * dstride;
+            for (Index i = 0; i < n; ++i) {
+                ak[i] += dak[i];
+                const Scalar b = bk[i] + dbk[i];
+                bk[i] = b;
+                const std::uint8_t now = b > 0;
+                changed |= static_cast<std::uint8_t>(now ^ mk[i]);
+                mk[i] = now;
+                h[i] += a * (b > 0 ? b : Scalar(0));
+            }
+        }
+        ++steps_;
+        if (changed) pattern_.changed_at(steps_);
+        finish_relu_square();
+    }
+
+    /// The rest of evaluate() once h = sum_k a_k relu(beta_k) is known:
+    /// residual, loss, d_alpha, d_beta = K d_alpha and the gradient norm.
+    void finish_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = beta_.cols();
+        const Scalar* __restrict beta = beta_.data();
+        const Scalar* __restrict outer = outer_.data();
+        const Scalar* __restrict y = y_.data();
+        const Scalar* __restrict h = h_.data();
         Scalar* __restrict g = g_.data();
         Scalar loss = 0;
         for (Index i = 0; i < n; ++i) {
-            Scalar hi = 0;
-            for (Index k = 0; k < m; ++k) {
-                const Scalar u = beta[k * n + i];
-                hi += outer[k] * (u > 0 ? u : Scalar(0));
-            }
-            h[i] = hi;
-            g[i] = hi - y[i];
+            g[i] = h[i] - y[i];
             loss += g[i] * g[i];
         }
         loss_ = loss / 2;
@@ -269,6 +328,7 @@ private:
             for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
         }
         grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / eta;
+        evaluated_ = true;
     }
 
     static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
@@ -298,18 +358,5 @@ private:
     Index padded_n_ = 0;  // 0: gram_times() reads K_ directly
     RowMatrix d_beta_;    // m x (padded_n_ or n): K d_alpha_k in the first n columns
 };
-
-/// Rebuilds the weights from the dual coordinates: W = W0 + (alpha - alpha0) X
-/// (SPEC section 1: w_k = w_k^perp + X^T alpha_k and w_k^perp never changes).
-/// W0 (m x d) and alpha0 (m x n) are the starting point the engine was built
-/// from; W (m x d) is written. For positive_init(), W0 = alpha0 X, so W = alpha X.
-inline void weights_from_dual(ConstMatrixRef X, ConstMatrixRef W0, ConstMatrixRef alpha0, ConstMatrixRef alpha,
-                              MatrixRef W) {
-    if (W0.rows() != alpha.rows() || W0.cols() != X.cols() || alpha0.rows() != alpha.rows() ||
-        alpha0.cols() != X.rows() || alpha.cols() != X.rows() || W.rows() != W0.rows() || W.cols() != W0.cols())
-        throw std::invalid_argument("weights_from_dual: inconsistent shapes");
-    W = W0;
-    W.noalias() += (alpha - alpha0) * X;
-}
 
 }  // namespace relucore

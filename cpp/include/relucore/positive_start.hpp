@@ -13,6 +13,7 @@
 
 #include "relucore/gram.hpp"
 #include "relucore/model.hpp"
+#include "relucore/span.hpp"
 #include "relucore/types.hpp"
 
 #include <Eigen/Cholesky>
@@ -108,7 +109,8 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     Eigen::LLT<RowMatrix> llt(K);
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
     alpha0 = llt.solve(beta0.transpose()).transpose();
-    W0.noalias() = alpha0 * X;
+    W0.setZero();
+    add_row_combination(alpha0, X, W0);
     if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;
     // Starting loss 1/2 ||h0 - y||^2 with h0 = sum_k s_k phi(eps_k) = sum_k s_k eps_k (eps > 0).
     Scalar loss0 = 0;

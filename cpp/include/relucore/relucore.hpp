@@ -5,6 +5,7 @@
 #include "relucore/model.hpp"
 #include "relucore/run.hpp"
 #include "relucore/gram.hpp"
+#include "relucore/span.hpp"
 #include "relucore/gram_stats.hpp"
 #include "relucore/minnorm_qp.hpp"
 #include "relucore/parallel.hpp"
