@@ -131,7 +131,7 @@ public:
     void evaluate() {
         const ModelSpec& spec = settings_.model;
         if (spec.loss == Loss::square && spec.activation == Activation::relu) {
-            evaluate_relu_square();
+            (this->*evaluate_relu_square_)();
         } else {
             loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
             dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
@@ -167,7 +167,7 @@ public:
     void advance() {
         const ModelSpec& spec = settings_.model;
         if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu) {
-            advance_relu_square();
+            (this->*advance_relu_square_)();
         } else {
             apply();
             evaluate();
@@ -242,15 +242,21 @@ private:
         for (int j = 0; j < NP; ++j) db[j] = acc[j];
     }
 
+    /// The ReLU/square step functions take n as a template parameter N: the
+    /// engine picks N = n for n <= 16 (loops fully unrolled, no remainder
+    /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
+    /// run time) otherwise; see select_step_functions().
+    ///
     /// evaluate() for the square loss and the ReLU (the papers' setting),
     /// without the per-element dispatch on the model and with one pass per
     /// neuron. Same operations in the same order as the general path
     /// (loss_and_residual, dual_step_coefficients, apply_gram), so it gives
     /// bitwise the same state. The restrict-qualified pointers spare the
     /// compiler its aliasing checks, which dominate loops of n ~ 10.
+    template <int N>
     void evaluate_relu_square() {
         const Index m = beta_.rows();
-        const Index n = beta_.cols();
+        const Index n = N > 0 ? N : beta_.cols();
         const Scalar* __restrict beta = beta_.data();
         const Scalar* __restrict outer = outer_.data();
         Scalar* __restrict h = h_.data();
@@ -260,16 +266,17 @@ private:
             const Scalar* __restrict bk = beta + k * n;
             for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
         }
-        finish_relu_square();
+        finish_relu_square<N>();
     }
 
     /// apply() then evaluate() for the square loss and the ReLU in one pass
     /// over the neurons: each alpha/beta entry is updated, its mask compared
     /// and its contribution to h added while it is in a register. Same
     /// operations in the same order as apply(); evaluate(), so bitwise the same.
+    template <int N>
     void advance_relu_square() {
         const Index m = beta_.rows();
-        const Index n = beta_.cols();
+        const Index n = N > 0 ? N : beta_.cols();
         const Index dstride = d_beta_.cols();
         const Scalar* __restrict outer = outer_.data();
         Scalar* __restrict h = h_.data();
@@ -295,14 +302,15 @@ private:
         }
         ++steps_;
         if (changed) pattern_.changed_at(steps_);
-        finish_relu_square();
+        finish_relu_square<N>();
     }
 
     /// The rest of evaluate() once h = sum_k a_k relu(beta_k) is known:
     /// residual, loss, d_alpha, d_beta = K d_alpha and the gradient norm.
+    template <int N>
     void finish_relu_square() {
         const Index m = beta_.rows();
-        const Index n = beta_.cols();
+        const Index n = N > 0 ? N : beta_.cols();
         const Scalar* __restrict beta = beta_.data();
         const Scalar* __restrict outer = outer_.data();
         const Scalar* __restrict y = y_.data();
@@ -348,10 +356,30 @@ private:
             K_pad_.leftCols(n) = K_;
         }
         d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
+        select_step_functions(n);
         pattern_.reset(beta_, 0);
         evaluate();
     }
 
+    template <int N>
+    void set_step_functions() {
+        evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
+        advance_relu_square_ = &DualGD::advance_relu_square<N>;
+    }
+
+    template <int N = 16>
+    void select_step_functions(Index n) {
+        if constexpr (N == 0) {
+            set_step_functions<0>();
+        } else {
+            if (n == N) return set_step_functions<N>();
+            select_step_functions<N - 1>(n);
+        }
+    }
+
+    using StepFunction = void (DualGD::*)();
+    StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
+    StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
     RowMatrix K_pad_;     // K with rows padded to padded_n_ (n <= 16 only)
