@@ -104,7 +104,7 @@ public:
     ///
     /// @param X   n x d data with full row rank (K positive definite)
     /// @param eps m x n positive entries
-    /// @throws std::invalid_argument if K is not positive definite, or on bad
+    /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
     ///         shapes, non-positive eps or invalid settings
     static DualGD positive_init(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef eps,
                                 const GDSettings& settings) {
@@ -113,8 +113,12 @@ public:
         if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
         Eigen::LLT<RowMatrix> llt(*K);
-        if (llt.info() != Eigen::Success)
-            throw std::invalid_argument("K = X X^T is not positive definite (X needs full row rank)");
+        // Rounding can leave the K of a rank-deficient X with tiny positive
+        // pivots, so the factorisation succeeding is not enough: its
+        // reciprocal condition estimate must be above 1e-12 too.
+        if (llt.info() != Eigen::Success || !(llt.rcond() > 1e-12))
+            throw std::invalid_argument(
+                "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
         const RowMatrix alpha0 = llt.solve(eps.transpose()).transpose();
         return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, outer, alpha0, eps, settings);
     }
