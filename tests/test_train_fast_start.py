@@ -136,3 +136,21 @@ def test_trainer_and_train_rebuild_the_same_weights():
     t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
     t.step(200)
     assert np.array_equal(t.W, res.W)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 17, 33])
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_unrolled_and_runtime_steps_agree_with_the_weight_engine(n, m):
+    """The dual engine's ReLU/square step is instantiated for n <= 16 and generic above:
+    both against the O(m n d) weight-space engine, to 1e-10."""
+    rng = np.random.default_rng(100 * n + m)
+    d = 3 * n + 5
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1, n) * rng.choice([-1, 1], n)
+    signs = [(-1) ** k for k in range(m)]
+    W0 = 0.05 * rng.standard_normal((m, d))
+    a = relucore.train(X, y, signs=signs, init=W0, steps=300, tol=0.0)
+    b = relucore.train(X, y, signs=signs, init=W0, steps=300, tol=0.0, engine="weights")
+    assert a.pattern_stable_step == b.pattern_stable_step
+    np.testing.assert_allclose(a.beta, b.beta, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.W, b.W, rtol=1e-10, atol=1e-12)
