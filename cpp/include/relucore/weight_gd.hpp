@@ -786,6 +786,11 @@ private:
         return i;
     }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+// GCC 12 flags the undefined source operand inside _mm512_max_pd.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
     // One AVX-512 vector of the fused step (neurons i .. i+7, or those in m
     // when Masked, with masked loads and stores); returns a_i r_i.
 #define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
@@ -867,6 +872,9 @@ private:
             *part++ = lane_total(lanes);
         }
     }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
     template <int D, bool Outer, bool Bias, bool Noisy>
