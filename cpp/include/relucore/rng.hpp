@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <cstring>
 
-// Runtime dispatch to AVX/AVX2 kernels (see weight_gd.hpp); define
+// Runtime dispatch to AVX, AVX2 and AVX-512F kernels (see weight_gd.hpp); define
 // RELUCORE_NO_SIMD_DISPATCH to disable it.
 #if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))

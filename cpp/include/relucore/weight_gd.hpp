@@ -34,7 +34,7 @@
 // by (seed, step, neuron), so results are bitwise independent of the thread
 // count and of how a run is split into calls. The forward pass h(x_j) is a sum
 // over neurons taken in a fixed order: within a chunk of kChunk neurons (a
-// constant) four interleaved lanes (lane_sum), then the chunks in order.
+// constant) eight interleaved lanes (lane_sum), then the chunks in order.
 //
 // Threads: one OpenMP team for the whole run (thread count per call, no
 // global OpenMP state), each thread owning a fixed range of chunks; one
@@ -42,12 +42,16 @@
 // thread then computes identically. Cancellation and records happen at
 // sync points (every kCheckEvery steps and at record/snapshot steps).
 //
-// Parameters are stored structure-of-arrays (a[N], W[d][N], b[N]); all
-// buffers are allocated in the constructor, the step loop allocates nothing.
-// For single-sample SGD with d <= 3 the update of step t and the forward pass
-// of step t + 1 are fused into one sweep over a chunk (SSE2, or AVX chosen at
-// run time), elsewhere plain loops that the compiler vectorises. No path uses
-// FMA, so all paths give bitwise the same numbers.
+// Parameters are stored structure-of-arrays (rows a, b, w_1..w_d and the
+// current relu(z) rows, 64-byte aligned, in one arena); all buffers are
+// allocated in the constructor, the step loop allocates nothing. For
+// single-sample SGD with d <= 3 the update of step t and the forward pass of
+// step t + 1 are fused into one sweep over the neurons (fused_chunk), with
+// scalar, SSE2, AVX and AVX-512F paths chosen at run time (the package is
+// built for baseline x86-64); elsewhere plain loops that the compiler
+// vectorises. No path uses FMA, so all paths give bitwise the same numbers.
+// The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
+// the path (read when an engine is built; for tests and timings).
 #pragma once
 
 #include "relucore/parallel.hpp"
@@ -70,10 +74,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-// rng.hpp defines RELUCORE_AVX_DISPATCH: runtime dispatch to 256-bit AVX
-// kernels (without FMA, so every element is computed by the same IEEE
-// operations as in the SSE2 and scalar loops: results do not depend on the
-// path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
+// rng.hpp defines RELUCORE_AVX_DISPATCH: runtime dispatch to 256-bit AVX and
+// 512-bit AVX-512F kernels (without FMA, so every element is computed by the
+// same IEEE operations as in the SSE2 and scalar loops: results do not depend
+// on the path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
 
 namespace relucore {
 
@@ -786,6 +790,14 @@ private:
         return i;
     }
 
+// GCC contracts a * b - c written with AVX-512 intrinsics into an FMA
+// (AVX-512F includes FMA) unless told not to; clang is told by a pragma in
+// the function body.
+#if defined(__GNUC__) && !defined(__clang__)
+#define RELUCORE_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define RELUCORE_NO_FP_CONTRACT
+#endif
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 // GCC 12 flags the undefined source operand inside _mm512_max_pd.
@@ -796,7 +808,7 @@ private:
 #define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
 #define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
     template <int D, bool Outer, bool Bias, bool Noisy, bool Masked>
-    __attribute__((target("avx512f"), optimize("fp-contract=off"), always_inline)) static inline __m512d
+    __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT static inline __m512d
     fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
                      Scalar* const* w, const Scalar* __restrict xii, const __m512d* xkv, const __m512d* xnv,
                      __m512d sv, __m512d dv, __m512d g0v, __m512d sgv, __m512d sdv) {
@@ -839,7 +851,7 @@ private:
     // in fused_chunk, element by element: GCC would contract the
     // multiplications and subtractions into AVX-512 FMAs, hence fp-contract=off.
     template <int D, bool Outer, bool Bias, bool Noisy>
-    __attribute__((target("avx512f"), optimize("fp-contract=off"))) static void fused_avx512(
+    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT static void fused_avx512(
         Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
         Scalar* const* w_in, const Scalar* __restrict xi, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
         Scalar g0, Scalar sd, Scalar* __restrict part) {
@@ -875,6 +887,7 @@ private:
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#undef RELUCORE_NO_FP_CONTRACT
 #endif
 
     template <int D, bool Outer, bool Bias, bool Noisy>
