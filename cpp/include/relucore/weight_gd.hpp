@@ -641,11 +641,12 @@ private:
         Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see lane_sum
         Index i = 0;
 #if defined(RELUCORE_AVX_DISPATCH)
-        if (simd_ >= kSimdAvx) i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
+        if (simd_ >= kSimdAvx)
+            i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
 #endif
 #if defined(__SSE2__)
         // Two neurons per iteration, the operations of the scalar loop below
-        // (which finishes an odd chunk). i is a multiple of 8 here.
+        // (which finishes an odd chunk). i is a multiple of 4 here.
         if (simd_ >= kSimdSse2) {
             const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
                           sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
@@ -756,7 +757,7 @@ private:
 
     // Four neurons per vector, lanes 0-3 and 4-7 in two accumulators; the
     // operations of the scalar loop in fused_chunk, element by element.
-    // Returns the first neuron not done (a multiple of 8 when it stops early).
+    // Returns the first neuron not done (a multiple of 4).
     template <int D, bool Outer, bool Bias, bool Noisy>
     __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
                                                           Scalar* __restrict z, Scalar* const* w_in,
@@ -871,13 +872,16 @@ private:
             const Index i1 = std::min(i_end, i0 + kChunk);
             __m512d acc = zero;
             Index i = i0;
-            for (; i + 8 <= i1; i += 8)
+            for (; i + 8 <= i1; i += 8) {
+                const Scalar* xii = Noisy ? xi + (i - i0) : xi;
                 acc = _mm512_add_pd(acc, fused_avx512_vec<D, Outer, Bias, Noisy, false>(
-                                             i, 0xFF, a, b, z, w, Noisy ? xi + (i - i0) : xi, xkv, xnv, sv, dv, g0v, sgv, sdv));
+                                             i, 0xFF, a, b, z, w, xii, xkv, xnv, sv, dv, g0v, sgv, sdv));
+            }
             if (i < i1) {
+                const Scalar* xii = Noisy ? xi + (i - i0) : xi;
                 const __mmask8 m = static_cast<__mmask8>((1u << (i1 - i)) - 1u);
                 acc = _mm512_mask_add_pd(acc, m, acc, fused_avx512_vec<D, Outer, Bias, Noisy, true>(
-                                                          i, m, a, b, z, w, Noisy ? xi + (i - i0) : xi, xkv, xnv, sv, dv, g0v, sgv, sdv));
+                                                          i, m, a, b, z, w, xii, xkv, xnv, sv, dv, g0v, sgv, sdv));
             }
             alignas(64) Scalar lanes[8];
             _mm512_store_pd(lanes, acc);
