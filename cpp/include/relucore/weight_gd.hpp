@@ -47,8 +47,8 @@
 // allocated in the constructor, the step loop allocates nothing. For
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
 // step t + 1 are fused into one sweep over the neurons (fused_chunk), with
-// scalar, SSE2, AVX and AVX-512F paths chosen at run time (the package is
-// built for baseline x86-64); elsewhere plain loops that the compiler
+// scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time (the
+// package is built for baseline x86-64); elsewhere plain loops that the compiler
 // vectorises. No path uses FMA, so all paths give bitwise the same numbers.
 // The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
 // the path (read when an engine is built; for tests and timings).
@@ -629,15 +629,6 @@ private:
             xnk[k] = xn[k];
         }
         if (Noisy) chunk_noise(t, c, xi, tb.words);
-#if defined(RELUCORE_AVX_DISPATCH)
-        if (simd_ >= kSimdAvx512) {
-            Scalar* wb[D > 0 ? D : 1];
-            for (int k = 0; k < D; ++k) wb[k] = wrow(k);
-            fused_avx512<D, Outer, Bias, Noisy>(i0, i0 + n, arow(), brow(), zrow(0), wb, xi, xk, xnk, s,
-                                                decay, g0, sd, part_next + c);
-            return;
-        }
-#endif
         Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see lane_sum
         Index i = 0;
 #if defined(RELUCORE_AVX_DISPATCH)
@@ -804,15 +795,15 @@ private:
 // GCC 12 flags the undefined source operand inside _mm512_max_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-    // One AVX-512 vector of the fused step (neurons i .. i+7, or those in m
-    // when Masked, with masked loads and stores); returns a_i r_i.
+    // One AVX-512 vector of the fused noiseless step (neurons i .. i+7, or
+    // those in m when Masked, with masked loads and stores); returns a_i r_i.
 #define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
 #define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
-    template <int D, bool Outer, bool Bias, bool Noisy, bool Masked>
+    template <int D, bool Outer, bool Bias, bool Masked>
     __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT static inline __m512d
     fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-                     Scalar* const* w, const Scalar* __restrict xii, const __m512d* xkv, const __m512d* xnv,
-                     __m512d sv, __m512d dv, __m512d g0v, __m512d sgv, __m512d sdv) {
+                     Scalar* const* w, const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v,
+                     __m512d sgv) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
@@ -821,22 +812,17 @@ private:
         const __m512d ci = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(ri, zero, _CMP_GT_OQ), _mm512_mul_pd(sv, ai), g0v);
         __m512d zn = zero;
         if (Bias) {
-            __m512d bn = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(b + i)), ci);
-            if (Noisy) bn = _mm512_add_pd(bn, _mm512_mul_pd(sdv, RELUCORE_LD512(xii + (D + 1) * kChunk)));
+            const __m512d bn = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(b + i)), ci);
             RELUCORE_ST512(b + i, bn);
             zn = bn;
         }
         for (int k = 0; k < D; ++k) {
-            __m512d wk = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
-            if (Noisy) wk = _mm512_add_pd(wk, _mm512_mul_pd(sdv, RELUCORE_LD512(xii + (1 + k) * kChunk)));
+            const __m512d wk =
+                _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
             RELUCORE_ST512(w[k] + i, wk);
             zn = (Bias || k > 0) ? _mm512_add_pd(zn, _mm512_mul_pd(wk, xnv[k])) : _mm512_mul_pd(wk, xnv[k]);
         }
-        __m512d an = ai;
-        if (Outer) {
-            an = _mm512_sub_pd(_mm512_mul_pd(dv, ai), _mm512_mul_pd(ri, sgv));
-            if (Noisy) an = _mm512_add_pd(an, _mm512_mul_pd(sdv, RELUCORE_LD512(xii)));
-        }
+        const __m512d an = Outer ? _mm512_sub_pd(_mm512_mul_pd(dv, ai), _mm512_mul_pd(ri, sgv)) : ai;
         RELUCORE_ST512(a + i, an);
         const __m512d rn = _mm512_max_pd(zn, zero);
         RELUCORE_ST512(z + i, rn);
@@ -845,22 +831,24 @@ private:
 #undef RELUCORE_LD512
 #undef RELUCORE_ST512
 
-    // Eight neurons per vector, the whole of [i_begin, i_end) (chunk by
-    // chunk: part[0], part[1], ... get the sums of the chunks starting at
-    // i_begin; with Noisy a single chunk, xi its noise rows); the tail of a
-    // chunk with masked loads and stores. The operations of the scalar loop
-    // in fused_chunk, element by element: GCC would contract the
-    // multiplications and subtractions into AVX-512 FMAs, hence fp-contract=off.
-    template <int D, bool Outer, bool Bias, bool Noisy>
+    // The noiseless fused step of the neurons [i_begin, i_end), eight per
+    // vector, chunk by chunk (part[0], part[1], ... get the sums of the
+    // chunks starting at i_begin), the tail of a chunk with masked loads and
+    // stores. The operations of the scalar loop in fused_chunk, element by
+    // element: GCC would contract the multiplications and subtractions into
+    // AVX-512 FMAs, hence fp-contract=off. (With noise the AVX kernel is
+    // used: the Box-Muller transform runs in AVX2, and mixing it with 512-bit
+    // code measured 6% slower than staying at 256 bits.)
+    template <int D, bool Outer, bool Bias>
     __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT static void fused_avx512(
         Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-        Scalar* const* w_in, const Scalar* __restrict xi, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
-        Scalar g0, Scalar sd, Scalar* __restrict part) {
+        Scalar* const* w_in, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0,
+        Scalar* __restrict part) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
         const __m512d zero = _mm512_setzero_pd(), g0v = _mm512_set1_pd(g0), sv = _mm512_set1_pd(s),
-                      sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay), sdv = _mm512_set1_pd(sd);
+                      sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay);
         __m512d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
         Scalar* w[D > 0 ? D : 1];
         for (int k = 0; k < D; ++k) {
@@ -872,16 +860,13 @@ private:
             const Index i1 = std::min(i_end, i0 + kChunk);
             __m512d acc = zero;
             Index i = i0;
-            for (; i + 8 <= i1; i += 8) {
-                const Scalar* xii = Noisy ? xi + (i - i0) : xi;
-                acc = _mm512_add_pd(acc, fused_avx512_vec<D, Outer, Bias, Noisy, false>(
-                                             i, 0xFF, a, b, z, w, xii, xkv, xnv, sv, dv, g0v, sgv, sdv));
-            }
+            for (; i + 8 <= i1; i += 8)
+                acc = _mm512_add_pd(
+                    acc, fused_avx512_vec<D, Outer, Bias, false>(i, 0xFF, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
             if (i < i1) {
-                const Scalar* xii = Noisy ? xi + (i - i0) : xi;
                 const __mmask8 m = static_cast<__mmask8>((1u << (i1 - i)) - 1u);
-                acc = _mm512_mask_add_pd(acc, m, acc, fused_avx512_vec<D, Outer, Bias, Noisy, true>(
-                                                          i, m, a, b, z, w, xii, xkv, xnv, sv, dv, g0v, sgv, sdv));
+                acc = _mm512_mask_add_pd(
+                    acc, m, acc, fused_avx512_vec<D, Outer, Bias, true>(i, m, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
             }
             alignas(64) Scalar lanes[8];
             _mm512_store_pd(lanes, acc);
@@ -907,9 +892,8 @@ private:
                 xnk[k] = xn[k];
                 wb[k] = wrow(k);
             }
-            fused_avx512<D, Outer, Bias, false>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(),
-                                                zrow(0), wb, nullptr, xk, xnk, settings_.step, decay_, tb.g[0], 0,
-                                                pn + c0);
+            fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0), wb, xk,
+                                         xnk, settings_.step, decay_, tb.g[0], pn + c0);
             return;
         }
 #endif
