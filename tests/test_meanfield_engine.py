@@ -307,7 +307,7 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
 
 
 # ------------------------------------------------------------ SIMD paths
-# The fused single-sample kernels (d <= 3) have scalar, SSE2, AVX and AVX-512F
+# The fused single-sample kernels (d <= 3) have scalar, SSE2, AVX and (noiseless) AVX-512F
 # paths chosen at run time; RELUCORE_SIMD caps the widest one (a cap above
 # what the CPU has falls back to the best available path, so every value is
 # safe to set here). All paths must give bitwise the same numbers.
