@@ -199,6 +199,7 @@ public:
         decay_ = 1 - 2 * settings_.step * settings_.weight_decay / static_cast<Scalar>(N_);
         noise_sd_ = std::sqrt(4 * (settings_.step / static_cast<Scalar>(N_)) * settings_.temperature);
         simd_ = simd_level();
+        philox_keys_ = PhiloxKeys(settings_.key);
     }
 
     // The widest SIMD path of the fused kernels: the best the CPU supports,
@@ -528,13 +529,15 @@ private:
     // Philox words gathered first and the Box-Muller transform run over the
     // whole chunk (vectorised).
     void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
-        const CounterRng rng(settings_.key);
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
         const Index npairs = noise_rows() / 2, nblocks = (P_ + 3) / 4;
         for (Index i = 0; i < n; ++i)
             for (Index j = 0; j < nblocks; ++j) {
-                const Counter4 w = rng.block(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
-                                             RngStream::noise, static_cast<std::uint64_t>(j));
+                // = CounterRng(key).block(t, i0 + i, noise, j)
+                const Counter4 w = philox4x64_10(
+                    Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
+                             static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
+                    philox_keys_);
                 for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
                     words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
                     words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
@@ -941,6 +944,7 @@ private:
     Index M_ = 0, d_ = 0, N_ = 0, P_ = 0, B_ = 1, n_chunks_ = 0;
     Scalar kappa_ = 1;
     Scalar decay_ = 1, noise_sd_ = 0;  // 1 - 2 s lambda / N and sqrt(4 (s/N) T)
+    PhiloxKeys philox_keys_{Key2{0, 0}};  // the round keys of settings_.key
     int simd_ = kSimdScalar;
     // Structure-of-arrays state in one arena, rows of stride_ doubles
     // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the B rows of
