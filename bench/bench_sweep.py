@@ -10,8 +10,9 @@ Peers, run side by side in this process:
   GD loop in numpy, and w* from the dual QP (``min 1/2 z^T K z - y+^T z+, z- <= 0``) with
   ``scipy.optimize.minimize(method="SLSQP")``; one trial at a time.
 - ``relucore X``: ``relucore.sweep`` with explicit X (``relucore.sample``).
-- ``relucore K``: ``relucore.sweep(use_gram=True)`` (``relucore.sample_gram``: K drawn
-  without X, cost independent of d).
+- ``relucore K``: ``relucore.sweep(use_gram=True)`` (K drawn without X by the Bartlett
+  construction, cost independent of d; whole trials in one C++ call per batch: the fast
+  path of ``relucore._sweep_fast``).
 
 Also: thread scaling (in-process ``n_threads`` 1 vs 2, and 1 vs 2 spawned worker
 processes), the breakdown of a relucore trial (sampling, K, GD, QP, the rest) against this
@@ -102,24 +103,19 @@ def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, ba
 
 def breakdown(n, d, trials, use_gram, seed=0):
     """Seconds per trial of each stage of a relucore trial, run stage by stage (1 thread)."""
+    if use_gram:
+        return breakdown_gram(n, d, trials, seed)
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(trials)]
     out = {}
     t0 = time.perf_counter()
-    if use_gram:
-        datas = [relucore.sample_gram(n, d, rng=r) for r in rngs]
-    else:
-        datas = [relucore.sample(n, d, rng=r) for r in rngs]
+    datas = [relucore.sample(n, d, rng=r) for r in rngs]
     out["sampling"] = time.perf_counter() - t0
     y = np.stack([dt.y for dt in datas])
-    if use_gram:
-        K = np.stack([dt.K for dt in datas])
-        out["K"] = 0.0
-    else:
-        X = np.stack([dt.X for dt in datas])
-        K = np.empty((trials, n, n))
-        t0 = time.perf_counter()
-        _core.gram_batch(X, K, 1)
-        out["K"] = time.perf_counter() - t0
+    X = np.stack([dt.X for dt in datas])
+    K = np.empty((trials, n, n))
+    t0 = time.perf_counter()
+    _core.gram_batch(X, K, 1)
+    out["K"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     p = prepare(None, y, gram=K, n_threads=1)
     out["prepare (eigvalsh, init)"] = time.perf_counter() - t0
@@ -135,6 +131,41 @@ def breakdown(n, d, trials, use_gram, seed=0):
         relucore.gram_stats(gram=K[b], spectrum=datas[b].spectrum, y=y[b])
     out["gram_stats"] = time.perf_counter() - t0
     return {k: v / trials for k, v in out.items()}, int(np.max(res.nit))
+
+
+def breakdown_gram(n, d, trials, seed=0):
+    """The fast path's C++ stages on one batch: the Bartlett sampler alone; sampler + prepare + GD
+    (sweep_gram_batch without the QP) minus the sampler; the batched m = 1 QP; batched gram_stats."""
+    from relucore._sampling import bartlett_plan, sample_gram_keys
+    from relucore._sweep_fast import trial_keys
+
+    plan = bartlett_plan(n, d)
+    values, counts, kind, lo, hi, sp = plan
+    keys = trial_keys(seed, (1, 2), range(trials))
+    out = {}
+    t0 = time.perf_counter()
+    K, y = sample_gram_keys(n, keys, plan)
+    out["sampling"] = time.perf_counter() - t0
+    out["K"] = 0.0
+    f = np.empty((trials, 8))
+    io = np.empty((trials, 6), dtype=np.int64)
+    K2, y2 = np.empty_like(K), np.empty_like(y)
+    t0 = time.perf_counter()
+    _core.sweep_gram_batch(keys, n, values, counts, kind, lo, hi, 1.0, 0.0, 0.0, -1.0, 10_000, False, sp.norm1,
+                           K2, y2, f, io, 1)
+    both = time.perf_counter() - t0
+    out["prepare (eigenvalues, init)"] = float("nan")
+    out["GD"] = both - out["sampling"]  # prepare + GD
+    z = np.empty((trials, n))
+    fz = np.empty((trials, 5))
+    iz = np.empty((trials, 4), dtype=np.int32)
+    t0 = time.perf_counter()
+    _core.minnorm1_batch(K, y, 1.0, z, fz, iz, 1)
+    out["QP (minnorm)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    relucore.gram_stats(gram=K, spectrum=sp, y=y)
+    out["gram_stats"] = time.perf_counter() - t0
+    return {k: v / trials for k, v in out.items()}, int(np.max(io[:, 0]))
 
 
 def machine_limits():
@@ -176,7 +207,7 @@ def main():
         for n, d in SIZES:
             tn = 2 if d >= 100_000 else (4 if q else 10)
             tx = 4 if d >= 100_000 else (16 if q else 64)
-            tk = 64 if q else 256
+            tk = 256 if q else 2048
             r_np, gaps = numpy_rate(n, d, tn)
             r_x, tab = sweep_rate(n, d, tx, use_gram=False)
             r_k, _ = sweep_rate(n, d, tk, use_gram=True)
@@ -211,7 +242,7 @@ def main():
         print("| n | d | who | sampling | K | prepare | GD | QP | gram_stats | total | floor: normals | floor: K (GEMM) |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
-            trials = (4 if d >= 100_000 else 32) if not use_gram else 256
+            trials = (4 if d >= 100_000 else 32) if not use_gram else 2048
             parts, nit = breakdown(n, d, trials, use_gram)
             r, _ = sweep_rate(n, d, trials, use_gram=use_gram, gram_stats=True)
             floor_rng = (n * n if use_gram else n * d) / normal_rate
@@ -238,7 +269,7 @@ def main():
         print("|---|---|---|")
         base = None
         for d in [10**3, 10**5, 10**7, 10**9]:
-            r, _ = sweep_rate(40, d, 128 if q else 512, use_gram=True)
+            r, _ = sweep_rate(40, d, 256 if q else 2048, use_gram=True)
             base = base or 1e3 / r
             print(f"| {d:.0e} | {1e3 / r:.3g} | {1e3 / r / base:.2f} |", flush=True)
 

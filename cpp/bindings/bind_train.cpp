@@ -8,6 +8,7 @@
 #include "relucore/dense_gd.hpp"
 #include "relucore/dual_gd.hpp"
 #include "relucore/parallel.hpp"
+#include "relucore/positive_start.hpp"
 #include "relucore/run.hpp"
 
 #include <optional>
@@ -166,6 +167,86 @@ void bind_train(py::module_& m) {
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
         py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
         "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.");
+
+    m.def(
+        "positive_start_batch",
+        [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, double eps, double C_alpha,
+           double tol, double tol_factor, double max_condition, Loss loss, CArray<double> K, CArray<double> mu,
+           CArray<double> beta0, CArray<double> alpha0, CArray<double> W0, CArray<double> eta,
+           CArray<double> tol_out, CArray<std::int32_t> check, int n_threads) {
+            require_shape(X, "X", {-1, -1, -1});
+            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
+            require_shape(y, "y", {B, n});
+            require_shape(outer, "outer", {m_});
+            require_shape(K, "K", {B, n, n});
+            require_shape(mu, "mu", {B, n});
+            require_shape(beta0, "beta0", {B, m_, n});
+            require_shape(alpha0, "alpha0", {B, m_, n});
+            require_shape(W0, "W0", {B, m_, d});
+            require_shape(eta, "eta", {B});
+            require_shape(tol_out, "tol_out", {B});
+            require_shape(check, "check", {B});
+            StartOptions opt;
+            opt.eps = eps;
+            opt.C_alpha = C_alpha;
+            opt.tol = tol;
+            opt.tol_factor = tol_factor;
+            opt.max_condition = max_condition;
+            opt.loss = loss;
+            const double *xp = X.data(), *yp = y.data();
+            double *kp = K.mutable_data(), *mp = mu.mutable_data(), *bp = beta0.mutable_data();
+            double *ap = alpha0.mutable_data(), *wp = W0.mutable_data();
+            double *ep = eta.mutable_data(), *tp = tol_out.mutable_data();
+            std::int32_t* cp = check.mutable_data();
+            const ConstVectorMap a(outer.data(), m_);
+            run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        cp[b] = static_cast<std::int32_t>(positive_start(
+                            ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, opt,
+                            MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n),
+                            MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n),
+                            MatrixMap(wp + b * m_ * d, m_, d), ep[b], tp[b]));
+                    });
+                },
+                static_cast<double>(B) * n * n * d > 5e8);
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("eps"),
+        py::arg("C_alpha"), py::arg("tol"), py::arg("tol_factor"), py::arg("max_condition"), py::arg("loss"),
+        py::arg("K").noconvert(), py::arg("mu").noconvert(), py::arg("beta0").noconvert(),
+        py::arg("alpha0").noconvert(), py::arg("W0").noconvert(), py::arg("eta").noconvert(),
+        py::arg("tol_out").noconvert(), py::arg("check").noconvert(), py::arg("n_threads") = 0,
+        "The all-positive start of B problems (relucore/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol "
+        "written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; "
+        "check[b] = 0 when problem b passed every check.");
+
+    m.def(
+        "weights_from_dual_batch",
+        [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0,
+           const CArray<double>& alpha, CArray<double> W, int n_threads) {
+            require_shape(X, "X", {-1, -1, -1});
+            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2);
+            require_shape(alpha, "alpha", {B, -1, n});
+            const Index m_ = alpha.shape(1);
+            require_shape(alpha0, "alpha0", {B, m_, n});
+            require_shape(W0, "W0", {B, m_, d});
+            require_shape(W, "W", {B, m_, d});
+            const double *xp = X.data(), *w0p = W0.data(), *a0p = alpha0.data(), *ap = alpha.data();
+            double* wp = W.mutable_data();
+            run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        RowMatrix scratch(m_, n);
+                        weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d), ConstMatrixMap(w0p + b * m_ * d, m_, d),
+                                          ConstMatrixMap(a0p + b * m_ * n, m_, n), ConstMatrixMap(ap + b * m_ * n, m_, n),
+                                          MatrixMap(wp + b * m_ * d, m_, d), scratch);
+                    });
+                },
+                static_cast<double>(B) * m_ * n * d > 5e8);
+        },
+        py::arg("X").noconvert(), py::arg("W0").noconvert(), py::arg("alpha0").noconvert(),
+        py::arg("alpha").noconvert(), py::arg("W").noconvert(), py::arg("n_threads") = 0,
+        "W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).");
 
     m.def(
         "run_dense_batch",

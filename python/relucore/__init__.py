@@ -14,7 +14,7 @@ from relucore._regimes import Regimes, regimes
 from relucore._results import History, TrainResult
 from relucore._train import DivergenceError, default_eta, train
 from relucore._metrics import TrainingMetrics, training_metrics
-from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram
+from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram, sample_gram_batch
 from relucore._gram_stats import GramStats, gram_stats
 from relucore._limits import LimitCheck, check_limit, predicted_limit
 from relucore._minnorm import KKTCertificate, MinNormSolution, SearchCertificate, minnorm
@@ -34,7 +34,7 @@ __all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", 
 __all__ += ["regimes", "Regimes"]
 # Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
 __all__ += [
-    "sample", "sample_gram", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
+    "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
     "step_constant",

@@ -411,9 +411,17 @@ def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
     """
+def minnorm1_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sign: typing.SupportsFloat | typing.SupportsIndex, z: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    One-neuron minimum-norm duals of B problems: z (B, n); f = objective and the four KKT residuals; info = status, block pivots, primal steps, fallback used.
+    """
 def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], key: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"]) -> numpy.typing.NDArray[numpy.uint64]:
     """
     The Philox4x64-10 block of a counter under a key.
+    """
+def positive_start_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], eps: typing.SupportsFloat | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, tol_factor: typing.SupportsFloat | typing.SupportsIndex, max_condition: typing.SupportsFloat | typing.SupportsIndex, loss: Loss, K: numpy.typing.NDArray[numpy.float64], mu: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol_out: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    The all-positive start of B problems (relucore/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
     """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """
@@ -439,6 +447,18 @@ def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArr
     """
     Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.
     """
+def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the raw words of np.random.Philox(key=keys[b]) (relucore/gram_sample.hpp).
+    """
+def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
+    """
+    keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(2, uint64); entropy and prefix as little-endian uint32 words.
+    """
+def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, sign: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, eta: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex, minnorm: bool, norm1: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], iout: numpy.typing.NDArray[numpy.int64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    Whole Gram-mode trials (relucore/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT residual, mu_1, cond; iout = nit, pattern_stable_step, status, n_pos, n_neg, error code.
+    """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """
     theta_i ~ N(0, scale^2 I) from the generator's init stream (outer weights +-1 when fixed_outer).
@@ -446,6 +466,10 @@ def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.Suppo
 def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None) -> dict:
     """
     Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
+    """
+def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).
     """
 __version__: str
 _pybind11_version: str

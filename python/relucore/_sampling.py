@@ -35,7 +35,7 @@ import numpy as np
 
 from relucore._validation import as_float_array, check_int, check_rng
 
-__all__ = ["sample", "sample_gram", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
+__all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
 
 #: Largest d for which V="haar" builds the d x d orthogonal matrix.
 MAX_HAAR_D = 4096
@@ -449,3 +449,95 @@ def sample_gram(
     K = 0.5 * (K + K.T)
     y = _labels(labels, n, rng)
     return GramDataset(K=np.ascontiguousarray(K), y=y, spectrum=sp)
+
+
+#: Label options of :func:`sample_gram_batch` -> code of relucore/gram_sample.hpp.
+_LABEL_KINDS = {"uniform": 0, "positive": 1, "normal": 2}
+
+
+def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
+    """The arguments of the C++ Bartlett sampler for these options, or None when it
+    does not apply (a group of multiplicity < n, or labels given as an array).
+
+    Returns ``(values, counts, label_kind, lo, hi, spectrum)``.
+    """
+    sp = make_spectrum(spectrum, d)
+    keep = sp.values > 0
+    if np.any(sp.counts[keep] < n):
+        return None
+    spec = (labels,) if isinstance(labels, str) else labels
+    if not (isinstance(spec, tuple) and spec and isinstance(spec[0], str)):
+        return None
+    kind = spec[0]
+    if kind not in _LABEL_KINDS:
+        return None
+    lo, hi = 0.1, 1.0
+    if kind == "normal":
+        if len(spec) != 1:
+            return None
+    elif len(spec) == 3:
+        lo, hi = float(spec[1]), float(spec[2])
+        if not (0 <= lo <= hi) or not np.isfinite(hi):
+            return None
+    elif len(spec) != 1:
+        return None
+    return (np.ascontiguousarray(sp.values[keep], dtype=float), np.ascontiguousarray(sp.counts[keep], dtype=np.int64),
+            _LABEL_KINDS[kind], lo, hi, sp)
+
+
+def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: int = 1):
+    """Draws B data sets ``(K, y)`` like :func:`sample_gram`, one per seed, in one C++ call.
+
+    The same law as :func:`sample_gram` (Gaussian z; K a sum of independent
+    ``lambda_g Wishart(d_g, I_n)`` by the Bartlett decomposition, O(n^3) per data
+    set whatever d is), drawn from another stream: data set b is a function of
+    the raw 64-bit words of ``numpy.random.Philox(seeds[b])`` only, consumed in
+    the order documented in ``relucore/gram_sample.hpp`` (Box-Muller normals,
+    Marsaglia-Tsang chi-squares). This is how ``relucore.sweep`` draws its
+    Gram-mode data: with the ``seed`` column of a sweep row,
+    ``sample_gram_batch(n, d, [seed], ...)`` rebuilds that row's K and y.
+
+    Parameters
+    ----------
+    n, d : int
+    seeds : sequence of int or numpy.random.SeedSequence
+        One seed per data set (an int s means ``SeedSequence(s)``).
+    spectrum : "isotropic" | ("spiked", k, big, bulk) | array | Spectrum
+        Every distinct eigenvalue must have multiplicity >= n (or be 0);
+        otherwise use :func:`sample_gram`.
+    labels : "uniform" | ("uniform", lo, hi) | "positive" | ("positive", lo, hi) | "normal"
+    n_threads : int, default 1
+        Threads across data sets (the result does not depend on it).
+
+    Returns
+    -------
+    K : ndarray, shape (B, n, n)
+        Exactly symmetric.
+    y : ndarray, shape (B, n)
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    plan = bartlett_plan(n, d, spectrum, labels)
+    if plan is None:
+        raise ValueError(
+            "sample_gram_batch needs every eigenvalue of the spectrum with multiplicity >= n and labels given by name "
+            "('uniform', 'positive', 'normal' or a (name, lo, hi) tuple); use sample_gram otherwise"
+        )
+    values, counts, kind, lo, hi, _ = plan
+    keys = np.empty((len(seeds), 2), dtype=np.uint64)
+    for b, s in enumerate(seeds):
+        ss = s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(s)
+        keys[b] = ss.generate_state(2, np.uint64)
+    return sample_gram_keys(n, keys, plan, n_threads)
+
+
+def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
+    """:func:`sample_gram_batch` from Philox keys (B, 2) and a :func:`bartlett_plan`."""
+    from relucore import _core
+
+    values, counts, kind, lo, hi, _ = plan
+    B = keys.shape[0]
+    K = np.empty((B, n, n))
+    y = np.empty((B, n))
+    _core.sample_gram_batch(keys, n, values, counts, kind, lo, hi, K, y, int(n_threads))
+    return K, y

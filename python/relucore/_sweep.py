@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 import relucore
+from relucore._sweep_fast import fast_trials_ok
 from relucore._sweep_config import canonical_json, config_key, expand_grid, root_entropy
 from relucore._sweep_store import Checkpoint, CheckpointError
 from relucore._sweep_table import Results, save_table
@@ -20,16 +21,21 @@ __all__ = ["sweep", "save_table", "CheckpointError", "default_batch_size"]
 
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
 MAX_BATCH = 64
+#: Upper bound on the trials of one batch that runs whole in C++ (the Gram-mode fast path):
+#: larger batches amortise the Python around the call (a trial costs ~10-80 us).
+FAST_MAX_BATCH = 1024
 #: Memory budget of one batch's data (X, W, W0) in bytes.
 BATCH_BYTES = 256 * 2**20
 
 
-def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None) -> int:
-    """Trials per batch: up to :data:`MAX_BATCH`, at most ~256 MiB of X and weights, and at
-    most ``share`` (a thread's share of the trials, so that every thread gets work)."""
+def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
+    """Trials per batch: up to :data:`MAX_BATCH` (:data:`FAST_MAX_BATCH` for trials that run
+    whole in C++, ``fast``), at most ~256 MiB of X and weights, and at most ``share`` (a
+    thread's share of the trials, so that every thread gets work)."""
     n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
     per_trial = 8 * (n * n + 4 * m * n) if cfg["use_gram"] else 8 * (n * d + 2 * m * d + n * n)
-    cap = MAX_BATCH if share is None else max(1, min(MAX_BATCH, share))
+    top = FAST_MAX_BATCH if fast else MAX_BATCH
+    cap = top if share is None else max(1, min(top, share))
     return int(max(1, min(cap, BATCH_BYTES // max(per_trial, 1))))
 
 
@@ -63,8 +69,11 @@ def sweep(
 ):
     """Runs every configuration of ``grid`` ``trials`` times: one table row per trial.
 
-    Each trial samples a data set (``relucore.sample``, or ``relucore.sample_gram``
-    with ``use_gram=True``: no X, cost independent of d, SPEC section 7), trains
+    Each trial samples a data set (``relucore.sample``, or with ``use_gram=True``
+    K without X, cost independent of d, SPEC section 7: by
+    ``relucore.sample_gram_batch`` from ``numpy.random.Philox(seed)`` when every
+    eigenvalue of the spectrum has multiplicity >= n and the labels are named,
+    by ``relucore.sample_gram`` otherwise), trains
     with :func:`relucore.train` and measures the final loss, the
     pattern-stabilisation step, the gap ``||W^(inf) - W*||`` to the
     minimum-norm interpolator (``relucore.minnorm``; Theorems 2, 4, 6 of Lai et
@@ -107,10 +116,12 @@ def sweep(
         cluster (see docs/sweeps.md).
     n_threads : int, optional
         In-process (``executor=None``): threads running batches side by side
-        (default: all cores); when every configuration has ``use_gram`` the
-        batches run one at a time on one thread instead (Gram trials are
-        GIL-bound Python around tiny kernels; threads only contend, so scale
-        them with worker processes: 1.9x on 2 cores).
+        (default: all cores), including the Gram-mode fast path (``use_gram``
+        with one neuron, ``init="positive"``, engine ``"dual"``, square loss,
+        ReLU, no ``measure``: whole trials in one C++ call per batch, see
+        ``relucore._sweep_fast``). Other sweeps where every configuration has
+        ``use_gram`` run one batch at a time on one thread (GIL-bound Python
+        around tiny kernels; scale them with worker processes).
         With an executor: OpenMP threads of each batch's C++ calls (default 1:
         the workers supply the parallelism).
     batch_size : int, optional
@@ -163,13 +174,15 @@ def sweep(
     # In-process with several threads: a thread pool runs whole batches side by
     # side (sampling, the C++ calls and the QPs release the GIL), each batch on
     # one OpenMP thread, so every stage of a trial is parallel, not only GD.
+    # That includes batches of the Gram-mode fast path (whole trials in one C++
+    # call): one thread's C++ call overlaps another's row building. Other
     # Gram-only trials are mostly GIL-holding Python around tiny kernels: side
     # by side they only contend (measured 0.6x with 2 threads), so they run
-    # one batch at a time; use worker processes to scale them.
+    # one batch at a time on one thread; use worker processes to scale them.
     all_gram = all(bool(cfg.get("use_gram")) for cfg in configs)
-    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and not all_gram else 0
-    # Gram-only batches are too small for OpenMP to pay: its spinning threads
-    # take the core the Python glue needs (0.8x measured), so they get one.
+    fast = [fast_trials_ok(cfg, measure) for cfg in configs]
+    pooled = not all_gram or all(fast)
+    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and pooled else 0
     task_threads = 1 if (pool_threads or (all_gram and executor is None)) else n_threads_eff
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -189,7 +202,7 @@ def sweep(
     tasks = []
     for ci, cfg in enumerate(configs):
         todo = np.flatnonzero(~results.done[ci]).tolist()
-        bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)))
+        bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
         for start in range(0, len(todo), bs):
             tasks.append({

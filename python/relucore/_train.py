@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from relucore import _core
-from relucore._init import array_init, default_eps, disjoint_init, gaussian_init, positive_init
+from relucore._init import _broadcast_eps, array_init, default_eps, disjoint_init, gaussian_init, positive_init
 from relucore._results import STATUS_MESSAGES, History, TrainResult
 from relucore._validation import (
     as_float_array,
@@ -117,6 +117,10 @@ def prepare(
     leaky_slope=0.01,
 ) -> Prepared:
     """Validates train's inputs and builds the starting point (see :func:`train`)."""
+    fast = _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g,
+                                  C_alpha, loss, activation, leaky_slope)
+    if fast is not None:
+        return fast
     check_choice(engine, "engine", ENGINES)
     check_choice(loss, "loss", LOSSES)
     check_choice(activation, "activation", ACTIVATIONS)
@@ -285,6 +289,70 @@ def prepare(
         X=X, K=K, y=y, signs=signs_arr, beta0=np.ascontiguousarray(beta0), alpha0=np.ascontiguousarray(alpha0),
         W0=W0, eta=np.ascontiguousarray(eta_arr, dtype=float), tol=tol_arr, mu=mu, batched=batched,
         init=init_name, loss=loss, activation=activation, leaky_slope=leaky_slope,
+    )
+
+
+def _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g, C_alpha,
+                           loss, activation, leaky_slope) -> Optional[Prepared]:
+    """prepare() for ``init="positive"`` from X in one C++ pass, or None.
+
+    ``positive_start_batch`` (relucore/positive_start.hpp) forms K, its
+    eigenvalues, alpha0 = K^{-1} eps, W0, the default eta and tol and checks
+    them, which is where a small problem's train call spent most of its time
+    as a chain of numpy calls. Inputs are converted as the general path
+    converts them, so every accepted call of this kind gives the same numbers
+    whatever its input types. Other inits, Gram-only mode, the weight engine
+    and the logistic loss return None, and so does any input that fails a
+    conversion or a check: the general path then validates everything again
+    and raises the error that explains it (or, for a problem that only fails a
+    C++ check, trains it with numpy's solvers).
+    """
+    if not (isinstance(init, str) and init == "positive" and gram is None and engine == "dual"
+            and assignment is None and loss == "square" and activation in ACTIVATIONS):
+        return None
+    try:
+        check_positive(C_g, "C_g")
+        C_alpha = check_positive(C_alpha, "C_alpha")
+        leaky_slope = check_positive(leaky_slope, "leaky_slope")
+        if activation == "leaky_relu" and not leaky_slope < 1:
+            return None
+        n_threads = check_n_threads(n_threads)
+        # Non-finite X or y show up in C++ (K or the label checks).
+        X = as_float_array(X, "X", ndim=(2, 3), finite=False)
+        y = as_float_array(y, "y", ndim=(1, 2), finite=False)
+        if X.ndim != y.ndim + 1 or X.shape[:-1] != y.shape:
+            return None
+        batched = y.ndim == 2
+        X3 = X if batched else X[None]
+        y2 = y if batched else y[None]
+        B, n, d = X3.shape
+        signs_arr = as_float_array(signs, "signs", ndim=1, finite=False)
+        m = signs_arr.size
+        if eps is None or isinstance(eps, np.ndarray) or isinstance(eps, (list, tuple)):
+            eps_val = 0.0 if eps is None else -1.0
+            beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
+        else:
+            eps_val = check_positive(eps, "eps")
+            beta0 = np.empty((B, m, n))
+        eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
+        tol_val = -1.0 if tol is None else check_nonnegative(tol, "tol")
+    except (TypeError, ValueError):
+        return None
+    K = np.empty((B, n, n))
+    mu = np.empty((B, n))
+    alpha0 = np.empty((B, m, n))
+    W0 = np.empty((B, m, d))
+    tol_arr = np.empty(B)
+    check = np.empty(B, dtype=np.int32)
+    _core.positive_start_batch(
+        X3, y2, signs_arr, eps_val, C_alpha, tol_val, TOL_FACTOR, MAX_CONDITION, _core.Loss.square, K, mu, beta0,
+        alpha0, W0, eta_arr, tol_arr, check, n_threads,
+    )
+    if check.any():
+        return None
+    return Prepared(
+        X=X3, K=K, y=y2, signs=signs_arr, beta0=beta0, alpha0=alpha0, W0=W0, eta=eta_arr, tol=tol_arr, mu=mu,
+        batched=batched, init="positive", loss=loss, activation=activation, leaky_slope=leaky_slope,
     )
 
 
@@ -505,35 +573,40 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     beta = p.beta0.copy()
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
     W = None
-    with np.errstate(over="ignore", invalid="ignore"):
-        if engine == "weights":
-            W = out.pop("W")
-        elif p.X is not None:
-            W = p.W0 + np.matmul(alpha - p.alpha0, p.X)
+    if engine == "weights":
+        W = out.pop("W")
+    elif p.X is not None:
+        W = np.empty_like(p.W0)
+        _core.weights_from_dual_batch(p.X, p.W0, p.alpha0, alpha, W, n_threads)
 
     status = out["status"].astype(int)
+    nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
     messages = [
-        _message(int(status[b]), int(out["nit"][b]), float(out["loss"][b]), float(out["grad_norm"][b]),
-                 float(p.tol[b]), float(p.eta[b]), steps)
+        _message(int(status[b]), int(nit[b]), float(loss[b]), float(grad_norm[b]), float(p.tol[b]), float(p.eta[b]),
+                 steps)
         for b in range(B)
     ]
     # No non-finite number may leave in a result that is not marked diverged:
     # the engines watch the loss, but a state can overflow where the loss
     # does not see it (inactive units, or W rebuilt from alpha).
-    finite = np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
-    finite &= np.isfinite(out["loss"]) & np.isfinite(out["grad_norm"])
-    if W is not None:
-        finite &= np.isfinite(W).all(axis=(1, 2))
-    if np.any(status == 2):
+    finite = np.isfinite(loss) & np.isfinite(grad_norm)
+    if not (np.isfinite(alpha).all() and np.isfinite(beta).all() and (W is None or np.isfinite(W).all())):
+        finite &= np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
+        if W is not None:
+            finite &= np.isfinite(W).all(axis=(1, 2))
+    diverged = status == 2
+    if diverged.any():
         # Name a step that is known to work: the monotone-descent step of default_eta.
         safe = np.broadcast_to(default_eta(p.mu[:, -1], p.signs, p.loss, p.y.shape[1]), (B,))
-        for b in np.flatnonzero((status == 2) & (p.eta > safe)):
+        for b in np.flatnonzero(diverged & (p.eta > safe)):
             messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
-    for b in np.flatnonzero(~finite & (status != 2)):
-        status[b] = 2
-        messages[b] = overflow_message(int(out["nit"][b]), float(p.eta[b]))
-    if on_divergence == "raise" and np.any(status == 2):
-        b = int(np.flatnonzero(status == 2)[0])
+    if not finite.all():
+        for b in np.flatnonzero(~finite & ~diverged):
+            status[b] = 2
+            messages[b] = overflow_message(int(nit[b]), float(p.eta[b]))
+        diverged = status == 2
+    if on_divergence == "raise" and diverged.any():
+        b = int(np.flatnonzero(diverged)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
 
     history = None

@@ -208,7 +208,10 @@ class Trainer:
         """
         if self._X is None:
             return None
-        return self._W0 + np.matmul(self.alpha - self._alpha0, self._X)
+        W = np.empty((1,) + self._W0.shape)
+        _core.weights_from_dual_batch(self._X[None], np.ascontiguousarray(self._W0)[None], np.ascontiguousarray(self._alpha0)[None],
+                                      np.ascontiguousarray(self.alpha)[None], W, 1)
+        return W[0]
 
     @property
     def loss(self) -> float:

@@ -11,7 +11,7 @@
 ///   beta_k += K delta_alpha_k,   alpha_k += delta_alpha_k.
 /// After K = X X^T is formed a step costs O(m n^2) whatever d is, and the
 /// d-dimensional weights are rebuilt only when asked for:
-/// W = W0 + (alpha - alpha0) X (see weights_from_dual()).
+/// W = W0 + (alpha - alpha0) X (see weights_from_dual() in span.hpp).
 ///
 /// Typical use in a simulator:
 /// @code
@@ -33,6 +33,7 @@
 #include "relucore/gram.hpp"
 #include "relucore/model.hpp"
 #include "relucore/run.hpp"
+#include "relucore/span.hpp"
 #include "relucore/types.hpp"
 
 #include <Eigen/Cholesky>
@@ -63,10 +64,12 @@ class DualGD : public EngineBase<DualGD> {
 public:
     /// Builds an engine that views the caller's Gram matrix.
     ///
-    /// @param K        n x n Gram matrix X X^T. Only a view is kept: K must
-    ///                 outlive the engine, and must be a row-major Scalar matrix
-    ///                 or Map (anything else is refused at compile time, since it
-    ///                 would bind to a temporary copy that dies with the call).
+    /// @param K        n x n Gram matrix X X^T. A view is kept: K must outlive
+    ///                 the engine and stay unchanged, and must be a row-major
+    ///                 Scalar matrix or Map (anything else is refused at compile
+    ///                 time, since it would bind to a temporary copy that dies
+    ///                 with the call). For n <= 16 the engine also keeps a
+    ///                 zero-padded copy of K for its step.
     /// @param y        n labels (copied)
     /// @param outer    m outer weights a_k: the signs s_k of the paper or values
     ///                 such as +-1/m (copied)
@@ -127,31 +130,13 @@ public:
     /// nothing. Allocation-free.
     void evaluate() {
         const ModelSpec& spec = settings_.model;
-        loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
-        dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        // d_beta_k = K d_alpha_k, accumulated over the rows of K with a non-zero
-        // coefficient: inactive examples cost nothing (K is symmetric). Plain
-        // loops over contiguous rows: for the small n typical here they beat
-        // Eigen's expression overhead and still vectorise.
-        const Index m = d_alpha_.rows();
-        const Index n = d_alpha_.cols();
-        const Index k_stride = K_.outerStride();
-        const Scalar* K = K_.data();
-        Scalar sq = 0;
-        for (Index k = 0; k < m; ++k) {
-            Scalar* db = d_beta_.data() + k * n;
-            const Scalar* da = d_alpha_.data() + k * n;
-            for (Index j = 0; j < n; ++j) db[j] = 0;
-            for (Index i = 0; i < n; ++i) {
-                const Scalar c = da[i];
-                if (c == 0) continue;
-                const Scalar* Ki = K + i * k_stride;
-                for (Index j = 0; j < n; ++j) db[j] += c * Ki[j];
-            }
-            for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
+        if (spec.loss == Loss::square && spec.activation == Activation::relu) {
+            (this->*evaluate_relu_square_)();
+        } else {
+            loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+            dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
+            grad_norm_ = apply_gram() / settings_.eta;
         }
-        // ||grad_{w_k}||^2 = u_k^T K u_k with u_k = -d_alpha_k / eta.
-        grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / settings_.eta;
         evaluated_ = true;
     }
 
@@ -160,24 +145,200 @@ public:
     /// un-evaluated: call evaluate() before reading loss(). Allocation-free.
     void apply() {
         if (!evaluated_) evaluate();
-        const Index size = alpha_.size();
-        Scalar* a = alpha_.data();
-        Scalar* b = beta_.data();
-        const Scalar* da = d_alpha_.data();
-        const Scalar* db = d_beta_.data();
-        for (Index j = 0; j < size; ++j) {
-            a[j] += da[j];
-            b[j] += db[j];
+        const Index m = alpha_.rows();
+        const Index n = alpha_.cols();
+        for (Index k = 0; k < m; ++k) {
+            Scalar* __restrict a = alpha_.data() + k * n;
+            Scalar* __restrict b = beta_.data() + k * n;
+            const Scalar* __restrict da = d_alpha_.data() + k * n;
+            const Scalar* __restrict db = d_beta_.data() + k * d_beta_.cols();
+            for (Index j = 0; j < n; ++j) {
+                a[j] += da[j];
+                b[j] += db[j];
+            }
         }
         ++steps_;
         pattern_.update(beta_, steps_);
         evaluated_ = false;
     }
 
+    /// apply() followed by evaluate() (what run_to_stop() does between two
+    /// checks), fused into one pass for the square loss and the ReLU.
+    void advance() {
+        const ModelSpec& spec = settings_.model;
+        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu) {
+            (this->*advance_relu_square_)();
+        } else {
+            apply();
+            evaluate();
+        }
+    }
+
     /// The n x n Gram matrix the engine steps with.
     const ConstMatrixRef& gram() const { return K_; }
 
 private:
+    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K
+    /// with a non-zero coefficient: inactive examples cost nothing (K is
+    /// symmetric). Plain loops over contiguous rows: for the small n typical
+    /// here they beat Eigen's expression overhead and still vectorise.
+    /// @return ||grad_W R||_F * eta = sqrt(sum_k d_alpha_k^T K d_alpha_k)
+    Scalar apply_gram() {
+        const Index m = d_alpha_.rows();
+        const Index n = d_alpha_.cols();
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            Scalar* db = d_beta_.data() + k * d_beta_.cols();
+            const Scalar* da = d_alpha_.data() + k * n;
+            gram_times(da, db);
+            for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
+        }
+        return std::sqrt(std::max<Scalar>(sq, 0));
+    }
+
+    /// db = K da (db holds d_beta_.cols() >= n entries), summing c_i K_i over
+    /// the rows with c_i = da_i != 0 (in increasing i, from db = 0): inactive
+    /// examples cost nothing (K is symmetric).
+    void gram_times(const Scalar* __restrict da, Scalar* __restrict db) const {
+        switch (padded_n_) {
+            case 2: return gram_times_padded<2>(da, db);
+            case 4: return gram_times_padded<4>(da, db);
+            case 6: return gram_times_padded<6>(da, db);
+            case 8: return gram_times_padded<8>(da, db);
+            case 10: return gram_times_padded<10>(da, db);
+            case 12: return gram_times_padded<12>(da, db);
+            case 14: return gram_times_padded<14>(da, db);
+            case 16: return gram_times_padded<16>(da, db);
+            default: break;
+        }
+        const Index n = K_.rows();
+        const Index k_stride = K_.outerStride();
+        const Scalar* __restrict K = K_.data();
+        for (Index j = 0; j < n; ++j) db[j] = 0;
+        for (Index i = 0; i < n; ++i) {
+            const Scalar c = da[i];
+            if (c == 0) continue;
+            const Scalar* __restrict Ki = K + i * k_stride;
+            for (Index j = 0; j < n; ++j) db[j] += c * Ki[j];
+        }
+    }
+
+    /// gram_times() for n <= 16: the rows of K are copied with a zero-padded
+    /// width NP known at compile time, so the sums stay in registers and the
+    /// loops unroll (runtime-length loops spent most of a step on loop control
+    /// for n ~ 10). The padding lanes add c * 0 and are never read.
+    template <int NP>
+    void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
+        const Index n = K_.rows();
+        const Scalar* __restrict K = K_pad_.data();
+        Scalar acc[NP];
+        for (int j = 0; j < NP; ++j) acc[j] = 0;
+        for (Index i = 0; i < n; ++i) {
+            const Scalar c = da[i];
+            if (c == 0) continue;
+            const Scalar* __restrict Ki = K + i * NP;
+            for (int j = 0; j < NP; ++j) acc[j] += c * Ki[j];
+        }
+        for (int j = 0; j < NP; ++j) db[j] = acc[j];
+    }
+
+    /// The ReLU/square step functions take n as a template parameter N: the
+    /// engine picks N = n for n <= 16 (loops fully unrolled, no remainder
+    /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
+    /// run time) otherwise; see select_step_functions().
+    ///
+    /// evaluate() for the square loss and the ReLU (the papers' setting),
+    /// without the per-element dispatch on the model and with one pass per
+    /// neuron. Same operations in the same order as the general path
+    /// (loss_and_residual, dual_step_coefficients, apply_gram), so it gives
+    /// bitwise the same state. The restrict-qualified pointers spare the
+    /// compiler its aliasing checks, which dominate loops of n ~ 10.
+    template <int N>
+    void evaluate_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Scalar* __restrict beta = beta_.data();
+        const Scalar* __restrict outer = outer_.data();
+        Scalar* __restrict h = h_.data();
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            const Scalar* __restrict bk = beta + k * n;
+            for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
+        }
+        finish_relu_square<N>();
+    }
+
+    /// apply() then evaluate() for the square loss and the ReLU in one pass
+    /// over the neurons: each alpha/beta entry is updated, its mask compared
+    /// and its contribution to h added while it is in a register. Same
+    /// operations in the same order as apply(); evaluate(), so bitwise the same.
+    template <int N>
+    void advance_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Index dstride = d_beta_.cols();
+        const Scalar* __restrict outer = outer_.data();
+        Scalar* __restrict h = h_.data();
+        std::uint8_t* __restrict mask = pattern_.mask_data();
+        std::uint8_t changed = 0;
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            Scalar* __restrict ak = alpha_.data() + k * n;
+            Scalar* __restrict bk = beta_.data() + k * n;
+            std::uint8_t* __restrict mk = mask + k * n;
+            const Scalar* __restrict dak = d_alpha_.data() + k * n;
+            const Scalar* __restrict dbk = d_beta_.data() + k * dstride;
+            for (Index i = 0; i < n; ++i) {
+                ak[i] += dak[i];
+                const Scalar b = bk[i] + dbk[i];
+                bk[i] = b;
+                const std::uint8_t now = b > 0;
+                changed |= static_cast<std::uint8_t>(now ^ mk[i]);
+                mk[i] = now;
+                h[i] += a * (b > 0 ? b : Scalar(0));
+            }
+        }
+        ++steps_;
+        if (changed) pattern_.changed_at(steps_);
+        finish_relu_square<N>();
+    }
+
+    /// The rest of evaluate() once h = sum_k a_k relu(beta_k) is known:
+    /// residual, loss, d_alpha, d_beta = K d_alpha and the gradient norm.
+    template <int N>
+    void finish_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Scalar* __restrict beta = beta_.data();
+        const Scalar* __restrict outer = outer_.data();
+        const Scalar* __restrict y = y_.data();
+        const Scalar* __restrict h = h_.data();
+        Scalar* __restrict g = g_.data();
+        Scalar loss = 0;
+        for (Index i = 0; i < n; ++i) {
+            g[i] = h[i] - y[i];
+            loss += g[i] * g[i];
+        }
+        loss_ = loss / 2;
+        const Scalar eta = settings_.eta;
+        Scalar* __restrict da = d_alpha_.data();
+        Scalar* __restrict db = d_beta_.data();
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = -eta * outer[k];
+            const Scalar* __restrict bk = beta + k * n;
+            Scalar* __restrict dak = da + k * n;
+            Scalar* __restrict dbk = db + k * d_beta_.cols();
+            for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
+            gram_times(dak, dbk);
+            for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
+        }
+        grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / eta;
+        evaluated_ = true;
+    }
+
     static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
         if (!K) throw std::invalid_argument("K must not be null");
         return K;
@@ -187,27 +348,43 @@ private:
         const Index n = K_.rows();
         if (K_.cols() != n) throw std::invalid_argument("K must be square");
         if (y_.size() != n) throw std::invalid_argument("y must have n entries");
-        d_beta_.resize(alpha_.rows(), n);
+        // n <= 16: a zero-padded copy of K for gram_times_padded(); d_beta_
+        // gets the same padded rows, so the sums are stored whole.
+        padded_n_ = n <= 16 ? (n + 1) / 2 * 2 : 0;
+        if (padded_n_ > 0) {
+            K_pad_ = RowMatrix::Zero(n, padded_n_);
+            K_pad_.leftCols(n) = K_;
+        }
+        d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
+        select_step_functions(n);
         pattern_.reset(beta_, 0);
         evaluate();
     }
 
+    template <int N>
+    void set_step_functions() {
+        evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
+        advance_relu_square_ = &DualGD::advance_relu_square<N>;
+    }
+
+    template <int N = 16>
+    void select_step_functions(Index n) {
+        if constexpr (N == 0) {
+            set_step_functions<0>();
+        } else {
+            if (n == N) return set_step_functions<N>();
+            select_step_functions<N - 1>(n);
+        }
+    }
+
+    using StepFunction = void (DualGD::*)();
+    StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
+    StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
-    RowMatrix d_beta_;
+    RowMatrix K_pad_;     // K with rows padded to padded_n_ (n <= 16 only)
+    Index padded_n_ = 0;  // 0: gram_times() reads K_ directly
+    RowMatrix d_beta_;    // m x (padded_n_ or n): K d_alpha_k in the first n columns
 };
-
-/// Rebuilds the weights from the dual coordinates: W = W0 + (alpha - alpha0) X
-/// (SPEC section 1: w_k = w_k^perp + X^T alpha_k and w_k^perp never changes).
-/// W0 (m x d) and alpha0 (m x n) are the starting point the engine was built
-/// from; W (m x d) is written. For positive_init(), W0 = alpha0 X, so W = alpha X.
-inline void weights_from_dual(ConstMatrixRef X, ConstMatrixRef W0, ConstMatrixRef alpha0, ConstMatrixRef alpha,
-                              MatrixRef W) {
-    if (W0.rows() != alpha.rows() || W0.cols() != X.cols() || alpha0.rows() != alpha.rows() ||
-        alpha0.cols() != X.rows() || alpha.cols() != X.rows() || W.rows() != W0.rows() || W.cols() != W0.cols())
-        throw std::invalid_argument("weights_from_dual: inconsistent shapes");
-    W = W0;
-    W.noalias() += (alpha - alpha0) * X;
-}
 
 }  // namespace relucore

@@ -33,7 +33,7 @@ public:
         for (; taken < k; ++taken) {
             if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) break;
             if (!evaluated_) self().evaluate();
-            self().apply();
+            detail::advance(self(), 0);
         }
         if (!evaluated_) self().evaluate();
         return taken;

@@ -245,9 +245,12 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
 }
 
 // Bound-constrained problem (no equality rows): block principal pivoting with
-// the primal active-set method as a guaranteed fallback.
+// the primal active-set method as a guaranteed fallback. initial_state (size
+// n, -1/+1 at the lower/upper bound, 0 free; only finite bounds are used) is
+// the first working set to try (default: all free).
 inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
-                             const Vector& lower, const Vector& upper, const QPSettings& s) {
+                             const Vector& lower, const Vector& upper, const QPSettings& s,
+                             const std::vector<signed char>* initial_state = nullptr) {
     const Index n = H.rows();
     if (H.cols() != n || c.size() != n || lower.size() != n || upper.size() != n)
         throw std::invalid_argument("solve_box_qp: inconsistent sizes");
@@ -256,6 +259,11 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
     const RowMatrix E0(0, n);
     const Vector e0(0);
     std::vector<signed char> state(static_cast<size_t>(n), 0);
+    if (initial_state != nullptr && static_cast<Index>(initial_state->size()) == n)
+        for (Index j = 0; j < n; ++j) {
+            const signed char v = (*initial_state)[static_cast<size_t>(j)];
+            if ((v < 0 && std::isfinite(lower[j])) || (v > 0 && std::isfinite(upper[j]))) state[static_cast<size_t>(j)] = v;
+        }
     Vector z = Vector::Zero(n), nu;
     QPResult out;
     Index best = std::numeric_limits<Index>::max();
@@ -326,6 +334,72 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
     res.block_iterations = out.block_iterations;
     res.used_fallback = true;
     return res;
+}
+
+// The one-neuron minimum-norm problem in Gram space (Eq. 7, Lemma 3): the dual
+//     min 1/2 z^T K z - t+^T z+   s.t.  z_j <= 0 where t_j <= 0,   t = y / s,
+// solved by solve_box_qp(), with the KKT residuals of relucore.minnorm's
+// Gram-only certificate (relative; 0 = exact): stationarity in the K-norm,
+// primal feasibility, dual feasibility and complementarity. w* = X^T z.
+// The block method starts from the working set "every constraint of S-
+// binds" (w* = X_+^T K_++^{-1} t_+, exact when d >> n, Lemma 3), which usually
+// saves the first n x n factorisation.
+struct MinNorm1Result {
+    Vector z;               // dual coordinates alpha*
+    double objective = 0;   // 1/2 z^T K z
+    int status = 0;         // QPStatus
+    int block_iterations = 0, primal_iterations = 0;
+    bool used_fallback = false;
+    double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
+};
+
+inline MinNorm1Result minnorm_single_gram(ConstMatrixRef K, ConstVectorRef y, double s,
+                                          const QPSettings& settings = QPSettings{}) {
+    const Index n = K.rows();
+    const double inf = std::numeric_limits<double>::infinity();
+    Vector t = y / s, c(n), lower = Vector::Constant(n, -inf), upper(n);
+    for (Index i = 0; i < n; ++i) {
+        const bool fit = t[i] > 0;
+        c[i] = fit ? t[i] : 0.0;
+        upper[i] = fit ? inf : 0.0;
+    }
+    std::vector<signed char> guess(static_cast<size_t>(n), 0);
+    for (Index i = 0; i < n; ++i)
+        if (!(t[i] > 0)) guess[static_cast<size_t>(i)] = 1;
+    const QPResult qp = solve_box_qp(K, c, lower, upper, settings, &guess);
+    MinNorm1Result out;
+    out.z = qp.z;
+    out.status = qp.status;
+    out.block_iterations = qp.block_iterations;
+    out.primal_iterations = qp.primal_iterations;
+    out.used_fallback = qp.used_fallback;
+    const Vector& z = out.z;
+    const Vector beta = K * z;
+    // Multipliers: nu_i = z_i on the fitted examples, mu_j = -z_j (>= 0) on the others;
+    // phi = nu - max(mu, 0); stationarity ||K^{1/2}(z - phi)|| / ||K^{1/2} z||.
+    Vector diff(n);
+    double ymax = 0, primal = 0, zmax = 0, dual = 0, comp = 0;
+    for (Index i = 0; i < n; ++i) {
+        const bool fit = t[i] > 0;
+        const double mu = fit ? 0.0 : -z[i];
+        const double phi = (fit ? z[i] : 0.0) - std::max(mu, 0.0);
+        diff[i] = z[i] - phi;
+        ymax = std::max(ymax, std::abs(t[i]));
+        primal = std::max(primal, fit ? std::abs(beta[i] - t[i]) : std::max(beta[i], 0.0));
+        zmax = std::max(zmax, std::abs(z[i]));
+        dual = std::max(dual, std::max(-mu, 0.0));
+        if (!fit) comp = std::max(comp, std::abs(mu * beta[i]));
+    }
+    ymax = std::max(ymax, 1e-300);
+    const double zKz = z.dot(beta);
+    out.objective = 0.5 * zKz;
+    const double wn = std::max(std::sqrt(std::max(zKz, 0.0)), 1e-300);
+    out.stationarity = std::sqrt(std::max(diff.dot(K * diff), 0.0)) / wn;
+    out.primal_feasibility = primal / ymax;
+    const double mscale = std::max(zmax, 1e-300);
+    out.dual_feasibility = dual / mscale;
+    out.complementarity = comp / std::max(mscale * ymax, 1e-300);
+    return out;
 }
 
 }  // namespace relucore

@@ -28,6 +28,7 @@
 // path (scalar, SSE2, AVX2); their relative error is a few ulp.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -357,5 +358,151 @@ private:
 
     Key2 key_{0, 0};
 };
+
+// ------------------------------------------------------------------------
+// numpy-compatible seeding and a sequential Philox stream.
+//
+// seed_sequence_philox_key() is numpy's SeedSequence(entropy, spawn_key)
+// .generate_state(2, uint64) (the key np.random.Philox(seed_sequence) uses):
+// the entropy and spawn key are given as little-endian 32-bit words, as
+// numpy's _coerce_to_uint32_array makes them (a non-negative int n is its
+// base-2^32 digits, least significant first; 0 is one word 0). With it a
+// trial's key costs ~100 integer operations instead of a Python SeedSequence.
+namespace detail {
+inline std::uint32_t ss_hashmix(std::uint32_t value, std::uint32_t& hash_const) {
+    value ^= hash_const;
+    hash_const *= 0x931e8875u;  // MULT_A
+    value *= hash_const;
+    value ^= value >> 16;
+    return value;
+}
+inline std::uint32_t ss_mix(std::uint32_t x, std::uint32_t y) {
+    std::uint32_t r = 0xca01f9ddu * x - 0x4973f715u * y;  // MIX_MULT_L, MIX_MULT_R
+    r ^= r >> 16;
+    return r;
+}
+}  // namespace detail
+
+inline Key2 seed_sequence_philox_key(const std::uint32_t* entropy, int n_entropy, const std::uint32_t* spawn,
+                                     int n_spawn) {
+    constexpr int pool_size = 4;
+    // Assembled entropy: the run entropy, zero-padded to the pool size when a
+    // spawn key follows, then the spawn key.
+    const int n_run = (n_spawn > 0 && n_entropy < pool_size) ? pool_size : n_entropy;
+    const int total = n_run + n_spawn;
+    auto word = [&](int i) -> std::uint32_t {
+        if (i < n_run) return i < n_entropy ? entropy[i] : 0u;
+        return spawn[i - n_run];
+    };
+    std::uint32_t pool[pool_size];
+    std::uint32_t hc = 0x43b0d7e5u;  // INIT_A
+    for (int i = 0; i < pool_size; ++i) pool[i] = detail::ss_hashmix(i < total ? word(i) : 0u, hc);
+    for (int s = 0; s < pool_size; ++s)
+        for (int d = 0; d < pool_size; ++d)
+            if (s != d) pool[d] = detail::ss_mix(pool[d], detail::ss_hashmix(pool[s], hc));
+    for (int s = pool_size; s < total; ++s)
+        for (int d = 0; d < pool_size; ++d) pool[d] = detail::ss_mix(pool[d], detail::ss_hashmix(word(s), hc));
+    // generate_state(4 words) viewed as 2 little-endian uint64.
+    std::uint32_t st[4];
+    std::uint32_t hb = 0x8b51f9ddu;  // INIT_B
+    for (int i = 0; i < 4; ++i) {
+        std::uint32_t v = pool[i % pool_size];
+        v ^= hb;
+        hb *= 0x58f38dedu;  // MULT_B
+        v *= hb;
+        v ^= v >> 16;
+        st[i] = v;
+    }
+    return Key2{static_cast<std::uint64_t>(st[0]) | (static_cast<std::uint64_t>(st[1]) << 32),
+                static_cast<std::uint64_t>(st[2]) | (static_cast<std::uint64_t>(st[3]) << 32)};
+}
+
+// The raw 64-bit words of np.random.Philox(key=key) (counter starting at 0:
+// numpy increments the counter before each block), i.e. the sequence of
+// Philox(...).random_raw(), and the variates relucore builds from them:
+//  * uniform():  (w >> 11) 2^-53 in [0, 1), numpy's random() conversion;
+//  * normal():   one Box-Muller pair from two words, the cosine branch
+//                (detail::box_muller_words; the sine branch is dropped);
+//  * normals(out, k): ceil(k/2) pairs, both branches: out[2p] = r cos,
+//                out[2p+1] = r sin of pair p (the last sine dropped if k is odd).
+class PhiloxStream {
+public:
+    explicit PhiloxStream(Key2 key) : key_(key) {}
+
+    std::uint64_t next() {
+        if (pos_ == 4) refill();
+        return buf_[pos_++];
+    }
+    double uniform() { return detail::top53(next()) * 0x1.0p-53; }
+    double normal() {
+        std::uint64_t w1 = next(), w2 = next();
+        double z0, z1;
+        detail::box_muller_words(&w1, &w2, &z0, &z1, 1);
+        return z0;
+    }
+    void normals(double* out, long count) {
+        constexpr long chunk = 64;  // pairs per Box-Muller call (vectorised), on the stack
+        std::uint64_t w1[chunk], w2[chunk];
+        double z0[chunk], z1[chunk];
+        const long pairs = (count + 1) / 2;
+        for (long p0 = 0; p0 < pairs; p0 += chunk) {
+            const long np = std::min(chunk, pairs - p0);
+            for (long p = 0; p < np; ++p) {
+                w1[p] = next();
+                w2[p] = next();
+            }
+            detail::box_muller_words(w1, w2, z0, z1, np);
+            for (long p = 0; p < np; ++p) {
+                const long i = 2 * (p0 + p);
+                out[i] = z0[p];
+                if (i + 1 < count) out[i + 1] = z1[p];
+            }
+        }
+    }
+
+private:
+    void refill() {
+        if (++ctr_[0] == 0)
+            if (++ctr_[1] == 0)
+                if (++ctr_[2] == 0) ++ctr_[3];
+        buf_ = philox4x64_10(ctr_, key_);
+        pos_ = 0;
+    }
+    Key2 key_;
+    Counter4 ctr_{0, 0, 0, 0};
+    Counter4 buf_{0, 0, 0, 0};
+    int pos_ = 4;
+};
+
+// Gamma(a, 1) for a >= 1 by Marsaglia and Tsang (2000): exact rejection
+// sampling from normal() and uniform() draws of the stream (the logarithm
+// is detail::bm_log, so no libm call enters the accepted value).
+inline double gamma_marsaglia_tsang(double a, PhiloxStream& s) {
+    const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    for (;;) {
+        const double x = s.normal();
+        double v = 1.0 + c * x;
+        if (v <= 0.0) continue;
+        v = v * v * v;
+        const double u = s.uniform();
+        const double x2 = x * x;
+        if (u < 1.0 - 0.0331 * x2 * x2) return d * v;
+        if (u == 0.0 || detail::bm_log(u) < 0.5 * x2 + d * (1.0 - v + detail::bm_log(v))) return d * v;
+    }
+}
+
+// Chi-square with k >= 1 integer degrees of freedom: for k <= 16 the sum of
+// k squared normals (normal() each), above that 2 Gamma(k/2).
+inline double chi_square(std::int64_t k, PhiloxStream& s) {
+    if (k <= 16) {
+        double acc = 0.0;
+        for (std::int64_t i = 0; i < k; ++i) {
+            const double z = s.normal();
+            acc += z * z;
+        }
+        return acc;
+    }
+    return 2.0 * gamma_marsaglia_tsang(0.5 * static_cast<double>(k), s);
+}
 
 }  // namespace relucore

@@ -98,6 +98,11 @@ public:
         }
         if (changed) last_change_ = step;
     }
+    /// For engines that update the masks themselves (through mask_data()):
+    /// records that some mask changed at `step`.
+    void changed_at(std::int64_t step) { last_change_ = step; }
+    /// The m x n masks, row-major, for engines that update them in place.
+    std::uint8_t* mask_data() { return mask_.data(); }
     /// Restores a saved tracker (checkpointing): `mask` as returned by mask(),
     /// `stable_step` as returned by stable_step().
     void restore(const Mask& mask, std::int64_t stable_step) {
@@ -179,6 +184,18 @@ void ensure_evaluated(Engine& e, long) {
     e.evaluate();
 }
 
+/// One step and the evaluation of the new state: the engine's fused
+/// advance() when it has one, else apply() and evaluate().
+template <class Engine>
+auto advance(Engine& e, int) -> decltype(e.advance(), void()) {
+    e.advance();
+}
+template <class Engine>
+void advance(Engine& e, long) {
+    e.apply();
+    e.evaluate();
+}
+
 }  // namespace detail
 
 /// Drives an engine until a stopping rule fires, calling `callback` every
@@ -246,8 +263,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
             out.status = Status::cancelled;
             break;
         }
-        engine.apply();
-        engine.evaluate();
+        detail::advance(engine, 0);
     }
     if (history && s.record_every > 0 && last_recorded != engine.steps_taken())
         history->record(engine, engine.steps_taken());
