@@ -12,10 +12,15 @@ for a few hundred steps on the same sample indices (no noise) and their
 parameters compared.
 
     python bench/bench_meanfield.py [--N 1000] [--quick]
+
+The engine's fused kernels pick the widest SIMD path the CPU has (AVX-512F,
+AVX, SSE2); RELUCORE_SIMD=avx (or sse2, scalar) caps it, e.g. to time the
+paths against each other (they give bitwise the same numbers).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -82,6 +87,22 @@ def torch_loop(X, y, theta0, *, iters, step, lam, T, seed=0, samples=None):
                 W.add_(noise * torch.randn(N, d, generator=g, dtype=torch.float64))
                 b.add_(noise * torch.randn(N, generator=g, dtype=torch.float64))
     return torch.column_stack([a, W, b]).detach().numpy()
+
+
+def simd_path():
+    """The fused kernels' SIMD path (from the CPU flags on Linux and RELUCORE_SIMD)."""
+    order = ["scalar", "sse2", "avx", "avx512"]
+    best = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+        best = "avx512" if "avx512f" in flags else "avx" if "avx" in flags else "sse2"
+    except OSError:
+        pass
+    cap = os.environ.get("RELUCORE_SIMD")
+    if cap in order and best in order:
+        return order[min(order.index(cap), order.index(best))]
+    return best
 
 
 def _rates(fn, iters):
@@ -153,7 +174,8 @@ def main(argv=None):
         cpu_rows.append((T, best_cpu["engine"], best_cpu["numpy"], best_cpu.get("torch")))
 
     print(f"\nN = {N}, d = 2, M = 9, single-sample SGD, float64, best of {args.repeats}; "
-          f"torch {torch_version or 'not installed (skipped)'}")
+          f"torch {torch_version or 'not installed (skipped)'}; engine SIMD path {simd_path()}; "
+          f"load average {os.getloadavg()[0]:.2f} at the end")
     print(f"{'1/beta':>7} | {'engine 1 thr':>12} | {'engine 2 thr':>12} | {'numpy':>9} | {'torch':>9} | "
           f"{'vs numpy':>8} | {'vs torch':>8}")
     for T, e1, e2, npy, tor in rows:

@@ -221,7 +221,7 @@ def test_noise_increment_is_standard_normal():
     sd = np.sqrt(4 * step / N * T)
     # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
     key = res.key
-    for i in range(0, N, 997):
+    for i in range(0, N, 97):
         np.testing.assert_array_equal(res.theta[i], sd * _core.rng_normals(int(key[0]), int(key[1]), 0, i, 0, 4))
     z = (res.theta / sd).ravel()
     assert abs(z.mean()) < 5 / np.sqrt(z.size)
@@ -304,3 +304,54 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
     ref = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True,
                      B=1, key=res.key)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------ SIMD paths
+# The fused single-sample kernels (d <= 3) have scalar, SSE2, AVX and (noiseless) AVX-512F
+# paths chosen at run time; RELUCORE_SIMD caps the widest one (a cap above
+# what the CPU has falls back to the best available path, so every value is
+# safe to set here). All paths must give bitwise the same numbers.
+SIMD_PATHS = ("scalar", "sse2", "avx", "avx512")
+
+
+@pytest.mark.parametrize("d,bias,outer,T", [(2, True, True, 0.0), (2, True, True, 1e-3), (1, False, True, 0.0),
+                                            (3, True, False, 0.02), (2, False, False, 1e-3)])
+def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
+    rng = np.random.default_rng(10 + d)
+    X, y = rng.standard_normal((7, d)), rng.standard_normal(7)
+    N, iters = 301, 60  # chunks of 128, 128 and 45 neurons: full vectors and every kind of tail
+    theta0 = rng.normal(0, 0.7, (N, d + (2 if bias else 1)))
+    kw = dict(N=N, step=0.5, weight_decay=0.1, temperature=T, iters=iters, bias=bias, train_outer=outer,
+              init=theta0, seed=3, record=20)
+    runs = {}
+    for path in SIMD_PATHS:
+        monkeypatch.setenv("RELUCORE_SIMD", path)
+        for n_threads in (1, 3):
+            runs[path, n_threads] = meanfield.train(X, y, n_threads=n_threads, **kw)
+    ref = runs["scalar", 1]
+    for r in runs.values():
+        assert r.theta.tobytes() == ref.theta.tobytes()  # bitwise, signed zeros included
+        assert r.objective.tobytes() == ref.objective.tobytes()
+    expect = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=T, kappa=1 / N, bias=bias,
+                        train_outer=outer, B=1, key=ref.key)
+    np.testing.assert_allclose(ref.theta, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_simd_paths_agree_in_the_benchmark_setting(monkeypatch):
+    # bench/bench_meanfield.py's setting (N = 1000, the 3x3 grid, s = 1, lambda = 1e-2, no noise).
+    X = np.array([[i, j] for i in (-1.0, 0.0, 1.0) for j in (-1.0, 0.0, 1.0)])
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    theta0 = np.random.default_rng(2).normal(0, 0.5, (1000, 4))
+    out = []
+    for path in SIMD_PATHS:
+        monkeypatch.setenv("RELUCORE_SIMD", path)
+        out.append(meanfield.train(X, y, N=1000, step=1.0, weight_decay=1e-2, iters=500, init=theta0, seed=0,
+                                   record=0).theta)
+    assert all(t.tobytes() == out[0].tobytes() for t in out)
+
+
+def test_simd_cap_is_validated(monkeypatch, data2d):
+    X, y = data2d
+    monkeypatch.setenv("RELUCORE_SIMD", "avx9")
+    with pytest.raises(ValueError, match="RELUCORE_SIMD"):
+        meanfield.train(X, y, N=5, iters=3)

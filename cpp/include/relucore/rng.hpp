@@ -34,7 +34,7 @@
 #include <cstdint>
 #include <cstring>
 
-// Runtime dispatch to AVX/AVX2 kernels (see weight_gd.hpp); define
+// Runtime dispatch to AVX, AVX2 and AVX-512F kernels (see weight_gd.hpp); define
 // RELUCORE_NO_SIMD_DISPATCH to disable it.
 #if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__x86_64__) || defined(__i386__))
@@ -282,6 +282,32 @@ inline Counter4 philox4x64_10(Counter4 c, Key2 k) {
         detail::mulhilo64(M0, c[0], hi0, lo0);
         detail::mulhilo64(M1, c[2], hi1, lo1);
         c = Counter4{hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
+    }
+    return c;
+}
+
+// The round keys of Philox4x64-10 under a key, for callers that draw many
+// blocks under one key (the same blocks as philox4x64_10(c, key), with fewer
+// instructions per block).
+struct PhiloxKeys {
+    std::uint64_t k0[10], k1[10];
+    explicit PhiloxKeys(Key2 k) {
+        for (int round = 0; round < 10; ++round) {
+            k0[round] = k[0];
+            k1[round] = k[1];
+            k[0] += 0x9E3779B97F4A7C15ULL;
+            k[1] += 0xBB67AE8584CAA73BULL;
+        }
+    }
+};
+
+inline Counter4 philox4x64_10(Counter4 c, const PhiloxKeys& rk) {
+    constexpr std::uint64_t M0 = 0xD2E7470EE14C6C93ULL, M1 = 0xCA5A826395121157ULL;
+    for (int round = 0; round < 10; ++round) {
+        std::uint64_t hi0, lo0, hi1, lo1;
+        detail::mulhilo64(M0, c[0], hi0, lo0);
+        detail::mulhilo64(M1, c[2], hi1, lo1);
+        c = Counter4{hi1 ^ c[1] ^ rk.k0[round], lo1, hi0 ^ c[3] ^ rk.k1[round], lo0};
     }
     return c;
 }

@@ -233,6 +233,15 @@ def train(
     Returns
     -------
     MeanFieldResult
+
+    Notes
+    -----
+    Single-sample runs with d <= 3 use fused C++ kernels that pick the
+    widest SIMD path of the CPU at run time (AVX-512F, AVX, SSE2; the
+    package itself is built for baseline x86-64). All paths perform the same
+    IEEE operations (no FMA), so results are bitwise the same on every path;
+    the environment variable ``RELUCORE_SIMD`` (``scalar``, ``sse2``, ``avx``
+    or ``avx512``) caps the path, for tests and timings.
     """
     X = _prepare_X(X)
     y = as_float_array(y, "y", ndim=1)
