@@ -98,11 +98,7 @@ public:
         }
         if (changed) last_change_ = step;
     }
-    /// For engines that update the masks themselves (through mask_data()):
-    /// records that some mask changed at `step`.
-    void changed_at(std::int64_t step) { last_change_ = step; }
-    /// The m x n masks, row-major, for engines that update them in place.
-    std::uint8_t* mask_data() { return mask_.data(); }
+
     /// Restores a saved tracker (checkpointing): `mask` as returned by mask(),
     /// `stable_step` as returned by stable_step().
     void restore(const Mask& mask, std::int64_t stable_step) {
