@@ -4,8 +4,8 @@
 // one d-dimensional operation of a run besides forming K.
 //
 // As for the Gram matrix, x86-64 machines with AVX2 and FMA get a kernel of
-// its own chosen at run time (4 doubles per lane, 4 output columns per
-// register); elsewhere, or with RELUCORE_NO_SIMD_DISPATCH, plain loops.
+// its own chosen at run time (8 independent 4-double sums per block of 32
+// columns); elsewhere, or with RELUCORE_NO_SIMD_DISPATCH, plain loops.
 #pragma once
 
 #include "relucore/gram.hpp"
@@ -18,30 +18,29 @@ namespace relucore {
 namespace detail {
 
 #if defined(RELUCORE_GRAM_DISPATCH)
-// W (m x d) += C (m x n) X (n x d), columns [0, d4) with d4 a multiple of 16.
-__attribute__((target("avx2,fma"))) inline void add_row_combination_avx2(const double* C, Index ldc, const double* X,
-                                                                         Index ldx, double* W, Index ldw, Index m,
-                                                                         Index n, Index d16) {
+// W (m x d) += C (m x n) X (n x d) over the columns [t0, t1), a multiple of
+// 4 * L wide: L independent 4-lane sums per column block, so that the chains
+// of n fused multiply-adds overlap.
+template <int L>
+__attribute__((target("avx2,fma"))) inline Index add_row_combination_avx2(const double* C, Index ldc, const double* X,
+                                                                          Index ldx, double* W, Index ldw, Index m,
+                                                                          Index n, Index t0, Index d) {
+    const Index t1 = t0 + (d - t0) / (4 * L) * (4 * L);
     for (Index k = 0; k < m; ++k) {
         const double* ck = C + k * ldc;
         double* wk = W + k * ldw;
-        for (Index t = 0; t < d16; t += 16) {
-            __m256d a0 = _mm256_loadu_pd(wk + t), a1 = _mm256_loadu_pd(wk + t + 4);
-            __m256d a2 = _mm256_loadu_pd(wk + t + 8), a3 = _mm256_loadu_pd(wk + t + 12);
+        for (Index t = t0; t < t1; t += 4 * L) {
+            __m256d acc[L];
+            for (int l = 0; l < L; ++l) acc[l] = _mm256_loadu_pd(wk + t + 4 * l);
             for (Index i = 0; i < n; ++i) {
                 const __m256d c = _mm256_set1_pd(ck[i]);
                 const double* xi = X + i * ldx + t;
-                a0 = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi), a0);
-                a1 = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4), a1);
-                a2 = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 8), a2);
-                a3 = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 12), a3);
+                for (int l = 0; l < L; ++l) acc[l] = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4 * l), acc[l]);
             }
-            _mm256_storeu_pd(wk + t, a0);
-            _mm256_storeu_pd(wk + t + 4, a1);
-            _mm256_storeu_pd(wk + t + 8, a2);
-            _mm256_storeu_pd(wk + t + 12, a3);
+            for (int l = 0; l < L; ++l) _mm256_storeu_pd(wk + t + 4 * l, acc[l]);
         }
     }
+    return t1;
 }
 #endif
 
@@ -54,9 +53,10 @@ inline void add_row_combination(ConstMatrixRef C, ConstMatrixRef X, MatrixRef W)
     Index t0 = 0;
 #if defined(RELUCORE_GRAM_DISPATCH)
     if (detail::cpu_has_avx2_fma()) {
-        t0 = d / 16 * 16;
-        detail::add_row_combination_avx2(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
-                                         W.outerStride(), m, n, t0);
+        t0 = detail::add_row_combination_avx2<8>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
+                                                 W.outerStride(), m, n, 0, d);
+        t0 = detail::add_row_combination_avx2<1>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
+                                                 W.outerStride(), m, n, t0, d);
     }
 #endif
     for (Index k = 0; k < m; ++k)
