@@ -33,6 +33,8 @@ CONFIGS = [
 ]
 QUICK = [(10, 2000, 1, 500), (10, 2000, 2, 500), (100, 10000, 2, 100)]
 BATCH = 64
+#: Best-of count for relucore's sub-millisecond calls.
+FAST_REPEAT = 200
 
 
 def numpy_loop(X, y, W0, signs, eta, steps):
@@ -93,7 +95,10 @@ def main():
     for n, d, m, steps in configs:
         X, y, signs = problem(n, d, m)
         run = lambda: relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1)
-        t_rc, res = best_of(run, args.repeat)
+        # A sub-millisecond call is at the mercy of a scheduler hiccup on a shared
+        # machine: best of many more calls (the peers run for 10-1000 ms each).
+        t_rc, res = best_of(run, 1)
+        t_rc, res = best_of(run, max(args.repeat, FAST_REPEAT) if t_rc < 0.02 else args.repeat)
         reps_slow = 1 if n * d * steps > 1e9 else args.repeat
         t_np, W_np = best_of(lambda: numpy_loop(X, y, res.W0, signs, res.eta, steps), reps_slow)
         diff = np.linalg.norm(W_np - res.W) / np.linalg.norm(res.W)
