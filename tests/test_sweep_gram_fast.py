@@ -230,3 +230,40 @@ def test_fast_path_theorem1_loss(fast):
         _, y = relucore.sample_gram_batch(cfg["n"], cfg["d"], [eval(row.seed)], labels=("uniform", 0.2, 2.0))
         assert row.loss == pytest.approx(0.5 * np.sum(y[0][y[0] < 0] ** 2), rel=1e-9)
         assert row.status == "converged" and row.pattern_stable_step <= 1
+
+
+def test_fast_path_checkpoint_resumes_to_the_same_table(fast, tmp_path):
+    """Fast-path batches come back as columns; the checkpoint stores them as rows.
+    A run cut after two batches and resumed gives the uninterrupted table."""
+    ckpt = tmp_path / "fast.ckpt"
+    full = relucore.sweep(GRID, trials=12, seed=4, progress=False, batch_size=5, checkpoint=ckpt)
+    pd.testing.assert_frame_equal(fast, full, check_exact=True)
+    lines = ckpt.read_text().splitlines(keepends=True)
+    ckpt.write_text("".join(lines[:3]))  # the header and two batches
+    resumed = relucore.sweep(GRID, trials=12, seed=4, progress=False, batch_size=5, checkpoint=ckpt)
+    pd.testing.assert_frame_equal(fast, resumed, check_exact=True)
+
+
+def test_fast_path_error_codes_become_error_rows(monkeypatch):
+    """A trial the C++ batch refuses (code in column 5) is an error row with NaN/-1
+    measurements; the other trials of the batch keep their values."""
+    from relucore import _sweep_fast
+
+    real = _core.sweep_gram_batch
+
+    def refuse_second(*args):
+        real(*args)
+        f, io = args[-3], args[-2]
+        io[1, 5] = 1
+        f[1, 7] = 3.5e13
+
+    monkeypatch.setattr(_sweep_fast._core, "sweep_gram_batch", refuse_second)
+    cfg = {"n": 5, "d": 50, "use_gram": True}
+    out = relucore.sweep(cfg, trials=4, seed=1, progress=False, batch_size=4)
+    monkeypatch.undo()
+    ref = relucore.sweep(cfg, trials=4, seed=1, progress=False, batch_size=4)
+    assert list(out.status) == ["converged", "error", "converged", "converged"]
+    assert out.error[1].startswith("ValueError: K is rank-deficient or badly conditioned: cond(K) = 3.5e+13")
+    assert out.nit[1] == -1 and np.isnan(out.loss[1]) and np.isnan(out.gap[1])
+    keep = [0, 2, 3]
+    pd.testing.assert_frame_equal(out.iloc[keep], ref.iloc[keep], check_exact=True)

@@ -14,7 +14,7 @@ from relucore._sweep_fast import fast_trials_ok
 from relucore._sweep_config import canonical_json, config_key, expand_grid, root_entropy
 from relucore._sweep_store import Checkpoint, CheckpointError
 from relucore._sweep_table import Results, save_table
-from relucore._sweep_task import run_batch
+from relucore._sweep_task import batch_size_of, columns_to_rows, run_batch
 from relucore._validation import check_int, check_n_threads
 
 __all__ = ["sweep", "save_table", "CheckpointError", "default_batch_size"]
@@ -213,11 +213,16 @@ def sweep(
     bar = _progress_bar(progress, len(configs) * trials, n_done)
 
     def record(out):
-        if store is not None:
-            store.append(out["rows"])
-        results.add(out["rows"])
+        if "rows" in out:
+            if store is not None:
+                store.append(out["rows"])
+            results.add(out["rows"])
+        else:
+            if store is not None:
+                store.append(columns_to_rows(out["columns"]))
+            results.add_columns(out["columns"])
         if bar is not None:
-            bar.update(len(out["rows"]))
+            bar.update(batch_size_of(out))
 
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:

@@ -106,11 +106,11 @@ def trial_keys(entropy: int, key, trials) -> np.ndarray:
     return keys
 
 
-def run_fast(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]:
-    """Rows of whole C++ trials (the ``rows`` of ``relucore._sweep_task.run_batch``)."""
-    from relucore._sweep_task import BUILTIN_COLUMNS, _gram_columns, _no_gram_columns
+def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
+    """Whole C++ trials as table columns (``trial``, the built-in measurements,
+    ``status``, ``error``), one array per column: no per-trial Python."""
+    from relucore._sweep_task import BUILTIN_COLUMNS, GRAM_FIELDS, _gram_arrays
 
-    gram_columns = _gram_columns
     cfg = task["config"]
     n = cfg["n"]
     plan = gram_plan(cfg)
@@ -130,37 +130,37 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]:
     )
     err = io[:, 5]
     ok = err == 0
-    gram = gram_columns(sp, K, y) if cfg["gram_stats"] and ok.all() else None
-    if gram is None and cfg["gram_stats"] and ok.any():
+    cols: Dict[str, np.ndarray] = {
+        "trial": np.asarray(trials, dtype=np.int64),
+        "loss": f[:, 0], "grad_norm": f[:, 1], "nit": io[:, 0], "eta": f[:, 2],
+        "pattern_stable_step": io[:, 1], "n_pos": io[:, 3], "n_neg": io[:, 4], "norm1": np.full(B, float(norm1)),
+        "gap": f[:, 3] if cfg["minnorm"] else np.full(B, math.nan),
+        "gap_normalised": f[:, 4] if cfg["minnorm"] else np.full(B, math.nan),
+    }
+    gram = {f"gram_{g}": np.full(B, math.nan) for g in GRAM_FIELDS}
+    if cfg["gram_stats"] and ok.any():
         idx = np.flatnonzero(ok)
-        sub = gram_columns(sp, K[idx], y[idx])
-        gram = [None] * B
-        for j, b in enumerate(idx.tolist()):
-            gram[b] = sub[j]
-    loss, gnorm, eta, gap, gapn = (f[:, c].tolist() for c in range(5))
-    nit, pss, status, npos, nneg, errs = (io[:, c].tolist() for c in range(6))
-    if not cfg["minnorm"]:
-        gap = gapn = [math.nan] * B
-    if gram is None:
-        gram = _no_gram_columns(B)
-    rows = []
-    for b, t in enumerate(trials):
-        if errs[b]:
-            kind_, msg = ERRORS.get(errs[b], ("RuntimeError", "trial failed (code {code})"))
-            row = {k: (-1 if c == "i" else math.nan) for k, c in BUILTIN_COLUMNS.items()}
-            row.update(trial=t, status="error", error=f"{kind_}: " + msg.format(cond=f[b, 7], n=n, code=errs[b]))
-            rows.append(row)
-            continue
-        row = {
-            "trial": t, "loss": loss[b], "grad_norm": gnorm[b], "nit": nit[b], "eta": eta[b],
-            "pattern_stable_step": pss[b], "n_pos": npos[b], "n_neg": nneg[b], "norm1": norm1,
-            "gap": gap[b], "gap_normalised": gapn[b],
-        }
-        row.update(gram[b])
-        row["status"] = STATUS_NAMES.get(status[b], str(status[b]))
-        row["error"] = ""
-        rows.append(row)
-    return rows
+        for name, col in _gram_arrays(sp, K[idx], y[idx]).items():
+            gram[name][idx] = col
+    cols.update(gram)
+    codes = io[:, 2]
+    if np.all(codes == 0):
+        status = np.full(B, "converged", dtype=object)
+    else:
+        status = np.array([STATUS_NAMES.get(c, str(c)) for c in codes.tolist()], dtype=object)
+    error = np.full(B, "", dtype=object)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        for name, c in BUILTIN_COLUMNS.items():
+            cols[name] = cols[name].copy()
+            cols[name][bad] = -1 if c == "i" else math.nan
+        for b in bad.tolist():
+            kind_, msg = ERRORS.get(int(err[b]), ("RuntimeError", "trial failed (code {code})"))
+            status[b] = "error"
+            error[b] = f"{kind_}: " + msg.format(cond=f[b, 7], n=n, code=int(err[b]))
+    cols["status"] = status
+    cols["error"] = error
+    return cols
 
 
 def gram_data(cfg: Dict[str, Any], entropy: int, key, trials: List[int], plan):

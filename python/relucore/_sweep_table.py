@@ -84,6 +84,25 @@ class Results:
         i = len(self._chunks)
         for k in sorted({k for r in rows for k in r} - known):
             self._extra.setdefault(k, []).append((i, np.array([r.get(k) for r in rows] + [None], dtype=object)[:-1]))
+        self._append(chunk)
+
+    def add_columns(self, cols: Dict[str, np.ndarray]) -> None:
+        """Adds one batch given as columns: ``config_index``, ``trial``, every
+        built-in column and ``status``/``error``, one array each (no extra
+        columns: the batches that come this way have no ``measure``)."""
+        chunk = {
+            "config_index": np.asarray(cols["config_index"], dtype=np.int64),
+            "trial": np.asarray(cols["trial"], dtype=np.int64),
+        }
+        if chunk["trial"].size == 0:
+            return
+        for k, kind in BUILTIN_COLUMNS.items():
+            chunk[k] = np.asarray(cols[k], dtype=np.int64 if kind == "i" else np.float64)
+        for k in TRAILING_COLUMNS:
+            chunk[k] = np.array([sys.intern(str(v)) for v in cols[k]], dtype=object)
+        self._append(chunk)
+
+    def _append(self, chunk: Dict[str, np.ndarray]) -> None:
         if np.any(self.done[chunk["config_index"], chunk["trial"]]):
             raise ValueError("a trial was recorded twice")
         self.done[chunk["config_index"], chunk["trial"]] = True

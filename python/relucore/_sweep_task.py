@@ -77,17 +77,23 @@ def _no_gram_columns(B: int) -> List[Dict[str, float]]:
     return [{f"gram_{f}": math.nan for f in GRAM_FIELDS} for _ in range(B)]
 
 
-def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, float]]:
-    """``gram_*`` columns of a batch (K: (B, n, n)) from one batched gram_stats call."""
+def _gram_arrays(spectrum, K: np.ndarray, y: np.ndarray) -> Dict[str, np.ndarray]:
+    """``gram_*`` columns (arrays of B) of a batch (K: (B, n, n)) from one batched gram_stats call."""
     B, n = y.shape
     if n < 2:
-        return _no_gram_columns(B)
+        return {f"gram_{f}": np.full(B, math.nan) for f in GRAM_FIELDS}
     st = relucore.gram_stats(gram=K, spectrum=spectrum, y=y)
     cols = {}
     for f in GRAM_FIELDS:
         v = getattr(st, f, None)
-        cols[f] = np.full(B, math.nan) if v is None else np.broadcast_to(np.asarray(v, dtype=float), (B,))
-    return [{f"gram_{f}": float(cols[f][b]) for f in GRAM_FIELDS} for b in range(B)]
+        cols[f"gram_{f}"] = np.full(B, math.nan) if v is None else np.broadcast_to(np.asarray(v, dtype=float), (B,))
+    return cols
+
+
+def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, float]]:
+    """``gram_*`` values of a batch, one dict per trial (see :func:`_gram_arrays`)."""
+    cols = _gram_arrays(spectrum, K, y)
+    return [{k: float(v[b]) for k, v in cols.items()} for b in range(y.shape[0])]
 
 
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
@@ -272,8 +278,21 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     return rows
 
 
+def columns_to_rows(cols: Dict[str, np.ndarray]) -> List[Dict[str, Any]]:
+    """The row dicts (Python scalars) of a batch given as columns, e.g. for the checkpoint."""
+    lists = {k: np.asarray(v).tolist() for k, v in cols.items()}
+    return [dict(zip(lists, values)) for values in zip(*lists.values())]
+
+
+def batch_size_of(out: Dict[str, Any]) -> int:
+    """Number of trials in a ``run_batch`` result (rows or columns)."""
+    return len(out["rows"]) if "rows" in out else len(out["columns"]["trial"])
+
+
 def run_batch(task: Dict[str, Any]) -> Dict[str, Any]:
-    """Runs the trials of one batch and returns ``{"batch": id, "rows": [...]}``.
+    """Runs the trials of one batch and returns ``{"batch": id, "rows": [...]}``,
+    or ``{"batch": id, "columns": {...}}`` (one array per column, see
+    :meth:`relucore._sweep_table.Results.add_columns`) for the Gram fast path.
 
     ``task`` holds the normalised ``config``, its ``config_index`` and ``key``,
     the root ``entropy``, the ``trials`` to run, ``n_threads`` and an optional
@@ -281,7 +300,20 @@ def run_batch(task: Dict[str, Any]) -> Dict[str, Any]:
     one so that only the failing ones are recorded as errors.
     """
     trials = list(task["trials"])
-    run = run_fast if fast_trials_ok(task["config"], task.get("measure")) else _run_trials
+    fast = fast_trials_ok(task["config"], task.get("measure"))
+    if fast:
+        try:
+            cols = run_fast(task, trials)
+        except Exception:
+            pass  # the rows path below retries trial by trial and records the errors
+        else:
+            cols["config_index"] = np.full(len(trials), task["config_index"], dtype=np.int64)
+            return {"batch": task["batch"], "columns": cols}
+
+        def run(task, trials):
+            return columns_to_rows(run_fast(task, trials))
+    else:
+        run = _run_trials
     try:
         rows = run(task, trials)
     except Exception as exc:
