@@ -339,8 +339,11 @@ def sample(
         Q = Q * np.sign(np.where(np.diag(R) == 0, 1.0, np.diag(R)))[None, :]
         X = np.ascontiguousarray(Q.T * np.linalg.norm(G, axis=1)[:, None])
     else:
-        Z = _z(z, (n, d), rng)
-        X = Z * np.sqrt(lam)[None, :]
+        X = _z(z, (n, d), rng)
+        # In place (a fresh n x d array would cost its page faults), and not at
+        # all for the unit isotropic spectrum: bitwise the same X either way.
+        if not np.all(lam == 1.0):
+            X *= np.sqrt(lam)[None, :]
         if isinstance(V, str):
             if V == "haar":
                 if d > MAX_HAAR_D:
