@@ -242,7 +242,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
         try:
             res_b = _unbatch(res, b)
             if dual_only and measure is not None:
-                # W exactly as train rebuilds it: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
+                # W by the formula train uses: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
                 Xb = datas[b].X
                 W0 = res_b.alpha0 @ Xb
                 res_b = dataclasses.replace(res_b, W0=W0, W=W0 + (res_b.alpha - res_b.alpha0) @ Xb)
