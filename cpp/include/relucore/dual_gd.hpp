@@ -354,7 +354,12 @@ private:
             Scalar* __restrict dak = da + k * n;
             Scalar* __restrict dbk = db + k * d_beta_.cols();
             for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
-            gram_times(dak, dbk);
+            // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
+            // call that kernel directly instead of dispatching on every product.
+            if constexpr (N > 0)
+                gram_times_padded<(N + 1) / 2 * 2>(dak, dbk);
+            else
+                gram_times(dak, dbk);
             for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
         }
         grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / eta;
