@@ -63,11 +63,10 @@ fi
 # RELUCORE_SANITIZE_TESTS: test files or directories. The default is the tests
 # that drive the compiled core (about 1 minute under the sanitizers on 2 cores),
 # without those marked slow; RELUCORE_SANITIZE_TESTS=tests runs everything.
-default_tests="$(ls tests/test_train_*.py tests/test_reliability_*.py tests/test_theory_*.py \
-  tests/test_embed_trainer.py tests/test_meanfield_engine.py tests/test_literature_engines.py 2>/dev/null | tr '\n' ' ')"
+default_tests="tests/gd tests/reliability tests/theory tests/meanfield/test_meanfield_engine.py tests/experiments/test_literature_engines.py"
 read -r -a tests <<< "${RELUCORE_SANITIZE_TESTS:-$default_tests}"
 # The one long meanfield test (thread counts x segmentations) adds little under the sanitizers.
-skip_long=(--deselect tests/test_meanfield_engine.py::test_thread_count_and_segmentation_do_not_change_results)
+skip_long=(--deselect tests/meanfield/test_meanfield_engine.py::test_thread_count_and_segmentation_do_not_change_results)
 [ -n "${RELUCORE_SANITIZE_TESTS:-}" ] && skip_long=()
 log="$log_dir/pytest.log"
 rm -f "$log_dir"/sanitizer.*

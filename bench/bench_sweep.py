@@ -12,7 +12,7 @@ Peers, run side by side in this process:
 - ``relucore X``: ``relucore.sweep`` with explicit X (``relucore.sample``).
 - ``relucore K``: ``relucore.sweep(use_gram=True)`` (K drawn without X by the Bartlett
   construction, cost independent of d; whole trials in one C++ call per batch: the fast
-  path of ``relucore._sweep_fast``).
+  path of ``relucore.sweeps.gram_trial``).
 
 Also: thread scaling (in-process ``n_threads`` 1 vs 2, and 1 vs 2 spawned worker
 processes), the breakdown of a relucore trial (sampling, K, GD, QP, the rest) against this
@@ -42,7 +42,7 @@ import scipy.optimize
 
 import relucore
 from relucore import _core
-from relucore._train import prepare, run_prepared
+from relucore.gd.train import prepare, run_prepared
 
 SIZES = [(10, 1_000), (10, 10_000), (10, 100_000), (40, 1_000), (40, 10_000), (40, 100_000)]
 
@@ -136,8 +136,8 @@ def breakdown(n, d, trials, use_gram, seed=0):
 def breakdown_gram(n, d, trials, seed=0):
     """The fast path's C++ stages on one batch: the Bartlett sampler alone; sampler + prepare + GD
     (sweep_gram_batch without the QP) minus the sampler; the batched m = 1 QP; batched gram_stats."""
-    from relucore._sampling import bartlett_plan, sample_gram_keys
-    from relucore._sweep_fast import trial_keys
+    from relucore.theory.sampling import bartlett_plan, sample_gram_keys
+    from relucore.sweeps.gram_trial import trial_keys
 
     plan = bartlett_plan(n, d)
     values, counts, kind, lo, hi, sp = plan

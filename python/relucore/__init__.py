@@ -3,22 +3,25 @@
 The main entry points:
 
 - :func:`train` runs GD on ``h(x) = sum_k s_k relu(w_k^T x)`` exactly in
-  primal-dual coordinates (batched, multithreaded C++).
-- :func:`regimes` classifies every recorded (neuron, example) entry of a run as
-  primal-stable / dual-frozen / undetermined (Lemmas 5 and 6 of Lai et al.).
-- ``relucore demo`` / ``relucore reproduce`` on the command line
-  (:mod:`relucore.experiments` holds the registered experiments).
+  primal-dual coordinates (batched, multithreaded C++); :class:`Trainer` steps it.
+- The theory toolkit (:mod:`relucore.theory`): :func:`sample`, :func:`sample_gram`,
+  :func:`predicted_limit`, :func:`check_limit`, :func:`minnorm`, :func:`gram_stats`,
+  the gap bounds, :func:`regimes` and :func:`training_metrics`.
+- :func:`sweep` runs seeded, resumable sweeps (:mod:`relucore.sweeps`).
+- :mod:`relucore.meanfield`, :mod:`relucore.experiments`, :mod:`relucore.plots` and
+  :mod:`relucore.cli` are loaded on first use (``relucore.meanfield.train(...)``
+  works after ``import relucore``).
+
+docs/architecture.md describes the layers; docs/math.md the mathematics.
 """
+import importlib as _importlib
+
 from relucore._core import __version__
-from relucore._regimes import Regimes, regimes
-from relucore._results import History, TrainResult
-from relucore._train import DivergenceError, default_eta, train
-from relucore._metrics import TrainingMetrics, training_metrics
-from relucore._sampling import Dataset, GramDataset, Spectrum, sample, sample_gram, sample_gram_batch
-from relucore._gram_stats import GramStats, gram_stats
-from relucore._limits import LimitCheck, check_limit, predicted_limit
-from relucore._minnorm import KKTCertificate, MinNormSolution, SearchCertificate, minnorm
-from relucore._bounds import (
+from relucore.gd.results import History, TrainResult
+from relucore.gd.train import DivergenceError, default_eta, train
+from relucore.gd.trainer import Trainer
+from relucore.sweeps.api import CheckpointError, save_table, sweep
+from relucore.theory.bounds import (
     limit_gap,
     normalized_gap,
     step_constant,
@@ -26,20 +29,38 @@ from relucore._bounds import (
     theorem4_bounds,
     theorem6_bound,
 )
-from relucore._trainer import Trainer
-from relucore._sweep import CheckpointError, save_table, sweep
+from relucore.theory.gram_stats import GramStats, gram_stats
+from relucore.theory.limits import LimitCheck, check_limit, predicted_limit
+from relucore.theory.metrics import TrainingMetrics, training_metrics
+from relucore.theory.minnorm import KKTCertificate, MinNormSolution, SearchCertificate, minnorm
+from relucore.theory.regimes import Regimes, regimes
+from relucore.theory.sampling import Dataset, GramDataset, Spectrum, sample, sample_gram, sample_gram_batch
 
-__all__ = ["__version__", "train", "TrainResult", "History", "DivergenceError", "default_eta", "Trainer"]
-# Activation regimes (issue 4): Lemma 5/6 classification of recorded runs.
-__all__ += ["regimes", "Regimes"]
-# Theory toolkit (issue 3): sampling, Gram concentration, closed-form limits, minimum-norm solutions, bounds.
-__all__ += [
+#: Sub-packages imported on first attribute access (they pull optional dependencies
+#: or a registry of experiments that ``import relucore`` should not pay for).
+_LAZY_SUBPACKAGES = ("meanfield", "experiments", "plots", "cli")
+
+__all__ = [
+    "__version__",
+    # gradient descent
+    "train", "Trainer", "TrainResult", "History", "DivergenceError", "default_eta",
+    # theory toolkit
     "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
-    "step_constant",
+    "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics",
+    # sweeps
+    "sweep", "save_table", "CheckpointError",
 ]
-# Sweeps (issue 5).
-__all__ += ["sweep", "save_table", "CheckpointError"]
-# Training metrics (issue 9): stable rank, normalised margins over a run's history.
-__all__ += ["TrainingMetrics", "training_metrics"]
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBPACKAGES:
+        module = _importlib.import_module(f"relucore.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'relucore' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES))

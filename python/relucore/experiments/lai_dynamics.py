@@ -13,10 +13,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore._limits import predicted_limit
-from relucore._gram_stats import gram_stats
-from relucore._regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
-from relucore._train import train
+from relucore.theory.limits import predicted_limit
+from relucore.theory.gram_stats import gram_stats
+from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
+from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._lai_common import child_rngs, claim, figure, fmt_set, lai_data
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
-from relucore._bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
-from relucore._minnorm import minnorm
-from relucore._sampling import sample, sample_gram
-from relucore._train import train
+from relucore.theory.bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
+from relucore.theory.minnorm import minnorm
+from relucore.theory.sampling import sample, sample_gram
+from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._lai_common import child_rngs, claim, figure
 

@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from relucore._train import train
+from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._lai_common import child_rngs, claim, figure, fmt_set
 

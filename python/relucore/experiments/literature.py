@@ -17,8 +17,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from relucore._metrics import TrainingMetrics, training_metrics
-from relucore._train import train
+from relucore.theory.metrics import TrainingMetrics, training_metrics
+from relucore.gd.train import train
 from relucore.experiments._base import Claim, ExperimentResult, register
 
 __all__ = [

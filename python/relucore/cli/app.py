@@ -1,0 +1,114 @@
+"""The ``relucore`` console script.
+
+Subcommands register themselves through :data:`SUBCOMMANDS`: each entry maps a
+name to ``(add_arguments, run)`` where ``add_arguments(parser)`` declares its
+options and ``run(args) -> int`` executes it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Dict, List, Optional, Tuple
+
+
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n", type=int, default=10, help="number of examples (default 10)")
+    p.add_argument("--d", type=int, default=2000, help="dimension (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def _demo_run(args: argparse.Namespace) -> int:
+    from relucore.cli.demo import demo
+
+    print("\n".join(demo(n=args.n, d=args.d, seed=args.seed)))
+    return 0
+
+
+def _sweep_args(p: argparse.ArgumentParser) -> None:
+    from relucore.cli.sweep import add_arguments
+
+    add_arguments(p)
+
+
+def _sweep_run(args: argparse.Namespace) -> int:
+    from relucore.cli.sweep import main as sweep_main
+
+    return sweep_main(args)
+
+
+def _reproduce_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("names", nargs="*", default=["all"], metavar="NAME",
+                   help="experiments to run (default: all); see --list")
+    p.add_argument("--quick", action="store_true", help="small settings (all experiments in under two minutes)")
+    p.add_argument("--out", default="reproduce-out", metavar="DIR",
+                   help="directory for NAME.csv / NAME.json / NAME.png and summary.{txt,json} (default reproduce-out)")
+    p.add_argument("--seed", type=int, default=0, help="random seed passed to every experiment (default 0)")
+    p.add_argument("--list", action="store_true", help="list the registered experiments and exit")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a claim fails (default: a failed claim is reported, exit status 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.epilog = ("Exit status: 0 when every experiment ran (failed claims are measurements on random data and are "
+                "printed as FAIL), 1 when an experiment raised (or, with --strict, a claim failed), 2 on bad usage.")
+
+
+def _reproduce_run(args: argparse.Namespace) -> int:
+    from relucore import experiments
+    from relucore.experiments.reproduce import format_summary, missing_extras, reproduce
+
+    if args.list:
+        for name in experiments.names():
+            print(f"{name:<16} {experiments._base.summary(name)}")
+        return 0
+    missing = missing_extras()
+    if missing:
+        print(f"relucore reproduce: error: the experiments need the optional extras {', '.join(missing)}; "
+              f"install them with: pip install 'relucore[{','.join(missing)}]'", file=sys.stderr)
+        return 2
+    try:
+        records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
+                            progress=False if args.no_progress else None)
+    except ValueError as exc:
+        print(f"relucore reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    print(format_summary(records, quick=args.quick, seed=args.seed))
+    print(f"outputs in {args.out}/")
+    if any(r["error"] is not None for r in records):
+        for r in records:
+            if r["error"] is not None:
+                print(f"\n--- {r['name']} raised ---\n{r['traceback']}", file=sys.stderr)
+        return 1
+    if args.strict and any(not c["passed"] for r in records for c in r["claims"]):
+        return 1
+    return 0
+
+
+SUBCOMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "demo": ("run the paper's Figure 4 setting and print a table", _demo_args, _demo_run),
+    "sweep": ("run a Monte-Carlo sweep described in a TOML file (resumable, batched)", _sweep_args, _sweep_run),
+    "reproduce": ("run the papers' experiments, save tables and figures, check their claims",
+                  _reproduce_args, _reproduce_run),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from relucore import __version__
+
+    parser = argparse.ArgumentParser(prog="relucore", description="Gradient descent on shallow ReLU networks.")
+    parser.add_argument("--version", action="version", version=f"relucore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, add_args, _) in SUBCOMMANDS.items():
+        add_args(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return SUBCOMMANDS[args.command][2](args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""``relucore.Trainer``: the primal-dual GD engine, one step at a time.
+
+A simulator that embeds relucore drives the engine itself: it steps, reads the
+state, changes the labels or the step size, steps again, checkpoints, and moves
+the run to another process. ``Trainer`` keeps one C++ ``DualGD`` engine alive
+between calls for that; its preparation (validation, initialisation, default
+step size and tolerance) is exactly :func:`relucore.train`'s, so stepping a
+``Trainer`` k times gives bitwise the state ``train(..., steps=k, tol=0)`` ends in.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+import numpy as np
+
+from relucore import _core
+from relucore.gd.results import TrainResult
+from relucore.gd.train import DEFAULT_INIT_SCALE, DivergenceError, _message, overflow_message, prepare
+from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
+
+__all__ = ["Trainer"]
+
+#: Version of the layout returned by :meth:`Trainer.state_dict`.
+STATE_VERSION = 1
+
+# GDSettings fields carried by a checkpoint; enums are stored by name.
+_SETTINGS_FIELDS = ("eta", "max_steps", "tol", "record_every", "divergence_factor", "leaky_slope")
+_SETTINGS_ENUMS = {"activation": _core.Activation, "loss": _core.Loss}
+
+_STATE_ARRAYS = ("K", "y", "signs", "alpha", "beta", "mask", "alpha0", "beta0")
+_STATE_KEYS = _STATE_ARRAYS + (
+    "version", "steps_taken", "stable_step", "settings", "X", "W0", "steps", "tol", "init", "on_divergence",
+)
+
+
+def _settings_to_dict(s) -> Dict[str, Any]:
+    out = {f: getattr(s, f) for f in _SETTINGS_FIELDS}
+    out.update({f: getattr(s, f).name for f in _SETTINGS_ENUMS})
+    return out
+
+
+def _settings_from_dict(d: Dict[str, Any]):
+    s = _core.GDSettings()
+    for f in _SETTINGS_FIELDS:
+        setattr(s, f, d[f])
+    for f, enum in _SETTINGS_ENUMS.items():
+        setattr(s, f, getattr(enum, d[f]))
+    s.validate()
+    return s
+
+
+class Trainer:
+    """Gradient descent on one shallow ReLU network, driven step by step.
+
+    Builds the same problem as :func:`relucore.train` (same arguments, same
+    validation, initialisation, default ``eta`` and ``tol``) and keeps the
+    primal-dual engine of SPEC section 1 alive between calls::
+
+        delta_alpha_k = -eta s_k phi'(beta_k) * g,  beta_k += K delta_alpha_k,
+        alpha_k += delta_alpha_k
+
+    Parameters
+    ----------
+    X, y, signs, init, eps, eta, tol, rng, n_threads, gram, assignment,
+    init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence
+        As for :func:`relucore.train`, for one problem (``X`` of shape (n, d),
+        ``y`` of shape (n,)).
+    steps : int, default 10000
+        The default step budget of :meth:`run` (``until``).
+    engine : {"dual"}
+        Only the primal-dual engine is step-wise.
+    record : 0
+        Not supported: observe the run with ``run(callback=..., every=k)``.
+
+    Attributes
+    ----------
+    alpha, beta : ndarray, shape (m, n)
+        Read-only, zero-copy views of the engine's dual and primal coordinates.
+        They are live: every step updates them in place (copy to keep a snapshot).
+    mask : ndarray of bool, shape (m, n)
+        Read-only view of the activation masks ``beta > 0``.
+    loss, grad_norm : float
+        Loss and ``||grad_W R||_F`` of the current state.
+    nit : int
+        GD steps taken since the starting point.
+
+    Notes
+    -----
+    :meth:`step` and :meth:`run` release the GIL; Ctrl-C stops them after the
+    current GD step (the trainer then holds that state) and raises
+    ``KeyboardInterrupt``. One call at a time: a second thread calling
+    :meth:`step` meanwhile gets a ``RuntimeError``, and reading the views while
+    another thread steps races with the engine (the callback of :meth:`run`
+    is the exception: it runs between steps and may change the trainer).
+    Trainers pickle (:meth:`state_dict` / :meth:`from_state`), so a
+    simulation can be checkpointed and resumed bitwise elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np, relucore
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((10, 500)); y = rng.uniform(0.1, 1, 10) * rng.choice([-1, 1], 10)
+    >>> t = relucore.Trainer(X, y, signs=(1, -1))
+    >>> t.step(100).nit
+    100
+    >>> t.beta.flags.writeable
+    False
+    >>> res = t.run(until=5000)
+    >>> bool(res.success)
+    True
+    """
+
+    def __init__(
+        self,
+        X=None,
+        y=None,
+        *,
+        signs: Sequence[float] = (1,),
+        init: Union[str, np.ndarray] = "positive",
+        eps=None,
+        eta=None,
+        steps: int = 10_000,
+        tol: Optional[float] = None,
+        rng=None,
+        n_threads: Optional[int] = None,
+        gram=None,
+        engine: str = "dual",
+        assignment=None,
+        init_scale: float = DEFAULT_INIT_SCALE,
+        C_g: float = 2.0,
+        C_alpha: float = 10.0,
+        loss: str = "square",
+        activation: str = "relu",
+        leaky_slope: float = 0.01,
+        on_divergence: str = "status",
+        record: int = 0,
+    ):
+        if engine != "dual":
+            raise ValueError(f"Trainer runs the primal-dual engine only (engine='dual'), got engine={engine!r}")
+        if record not in (0, False):
+            raise ValueError("Trainer keeps no history: observe the run with run(callback=..., every=k)")
+        steps = check_int(steps, "steps", minimum=0)
+        check_choice(on_divergence, "on_divergence", ("status", "raise"))
+        if y is not None and np.ndim(y) != 1:
+            raise ValueError(
+                f"Trainer trains one problem: y must be 1-dimensional, got shape {np.shape(y)} "
+                "(use relucore.train for batches)"
+            )
+        p = prepare(
+            X, y, signs=signs, init=init, eps=eps, eta=eta, tol=tol, rng=rng, n_threads=n_threads, gram=gram,
+            engine="dual", assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha, loss=loss,
+            activation=activation, leaky_slope=leaky_slope,
+        )
+        settings = p.settings(steps, 0)
+        settings.tol = float(p.tol[0])
+        self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)
+        # Own copy: W must not change if the caller later edits its X in place.
+        self._X = None if p.X is None else np.array(p.X[0])
+        self._W0 = None if p.W0 is None else p.W0[0]
+        self._alpha0 = p.alpha0[0]
+        self._beta0 = p.beta0[0]
+        self._steps = steps
+        self._tol = float(p.tol[0])
+        self._init = p.init
+        self._on_divergence = on_divergence
+
+    # ------------------------------------------------------------------ state
+    @property
+    def alpha(self) -> np.ndarray:
+        """Dual coordinates (m, n): read-only view of the engine's memory."""
+        return self._engine.alpha
+
+    @property
+    def beta(self) -> np.ndarray:
+        """Primal coordinates ``beta_k = X w_k`` (m, n): read-only view."""
+        return self._engine.beta
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Activation masks ``beta > 0`` (m, n), bool: read-only view."""
+        return self._engine.mask
+
+    @property
+    def predictions(self) -> np.ndarray:
+        """Network outputs ``h(x_i)`` (n,) of the current state: read-only view."""
+        return self._engine.predictions
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Current labels (n,): read-only view (change them with :meth:`set_labels`)."""
+        return self._engine.labels
+
+    @property
+    def signs(self) -> np.ndarray:
+        """Outer-layer weights ``s_k`` (m,): read-only view."""
+        return self._engine.outer
+
+    @property
+    def K(self) -> np.ndarray:
+        """The trainer's copy of the Gram matrix (n, n): read-only view."""
+        return self._engine.K
+
+    @property
+    def W(self) -> Optional[np.ndarray]:
+        """Weights ``W = W0 + (alpha - alpha0) X`` (m, d), rebuilt on each access.
+
+        None in Gram-only mode (``gram=`` without ``X``).
+        """
+        if self._X is None:
+            return None
+        W = np.empty((1,) + self._W0.shape)
+        _core.weights_from_dual_batch(self._X[None], np.ascontiguousarray(self._W0)[None], np.ascontiguousarray(self._alpha0)[None],
+                                      np.ascontiguousarray(self.alpha)[None], W, 1)
+        return W[0]
+
+    @property
+    def loss(self) -> float:
+        """Loss of the current state."""
+        return self._engine.loss
+
+    @property
+    def grad_norm(self) -> float:
+        """``||grad_W R||_F`` of the current state."""
+        return self._engine.grad_norm
+
+    @property
+    def nit(self) -> int:
+        """GD steps taken since the starting point."""
+        return self._engine.steps_taken
+
+    @property
+    def pattern_stable_step(self) -> int:
+        """Last step at which an activation mask changed."""
+        return self._engine.stable_step
+
+    @property
+    def eta(self) -> float:
+        """Current step size."""
+        return self._engine.eta
+
+    @property
+    def tol(self) -> float:
+        """Default gradient-norm tolerance of :meth:`run`."""
+        return self._tol
+
+    # ------------------------------------------------------------- stepping
+    def step(self, k: int = 1) -> "Trainer":
+        """Takes ``k`` plain GD steps (no stopping rule) and returns the trainer.
+
+        The GIL is released; Ctrl-C stops after the current step and raises
+        ``KeyboardInterrupt`` with the trainer holding the state reached.
+        """
+        self._engine.step(check_int(k, "k", minimum=0))
+        return self
+
+    def set_labels(self, y) -> None:
+        """Replaces the labels between steps (a simulator moving its targets)."""
+        y = as_float_array(y, "y", ndim=1)
+        n = self._engine.K.shape[0]
+        if y.shape[0] != n:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples (y: {y.shape[0]}, K: {n})")
+        if self._engine.settings.loss.name == "logistic" and not np.all(np.abs(y) == 1):
+            raise ValueError("loss='logistic' needs labels in {-1, +1}")
+        self._engine.set_labels(y)
+
+    def set_eta(self, eta: float) -> None:
+        """Changes the step size between steps."""
+        self._engine.set_eta(check_positive(eta, "eta"))
+
+    def run(
+        self,
+        until: Optional[int] = None,
+        *,
+        callback: Optional[Callable[["Trainer"], Any]] = None,
+        every: int = 1,
+        tol: Optional[float] = None,
+    ) -> TrainResult:
+        """Runs GD until a stopping rule fires, as :func:`relucore.train` does.
+
+        Parameters
+        ----------
+        until : int, optional
+            Stop once the trainer has taken this many steps in total (an
+            absolute count, like :attr:`nit`). Default: the ``steps`` given at
+            construction.
+        callback : callable, optional
+            ``callback(trainer)`` is called every ``every`` steps (after step
+            t with t a multiple of ``every``, before the other stopping rules
+            are checked); a truthy return value stops the run with status 4.
+            It runs between two steps, with the GIL held (possibly on a helper
+            thread), and may read the state and change the trainer
+            (:meth:`set_labels`, :meth:`set_eta`, even :meth:`step`): the run
+            goes on from the state it leaves. It may not call :meth:`run`.
+            Its exceptions propagate; the trainer keeps the state reached.
+        every : int, default 1
+        tol : float, optional
+            Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.
+
+        Returns
+        -------
+        TrainResult
+            The state reached, with ``nit`` the total step count and the status
+            of this run (0 converged, 1 step budget, 2 diverged, 3 cancelled,
+            4 stopped by the callback). ``history`` is None.
+        """
+        until = self._steps if until is None else check_int(until, "until", minimum=0)
+        tol = self._tol if tol is None else check_nonnegative(tol, "tol")
+        every = check_int(every, "every", minimum=1)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+        py_callback = None if callback is None else (lambda: callback(self))
+        out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
+        status = int(out["status"])
+        message = _message(status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until)
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = self.W
+        parts = [self.alpha, self.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
+        if status != 2 and not all(np.isfinite(a).all() for a in parts):
+            # No non-finite number leaves in a result that is not marked diverged.
+            status, message = 2, overflow_message(int(out["nit"]), self.eta)
+        if status == 2 and self._on_divergence == "raise":
+            raise DivergenceError(message)
+        return self._result(status, message, tol, out)
+
+    def _result(self, status: int, message: str, tol: float, out: dict) -> TrainResult:
+        with np.errstate(over="ignore", invalid="ignore"):
+            W = self.W
+        s = self._engine.settings
+        return TrainResult(
+            W=W, alpha=self.alpha.copy(), beta=self.beta.copy(),
+            W0=None if self._W0 is None else self._W0.copy(), alpha0=self._alpha0.copy(), beta0=self._beta0.copy(),
+            signs=np.array(self.signs), eta=float(self.eta), loss=float(out["loss"]),
+            grad_norm=float(out["grad_norm"]), nit=int(out["nit"]), success=status == 0, status=status,
+            message=message, pattern_stable_step=int(out["pattern_stable_step"]), history=None, tol=float(tol),
+            engine="dual", init=self._init, loss_name=s.loss.name, activation=s.activation.name,
+            leaky_slope=float(s.leaky_slope),
+        )
+
+    # --------------------------------------------------------- checkpoints
+    def state_dict(self) -> Dict[str, Any]:
+        """Everything needed to resume the run bitwise, as plain Python/numpy values (copies).
+
+        The engine state (K, current labels, signs, alpha, beta, step count,
+        settings, activation masks and the pattern tracker's last change) and
+        the Python-side starting point (X, W0, alpha0, beta0) that :attr:`W`
+        needs. :meth:`from_state` rebuilds the trainer; pickling uses the same.
+        """
+        e = self._engine
+        return {
+            "version": STATE_VERSION,
+            "K": np.array(e.K),
+            "y": np.array(e.labels),
+            "signs": np.array(e.outer),
+            "alpha": np.array(e.alpha),
+            "beta": np.array(e.beta),
+            "mask": np.array(e.mask),
+            "steps_taken": int(e.steps_taken),
+            "stable_step": int(e.stable_step),
+            "settings": _settings_to_dict(e.settings),
+            "X": None if self._X is None else self._X.copy(),
+            "W0": None if self._W0 is None else self._W0.copy(),
+            "alpha0": self._alpha0.copy(),
+            "beta0": self._beta0.copy(),
+            "steps": self._steps,
+            "tol": self._tol,
+            "init": self._init,
+            "on_divergence": self._on_divergence,
+        }
+
+    @classmethod
+    def from_state(cls, state: Dict[str, Any]) -> "Trainer":
+        """Rebuilds a trainer from :meth:`state_dict`; it continues bitwise where that one was."""
+        self = cls.__new__(cls)
+        self._load_state(state)
+        return self
+
+    def _load_state(self, state: Dict[str, Any]) -> None:
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict from Trainer.state_dict(), got {type(state).__name__}")
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"state is missing {missing} (not a Trainer.state_dict())")
+        if state["version"] != STATE_VERSION:
+            raise ValueError(f"state has layout version {state['version']}, this relucore reads {STATE_VERSION}")
+        arr = {k: np.ascontiguousarray(state[k], dtype=np.float64) for k in _STATE_ARRAYS if k != "mask"}
+        settings = _settings_from_dict(state["settings"])
+        engine = _core.DualTrainer(arr["K"], arr["y"], arr["signs"], arr["alpha"], arr["beta"], settings)
+        mask = np.ascontiguousarray(state["mask"], dtype=np.uint8)
+        engine.restore(int(state["steps_taken"]), mask, int(state["stable_step"]))
+        self._engine = engine
+        self._X = None if state["X"] is None else np.ascontiguousarray(state["X"], dtype=np.float64)
+        self._W0 = None if state["W0"] is None else np.ascontiguousarray(state["W0"], dtype=np.float64)
+        self._alpha0 = arr["alpha0"]
+        self._beta0 = arr["beta0"]
+        self._steps = int(state["steps"])
+        self._tol = float(state["tol"])
+        self._init = str(state["init"])
+        self._on_divergence = check_choice(state["on_divergence"], "on_divergence", ("status", "raise"))
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return self.state_dict()
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._load_state(state)
+
+    def __repr__(self) -> str:
+        m, n = self._engine.alpha.shape
+        return f"Trainer(m={m}, n={n}, nit={self.nit}, loss={self.loss:.6g}, eta={self.eta:.6g})"
+

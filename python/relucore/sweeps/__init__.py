@@ -1,0 +1,11 @@
+"""Seeded, resumable sweeps of many trials (in-process threads, processes or Dask).
+
+- :mod:`~relucore.sweeps.config`: grids, keys and per-trial seeds;
+- :mod:`~relucore.sweeps.task`: one batch of trials (the general path);
+- :mod:`~relucore.sweeps.gram_trial`: whole Gram-mode trials in one C++ call;
+- :mod:`~relucore.sweeps.table`: the result columns and the table;
+- :mod:`~relucore.sweeps.store`: the checkpoint;
+- :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself.
+
+The public names are re-exported by :mod:`relucore`.
+"""

@@ -1,0 +1,247 @@
+"""``relucore.sweep``: Monte-Carlo sweeps over configurations x trials, batched and resumable."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import os
+import sys
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
+
+import relucore
+from relucore.sweeps.gram_trial import fast_trials_ok
+from relucore.sweeps.config import canonical_json, config_key, expand_grid, root_entropy
+from relucore.sweeps.store import Checkpoint, CheckpointError
+from relucore.sweeps.table import Results, save_table
+from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
+from relucore._validation import check_int, check_n_threads
+
+__all__ = ["sweep", "save_table", "CheckpointError", "default_batch_size"]
+
+#: Upper bound on the trials of one batch (one task, one checkpoint record).
+MAX_BATCH = 64
+#: Upper bound on the trials of one batch that runs whole in C++ (the Gram-mode fast path):
+#: larger batches amortise the Python around the call (a trial costs ~10-80 us).
+FAST_MAX_BATCH = 1024
+#: Memory budget of one batch's data (X, W, W0) in bytes.
+BATCH_BYTES = 256 * 2**20
+
+
+def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
+    """Trials per batch: up to :data:`MAX_BATCH` (:data:`FAST_MAX_BATCH` for trials that run
+    whole in C++, ``fast``), at most ~256 MiB of X and weights, and at most ``share`` (a
+    thread's share of the trials, so that every thread gets work)."""
+    n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
+    per_trial = 8 * (n * n + 4 * m * n) if cfg["use_gram"] else 8 * (n * d + 2 * m * d + n * n)
+    top = FAST_MAX_BATCH if fast else MAX_BATCH
+    cap = top if share is None else max(1, min(top, share))
+    return int(max(1, min(cap, BATCH_BYTES // max(per_trial, 1))))
+
+
+def _callable_name(fn) -> Optional[str]:
+    if fn is None:
+        return None
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+def _progress_bar(progress, total: int, initial: int):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="trial", desc="sweep", leave=True)
+
+
+def sweep(
+    grid,
+    *,
+    trials: int,
+    seed,
+    measure: Optional[Callable] = None,
+    executor: Optional[cf.Executor] = None,
+    n_threads: Optional[int] = None,
+    batch_size: Optional[int] = None,
+    checkpoint=None,
+    progress: Optional[bool] = None,
+):
+    """Runs every configuration of ``grid`` ``trials`` times: one table row per trial.
+
+    Each trial samples a data set (``relucore.sample``, or with ``use_gram=True``
+    K without X, cost independent of d, SPEC section 7: by
+    ``relucore.sample_gram_batch`` from ``numpy.random.Philox(seed)`` when every
+    eigenvalue of the spectrum has multiplicity >= n and the labels are named,
+    by ``relucore.sample_gram`` otherwise), trains
+    with :func:`relucore.train` and measures the final loss, the
+    pattern-stabilisation step, the gap ``||W^(inf) - W*||`` to the
+    minimum-norm interpolator (``relucore.minnorm``; Theorems 2, 4, 6 of Lai et
+    al.), its normalised version and Gram statistics. Trials of one
+    configuration are grouped into batches that run as one batched C++ call
+    (OpenMP across problems, GIL released).
+
+    Parameters
+    ----------
+    grid : dict of lists, or list of dicts
+        Configurations: a dict is expanded as a Cartesian product (key order,
+        last key fastest); a list gives them one by one. Keys (defaults in
+        ``relucore.sweeps.config.DEFAULTS``): ``n``, ``d``, ``spectrum``,
+        ``z``, ``labels`` (forwarded to the sampler), ``use_gram``, ``m`` or
+        ``signs`` (default ``(1,)``; ``m`` alone gives ceil(m/2) signs +1 then
+        -1), ``init``, ``init_scale``, ``eps``, ``eta``, ``steps``, ``tol``,
+        ``engine``, ``loss_name`` (train's ``loss``), ``activation`` (forwarded to ``train``) and
+        ``minnorm`` (False skips the QP and leaves the gap NaN) and
+        ``gram_stats`` (False leaves the ``gram_*`` columns NaN).
+    trials : int
+        Trials per configuration.
+    seed : int or numpy.random.SeedSequence
+        Root seed. Trial ``t`` of a configuration ``c`` draws all its
+        randomness from ``SeedSequence(seed, spawn_key=(*key(c), t))``, where
+        ``key(c)`` hashes the configuration's content: adding, removing or
+        reordering configurations or trials leaves every other row unchanged.
+        The ``seed`` column prints that SeedSequence.
+    measure : callable, optional
+        ``measure(data, result) -> dict`` of scalars, called per trial with
+        the sampled data set and the trial's single-problem
+        :class:`~relucore.TrainResult`; its keys become extra columns. With a
+        process or Dask executor it must be picklable (a module-level function).
+    executor : concurrent.futures.Executor, optional
+        Where batches run. None (default) runs them in this process: with
+        ``n_threads > 1`` on a pool of ``n_threads`` threads, several batches
+        at a time, each single-threaded (sampling, K, GD and the QP all
+        release the GIL); no fork, no pickling. Any Executor works, e.g.
+        ``ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn"))``
+        on one machine, or ``dask.distributed.Client(...).get_executor()`` on a
+        cluster (see docs/sweeps.md).
+    n_threads : int, optional
+        In-process (``executor=None``): threads running batches side by side
+        (default: all cores), including the Gram-mode fast path (``use_gram``
+        with one neuron, ``init="positive"``, engine ``"dual"``, square loss,
+        ReLU, no ``measure``: whole trials in one C++ call per batch, see
+        ``relucore.sweeps.gram_trial``). Other sweeps where every configuration has
+        ``use_gram`` run one batch at a time on one thread (GIL-bound Python
+        around tiny kernels; scale them with worker processes).
+        With an executor: OpenMP threads of each batch's C++ calls (default 1:
+        the workers supply the parallelism).
+    batch_size : int, optional
+        Trials per batch (one task, one train call, one checkpoint record).
+        Default :func:`default_batch_size`. Results do not depend on it.
+    checkpoint : str or os.PathLike, optional
+        Append-only file that records every finished batch durably. Rerunning
+        the same call resumes: only trials not yet saved run. A checkpoint
+        written with different ``grid``/``trials``/``seed``/``measure``
+        raises :class:`CheckpointError`. ``executor``, ``n_threads`` and
+        ``batch_size`` may differ between runs.
+    progress : bool, optional
+        tqdm progress bar; default: only when stderr is a terminal.
+
+    Returns
+    -------
+    pandas.DataFrame or numpy structured array
+        One row per trial sorted by ``(config_index, trial)``: ``config_index``,
+        ``trial``, ``seed``, the configuration's keys (lists as JSON text;
+        ``eta`` is the step size used, train's default when unset),
+        ``loss``, ``grad_norm``, ``nit``, ``eta``, ``pattern_stable_step``,
+        ``n_pos``, ``n_neg``, ``norm1`` (``||lambda||_1``), ``gap``,
+        ``gap_normalised`` (``gap * sqrt(||lambda||_1 / n_-)`` for one neuron,
+        Theorem 2; ``gap * sqrt(||lambda||_1 / (m n))`` otherwise, Theorem 6),
+        ``gram_*`` statistics of K, the ``measure`` columns, ``status``
+        (``converged``, ``max_steps``, ``diverged`` or ``error``) and
+        ``error`` (the exception of a failed trial; the sweep goes on).
+        The table is bitwise identical whatever ``n_threads``, ``batch_size``,
+        ``executor`` or the order in which batches finish. A structured
+        array is returned when pandas is not installed.
+
+    Examples
+    --------
+    >>> import relucore
+    >>> table = relucore.sweep({"n": [5, 10], "d": [500]}, trials=3, seed=0, progress=False)
+    >>> len(table), sorted(set(table["status"]))
+    (6, ['converged'])
+    """
+    configs = expand_grid(grid)
+    trials = check_int(trials, "trials", minimum=1)
+    entropy = root_entropy(seed)
+    if measure is not None and not callable(measure):
+        raise TypeError(f"measure must be callable, got {type(measure).__name__}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    if n_threads is None:
+        n_threads_eff = 1 if executor is not None else (os.cpu_count() or 1)
+    else:
+        n_threads_eff = check_n_threads(n_threads)
+    # In-process with several threads: a thread pool runs whole batches side by
+    # side (sampling, the C++ calls and the QPs release the GIL), each batch on
+    # one OpenMP thread, so every stage of a trial is parallel, not only GD.
+    # That includes batches of the Gram-mode fast path (whole trials in one C++
+    # call): one thread's C++ call overlaps another's row building. Other
+    # Gram-only trials are mostly GIL-holding Python around tiny kernels: side
+    # by side they only contend (measured 0.6x with 2 threads), so they run
+    # one batch at a time on one thread; use worker processes to scale them.
+    all_gram = all(bool(cfg.get("use_gram")) for cfg in configs)
+    fast = [fast_trials_ok(cfg, measure) for cfg in configs]
+    pooled = not all_gram or all(fast)
+    pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and pooled else 0
+    task_threads = 1 if (pool_threads or (all_gram and executor is None)) else n_threads_eff
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+
+    arguments = {
+        "configs": configs,
+        "trials": trials,
+        "seed": str(entropy),
+        "measure": _callable_name(measure),
+        "relucore": relucore.__version__,
+    }
+    fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
+    results = Results(len(configs), trials)
+    store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add) if checkpoint is not None else None
+    n_done = len(results)
+
+    tasks = []
+    for ci, cfg in enumerate(configs):
+        todo = np.flatnonzero(~results.done[ci]).tolist()
+        bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
+        key = config_key(cfg)
+        for start in range(0, len(todo), bs):
+            tasks.append({
+                "batch": len(tasks), "config": cfg, "config_index": ci, "key": list(key), "entropy": entropy,
+                "trials": todo[start:start + bs], "n_threads": task_threads, "measure": measure,
+            })
+
+    bar = _progress_bar(progress, len(configs) * trials, n_done)
+
+    def record(out):
+        if "rows" in out:
+            if store is not None:
+                store.append(out["rows"])
+            results.add(out["rows"])
+        else:
+            if store is not None:
+                store.append(columns_to_rows(out["columns"]))
+            results.add_columns(out["columns"])
+        if bar is not None:
+            bar.update(batch_size_of(out))
+
+    own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
+    if own_pool is not None:
+        executor = own_pool
+    try:
+        if executor is None:
+            for task in tasks:
+                record(run_batch(task))
+        else:
+            futures = [executor.submit(run_batch, task) for task in tasks]
+            try:
+                for fut in cf.as_completed(futures):
+                    record(fut.result())
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    finally:
+        if own_pool is not None:
+            own_pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    return results.table(configs, entropy)

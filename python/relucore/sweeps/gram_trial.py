@@ -1,0 +1,168 @@
+"""Gram-mode sweep trials in one C++ call per batch (the fast path of ``relucore.sweep``).
+
+A trial of a ``use_gram`` configuration draws its K and y with the Bartlett
+construction of :func:`relucore.sample_gram_batch`, from the raw words of
+``numpy.random.Philox(seed)`` where ``seed`` is the trial's SeedSequence (the
+Philox key is derived in C++, bit for bit as numpy's
+``SeedSequence.generate_state(2, uint64)``). Both sweep paths draw the data
+this way, so a configuration's rows do not depend on which path runs it:
+
+* the fast path (one neuron, ``init="positive"``, engine ``"dual"``, square
+  loss, ReLU, no ``measure``): sampling, the positive init with the default
+  step and tolerance, GD to convergence, the minimum-norm QP for w* with its
+  KKT certificate and the gap ``sqrt((alpha - alpha*)^T K (alpha - alpha*))``,
+  all in ``_core.sweep_gram_batch`` (relucore/sweep_gram.hpp), whole trials
+  per thread;
+* the general path (every other Gram-mode configuration): the same K and y,
+  then ``prepare``/``train``/``minnorm`` as for explicit X.
+
+The two differ only in rounding (eigenvalues by a tridiagonal Laguerre
+iteration instead of LAPACK, ``K^{-1} eps`` by Cholesky instead of LU): the
+tests compare them to 1e-9.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Dict, List
+
+import numpy as np
+
+from relucore import _core
+from relucore.theory.sampling import bartlett_plan, sample_gram_keys
+
+__all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
+
+STATUS_NAMES = {0: "converged", 1: "max_steps", 2: "diverged", 3: "cancelled"}
+
+#: Error codes of relucore/sweep_gram.hpp (GramTrialError) -> (exception type, message).
+ERRORS = {
+    1: ("ValueError", "K is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}); init='positive' needs "
+                      "K = X X^T invertible (n <= d and linearly independent examples)"),
+    2: ("RuntimeError", "minnorm failed: the active-set solver did not finish"),
+    3: ("ValueError", "K = X X^T is numerically singular (condition number > 1e13): X needs full row rank"),
+    4: ("ValueError", "the starting point is not finite (check eps and the scale of the spectrum)"),
+}
+
+
+def _option(v):
+    if isinstance(v, list) and v and isinstance(v[0], str):
+        return tuple(v)
+    return v
+
+
+def gram_plan(cfg: Dict[str, Any]):
+    """The Bartlett sampler plan of a ``use_gram`` configuration, or None (then ``sample_gram`` draws it)."""
+    if not cfg["use_gram"]:
+        return None
+    spectrum = "isotropic" if cfg["spectrum"] is None else _option(cfg["spectrum"])
+    labels = "uniform" if cfg["labels"] is None else _option(cfg["labels"])
+    if isinstance(labels, list):
+        return None
+    try:
+        return bartlett_plan(cfg["n"], cfg["d"], spectrum, labels)
+    except (TypeError, ValueError):
+        return None  # the general path raises the sampler's own error per trial
+
+
+def _scalar_or_none(v) -> bool:
+    return v is None or (isinstance(v, numbers.Real) and not isinstance(v, bool))
+
+
+def fast_trials_ok(cfg: Dict[str, Any], measure) -> bool:
+    """True when a configuration's trials can run whole in C++ (see the module docstring)."""
+    return (
+        measure is None
+        and cfg["use_gram"]
+        and len(cfg["signs"]) == 1
+        and cfg["init"] == "positive"
+        and cfg["engine"] == "dual"
+        and cfg["loss_name"] == "square"
+        and cfg["activation"] == "relu"
+        and all(_scalar_or_none(cfg[k]) for k in ("eps", "eta", "tol"))
+        and (cfg["eps"] is None or cfg["eps"] > 0)
+        and (cfg["eta"] is None or cfg["eta"] > 0)
+        and (cfg["tol"] is None or cfg["tol"] >= 0)
+        and gram_plan(cfg) is not None
+    )
+
+
+def _words(x: int) -> np.ndarray:
+    """numpy's SeedSequence coercion of a non-negative int: base-2^32 digits, least significant first."""
+    out = []
+    while True:
+        out.append(x & 0xFFFFFFFF)
+        x >>= 32
+        if not x:
+            break
+    return np.array(out, dtype=np.uint32)
+
+
+def trial_keys(entropy: int, key, trials) -> np.ndarray:
+    """Philox keys (B, 2) of ``SeedSequence(entropy, spawn_key=(*key, t))`` for each trial t."""
+    t = np.ascontiguousarray(trials, dtype=np.int64)
+    keys = np.empty((t.size, 2), dtype=np.uint64)
+    _core.seed_keys(_words(int(entropy)), np.array([int(k) for k in key], dtype=np.uint32), t, keys)
+    return keys
+
+
+def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
+    """Whole C++ trials as table columns (``trial``, the built-in measurements,
+    ``status``, ``error``), one array per column: no per-trial Python."""
+    from relucore.sweeps.task import BUILTIN_COLUMNS, GRAM_FIELDS, _gram_arrays
+
+    cfg = task["config"]
+    n = cfg["n"]
+    plan = gram_plan(cfg)
+    values, counts, kind, lo, hi, sp = plan
+    keys = trial_keys(task["entropy"], task["key"], trials)
+    B = len(trials)
+    K = np.empty((B, n, n))
+    y = np.empty((B, n))
+    f = np.empty((B, 8))
+    io = np.empty((B, 6), dtype=np.int64)
+    norm1 = sp.norm1
+    _core.sweep_gram_batch(
+        keys, n, values, counts, kind, lo, hi, float(cfg["signs"][0]),
+        0.0 if cfg["eps"] is None else float(cfg["eps"]), 0.0 if cfg["eta"] is None else float(cfg["eta"]),
+        -1.0 if cfg["tol"] is None else float(cfg["tol"]), int(cfg["steps"]), bool(cfg["minnorm"]), norm1,
+        K, y, f, io, int(task["n_threads"] or 1),
+    )
+    err = io[:, 5]
+    ok = err == 0
+    cols: Dict[str, np.ndarray] = {
+        "trial": np.asarray(trials, dtype=np.int64),
+        "loss": f[:, 0], "grad_norm": f[:, 1], "nit": io[:, 0], "eta": f[:, 2],
+        "pattern_stable_step": io[:, 1], "n_pos": io[:, 3], "n_neg": io[:, 4], "norm1": np.full(B, float(norm1)),
+        "gap": f[:, 3] if cfg["minnorm"] else np.full(B, math.nan),
+        "gap_normalised": f[:, 4] if cfg["minnorm"] else np.full(B, math.nan),
+    }
+    gram = {f"gram_{g}": np.full(B, math.nan) for g in GRAM_FIELDS}
+    if cfg["gram_stats"] and ok.any():
+        idx = np.flatnonzero(ok)
+        for name, col in _gram_arrays(sp, K[idx], y[idx]).items():
+            gram[name][idx] = col
+    cols.update(gram)
+    codes = io[:, 2]
+    if np.all(codes == 0):
+        status = np.full(B, "converged", dtype=object)
+    else:
+        status = np.array([STATUS_NAMES.get(c, str(c)) for c in codes.tolist()], dtype=object)
+    error = np.full(B, "", dtype=object)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        for name, c in BUILTIN_COLUMNS.items():
+            cols[name] = cols[name].copy()
+            cols[name][bad] = -1 if c == "i" else math.nan
+        for b in bad.tolist():
+            kind_, msg = ERRORS.get(int(err[b]), ("RuntimeError", "trial failed (code {code})"))
+            status[b] = "error"
+            error[b] = f"{kind_}: " + msg.format(cond=f[b, 7], n=n, code=int(err[b]))
+    cols["status"] = status
+    cols["error"] = error
+    return cols
+
+
+def gram_data(cfg: Dict[str, Any], entropy: int, key, trials: List[int], plan):
+    """(K, y) of a batch of Gram-mode trials, drawn as the fast path draws them."""
+    return sample_gram_keys(cfg["n"], trial_keys(entropy, key, trials), plan)

@@ -1,0 +1,207 @@
+"""The results table of a sweep: pandas DataFrame, or a numpy structured array without pandas."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
+from relucore.sweeps.task import BUILTIN_COLUMNS
+
+__all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
+
+LEADING_COLUMNS = ("config_index", "trial", "seed")
+TRAILING_COLUMNS = ("status", "error")
+
+
+def _config_cell(v):
+    """Lists (signs, spectra) become compact JSON text so every cell is a scalar."""
+    return canonical_json(v) if isinstance(v, list) else v
+
+
+def _kind(values: Sequence[Any]) -> str:
+    vals = [v for v in values if v is not None]
+    if vals and all(isinstance(v, bool) for v in vals) and len(vals) == len(values):
+        return "b"
+    if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and len(vals) == len(values):
+        return "i"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return "f"
+    return "U"
+
+
+def _column(values: Sequence[Any], kind: str) -> np.ndarray:
+    if kind == "b":
+        return np.array(values, dtype=bool)
+    if kind == "i":
+        return np.array(values, dtype=np.int64)
+    if kind == "f":
+        return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+    return np.array(["" if v is None else str(v) for v in values], dtype=object)
+
+
+def _pandas_available() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Results:
+    """Rows of a sweep, kept column-wise (a few hundred bytes per row, not a dict each).
+
+    Built-in measurements go straight into typed arrays; ``measure`` columns
+    (whose types are the user's) are kept as object arrays and typed once, at
+    the end, from all their values, so the result never depends on how the
+    rows were split into batches.
+    """
+
+    def __init__(self, n_configs: int, trials: int):
+        self.done = np.zeros((n_configs, trials), dtype=bool)
+        self._chunks: List[Dict[str, np.ndarray]] = []
+        self._extra: Dict[str, List] = {}
+
+    def __len__(self) -> int:
+        return int(self.done.sum())
+
+    def add(self, rows: List[Dict[str, Any]]) -> None:
+        """Adds one batch of rows (dicts as returned by ``run_batch``)."""
+        if not rows:
+            return
+        chunk = {
+            "config_index": np.array([r["config_index"] for r in rows], dtype=np.int64),
+            "trial": np.array([r["trial"] for r in rows], dtype=np.int64),
+        }
+        for k, kind in BUILTIN_COLUMNS.items():
+            chunk[k] = _column([r[k] for r in rows], kind)
+        for k in TRAILING_COLUMNS:
+            chunk[k] = np.array([sys.intern(str(r[k])) for r in rows], dtype=object)
+        known = set(chunk) | {"seed"}
+        i = len(self._chunks)
+        for k in sorted({k for r in rows for k in r} - known):
+            self._extra.setdefault(k, []).append((i, np.array([r.get(k) for r in rows] + [None], dtype=object)[:-1]))
+        self._append(chunk)
+
+    def add_columns(self, cols: Dict[str, np.ndarray]) -> None:
+        """Adds one batch given as columns: ``config_index``, ``trial``, every
+        built-in column and ``status``/``error``, one array each (no extra
+        columns: the batches that come this way have no ``measure``)."""
+        chunk = {
+            "config_index": np.asarray(cols["config_index"], dtype=np.int64),
+            "trial": np.asarray(cols["trial"], dtype=np.int64),
+        }
+        if chunk["trial"].size == 0:
+            return
+        for k, kind in BUILTIN_COLUMNS.items():
+            chunk[k] = np.asarray(cols[k], dtype=np.int64 if kind == "i" else np.float64)
+        for k in TRAILING_COLUMNS:
+            chunk[k] = np.array([sys.intern(str(v)) for v in cols[k]], dtype=object)
+        self._append(chunk)
+
+    def _append(self, chunk: Dict[str, np.ndarray]) -> None:
+        if np.any(self.done[chunk["config_index"], chunk["trial"]]):
+            raise ValueError("a trial was recorded twice")
+        self.done[chunk["config_index"], chunk["trial"]] = True
+        self._chunks.append(chunk)
+
+    def table(self, configs: List[Dict[str, Any]], entropy: int, *, as_pandas: Optional[bool] = None):
+        """One row per trial, sorted by (config_index, trial), with a fixed column order.
+
+        Columns: ``config_index, trial, seed``, the configuration keys, the
+        built-in measurements, the columns added by ``measure`` (sorted by
+        name), then ``status, error``.
+        """
+        sizes = [len(c["trial"]) for c in self._chunks]
+
+        def cat(name, dtype):
+            if not self._chunks:
+                return np.empty(0, dtype=dtype)
+            return np.concatenate([c[name] for c in self._chunks])
+
+        ci, tr = cat("config_index", np.int64), cat("trial", np.int64)
+        order = np.lexsort((tr, ci))
+        ci, tr = ci[order], tr[order]
+        cols: Dict[str, np.ndarray] = {"config_index": ci, "trial": tr}
+        keys = [config_key(c) for c in configs]
+        cols["seed"] = np.array([seed_string(entropy, keys[c], t) for c, t in zip(ci.tolist(), tr.tolist())],
+                                dtype=object)
+        for k in DEFAULTS:
+            per_config = [_config_cell(c[k]) for c in configs]
+            col = _column(per_config, _kind(per_config))
+            cols[k] = col[ci] if len(col) else col
+        for k, kind in BUILTIN_COLUMNS.items():
+            cols[k] = cat(k, np.float64 if kind == "f" else np.int64)[order]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        for k in sorted(self._extra):
+            vals = np.full(int(offsets[-1]), None, dtype=object)
+            for i, arr in self._extra[k]:
+                vals[offsets[i]:offsets[i + 1]] = arr
+            vals = vals[order].tolist()
+            cols[k] = _column(vals, _kind(vals))
+        for k in TRAILING_COLUMNS:
+            cols[k] = cat(k, object)[order]
+        if as_pandas is None:
+            as_pandas = _pandas_available()
+        if as_pandas:
+            import pandas as pd
+
+            return pd.DataFrame(cols)
+        dtype = []
+        for k, v in cols.items():
+            if v.dtype == object:
+                width = max([len(x) for x in v] + [1])
+                dtype.append((k, f"U{width}"))
+            else:
+                dtype.append((k, v.dtype))
+        out = np.empty(len(ci), dtype=dtype)
+        for k, v in cols.items():
+            out[k] = v
+        return out
+
+
+def build_table(configs: List[Dict[str, Any]], rows: List[Dict[str, Any]], entropy: int, trials: int, *,
+                as_pandas: Optional[bool] = None):
+    """The table of a list of rows (see :meth:`Results.table`)."""
+    res = Results(len(configs), trials)
+    res.add(rows)
+    return res.table(configs, entropy, as_pandas=as_pandas)
+
+
+def save_table(table, path) -> None:
+    """Saves a sweep table as CSV (``.csv``) or Parquet (``.parquet``, needs pyarrow).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or numpy structured array
+        What :func:`relucore.sweep` returned.
+    path : str or os.PathLike
+        The suffix picks the format.
+    """
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".csv", ".parquet"):
+        raise ValueError(f"path must end in .csv or .parquet, got {path!r}")
+    if ext == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ImportError("saving Parquet needs pyarrow (pip install pyarrow); or save as .csv") from None
+        import pandas as pd
+
+        df = table if isinstance(table, pd.DataFrame) else pd.DataFrame({k: table[k] for k in table.dtype.names})
+        df.to_parquet(path, index=False)
+        return
+    if isinstance(table, np.ndarray):
+        import csv
+
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(table.dtype.names)
+            for rec in table:
+                w.writerow([repr(float(x)) if isinstance(x, np.floating) else x for x in rec.tolist()])
+        return
+    table.to_csv(path, index=False, float_format=None)

@@ -1,0 +1,310 @@
+"""Closed-form GD limits of Theorems 1, 3 and 5 (Lai et al. 2026; SPEC section 4).
+
+In every case GD makes one step from an init in the row space of X, after
+which (w.h.p. under Assumptions 1-2) the activation pattern is frozen: neuron
+k is active exactly on a set ``S_k`` and GD is linear regression on it
+(Lemmas 1-2), so
+
+    w_k^(inf) = argmin_{X_{S_k} w = y_{S_k} / s_k} ||w - w_k^(1)||
+              = w_k^(1) + X_{S_k}^T (X_{S_k} X_{S_k}^T)^{-1} (y_{S_k}/s_k - X_{S_k} w_k^(1)).
+
+* Theorem 1 (m = 1, s = +1, all-positive init): ``S = S+``.
+* Theorem 3 (m = 2, s = (+1, -1), all-positive init): ``S_plus = S+``, ``S_minus = S-``
+  with target ``-y_-``.
+* Theorem 5 (disjoint init, Assumption 4): ``S_k = {i : a_i = k}`` with target
+  ``s_k y_{S_k}`` (SPEC: the paper writes ``y_{S_k}``; since ``h = s_k relu(beta_k)``
+  on ``S_k`` the target is ``y/s_k = s_k y`` for ``s_k = +-1``).
+
+Everything is computed in dual coordinates (``w_k = X^T alpha_k``), so the
+same code serves Gram-only mode.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from relucore._validation import (
+    as_float_array,
+    check_choice,
+    check_consistent_length,
+    check_gram_finite,
+    check_positive,
+)
+
+__all__ = ["predicted_limit", "check_limit", "LimitCheck", "closed_form"]
+
+
+def _setup(X, y, gram):
+    from relucore.theory.minnorm import _gram
+
+    y = as_float_array(y, "y", ndim=1)
+    if X is None and gram is None:
+        raise TypeError("X is required (or pass gram= for Gram-only mode)")
+    if X is not None:
+        X = as_float_array(X, "X", ndim=2)
+        check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
+        K = _gram(X)
+    else:
+        K = as_float_array(gram, "gram", ndim=2)
+        check_gram_finite(K)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(f"gram must be square, got shape {K.shape}")
+        check_consistent_length(["gram", "y"], [K.shape[0], y.shape[0]])
+        K = 0.5 * (K + K.T)
+    return X, K, y
+
+
+def closed_form(K, y, signs, beta0, alpha0, eta) -> dict:
+    """The one-step-then-linear-regression limit in dual coordinates.
+
+    Parameters
+    ----------
+    K : (n, n); y : (n,); signs : (m,); beta0, alpha0 : (m, n) the init; eta : float.
+
+    Returns
+    -------
+    dict with ``alpha1``, ``beta1`` (after one GD step), ``sets`` (m, n) bool
+    (``S_k = {i : s_k y_i > 0 and beta0_k,i > 0}``: the examples neuron k keeps),
+    ``alpha`` (m, n), ``beta`` (m, n) of the limit.
+    """
+    m, n = beta0.shape
+    h0 = signs @ np.maximum(beta0, 0.0)
+    r = h0 - y
+    alpha1 = alpha0 - eta * signs[:, None] * (beta0 > 0) * r[None, :]
+    beta1 = alpha1 @ K
+    sets = (signs[:, None] * y[None, :] > 0) & (beta0 > 0)
+    alpha = alpha1.copy()
+    for k in range(m):
+        S = np.flatnonzero(sets[k])
+        if S.size == 0:
+            continue
+        target = y[S] / signs[k]
+        corr = np.linalg.solve(K[np.ix_(S, S)], target - beta1[k, S])
+        alpha[k, S] += corr
+    return {"alpha1": alpha1, "beta1": beta1, "sets": sets, "alpha": alpha, "beta": alpha @ K}
+
+
+def _init_state(K, y, signs, init, eps, assignment, C_g, C_alpha):
+    from relucore.gd.inits import default_eps, disjoint_init, positive_init
+
+    m = signs.size
+    if init == "positive":
+        if m > 2 or (m == 2 and signs[0] * signs[1] > 0):
+            raise ValueError(
+                "init='positive' closed forms exist for m = 1 (Theorem 1) and m = 2 with opposite signs "
+                "(Theorem 3); use init='disjoint' (Theorem 5) for other networks"
+            )
+    eps_val = default_eps(y[None], m, C_alpha) if eps is None else eps
+    Kb = K[None]
+    if init == "positive":
+        beta0, alpha0, _ = positive_init(None, Kb, y[None], m, eps_val)
+    else:
+        beta0, alpha0, _ = disjoint_init(None, Kb, y[None], signs, eps_val, assignment, check_positive(C_g, "C_g"))
+    return beta0[0], alpha0[0]
+
+
+def predicted_limit(
+    X=None,
+    y=None,
+    *,
+    signs=(1,),
+    init: str = "positive",
+    eps=None,
+    eta=None,
+    assignment=None,
+    C_g: float = 2.0,
+    C_alpha: float = 10.0,
+    gram=None,
+) -> np.ndarray:
+    """Closed-form GD limit of Theorems 1, 3 and 5 (SPEC section 4).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), optional
+        Inputs (full row rank); None with ``gram``.
+    y : array_like, shape (n,)
+    signs : sequence of float, default (1,)
+        ``(1,)``: Theorem 1; ``(1, -1)``: Theorem 3; any with ``init="disjoint"``: Theorem 5.
+    init : {"positive", "disjoint"}
+        The initialisations of SPEC section 2, built exactly as
+        :func:`relucore.train` builds them (same defaults).
+    eps : float or array, optional
+        Init offsets (default ``y_min / (C_alpha m)``, as in ``train``).
+    eta : float, optional
+        Step size (default ``1 / (||s||^2 mu_1(K))``, as in ``train``).
+    assignment : array of int, optional
+        Theorem 5's ``a`` (default round robin over neurons of the right sign).
+    C_g, C_alpha : float, default 2 and 10
+        Constants of the disjoint init and of the default eps.
+    gram : array_like, shape (n, n), optional
+        Gram-only mode.
+
+    Returns
+    -------
+    ndarray
+        ``W`` of shape (m, d) (``w_k^(inf)`` as rows), or in Gram-only mode the
+        dual coordinates ``alpha`` of shape (m, n) with ``w_k = X^T alpha_k``.
+        A batch (``X`` (B, n, d) or ``gram`` (B, n, n) with ``y`` (B, n)) gives
+        (B, m, d) or (B, m, n).
+    """
+    from relucore.gd.train import default_eta
+
+    check_choice(init, "init", ("positive", "disjoint"))
+    yb = np.asarray(y) if y is not None else None
+    if yb is not None and yb.ndim == 2:
+        # A batch: one closed form per problem, stacked.
+        B = yb.shape[0]
+        Xs = [None] * B if X is None else list(as_float_array(X, "X", ndim=3))
+        Gs = [None] * B if gram is None else list(as_float_array(gram, "gram", ndim=3))
+        etas = np.broadcast_to(np.asarray(eta if eta is not None else np.nan, dtype=float), (B,))
+        if len(Xs) != B or len(Gs) != B:
+            raise ValueError("X / gram and y hold different numbers of problems")
+        return np.stack([
+            predicted_limit(Xs[b], yb[b], signs=signs, init=init, eps=eps,
+                            eta=None if np.isnan(etas[b]) else float(etas[b]), assignment=assignment,
+                            C_g=C_g, C_alpha=C_alpha, gram=Gs[b])
+            for b in range(B)
+        ])
+    X, K, y = _setup(X, y, gram)
+    signs_arr = as_float_array(signs, "signs", ndim=1)
+    if np.any(signs_arr == 0):
+        raise ValueError("signs must be non-zero")
+    beta0, alpha0 = _init_state(K, y, signs_arr, init, eps, assignment, C_g, C_alpha)
+    if eta is None:
+        eta = float(default_eta(np.linalg.eigvalsh(K)[-1], signs_arr))
+    eta = check_positive(eta, "eta")
+    cf = closed_form(K, y, signs_arr, beta0, alpha0, eta)
+    return cf["alpha"] @ X if X is not None else cf["alpha"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitCheck:
+    """Does a finished run match the closed form of Theorems 1/3/5?
+
+    Attributes
+    ----------
+    applies : bool
+        The closed form describes the run: the activation pattern after step 1
+        equals the final one (``frozen_after_step1``), and it is the pattern the
+        theorems predict (``pattern_as_predicted``).
+    frozen_after_step1 : bool
+        Masks after step 1 equal the final masks (from ``history`` when it
+        recorded step 1, else ``pattern_stable_step <= 1``).
+    pattern_as_predicted : bool
+        Final masks equal ``S_k`` (neuron k active exactly on its examples).
+    pattern_stable_step : int
+    distance : float
+        ``||W_GD - W_closed||_F`` (Gram-only: ``sqrt(sum_k da_k^T K da_k)``).
+    relative_distance : float
+        ``distance / ||W_closed||_F``.
+    W_closed : ndarray or None
+        The closed-form limit (m, d); None in Gram-only mode.
+    alpha_closed : ndarray, shape (m, n)
+    predicted_sets : ndarray of bool, shape (m, n)
+    mask_step1 : ndarray of bool or None
+    mask_final : ndarray of bool
+    """
+
+    applies: bool
+    frozen_after_step1: bool
+    pattern_as_predicted: bool
+    pattern_stable_step: int
+    distance: float
+    relative_distance: float
+    W_closed: Optional[np.ndarray]
+    alpha_closed: np.ndarray
+    predicted_sets: np.ndarray
+    mask_step1: Optional[np.ndarray]
+    mask_final: np.ndarray
+
+
+def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
+    """Compares a :func:`relucore.train` run with the closed form of Theorems 1, 3, 5.
+
+    The closed form is built from the run's own start (``result.alpha0``,
+    ``result.beta0``), signs and step size, so it applies to any eps,
+    assignment or constants the run used; the predicted sets are
+    ``S_k = {i : s_k y_i > 0, beta0_k,i > 0}`` (``S+``/``S-`` for the positive
+    init, ``{i : a_i = k}`` for the disjoint init).
+
+    Parameters
+    ----------
+    result : TrainResult
+        A run (single or batched); record with ``record=1`` (or any record
+        that keeps step 1) to compare the masks after step 1 directly.
+    X : array_like, shape (n, d), optional
+    y : array_like, shape (n,)
+    gram : array_like, shape (n, n), optional
+        Gram-only mode.
+
+    Returns
+    -------
+    LimitCheck, or a list of them (one per problem) for a batched run
+    (``X`` of shape (B, n, d) or ``gram`` (B, n, n), ``y`` (B, n)).
+    """
+    if getattr(result, "batched", False):
+        return _check_batch(result, X, y, gram)
+    X, K, y = _setup(X, y, gram)
+    signs = np.asarray(result.signs, dtype=float)
+    beta0 = np.asarray(result.beta0, dtype=float)
+    alpha0 = np.asarray(result.alpha0, dtype=float)
+    cf = closed_form(K, y, signs, beta0, alpha0, float(result.eta))
+    mask_final = np.asarray(result.beta) > 0
+    mask1 = None
+    hist = result.history
+    if hist is not None:
+        steps = np.asarray(hist.steps)
+        idx = np.flatnonzero(steps == 1)
+        if idx.size:
+            mask1 = np.asarray(hist.mask)[idx[0]].astype(bool)
+    if mask1 is not None:
+        frozen = bool(np.array_equal(mask1, mask_final)) and int(result.pattern_stable_step) <= 1
+    else:
+        frozen = int(result.pattern_stable_step) <= 1
+    as_predicted = bool(np.array_equal(mask_final, cf["sets"]))
+    dalpha = np.asarray(result.alpha) - cf["alpha"]
+    if X is not None and result.W is not None:
+        Wc = cf["alpha"] @ X
+        # The run's weights also carry the (unchanged) component of W0 outside the row space.
+        W0 = np.asarray(result.W0) if result.W0 is not None else None
+        if W0 is not None:
+            Wc = Wc + (W0 - alpha0 @ X)
+        dist = float(np.linalg.norm(np.asarray(result.W) - Wc))
+        ref = float(np.linalg.norm(Wc))
+    else:
+        Wc = None
+        dist = float(np.sqrt(max(np.einsum("ki,ij,kj->", dalpha, K, dalpha), 0.0)))
+        ref = float(np.sqrt(max(np.einsum("ki,ij,kj->", cf["alpha"], K, cf["alpha"]), 0.0)))
+    return LimitCheck(
+        applies=frozen and as_predicted, frozen_after_step1=frozen, pattern_as_predicted=as_predicted,
+        pattern_stable_step=int(result.pattern_stable_step), distance=dist,
+        relative_distance=dist / ref if ref > 0 else float("inf"), W_closed=Wc, alpha_closed=cf["alpha"],
+        predicted_sets=cf["sets"], mask_step1=mask1, mask_final=mask_final,
+    )
+
+
+def _check_batch(result, X, y, gram) -> list:
+    """check_limit for each problem of a batched TrainResult (X (B, n, d) or gram (B, n, n), y (B, n))."""
+    import types
+
+    yb = as_float_array(y, "y", ndim=2)
+    B = yb.shape[0]
+    Xb = None if X is None else as_float_array(X, "X", ndim=3)
+    Gb = None if gram is None else as_float_array(gram, "gram", ndim=3)
+    out = []
+    for b in range(B):
+        hist = None
+        h = result.history
+        if h is not None:
+            r = int(np.asarray(h.n_records)[b])
+            hist = types.SimpleNamespace(steps=h.steps[b, :r], mask=h.mask[b, :r])
+        one = types.SimpleNamespace(
+            batched=False, signs=result.signs, alpha=result.alpha[b], beta=result.beta[b],
+            alpha0=result.alpha0[b], beta0=result.beta0[b], W=None if result.W is None else result.W[b],
+            W0=None if result.W0 is None else result.W0[b], eta=float(np.asarray(result.eta)[b]),
+            pattern_stable_step=int(np.asarray(result.pattern_stable_step)[b]), history=hist,
+        )
+        out.append(check_limit(one, None if Xb is None else Xb[b], yb[b], gram=None if Gb is None else Gb[b]))
+    return out

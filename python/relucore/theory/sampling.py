@@ -1,0 +1,546 @@
+"""Data of Lai et al. (2026), Sec. 2 and App. A.1 (SPEC section 7).
+
+Features ``x = V Lambda^{1/2} z`` with independent unit-variance entries of
+``z``; labels bounded away from 0 (Assumption 1). :func:`sample` draws X;
+:func:`sample_gram` draws ``K = X X^T`` directly for Gaussian ``z`` in O(n^3)
+whatever d is (Bartlett decomposition / sums of independent Wisharts).
+
+Spelling of the options
+-----------------------
+spectrum
+    ``"isotropic"`` (all ``lambda_j = 1``); ``("power", a)``:
+    ``lambda_j = j^{-a}``; ``("spiked", k, big, bulk)``: k eigenvalues equal to
+    ``big`` and ``d - k`` equal to ``bulk``; or an explicit array of d
+    non-negative eigenvalues, used in the given order (with ``V="identity"``
+    column j of X has variance ``lambda_j``).
+z
+    ``"gaussian"``, ``"rademacher"`` (+-1) or ``"uniform"`` (on
+    ``[-sqrt 3, sqrt 3]``): all mean 0, variance 1, 1-subgaussian.
+labels
+    ``"uniform"`` or ``("uniform", y_min, y_max)``: ``|y| ~ U(y_min, y_max)``
+    with independent random signs (default ``(0.1, 1)``, Fig. 4);
+    ``"positive"`` / ``("positive", y_min, y_max)``: the same magnitudes, all
+    positive; ``"normal"``: ``y ~ N(0, 1)`` (Fig. 3); or an array of n labels.
+V
+    ``"identity"`` (default) or ``"haar"`` (a Haar-random orthogonal matrix:
+    QR of a d x d Gaussian matrix with the signs of R's diagonal moved into Q;
+    O(d^3) time and d^2 memory, refused above ``d = 4096``), or an explicit
+    orthogonal d x d array. For Gaussian z the law of X does not depend on V.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from relucore._validation import as_float_array, check_int, check_rng
+
+__all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
+
+#: Largest d for which V="haar" builds the d x d orthogonal matrix.
+MAX_HAAR_D = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class Spectrum:
+    """Covariance eigenvalues stored as distinct ``values`` with ``counts`` (d may be huge).
+
+    Attributes
+    ----------
+    values : ndarray
+        Distinct eigenvalues, descending.
+    counts : ndarray of int
+        Multiplicity of each value; ``d = counts.sum()``.
+    """
+
+    values: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def d(self) -> int:
+        return int(np.sum(self.counts))
+
+    @property
+    def norm1(self) -> float:
+        """``||lambda||_1``."""
+        return float(np.sum(self.values * self.counts))
+
+    @property
+    def norm2_sq(self) -> float:
+        return float(np.sum(self.values ** 2 * self.counts))
+
+    @property
+    def max(self) -> float:
+        """``||lambda||_inf = lambda_1``."""
+        return float(np.max(self.values))
+
+    @property
+    def d2(self) -> float:
+        """Effective dimension ``d_2 = ||lambda||_1^2 / ||lambda||_2^2`` (Sec. 2)."""
+        return self.norm1 ** 2 / self.norm2_sq
+
+    @property
+    def d_inf(self) -> float:
+        """Effective dimension ``d_inf = ||lambda||_1 / ||lambda||_inf`` (Sec. 2)."""
+        return self.norm1 / self.max
+
+    def to_array(self) -> np.ndarray:
+        """All d eigenvalues, descending (only sensible for moderate d)."""
+        return np.repeat(self.values, self.counts)
+
+    @classmethod
+    def from_array(cls, lam) -> "Spectrum":
+        lam = as_float_array(lam, "spectrum", ndim=1)
+        if np.any(lam < 0):
+            raise ValueError("spectrum must hold non-negative eigenvalues")
+        if not np.any(lam > 0):
+            raise ValueError("spectrum must hold at least one positive eigenvalue")
+        vals, counts = np.unique(lam, return_counts=True)
+        order = np.argsort(vals)[::-1]
+        return cls(values=vals[order], counts=counts[order].astype(np.int64))
+
+
+def make_spectrum(spectrum, d: int) -> Spectrum:
+    """Parses the ``spectrum`` option (see the module docstring) for dimension d."""
+    d = check_int(d, "d", minimum=1)
+    if isinstance(spectrum, str):
+        if spectrum != "isotropic":
+            raise ValueError(f"spectrum must be 'isotropic', ('power', a), ('spiked', k, big, bulk) or an array; got {spectrum!r}")
+        return Spectrum(np.array([1.0]), np.array([d], dtype=np.int64))
+    if isinstance(spectrum, Spectrum):
+        if spectrum.d != d:
+            raise ValueError(f"spectrum has dimension {spectrum.d}, expected d={d}")
+        return spectrum
+    if isinstance(spectrum, tuple) and spectrum and isinstance(spectrum[0], str):
+        kind = spectrum[0]
+        if kind == "power" and len(spectrum) == 2:
+            a = float(spectrum[1])
+            if not np.isfinite(a) or a < 0:
+                raise ValueError(f"('power', a) needs a finite a >= 0, got {a}")
+            if d > 50_000_000:
+                raise ValueError("('power', a) has d distinct eigenvalues; d above 5e7 is not supported")
+            lam = np.arange(1, d + 1, dtype=float) ** (-a)
+            return Spectrum(lam, np.ones(d, dtype=np.int64)) if a > 0 else Spectrum(np.array([1.0]), np.array([d]))
+        if kind == "spiked" and len(spectrum) == 4:
+            k = check_int(spectrum[1], "k (spikes)", minimum=0)
+            big, bulk = float(spectrum[2]), float(spectrum[3])
+            if k > d:
+                raise ValueError(f"spiked spectrum: k={k} exceeds d={d}")
+            if not (big > 0 and bulk >= 0) or not (np.isfinite(big) and np.isfinite(bulk)):
+                raise ValueError("spiked spectrum: need big > 0 and bulk >= 0")
+            vals, counts = [], []
+            for v, c in ((big, k), (bulk, d - k)):
+                if c > 0:
+                    vals.append(v)
+                    counts.append(c)
+            sp = Spectrum(np.array(vals), np.array(counts, dtype=np.int64))
+            if sp.norm1 <= 0:
+                raise ValueError("spiked spectrum is identically zero")
+            order = np.argsort(sp.values)[::-1]
+            return Spectrum(sp.values[order], sp.counts[order])
+        raise ValueError(f"unknown spectrum {spectrum!r}: use ('power', a) or ('spiked', k, big, bulk)")
+    sp = Spectrum.from_array(spectrum)
+    if sp.d != d:
+        raise ValueError(f"spectrum array has length {sp.d}, expected d={d}")
+    return sp
+
+
+def _labels(labels, n: int, rng: np.random.Generator) -> np.ndarray:
+    if isinstance(labels, str) or (isinstance(labels, tuple) and labels and isinstance(labels[0], str)):
+        spec = (labels,) if isinstance(labels, str) else labels
+        kind = spec[0]
+        if kind in ("uniform", "positive"):
+            if len(spec) == 1:
+                lo, hi = 0.1, 1.0
+            elif len(spec) == 3:
+                lo, hi = float(spec[1]), float(spec[2])
+            else:
+                raise ValueError(f"labels={labels!r}: use {kind!r} or ({kind!r}, y_min, y_max)")
+            if not (0 <= lo <= hi) or not np.isfinite(hi):
+                raise ValueError(f"labels: need 0 <= y_min <= y_max < inf, got ({lo}, {hi})")
+            mag = rng.uniform(lo, hi, n)
+            if kind == "positive":
+                return mag
+            return mag * rng.choice(np.array([-1.0, 1.0]), n)
+        if kind == "normal" and len(spec) == 1:
+            return rng.standard_normal(n)
+        raise ValueError(f"labels must be 'uniform', 'positive', 'normal', a tuple with (y_min, y_max), or an array; got {labels!r}")
+    y = as_float_array(labels, "labels", ndim=1)
+    if y.shape[0] != n:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples (labels: {y.shape[0]}, n: {n})")
+    return y
+
+
+def _z(kind: str, shape, rng: np.random.Generator) -> np.ndarray:
+    if kind == "gaussian":
+        return rng.standard_normal(shape)
+    if kind == "rademacher":
+        return rng.choice(np.array([-1.0, 1.0]), size=shape)
+    if kind == "uniform":
+        return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=shape)
+    raise ValueError(f"z must be 'gaussian', 'rademacher' or 'uniform'; got {kind!r}")
+
+
+def haar_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
+    """A Haar-distributed d x d orthogonal matrix (QR of a Gaussian matrix, signs of diag(R) moved into Q)."""
+    G = rng.standard_normal((d, d))
+    Q, R = np.linalg.qr(G)
+    sgn = np.sign(np.diag(R))
+    sgn[sgn == 0] = 1.0
+    return Q * sgn[None, :]
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    """A sample from :func:`sample`.
+
+    Attributes
+    ----------
+    X : ndarray, shape (n, d)
+        Rows ``x_i = V Lambda^{1/2} z_i``.
+    y : ndarray, shape (n,)
+    spectrum : ndarray, shape (d,)
+        Covariance eigenvalues ``lambda`` (descending).
+    orthogonal : bool
+        True for exactly orthogonal rows.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    spectrum: np.ndarray
+    orthogonal: bool = False
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def norm1(self) -> float:
+        """``||lambda||_1``."""
+        return float(np.sum(self.spectrum))
+
+    @property
+    def d2(self) -> float:
+        """``||lambda||_1^2 / ||lambda||_2^2``."""
+        return float(np.sum(self.spectrum) ** 2 / np.sum(self.spectrum ** 2))
+
+    @property
+    def d_inf(self) -> float:
+        """``||lambda||_1 / ||lambda||_inf``."""
+        return float(np.sum(self.spectrum) / np.max(self.spectrum))
+
+    @property
+    def K(self) -> np.ndarray:
+        """The Gram matrix ``X X^T`` (computed on access)."""
+        from relucore.theory.minnorm import _gram
+
+        return _gram(self.X)
+
+
+@dataclasses.dataclass(frozen=True)
+class GramDataset:
+    """A sample from :func:`sample_gram`: the Gram matrix without X.
+
+    Attributes
+    ----------
+    K : ndarray, shape (n, n)
+        ``K = X X^T`` for Gaussian ``x = V Lambda^{1/2} z`` (law independent of V).
+    y : ndarray, shape (n,)
+    spectrum : Spectrum
+        Distinct eigenvalues with multiplicities (d may be 10^9).
+    """
+
+    K: np.ndarray
+    y: np.ndarray
+    spectrum: Spectrum
+
+    @property
+    def n(self) -> int:
+        return int(self.K.shape[0])
+
+    @property
+    def d(self) -> int:
+        return self.spectrum.d
+
+    @property
+    def norm1(self) -> float:
+        """``||lambda||_1``."""
+        return self.spectrum.norm1
+
+    @property
+    def d2(self) -> float:
+        return self.spectrum.d2
+
+    @property
+    def d_inf(self) -> float:
+        return self.spectrum.d_inf
+
+
+def sample(
+    n: int,
+    d: int,
+    *,
+    spectrum="isotropic",
+    z: str = "gaussian",
+    labels="uniform",
+    V="identity",
+    orthogonal: bool = False,
+    rng=None,
+) -> Dataset:
+    """Draws ``X`` with rows ``x_i = V Lambda^{1/2} z_i`` and labels (Lai et al., Sec. 2).
+
+    Parameters
+    ----------
+    n, d : int
+        Examples and dimension.
+    spectrum : str, tuple or array, default "isotropic"
+        ``"isotropic"`` (``lambda_j = 1``); ``("power", a)``: ``lambda_j = j^{-a}``;
+        ``("spiked", k, big, bulk)``: k eigenvalues ``big``, ``d - k`` equal to
+        ``bulk``; or an array of d non-negative eigenvalues (used in the given order).
+    z : {"gaussian", "rademacher", "uniform"}
+        Law of the independent, mean-zero, unit-variance entries of ``z``
+        (uniform on ``[-sqrt 3, sqrt 3]``).
+    labels : str, tuple or array, default "uniform"
+        ``"uniform"`` = ``("uniform", 0.1, 1)``: ``|y| ~ U(y_min, y_max)`` with
+        random signs (Fig. 4); ``"positive"`` / ``("positive", y_min, y_max)``:
+        the same, all positive; ``"normal"``: ``N(0, 1)`` (Fig. 3); or an array of n labels.
+    V : {"identity", "haar"} or array, shape (d, d)
+        Eigenvectors of the covariance (``"haar"``: O(d^3), d <= 4096).
+    orthogonal : bool
+        Exactly orthogonal rows (the setting of Boursier et al. 2022): the
+        Gaussian rows are orthogonalised (QR of the d x n matrix, O(d n^2))
+        and rescaled to their original norms. Needs ``n <= d`` and an
+        isotropic spectrum.
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    Dataset
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    rng = check_rng(rng)
+    sp = make_spectrum(spectrum, d)
+    if isinstance(spectrum, (str, tuple, Spectrum)):
+        lam = sp.to_array()
+    else:
+        lam = as_float_array(spectrum, "spectrum", ndim=1)
+    if orthogonal:
+        if n > d:
+            raise ValueError(f"orthogonal rows need n <= d, got n={n}, d={d}")
+        if sp.values.size != 1:
+            raise ValueError("orthogonal=True supports only the isotropic spectrum")
+        G = _z(z, (n, d), rng) * np.sqrt(sp.values[0])
+        Q, R = np.linalg.qr(G.T)  # d x n, orthonormal columns
+        Q = Q * np.sign(np.where(np.diag(R) == 0, 1.0, np.diag(R)))[None, :]
+        X = np.ascontiguousarray(Q.T * np.linalg.norm(G, axis=1)[:, None])
+    else:
+        X = _z(z, (n, d), rng)
+        # In place (a fresh n x d array would cost its page faults), and not at
+        # all for the unit isotropic spectrum: bitwise the same X either way.
+        if not np.all(lam == 1.0):
+            X *= np.sqrt(lam)[None, :]
+        if isinstance(V, str):
+            if V == "haar":
+                if d > MAX_HAAR_D:
+                    raise ValueError(
+                        f"V='haar' builds a d x d orthogonal matrix (O(d^3)); refused for d={d} > {MAX_HAAR_D}. "
+                        "For Gaussian z the law of X does not depend on V: use V='identity'."
+                    )
+                X = X @ haar_orthogonal(d, rng).T
+            elif V != "identity":
+                raise ValueError(f"V must be 'identity', 'haar' or a (d, d) orthogonal array; got {V!r}")
+        else:
+            Vm = as_float_array(V, "V", ndim=2)
+            if Vm.shape != (d, d):
+                raise ValueError(f"V must have shape ({d}, {d}), got {Vm.shape}")
+            if not np.allclose(Vm.T @ Vm, np.eye(d), atol=1e-8):
+                raise ValueError("V must be orthogonal (V^T V = I)")
+            X = X @ Vm.T
+        X = np.ascontiguousarray(X)
+    y = _labels(labels, n, rng)
+    return Dataset(X=X, y=y, spectrum=lam, orthogonal=bool(orthogonal))
+
+
+def wishart_bartlett(n: int, df: int, rng: np.random.Generator) -> np.ndarray:
+    """``W ~ Wishart(df, I_n)`` by the Bartlett decomposition (df >= n), O(n^3).
+
+    ``L`` lower triangular with ``L_ii^2 ~ chi^2(df - i + 1)`` (i = 1..n) and
+    ``L_ij ~ N(0, 1)`` below the diagonal; ``W = L L^T``.
+    """
+    if df < n:
+        raise ValueError(f"Bartlett needs df >= n, got df={df}, n={n}")
+    L = np.tril(rng.standard_normal((n, n)), -1)
+    dfs = df - np.arange(n, dtype=np.float64)  # df - i + 1 for i = 1..n
+    L[np.diag_indices(n)] = np.sqrt(rng.chisquare(dfs))
+    return _outer(L)
+
+
+def _outer(A: np.ndarray) -> np.ndarray:
+    """``A A^T`` by relucore's C++ Gram kernel (exactly symmetric; single-threaded,
+    so it does not depend on how a loaded machine treats BLAS threads)."""
+    from relucore import _core
+
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    out = np.empty((1, A.shape[0], A.shape[0]))
+    _core.gram_batch(A[None], out, 1)
+    return out[0]
+
+
+def sample_gram(
+    n: int,
+    d: int,
+    *,
+    spectrum="isotropic",
+    labels="uniform",
+    rng=None,
+    max_columns: int = 50_000_000,
+) -> GramDataset:
+    """Draws ``K = X X^T`` for Gaussian ``z`` without forming X (SPEC section 7).
+
+    ``K = Z Lambda Z^T = sum_g lambda_g W_g`` over the distinct eigenvalues
+    ``lambda_g`` with multiplicities ``d_g``, where the ``W_g ~ Wishart(d_g, I_n)``
+    are independent. A group with ``d_g >= n`` is drawn by the Bartlett
+    decomposition (O(n^3), whatever ``d_g``); the groups with ``d_g < n`` are
+    drawn together as ``G diag(lambda) G^T`` with a Gaussian G of
+    ``sum d_g`` columns (O(n^2 sum d_g), in chunks). So "isotropic" and
+    "spiked" cost O(n^3) for any d (10^9 and more), and ``("power", a)``,
+    whose d eigenvalues are all distinct, costs as much as drawing X.
+
+    Parameters
+    ----------
+    n, d : int
+    spectrum : "isotropic" | ("spiked", k, big, bulk) | ("power", a) | array | Spectrum
+    labels : as in :func:`sample`
+    rng : None, int, SeedSequence or Generator
+    max_columns : int, default 5e7
+        Refuse spectra whose small-multiplicity groups need more Gaussian
+        columns than this (use :func:`sample` or fewer distinct values).
+
+    Returns
+    -------
+    GramDataset
+        With ``d < n`` (isotropic) K has rank d: it is returned, and
+        :func:`relucore.minnorm` / ``train``'s positive init will refuse it.
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    rng = check_rng(rng)
+    sp = make_spectrum(spectrum, d)
+    small = (sp.counts < n) & (sp.values > 0)
+    n_cols = int(np.sum(sp.counts[small]))
+    if n_cols > max_columns:
+        raise ValueError(
+            f"the spectrum has {n_cols} eigenvalues of multiplicity < n (> max_columns={max_columns}); "
+            "drawing them costs O(n^2) each: use sample() (explicit X) or a spectrum with fewer distinct values"
+        )
+    K = np.zeros((n, n))
+    for v, c in zip(sp.values, sp.counts):
+        if v > 0 and c >= n:
+            K += v * wishart_bartlett(n, int(c), rng)
+    if n_cols:
+        lam_small = np.repeat(sp.values[small], sp.counts[small])
+        chunk = max(1, 2 ** 22 // max(n, 1))
+        for start in range(0, n_cols, chunk):
+            lam = lam_small[start:start + chunk]
+            G = rng.standard_normal((n, lam.size))
+            K += _outer(G * np.sqrt(lam)[None, :])
+    K = 0.5 * (K + K.T)
+    y = _labels(labels, n, rng)
+    return GramDataset(K=np.ascontiguousarray(K), y=y, spectrum=sp)
+
+
+#: Label options of :func:`sample_gram_batch` -> code of relucore/gram_sample.hpp.
+_LABEL_KINDS = {"uniform": 0, "positive": 1, "normal": 2}
+
+
+def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
+    """The arguments of the C++ Bartlett sampler for these options, or None when it
+    does not apply (a group of multiplicity < n, or labels given as an array).
+
+    Returns ``(values, counts, label_kind, lo, hi, spectrum)``.
+    """
+    sp = make_spectrum(spectrum, d)
+    keep = sp.values > 0
+    if np.any(sp.counts[keep] < n):
+        return None
+    spec = (labels,) if isinstance(labels, str) else labels
+    if not (isinstance(spec, tuple) and spec and isinstance(spec[0], str)):
+        return None
+    kind = spec[0]
+    if kind not in _LABEL_KINDS:
+        return None
+    lo, hi = 0.1, 1.0
+    if kind == "normal":
+        if len(spec) != 1:
+            return None
+    elif len(spec) == 3:
+        lo, hi = float(spec[1]), float(spec[2])
+        if not (0 <= lo <= hi) or not np.isfinite(hi):
+            return None
+    elif len(spec) != 1:
+        return None
+    return (np.ascontiguousarray(sp.values[keep], dtype=float), np.ascontiguousarray(sp.counts[keep], dtype=np.int64),
+            _LABEL_KINDS[kind], lo, hi, sp)
+
+
+def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: int = 1):
+    """Draws B data sets ``(K, y)`` like :func:`sample_gram`, one per seed, in one C++ call.
+
+    The same law as :func:`sample_gram` (Gaussian z; K a sum of independent
+    ``lambda_g Wishart(d_g, I_n)`` by the Bartlett decomposition, O(n^3) per data
+    set whatever d is), drawn from another stream: data set b is a function of
+    the raw 64-bit words of ``numpy.random.Philox(seeds[b])`` only, consumed in
+    the order documented in ``relucore/gram_sample.hpp`` (Box-Muller normals,
+    Marsaglia-Tsang chi-squares). This is how ``relucore.sweep`` draws its
+    Gram-mode data: with the ``seed`` column of a sweep row,
+    ``sample_gram_batch(n, d, [seed], ...)`` rebuilds that row's K and y.
+
+    Parameters
+    ----------
+    n, d : int
+    seeds : sequence of int or numpy.random.SeedSequence
+        One seed per data set (an int s means ``SeedSequence(s)``).
+    spectrum : "isotropic" | ("spiked", k, big, bulk) | array | Spectrum
+        Every distinct eigenvalue must have multiplicity >= n (or be 0);
+        otherwise use :func:`sample_gram`.
+    labels : "uniform" | ("uniform", lo, hi) | "positive" | ("positive", lo, hi) | "normal"
+    n_threads : int, default 1
+        Threads across data sets (the result does not depend on it).
+
+    Returns
+    -------
+    K : ndarray, shape (B, n, n)
+        Exactly symmetric.
+    y : ndarray, shape (B, n)
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    plan = bartlett_plan(n, d, spectrum, labels)
+    if plan is None:
+        raise ValueError(
+            "sample_gram_batch needs every eigenvalue of the spectrum with multiplicity >= n and labels given by name "
+            "('uniform', 'positive', 'normal' or a (name, lo, hi) tuple); use sample_gram otherwise"
+        )
+    values, counts, kind, lo, hi, _ = plan
+    keys = np.empty((len(seeds), 2), dtype=np.uint64)
+    for b, s in enumerate(seeds):
+        ss = s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(s)
+        keys[b] = ss.generate_state(2, np.uint64)
+    return sample_gram_keys(n, keys, plan, n_threads)
+
+
+def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
+    """:func:`sample_gram_batch` from Philox keys (B, 2) and a :func:`bartlett_plan`."""
+    from relucore import _core
+
+    values, counts, kind, lo, hi, _ = plan
+    B = keys.shape[0]
+    K = np.empty((B, n, n))
+    y = np.empty((B, n))
+    _core.sample_gram_batch(keys, n, values, counts, kind, lo, hi, K, y, int(n_threads))
+    return K, y

@@ -1,0 +1,77 @@
+"""`relucore reproduce`: outputs, summary, exit codes (failed claim vs raising experiment)."""
+import json
+import os
+
+import pytest
+
+from relucore import cli
+from relucore.experiments import _base
+from relucore.experiments._base import Claim, ExperimentResult
+
+
+def test_reproduce_writes_outputs_and_summary(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = cli.main(["reproduce", "b4", "vardi-shamir", "--quick", "--out", str(out), "--no-progress"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "PASS example1_inactive" in text and "expected:" in text and "measured:" in text
+    assert "2 experiments" in text
+    for name in ("b4", "vardi-shamir"):
+        for ext in ("csv", "json", "png"):
+            assert (out / f"{name}.{ext}").stat().st_size > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert [e["name"] for e in summary["experiments"]] == ["b4", "vardi-shamir"]
+    assert all(c["passed"] for e in summary["experiments"] for c in e["claims"])
+    assert (out / "summary.txt").read_text().startswith("relucore reproduce (quick settings")
+
+
+def test_list_and_unknown_name(capsys, tmp_path):
+    assert cli.main(["reproduce", "--list"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "b4", "vardi-shamir"):
+        assert name in listed
+    assert cli.main(["reproduce", "no-such-figure", "--out", str(tmp_path)]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    reg = dict(_base._REGISTRY)
+    monkeypatch.setattr(_base, "_REGISTRY", reg)
+
+    def failing(*, quick=False, seed=0, progress=None):
+        return ExperimentResult("failing-claim", {}, [{"x": 1}], [Claim("c", "1", "2", False)])
+
+    def raising(*, quick=False, seed=0, progress=None):
+        raise RuntimeError("boom")
+
+    _base.register("failing-claim", "a claim that fails")(failing)
+    _base.register("raising", "an experiment that raises")(raising)
+    return reg
+
+
+def test_failed_claim_is_reported_not_fatal(fake_registry, tmp_path, capsys):
+    code = cli.main(["reproduce", "failing-claim", "--out", str(tmp_path), "--no-progress"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "FAIL c" in text and "failed claims" in text
+    assert cli.main(["reproduce", "failing-claim", "--out", str(tmp_path), "--no-progress", "--strict"]) == 1
+
+
+def test_raising_experiment_exits_1_and_others_still_run(fake_registry, tmp_path, capsys):
+    code = cli.main(["reproduce", "raising", "b4", "--quick", "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "ERROR" in captured.out and "RuntimeError: boom" in captured.out
+    assert "PASS example1_inactive" in captured.out
+    assert "Traceback" in captured.err
+    assert os.path.exists(tmp_path / "b4.png")
+
+
+def test_reproduce_names_missing_extras(monkeypatch, capsys):
+    from relucore import cli
+    from relucore.experiments import reproduce as _reproduce
+
+    monkeypatch.setattr(_reproduce, "REQUIRED_EXTRAS", (("relucore_no_such_module", "plots"),))
+    assert cli.main(["reproduce", "all", "--quick", "--out", "unused"]) == 2
+    assert "pip install 'relucore[plots]'" in capsys.readouterr().err

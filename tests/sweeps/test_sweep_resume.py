@@ -1,0 +1,134 @@
+"""Checkpointed sweeps: SIGKILL mid-sweep and resume, torn records, mismatched arguments."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import relucore
+from relucore.sweeps.store import Checkpoint
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _sweep_helpers as H  # noqa: E402
+
+pd = pytest.importorskip("pandas")
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _records(path):
+    with open(path, "rb") as f:
+        return f.read().count(b"\n") - 1  # minus the header
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    return relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+
+
+def test_resume_after_sigkill(tmp_path, uninterrupted):
+    ckpt = str(tmp_path / "sweep.ckpt")
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import _sweep_helpers; _sweep_helpers.run_slow({ckpt!r})"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if os.path.exists(ckpt) and _records(ckpt) >= 3:
+                break
+            assert proc.poll() is None, "the sweep finished or failed before it could be killed"
+            time.sleep(0.01)
+        else:
+            pytest.fail("no checkpoint record appeared")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    saved = _saved_rows(ckpt)
+    assert 0 < len(saved) < 120  # killed mid-sweep
+    # Resume with a different batch size and thread count: only missing trials run.
+    calls = []
+    orig = relucore.sweeps.api.run_batch
+
+    def counting(task):
+        calls.append(len(task["trials"]))
+        return orig(task)
+
+    relucore.sweeps.api.run_batch = counting
+    try:
+        resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=3, n_threads=1,
+                                 checkpoint=ckpt, progress=False)
+    finally:
+        relucore.sweeps.api.run_batch = orig
+    assert sum(calls) == 120 - len(saved)
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
+    # Everything is now saved exactly once; a third run computes nothing.
+    rows = _saved_rows(ckpt)
+    assert sorted((r["config_index"], r["trial"]) for r in rows) == [(c, t) for c in range(3) for t in range(40)]
+    relucore.sweeps.api.run_batch = counting
+    calls.clear()
+    try:
+        again = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, checkpoint=ckpt, progress=False)
+    finally:
+        relucore.sweeps.api.run_batch = orig
+    assert calls == []
+    pd.testing.assert_frame_equal(again, uninterrupted, check_exact=True)
+
+
+def _saved_rows(path):
+    rows = []
+    Checkpoint(path, _fingerprint_of(path), {}, on_rows=rows.extend)
+    return rows
+
+
+def _fingerprint_of(path):
+    with open(path, "rb") as f:
+        return json.loads(f.readline())["fingerprint"]
+
+
+def _small(ckpt, **kw):
+    return relucore.sweep({"n": [5, 6], "d": 200}, trials=4, seed=1, batch_size=2, checkpoint=ckpt, progress=False,
+                          **kw)
+
+
+def test_torn_last_record_is_ignored_and_truncated(tmp_path):
+    ckpt = tmp_path / "c.ckpt"
+    full = _small(ckpt)
+    data = ckpt.read_bytes()
+    lines = data.split(b"\n")
+    # Keep header + 2 records, then half of the third record without its newline.
+    torn = b"\n".join(lines[:3]) + b"\n" + lines[3][: len(lines[3]) // 2]
+    ckpt.write_bytes(torn)
+    again = _small(ckpt)
+    pd.testing.assert_frame_equal(again, full, check_exact=True)
+    text = ckpt.read_bytes()
+    assert text.endswith(b"\n") and text.count(b"\n") == 5  # header + 4 whole records, no garbage
+    for line in text.split(b"\n")[1:-1]:
+        json.loads(line)
+
+
+def test_damaged_record_in_the_middle_raises(tmp_path):
+    ckpt = tmp_path / "c.ckpt"
+    _small(ckpt)
+    lines = ckpt.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"rows"', b'"rowz"')
+    ckpt.write_bytes(b"\n".join(lines))
+    with pytest.raises(relucore.CheckpointError, match="record 1 is damaged"):
+        _small(ckpt)
+
+
+def test_checkpoint_of_other_arguments_is_refused(tmp_path):
+    ckpt = tmp_path / "c.ckpt"
+    _small(ckpt)
+    with pytest.raises(relucore.CheckpointError, match="different arguments"):
+        relucore.sweep({"n": [5, 6], "d": 200}, trials=4, seed=2, checkpoint=ckpt, progress=False)
+    with pytest.raises(relucore.CheckpointError, match="different arguments"):
+        _small(ckpt, measure=H.measure_norms)
+    (tmp_path / "x.ckpt").write_text("hello\n")
+    with pytest.raises(relucore.CheckpointError, match="not a relucore sweep checkpoint"):
+        _small(tmp_path / "x.ckpt")
