@@ -42,7 +42,8 @@ import scipy.optimize
 
 import relucore
 from relucore import _core
-from relucore.gd.train import prepare, run_prepared
+from relucore.gd.prepare import prepare
+from relucore.gd.train import run_prepared
 
 SIZES = [(10, 1_000), (10, 10_000), (10, 100_000), (40, 1_000), (40, 10_000), (40, 100_000)]
 

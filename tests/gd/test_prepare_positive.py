@@ -5,7 +5,7 @@ import pytest
 
 import relucore
 from relucore import _core
-from relucore.gd import train as _train
+from relucore.gd import prepare as _prepare
 
 
 @pytest.mark.parametrize("n,d", [(1, 1), (1, 7), (3, 3), (4, 4), (5, 9), (10, 2000), (13, 1001), (40, 130), (67, 300)])
@@ -103,7 +103,7 @@ def test_fast_and_general_paths_agree():
     X = rng.standard_normal((12, 500))
     y = rng.uniform(0.1, 1, 12) * rng.choice([-1, 1], 12)
     fast = relucore.train(X, y, signs=(1, -1), steps=3000)
-    assert _train._prepare_positive_fast(X, y, (1, -1), "positive", None, None, None, None, None, "dual", None,
+    assert _prepare._prepare_positive_fast(X, y, (1, -1), "positive", None, None, None, None, None, "dual", None,
                                          2.0, 10.0, "square", "relu", 0.01) is not None
     general = relucore.train(X, y, signs=(1, -1), init=fast.W0, eta=fast.eta, tol=fast.tol, steps=3000)
     assert general.nit == fast.nit

@@ -1,4 +1,4 @@
-"""Initialisations of SPEC section 2, expressed in primal-dual coordinates.
+"""The initialisations of Lai et al. 2026 (Sec. 3, Assumption 4) in primal-dual coordinates (docs/math.md).
 
 Each returns ``(beta0, alpha0, W0)`` for a batch: ``beta0``/``alpha0`` of shape
 (B, m, n) and ``W0`` of shape (B, m, d) (None in Gram-only mode, where X is not
@@ -12,22 +12,9 @@ from typing import Optional, Tuple
 import numpy as np
 
 from relucore._validation import as_float_array
+from relucore.gd.defaults import default_eps  # noqa: F401  (re-exported for callers of the init rules)
 
 __all__ = ["positive_init", "disjoint_init", "gaussian_init", "array_init", "default_assignment", "default_eps"]
-
-
-def default_eps(y: np.ndarray, m: int, C_alpha: float) -> np.ndarray:
-    """``y_min / (C_alpha m)`` per problem, with ``y_min = min_i |y_i|``, shape (B, 1, 1).
-
-    This satisfies Theorem 1 (``eps <= y_min / C_alpha``), Theorem 3
-    (``<= y_min / (2 C_alpha)``) and Theorem 5 (``<= y_min / (C_alpha m)``).
-    Problems whose labels include 0 use ``max |y|`` instead of ``y_min``.
-    """
-    ay = np.abs(y)
-    ymin = ay.min(axis=-1)
-    ymin = np.where(ymin > 0, ymin, ay.max(axis=-1))
-    ymin = np.where(ymin > 0, ymin, 1.0)
-    return (ymin / (C_alpha * m))[:, None, None]
 
 
 def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:

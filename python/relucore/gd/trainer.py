@@ -15,7 +15,9 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import TrainResult
-from relucore.gd.train import DEFAULT_INIT_SCALE, DivergenceError, _message, overflow_message, prepare
+from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, STEPS
+from relucore.gd.prepare import prepare
+from relucore.gd.train import DivergenceError, _message, overflow_message
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 
 __all__ = ["Trainer"]
@@ -119,7 +121,7 @@ class Trainer:
         init: Union[str, np.ndarray] = "positive",
         eps=None,
         eta=None,
-        steps: int = 10_000,
+        steps: int = STEPS,
         tol: Optional[float] = None,
         rng=None,
         n_threads: Optional[int] = None,
@@ -127,11 +129,11 @@ class Trainer:
         engine: str = "dual",
         assignment=None,
         init_scale: float = DEFAULT_INIT_SCALE,
-        C_g: float = 2.0,
-        C_alpha: float = 10.0,
+        C_g: float = C_G,
+        C_alpha: float = C_ALPHA,
         loss: str = "square",
         activation: str = "relu",
-        leaky_slope: float = 0.01,
+        leaky_slope: float = LEAKY_SLOPE,
         on_divergence: str = "status",
         record: int = 0,
     ):

@@ -22,7 +22,9 @@ from relucore.gd import inits as _init
 from relucore.theory.sampling import GramDataset
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
 from relucore.sweeps.config import SAMPLER_KEYS, trial_seed
-from relucore.gd.train import DEFAULT_INIT_SCALE, prepare, run_prepared
+from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
+from relucore.gd.prepare import prepare
+from relucore.gd.train import run_prepared
 
 __all__ = ["run_batch", "STATUS_NAMES", "BUILTIN_COLUMNS"]
 
@@ -180,7 +182,7 @@ def _eps(cfg, y: np.ndarray):
     m = len(cfg["signs"])
     if cfg["init"] not in ("positive", "disjoint"):
         return None
-    e = _init.default_eps(y, m, 10.0) if cfg["eps"] is None else np.asarray(cfg["eps"], dtype=float)
+    e = default_eps(y, m, C_ALPHA) if cfg["eps"] is None else np.asarray(cfg["eps"], dtype=float)
     return np.ascontiguousarray(np.broadcast_to(e, (B, m, n)))
 
 

@@ -25,6 +25,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore.gd.defaults import C_ALPHA, C_G
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -87,7 +88,8 @@ def closed_form(K, y, signs, beta0, alpha0, eta) -> dict:
 
 
 def _init_state(K, y, signs, init, eps, assignment, C_g, C_alpha):
-    from relucore.gd.inits import default_eps, disjoint_init, positive_init
+    from relucore.gd.defaults import default_eps
+    from relucore.gd.inits import disjoint_init, positive_init
 
     m = signs.size
     if init == "positive":
@@ -114,8 +116,8 @@ def predicted_limit(
     eps=None,
     eta=None,
     assignment=None,
-    C_g: float = 2.0,
-    C_alpha: float = 10.0,
+    C_g: float = C_G,
+    C_alpha: float = C_ALPHA,
     gram=None,
 ) -> np.ndarray:
     """Closed-form GD limit of Theorems 1, 3 and 5 (SPEC section 4).
@@ -149,7 +151,7 @@ def predicted_limit(
         A batch (``X`` (B, n, d) or ``gram`` (B, n, n) with ``y`` (B, n)) gives
         (B, m, d) or (B, m, n).
     """
-    from relucore.gd.train import default_eta
+    from relucore.gd.defaults import default_eta
 
     check_choice(init, "init", ("positive", "disjoint"))
     yb = np.asarray(y) if y is not None else None

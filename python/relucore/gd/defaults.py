@@ -1,0 +1,76 @@
+"""The defaults and limits of gradient descent, and the rules that compute per-problem defaults.
+
+One home: every other module (``prepare``, ``train``, ``Trainer``, sweeps, limits) imports
+these names instead of repeating a value. docs/math.md derives each rule.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+__all__ = [
+    "INITS", "ENGINES", "LOSSES", "ACTIVATIONS", "MAX_CONDITION", "MAX_STEPS", "TOL_FACTOR", "DEFAULT_INIT_SCALE",
+    "C_ALPHA", "C_G", "STEPS", "LEAKY_SLOPE", "default_eta", "default_eps", "default_tol",
+]
+
+INITS = ("positive", "disjoint", "gaussian")
+ENGINES = ("dual", "weights")
+LOSSES = ("square", "logistic")
+ACTIVATIONS = ("relu", "leaky_relu")
+#: Condition number of K above which an init that needs K^{-1} is refused.
+MAX_CONDITION = 1e12
+#: Largest step budget (the engines count steps in int64).
+MAX_STEPS = 2**62
+#: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
+TOL_FACTOR = 1e-12
+#: Standard deviation of the default "gaussian" init (Lai et al. 2026, Fig. 3: variance 2e-6).
+DEFAULT_INIT_SCALE = float(np.sqrt(2e-6))
+#: C_alpha of the default positive-init offset eps = y_min / (C_alpha m) (Lai et al. 2026, Theorems 1, 3, 5).
+C_ALPHA = 10.0
+#: C_g of the disjoint init beta_k = (1/C_g) A_k y + eps_k (Lai et al. 2026, Assumption 4).
+C_G = 2.0
+#: Default step budget of train and Trainer.
+STEPS = 10_000
+#: Default gamma of the leaky ReLU max(u, gamma u).
+LEAKY_SLOPE = 0.01
+
+
+def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
+    """The default step size ``1 / (L ||s||^2 mu_1(K))``.
+
+    On any fixed activation pattern the loss is a quadratic (square loss) whose
+    Hessian in W is ``J^T J`` with ``||J||^2 <= ||s||^2 mu_1(K)``, so this is the
+    largest step that decreases the loss monotonically on every such piece
+    (Lemma 2 of Lai et al. for m = 1: ``eta <= 1/mu_1(K)``). For the logistic
+    loss (a mean over n examples) the curvature of the loss is at most 1/(4n),
+    so ``L = 1/(4n)``; for the square loss ``L = 1``.
+    """
+    s2 = float(np.sum(np.square(signs)))
+    curvature = 1.0 if loss == "square" else 1.0 / (4.0 * n)
+    return 1.0 / (curvature * s2 * np.asarray(mu1, dtype=float))
+
+
+def default_eps(y: np.ndarray, m: int, C_alpha: float = C_ALPHA) -> np.ndarray:
+    """``y_min / (C_alpha m)`` per problem, with ``y_min = min_i |y_i|``, shape (B, 1, 1).
+
+    This satisfies Theorem 1 (``eps <= y_min / C_alpha``), Theorem 3
+    (``<= y_min / (2 C_alpha)``) and Theorem 5 (``<= y_min / (C_alpha m)``).
+    Problems whose labels include 0 use ``max |y|`` instead of ``y_min``.
+    """
+    ay = np.abs(y)
+    ymin = ay.min(axis=-1)
+    ymin = np.where(ymin > 0, ymin, ay.max(axis=-1))
+    ymin = np.where(ymin > 0, ymin, 1.0)
+    return (ymin / (C_alpha * m))[:, None, None]
+
+
+def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
+    """Per-problem gradient tolerance: ``TOL_FACTOR sqrt(mu_1) ||y||`` (square loss), 0 (logistic).
+
+    At least the smallest normal number for the square loss, so that an exactly
+    stationary point (zero gradient, e.g. with y = 0) counts as converged.
+    """
+    if loss != "square":
+        return np.zeros(y.shape[0])
+    return np.maximum(TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1), np.finfo(float).tiny)

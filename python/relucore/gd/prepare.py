@@ -1,0 +1,423 @@
+"""Validation of ``train``'s inputs and the starting point: :func:`prepare` and :class:`Prepared`.
+
+``prepare`` runs once per call of :func:`relucore.train`, :class:`relucore.Trainer` and the
+sweeps' general path, in this order: options, data (X or a Gram matrix), outer signs, K and
+its spectrum, the init, the starting point's checks, then the step size and tolerance. The
+``init="positive"`` case from X is prepared in one C++ pass (``positive_start_batch``).
+Every error it raises is listed in docs/errors.md.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from relucore import _core
+from relucore._validation import (
+    as_float_array,
+    check_choice,
+    check_consistent_length,
+    check_gram_finite,
+    check_n_threads,
+    check_nonnegative,
+    check_positive,
+    check_positive_per_problem,
+    check_rng,
+)
+from relucore.gd.defaults import (
+    ACTIVATIONS,
+    C_ALPHA,
+    C_G,
+    DEFAULT_INIT_SCALE,
+    ENGINES,
+    INITS,
+    LEAKY_SLOPE,
+    LOSSES,
+    MAX_CONDITION,
+    TOL_FACTOR,
+    default_eps,
+    default_eta,
+    default_tol,
+)
+from relucore.gd.inits import _broadcast_eps, array_init, disjoint_init, gaussian_init, positive_init
+
+__all__ = ["prepare", "Prepared"]
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A validated problem batch ready for an engine (shared by train and Trainer)."""
+
+    X: Optional[np.ndarray]  # (B, n, d) or None in Gram-only mode
+    K: np.ndarray  # (B, n, n)
+    y: np.ndarray  # (B, n)
+    signs: np.ndarray  # (m,)
+    beta0: np.ndarray  # (B, m, n)
+    alpha0: np.ndarray  # (B, m, n)
+    W0: Optional[np.ndarray]  # (B, m, d)
+    eta: np.ndarray  # (B,)
+    tol: np.ndarray  # (B,)
+    mu: np.ndarray  # (B, n) eigenvalues of K, ascending
+    batched: bool
+    init: str
+    loss: str
+    activation: str
+    leaky_slope: float
+
+    def settings(self, steps: int, record_every: int) -> "_core.GDSettings":
+        """Engine settings shared by the batch (eta and tol are passed per problem)."""
+        s = _core.GDSettings()
+        s.eta = float(self.eta[0])
+        s.max_steps = steps
+        s.tol = float(self.tol[0])
+        s.record_every = record_every
+        s.loss = getattr(_core.Loss, self.loss)
+        s.activation = getattr(_core.Activation, self.activation)
+        s.leaky_slope = self.leaky_slope
+        return s
+
+
+def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
+    return arr[None] if arr.ndim == ndim_single else arr
+
+
+def prepare(
+    X=None,
+    y=None,
+    *,
+    signs=(1,),
+    init="positive",
+    eps=None,
+    eta=None,
+    tol=None,
+    rng=None,
+    n_threads=None,
+    gram=None,
+    engine="dual",
+    assignment=None,
+    init_scale=DEFAULT_INIT_SCALE,
+    C_g=C_G,
+    C_alpha=C_ALPHA,
+    loss="square",
+    activation="relu",
+    leaky_slope=LEAKY_SLOPE,
+) -> Prepared:
+    """Validates train's inputs and builds the starting point (see :func:`relucore.train`)."""
+    fast = _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g,
+                                  C_alpha, loss, activation, leaky_slope)
+    if fast is not None:
+        return fast
+    leaky_slope, n_threads, C_g, C_alpha = _check_options(engine, loss, activation, leaky_slope, n_threads, C_g,
+                                                          C_alpha)
+    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
+    B, n = y.shape
+    signs_arr = _check_signs(signs)
+    K, mu, cond = _gram_and_spectrum(X, Kin, n_threads)
+    what = "gram" if Kin is not None else "X"
+    beta0, alpha0, W0, init_name = _starting_point(
+        init, X, K, y, signs_arr, cond, batched, eps=eps, C_alpha=C_alpha, assignment=assignment, C_g=C_g,
+        init_scale=init_scale, rng=rng,
+    )
+    _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
+    eta_arr = _step_size(eta, mu[:, -1], signs_arr, loss, n, batched, what)
+    tol_arr = default_tol(mu[:, -1], y, loss) if tol is None else np.full(B, check_nonnegative(tol, "tol"))
+    return Prepared(
+        X=X, K=K, y=y, signs=signs_arr, beta0=np.ascontiguousarray(beta0), alpha0=np.ascontiguousarray(alpha0),
+        W0=W0, eta=np.ascontiguousarray(eta_arr, dtype=float), tol=tol_arr, mu=mu, batched=batched,
+        init=init_name, loss=loss, activation=activation, leaky_slope=leaky_slope,
+    )
+
+
+def _check_options(engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha):
+    check_choice(engine, "engine", ENGINES)
+    check_choice(loss, "loss", LOSSES)
+    check_choice(activation, "activation", ACTIVATIONS)
+    leaky_slope = check_positive(leaky_slope, "leaky_slope")
+    if activation == "leaky_relu" and not leaky_slope < 1:
+        raise ValueError(f"leaky_slope must lie in (0, 1), got {leaky_slope}")
+    n_threads = check_n_threads(n_threads)
+    C_g = check_positive(C_g, "C_g")
+    C_alpha = check_positive(C_alpha, "C_alpha")
+    return leaky_slope, n_threads, C_g, C_alpha
+
+
+def _resolve_data(X, y, gram, engine, loss):
+    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``."""
+    if y is None:
+        raise TypeError("y is required")
+    y = as_float_array(y, "y", ndim=(1, 2))
+    batched = y.ndim == 2
+    if X is None and gram is None:
+        raise TypeError("X is required (or pass gram= for Gram-only mode)")
+    if X is not None:
+        X = as_float_array(X, "X", ndim=(2, 3))
+        if (X.ndim == 3) != batched:
+            raise ValueError(
+                f"X and y disagree on batching: X has shape {X.shape}, y has shape {y.shape} "
+                "(use X (n, d) with y (n,), or X (B, n, d) with y (B, n))"
+            )
+    Kin = None
+    if gram is not None:
+        Kin = as_float_array(gram, "gram", ndim=(2, 3))
+        if (Kin.ndim == 3) != batched or Kin.shape[-1] != Kin.shape[-2]:
+            raise ValueError(f"gram must have shape (n, n) or (B, n, n) matching y; got {Kin.shape} with y {y.shape}")
+        if not np.allclose(Kin, np.swapaxes(Kin, -1, -2), rtol=1e-10, atol=0):
+            raise ValueError("gram must be symmetric")
+    y = _as_batch(y, 1)
+    B, n = y.shape
+    if X is not None:
+        X = _as_batch(X, 2)
+        check_consistent_length(["X", "y"], [X.shape[1], n])
+        if X.shape[0] != B:
+            raise ValueError(f"X and y hold different numbers of problems: {X.shape[0]} and {B}")
+    if Kin is not None:
+        Kin = _as_batch(Kin, 2)
+        check_consistent_length(["gram", "y"], [Kin.shape[1], n])
+        if Kin.shape[0] != B:
+            raise ValueError(f"gram and y hold different numbers of problems: {Kin.shape[0]} and {B}")
+    if engine == "weights" and X is None:
+        raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
+    _check_labels(y, loss)
+    return X, Kin, y, batched
+
+
+def _check_labels(y: np.ndarray, loss: str) -> None:
+    n = y.shape[1]
+    if loss == "logistic" and not np.all(np.abs(y) == 1):
+        bad = y[np.abs(y) != 1][0]
+        raise ValueError(f"loss='logistic' needs labels in {{-1, +1}}: y has {bad:g}")
+    y_max = float(np.max(np.abs(y)))
+    if not np.isfinite(0.5 * n * y_max * y_max):
+        raise ValueError(f"y is too large: the loss 1/2 ||y||^2 overflows float64 (max |y_i| = {y_max:.3g}); rescale y")
+    if y_max > 0 and 0.5 * y_max * y_max < np.finfo(float).tiny:
+        raise ValueError(
+            f"y is too small: the loss 1/2 ||y||^2 underflows float64 (max |y_i| = {y_max:.3g}); rescale y "
+            "(GD is equivariant: y -> c y with the init scaled by c gives c W)"
+        )
+
+
+def _check_signs(signs) -> np.ndarray:
+    signs_arr = as_float_array(signs, "signs", ndim=1)
+    if np.any(signs_arr == 0):
+        raise ValueError("signs (outer-layer weights) must be non-zero")
+    return signs_arr
+
+
+def _gram_and_spectrum(X, Kin, n_threads):
+    """K (given or X X^T), its ascending eigenvalues and cond(K) per problem (inf when singular)."""
+    if Kin is not None:
+        K = Kin
+        check_gram_finite(K)
+        if X is not None:
+            _check_gram_matches(X, K)
+    else:
+        B, n = X.shape[:2]
+        K = np.empty((B, n, n))
+        _core.gram_batch(X, K, n_threads)
+        check_gram_finite(K, X)
+    mu = np.linalg.eigvalsh(K)
+    mu1 = mu[:, -1]
+    mun = mu[:, 0]
+    what = "gram" if Kin is not None else "X"
+    if not np.all(mu1 > 0):
+        raise ValueError(
+            "gram is zero or negative definite; a Gram matrix X X^T is positive semidefinite and non-zero"
+            if Kin is not None else "X is all zeros (K = X X^T vanishes); nothing can be trained"
+        )
+    if Kin is not None and np.any(mun < -1e-10 * mu1):
+        b = int(np.argmin(mun / mu1))
+        raise ValueError(
+            f"gram is not positive semidefinite: smallest eigenvalue {mun[b]:.3g} (largest {mu1[b]:.3g}); "
+            "a Gram matrix X X^T has none below 0"
+        )
+    if np.any(mu1 < np.finfo(float).tiny):
+        raise ValueError(
+            f"{what} is too small: the largest eigenvalue of K = X X^T is {np.min(mu1):.3g}, below the smallest "
+            f"normal float64 ({np.finfo(float).tiny:.3g}), so K has lost its precision; rescale {what}"
+        )
+    cond = np.full(K.shape[0], np.inf)
+    with np.errstate(over="ignore"):
+        np.divide(mu1, mun, out=cond, where=mun > 0)
+    return K, mu, cond
+
+
+def _starting_point(init, X, K, y, signs_arr, cond, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
+    """``(beta0, alpha0, W0, init name)`` for a named init or an array of starting weights."""
+    B, n = y.shape
+    m = signs_arr.size
+    singular = bool(np.any(cond > MAX_CONDITION))
+    if not isinstance(init, str):
+        return _array_start(init, X, K, m, batched, singular) + ("array",)
+    check_choice(init, "init", INITS)
+    needs_inverse = init in ("positive", "disjoint") or (init == "gaussian" and X is None)
+    if needs_inverse and singular:
+        b = int(np.argmax(cond))
+        d_txt = f", d={X.shape[2]}" if X is not None else ""
+        raise ValueError(
+            f"X is rank-deficient or badly conditioned: cond(K) = {cond[b]:.3g} (n={n}{d_txt}); "
+            f"init={init!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
+        )
+    if init == "gaussian":
+        scale = check_positive(init_scale, "init_scale")
+        return _quietly(gaussian_init, X, K, m, scale, check_rng(rng), singular) + (init,)
+    eps_val = eps
+    if eps is None:
+        with np.errstate(over="ignore"):
+            eps_val = default_eps(y, m, C_alpha)
+        if not np.all(np.isfinite(eps_val)):
+            raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
+    if init == "positive":
+        return _quietly(positive_init, X, K, y, m, eps_val) + (init,)
+    return _quietly(disjoint_init, X, K, y, signs_arr, eps_val, assignment, C_g) + (init,)
+
+
+def _array_start(init, X, K, m, batched, singular):
+    if X is None:
+        raise ValueError("an array init needs X (starting weights live in R^d)")
+    B = K.shape[0]
+    W0 = as_float_array(init, "init", ndim=(2, 3))
+    W0 = _as_batch(W0, 2) if not batched else W0
+    if W0.shape != (B, m, X.shape[2]):
+        want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
+        raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
+    return _quietly(array_init, X, K, W0, singular)
+
+
+def _step_size(eta, mu1, signs_arr, loss, n, batched, what) -> np.ndarray:
+    """The per-problem step: the default of :func:`default_eta`, or ``eta`` checked against it."""
+    with np.errstate(over="ignore", divide="ignore"):
+        eta_default = default_eta(mu1, signs_arr, loss, n)
+    with np.errstate(over="ignore"):
+        s2 = float(np.sum(np.square(signs_arr)))
+    if not np.all(np.isfinite(eta_default)) or not np.all(eta_default >= np.finfo(float).tiny):
+        size = "small" if not np.all(np.isfinite(eta_default)) else "large"
+        raise ValueError(
+            f"the default step 1/(||s||^2 mu_1(K)) {'overflows' if size == 'small' else 'underflows'} "
+            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1):.3g}): signs or {what} are too {size}; rescale them"
+        )
+    if eta is None:
+        return eta_default
+    eta_arr = check_positive_per_problem(eta, "eta", mu1.shape[0], batched)
+    tiny_step = eta_arr < np.finfo(float).eps * eta_default
+    if np.any(tiny_step):
+        b = int(np.argmax(tiny_step))
+        raise ValueError(
+            f"eta = {eta_arr[b]:.3g} is too small: it is below machine epsilon times the default step "
+            f"({eta_default[b]:.3g}), so a GD step would not change the state in float64"
+        )
+    return eta_arr
+
+
+def _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g, C_alpha,
+                           loss, activation, leaky_slope) -> Optional[Prepared]:
+    """prepare() for ``init="positive"`` from X in one C++ pass, or None.
+
+    ``positive_start_batch`` (relucore/positive_start.hpp) forms K, its
+    eigenvalues, alpha0 = K^{-1} eps, W0, the default eta and tol and checks
+    them, which is where a small problem's train call spent most of its time
+    as a chain of numpy calls. Inputs are converted as the general path
+    converts them, so every accepted call of this kind gives the same numbers
+    whatever its input types. Other inits, Gram-only mode, the weight engine
+    and the logistic loss return None, and so does any input that fails a
+    conversion or a check: the general path then validates everything again
+    and raises the error that explains it (or, for a problem that only fails a
+    C++ check, trains it with numpy's solvers).
+    """
+    if not (isinstance(init, str) and init == "positive" and gram is None and engine == "dual"
+            and assignment is None and loss == "square" and activation in ACTIVATIONS):
+        return None
+    try:
+        check_positive(C_g, "C_g")
+        C_alpha = check_positive(C_alpha, "C_alpha")
+        leaky_slope = check_positive(leaky_slope, "leaky_slope")
+        if activation == "leaky_relu" and not leaky_slope < 1:
+            return None
+        n_threads = check_n_threads(n_threads)
+        # Non-finite X or y show up in C++ (K or the label checks).
+        X = as_float_array(X, "X", ndim=(2, 3), finite=False)
+        y = as_float_array(y, "y", ndim=(1, 2), finite=False)
+        if X.ndim != y.ndim + 1 or X.shape[:-1] != y.shape:
+            return None
+        batched = y.ndim == 2
+        X3 = X if batched else X[None]
+        y2 = y if batched else y[None]
+        B, n, d = X3.shape
+        signs_arr = as_float_array(signs, "signs", ndim=1, finite=False)
+        m = signs_arr.size
+        if eps is None or isinstance(eps, np.ndarray) or isinstance(eps, (list, tuple)):
+            eps_val = 0.0 if eps is None else -1.0
+            beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
+        else:
+            eps_val = check_positive(eps, "eps")
+            beta0 = np.empty((B, m, n))
+        eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
+        tol_val = -1.0 if tol is None else check_nonnegative(tol, "tol")
+    except (TypeError, ValueError):
+        return None
+    K = np.empty((B, n, n))
+    mu = np.empty((B, n))
+    alpha0 = np.empty((B, m, n))
+    W0 = np.empty((B, m, d))
+    tol_arr = np.empty(B)
+    check = np.empty(B, dtype=np.int32)
+    _core.positive_start_batch(
+        X3, y2, signs_arr, eps_val, C_alpha, tol_val, TOL_FACTOR, MAX_CONDITION, _core.Loss.square, K, mu, beta0,
+        alpha0, W0, eta_arr, tol_arr, check, n_threads,
+    )
+    if check.any():
+        return None
+    return Prepared(
+        X=X3, K=K, y=y2, signs=signs_arr, beta0=beta0, alpha0=alpha0, W0=W0, eta=eta_arr, tol=tol_arr, mu=mu,
+        batched=batched, init="positive", loss=loss, activation=activation, leaky_slope=leaky_slope,
+    )
+
+
+def _quietly(fn, *args):
+    """Runs an init with floating-point warnings off: _check_starting_point
+    then refuses a non-finite result with a message naming the argument."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            return fn(*args)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"the starting point cannot be computed in float64 ({exc}): check init, init_scale, eps "
+                "and the scale of X"
+            ) from None
+
+
+def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
+    """Checks gram against X with one probe vector (O(B n d) instead of forming X X^T)."""
+    v = np.cos(np.arange(1, X.shape[1] + 1))  # deterministic, no zero entries
+    Kv = np.matmul(K, v)
+    XXv = np.matmul(X, np.matmul(v, X)[..., None])[..., 0]
+    err = np.linalg.norm(Kv - XXv, axis=-1)
+    scale = np.linalg.norm(XXv, axis=-1) + np.finfo(float).tiny
+    worst = int(np.argmax(err / scale))
+    if err[worst] > 1e-8 * scale[worst]:
+        raise ValueError(
+            f"gram does not match X: ||gram v - X X^T v|| / ||X X^T v|| = {err[worst] / scale[worst]:.3g} for a "
+            "probe vector v; pass the Gram matrix of this X (or gram=None)"
+        )
+
+
+def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:
+    """The starting point must be finite with a finite loss, or no run makes sense."""
+    culprit = {"positive": "eps", "disjoint": "eps, C_g", "gaussian": "init_scale", "array": "init"}[init_name]
+    if init_name in ("positive", "disjoint") and eps is None:
+        culprit += ", C_alpha (default eps = y_min / (C_alpha m))"
+    culprit += ", signs and the scale of X"
+    parts = [("beta0", beta0), ("alpha0", alpha0)] + ([("W0", W0)] if W0 is not None else [])
+    with np.errstate(over="ignore", invalid="ignore"):
+        for label, arr in parts:
+            if not np.isfinite(arr).all():
+                raise ValueError(
+                    f"the starting point is too large: {label} overflows float64 (check {culprit}; "
+                    f"max |beta0| = {np.max(np.abs(beta0)):.3g})"
+                )
+        act = np.maximum(beta0, 0.0) if activation == "relu" else np.where(beta0 > 0, beta0, leaky_slope * beta0)
+        h0 = np.einsum("k,bkn->bn", signs, act)
+        loss0 = 0.5 * np.sum(np.square(h0 - y), axis=-1)
+    if not np.all(np.isfinite(loss0)):
+        # (For the logistic loss this is a bound: its loss is finite when h0 is.)
+        raise ValueError(f"the starting point is too large: its loss overflows float64 (check {culprit})")
