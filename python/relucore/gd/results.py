@@ -6,15 +6,24 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
-__all__ = ["History", "TrainResult", "STATUS_MESSAGES"]
+from relucore import _core
 
+__all__ = ["History", "TrainResult", "STATUS_MESSAGES", "status_name"]
+
+#: What each engine status means (the codes and names are ``relucore._core.Status``).
 STATUS_MESSAGES = {
-    0: "converged: the gradient norm fell below tol",
-    1: "stopped: the step budget was used up before the gradient norm fell below tol",
-    2: "diverged",
-    3: "cancelled",
-    4: "stopped by the callback",
+    int(_core.Status.converged): "converged: the gradient norm fell below tol",
+    int(_core.Status.max_steps): "stopped: the step budget was used up before the gradient norm fell below tol",
+    int(_core.Status.diverged): "diverged",
+    int(_core.Status.cancelled): "cancelled",
+    int(_core.Status.stopped): "stopped by the callback",
 }
+_STATUS_NAMES = {int(v): k for k, v in _core.Status.__members__.items()}
+
+
+def status_name(code: int) -> str:
+    """The name of an engine status code (``"converged"``, ``"max_steps"``, ...; the code itself if unknown)."""
+    return _STATUS_NAMES.get(int(code), str(code))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,11 +29,11 @@ from typing import Any, Dict, List
 import numpy as np
 
 from relucore import _core
+from relucore.gd.results import status_name
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
 
-STATUS_NAMES = {0: "converged", 1: "max_steps", 2: "diverged", 3: "cancelled"}
 
 #: Error codes of relucore/sweep_gram.hpp (GramTrialError) -> (exception type, message).
 ERRORS = {
@@ -147,7 +147,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     if np.all(codes == 0):
         status = np.full(B, "converged", dtype=object)
     else:
-        status = np.array([STATUS_NAMES.get(c, str(c)) for c in codes.tolist()], dtype=object)
+        status = np.array([status_name(c) for c in codes.tolist()], dtype=object)
     error = np.full(B, "", dtype=object)
     if not ok.all():
         bad = np.flatnonzero(~ok)

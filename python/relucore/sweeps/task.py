@@ -18,6 +18,7 @@ import numpy as np
 
 import relucore
 from relucore import _core
+from relucore.gd.results import status_name
 from relucore.gd import inits as _init
 from relucore.theory.sampling import GramDataset
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
@@ -26,9 +27,8 @@ from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
 from relucore.gd.prepare import prepare
 from relucore.gd.train import run_prepared
 
-__all__ = ["run_batch", "STATUS_NAMES", "BUILTIN_COLUMNS"]
+__all__ = ["run_batch", "BUILTIN_COLUMNS"]
 
-STATUS_NAMES = {0: "converged", 1: "max_steps", 2: "diverged", 3: "cancelled"}
 
 #: Measured columns every row has, with their kind ("f" float, "i" int, "U" str).
 BUILTIN_COLUMNS = {
@@ -267,7 +267,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
             else:
                 row.update(_gram_columns(datas[b].spectrum, p.K[b:b + 1], y[b:b + 1])[0])
             row.update(_gap_columns(cfg, datas[b], p.K[b], yb, res_b, norm1))
-            row["status"] = STATUS_NAMES.get(res_b.status, str(res_b.status))
+            row["status"] = status_name(res_b.status)
             row["error"] = ""
             if measure is not None:
                 extra = _measure_columns(measure, datas[b], res_b)
