@@ -22,7 +22,7 @@ def main(n=500, d=20000, seed=0):
     ds = rc.sample(n, d, rng=seed)
     X, y = ds.X, ds.y
     t_rc, sol = best_of(lambda: rc.minnorm(X, y))
-    from relucore.theory.minnorm import _gram
+    from relucore._inputs import gram_of as _gram
 
     t_K, K = best_of(lambda: _gram(X))
     t_npK, _ = best_of(lambda: X @ X.T)

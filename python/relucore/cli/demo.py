@@ -4,7 +4,7 @@ Two ReLU neurons with signs (+1, -1), n = 10, d = 2000, x ~ N(0, I),
 |y| ~ U(0.1, 1) with random signs, all-positive init. Theorem 3 predicts that
 after one step the positive examples are fitted by the + neuron only, the
 negative ones by the - neuron only, and that the GD limit is the closed form
-of SPEC section 4; the demo prints what a real run does.
+of :func:`relucore.predicted_limit` (docs/math.md); the demo prints what a real run does.
 """
 from __future__ import annotations
 
@@ -14,24 +14,9 @@ from typing import List
 import numpy as np
 
 from relucore.gd.train import train
+from relucore.theory.limits import predicted_limit
 
-__all__ = ["demo", "theorem3_limit"]
-
-
-def theorem3_limit(X: np.ndarray, y: np.ndarray, eta: float, eps_plus: np.ndarray, eps_minus: np.ndarray) -> np.ndarray:
-    """The Theorem 3 closed form for (w_plus, w_minus) as a (2, d) array (SPEC section 4)."""
-    K = X @ X.T
-    Kinv_ep = np.linalg.solve(K, eps_plus)
-    Kinv_em = np.linalg.solve(K, eps_minus)
-    w1p = eta * X.T @ (y - eps_plus + eps_minus) + X.T @ Kinv_ep
-    w1m = eta * X.T @ (-y + eps_plus - eps_minus) + X.T @ Kinv_em
-
-    def project(w1, rows, target):
-        XS = X[rows]
-        return w1 + XS.T @ np.linalg.solve(XS @ XS.T, target - XS @ w1)
-
-    pos = y > 0
-    return np.stack([project(w1p, pos, y[pos]), project(w1m, ~pos, -y[~pos])])
+__all__ = ["demo"]
 
 
 def demo(n: int = 10, d: int = 2000, seed: int = 0) -> List[str]:
@@ -42,7 +27,7 @@ def demo(n: int = 10, d: int = 2000, seed: int = 0) -> List[str]:
     t0 = time.perf_counter()
     res = train(X, y, signs=(1, -1), init="positive", record=1)
     elapsed = time.perf_counter() - t0
-    W_star = theorem3_limit(X, y, res.eta, res.beta0[0], res.beta0[1])
+    W_star = predicted_limit(X, y, signs=(1, -1), eps=res.beta0, eta=res.eta)
     dist = np.linalg.norm(res.W - W_star) / np.linalg.norm(W_star)
 
     fits_plus = np.flatnonzero(res.mask[0])

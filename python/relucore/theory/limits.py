@@ -25,36 +25,15 @@ from typing import Optional
 
 import numpy as np
 
+from relucore._inputs import single_problem
 from relucore.gd.defaults import C_ALPHA, C_G
 from relucore._validation import (
     as_float_array,
     check_choice,
-    check_consistent_length,
-    check_gram_finite,
     check_positive,
 )
 
 __all__ = ["predicted_limit", "check_limit", "LimitCheck", "closed_form"]
-
-
-def _setup(X, y, gram):
-    from relucore.theory.minnorm import _gram
-
-    y = as_float_array(y, "y", ndim=1)
-    if X is None and gram is None:
-        raise TypeError("X is required (or pass gram= for Gram-only mode)")
-    if X is not None:
-        X = as_float_array(X, "X", ndim=2)
-        check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
-        K = _gram(X)
-    else:
-        K = as_float_array(gram, "gram", ndim=2)
-        check_gram_finite(K)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"gram must be square, got shape {K.shape}")
-        check_consistent_length(["gram", "y"], [K.shape[0], y.shape[0]])
-        K = 0.5 * (K + K.T)
-    return X, K, y
 
 
 def closed_form(K, y, signs, beta0, alpha0, eta) -> dict:
@@ -169,7 +148,7 @@ def predicted_limit(
                             C_g=C_g, C_alpha=C_alpha, gram=Gs[b])
             for b in range(B)
         ])
-    X, K, y = _setup(X, y, gram)
+    X, K, y = single_problem(X, y, gram)
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
         raise ValueError("signs must be non-zero")
@@ -248,7 +227,7 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     """
     if getattr(result, "batched", False):
         return _check_batch(result, X, y, gram)
-    X, K, y = _setup(X, y, gram)
+    X, K, y = single_problem(X, y, gram)
     signs = np.asarray(result.signs, dtype=float)
     beta0 = np.asarray(result.beta0, dtype=float)
     alpha0 = np.asarray(result.alpha0, dtype=float)

@@ -236,9 +236,9 @@ class Dataset:
     @property
     def K(self) -> np.ndarray:
         """The Gram matrix ``X X^T`` (computed on access)."""
-        from relucore.theory.minnorm import _gram
+        from relucore._inputs import gram_of
 
-        return _gram(self.X)
+        return gram_of(self.X)
 
 
 @dataclasses.dataclass(frozen=True)
