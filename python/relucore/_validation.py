@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 

@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore._inputs import gram_of_batch
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -212,10 +213,7 @@ def _gram_and_spectrum(X, Kin, n_threads):
         if X is not None:
             _check_gram_matches(X, K)
     else:
-        B, n = X.shape[:2]
-        K = np.empty((B, n, n))
-        _core.gram_batch(X, K, n_threads)
-        check_gram_finite(K, X)
+        K = gram_of_batch(X, n_threads)
     mu = np.linalg.eigvalsh(K)
     mu1 = mu[:, -1]
     mun = mu[:, 0]

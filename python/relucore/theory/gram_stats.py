@@ -20,6 +20,7 @@ from typing import Optional, Union
 import numpy as np
 
 from relucore import _core
+from relucore._inputs import gram_of_batch
 from relucore._validation import as_float_array, check_gram_finite, check_n_threads
 
 __all__ = ["gram_stats", "GramStats"]
@@ -143,9 +144,7 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         X = as_float_array(X, "X", ndim=(2, 3))
         batched = X.ndim == 3
         Xb = X if batched else X[None]
-        K = np.empty((Xb.shape[0], Xb.shape[1], Xb.shape[1]))
-        _core.gram_batch(Xb, K, n_threads)
-        check_gram_finite(K, Xb)
+        K = gram_of_batch(Xb, n_threads)
     else:
         K = as_float_array(gram, "gram", ndim=(2, 3))
         check_gram_finite(K)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import numpy as np
 
+from relucore._inputs import gram_of_batch
 from relucore._validation import as_float_array
 
 __all__ = ["TrainingMetrics", "training_metrics", "weight_gram", "stable_rank", "margins"]
@@ -158,7 +159,8 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
         K = as_float_array(gram, "gram", ndim=3 if batched else 2)
     else:
         Xa = as_float_array(X, "X", ndim=3 if batched else 2)
-        K = Xa @ np.swapaxes(Xa, -1, -2)
+        K = gram_of_batch(Xa if batched else Xa[None])
+        K = K if batched else K[0]
     if W0_gram is None and X is not None and result.W0 is not None:
         W0 = np.asarray(result.W0)
         W0_gram = W0 @ np.swapaxes(W0, -1, -2)
