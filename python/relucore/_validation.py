@@ -122,7 +122,7 @@ def check_int(value, name: str, *, minimum: Optional[int] = None) -> int:
 
 
 def check_rng(rng: RngLike) -> np.random.Generator:
-    """``None | int | SeedSequence | Generator`` to a Generator (SPEC 7)."""
+    """``None | int | SeedSequence | Generator`` to a Generator (docs/math.md §8)."""
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):

@@ -1,4 +1,4 @@
-"""The two C++ engines and an independent numpy loop agree (SPEC section 1)."""
+"""The two C++ engines and an independent numpy loop agree (docs/math.md §2)."""
 import numpy as np
 import pytest
 
@@ -7,7 +7,7 @@ from conftest import fig4_problem
 
 
 def numpy_gd(X, y, W0, signs, eta, steps):
-    """Plain weight-space GD on 1/2||sum_k s_k relu(X w_k) - y||^2, written from the SPEC."""
+    """Plain weight-space GD on 1/2||sum_k s_k relu(X w_k) - y||^2, written from docs/math.md §1."""
     W = W0.copy()
     for _ in range(steps):
         B = W @ X.T  # (m, n)

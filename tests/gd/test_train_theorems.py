@@ -1,4 +1,4 @@
-"""Closed-form limits of Theorems 1 and 3 (SPEC section 4), computed here from scratch."""
+"""Closed-form limits of Theorems 1 and 3 (docs/math.md §5), computed here from scratch."""
 import numpy as np
 import pytest
 

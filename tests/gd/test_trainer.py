@@ -34,7 +34,7 @@ def same_state(t, res):
 
 
 def numpy_gd(X, y, W, signs, eta, steps):
-    """Weight-space GD on 1/2 ||sum_k s_k relu(X w_k) - y||^2, from SPEC section 1."""
+    """Weight-space GD on 1/2 ||sum_k s_k relu(X w_k) - y||^2, from docs/math.md §2."""
     W = W.copy()
     for _ in range(steps):
         B = W @ X.T

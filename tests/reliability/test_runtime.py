@@ -158,7 +158,7 @@ CHILD = textwrap.dedent(
     trainer.step(3)
     ok = ok and trainer.nit == nit + 3
     print("consistent" if ok else "corrupted", flush=True)
-    # The mean-field weight-space engine (SPEC section 10).
+    # The mean-field weight-space engine (docs/math.md §11).
     from relucore import meanfield
     mf_kw = dict(N=40, iters=300, seed=1, record=0)
     mf_before = meanfield.train(X, y, **mf_kw)
@@ -186,7 +186,7 @@ def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
                 line = proc.stdout.readline().strip()
                 latency = time.monotonic() - sent
                 assert line == "interrupted", (line, proc.stderr.read())
-                # Issue 8: control returns within 0.5 s (the engines poll every 5 ms).
+                # Control returns within 0.5 s (the engines poll every 5 ms).
                 assert latency < 0.5, latency
                 assert proc.stdout.readline().strip() == expected
             assert proc.wait(timeout=60) == 0, proc.stderr.read()

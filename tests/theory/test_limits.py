@@ -1,4 +1,4 @@
-"""predicted_limit / check_limit: the closed forms of Theorems 1, 3, 5 (SPEC section 4)."""
+"""predicted_limit / check_limit: the closed forms of Theorems 1, 3, 5 (docs/math.md §5)."""
 import numpy as np
 import pytest
 

@@ -23,7 +23,7 @@ def fake_result(beta, alpha, signs, steps=None):
 
 
 def reference_state(beta, alpha, y, signs, C_y, C_alpha, l1):
-    """Entry-by-entry loop over the definitions of SPEC section 8."""
+    """Entry-by-entry loop over the definitions of docs/math.md §7."""
     R, m, n = beta.shape
     ymin, ymax = np.abs(y).min(), np.abs(y).max()
     out = np.zeros((R, m, n), int)

@@ -1,4 +1,4 @@
-"""relucore.sample / sample_gram (SPEC section 7; Lai et al. Sec. 2, App. A.1)."""
+"""relucore.sample / sample_gram (docs/math.md §8; Lai et al. Sec. 2, App. A.1)."""
 import numpy as np
 import pytest
 from scipy import stats

@@ -69,7 +69,7 @@ class TrainResult:
         (training from a Gram matrix without X), where the weights are known
         only through their dual coordinates.
     alpha, beta : ndarray, shape (m, n)
-        Final dual and primal coordinates (SPEC section 1).
+        Final dual and primal coordinates (docs/math.md §2).
     W0 : ndarray, shape (m, d), or None
     alpha0, beta0 : ndarray, shape (m, n)
         The starting point.

@@ -70,7 +70,7 @@ def train(
     """Gradient descent on a shallow network ``h(x) = sum_k s_k phi(w_k^T x)``.
 
     Runs full-batch GD ``w_k <- w_k - eta s_k X^T (phi'(X w_k) * g)`` on the
-    loss ``R(W) = 1/2 ||h(X) - y||^2`` (SPEC section 1; Lai et al. 2026, Sec. 3)
+    loss ``R(W) = 1/2 ||h(X) - y||^2`` (docs/math.md §2; Lai et al. 2026, Sec. 3)
     or the mean logistic loss (Kou et al. 2023). The default engine tracks the
     run exactly in primal-dual coordinates (``beta_k = X w_k``,
     ``w_k = w_k^perp + X^T alpha_k``): after ``K = X X^T`` is formed once, each

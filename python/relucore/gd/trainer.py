@@ -56,7 +56,7 @@ class Trainer:
 
     Builds the same problem as :func:`relucore.train` (same arguments, same
     validation, initialisation, default ``eta`` and ``tol``) and keeps the
-    primal-dual engine of SPEC section 1 alive between calls::
+    primal-dual engine of docs/math.md §2 alive between calls::
 
         delta_alpha_k = -eta s_k phi'(beta_k) * g,  beta_k += K delta_alpha_k,
         alpha_k += delta_alpha_k

@@ -1,4 +1,4 @@
-"""Concentration of the Gram matrix (Lai et al. 2026, App. A.1; SPEC section 7).
+"""Concentration of the Gram matrix (Lai et al. 2026, App. A.1; docs/math.md §8).
 
 :func:`gram_stats` measures mu_1(K), mu_n(K), ``||K/||lambda||_1 - I||_2`` and
 ``max_{i!=j} |K_ij| / min_i K_ii`` (batched, in C++), and compares them with

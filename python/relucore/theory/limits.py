@@ -1,4 +1,4 @@
-"""Closed-form GD limits of Theorems 1, 3 and 5 (Lai et al. 2026; SPEC section 4).
+"""Closed-form GD limits of Theorems 1, 3 and 5 (Lai et al. 2026; docs/math.md §5).
 
 In every case GD makes one step from an init in the row space of X, after
 which (w.h.p. under Assumptions 1-2) the activation pattern is frozen: neuron
@@ -12,7 +12,7 @@ k is active exactly on a set ``S_k`` and GD is linear regression on it
 * Theorem 3 (m = 2, s = (+1, -1), all-positive init): ``S_plus = S+``, ``S_minus = S-``
   with target ``-y_-``.
 * Theorem 5 (disjoint init, Assumption 4): ``S_k = {i : a_i = k}`` with target
-  ``s_k y_{S_k}`` (SPEC: the paper writes ``y_{S_k}``; since ``h = s_k relu(beta_k)``
+  ``s_k y_{S_k}`` (docs/math.md §5: the paper writes ``y_{S_k}``; since ``h = s_k relu(beta_k)``
   on ``S_k`` the target is ``y/s_k = s_k y`` for ``s_k = +-1``).
 
 Everything is computed in dual coordinates (``w_k = X^T alpha_k``), so the
@@ -99,7 +99,7 @@ def predicted_limit(
     C_alpha: float = C_ALPHA,
     gram=None,
 ) -> np.ndarray:
-    """Closed-form GD limit of Theorems 1, 3 and 5 (SPEC section 4).
+    """Closed-form GD limit of Theorems 1, 3 and 5 (docs/math.md §5).
 
     Parameters
     ----------
@@ -109,7 +109,7 @@ def predicted_limit(
     signs : sequence of float, default (1,)
         ``(1,)``: Theorem 1; ``(1, -1)``: Theorem 3; any with ``init="disjoint"``: Theorem 5.
     init : {"positive", "disjoint"}
-        The initialisations of SPEC section 2, built exactly as
+        The initialisations of docs/math.md §3, built exactly as
         :func:`relucore.train` builds them (same defaults).
     eps : float or array, optional
         Init offsets (default ``y_min / (C_alpha m)``, as in ``train``).

@@ -1,7 +1,7 @@
-"""Metrics over a training run from its dual coordinates (Kou, Chen, Gu 2023; SPEC section 11).
+"""Metrics over a training run from its dual coordinates (Kou, Chen, Gu 2023; docs/math.md §10).
 
 The weights of a bias-free network trained by GD move in the span of the data:
-``W = W0 + (alpha - alpha0) X`` (SPEC section 1). Writing ``Delta = alpha - alpha0``
+``W = W0 + (alpha - alpha0) X`` (docs/math.md §2). Writing ``Delta = alpha - alpha0``
 (m x n) and ``beta0 = W0 X^T`` (m x n, the starting predictions), the Gram matrix of
 the rows of W is
 

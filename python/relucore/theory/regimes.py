@@ -1,4 +1,4 @@
-"""Activation regimes of Lai et al. (2026), Lemmas 5 and 6 (SPEC section 8).
+"""Activation regimes of Lai et al. (2026), Lemmas 5 and 6 (docs/math.md §7).
 
 For every recorded state of a run, each (neuron k, example i) entry is put in
 one of three regimes:
@@ -159,7 +159,7 @@ def regimes(
     """Classifies every recorded (neuron, example) entry by Lemmas 5 and 6.
 
     Implements the regimes of Lai et al. (2026), Lemma 5 (primal-stable) and
-    Lemma 6 (dual-frozen), SPEC section 8, over ``result.history``.
+    Lemma 6 (dual-frozen), docs/math.md §7, over ``result.history``.
 
     Parameters
     ----------

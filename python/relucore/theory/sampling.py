@@ -1,4 +1,4 @@
-"""Data of Lai et al. (2026), Sec. 2 and App. A.1 (SPEC section 7).
+"""Data of Lai et al. (2026), Sec. 2 and App. A.1 (docs/math.md §8).
 
 Features ``x = V Lambda^{1/2} z`` with independent unit-variance entries of
 ``z``; labels bounded away from 0 (Assumption 1). :func:`sample` draws X;
@@ -400,7 +400,7 @@ def sample_gram(
     rng=None,
     max_columns: int = 50_000_000,
 ) -> GramDataset:
-    """Draws ``K = X X^T`` for Gaussian ``z`` without forming X (SPEC section 7).
+    """Draws ``K = X X^T`` for Gaussian ``z`` without forming X (docs/math.md §8).
 
     ``K = Z Lambda Z^T = sum_g lambda_g W_g`` over the distinct eigenvalues
     ``lambda_g`` with multiplicities ``d_g``, where the ``W_g ~ Wishart(d_g, I_n)``

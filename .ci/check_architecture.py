@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Checks the layout rules of docs/architecture.md; exits 1 and lists every violation.
+
+- no source file over 600 lines (vendored Eigen and the generated _core.pyi aside);
+- no Python function over 100 lines (its docstring aside);
+- no reference to documents outside the repository ("SPEC", "DESIGN") or to issue numbers;
+- the layers of relucore import only downwards, and no module-level import cycle.
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 100
+SOURCE_DIRS = ("python", "cpp/include", "cpp/bindings", "cpp/tests", "cpp/examples", "tests", "bench", "examples", ".ci")
+TEXT_DIRS = SOURCE_DIRS + ("docs",)
+SOURCE_SUFFIXES = {".py", ".hpp", ".cpp", ".h", ".sh", ".toml", ".txt", ".in"}
+SKIP = ("cpp/third_party/", "python/relucore/_core.pyi", ".ci/check_architecture.py")
+#: The layers, lowest first: a package may import its own layer and those below it.
+LAYERS = [
+    {"relucore._core", "relucore._validation", "relucore._inputs"},
+    {"relucore.gd"},
+    {"relucore.theory", "relucore.meanfield"},
+    {"relucore.sweeps"},
+    {"relucore.experiments", "relucore.plots"},
+    {"relucore.cli"},
+]
+FORBIDDEN = re.compile(r"\bSPEC\b|\bDESIGN(\.md)?\b|\b[Ii]ssues? #?\d+|\(issue \d+\)")
+
+
+def files(dirs, suffixes=None):
+    for d in dirs:
+        base = ROOT / d
+        if not base.exists():
+            continue
+        for p in sorted(base.rglob("*")):
+            rel = p.relative_to(ROOT).as_posix()
+            if not p.is_file() or any(rel.startswith(s) for s in SKIP) or "__pycache__" in rel:
+                continue
+            if suffixes is None or p.suffix in suffixes or p.name in ("run", "CMakeLists.txt"):
+                yield p, rel
+
+
+def layer_of(module: str) -> int:
+    for i, group in enumerate(LAYERS):
+        if any(module == g or module.startswith(g + ".") for g in group):
+            return i
+    return -1
+
+
+def module_name(rel: str) -> str:
+    parts = rel[len("python/"):-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def top_level_imports(tree: ast.Module, module: str, is_package: bool, modules: set):
+    """Modules imported at import time (module level, outside functions).
+
+    ``from P import a`` is an import of the module ``P.a`` when that is a module,
+    else of ``P``.
+    """
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            subs = [f"{name}.{a.name}" for a in node.names]
+            out += [(s, node.lineno) for s in subs if s in modules]
+            if any(s not in modules for s in subs):
+                out.append((name, node.lineno))
+    return out
+
+
+def main() -> int:
+    problems = []
+    for p, rel in files(SOURCE_DIRS, SOURCE_SUFFIXES):
+        n = len(p.read_text(errors="replace").splitlines())
+        if n > MAX_FILE_LINES:
+            problems.append(f"{rel}: {n} lines (limit {MAX_FILE_LINES})")
+    for p, rel in files(TEXT_DIRS + ("README.md", "CMakeLists.txt", "pyproject.toml")):
+        if p.suffix in {".png", ".svg", ".pdf", ".so"}:
+            continue
+        for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
+            if FORBIDDEN.search(line):
+                problems.append(f"{rel}:{i}: cites a document outside the repository or an issue: {line.strip()[:100]}")
+    for name in ("README.md", "CMakeLists.txt", "pyproject.toml"):
+        p = ROOT / name
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            if FORBIDDEN.search(line):
+                problems.append(f"{name}:{i}: cites a document outside the repository or an issue: {line.strip()[:100]}")
+    graph = {}
+    modules = {module_name(rel) for _, rel in files(("python",), {".py"})} | {"relucore._core"}
+    for p, rel in files(("python", "tests", "bench"), {".py"}):
+        tree = ast.parse(p.read_text(), filename=rel)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                doc = node.body[0] if node.body else None
+                if isinstance(doc, ast.Expr) and isinstance(getattr(doc, "value", None), ast.Constant) \
+                        and isinstance(doc.value.value, str):
+                    length -= doc.end_lineno - doc.lineno + 1  # the docstring does not count
+                if length > MAX_FUNCTION_LINES:
+                    problems.append(f"{rel}:{node.lineno}: function {node.name} has {length} lines "
+                                    f"(limit {MAX_FUNCTION_LINES})")
+        if not rel.startswith("python/relucore/"):
+            continue
+        mod = module_name(rel)
+        mine = layer_of(mod)
+        imports = top_level_imports(tree, mod, p.name == "__init__.py", modules)
+        graph[mod] = {name for name, _ in imports if name.startswith("relucore")}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("relucore"):
+                target = layer_of(node.module)
+                if mine >= 0 and target > mine:
+                    problems.append(f"{rel}:{node.lineno}: {mod} (layer {mine}) imports {node.module} (layer {target})")
+    problems += cycles(graph)
+    for line in problems:
+        print(line)
+    print(f"check_architecture: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def cycles(graph):
+    """Module-level import cycles between relucore's modules."""
+    edges = {m: {t for t in targets if t in graph and t != m} for m, targets in graph.items()}
+    out, state = [], {}
+
+    def visit(m, stack):
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(edges[m]):
+            if state.get(t) == 1:
+                cyc = stack[stack.index(t):] + [t]
+                # A package importing its own sub-module is not a cycle unless the sub-module imports back.
+                out.append("import cycle: " + " -> ".join(cyc))
+            elif t not in state:
+                visit(t, stack)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [])
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
