@@ -17,6 +17,7 @@ docs/architecture.md describes the layers; docs/math.md the mathematics.
 import importlib as _importlib
 
 from relucore._core import __version__
+from relucore.gd.options import TrainOptions
 from relucore.gd.results import History, TrainResult
 from relucore.gd.train import DivergenceError, default_eta, train
 from relucore.gd.trainer import Trainer
@@ -43,7 +44,7 @@ _LAZY_SUBPACKAGES = ("meanfield", "experiments", "plots", "cli")
 __all__ = [
     "__version__",
     # gradient descent
-    "train", "Trainer", "TrainResult", "History", "DivergenceError", "default_eta",
+    "train", "Trainer", "TrainOptions", "TrainResult", "History", "DivergenceError", "default_eta",
     # theory toolkit
     "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",

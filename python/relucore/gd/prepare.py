@@ -28,12 +28,8 @@ from relucore._validation import (
 )
 from relucore.gd.defaults import (
     ACTIVATIONS,
-    C_ALPHA,
-    C_G,
-    DEFAULT_INIT_SCALE,
     ENGINES,
     INITS,
-    LEAKY_SLOPE,
     LOSSES,
     MAX_CONDITION,
     TOL_FACTOR,
@@ -41,6 +37,7 @@ from relucore.gd.defaults import (
     default_eta,
     default_tol,
 )
+from relucore.gd.options import PREPARE_FIELDS, TrainOptions, with_options_signature
 from relucore.gd.inits import _broadcast_eps, array_init, disjoint_init, gaussian_init, positive_init
 
 __all__ = ["prepare", "Prepared"]
@@ -83,28 +80,16 @@ def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
     return arr[None] if arr.ndim == ndim_single else arr
 
 
-def prepare(
-    X=None,
-    y=None,
-    *,
-    signs=(1,),
-    init="positive",
-    eps=None,
-    eta=None,
-    tol=None,
-    rng=None,
-    n_threads=None,
-    gram=None,
-    engine="dual",
-    assignment=None,
-    init_scale=DEFAULT_INIT_SCALE,
-    C_g=C_G,
-    C_alpha=C_ALPHA,
-    loss="square",
-    activation="relu",
-    leaky_slope=LEAKY_SLOPE,
-) -> Prepared:
-    """Validates train's inputs and builds the starting point (see :func:`relucore.train`)."""
+@with_options_signature(exclude=("steps", "record", "on_divergence"))
+def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs) -> Prepared:
+    """Validates train's inputs and builds the starting point (see :func:`relucore.train`).
+
+    Takes the options of :class:`~relucore.gd.options.TrainOptions` that shape the problem
+    (``PREPARE_FIELDS``) as keywords or as ``options``.
+    """
+    o = TrainOptions.collect("prepare", options, kwargs)
+    signs, init, eps, eta, tol, rng, n_threads, engine, assignment, init_scale, C_g, C_alpha, loss, activation, \
+        leaky_slope = (getattr(o, name) for name in PREPARE_FIELDS)
     fast = _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g,
                                   C_alpha, loss, activation, leaky_slope)
     if fast is not None:
@@ -360,8 +345,9 @@ def _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, en
     tol_arr = np.empty(B)
     check = np.empty(B, dtype=np.int32)
     _core.positive_start_batch(
-        X3, y2, signs_arr, eps_val, C_alpha, tol_val, TOL_FACTOR, MAX_CONDITION, _core.Loss.square, K, mu, beta0,
-        alpha0, W0, eta_arr, tol_arr, check, n_threads,
+        X=X3, y=y2, outer=signs_arr, eps=eps_val, C_alpha=C_alpha, tol=tol_val, tol_factor=TOL_FACTOR,
+        max_condition=MAX_CONDITION, loss=_core.Loss.square, K=K, mu=mu, beta0=beta0, alpha0=alpha0, W0=W0,
+        eta=eta_arr, tol_out=tol_arr, check=check, n_threads=n_threads,
     )
     if check.any():
         return None

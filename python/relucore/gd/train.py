@@ -5,13 +5,14 @@
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional
 
 import numpy as np
 
 from relucore import _core
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
-from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, MAX_STEPS, STEPS, default_eta
+from relucore.gd.defaults import MAX_STEPS, default_eta
+from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
 from relucore.gd.results import STATUS_MESSAGES, History, TrainResult
 
@@ -43,30 +44,8 @@ def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: f
     return f"{STATUS_MESSAGES.get(status, 'unknown status')} at step {nit}"
 
 
-def train(
-    X=None,
-    y=None,
-    *,
-    signs: Sequence[float] = (1,),
-    init: Union[str, np.ndarray] = "positive",
-    eps=None,
-    eta=None,
-    steps: int = STEPS,
-    tol: Optional[float] = None,
-    record: int = 0,
-    rng=None,
-    n_threads: Optional[int] = None,
-    gram=None,
-    engine: str = "dual",
-    assignment=None,
-    init_scale: float = DEFAULT_INIT_SCALE,
-    C_g: float = C_G,
-    C_alpha: float = C_ALPHA,
-    loss: str = "square",
-    activation: str = "relu",
-    leaky_slope: float = LEAKY_SLOPE,
-    on_divergence: str = "status",
-) -> TrainResult:
+@with_options_signature()
+def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs) -> TrainResult:
     """Gradient descent on a shallow network ``h(x) = sum_k s_k phi(w_k^T x)``.
 
     Runs full-batch GD ``w_k <- w_k - eta s_k X^T (phi'(X w_k) * g)`` on the
@@ -132,6 +111,9 @@ def train(
     on_divergence : {"status", "raise"}, default "status"
         A diverging run ends with ``status == 2``; ``"raise"`` raises
         :class:`DivergenceError` instead.
+    options : relucore.gd.options.TrainOptions, optional
+        All of the options above as one object (shared with :class:`relucore.Trainer`
+        and sweeps); keyword arguments given beside it override its fields.
 
     Returns
     -------
@@ -148,20 +130,18 @@ def train(
     >>> bool(res.success), res.loss < 1e-20
     (True, True)
     """
-    steps = check_int(steps, "steps", minimum=0)
+    o = TrainOptions.collect("train", options, kwargs)
+    steps = check_int(o.steps, "steps", minimum=0)
     if steps > MAX_STEPS:
         raise ValueError(f"steps must be <= 2**62, got {steps}")
+    record = o.record
     record = 1 if record is True else (0 if record is False else check_int(record, "record", minimum=0))
     if record > MAX_STEPS:
         raise ValueError(f"record must be <= 2**62, got {record}")
-    check_choice(on_divergence, "on_divergence", ("status", "raise"))
-    p = prepare(
-        X, y, signs=signs, init=init, eps=eps, eta=eta, tol=tol, rng=rng, n_threads=n_threads, gram=gram,
-        engine=engine, assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha, loss=loss,
-        activation=activation, leaky_slope=leaky_slope,
-    )
-    return run_prepared(p, steps=steps, record=record, n_threads=check_n_threads(n_threads), engine=engine,
-                        on_divergence=on_divergence)
+    check_choice(o.on_divergence, "on_divergence", ("status", "raise"))
+    p = prepare(X, y, gram=gram, options=o)
+    return run_prepared(p, steps=steps, record=record, n_threads=check_n_threads(o.n_threads), engine=o.engine,
+                        on_divergence=o.on_divergence)
 
 
 def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
@@ -193,7 +173,7 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
         W = out.pop("W")
     elif p.X is not None:
         W = np.empty_like(p.W0)
-        _core.weights_from_dual_batch(p.X, p.W0, p.alpha0, alpha, W, n_threads)
+        _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
 
     status = out["status"].astype(int)
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
@@ -256,8 +236,10 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
     if engine == "dual":
-        return dict(_core.run_dual_batch(p.K, p.y, p.signs, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
+        return dict(_core.run_dual_batch(K=p.K, y=p.y, outer=p.signs, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
+                                         settings=settings, history=hist, n_threads=n_threads))
     W = p.W0.copy()
-    out = dict(_core.run_dense_batch(p.X, p.y, p.signs, W, alpha, beta, p.eta, p.tol, settings, hist, n_threads))
+    out = dict(_core.run_dense_batch(X=p.X, y=p.y, outer=p.signs, W=W, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
+                                     settings=settings, history=hist, n_threads=n_threads))
     out["W"] = W
     return out

@@ -9,13 +9,13 @@ step size and tolerance) is exactly :func:`relucore.train`'s, so stepping a
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
 from relucore import _core
 from relucore.gd.results import TrainResult
-from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, STEPS
+from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
 from relucore.gd.train import DivergenceError, _message, overflow_message
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
@@ -73,6 +73,8 @@ class Trainer:
         Only the primal-dual engine is step-wise.
     record : 0
         Not supported: observe the run with ``run(callback=..., every=k)``.
+    options : relucore.gd.options.TrainOptions, optional
+        The options as one object (as for :func:`relucore.train`).
 
     Attributes
     ----------
@@ -112,47 +114,22 @@ class Trainer:
     True
     """
 
-    def __init__(
-        self,
-        X=None,
-        y=None,
-        *,
-        signs: Sequence[float] = (1,),
-        init: Union[str, np.ndarray] = "positive",
-        eps=None,
-        eta=None,
-        steps: int = STEPS,
-        tol: Optional[float] = None,
-        rng=None,
-        n_threads: Optional[int] = None,
-        gram=None,
-        engine: str = "dual",
-        assignment=None,
-        init_scale: float = DEFAULT_INIT_SCALE,
-        C_g: float = C_G,
-        C_alpha: float = C_ALPHA,
-        loss: str = "square",
-        activation: str = "relu",
-        leaky_slope: float = LEAKY_SLOPE,
-        on_divergence: str = "status",
-        record: int = 0,
-    ):
+    @with_options_signature(method=True)
+    def __init__(self, X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs):
+        o = TrainOptions.collect("Trainer", options, kwargs)
+        engine, record, on_divergence = o.engine, o.record, o.on_divergence
         if engine != "dual":
             raise ValueError(f"Trainer runs the primal-dual engine only (engine='dual'), got engine={engine!r}")
         if record not in (0, False):
             raise ValueError("Trainer keeps no history: observe the run with run(callback=..., every=k)")
-        steps = check_int(steps, "steps", minimum=0)
+        steps = check_int(o.steps, "steps", minimum=0)
         check_choice(on_divergence, "on_divergence", ("status", "raise"))
         if y is not None and np.ndim(y) != 1:
             raise ValueError(
                 f"Trainer trains one problem: y must be 1-dimensional, got shape {np.shape(y)} "
                 "(use relucore.train for batches)"
             )
-        p = prepare(
-            X, y, signs=signs, init=init, eps=eps, eta=eta, tol=tol, rng=rng, n_threads=n_threads, gram=gram,
-            engine="dual", assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha, loss=loss,
-            activation=activation, leaky_slope=leaky_slope,
-        )
+        p = prepare(X, y, gram=gram, options=o)
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)

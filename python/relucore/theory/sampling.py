@@ -542,5 +542,6 @@ def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
     B = keys.shape[0]
     K = np.empty((B, n, n))
     y = np.empty((B, n))
-    _core.sample_gram_batch(keys, n, values, counts, kind, lo, hi, K, y, int(n_threads))
+    _core.sample_gram_batch(keys=keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, K=K, y=y,
+                            n_threads=int(n_threads))
     return K, y

@@ -1,0 +1,85 @@
+"""The options of a GD run, listed once: :class:`TrainOptions`.
+
+:func:`relucore.train`, :class:`relucore.Trainer`, :func:`~relucore.gd.prepare.prepare` and the
+sweeps' trials take the same keyword options; each builds one ``TrainOptions`` with
+:meth:`TrainOptions.collect` and their signatures are generated from its fields
+(:func:`with_options_signature`), so a new option is added here and nowhere else.
+The meaning of each option is documented in :func:`relucore.train`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, STEPS
+
+__all__ = ["TrainOptions", "with_options_signature", "PREPARE_FIELDS"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """Every option of a GD run (see :func:`relucore.train` for their meaning)."""
+
+    signs: Sequence[float] = (1,)
+    init: Union[str, np.ndarray] = "positive"
+    eps: Any = None
+    eta: Any = None
+    steps: int = STEPS
+    tol: Optional[float] = None
+    record: int = 0
+    rng: Any = None
+    n_threads: Optional[int] = None
+    engine: str = "dual"
+    assignment: Any = None
+    init_scale: float = DEFAULT_INIT_SCALE
+    C_g: float = C_G
+    C_alpha: float = C_ALPHA
+    loss: str = "square"
+    activation: str = "relu"
+    leaky_slope: float = LEAKY_SLOPE
+    on_divergence: str = "status"
+
+    @classmethod
+    def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
+        """``options`` (or the defaults) updated by keyword arguments, refusing unknown names like Python does."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        for key in kwargs:
+            if key not in names:
+                raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
+        if options is None:
+            return cls(**kwargs)
+        if not isinstance(options, cls):
+            raise TypeError(f"options must be a relucore.gd.options.TrainOptions, got {type(options).__name__}")
+        return dataclasses.replace(options, **kwargs) if kwargs else options
+
+    def subset(self, names) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in names}
+
+
+#: The options that shape the problem and its starting point (what ``prepare`` reads).
+PREPARE_FIELDS = ("signs", "init", "eps", "eta", "tol", "rng", "n_threads", "engine", "assignment", "init_scale",
+                  "C_g", "C_alpha", "loss", "activation", "leaky_slope")
+
+
+def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(), extra=(), method=False):
+    """Decorator: the function's signature becomes ``(X=None, y=None, *, gram=None, <options>, options=None)``.
+
+    ``help()`` and :func:`inspect.signature` then list every option with its default,
+    although the function itself takes ``**kwargs``. ``method=True`` for ``__init__``.
+    """
+    def decorate(fn):
+        P = inspect.Parameter
+        params = [P("self", P.POSITIONAL_OR_KEYWORD)] if method else []
+        params += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in data]
+        params += [P(name, P.KEYWORD_ONLY, default=None) for name in keyword_data]
+        params += [P(f.name, P.KEYWORD_ONLY, default=f.default) for f in dataclasses.fields(TrainOptions)
+                   if f.name not in exclude]
+        params += [P(name, P.KEYWORD_ONLY, default=default) for name, default in extra]
+        params.append(P("options", P.KEYWORD_ONLY, default=None))
+        fn.__signature__ = inspect.Signature(params)
+        return fn
+
+    return decorate
