@@ -45,9 +45,8 @@ class TrainOptions:
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
         """``options`` (or the defaults) updated by keyword arguments, refusing unknown names like Python does."""
-        names = {f.name for f in dataclasses.fields(cls)}
         for key in kwargs:
-            if key not in names:
+            if key not in _FIELD_NAMES:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
         if options is None:
             return cls(**kwargs)
@@ -58,6 +57,8 @@ class TrainOptions:
     def subset(self, names) -> Dict[str, Any]:
         return {name: getattr(self, name) for name in names}
 
+
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(TrainOptions))
 
 #: The options that shape the problem and its starting point (what ``prepare`` reads).
 PREPARE_FIELDS = ("signs", "init", "eps", "eta", "tol", "rng", "n_threads", "engine", "assignment", "init_scale",
