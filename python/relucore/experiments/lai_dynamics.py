@@ -18,7 +18,7 @@ from relucore.theory.gram_stats import gram_stats
 from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
 from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._lai_common import child_rngs, claim, figure, fmt_set, lai_data
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data
 
 __all__ = ["fig4", "fig5", "fig6", "fig7"]
 

@@ -23,7 +23,7 @@ from relucore.theory.minnorm import minnorm
 from relucore.theory.sampling import sample, sample_gram
 from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._lai_common import child_rngs, claim, figure
+from relucore.experiments._common import child_rngs, claim, figure
 
 __all__ = ["fig2", "bootstrap_slope"]
 
