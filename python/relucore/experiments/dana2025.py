@@ -214,33 +214,58 @@ def convergence_probability(
         d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 6, 8), 12, 16, 3000
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
+    run = dict(rng=rng, n_factors=n_factors, p=p, trials=trials, engine=engine, loss_threshold=loss_threshold)
+    curves = [_run_curve(d, eta_factor, steps, **run) for d in d_grid]
+    check = None
+    if check_step_size:
+        # Same gradient-flow time eta * steps with half the step: a step-size artefact would move n*.
+        check = _run_curve(d_grid[0], eta_factor / 2, 2 * steps, **run)
+    elapsed = time.perf_counter() - t0
+    q, _ = power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
+    table = _convergence_table(curves, p, trials)
+    claims = _convergence_claims(curves, check, q, p, d_grid, eta_factor)
+    try:
+        fig = _convergence_figure(curves, check, q, d_grid, p, trials, eta_factor, loss_threshold, steps)
+    except ImportError:
+        fig = None
+
+    params = dict(d_grid=d_grid, n_factors=n_factors, p=p, trials=trials, steps=steps, eta_factor=eta_factor,
+                  check_step_size=check_step_size,
+                  loss_threshold=loss_threshold, seed=seed, quick=quick,
+                  engine=engine)
+    return ExperimentResult(
+        name="convergence-probability", params=params, table=table, claims=claims, figure=fig,
+        data={"curves": curves, "step_size_check": check, "n_star_exponent": q, "seconds": elapsed},
+    )
+
+
+def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_threshold) -> dict:
+    """P(global minimum) against n = n_factors * d at one d: successes, Wilson intervals, threshold fit."""
+    n_values = sorted({max(2, int(round(f * d))) for f in n_factors})
+    # One batch of trials per n (grouping by n avoids padding work).
+    losses = []
+    for n in n_values:
+        X, y = _sphere_data(rng, trials, n, d)
+        mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+        W0 = rng.standard_normal((trials, p, d)) / np.sqrt(d)
+        a0 = rng.standard_normal((trials, p))
+        if engine == "meanfield":
+            loss_n = _meanfield_trials(X, y, W0, a0, eta_f / mu1, n_steps)
+        else:
+            loss_n, _, _ = trained_outer_gd(X, y, np.ones((trials, n)), W0, a0, eta_f / mu1, n_steps)
+        losses.append(loss_n)
+    loss = np.stack(losses)
+    succ = (loss < loss_threshold).sum(axis=1)
+    lo, hi = wilson_interval(succ, trials)
+    n_star, k, c, n_half = fit_threshold(n_values, succ, trials)
+    return {"d": d, "n": np.array(n_values), "prob": succ / trials, "low": lo, "high": hi, "succ": succ,
+            "n_star": n_star, "k": k, "plateau": c, "n_half": n_half, "loss": loss}
+
+
+def _convergence_table(curves, p, trials):
     table = []
-    curves = []
-
-    def run_curve(d, eta_f, n_steps):
-        n_values = sorted({max(2, int(round(f * d))) for f in n_factors})
-        # One batch of trials per n (grouping by n avoids padding work).
-        losses = []
-        for n in n_values:
-            X, y = _sphere_data(rng, trials, n, d)
-            mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
-            W0 = rng.standard_normal((trials, p, d)) / np.sqrt(d)
-            a0 = rng.standard_normal((trials, p))
-            if engine == "meanfield":
-                loss_n = _meanfield_trials(X, y, W0, a0, eta_f / mu1, n_steps)
-            else:
-                loss_n, _, _ = trained_outer_gd(X, y, np.ones((trials, n)), W0, a0, eta_f / mu1, n_steps)
-            losses.append(loss_n)
-        loss = np.stack(losses)
-        succ = (loss < loss_threshold).sum(axis=1)
-        lo, hi = wilson_interval(succ, trials)
-        n_star, k, c, n_half = fit_threshold(n_values, succ, trials)
-        return {"d": d, "n": np.array(n_values), "prob": succ / trials, "low": lo, "high": hi, "succ": succ,
-                "n_star": n_star, "k": k, "plateau": c, "n_half": n_half, "loss": loss}
-
-    for d in d_grid:
-        cv = run_curve(d, eta_factor, steps)
-        curves.append(cv)
+    for cv in curves:
+        d = cv["d"]
         for j, n in enumerate(cv["n"]):
             table.append({"d": d, "n": int(n), "p": p, "trials": trials, "successes": int(cv["succ"][j]),
                           "probability": float(cv["prob"][j]), "wilson_low": float(cv["low"][j]),
@@ -250,13 +275,10 @@ def convergence_probability(
                           "fraction_stuck": float(np.mean(cv["loss"][j] > 1e-2)),
                           "n_star_fit": cv["n_star"], "slope_fit": cv["k"], "plateau_fit": cv["plateau"],
                           "n_star_over_params": cv["n_star"] / (p * (d + 1))})
-    check = None
-    if check_step_size:
-        # Same gradient-flow time eta * steps with half the step: a step-size artefact would move n*.
-        check = run_curve(d_grid[0], eta_factor / 2, 2 * steps)
-    elapsed = time.perf_counter() - t0
-    q, _ = power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
+    return table
 
+
+def _convergence_claims(curves, check, q, p, d_grid, eta_factor):
     claims = []
     for c in curves:
         pr = c["prob"]
@@ -282,43 +304,35 @@ def convergence_probability(
         "n* = " + ", ".join(f"{c['n_star']:.1f} (d={c['d']})" for c in curves) + f"; n* ∝ d^{q:.2f}; "
         "n*/(p(d+1)) = " + ", ".join(f"{c['n_star'] / (p * (c['d'] + 1)):.2f}" for c in curves),
         bool(all(curves[j + 1]["n_star"] > curves[j]["n_star"] for j in range(len(curves) - 1)))))
+    return claims
 
-    fig = None
-    try:
-        from relucore.plots._literature import plot_convergence_probability
-        from relucore.plots._style import pyplot
 
-        plt = pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained",
-                                 gridspec_kw={"width_ratios": [1.6, 1]})
-        plot_convergence_probability(curves, ax=axes[0])
-        if check is not None:
-            axes[0].plot(check["n"], check["prob"], "x", color="0.3", ms=7,
-                         label=f"d={d_grid[0]}, half step, 2x steps: n*={check['n_star']:.1f}")
-            axes[0].legend(fontsize=8)
-        axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, η·μ₁(K)={eta_factor:g}; "
-                          f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps", fontsize=8)
-        ds = np.array(d_grid, float)
-        ns = np.array([c["n_star"] for c in curves])
-        axes[1].plot(ds, ns, "o-", color="k")
-        axes[1].set_xscale("log")
-        axes[1].set_yscale("log")
-        from relucore.plots._literature import _plain_log_ticks
+def _convergence_figure(curves, check, q, d_grid, p, trials, eta_factor, loss_threshold, steps):
+    """P against n per d (and the step-size check), and n* against d (ImportError without matplotlib)."""
+    from relucore.plots._literature import plot_convergence_probability
+    from relucore.plots._style import pyplot
 
-        _plain_log_ticks(axes[1].xaxis, ds)
-        _plain_log_ticks(axes[1].yaxis, np.round(ns, 1))
-        axes[1].set_xlabel("d")
-        axes[1].set_ylabel("threshold n*(d)  (P = 1/2)")
-        axes[1].set_title(f"fitted n* ∝ d^{q:.2f}", fontsize=9)
-        fig.suptitle("Probability that GD reaches a global minimum (Dana et al. 2025 setting)", fontsize=10)
-    except ImportError:
-        fig = None
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained",
+                             gridspec_kw={"width_ratios": [1.6, 1]})
+    plot_convergence_probability(curves, ax=axes[0])
+    if check is not None:
+        axes[0].plot(check["n"], check["prob"], "x", color="0.3", ms=7,
+                     label=f"d={d_grid[0]}, half step, 2x steps: n*={check['n_star']:.1f}")
+        axes[0].legend(fontsize=8)
+    axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, η·μ₁(K)={eta_factor:g}; "
+                      f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps", fontsize=8)
+    ds = np.array(d_grid, float)
+    ns = np.array([c["n_star"] for c in curves])
+    axes[1].plot(ds, ns, "o-", color="k")
+    axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    from relucore.plots._literature import _plain_log_ticks
 
-    params = dict(d_grid=d_grid, n_factors=n_factors, p=p, trials=trials, steps=steps, eta_factor=eta_factor,
-                  check_step_size=check_step_size,
-                  loss_threshold=loss_threshold, seed=seed, quick=quick,
-                  engine=engine)
-    return ExperimentResult(
-        name="convergence-probability", params=params, table=table, claims=claims, figure=fig,
-        data={"curves": curves, "step_size_check": check, "n_star_exponent": q, "seconds": elapsed},
-    )
+    _plain_log_ticks(axes[1].xaxis, ds)
+    _plain_log_ticks(axes[1].yaxis, np.round(ns, 1))
+    axes[1].set_xlabel("d")
+    axes[1].set_ylabel("threshold n*(d)  (P = 1/2)")
+    axes[1].set_title(f"fitted n* ∝ d^{q:.2f}", fontsize=9)
+    fig.suptitle("Probability that GD reaches a global minimum (Dana et al. 2025 setting)", fontsize=10)
+    return fig

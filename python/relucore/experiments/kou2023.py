@@ -88,7 +88,7 @@ def kou_stable_rank(
 ) -> ExperimentResult:
     """Stable rank and normalised margins of GD on the logistic loss (Kou, Chen, Gu 2023).
 
-    Setting of SPEC section 11: ``f(x) = sum_j a_j phi(w_j^T x)`` with ``a_j = ±1/m``
+    The setting of Kou et al.: ``f(x) = sum_j a_j phi(w_j^T x)`` with ``a_j = ±1/m``
     (half each sign), Gaussian inputs with ``d >> n`` (nearly orthogonal), ±1 labels
     (half each), ``w_j ~ N(0, init_scale^2 I_d)``, full-batch GD on the mean logistic
     loss with the default step ``4 n m / mu_1(K)``. Both activations start from the
@@ -99,7 +99,31 @@ def kou_stable_rank(
     """
     if quick:
         n, d, m, steps, trials = 10, 1000, 20, 10_000, 3
-    rng = np.random.default_rng(seed)
+    X, y, a, W0, near_orth = _kou_data(np.random.default_rng(seed), trials, n, d, m, init_scale)
+    t0 = time.perf_counter()
+    mets: Dict[str, TrainingMetrics] = {}
+    for act in ("relu", "leaky_relu"):
+        mets[act] = log_recorded_run(X, y, W0=W0, steps=steps, signs=a, loss="logistic", activation=act,
+                                     leaky_slope=leaky_slope, eta=eta)
+    elapsed = time.perf_counter() - t0
+    table = _kou_table(mets)
+    claims = _kou_claims(mets, steps)
+    try:
+        fig = _kou_figure(mets, leaky_slope, n, d, m, init_scale, trials, near_orth)
+    except ImportError:
+        fig = None
+
+    params = dict(n=n, d=d, m=m, leaky_slope=leaky_slope, init_scale=init_scale, steps=steps, trials=trials,
+                  eta=float(np.mean(eta)) if eta is not None else None, seed=seed, quick=quick)
+    return ExperimentResult(
+        name="kou-stable-rank", params=params, table=table, claims=claims, figure=fig,
+        data={"metrics": mets, "near_orthogonality": near_orth, "seconds": elapsed},
+    )
+
+
+def _kou_data(rng, trials, n, d, m, init_scale):
+    """Gaussian X (trials, n, d), balanced labels, outer weights ±1/m, W0 ~ N(0, init_scale^2), and
+    Kou et al.'s near-orthogonality constant C in min ||x_i||^2 >= C n max |x_i^T x_j| (trial mean)."""
     X = rng.standard_normal((trials, n, d))
     y = _balanced_labels(rng, trials, n)
     a = np.where(np.arange(m) < m // 2, 1.0, -1.0) / m
@@ -107,16 +131,12 @@ def kou_stable_rank(
     K = X @ np.swapaxes(X, 1, 2)
     diag = np.diagonal(K, axis1=1, axis2=2)
     offmax = np.max(np.abs(K - diag[:, :, None] * np.eye(n)), axis=(1, 2))
-    # Kou et al.'s near-orthogonality constant C in min ||x_i||^2 >= C n max |x_i^T x_j|.
     near_orth = float(np.mean(diag.min(axis=1) / (n * offmax)))
+    return X, y, a, W0, near_orth
 
-    t0 = time.perf_counter()
-    mets: Dict[str, TrainingMetrics] = {}
-    for act in ("relu", "leaky_relu"):
-        mets[act] = log_recorded_run(X, y, W0=W0, steps=steps, signs=a, loss="logistic", activation=act,
-                                     leaky_slope=leaky_slope, eta=eta)
-    elapsed = time.perf_counter() - t0
 
+def _kou_table(mets: Dict[str, TrainingMetrics]) -> List[dict]:
+    """One row per activation and record: stable ranks, margin ratio and loss (means over trials)."""
     table = []
     for act, met in mets.items():
         steps_arr = met.steps[0]
@@ -129,22 +149,28 @@ def kou_stable_rank(
                 "margin_ratio": float(np.nanmean(met.margin_ratio[:, r])) if np.any(np.isfinite(met.margin_ratio[:, r])) else float("nan"),
                 "loss": float(np.mean(met.loss[:, r])),
             })
+    return table
 
-    def group_sr(met):  # mean of the two sign groups, per trial and record
-        return 0.5 * (met.stable_rank_pos + met.stable_rank_neg)
 
+def _group_sr(met):
+    """Mean stable rank of the two sign groups, per trial and record."""
+    return 0.5 * (met.stable_rank_pos + met.stable_rank_neg)
+
+
+def _kou_claims(mets: Dict[str, TrainingMetrics], steps: int) -> List[Claim]:
+    """Kou et al. 2023, Theorems 3.2 and 3.4, and the rank <= 2 of Frei et al. 2022."""
     lk, rl = mets["leaky_relu"], mets["relu"]
     steps_arr = lk.steps[0]
     i_dec = int(np.searchsorted(steps_arr, steps // 10))  # one decade before the end
     i_early = int(np.searchsorted(steps_arr, 10))
-    sr_lk, sr_rl = group_sr(lk), group_sr(rl)
+    sr_lk, sr_rl = _group_sr(lk), _group_sr(rl)
     lk_end, lk_dec, lk_early = sr_lk[:, -1].mean(), sr_lk[:, i_dec].mean(), sr_lk[:, i_early].mean()
     rl_end, rl_dec = sr_rl[:, -1].mean(), sr_rl[:, i_dec].mean()
     ratio_lk_end = float(np.nanmean(lk.margin_ratio[:, -1]))
     ratio_lk_dec = float(np.nanmean(lk.margin_ratio[:, i_dec]))
     ratio_rl_end = float(np.nanmean(rl.margin_ratio[:, -1]))
     full_lk_end = float(lk.stable_rank[:, -1].mean())
-    claims = [
+    return [
         Claim("leaky_stable_rank_to_1",
               "leaky ReLU: stable rank of each sign group falls towards 1 (Kou et al. Thm 3.2)",
               f"{lk_early:.3f} at t=10, {lk_dec:.4f} at t={steps // 10}, {lk_end:.4f} at t={steps}",
@@ -163,27 +189,20 @@ def kou_stable_rank(
               bool(1 <= full_lk_end <= 2)),
     ]
 
-    fig = None
-    try:
-        from relucore.plots._literature import plot_margin_ratio, plot_stable_rank
-        from relucore.plots._style import pyplot
 
-        plt = pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-        for act, color in (("relu", "C3"), ("leaky_relu", "C0")):
-            label = "ReLU" if act == "relu" else f"leaky ReLU (γ={leaky_slope:g})"
-            plot_stable_rank(mets[act], ax=axes[0], label=label, color=color)
-            plot_margin_ratio(mets[act], ax=axes[1], label=label, color=color)
-        axes[0].set_title("stable rank ‖W‖²_F/‖W‖²₂ (solid: per sign group, dashed: whole W)", fontsize=9)
-        axes[1].set_title("max/min normalised margin  y_i f(x_i)/‖W‖_F", fontsize=9)
-        fig.suptitle(f"Kou et al. 2023: logistic GD, a_j = ±1/m, n={n}, d={d}, m={m}, init N(0,{init_scale:g}²), "
-                     f"{trials} trials (mean); near-orthogonality min‖x‖²/(n max|x_iᵀx_j|) = {near_orth:.2g}", fontsize=9)
-    except ImportError:
-        fig = None
+def _kou_figure(mets, leaky_slope, n, d, m, init_scale, trials, near_orth):
+    """Stable ranks and margin ratios of both activations against the step (ImportError without matplotlib)."""
+    from relucore.plots._literature import plot_margin_ratio, plot_stable_rank
+    from relucore.plots._style import pyplot
 
-    params = dict(n=n, d=d, m=m, leaky_slope=leaky_slope, init_scale=init_scale, steps=steps, trials=trials,
-                  eta=float(np.mean(eta)) if eta is not None else None, seed=seed, quick=quick)
-    return ExperimentResult(
-        name="kou-stable-rank", params=params, table=table, claims=claims, figure=fig,
-        data={"metrics": mets, "near_orthogonality": near_orth, "seconds": elapsed},
-    )
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    for act, color in (("relu", "C3"), ("leaky_relu", "C0")):
+        label = "ReLU" if act == "relu" else f"leaky ReLU (γ={leaky_slope:g})"
+        plot_stable_rank(mets[act], ax=axes[0], label=label, color=color)
+        plot_margin_ratio(mets[act], ax=axes[1], label=label, color=color)
+    axes[0].set_title("stable rank ‖W‖²_F/‖W‖²₂ (solid: per sign group, dashed: whole W)", fontsize=9)
+    axes[1].set_title("max/min normalised margin  y_i f(x_i)/‖W‖_F", fontsize=9)
+    fig.suptitle(f"Kou et al. 2023: logistic GD, a_j = ±1/m, n={n}, d={d}, m={m}, init N(0,{init_scale:g}²), "
+                 f"{trials} trials (mean); near-orthogonality min‖x‖²/(n max|x_iᵀx_j|) = {near_orth:.2g}", fontsize=9)
+    return fig

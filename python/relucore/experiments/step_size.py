@@ -210,99 +210,128 @@ def step_size(
     eta_units = np.asarray(eta_units, dtype=float)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
+    g = _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps)
+    fl = _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps)
+    elapsed = time.perf_counter() - t0
+    table = _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid)
+    claims = _step_size_claims(eta_units, g, fl, n, d)
+    try:
+        fig = _step_size_figure(eta_units, g, fl, n, d, trials, n_grid, d_grid)
+    except ImportError:
+        fig = None
 
+    params = dict(n=n, d=d, trials=trials, eta_units=eta_units, n_grid=n_grid, d_grid=d_grid,
+                  eps_grid=eps_grid, floor_etas=floor_etas, conv_steps=conv_steps, seed=seed, quick=quick,
+                  minnorm=g["source"])
+    return ExperimentResult(
+        name="step-size", params=params, table=table, claims=claims, figure=fig,
+        data={"gaps_orthogonal": g["gaps_o"], "gaps_near_orthogonal": g["gaps_n"], "floor": g["floor_n"],
+              "slope_orthogonal": g["slope_o"], "floor_exponent_n": fl["p_n"], "floor_exponent_d": fl["p_d"],
+              "floor_exponent_eps": fl["p_eps"], "seconds": elapsed},
+    )
+
+
+def _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps) -> dict:
+    """Gaps against eta on orthogonal and near-orthogonal data, and the fits of their shapes."""
     K_o, y_o = _step_size_data(rng, trials, n, d, orthogonal=True)
     astar_o = orthogonal_minnorm(K_o, y_o)
     gaps_o, conv_o = _gd_gaps(K_o, y_o, astar_o, eta_units, conv_steps=conv_steps)
     K_n, y_n = _step_size_data(rng, trials, n, d, orthogonal=False)
     sols = [minnorm_alpha(K_n[b], y_n[b]) for b in range(trials)]
     astar_n = np.stack([s[0] for s in sols])
-    source = sols[0][1]
     gaps_n, conv_n = _gd_gaps(K_n, y_n, astar_n, eta_units, conv_steps=conv_steps)
     g_o, g_n = gaps_o.mean(axis=0), gaps_n.mean(axis=0)
-    own_n = _own_sign_fraction(K_n, y_n, astar_n)
-
     slope_o, _ = power_law(eta_units, g_o)
-    c_o = float(np.exp(np.mean(np.log(g_o / eta_units))))  # gap = c eta (slope fixed to 1)
     # The eta-driven part of the near-orthogonal gap behaves as on orthogonal data: fit floor + c eta^p.
     floor_n, c_n = _fit_floor(eta_units, g_n, slope_o)
-    local_slope_n = float(np.log(g_n[1] / g_n[0]) / np.log(eta_units[1] / eta_units[0]))
-    local_slope_o = float(np.log(g_o[1] / g_o[0]) / np.log(eta_units[1] / eta_units[0]))
+    return dict(
+        gaps_o=gaps_o, gaps_n=gaps_n, g_o=g_o, g_n=g_n, conv_o=conv_o, conv_n=conv_n, source=sols[0][1],
+        own_n=_own_sign_fraction(K_n, y_n, astar_n), slope_o=slope_o,
+        c_o=float(np.exp(np.mean(np.log(g_o / eta_units)))),  # gap = c eta (slope fixed to 1)
+        floor_n=floor_n, c_n=c_n,
+        local_slope_n=float(np.log(g_n[1] / g_n[0]) / np.log(eta_units[1] / eta_units[0])),
+        local_slope_o=float(np.log(g_o[1] / g_o[0]) / np.log(eta_units[1] / eta_units[0])),
+    )
 
-    # Floor scaling: over n at fixed d, and over d at fixed n.
+
+def _local_exponents(x, fl):
+    """Log-log slopes between neighbouring floors."""
+    f = np.array([v[0] for v in fl])
+    return np.diff(np.log(f)) / np.diff(np.log(np.asarray(x, float)))
+
+
+def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps) -> dict:
+    """Floors over n at fixed d, over d at fixed n and over the init offset, with power-law fits."""
     floors_n = [_floor_estimate(rng, trials, nn, d, floor_etas, conv_steps) for nn in n_grid]
     floors_d = [_floor_estimate(rng, trials, n, dd, floor_etas, conv_steps) for dd in d_grid]
     p_n, _ = power_law(np.asarray(n_grid, float), np.array([f[0] for f in floors_n]))
     p_d, _ = power_law(np.asarray(d_grid, float), np.array([f[0] for f in floors_d]))
     floors_eps = [_floor_estimate(rng, trials, n, d, floor_etas, conv_steps, eps_frac=f) for f in eps_grid]
     p_eps, _ = power_law(np.asarray(eps_grid, float), np.array([f[0] for f in floors_eps]))
-    def local_exponents(x, fl):
-        f = np.array([v[0] for v in fl])
-        return np.diff(np.log(f)) / np.diff(np.log(np.asarray(x, float)))
-
-    loc_n, loc_d = local_exponents(n_grid, floors_n), local_exponents(d_grid, floors_d)
     rel = lambda fl: np.array([f[0] / f[2] for f in fl])  # noqa: E731
     p_n_rel, _ = power_law(np.asarray(n_grid, float), rel(floors_n))
     p_d_rel, _ = power_law(np.asarray(d_grid, float), rel(floors_d))
-    elapsed = time.perf_counter() - t0
+    return dict(floors_n=floors_n, floors_d=floors_d, floors_eps=floors_eps, p_n=p_n, p_d=p_d, p_eps=p_eps,
+                p_n_rel=p_n_rel, p_d_rel=p_d_rel,
+                loc_n=_local_exponents(n_grid, floors_n), loc_d=_local_exponents(d_grid, floors_d))
 
+
+def _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid):
     table = []
     for j, e in enumerate(eta_units):
-        table.append({"part": "gap_vs_eta", "eta_mu1": float(e), "gap_orthogonal": float(g_o[j]),
-                      "gap_orthogonal_std": float(gaps_o[:, j].std()), "gap_near_orthogonal": float(g_n[j]),
-                      "gap_near_orthogonal_std": float(gaps_n[:, j].std())})
-    for nn, f in zip(n_grid, floors_n):
+        table.append({"part": "gap_vs_eta", "eta_mu1": float(e), "gap_orthogonal": float(g["g_o"][j]),
+                      "gap_orthogonal_std": float(g["gaps_o"][:, j].std()), "gap_near_orthogonal": float(g["g_n"][j]),
+                      "gap_near_orthogonal_std": float(g["gaps_n"][:, j].std())})
+    for nn, f in zip(n_grid, fl["floors_n"]):
         table.append({"part": "floor_vs_n", "n": nn, "d": d, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
                       "own_sign_fraction": f[4]})
-    for dd, f in zip(d_grid, floors_d):
+    for dd, f in zip(d_grid, fl["floors_d"]):
         table.append({"part": "floor_vs_d", "n": n, "d": dd, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
                       "own_sign_fraction": f[4]})
-    for e, f in zip(eps_grid, floors_eps):
+    for e, f in zip(eps_grid, fl["floors_eps"]):
         table.append({"part": "floor_vs_eps", "n": n, "d": d, "eps_over_ymin": e, "floor": f[0],
                       "floor_over_norm_Wstar": f[0] / f[2], "own_sign_fraction": f[4]})
+    return table
 
-    conv = min(conv_o, conv_n, *[f[3] for f in floors_n + floors_d + floors_eps])
-    claims = [
+
+def _step_size_claims(eta_units, g, fl, n, d):
+    g_o, g_n, slope_o, local_slope_n = g["g_o"], g["g_n"], g["slope_o"], g["local_slope_n"]
+    floor_n, p_n, p_d = g["floor_n"], fl["p_n"], fl["p_d"]
+    conv = min(g["conv_o"], g["conv_n"], *[f[3] for f in fl["floors_n"] + fl["floors_d"] + fl["floors_eps"]])
+    return [
         Claim("orthogonal_gap_proportional_to_eta",
               "orthogonal inputs: gap ∝ eta (log-log slope 1; -> 0 in the gradient-flow limit, Boursier et al. 2022)",
-              f"slope {slope_o:.3f} over eta*mu1 in [{eta_units[0]:.2g}, {eta_units[-1]:.2g}]; gap/(eta*mu1) = {c_o:.3g}",
+              f"slope {slope_o:.3f} over eta*mu1 in [{eta_units[0]:.2g}, {eta_units[-1]:.2g}]; gap/(eta*mu1) = {g['c_o']:.3g}",
               bool(abs(slope_o - 1) < 0.15)),
         Claim("near_orthogonal_gap_levels_off",
               "near-orthogonal inputs: gap falls with eta, then levels off at a floor (slope at the small-eta end << 1)",
-              f"slope at small eta {local_slope_n:.3f} (orthogonal: {local_slope_o:.3f}); fitted floor {floor_n:.3g}, "
+              f"slope at small eta {local_slope_n:.3f} (orthogonal: {g['local_slope_o']:.3f}); fitted floor {floor_n:.3g}, "
               f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}; "
-              f"W* of own-sign partition in {own_n:.0%} of trials",
+              f"W* of own-sign partition in {g['own_n']:.0%} of trials",
               bool(local_slope_n < 0.4 and floor_n > 0 and g_n[0] > 2 * g_o[0] and g_n[-1] > 3 * g_n[0])),
         Claim("floor_scaling_beyond_papers",
               "(beyond the papers) the floor grows with n and falls with d",
-              f"floor ∝ n^{p_n:.2f} (d={d}), ∝ d^{p_d:.2f} (n={n}), ∝ eps^{p_eps:.2f} (init offset); "
-              f"relative to ||W*||: n^{p_n_rel:.2f}, d^{p_d_rel:.2f}; local exponents in n "
-              + ", ".join(f"{v:.2f}" for v in loc_n) + "; in d " + ", ".join(f"{v:.2f}" for v in loc_d),
+              f"floor ∝ n^{p_n:.2f} (d={d}), ∝ d^{p_d:.2f} (n={n}), ∝ eps^{fl['p_eps']:.2f} (init offset); "
+              f"relative to ||W*||: n^{fl['p_n_rel']:.2f}, d^{fl['p_d_rel']:.2f}; local exponents in n "
+              + ", ".join(f"{v:.2f}" for v in fl["loc_n"]) + "; in d " + ", ".join(f"{v:.2f}" for v in fl["loc_d"]),
               bool(p_n > 0 and p_d < 0)),
         Claim("runs_converged", "every GD run reached the gradient tolerance", f"{conv:.0%} converged", bool(conv == 1.0)),
     ]
 
-    fig = None
-    try:
-        from relucore.plots._literature import plot_floor_scaling, plot_step_size_gap
-        from relucore.plots._style import pyplot
 
-        plt = pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained")
-        plot_step_size_gap(eta_units, gaps_o, gaps_n, ax=axes[0], slope=c_o, floor=(floor_n, c_n, slope_o))
-        plot_floor_scaling(n_grid, [f[0] for f in floors_n], d_grid, [f[0] for f in floors_d], ax=axes[1],
-                           fixed_d=d, fixed_n=n)
-        axes[0].set_title(f"2-ReLU, positive init, square loss: n={n}, d={d}, {trials} trials", fontsize=9)
-        axes[1].set_title("floor = gradient-flow gap on near-orthogonal data\n"
-                          "(beyond the papers: extrapolated to η→0, power-law fits)", fontsize=9)
-        fig.suptitle("‖W_GD − W*‖ against the step size (W*: " + source + ")", fontsize=9)
-    except ImportError:
-        fig = None
+def _step_size_figure(eta_units, g, fl, n, d, trials, n_grid, d_grid):
+    """Gap against eta (both data kinds) and the floor against n and d (ImportError without matplotlib)."""
+    from relucore.plots._literature import plot_floor_scaling, plot_step_size_gap
+    from relucore.plots._style import pyplot
 
-    params = dict(n=n, d=d, trials=trials, eta_units=eta_units, n_grid=n_grid, d_grid=d_grid,
-                  eps_grid=eps_grid, floor_etas=floor_etas, conv_steps=conv_steps, seed=seed, quick=quick, minnorm=source)
-    return ExperimentResult(
-        name="step-size", params=params, table=table, claims=claims, figure=fig,
-        data={"gaps_orthogonal": gaps_o, "gaps_near_orthogonal": gaps_n, "floor": floor_n, "slope_orthogonal": slope_o,
-              "floor_exponent_n": p_n, "floor_exponent_d": p_d, "floor_exponent_eps": p_eps, "seconds": elapsed},
-    )
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained")
+    plot_step_size_gap(eta_units, g["gaps_o"], g["gaps_n"], ax=axes[0], slope=g["c_o"],
+                       floor=(g["floor_n"], g["c_n"], g["slope_o"]))
+    plot_floor_scaling(n_grid, [f[0] for f in fl["floors_n"]], d_grid, [f[0] for f in fl["floors_d"]], ax=axes[1],
+                       fixed_d=d, fixed_n=n)
+    axes[0].set_title(f"2-ReLU, positive init, square loss: n={n}, d={d}, {trials} trials", fontsize=9)
+    axes[1].set_title("floor = gradient-flow gap on near-orthogonal data\n"
+                      "(beyond the papers: extrapolated to η→0, power-law fits)", fontsize=9)
+    fig.suptitle("‖W_GD − W*‖ against the step size (W*: " + g["source"] + ")", fontsize=9)
+    return fig
