@@ -1,4 +1,4 @@
-"""The literature experiments (issue 9): their helpers against independent references,
+"""The literature experiments (Kou et al. 2023, step size, Dana et al. 2025): their helpers against independent references,
 and their claims at the quick size."""
 import numpy as np
 import pytest

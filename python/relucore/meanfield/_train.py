@@ -1,4 +1,4 @@
-"""Noisy mean-field SGD on a wide two-layer ReLU network (SPEC §10)."""
+"""Noisy mean-field SGD on a wide two-layer ReLU network (Liang et al. 2026, Sec. 3 and 7)."""
 from __future__ import annotations
 
 import dataclasses
@@ -160,7 +160,7 @@ def train(
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
-    Implements SPEC §10 (Liang et al. 2026, Sec. 3 and 7). With kappa = c/N,
+    Implements Liang et al. (2026), Sec. 3 and 7 (see ``docs/math.md``). With kappa = c/N,
     the objective L(Theta) = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i
     ||theta_i||^2, and a batch B_t drawn at step t, every neuron moves by
 
