@@ -1,7 +1,8 @@
 """The logistic loss, the leaky ReLU and real-valued outer weights in both GD engines.
 
 Checked against a numpy reference written here (loss, gradient, GD step), central
-finite differences of that loss, and engine-vs-engine agreement (SPEC sections 1, 11).
+finite differences of that loss, and engine-vs-engine agreement (the losses and
+activations of ``docs/math.md``; Kou et al. 2023 for the logistic loss and the leaky ReLU).
 """
 import numpy as np
 import pytest

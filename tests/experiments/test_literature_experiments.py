@@ -1,11 +1,11 @@
-"""The literature experiments (issue 9): their helpers against independent references,
+"""The literature experiments (Kou et al. 2023, step size, Dana et al. 2025): their helpers against independent references,
 and their claims at the quick size."""
 import numpy as np
 import pytest
 
 import relucore
 from relucore import experiments
-from relucore.experiments import literature as lit
+from relucore.experiments import dana2025, kou2023, step_size
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -19,7 +19,7 @@ def test_log_recorded_run_is_an_exact_continuation():
     a = np.array([0.25, 0.25, -0.25, -0.25])
     W0 = 1e-2 * rng.standard_normal((m, d))
     kw = dict(signs=a, loss="logistic", activation="leaky_relu", leaky_slope=0.1, eta=0.5)
-    met = lit.log_recorded_run(X, y, W0=W0, steps=250, per_decade=5, **dict(kw))
+    met = kou2023.log_recorded_run(X, y, W0=W0, steps=250, per_decade=5, **dict(kw))
     assert met.steps[0] == 0 and met.steps[-1] == 250
     assert np.all(np.diff(met.steps) > 0)
     ref = relucore.train(X, y, init=W0, steps=250, record=1, tol=0.0, **kw)
@@ -41,7 +41,7 @@ def test_orthogonal_minnorm_closed_form_is_feasible_and_matches_the_qp():
     rng = np.random.default_rng(1)
     X, y = _orthogonal_problem(rng, 8, 30)
     K = X @ X.T
-    alpha = lit.orthogonal_minnorm(K, y)
+    alpha = step_size.orthogonal_minnorm(K, y)
     W = alpha @ X
     h = np.maximum(W[0] @ X.T, 0) - np.maximum(W[1] @ X.T, 0)
     np.testing.assert_allclose(h, y, atol=1e-12)
@@ -49,7 +49,7 @@ def test_orthogonal_minnorm_closed_form_is_feasible_and_matches_the_qp():
     k = np.sum(X**2, axis=1)
     np.testing.assert_allclose(W[0], ((y > 0) * y / k) @ X, atol=1e-14)
     np.testing.assert_allclose(W[1], ((y < 0) * -y / k) @ X, atol=1e-14)
-    np.testing.assert_allclose(lit._own_sign_qp(K, y), alpha, atol=1e-10 * np.abs(alpha).max())
+    np.testing.assert_allclose(step_size._own_sign_qp(K, y), alpha, atol=1e-10 * np.abs(alpha).max())
 
 
 def test_orthogonal_minnorm_beats_random_feasible_points():
@@ -57,7 +57,7 @@ def test_orthogonal_minnorm_beats_random_feasible_points():
     rng = np.random.default_rng(2)
     X, y = _orthogonal_problem(rng, 6, 20)
     K = X @ X.T
-    a_star = lit.orthogonal_minnorm(K, y)
+    a_star = step_size.orthogonal_minnorm(K, y)
     best = np.einsum("kn,nj,kj->", a_star, K, a_star)
     k = np.diag(K)
     for _ in range(200):
@@ -76,9 +76,9 @@ def test_orthogonal_gap_matches_the_one_step_overshoot_formula():
     K = np.diag(np.diag(K))
     k = np.diag(K)
     eps = 1e-7
-    astar = lit.orthogonal_minnorm(K, y)[None]
+    astar = step_size.orthogonal_minnorm(K, y)[None]
     for eta_units in (0.01, 0.1, 0.5):
-        gaps, conv = lit._gd_gaps(K[None], y[None], astar, [eta_units], conv_steps=40, eps=eps)
+        gaps, conv = step_size._gd_gaps(K[None], y[None], astar, [eta_units], conv_steps=40, eps=eps)
         eta = eta_units / k.max()
         pred = np.sqrt(np.sum((eta * k * np.abs(y) - eps) ** 2 / k))
         assert conv == 1.0
@@ -91,14 +91,14 @@ def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
     X = rng.standard_normal((n, d))
     y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
     K = X @ X.T
-    alpha, source = lit.minnorm_alpha(K, y)
+    alpha, source = step_size.minnorm_alpha(K, y)
     beta = alpha @ K
     np.testing.assert_allclose(np.maximum(beta[0], 0) - np.maximum(beta[1], 0), y, atol=1e-9)
     # Never worse than the own-sign partition (each example on its own-sign neuron only: two
     # single-ReLU problems), one feasible piece of Lemma 4; the exact search may find a better
     # piece (here it does: one positive example is shared by both neurons, partition S2).
     norm2 = float(np.einsum("ki,ij,kj->", alpha, K, alpha))
-    own = lit._own_sign_qp(K, y)
+    own = step_size._own_sign_qp(K, y)
     own_norm2 = float(np.einsum("kn,nj,kj->", own, K, own))
     assert norm2 <= own_norm2 * (1 + 1e-9)
     single = relucore.minnorm(X, y, signs=(1,)).W, relucore.minnorm(X, -y, signs=(1,)).W
@@ -114,14 +114,14 @@ def test_own_sign_qp_agrees_with_the_exact_search_on_near_orthogonal_data():
     y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
     K = X @ X.T
     exact = relucore.minnorm(None, y, signs=(1, -1), gram=K)
-    own = lit._own_sign_qp(K, y)
+    own = step_size._own_sign_qp(K, y)
     # The exact optimum is never worse; on near-orthogonal data it is the own-sign partition.
     assert exact.objective <= 0.5 * np.einsum("kn,nj,kj->", own, K, own) * (1 + 1e-9)
     np.testing.assert_allclose(exact.alpha, own, atol=1e-8 * np.abs(own).max())
 
 
 def test_wilson_interval_known_values():
-    lo, hi = lit.wilson_interval(np.array([5, 0, 10]), np.array([10, 10, 10]))
+    lo, hi = dana2025.wilson_interval(np.array([5, 0, 10]), np.array([10, 10, 10]))
     np.testing.assert_allclose(lo, [0.236593, 0.0, 0.722467], atol=1e-6)
     np.testing.assert_allclose(hi, [0.763407, 0.277533, 1.0], atol=1e-6)
 
@@ -130,7 +130,7 @@ def test_fit_threshold_recovers_the_curve():
     n = np.array([4, 8, 16, 24, 32, 48, 64, 128])
     trials = 1_000_000
     prob = 0.95 / (1 + (n / 23.0) ** 4.0)
-    n_star, k, c, n_half = lit.fit_threshold(n, np.round(prob * trials), np.full(n.size, trials))
+    n_star, k, c, n_half = dana2025.fit_threshold(n, np.round(prob * trials), np.full(n.size, trials))
     assert n_half == pytest.approx(23.0, rel=2e-3)
     assert k == pytest.approx(4.0, rel=5e-3)
     assert c == pytest.approx(0.95, rel=1e-3)
@@ -141,7 +141,7 @@ def test_trained_outer_gd_step_is_the_gradient():
     """One step with a tiny eta moves (W, a) by -eta * gradient; compare with central differences."""
     rng = np.random.default_rng(5)
     B, n, d, p = 2, 5, 4, 3
-    X, y = lit._sphere_data(rng, B, n, d)
+    X, y = dana2025._sphere_data(rng, B, n, d)
     mask = np.ones((B, n))
     mask[1, -1] = 0.0  # a padded example contributes nothing
     W = rng.standard_normal((B, p, d))
@@ -152,7 +152,7 @@ def test_trained_outer_gd_step_is_the_gradient():
         h = (ab @ np.maximum(Wb @ X[b].T, 0)) / np.sqrt(p)
         return 0.5 * np.sum(mask[b] * (h - y[b]) ** 2)
 
-    _, W1, a1 = lit.trained_outer_gd(X, y, mask, W, a, eta, 1)
+    _, W1, a1 = dana2025.trained_outer_gd(X, y, mask, W, a, eta, 1)
     h_ = 1e-6
     for b in range(B):
         gW = (W[b] - W1[b]) / eta[b]
@@ -172,12 +172,12 @@ def test_numpy_and_meanfield_engines_take_the_same_steps():
     """trained_outer_gd (numpy, batched) against relucore.meanfield.train (C++), same map."""
     rng = np.random.default_rng(7)
     T, n, d, p = 3, 12, 6, 8
-    X, y = lit._sphere_data(rng, T, n, d)
+    X, y = dana2025._sphere_data(rng, T, n, d)
     W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
     a0 = rng.standard_normal((T, p))
     eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
-    loss_np, _, _ = lit.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 150)
-    loss_mf = lit._meanfield_trials(X, y, W0, a0, eta, 150, n_threads=1)
+    loss_np, _, _ = dana2025.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 150)
+    loss_mf = dana2025._meanfield_trials(X, y, W0, a0, eta, 150, n_threads=1)
     np.testing.assert_allclose(loss_mf, loss_np, rtol=1e-9)
     assert np.all(loss_np < 0.9)  # it did train
 

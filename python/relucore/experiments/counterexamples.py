@@ -14,7 +14,7 @@ import numpy as np
 
 from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._lai_common import child_rngs, claim, figure
+from relucore.experiments._common import child_rngs, claim, figure
 
 __all__ = ["b4", "vardi_shamir", "b4_limit"]
 

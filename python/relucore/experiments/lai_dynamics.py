@@ -18,7 +18,7 @@ from relucore.theory.gram_stats import gram_stats
 from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
 from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._lai_common import child_rngs, claim, figure, fmt_set, lai_data
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data
 
 __all__ = ["fig4", "fig5", "fig6", "fig7"]
 
@@ -91,6 +91,14 @@ def _draw(res, b, X, y, reg, title):
     return fig
 
 
+def _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed):
+    """The 2-ReLU runs from the positive init of fig4 and fig6: (params, X, y, result, stats)."""
+    params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, C_y=C_y, C_alpha=C_alpha, seed=seed)
+    X, y = _batch(seed, n_seeds, n, d)
+    res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
+    return params, X, y, res, _analyse(res, X, y, C_y, C_alpha)
+
+
 def _run(X, y, signs, init, eps, steps, rng):
     return train(X, y, signs=signs, init=init, eps=eps, steps=steps, record=1, rng=rng)
 
@@ -108,10 +116,7 @@ def fig4(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
     """
     if quick:
         n_seeds = min(n_seeds, 6)
-    params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, C_y=C_y, C_alpha=C_alpha, seed=seed)
-    X, y = _batch(seed, n_seeds, n, d)
-    res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
-    stats = _analyse(res, X, y, C_y, C_alpha)
+    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed)
     dist = []
     for b in range(n_seeds):
         Wst = predicted_limit(X[b], y[b], signs=(1.0, -1.0), eps=res.beta0[b], eta=float(res.eta[b]))
@@ -215,10 +220,7 @@ def fig6(*, n: int = 10, d: int = 15, n_seeds: int = 20, steps: int = 50_000, C_
     """
     if quick:
         n_seeds = min(n_seeds, 6)
-    params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, C_y=C_y, C_alpha=C_alpha, seed=seed)
-    X, y = _batch(seed, n_seeds, n, d)
-    res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
-    stats = _analyse(res, X, y, C_y, C_alpha)
+    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed)
     # ||K/||lambda||_1 - I||_2 with the true ||lambda||_1 = d (isotropic features).
     dev = [float(gram_stats(X[b], spectrum=np.ones(d)).deviation) for b in range(n_seeds)]
     t0s = np.array([s["t0"] for s in stats])

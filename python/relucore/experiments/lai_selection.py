@@ -17,7 +17,7 @@ import numpy as np
 
 from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._lai_common import child_rngs, claim, figure, fmt_set
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set
 
 __all__ = ["fig3"]
 

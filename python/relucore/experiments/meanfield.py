@@ -1,6 +1,6 @@
 """Effective width collapse under noisy SGD with weight decay (Liang et al. 2026, Sec. 7).
 
-Four experiments (SPEC §10):
+Four experiments (Liang et al. 2026, Sec. 7; the model is in ``docs/math.md``):
 
 - ``meanfield_1d``: the symmetric two-point data sets of Proposition 7 and
   Figure 3 (x = ±2 or ±1/3, y = (1, -1) or (1, 1)); the kinks must sit on the
@@ -18,7 +18,7 @@ the grid and 1e6 for the others. ``quick=True`` uses N = 200 with the same
 time horizon per neuron shortened (a few seconds in all).
 
 The paper does not print the labels of its 2-D data set (Figures 1-2 only
-show M = 9 points); we use the grid {0, 1, 2}^2 of SPEC §10 with the fixed
+show M = 9 points); we use the grid {0, 1, 2}^2 (the inputs of Figures 1-2) with the fixed
 labels :data:`GRID_LABELS` (pass ``labels=`` to change them).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Wide two-layer ReLU networks with bias trained by noisy SGD (SPEC §10).
+"""Wide two-layer ReLU networks with bias trained by noisy SGD (Liang et al. 2026, Sec. 3 and 7).
 
 Liang et al. (2026), "Implicit bias of SGD in multivariate ReLU networks:
 effective width collapse": with weight decay and vanishing noise the input

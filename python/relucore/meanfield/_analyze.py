@@ -186,8 +186,38 @@ def analyze(
     -------
     MeanFieldAnalysis
     """
-    from sklearn.cluster import DBSCAN
+    theta, X, bias, output_scale = _unpack(theta, X, bias, output_scale)
+    M, d = X.shape
+    N = theta.shape[0]
+    kappa = output_scale_factor(output_scale or "1/N", N)
+    min_norm = check_nonnegative(min_norm, "min_norm")
+    rel_norm = check_nonnegative(rel_norm, "rel_norm")
+    eps = check_positive(eps, "eps")
+    min_samples = check_int(min_samples, "min_samples", minimum=1)
+    pattern_tol = check_nonnegative(pattern_tol, "pattern_tol")
 
+    cl = _cluster(theta, d, bias, kappa, min_norm, rel_norm, eps, min_samples)
+    directions = cl["directions"]
+    K = directions.shape[0]
+    patterns = ternary_patterns(directions, X, tol=pattern_tol) if K else np.zeros((0, M), np.int8)
+    distinct, incomparable, all_activate, at_most_two = _pattern_properties(patterns)
+
+    P_dich = count_dichotomies(X)
+    kinks = _kinks(directions, d, tol=pattern_tol)
+    n_regions = count_cells(kinks[:, :d], kinks[:, d]) if kinks.shape[0] else 1
+    return MeanFieldAnalysis(
+        kept=cl["kept"], labels=cl["labels"], directions=directions, sizes=np.array(cl["sizes"], dtype=np.int64),
+        mass=np.array(cl["mass"]), outer=np.array(cl["outer"]), spread_max=np.array(cl["smax"]),
+        spread_mean=np.array(cl["smean"]), n_noise=cl["n_noise"], patterns=patterns,
+        patterns_distinct=bool(distinct), patterns_incomparable=bool(incomparable), all_activate=all_activate,
+        at_most_two_per_binary=at_most_two, n_dichotomies=P_dich, bound=2 * P_dich - 1,
+        within_bound=bool(K <= 2 * P_dich - 1), kinks=kinks, n_regions=int(n_regions),
+    )
+
+
+def _unpack(theta, X, bias, output_scale):
+    """theta (N, P) and X (M, d) as float arrays, ``bias`` inferred or checked against the widths
+    (a MeanFieldResult supplies X, bias and the output scale where they are not given)."""
     if isinstance(theta, MeanFieldResult):
         res = theta
         X = res.X if X is None else X
@@ -199,22 +229,25 @@ def analyze(
     X = as_float_array(X, "X", ndim=(1, 2))
     if X.ndim == 1:
         X = X[:, None]
-    M, d = X.shape
+    d = X.shape[1]
     theta = as_float_array(theta, "theta", ndim=2)
-    N, P = theta.shape
+    P = theta.shape[1]
     if bias is None:
         if P not in (d + 1, d + 2):
             raise ValueError(f"theta must have d + 2 = {d + 2} (or d + 1 = {d + 1}) columns, got {P}")
         bias = P == d + 2
     if P != d + (2 if bias else 1):
         raise ValueError(f"theta must have {d + (2 if bias else 1)} columns for d = {d} and bias={bias}, got {P}")
-    kappa = output_scale_factor(output_scale or "1/N", N)
-    min_norm = check_nonnegative(min_norm, "min_norm")
-    rel_norm = check_nonnegative(rel_norm, "rel_norm")
-    eps = check_positive(eps, "eps")
-    min_samples = check_int(min_samples, "min_samples", minimum=1)
-    pattern_tol = check_nonnegative(pattern_tol, "pattern_tol")
+    return theta, X, bias, output_scale
 
+
+def _cluster(theta, d: int, bias: bool, kappa: float, min_norm, rel_norm, eps, min_samples) -> dict:
+    """Keeps the neurons above the norm threshold and clusters (w_i, b_i)/||(w_i, b_i)|| with DBSCAN
+    under the angular distance; the clusters' directions, sizes, masses, outer weights and spreads,
+    ordered by decreasing mass."""
+    from sklearn.cluster import DBSCAN
+
+    N = theta.shape[0]
     a = theta[:, 0]
     V = np.hstack([theta[:, 1 : 1 + d], theta[:, d + 1 : d + 2] if bias else np.zeros((N, 1))])
     norms = np.linalg.norm(V, axis=1)
@@ -244,10 +277,13 @@ def analyze(
             outer.append(kappa * float(np.sum(a[idx] * norms[idx])))
             smax.append(float(D[np.ix_(members, members)].max()))
             smean.append(float(np.mean(np.arccos(np.clip(Z[members] @ u, -1.0, 1.0)))))
-    directions = np.array(dirs).reshape(-1, d + 1)
-    K = directions.shape[0]
-    patterns = ternary_patterns(directions, X, tol=pattern_tol) if K else np.zeros((0, M), np.int8)
+    return dict(kept=kept, labels=labels, directions=np.array(dirs).reshape(-1, d + 1), sizes=sizes, mass=mass,
+                outer=outer, smax=smax, smean=smean, n_noise=n_noise)
 
+
+def _pattern_properties(patterns: np.ndarray):
+    """Theorem 6 (i)-(iii) on the ternary patterns: (distinct, incomparable, all_activate, at_most_two)."""
+    K = patterns.shape[0]
     distinct = len({p.tobytes() for p in patterns}) == K
     incomparable = all(
         not _degenerates(patterns[i], patterns[j]) and not _degenerates(patterns[j], patterns[i])
@@ -267,18 +303,7 @@ def analyze(
             counts[q.tobytes()] = counts.get(q.tobytes(), 0) + 1
     if at_most_two is not None:
         at_most_two = all(c <= 2 for c in counts.values())
-
-    P_dich = count_dichotomies(X)
-    kinks = _kinks(directions, d, tol=pattern_tol)
-    n_regions = count_cells(kinks[:, :d], kinks[:, d]) if kinks.shape[0] else 1
-    return MeanFieldAnalysis(
-        kept=kept, labels=labels, directions=directions, sizes=np.array(sizes, dtype=np.int64),
-        mass=np.array(mass), outer=np.array(outer), spread_max=np.array(smax), spread_mean=np.array(smean),
-        n_noise=n_noise, patterns=patterns, patterns_distinct=bool(distinct),
-        patterns_incomparable=bool(incomparable), all_activate=all_activate,
-        at_most_two_per_binary=at_most_two, n_dichotomies=P_dich, bound=2 * P_dich - 1,
-        within_bound=bool(K <= 2 * P_dich - 1), kinks=kinks, n_regions=int(n_regions),
-    )
+    return distinct, incomparable, all_activate, at_most_two
 
 
 def _kinks(directions: np.ndarray, d: int, *, tol: float) -> np.ndarray:

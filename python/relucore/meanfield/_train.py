@@ -1,4 +1,4 @@
-"""Noisy mean-field SGD on a wide two-layer ReLU network (SPEC §10)."""
+"""Noisy mean-field SGD on a wide two-layer ReLU network (Liang et al. 2026, Sec. 3 and 7)."""
 from __future__ import annotations
 
 import dataclasses
@@ -160,7 +160,7 @@ def train(
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
-    Implements SPEC §10 (Liang et al. 2026, Sec. 3 and 7). With kappa = c/N,
+    Implements Liang et al. (2026), Sec. 3 and 7 (see ``docs/math.md``). With kappa = c/N,
     the objective L(Theta) = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i
     ||theta_i||^2, and a batch B_t drawn at step t, every neuron moves by
 
@@ -262,19 +262,56 @@ def train(
     bias, train_outer = bool(bias), bool(train_outer)
     P = d + (2 if bias else 1)
 
-    if key is None:
-        key = seed_key(seed)
-    else:
-        key = np.asarray(key, dtype=np.uint64).reshape(-1)
-        if key.size != 2:
-            raise ValueError("key must hold two unsigned 64-bit integers")
-    if init is None:
-        theta = _core.weight_gd_init(N, P, init_scale, int(key[0]), int(key[1]), not train_outer)
-    else:
-        theta = as_float_array(init, "init", ndim=2).copy()
-        if theta.shape != (N, P):
-            raise ValueError(f"init must have shape (N, {P}) = ({N}, {P}), got {theta.shape}")
+    key = _resolve_key(seed, key)
+    theta = _initial_theta(init, N, P, init_scale, key, train_outer)
+    track_idx = _track_indices(track, N)
+    snap = _check_snapshots(snapshots, iters)
+    samples = _check_samples(samples, iters, batch_size, M)
+    settings = _engine_settings(step, weight_decay, temperature, output_scale, bias, train_outer, batch_size,
+                                record, key, n_threads_arg, N)
 
+    R = (iters // record + 2) if record > 0 else 1
+    bufs = dict(steps=np.zeros(R, np.int64), objective=np.zeros(R), trajectories=np.zeros((R, track_idx.size, P)),
+                snapshots=np.full((snap.size, N, P), np.nan), taken=np.zeros(snap.size, np.uint8))
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    count, status, nit = _run_segments(X, y, theta, settings, _segment_bounds(iters, record, show), iters, bufs,
+                                       track_idx, snap, samples, show)
+    success, message = _STATUS[status]
+    params = dict(
+        N=N, step=step, weight_decay=weight_decay, temperature=temperature, init_scale=init_scale,
+        iters=iters, batch_size=batch_size, bias=bias, train_outer=train_outer, output_scale=output_scale,
+        record=record, n_threads=settings.n_threads,
+    )
+    return MeanFieldResult(
+        theta=theta, steps=bufs["steps"][:count].copy(), objective=bufs["objective"][:count].copy(), track=track_idx,
+        trajectories=bufs["trajectories"][:count].copy(), snapshot_steps=snap, snapshots=bufs["snapshots"],
+        nit=int(nit), status=int(status), success=success, message=message, key=np.asarray(key, dtype=np.uint64),
+        params=params, X=X, y=y,
+    )
+
+
+def _resolve_key(seed, key) -> np.ndarray:
+    """The generator key: ``key`` itself (2 uint64) when given, else derived from ``seed``."""
+    if key is None:
+        return seed_key(seed)
+    key = np.asarray(key, dtype=np.uint64).reshape(-1)
+    if key.size != 2:
+        raise ValueError("key must hold two unsigned 64-bit integers")
+    return key
+
+
+def _initial_theta(init, N: int, P: int, init_scale: float, key, train_outer: bool) -> np.ndarray:
+    """A copy of ``init`` (checked to be (N, P)), or the engine's Gaussian init from ``key``."""
+    if init is None:
+        return _core.weight_gd_init(N, P, init_scale, int(key[0]), int(key[1]), not train_outer)
+    theta = as_float_array(init, "init", ndim=2).copy()
+    if theta.shape != (N, P):
+        raise ValueError(f"init must have shape (N, {P}) = ({N}, {P}), got {theta.shape}")
+    return theta
+
+
+def _track_indices(track, N: int) -> np.ndarray:
+    """Indices of the tracked neurons: ``track`` evenly spaced ones (an int) or the given indices."""
     if isinstance(track, (numbers.Integral, np.integer)) and not isinstance(track, (bool, np.bool_)):
         n_track = check_int(track, "track", minimum=0)
         track_idx = np.unique(np.linspace(0, N - 1, min(n_track, N)).round().astype(np.int64)) if n_track else np.zeros(0, np.int64)
@@ -282,17 +319,30 @@ def train(
         track_idx = np.asarray(track, dtype=np.int64).reshape(-1)
         if track_idx.size and (track_idx.min() < 0 or track_idx.max() >= N):
             raise ValueError(f"track indices must lie in [0, {N})")
-    track_idx = np.ascontiguousarray(track_idx)
+    return np.ascontiguousarray(track_idx)
+
+
+def _check_snapshots(snapshots, iters: int) -> np.ndarray:
     snap = np.ascontiguousarray(np.asarray(list(snapshots), dtype=np.int64).reshape(-1))
     if snap.size and (snap.min() < 0 or snap.max() > iters):
         raise ValueError(f"snapshots must be steps in [0, iters] = [0, {iters}]")
-    if samples is not None:
-        samples = np.ascontiguousarray(np.asarray(samples), dtype=np.int64)
-        if samples.shape != (iters, batch_size):
-            raise ValueError(f"samples must have shape (iters, batch_size) = ({iters}, {batch_size}), got {samples.shape}")
-        if samples.size and (samples.min() < 0 or samples.max() >= M):
-            raise ValueError(f"samples must be indices in [0, {M})")
+    return snap
 
+
+def _check_samples(samples, iters: int, batch_size: int, M: int):
+    if samples is None:
+        return None
+    samples = np.ascontiguousarray(np.asarray(samples), dtype=np.int64)
+    if samples.shape != (iters, batch_size):
+        raise ValueError(f"samples must have shape (iters, batch_size) = ({iters}, {batch_size}), got {samples.shape}")
+    if samples.size and (samples.min() < 0 or samples.max() >= M):
+        raise ValueError(f"samples must be indices in [0, {M})")
+    return samples
+
+
+def _engine_settings(step, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key,
+                     n_threads_arg: int, N: int):
+    """The C++ engine's settings; ``n_threads_arg == 0`` picks the thread count from the width."""
     settings = _core.WeightGDSettings()
     settings.step = step
     settings.weight_decay = weight_decay
@@ -307,23 +357,23 @@ def train(
         per_thread = _NEURONS_PER_THREAD_NOISY if temperature > 0 else _NEURONS_PER_THREAD
         n_threads_arg = max(1, min(_core.default_threads(), N // per_thread))
     settings.n_threads = n_threads_arg
+    return settings
 
-    R = (iters // record + 2) if record > 0 else 1
-    steps_buf = np.zeros(R, np.int64)
-    obj_buf = np.zeros(R)
-    traj_buf = np.zeros((R, track_idx.size, P))
-    snap_buf = np.full((snap.size, N, P), np.nan)
-    snap_taken = np.zeros(snap.size, np.uint8)
 
-    show = sys.stderr.isatty() if progress is None else bool(progress)
+def _segment_bounds(iters: int, record: int, show: bool) -> np.ndarray:
+    """Steps at which the run is cut (for the progress bar): multiples of record, so the history stays aligned."""
     n_seg = 1
     if show and iters > 0:
         n_seg = min(100, iters)
-    # Segment boundaries (multiples of record, so the history stays aligned).
     bounds = np.unique(np.linspace(0, iters, n_seg + 1).round().astype(np.int64))
     if record > 0 and bounds.size > 2:
         inner = np.unique((bounds[1:-1] // record) * record)
         bounds = np.unique(np.r_[0, inner[(inner > 0) & (inner < iters)], iters])
+    return bounds
+
+
+def _run_segments(X, y, theta, settings, bounds, iters: int, bufs, track_idx, snap, samples, show: bool):
+    """Runs the engine segment by segment into ``bufs``; returns (records written, status, nit)."""
     bar = None
     if show:
         from tqdm.auto import tqdm
@@ -331,13 +381,14 @@ def train(
         bar = tqdm(total=iters, desc="meanfield.train", unit="it")
     count = 0
     status, nit = 1, 0
+    steps_buf, obj_buf, traj_buf = bufs["steps"], bufs["objective"], bufs["trajectories"]
     try:
         for s0, s1 in zip(bounds[:-1], bounds[1:]) if bounds.size > 1 else [(0, 0)]:
             last = s1 == iters
             out = _core.weight_gd_run(
                 X, y, theta, settings, int(s0), int(s1 - s0), bool(last),
                 steps_buf[count:], obj_buf[count:], track_idx, traj_buf[count:],
-                snap, snap_buf, snap_taken,
+                snap, bufs["snapshots"], bufs["taken"],
                 None if samples is None else np.ascontiguousarray(samples[s0:s1]),
             )
             count += out["n_records"]
@@ -355,15 +406,4 @@ def train(
     finally:
         if bar is not None:
             bar.close()
-    success, message = _STATUS[status]
-    params = dict(
-        N=N, step=step, weight_decay=weight_decay, temperature=temperature, init_scale=init_scale,
-        iters=iters, batch_size=batch_size, bias=bias, train_outer=train_outer, output_scale=output_scale,
-        record=record, n_threads=n_threads_arg,
-    )
-    return MeanFieldResult(
-        theta=theta, steps=steps_buf[:count].copy(), objective=obj_buf[:count].copy(), track=track_idx,
-        trajectories=traj_buf[:count].copy(), snapshot_steps=snap, snapshots=snap_buf, nit=int(nit),
-        status=int(status), success=success, message=message, key=np.asarray(key, dtype=np.uint64),
-        params=params, X=X, y=y,
-    )
+    return count, status, nit

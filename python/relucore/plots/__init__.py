@@ -26,7 +26,7 @@ __all__ = [
     "REGIME_COLORS",
 ]
 
-# Mean-field networks (issue 6).
+# Mean-field networks (Liang et al. 2026).
 from relucore.plots._meanfield import (  # noqa: E402
     plot_meanfield_directions,
     plot_meanfield_function,
@@ -41,7 +41,8 @@ __all__ += [
     "plot_meanfield_trajectories",
 ]
 
-# Logistic loss, leaky ReLU, step size, global convergence (issue 9).
+# Logistic loss, leaky ReLU, step size, global convergence (Kou et al. 2023, Boursier et al. 2022,
+# Dana et al. 2025).
 from relucore.plots._literature import (  # noqa: E402
     plot_convergence_probability,
     plot_floor_scaling,

@@ -1,4 +1,4 @@
-"""Helpers shared by the experiments reproducing Lai et al. (2026)."""
+"""Helpers shared by several experiment modules (random streams, claims, figures, fits)."""
 from __future__ import annotations
 
 from typing import List, Tuple
@@ -7,7 +7,7 @@ import numpy as np
 
 from relucore.experiments._base import Claim
 
-__all__ = ["lai_data", "child_rngs", "claim", "fmt_set", "figure"]
+__all__ = ["lai_data", "child_rngs", "claim", "fmt_set", "figure", "power_law"]
 
 
 def child_rngs(seed: int, k: int) -> List[np.random.Generator]:
@@ -16,7 +16,7 @@ def child_rngs(seed: int, k: int) -> List[np.random.Generator]:
 
 
 def lai_data(rng: np.random.Generator, n: int, d: int) -> Tuple[np.ndarray, np.ndarray]:
-    """The captions' data: ``x ~ N(0, I_d)``, ``|y| ~ U(0.1, 1)``, ``sign(y)`` uniform on {+-1}."""
+    """The data of the captions of Lai et al. (2026): ``x ~ N(0, I_d)``, ``|y| ~ U(0.1, 1)``, ``sign(y)`` uniform on {+-1}."""
     X = rng.standard_normal((n, d))
     y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
     return X, y
@@ -40,3 +40,9 @@ def figure(nrows: int, ncols: int, *, width: float = 4.2, height: float = 3.2, t
     if title:
         fig.suptitle(title, fontsize=10)
     return fig, axes
+
+
+def power_law(x, y) -> Tuple[float, float]:
+    """Exponent and prefactor of ``y = C x^p`` (least squares in log-log)."""
+    p, logc = np.polyfit(np.log(x), np.log(y), 1)
+    return float(p), float(np.exp(logc))
