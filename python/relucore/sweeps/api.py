@@ -70,7 +70,7 @@ def sweep(
     """Runs every configuration of ``grid`` ``trials`` times: one table row per trial.
 
     Each trial samples a data set (``relucore.sample``, or with ``use_gram=True``
-    K without X, cost independent of d, SPEC section 7: by
+    K without X, cost independent of d, Lai et al. 2026, App. A.1 (see docs/theory.md): by
     ``relucore.sample_gram_batch`` from ``numpy.random.Philox(seed)`` when every
     eigenvalue of the spectrum has multiplicity >= n and the labels are named,
     by ``relucore.sample_gram`` otherwise), trains
