@@ -30,6 +30,9 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import status_name
+from relucore.sweeps.columns import GRAM_FIELDS, missing_values
+from relucore.sweeps.config import sampler_option
+from relucore.sweeps.gram_columns import gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
@@ -45,18 +48,12 @@ ERRORS = {
 }
 
 
-def _option(v):
-    if isinstance(v, list) and v and isinstance(v[0], str):
-        return tuple(v)
-    return v
-
-
 def gram_plan(cfg: Dict[str, Any]):
     """The Bartlett sampler plan of a ``use_gram`` configuration, or None (then ``sample_gram`` draws it)."""
     if not cfg["use_gram"]:
         return None
-    spectrum = "isotropic" if cfg["spectrum"] is None else _option(cfg["spectrum"])
-    labels = "uniform" if cfg["labels"] is None else _option(cfg["labels"])
+    spectrum = "isotropic" if cfg["spectrum"] is None else sampler_option(cfg["spectrum"])
+    labels = "uniform" if cfg["labels"] is None else sampler_option(cfg["labels"])
     if isinstance(labels, list):
         return None
     try:
@@ -109,8 +106,6 @@ def trial_keys(entropy: int, key, trials) -> np.ndarray:
 def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     """Whole C++ trials as table columns (``trial``, the built-in measurements,
     ``status``, ``error``), one array per column: no per-trial Python."""
-    from relucore.sweeps.task import BUILTIN_COLUMNS, GRAM_FIELDS, _gram_arrays
-
     cfg = task["config"]
     n = cfg["n"]
     plan = gram_plan(cfg)
@@ -140,7 +135,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     gram = {f"gram_{g}": np.full(B, math.nan) for g in GRAM_FIELDS}
     if cfg["gram_stats"] and ok.any():
         idx = np.flatnonzero(ok)
-        for name, col in _gram_arrays(sp, K[idx], y[idx]).items():
+        for name, col in gram_arrays(sp, K[idx], y[idx]).items():
             gram[name][idx] = col
     cols.update(gram)
     codes = io[:, 2]
@@ -151,9 +146,9 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     error = np.full(B, "", dtype=object)
     if not ok.all():
         bad = np.flatnonzero(~ok)
-        for name, c in BUILTIN_COLUMNS.items():
+        for name, v in missing_values().items():
             cols[name] = cols[name].copy()
-            cols[name][bad] = -1 if c == "i" else math.nan
+            cols[name][bad] = v
         for b in bad.tolist():
             kind_, msg = ERRORS.get(int(err[b]), ("RuntimeError", "trial failed (code {code})"))
             status[b] = "error"
