@@ -34,7 +34,7 @@ __all__ = [
 SWEEP = "sweep"            # the sweep's bookkeeping (configuration index, trial, seed)
 TRAIN = "train"            # the trial's TrainResult (relucore.train), attribute of the same name
 LABELS = "labels"          # counted from the trial's labels y
-SPECTRUM = "spectrum"      # the configuration's spectrum
+COVARIANCE = "covariance"    # the configuration's covariance spectrum lambda
 MINNORM = "minnorm"        # relucore.minnorm and relucore.limit_gap, in Python
 GRAM_STATS = "gram_stats"  # one batched relucore.gram_stats call (relucore.sweeps.gram_columns)
 CORE = "core"              # the _core.sweep_gram_batch output of the same name
@@ -88,7 +88,7 @@ MEASURED: Tuple[Column, ...] = (
     Column("pattern_stable_step", "i", "first step after which no activation pattern changed", TRAIN, CORE),
     Column("n_pos", "i", "examples with y > 0", LABELS, CORE),
     Column("n_neg", "i", "examples with y <= 0", LABELS, CORE),
-    Column("norm1", "f", "||lambda||_1 of the spectrum", SPECTRUM, SPECTRUM),
+    Column("norm1", "f", "||lambda||_1 of the spectrum", COVARIANCE, COVARIANCE),
     Column("gap", "f", "||W_inf - W*|| to the minimum-norm interpolator (Lai et al. 2026, Theorems 2, 4, 6); "
                        "NaN with minnorm=False", MINNORM, CORE),
     Column("gap_normalised", "f", "gap * sqrt(||lambda||_1 / n_-) for one neuron (Theorem 2), "

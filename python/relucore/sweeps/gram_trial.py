@@ -30,7 +30,7 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import status_name
-from relucore.sweeps.columns import CORE, MEASURED, SPECTRUM, missing_values
+from relucore.sweeps.columns import CORE, COVARIANCE, MEASURED, missing_values
 from relucore.sweeps.config import sampler_option
 from relucore.sweeps.gram_columns import gram_arrays, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
@@ -138,7 +138,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     for c in MEASURED:
         if c.fast == CORE:
             cols[c.name] = out[c.name]  # gap, gap_normalised: NaN from C++ when minnorm is off
-        elif c.fast == SPECTRUM:
+        elif c.fast == COVARIANCE:
             cols[c.name] = np.full(B, float(sp.norm1))
     gram = no_gram_arrays(B)
     if cfg["gram_stats"] and ok.any():
