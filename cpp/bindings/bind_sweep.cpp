@@ -39,6 +39,98 @@ Key2 key_of(const CArray<std::uint64_t>& keys, Index b) { return Key2{keys.data(
 // Work above which a call polls for Ctrl-C (see run_without_gil).
 bool is_long(double flops) { return flops > 2e7; }
 
+// The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
+struct GramTrialOutputs {
+    py::dict arrays;
+    double *K, *y, *loss, *grad_norm, *eta, *gap, *gap_normalised, *certificate, *mu1, *cond;
+    std::int64_t *nit, *pattern_stable_step, *status, *n_pos, *n_neg, *error;
+
+    GramTrialOutputs(Index B, Index n) {
+        K = add<double>("K", {B, n, n});
+        y = add<double>("y", {B, n});
+        loss = add<double>("loss", {B});
+        grad_norm = add<double>("grad_norm", {B});
+        eta = add<double>("eta", {B});
+        gap = add<double>("gap", {B});
+        gap_normalised = add<double>("gap_normalised", {B});
+        certificate = add<double>("certificate", {B});
+        mu1 = add<double>("mu1", {B});
+        cond = add<double>("cond", {B});
+        nit = add<std::int64_t>("nit", {B});
+        pattern_stable_step = add<std::int64_t>("pattern_stable_step", {B});
+        status = add<std::int64_t>("status", {B});
+        n_pos = add<std::int64_t>("n_pos", {B});
+        n_neg = add<std::int64_t>("n_neg", {B});
+        error = add<std::int64_t>("error", {B});
+    }
+
+    void store(Index b, const GramTrialResult& r) const {
+        loss[b] = r.run.loss;
+        grad_norm[b] = r.run.grad_norm;
+        eta[b] = r.eta;
+        gap[b] = r.gap;
+        gap_normalised[b] = r.gap_normalised;
+        certificate[b] = r.certificate;
+        mu1[b] = r.mu1;
+        cond[b] = r.cond;
+        nit[b] = r.run.nit;
+        pattern_stable_step[b] = r.run.pattern_stable_step;
+        status[b] = static_cast<std::int64_t>(r.run.status);
+        n_pos[b] = r.n_pos;
+        n_neg[b] = r.n_neg;
+        error[b] = static_cast<std::int64_t>(r.error);
+    }
+
+private:
+    template <class T>
+    T* add(const char* name, std::vector<py::ssize_t> shape) {
+        CArray<T> a(shape);
+        arrays[name] = a;
+        return a.mutable_data();
+    }
+};
+
+void bind_gram_trial_settings(py::module_& m) {
+    const GramTrialSettings d;
+    py::class_<GramTrialSettings>(m, "GramTrialSettings",
+                                  "Settings of one Gram-mode sweep trial (relucore/sweep_gram.hpp); zero or a "
+                                  "negative value asks for the default rule named on the field.")
+        .def(py::init([](double sign, double eps, double C_alpha, double eta, double tol, std::int64_t max_steps,
+                         double max_condition, bool minnorm, double norm1) {
+                 GramTrialSettings st;
+                 st.sign = sign;
+                 st.eps = eps;
+                 st.C_alpha = C_alpha;
+                 st.eta = eta;
+                 st.tol = tol;
+                 st.max_steps = max_steps;
+                 st.max_condition = max_condition;
+                 st.minnorm = minnorm;
+                 st.norm1 = norm1;
+                 return st;
+             }),
+             py::kw_only(), py::arg("sign") = d.sign, py::arg("eps") = d.eps, py::arg("C_alpha") = d.C_alpha,
+             py::arg("eta") = d.eta, py::arg("tol") = d.tol, py::arg("max_steps") = d.max_steps,
+             py::arg("max_condition") = d.max_condition, py::arg("minnorm") = d.minnorm, py::arg("norm1") = d.norm1)
+        .def_readwrite("sign", &GramTrialSettings::sign, "outer weight s of the neuron")
+        .def_readwrite("eps", &GramTrialSettings::eps, "positive-init offset; 0: y_min / (C_alpha m)")
+        .def_readwrite("C_alpha", &GramTrialSettings::C_alpha, "C_alpha of the default eps")
+        .def_readwrite("eta", &GramTrialSettings::eta, "step; 0: 1 / (s^2 mu_1(K))")
+        .def_readwrite("tol", &GramTrialSettings::tol, "gradient tolerance; < 0: 1e-12 sqrt(mu_1) ||y||")
+        .def_readwrite("max_steps", &GramTrialSettings::max_steps, "GD step limit")
+        .def_readwrite("max_condition", &GramTrialSettings::max_condition, "largest cond(K) accepted")
+        .def_readwrite("minnorm", &GramTrialSettings::minnorm, "solve for w* and the gap")
+        .def_readwrite("norm1", &GramTrialSettings::norm1, "||lambda||_1, for the normalised gap")
+        .def("__repr__", [](const GramTrialSettings& st) {
+            return "GramTrialSettings(sign=" + py::repr(py::float_(st.sign)).cast<std::string>() +
+                   ", eps=" + py::repr(py::float_(st.eps)).cast<std::string>() +
+                   ", eta=" + py::repr(py::float_(st.eta)).cast<std::string>() +
+                   ", tol=" + py::repr(py::float_(st.tol)).cast<std::string>() +
+                   ", max_steps=" + std::to_string(st.max_steps) + ", minnorm=" + (st.minnorm ? "True" : "False") +
+                   ", norm1=" + py::repr(py::float_(st.norm1)).cast<std::string>() + ")";
+        });
+}
+
 }  // namespace
 
 void bind_sweep(py::module_& m) {
@@ -134,62 +226,35 @@ void bind_sweep(py::module_& m) {
         "One-neuron minimum-norm duals of B problems: z (B, n); f = objective and the four KKT residuals; "
         "info = status, block pivots, primal steps, fallback used.");
 
+    bind_gram_trial_settings(m);
+
     m.def(
         "sweep_gram_batch",
         [](const CArray<std::uint64_t>& keys, Index n, const CArray<double>& values, const CArray<std::int64_t>& counts,
-           int labels, double lo, double hi, double sign, double eps, double eta, double tol, std::int64_t max_steps,
-           bool minnorm, double norm1, CArray<double> K, CArray<double> y, CArray<double> f,
-           CArray<std::int64_t> iout, int n_threads) {
+           int labels, double lo, double hi, const GramTrialSettings& settings, int n_threads) {
             require_shape(keys, "keys", {-1, 2});
             const Index B = keys.shape(0);
-            require_shape(K, "K", {B, n, n});
-            require_shape(y, "y", {B, n});
-            require_shape(f, "f", {B, 8});
-            require_shape(iout, "iout", {B, 6});
             const GramSampleSpec spec = make_spec(n, values, counts, labels, lo, hi);
-            GramTrialSettings st;
-            st.sign = sign;
-            st.eps = eps;
-            st.eta = eta;
-            st.tol = tol;
-            st.max_steps = max_steps;
-            st.minnorm = minnorm;
-            st.norm1 = norm1;
-            double *kp = K.mutable_data(), *yp = y.mutable_data(), *fp = f.mutable_data();
-            std::int64_t* ip = iout.mutable_data();
+            GramTrialOutputs out(B, n);
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GramSampleWork work;
                         PhiloxStream s(key_of(keys, b));
-                        double* Kb = kp + b * n * n;
-                        double* yb = yp + b * n;
+                        double* Kb = out.K + b * n * n;
+                        double* yb = out.y + b * n;
                         sample_gram_bartlett(spec, s, Kb, yb, work);
-                        const GramTrialResult r = gram_trial(ConstMatrixMap(Kb, n, n), ConstVectorMap(yb, n), st);
-                        double* fb = fp + 8 * b;
-                        fb[0] = r.run.loss;
-                        fb[1] = r.run.grad_norm;
-                        fb[2] = r.eta;
-                        fb[3] = r.gap;
-                        fb[4] = r.gap_normalised;
-                        fb[5] = r.certificate;
-                        fb[6] = r.mu1;
-                        fb[7] = r.cond;
-                        std::int64_t* ib = ip + 6 * b;
-                        ib[0] = r.run.nit;
-                        ib[1] = r.run.pattern_stable_step;
-                        ib[2] = static_cast<std::int64_t>(r.run.status);
-                        ib[3] = r.n_pos;
-                        ib[4] = r.n_neg;
-                        ib[5] = static_cast<std::int64_t>(r.error);
+                        out.store(b, gram_trial(ConstMatrixMap(Kb, n, n), ConstVectorMap(yb, n), settings));
                     });
                 },
-                is_long(static_cast<double>(B) * (n * n * n + static_cast<double>(max_steps) * n * n)));
+                is_long(static_cast<double>(B) * (n * n * n + static_cast<double>(settings.max_steps) * n * n)));
+            return out.arrays;
         },
-        py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
-        py::arg("lo"), py::arg("hi"), py::arg("sign"), py::arg("eps"), py::arg("eta"), py::arg("tol"),
-        py::arg("max_steps"), py::arg("minnorm"), py::arg("norm1"), py::arg("K").noconvert(), py::arg("y").noconvert(),
-        py::arg("f").noconvert(), py::arg("iout").noconvert(), py::arg("n_threads") = 1,
-        "Whole Gram-mode trials (relucore/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT "
-        "residual, mu_1, cond; iout = nit, pattern_stable_step, status, n_pos, n_neg, error code.");
+        py::arg("keys").noconvert(), py::kw_only(), py::arg("n"), py::arg("values"), py::arg("counts"),
+        py::arg("labels"), py::arg("lo"), py::arg("hi"), py::arg("settings"), py::arg("n_threads") = 1,
+        "Whole Gram-mode trials (relucore/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
+        "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then "
+        "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
+        "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
+        "(a GramTrialError code, 0: none).");
 }

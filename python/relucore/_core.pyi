@@ -399,6 +399,86 @@ class WeightGDSettings:
     @weight_decay.setter
     def weight_decay(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class GramTrialSettings:
+    """
+    Settings of one Gram-mode sweep trial (relucore/sweep_gram.hpp); zero or a negative value asks for the default rule named on the field.
+    """
+    def __init__(self, *, sign: typing.SupportsFloat | typing.SupportsIndex = 1.0, eps: typing.SupportsFloat | typing.SupportsIndex = 0.0, C_alpha: typing.SupportsFloat | typing.SupportsIndex = 10.0, eta: typing.SupportsFloat | typing.SupportsIndex = 0.0, tol: typing.SupportsFloat | typing.SupportsIndex = -1.0, max_steps: typing.SupportsInt | typing.SupportsIndex = 10000, max_condition: typing.SupportsFloat | typing.SupportsIndex = 1000000000000.0, minnorm: bool = True, norm1: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def C_alpha(self) -> float:
+        """
+        C_alpha of the default eps
+        """
+    @C_alpha.setter
+    def C_alpha(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def eps(self) -> float:
+        """
+        positive-init offset; 0: y_min / (C_alpha m)
+        """
+    @eps.setter
+    def eps(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def eta(self) -> float:
+        """
+        step; 0: 1 / (s^2 mu_1(K))
+        """
+    @eta.setter
+    def eta(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_condition(self) -> float:
+        """
+        largest cond(K) accepted
+        """
+    @max_condition.setter
+    def max_condition(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_steps(self) -> int:
+        """
+        GD step limit
+        """
+    @max_steps.setter
+    def max_steps(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def minnorm(self) -> bool:
+        """
+        solve for w* and the gap
+        """
+    @minnorm.setter
+    def minnorm(self, arg0: bool) -> None:
+        ...
+    @property
+    def norm1(self) -> float:
+        """
+        ||lambda||_1, for the normalised gap
+        """
+    @norm1.setter
+    def norm1(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def sign(self) -> float:
+        """
+        outer weight s of the neuron
+        """
+    @sign.setter
+    def sign(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tol(self) -> float:
+        """
+        gradient tolerance; < 0: 1e-12 sqrt(mu_1) ||y||
+        """
+    @tol.setter
+    def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
@@ -455,9 +535,9 @@ def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], p
     """
     keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(2, uint64); entropy and prefix as little-endian uint32 words.
     """
-def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, sign: typing.SupportsFloat | typing.SupportsIndex, eps: typing.SupportsFloat | typing.SupportsIndex, eta: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex, minnorm: bool, norm1: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], iout: numpy.typing.NDArray[numpy.int64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
     """
-    Whole Gram-mode trials (relucore/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT residual, mu_1, cond; iout = nit, pattern_stable_step, status, n_pos, n_neg, error code.
+    Whole Gram-mode trials (relucore/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none).
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """

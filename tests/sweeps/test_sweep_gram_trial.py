@@ -245,17 +245,17 @@ def test_fast_path_checkpoint_resumes_to_the_same_table(fast, tmp_path):
 
 
 def test_fast_path_error_codes_become_error_rows(monkeypatch):
-    """A trial the C++ batch refuses (code in column 5) is an error row with NaN/-1
+    """A trial the C++ batch refuses (a nonzero ``error`` output) is an error row with NaN/-1
     measurements; the other trials of the batch keep their values."""
     from relucore.sweeps import gram_trial as _sweep_fast
 
     real = _core.sweep_gram_batch
 
-    def refuse_second(*args):
-        real(*args)
-        f, io = args[-3], args[-2]
-        io[1, 5] = 1
-        f[1, 7] = 3.5e13
+    def refuse_second(*args, **kwargs):
+        out = real(*args, **kwargs)
+        out["error"][1] = 1
+        out["cond"][1] = 3.5e13
+        return out
 
     monkeypatch.setattr(_sweep_fast._core, "sweep_gram_batch", refuse_second)
     cfg = {"n": 5, "d": 50, "use_gram": True}
@@ -267,3 +267,30 @@ def test_fast_path_error_codes_become_error_rows(monkeypatch):
     assert out.nit[1] == -1 and np.isnan(out.loss[1]) and np.isnan(out.gap[1])
     keep = [0, 2, 3]
     pd.testing.assert_frame_equal(out.iloc[keep], ref.iloc[keep], check_exact=True)
+
+
+# ----------------------------------------------------------------------------- the binding's contract
+def test_sweep_gram_batch_returns_the_named_outputs_of_the_schema():
+    """The outputs of _core.sweep_gram_batch are the named arrays that relucore.sweeps.columns
+    declares (CORE_OUTPUTS, plus K and y), and every measured column the fast path takes
+    from C++ is among them."""
+    from relucore.sweeps.columns import CORE, CORE_OUTPUTS, MEASURED
+    from relucore.theory.sampling import bartlett_plan
+
+    n, B = 5, 3
+    values, counts, labels, lo, hi, sp = bartlett_plan(n, 50, "isotropic", "uniform")
+    out = _core.sweep_gram_batch(trial_keys(0, (1, 2), range(B)), n=n, values=values, counts=counts, labels=labels,
+                                 lo=lo, hi=hi, settings=_core.GramTrialSettings(norm1=sp.norm1))
+    assert set(out) == set(CORE_OUTPUTS) | {"K", "y"}
+    assert out["K"].shape == (B, n, n) and out["y"].shape == (B, n)
+    for name, kind in CORE_OUTPUTS.items():
+        assert out[name].shape == (B,) and out[name].dtype == (np.float64 if kind == "f" else np.int64), name
+    assert {c.name for c in MEASURED if c.fast == CORE} <= set(CORE_OUTPUTS)
+    assert (out["error"] == 0).all() and (out["nit"] > 0).all()
+
+
+def test_gram_trial_settings_are_keyword_fields():
+    st = _core.GramTrialSettings(sign=-1.0, eta=0.25, max_steps=7)
+    assert (st.sign, st.eta, st.max_steps, st.eps, st.tol, st.minnorm) == (-1.0, 0.25, 7, 0.0, -1.0, True)
+    with pytest.raises(TypeError):
+        _core.GramTrialSettings(-1.0)

@@ -1,9 +1,11 @@
 """Seeded, resumable sweeps of many trials (in-process threads, processes or Dask).
 
 - :mod:`~relucore.sweeps.config`: grids, keys and per-trial seeds;
+- :mod:`~relucore.sweeps.columns`: every column of the table (name, dtype, meaning, source);
+- :mod:`~relucore.sweeps.gram_columns`: the ``gram_*`` columns (both paths);
 - :mod:`~relucore.sweeps.task`: one batch of trials (the general path);
 - :mod:`~relucore.sweeps.gram_trial`: whole Gram-mode trials in one C++ call;
-- :mod:`~relucore.sweeps.table`: the result columns and the table;
+- :mod:`~relucore.sweeps.table`: the table;
 - :mod:`~relucore.sweeps.store`: the checkpoint;
 - :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself.
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
 import os
 import sys
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -70,29 +71,18 @@ def sweep(
     """Runs every configuration of ``grid`` ``trials`` times: one table row per trial.
 
     Each trial samples a data set (``relucore.sample``, or with ``use_gram=True``
-    K without X, cost independent of d, SPEC section 7: by
-    ``relucore.sample_gram_batch`` from ``numpy.random.Philox(seed)`` when every
-    eigenvalue of the spectrum has multiplicity >= n and the labels are named,
-    by ``relucore.sample_gram`` otherwise), trains
-    with :func:`relucore.train` and measures the final loss, the
-    pattern-stabilisation step, the gap ``||W^(inf) - W*||`` to the
-    minimum-norm interpolator (``relucore.minnorm``; Theorems 2, 4, 6 of Lai et
-    al.), its normalised version and Gram statistics. Trials of one
-    configuration are grouped into batches that run as one batched C++ call
-    (OpenMP across problems, GIL released).
+    K without X at a cost independent of d, Lai et al. 2026, App. A.1; see
+    docs/theory.md), trains with :func:`relucore.train` and measures the final
+    loss, the pattern-stabilisation step, the gap to the minimum-norm
+    interpolator (Lai et al. 2026, Theorems 2, 4, 6) and Gram statistics.
+    Trials of one configuration run in batches, one batched C++ call each.
 
     Parameters
     ----------
     grid : dict of lists, or list of dicts
         Configurations: a dict is expanded as a Cartesian product (key order,
-        last key fastest); a list gives them one by one. Keys (defaults in
-        ``relucore.sweeps.config.DEFAULTS``): ``n``, ``d``, ``spectrum``,
-        ``z``, ``labels`` (forwarded to the sampler), ``use_gram``, ``m`` or
-        ``signs`` (default ``(1,)``; ``m`` alone gives ceil(m/2) signs +1 then
-        -1), ``init``, ``init_scale``, ``eps``, ``eta``, ``steps``, ``tol``,
-        ``engine``, ``loss_name`` (train's ``loss``), ``activation`` (forwarded to ``train``) and
-        ``minnorm`` (False skips the QP and leaves the gap NaN) and
-        ``gram_stats`` (False leaves the ``gram_*`` columns NaN).
+        last key fastest); a list gives them one by one. Keys and defaults:
+        ``relucore.sweeps.config.DEFAULTS`` (table in docs/sweeps.md).
     trials : int
         Trials per configuration.
     seed : int or numpy.random.SeedSequence
@@ -107,32 +97,23 @@ def sweep(
         :class:`~relucore.TrainResult`; its keys become extra columns. With a
         process or Dask executor it must be picklable (a module-level function).
     executor : concurrent.futures.Executor, optional
-        Where batches run. None (default) runs them in this process: with
-        ``n_threads > 1`` on a pool of ``n_threads`` threads, several batches
-        at a time, each single-threaded (sampling, K, GD and the QP all
-        release the GIL); no fork, no pickling. Any Executor works, e.g.
-        ``ProcessPoolExecutor(mp_context=multiprocessing.get_context("spawn"))``
-        on one machine, or ``dask.distributed.Client(...).get_executor()`` on a
-        cluster (see docs/sweeps.md).
+        Where batches run; None (default): in this process, no fork, no
+        pickling. Any Executor works, e.g. a spawn ``ProcessPoolExecutor`` or
+        ``dask.distributed.Client(...).get_executor()`` (see docs/sweeps.md).
     n_threads : int, optional
         In-process (``executor=None``): threads running batches side by side
-        (default: all cores), including the Gram-mode fast path (``use_gram``
-        with one neuron, ``init="positive"``, engine ``"dual"``, square loss,
-        ReLU, no ``measure``: whole trials in one C++ call per batch, see
-        ``relucore.sweeps.gram_trial``). Other sweeps where every configuration has
-        ``use_gram`` run one batch at a time on one thread (GIL-bound Python
-        around tiny kernels; scale them with worker processes).
-        With an executor: OpenMP threads of each batch's C++ calls (default 1:
-        the workers supply the parallelism).
+        (default: all cores); sweeps where every configuration has ``use_gram``
+        but not all are on the Gram-mode fast path run on one thread.
+        With an executor: OpenMP threads of each batch's C++ calls (default 1).
+        See docs/sweeps.md, "Batches and threads".
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
         Default :func:`default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
-        Append-only file that records every finished batch durably. Rerunning
-        the same call resumes: only trials not yet saved run. A checkpoint
-        written with different ``grid``/``trials``/``seed``/``measure``
-        raises :class:`CheckpointError`. ``executor``, ``n_threads`` and
-        ``batch_size`` may differ between runs.
+        Append-only file that records every finished batch durably; rerunning
+        the same call runs only the trials not yet saved. One written with
+        other ``grid``/``trials``/``seed``/``measure`` raises
+        :class:`CheckpointError`.
     progress : bool, optional
         tqdm progress bar; default: only when stderr is a terminal.
 
@@ -140,13 +121,10 @@ def sweep(
     -------
     pandas.DataFrame or numpy structured array
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
-        ``trial``, ``seed``, the configuration's keys (lists as JSON text;
-        ``eta`` is the step size used, train's default when unset),
-        ``loss``, ``grad_norm``, ``nit``, ``eta``, ``pattern_stable_step``,
-        ``n_pos``, ``n_neg``, ``norm1`` (``||lambda||_1``), ``gap``,
-        ``gap_normalised`` (``gap * sqrt(||lambda||_1 / n_-)`` for one neuron,
-        Theorem 2; ``gap * sqrt(||lambda||_1 / (m n))`` otherwise, Theorem 6),
-        ``gram_*`` statistics of K, the ``measure`` columns, ``status``
+        ``trial``, ``seed``, the configuration's keys (lists as JSON text),
+        the measured columns (``loss``, ``gap``, ``gap_normalised``,
+        ``gram_*``, ...; each defined, with its meaning, in
+        :mod:`relucore.sweeps.columns`), the ``measure`` columns, ``status``
         (``converged``, ``max_steps``, ``diverged`` or ``error``) and
         ``error`` (the exception of a failed trial; the sweep goes on).
         The table is bitwise identical whatever ``n_threads``, ``batch_size``,
@@ -167,41 +145,72 @@ def sweep(
         raise TypeError(f"measure must be callable, got {type(measure).__name__}")
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+
+    results = Results(len(configs), trials)
+    store = None
+    if checkpoint is not None:
+        arguments = {"configs": configs, "trials": trials, "seed": str(entropy), "measure": _callable_name(measure),
+                     "relucore": relucore.__version__}
+        fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
+        store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add)
+    tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
+    bar = _progress_bar(progress, len(configs) * trials, len(results))
+
+    try:
+        _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar))
+    finally:
+        if bar is not None:
+            bar.close()
+    return results.table(configs, entropy)
+
+
+def _record(results: Results, store: Optional[Checkpoint], bar, out: Dict[str, Any]) -> None:
+    """Keeps one finished batch: in the checkpoint (as rows), in the results, on the bar."""
+    if "rows" in out:
+        if store is not None:
+            store.append(out["rows"])
+        results.add(out["rows"])
+    else:
+        if store is not None:
+            store.append(columns_to_rows(out["columns"]))
+        results.add_columns(out["columns"])
+    if bar is not None:
+        bar.update(batch_size_of(out))
+
+
+def _threads(configs, measure, executor, n_threads) -> Tuple[List[bool], int, int]:
+    """``(fast, pool_threads, task_threads)``: which configurations run whole in C++, the
+    threads of the in-process pool (0: none) and the OpenMP threads of each batch.
+
+    In-process with several threads, a thread pool runs whole batches side by side
+    (sampling, the C++ calls and the QPs release the GIL), each batch on one OpenMP
+    thread, so every stage of a trial is parallel, not only GD. That includes batches
+    of the Gram-mode fast path (whole trials in one C++ call): one thread's C++ call
+    overlaps another's row building. Other Gram-only trials are mostly GIL-holding
+    Python around tiny kernels: side by side they only contend (measured 0.6x with 2
+    threads), so they run one batch at a time on one thread; use worker processes to
+    scale them.
+    """
     if n_threads is None:
         n_threads_eff = 1 if executor is not None else (os.cpu_count() or 1)
     else:
         n_threads_eff = check_n_threads(n_threads)
-    # In-process with several threads: a thread pool runs whole batches side by
-    # side (sampling, the C++ calls and the QPs release the GIL), each batch on
-    # one OpenMP thread, so every stage of a trial is parallel, not only GD.
-    # That includes batches of the Gram-mode fast path (whole trials in one C++
-    # call): one thread's C++ call overlaps another's row building. Other
-    # Gram-only trials are mostly GIL-holding Python around tiny kernels: side
-    # by side they only contend (measured 0.6x with 2 threads), so they run
-    # one batch at a time on one thread; use worker processes to scale them.
     all_gram = all(bool(cfg.get("use_gram")) for cfg in configs)
     fast = [fast_trials_ok(cfg, measure) for cfg in configs]
     pooled = not all_gram or all(fast)
     pool_threads = n_threads_eff if executor is None and n_threads_eff > 1 and pooled else 0
     task_threads = 1 if (pool_threads or (all_gram and executor is None)) else n_threads_eff
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
+    return fast, pool_threads, task_threads
 
-    arguments = {
-        "configs": configs,
-        "trials": trials,
-        "seed": str(entropy),
-        "measure": _callable_name(measure),
-        "relucore": relucore.__version__,
-    }
-    fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
-    results = Results(len(configs), trials)
-    store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add) if checkpoint is not None else None
-    n_done = len(results)
 
-    tasks = []
+def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task_threads) -> List[Dict[str, Any]]:
+    """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads."""
+    tasks: List[Dict[str, Any]] = []
     for ci, cfg in enumerate(configs):
-        todo = np.flatnonzero(~results.done[ci]).tolist()
+        todo = np.flatnonzero(~done[ci]).tolist()
         bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
         for start in range(0, len(todo), bs):
@@ -209,21 +218,12 @@ def sweep(
                 "batch": len(tasks), "config": cfg, "config_index": ci, "key": list(key), "entropy": entropy,
                 "trials": todo[start:start + bs], "n_threads": task_threads, "measure": measure,
             })
+    return tasks
 
-    bar = _progress_bar(progress, len(configs) * trials, n_done)
 
-    def record(out):
-        if "rows" in out:
-            if store is not None:
-                store.append(out["rows"])
-            results.add(out["rows"])
-        else:
-            if store is not None:
-                store.append(columns_to_rows(out["columns"]))
-            results.add_columns(out["columns"])
-        if bar is not None:
-            bar.update(batch_size_of(out))
-
+def _run_tasks(tasks, executor, pool_threads: int, record: Callable) -> None:
+    """Runs the batches (here, on an own pool of ``pool_threads`` threads, or on ``executor``)
+    and hands each result to ``record`` as it finishes."""
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:
         executor = own_pool
@@ -242,6 +242,3 @@ def sweep(
     finally:
         if own_pool is not None:
             own_pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
-    return results.table(configs, entropy)

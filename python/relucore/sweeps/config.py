@@ -28,6 +28,7 @@ __all__ = [
     "trial_seed",
     "seed_string",
     "root_entropy",
+    "sampler_option",
 ]
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -56,6 +57,14 @@ DEFAULTS: Dict[str, Any] = {
 
 #: Keys forwarded to the sampler (only when not None).
 SAMPLER_KEYS = ("spectrum", "z", "labels")
+
+
+def sampler_option(v):
+    """A sampler option as the sampler takes it: ``["spiked", 5, 10.0, 1.0]`` (JSON and TOML have
+    no tuples) -> ``("spiked", 5, 10.0, 1.0)``; anything else unchanged."""
+    if isinstance(v, list) and v and isinstance(v[0], str):
+        return tuple(v)
+    return v
 
 
 def _plain(value, where: str):

@@ -30,6 +30,9 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import status_name
+from relucore.sweeps.columns import CORE, COVARIANCE, MEASURED, missing_values
+from relucore.sweeps.config import sampler_option
+from relucore.sweeps.gram_columns import gram_arrays, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
@@ -45,18 +48,12 @@ ERRORS = {
 }
 
 
-def _option(v):
-    if isinstance(v, list) and v and isinstance(v[0], str):
-        return tuple(v)
-    return v
-
-
 def gram_plan(cfg: Dict[str, Any]):
     """The Bartlett sampler plan of a ``use_gram`` configuration, or None (then ``sample_gram`` draws it)."""
     if not cfg["use_gram"]:
         return None
-    spectrum = "isotropic" if cfg["spectrum"] is None else _option(cfg["spectrum"])
-    labels = "uniform" if cfg["labels"] is None else _option(cfg["labels"])
+    spectrum = "isotropic" if cfg["spectrum"] is None else sampler_option(cfg["spectrum"])
+    labels = "uniform" if cfg["labels"] is None else sampler_option(cfg["labels"])
     if isinstance(labels, list):
         return None
     try:
@@ -102,48 +99,54 @@ def trial_keys(entropy: int, key, trials) -> np.ndarray:
     """Philox keys (B, 2) of ``SeedSequence(entropy, spawn_key=(*key, t))`` for each trial t."""
     t = np.ascontiguousarray(trials, dtype=np.int64)
     keys = np.empty((t.size, 2), dtype=np.uint64)
-    _core.seed_keys(_words(int(entropy)), np.array([int(k) for k in key], dtype=np.uint32), t, keys)
+    _core.seed_keys(entropy=_words(int(entropy)), prefix=np.array([int(k) for k in key], dtype=np.uint32), trials=t,
+                    keys=keys)
     return keys
 
 
-def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
-    """Whole C++ trials as table columns (``trial``, the built-in measurements,
-    ``status``, ``error``), one array per column: no per-trial Python."""
-    from relucore.sweeps.task import BUILTIN_COLUMNS, GRAM_FIELDS, _gram_arrays
+def _settings(cfg: Dict[str, Any], norm1: float):
+    """The trial settings of a configuration; eps, eta and tol left unset take the C++ defaults
+    (relucore/sweep_gram.hpp): the rules of train's defaults."""
+    given = {k: float(cfg[k]) for k in ("eps", "eta", "tol") if cfg[k] is not None}
+    return _core.GramTrialSettings(sign=float(cfg["signs"][0]), max_steps=int(cfg["steps"]),
+                                   minnorm=bool(cfg["minnorm"]), norm1=norm1, **given)
 
+
+def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int) -> List[str]:
+    """The ``error`` column of the trials ``bad`` that the C++ batch refused."""
+    msgs = []
+    for b in bad.tolist():
+        code = int(out["error"][b])
+        kind, msg = ERRORS.get(code, ("RuntimeError", "trial failed (code {code})"))
+        msgs.append(f"{kind}: " + msg.format(cond=out["cond"][b], n=n, code=code))
+    return msgs
+
+
+def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
+    """Whole C++ trials as table columns (``trial``, the measured columns of
+    :mod:`relucore.sweeps.columns`, ``status``, ``error``), one array per column:
+    no per-trial Python."""
     cfg = task["config"]
     n = cfg["n"]
-    plan = gram_plan(cfg)
-    values, counts, kind, lo, hi, sp = plan
+    values, counts, labels, lo, hi, sp = gram_plan(cfg)
     keys = trial_keys(task["entropy"], task["key"], trials)
     B = len(trials)
-    K = np.empty((B, n, n))
-    y = np.empty((B, n))
-    f = np.empty((B, 8))
-    io = np.empty((B, 6), dtype=np.int64)
-    norm1 = sp.norm1
-    _core.sweep_gram_batch(
-        keys, n, values, counts, kind, lo, hi, float(cfg["signs"][0]),
-        0.0 if cfg["eps"] is None else float(cfg["eps"]), 0.0 if cfg["eta"] is None else float(cfg["eta"]),
-        -1.0 if cfg["tol"] is None else float(cfg["tol"]), int(cfg["steps"]), bool(cfg["minnorm"]), norm1,
-        K, y, f, io, int(task["n_threads"] or 1),
-    )
-    err = io[:, 5]
-    ok = err == 0
-    cols: Dict[str, np.ndarray] = {
-        "trial": np.asarray(trials, dtype=np.int64),
-        "loss": f[:, 0], "grad_norm": f[:, 1], "nit": io[:, 0], "eta": f[:, 2],
-        "pattern_stable_step": io[:, 1], "n_pos": io[:, 3], "n_neg": io[:, 4], "norm1": np.full(B, float(norm1)),
-        "gap": f[:, 3] if cfg["minnorm"] else np.full(B, math.nan),
-        "gap_normalised": f[:, 4] if cfg["minnorm"] else np.full(B, math.nan),
-    }
-    gram = {f"gram_{g}": np.full(B, math.nan) for g in GRAM_FIELDS}
+    out = _core.sweep_gram_batch(keys, n=n, values=values, counts=counts, labels=labels, lo=lo, hi=hi,
+                                 settings=_settings(cfg, sp.norm1), n_threads=int(task["n_threads"] or 1))
+    ok = out["error"] == 0
+    cols: Dict[str, np.ndarray] = {"trial": np.asarray(trials, dtype=np.int64)}
+    for c in MEASURED:
+        if c.fast == CORE:
+            cols[c.name] = out[c.name]  # gap, gap_normalised: NaN from C++ when minnorm is off
+        elif c.fast == COVARIANCE:
+            cols[c.name] = np.full(B, float(sp.norm1))
+    gram = no_gram_arrays(B)
     if cfg["gram_stats"] and ok.any():
         idx = np.flatnonzero(ok)
-        for name, col in _gram_arrays(sp, K[idx], y[idx]).items():
+        for name, col in gram_arrays(sp, out["K"][idx], out["y"][idx]).items():
             gram[name][idx] = col
     cols.update(gram)
-    codes = io[:, 2]
+    codes = out["status"]
     if np.all(codes == 0):
         status = np.full(B, "converged", dtype=object)
     else:
@@ -151,13 +154,11 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     error = np.full(B, "", dtype=object)
     if not ok.all():
         bad = np.flatnonzero(~ok)
-        for name, c in BUILTIN_COLUMNS.items():
+        for name, v in missing_values().items():
             cols[name] = cols[name].copy()
-            cols[name][bad] = -1 if c == "i" else math.nan
-        for b in bad.tolist():
-            kind_, msg = ERRORS.get(int(err[b]), ("RuntimeError", "trial failed (code {code})"))
-            status[b] = "error"
-            error[b] = f"{kind_}: " + msg.format(cond=f[b, 7], n=n, code=int(err[b]))
+            cols[name][bad] = v
+        status[bad] = "error"
+        error[bad] = _error_messages(out, bad, n)
     cols["status"] = status
     cols["error"] = error
     return cols

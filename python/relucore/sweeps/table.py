@@ -9,12 +9,9 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
-from relucore.sweeps.task import BUILTIN_COLUMNS
+from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
-
-LEADING_COLUMNS = ("config_index", "trial", "seed")
-TRAILING_COLUMNS = ("status", "error")
 
 
 def _config_cell(v):
@@ -76,8 +73,8 @@ class Results:
             "config_index": np.array([r["config_index"] for r in rows], dtype=np.int64),
             "trial": np.array([r["trial"] for r in rows], dtype=np.int64),
         }
-        for k, kind in BUILTIN_COLUMNS.items():
-            chunk[k] = _column([r[k] for r in rows], kind)
+        for c in MEASURED:
+            chunk[c.name] = _column([r[c.name] for r in rows], c.kind)
         for k in TRAILING_COLUMNS:
             chunk[k] = np.array([sys.intern(str(r[k])) for r in rows], dtype=object)
         known = set(chunk) | {"seed"}
@@ -96,8 +93,8 @@ class Results:
         }
         if chunk["trial"].size == 0:
             return
-        for k, kind in BUILTIN_COLUMNS.items():
-            chunk[k] = np.asarray(cols[k], dtype=np.int64 if kind == "i" else np.float64)
+        for c in MEASURED:
+            chunk[c.name] = np.asarray(cols[c.name], dtype=c.dtype)
         for k in TRAILING_COLUMNS:
             chunk[k] = np.array([sys.intern(str(v)) for v in cols[k]], dtype=object)
         self._append(chunk)
@@ -133,8 +130,8 @@ class Results:
             per_config = [_config_cell(c[k]) for c in configs]
             col = _column(per_config, _kind(per_config))
             cols[k] = col[ci] if len(col) else col
-        for k, kind in BUILTIN_COLUMNS.items():
-            cols[k] = cat(k, np.float64 if kind == "f" else np.int64)[order]
+        for c in MEASURED:
+            cols[c.name] = cat(c.name, c.dtype)[order]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         for k in sorted(self._extra):
             vals = np.full(int(offsets[-1]), None, dtype=object)

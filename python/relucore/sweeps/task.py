@@ -21,42 +21,19 @@ from relucore import _core
 from relucore.gd.results import status_name
 from relucore.gd import inits as _init
 from relucore.theory.sampling import GramDataset
+from relucore.sweeps.columns import TRAIN, columns_from, missing_values
+from relucore.sweeps.config import SAMPLER_KEYS, sampler_option, trial_seed
+from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
-from relucore.sweeps.config import SAMPLER_KEYS, trial_seed
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
 from relucore.gd.prepare import prepare
 from relucore.gd.train import run_prepared
 
-__all__ = ["run_batch", "BUILTIN_COLUMNS"]
-
-
-#: Measured columns every row has, with their kind ("f" float, "i" int, "U" str).
-BUILTIN_COLUMNS = {
-    "loss": "f",
-    "grad_norm": "f",
-    "nit": "i",
-    "eta": "f",
-    "pattern_stable_step": "i",
-    "n_pos": "i",
-    "n_neg": "i",
-    "norm1": "f",
-    "gap": "f",
-    "gap_normalised": "f",
-}
-#: Scalar fields of relucore.GramStats kept as ``gram_<field>`` columns.
-GRAM_FIELDS = ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf", "C0_assumption2", "C0_assumption3")
-BUILTIN_COLUMNS.update({f"gram_{f}": "f" for f in GRAM_FIELDS})
-
-
-def _option(v):
-    """``["spiked", 5, 10.0, 1.0]`` (JSON/TOML have no tuples) -> ``("spiked", 5, 10.0, 1.0)``."""
-    if isinstance(v, list) and v and isinstance(v[0], str):
-        return tuple(v)
-    return v
+__all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
 
 
 def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
-    kw = {k: _option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
+    kw = {k: sampler_option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
         kw.pop("z", None)
         return relucore.sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
@@ -74,29 +51,6 @@ def _unbatch(res, b: int):
         nit=int(res.nit[b]), success=bool(res.success[b]), status=int(res.status[b]), message=res.message[b],
         pattern_stable_step=int(res.pattern_stable_step[b]), history=None, tol=float(res.tol[b]),
     )
-
-
-def _no_gram_columns(B: int) -> List[Dict[str, float]]:
-    return [{f"gram_{f}": math.nan for f in GRAM_FIELDS} for _ in range(B)]
-
-
-def _gram_arrays(spectrum, K: np.ndarray, y: np.ndarray) -> Dict[str, np.ndarray]:
-    """``gram_*`` columns (arrays of B) of a batch (K: (B, n, n)) from one batched gram_stats call."""
-    B, n = y.shape
-    if n < 2:
-        return {f"gram_{f}": np.full(B, math.nan) for f in GRAM_FIELDS}
-    st = relucore.gram_stats(gram=K, spectrum=spectrum, y=y)
-    cols = {}
-    for f in GRAM_FIELDS:
-        v = getattr(st, f, None)
-        cols[f"gram_{f}"] = np.full(B, math.nan) if v is None else np.broadcast_to(np.asarray(v, dtype=float), (B,))
-    return cols
-
-
-def _gram_columns(spectrum, K: np.ndarray, y: np.ndarray) -> List[Dict[str, float]]:
-    """``gram_*`` values of a batch, one dict per trial (see :func:`_gram_arrays`)."""
-    cols = _gram_arrays(spectrum, K, y)
-    return [{k: float(v[b]) for k, v in cols.items()} for b in range(y.shape[0])]
 
 
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
@@ -154,10 +108,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _error_row(trial: int, exc: BaseException) -> Dict[str, Any]:
-    row = {"trial": trial, "status": "error", "error": _error_text(exc)}
-    for k, kind in BUILTIN_COLUMNS.items():
-        row[k] = -1 if kind == "i" else math.nan
-    return row
+    return {"trial": trial, **missing_values(), "status": "error", "error": _error_text(exc)}
 
 
 def _init_for(cfg, rng, data, n: int, d: int):
@@ -186,45 +137,45 @@ def _eps(cfg, y: np.ndarray):
     return np.ascontiguousarray(np.broadcast_to(e, (B, m, n)))
 
 
-def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]:
-    cfg = task["config"]
-    entropy, key = task["entropy"], tuple(task["key"])
-    n_threads = task["n_threads"] or None
-    measure: Optional[Callable] = task.get("measure")
-    rngs = [np.random.default_rng(trial_seed(entropy, key, t)) for t in trials]
+def _batch_data(cfg, task, trials: List[int], rngs) -> list:
+    """The data sets of a batch's trials."""
     plan = gram_plan(cfg)
-    if plan is not None:
-        # The Bartlett sampler of the fast path, so that a configuration's data do not depend on
-        # which path runs it (the rngs above then only serve gaussian inits).
-        Kb, yb = gram_data(cfg, entropy, key, trials, plan)
-        datas = [GramDataset(K=Kb[b], y=yb[b], spectrum=plan[5]) for b in range(len(trials))]
-    else:
-        datas = [_sample(cfg, r) for r in rngs]
-    gram_mode = cfg["use_gram"]
-    n, d = cfg["n"], cfg["d"]
-    inits = [_init_for(cfg, r, data, n, d) for r, data in zip(rngs, datas)]
-    y = np.stack([np.asarray(data.y, dtype=float) for data in datas])
-    # With X, the positive and disjoint inits start in the data span (w0 = X^T alpha0), so
-    # the whole run lives in dual coordinates: form K and train from it, never copying X
-    # into a batch or rebuilding W (two of the few O(n d) passes left) unless measure wants W.
-    dual_only = not gram_mode and cfg["init"] in ("positive", "disjoint") and cfg["engine"] == "dual"
-    X = None
-    if gram_mode:
-        K_in = np.stack([data.K for data in datas])
-    elif dual_only:
-        K_in = np.empty((len(trials), n, n))
+    if plan is None:
+        return [_sample(cfg, r) for r in rngs]
+    # The Bartlett sampler of the fast path, so that a configuration's data do not depend on
+    # which path runs it (the rngs then only serve gaussian inits).
+    Kb, yb = gram_data(cfg, task["entropy"], tuple(task["key"]), trials, plan)
+    return [GramDataset(K=Kb[b], y=yb[b], spectrum=plan[5]) for b in range(len(trials))]
+
+
+def _train_inputs(cfg, task, datas):
+    """``(X, K, dual_only)``: what ``prepare`` trains from.
+
+    With X, the positive and disjoint inits start in the data span (w0 = X^T alpha0), so
+    the whole run lives in dual coordinates (``dual_only``): form K and train from it, never
+    copying X into a batch or rebuilding W (two of the few O(n d) passes left) unless
+    measure wants W.
+    """
+    if cfg["use_gram"]:
+        return None, np.stack([data.K for data in datas]), False
+    if cfg["init"] in ("positive", "disjoint") and cfg["engine"] == "dual":
+        n = cfg["n"]
+        K = np.empty((len(datas), n, n))
         if task["n_threads"] == 1:
             for b, data in enumerate(datas):
-                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K_in[b:b + 1], 1)
+                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K[b:b + 1], 1)
         else:
-            _core.gram_batch(np.stack([data.X for data in datas]), K_in, task["n_threads"])
-    else:
-        X = np.stack([data.X for data in datas])
-        K_in = None
+            _core.gram_batch(np.stack([data.X for data in datas]), K, task["n_threads"])
+        return None, K, True
+    return np.stack([data.X for data in datas]), None, False
+
+
+def _train(cfg, task, inits, X, y, K):
+    """One batched prepare + train call; returns the prepared problem and the TrainResult."""
     init = np.stack([i[0] for i in inits]) if isinstance(inits[0][0], np.ndarray) else inits[0][0]
     p = prepare(
         X, y, signs=tuple(cfg["signs"]), init=init, eps=_eps(cfg, y), eta=cfg["eta"], tol=cfg["tol"], rng=0,
-        n_threads=n_threads, gram=K_in, engine=cfg["engine"],
+        n_threads=task["n_threads"] or None, gram=K, engine=cfg["engine"],
         init_scale=DEFAULT_INIT_SCALE if cfg["init_scale"] is None else cfg["init_scale"],
         loss=cfg["loss_name"], activation=cfg["activation"],
     )
@@ -235,46 +186,53 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
             p.beta0[b], p.alpha0[b] = beta0[0], alpha0[0]
     res = run_prepared(p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=cfg["engine"],
                        on_divergence="status")
+    return p, res
+
+
+def _trial_row(cfg, t: int, data, res_b, K1, y1, gram, measure, dual_only: bool) -> Dict[str, Any]:
+    """The row of trial ``t`` (K1, y1: its K and y as batches of one; gram: its ``gram_*``
+    values, or None to compute them here)."""
+    if dual_only and measure is not None:
+        # W by the formula train uses: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
+        W0 = res_b.alpha0 @ data.X
+        res_b = dataclasses.replace(res_b, W0=W0, W=W0 + (res_b.alpha - res_b.alpha0) @ data.X)
+    norm1 = float(data.norm1)
+    yb = y1[0]
+    row = {"trial": t, **{c.name: getattr(res_b, c.name) for c in columns_from(TRAIN)}}
+    # n_pos, n_neg from the labels, norm1 from the spectrum
+    row.update({"n_pos": int(np.sum(yb > 0)), "n_neg": int(np.sum(yb <= 0)), "norm1": norm1})
+    row.update(gram if gram is not None else gram_rows(data.spectrum, K1, y1)[0])
+    row.update(_gap_columns(cfg, data, K1[0], yb, res_b, norm1))
+    row["status"] = status_name(res_b.status)
+    row["error"] = ""
+    if measure is not None:
+        extra = _measure_columns(measure, data, res_b)
+        clash = sorted(set(extra) & (set(row) | set(cfg) | {"config_index", "seed"}))
+        if clash:
+            raise ValueError(f"measure returned column(s) {clash} that clash with built-in columns")
+        row.update(extra)
+    return row
+
+
+def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]:
+    cfg = task["config"]
+    measure: Optional[Callable] = task.get("measure")
+    rngs = [np.random.default_rng(trial_seed(task["entropy"], tuple(task["key"]), t)) for t in trials]
+    datas = _batch_data(cfg, task, trials, rngs)
+    inits = [_init_for(cfg, r, data, cfg["n"], cfg["d"]) for r, data in zip(rngs, datas)]
+    y = np.stack([np.asarray(data.y, dtype=float) for data in datas])
+    X, K, dual_only = _train_inputs(cfg, task, datas)
+    p, res = _train(cfg, task, inits, X, y, K)
     try:
         # The spectrum is fixed by the configuration, so one call serves the batch.
-        gram_cols = _gram_columns(datas[0].spectrum, p.K, y) if cfg["gram_stats"] else _no_gram_columns(len(trials))
+        gram = gram_rows(datas[0].spectrum, p.K, y) if cfg["gram_stats"] else no_gram_rows(len(trials))
     except Exception:
-        gram_cols = None  # computed per trial below, so that only failing trials are marked
+        gram = None  # computed per trial below, so that only failing trials are marked
     rows = []
     for b, t in enumerate(trials):
         try:
-            res_b = _unbatch(res, b)
-            if dual_only and measure is not None:
-                # W by the formula train uses: W0 = alpha0 X, W = W0 + (alpha - alpha0) X.
-                Xb = datas[b].X
-                W0 = res_b.alpha0 @ Xb
-                res_b = dataclasses.replace(res_b, W0=W0, W=W0 + (res_b.alpha - res_b.alpha0) @ Xb)
-            norm1 = float(datas[b].norm1)
-            yb = y[b]
-            row = {
-                "trial": t,
-                "loss": res_b.loss,
-                "grad_norm": res_b.grad_norm,
-                "nit": res_b.nit,
-                "eta": res_b.eta,
-                "pattern_stable_step": res_b.pattern_stable_step,
-                "n_pos": int(np.sum(yb > 0)),
-                "n_neg": int(np.sum(yb <= 0)),
-                "norm1": norm1,
-            }
-            if gram_cols is not None:
-                row.update(gram_cols[b])
-            else:
-                row.update(_gram_columns(datas[b].spectrum, p.K[b:b + 1], y[b:b + 1])[0])
-            row.update(_gap_columns(cfg, datas[b], p.K[b], yb, res_b, norm1))
-            row["status"] = status_name(res_b.status)
-            row["error"] = ""
-            if measure is not None:
-                extra = _measure_columns(measure, datas[b], res_b)
-                clash = sorted(set(extra) & (set(row) | set(cfg) | {"config_index", "seed"}))
-                if clash:
-                    raise ValueError(f"measure returned column(s) {clash} that clash with built-in columns")
-                row.update(extra)
+            row = _trial_row(cfg, t, datas[b], _unbatch(res, b), p.K[b:b + 1], y[b:b + 1],
+                             None if gram is None else gram[b], measure, dual_only)
         except Exception as exc:  # a failing trial is recorded and the sweep goes on
             row = _error_row(t, exc)
         rows.append(row)
