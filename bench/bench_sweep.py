@@ -148,12 +148,10 @@ def breakdown_gram(n, d, trials, seed=0):
     K, y = sample_gram_keys(n, keys, plan)
     out["sampling"] = time.perf_counter() - t0
     out["K"] = 0.0
-    f = np.empty((trials, 8))
-    io = np.empty((trials, 6), dtype=np.int64)
-    K2, y2 = np.empty_like(K), np.empty_like(y)
+    settings = _core.GramTrialSettings(max_steps=10_000, minnorm=False, norm1=sp.norm1)
     t0 = time.perf_counter()
-    _core.sweep_gram_batch(keys, n, values, counts, kind, lo, hi, 1.0, 0.0, 0.0, -1.0, 10_000, False, sp.norm1,
-                           K2, y2, f, io, 1)
+    out_gram = _core.sweep_gram_batch(keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, settings=settings,
+                           n_threads=1)
     both = time.perf_counter() - t0
     out["prepare (eigenvalues, init)"] = float("nan")
     out["GD"] = both - out["sampling"]  # prepare + GD
@@ -166,7 +164,7 @@ def breakdown_gram(n, d, trials, seed=0):
     t0 = time.perf_counter()
     relucore.gram_stats(gram=K, spectrum=sp, y=y)
     out["gram_stats"] = time.perf_counter() - t0
-    return {k: v / trials for k, v in out.items()}, int(np.max(io[:, 0]))
+    return {k: v / trials for k, v in out.items()}, int(np.max(out_gram["nit"]))
 
 
 def machine_limits():
