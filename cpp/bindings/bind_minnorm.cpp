@@ -1,8 +1,8 @@
-// The convex QPs of the minimum-norm problems (relucore/minnorm_qp.hpp).
+// The convex QPs of the minimum-norm problems (relucore/minnorm/minnorm_qp.hpp).
 // Arrays are validated and allocated by the Python layer (relucore._minnorm).
 #include "common.hpp"
 
-#include "relucore/minnorm_qp.hpp"
+#include "relucore/minnorm/minnorm_qp.hpp"
 
 #include <algorithm>
 

@@ -3,11 +3,11 @@
 // Arrays are validated and allocated by the Python layer (relucore._sweep_fast).
 #include "common.hpp"
 
-#include "relucore/gram_sample.hpp"
-#include "relucore/minnorm_qp.hpp"
-#include "relucore/parallel.hpp"
-#include "relucore/rng.hpp"
-#include "relucore/sweep_gram.hpp"
+#include "relucore/core/parallel.hpp"
+#include "relucore/minnorm/minnorm_qp.hpp"
+#include "relucore/random/gram_sample.hpp"
+#include "relucore/random/rng.hpp"
+#include "relucore/sweep/sweep_gram.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -92,7 +92,7 @@ void bind_sweep(py::module_& m) {
         py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
         "K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the "
-        "raw words of np.random.Philox(key=keys[b]) (relucore/gram_sample.hpp).");
+        "raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).");
 
     m.def(
         "minnorm1_batch",
@@ -190,6 +190,6 @@ void bind_sweep(py::module_& m) {
         py::arg("lo"), py::arg("hi"), py::arg("sign"), py::arg("eps"), py::arg("eta"), py::arg("tol"),
         py::arg("max_steps"), py::arg("minnorm"), py::arg("norm1"), py::arg("K").noconvert(), py::arg("y").noconvert(),
         py::arg("f").noconvert(), py::arg("iout").noconvert(), py::arg("n_threads") = 1,
-        "Whole Gram-mode trials (relucore/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT "
+        "Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp): f = loss, grad_norm, eta, gap, gap_normalised, KKT "
         "residual, mu_1, cond; iout = nit, pattern_stable_step, status, n_pos, n_neg, error code.");
 }

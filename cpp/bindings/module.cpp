@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "relucore/parallel.hpp"
+#include "relucore/core/parallel.hpp"
 
 namespace py = pybind11;
 
