@@ -35,12 +35,9 @@
 #include "relucore/gd/run.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
+#include "relucore/simd.hpp"
 
 #include <Eigen/Cholesky>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <algorithm>
 #include <cmath>

@@ -1,38 +1,29 @@
-// Gram matrices K = X X^T (SPEC section 7).
+// Gram matrices K = X X^T (docs/theory.md).
 //
 // Forming K is the one O(n^2 d) step of a run (the GD steps are O(m n^2)), so
 // on x86-64 machines with AVX2 and FMA it uses a kernel of its own, chosen at
 // run time (the package is compiled for baseline x86-64, where Eigen only
-// has SSE2): dot products of 4 x 2 blocks of rows, 4 doubles per lane, the
-// columns processed in chunks that stay in cache. Elsewhere, and when
-// RELUCORE_NO_SIMD_DISPATCH is defined, Eigen's symmetric rank update is used.
+// has SSE2; see simd.hpp): dot products of 4 x 2 blocks of rows, 4 doubles
+// per lane, the columns processed in chunks that stay in cache. Elsewhere, and
+// when RELUCORE_NO_SIMD_DISPATCH is defined, Eigen's symmetric rank update is
+// used.
 // The two paths round differently (the kernel fuses multiply-adds), so K may
 // differ in the last bits between machines; on one machine it is always the
 // same.
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/simd.hpp"
 
 #include <Eigen/Core>
 
 #include <algorithm>
 
-#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__x86_64__) || defined(__i386__))
-#define RELUCORE_GRAM_DISPATCH 1
-#include <immintrin.h>
-#endif
-
 namespace relucore {
 
 namespace detail {
 
-#if defined(RELUCORE_GRAM_DISPATCH)
-inline bool cpu_has_avx2_fma() {
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
-}
-
+#if defined(RELUCORE_SIMD_DISPATCH)
 __attribute__((target("avx2,fma"))) inline double hsum256(__m256d v) {
     const __m128d lo = _mm256_castpd256_pd128(v);
     const __m128d hi = _mm256_extractf128_pd(v, 1);
@@ -109,8 +100,8 @@ __attribute__((target("avx2,fma"))) inline void gram_matrix_avx2(ConstMatrixRef 
 // K = X X^T, exactly symmetric (the lower triangle is computed and mirrored).
 inline void gram_matrix(ConstMatrixRef X, MatrixRef K) {
     const Index n = X.rows();
-#if defined(RELUCORE_GRAM_DISPATCH)
-    if (detail::cpu_has_avx2_fma() && X.cols() >= 4) {
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx2_fma() && X.cols() >= 4) {
         detail::gram_matrix_avx2(X, K);
     } else
 #endif

@@ -1,6 +1,6 @@
 // Linear combinations of the rows of X: W = W0 + C X (m x n coefficients
 // times n x d data). This is how weights come back from dual coordinates
-// (w_k = w_k^(0) + X^T (alpha_k - alpha_k^(0)), SPEC section 1): O(m n d), the
+// (w_k = w_k^(0) + X^T (alpha_k - alpha_k^(0)), Lai et al. 2026): O(m n d), the
 // one d-dimensional operation of a run besides forming K.
 //
 // As for the Gram matrix, x86-64 machines with AVX2 and FMA get a kernel of
@@ -10,6 +10,7 @@
 
 #include "relucore/core/types.hpp"
 #include "relucore/linalg/gram.hpp"
+#include "relucore/simd.hpp"
 
 #include <stdexcept>
 
@@ -17,7 +18,7 @@ namespace relucore {
 
 namespace detail {
 
-#if defined(RELUCORE_GRAM_DISPATCH)
+#if defined(RELUCORE_SIMD_DISPATCH)
 // W (m x d) += C (m x n) X (n x d) over the columns [t0, t1), a multiple of
 // 4 * L wide: L independent 4-lane sums per column block, so that the chains
 // of n fused multiply-adds overlap.
@@ -51,8 +52,8 @@ __attribute__((target("avx2,fma"))) inline Index add_row_combination_avx2(const 
 inline void add_row_combination(ConstMatrixRef C, ConstMatrixRef X, MatrixRef W) {
     const Index m = C.rows(), n = C.cols(), d = X.cols();
     Index t0 = 0;
-#if defined(RELUCORE_GRAM_DISPATCH)
-    if (detail::cpu_has_avx2_fma()) {
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx2_fma()) {
         t0 = detail::add_row_combination_avx2<8>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
                                                  W.outerStride(), m, n, 0, d);
         t0 = detail::add_row_combination_avx2<1>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
@@ -68,7 +69,7 @@ inline void add_row_combination(ConstMatrixRef C, ConstMatrixRef X, MatrixRef W)
 }
 
 /// Rebuilds the weights from the dual coordinates: W = W0 + (alpha - alpha0) X
-/// (SPEC section 1: w_k = w_k^perp + X^T alpha_k and w_k^perp never changes).
+/// (Lai et al. 2026: w_k = w_k^perp + X^T alpha_k and w_k^perp never changes).
 /// W0 (m x d) and alpha0 (m x n) are the starting point the engine was built
 /// from; W (m x d) is written; `scratch` (m x n) holds alpha - alpha0. For the
 /// data-span inits (positive_init()) W0 = alpha0 X, so W = alpha X.

@@ -1,5 +1,5 @@
 // Weight-space (noisy, stochastic) gradient descent for a wide two-layer ReLU
-// network with bias and a trainable outer layer (SPEC §10, Liang et al. 2026):
+// network with bias and a trainable outer layer (Liang et al. 2026):
 //
 //     h(x) = kappa * sum_{i=1..N} a_i relu(w_i^T x + b_i),     theta_i = (a_i, w_i, b_i),
 //
@@ -18,7 +18,7 @@
 //
 // i.e. plain SGD with step s on the sampled objective plus Gaussian noise of
 // temperature T = 1/beta (xi_i ~ N(0, I) on the trained coordinates). Written
-// out for the mean-field scale kappa = 1/N this is SPEC §10's update
+// out for the mean-field scale kappa = 1/N this is the paper's update
 //
 //     theta_i <- theta_i - (s/N) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
 //                + sqrt(4 (s/N) / beta) xi_i,
@@ -51,30 +51,26 @@
 // package is built for baseline x86-64); elsewhere plain loops that the compiler
 // vectorises. No path uses FMA, so all paths give bitwise the same numbers.
 // The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
-// the path (read when an engine is built; for tests and timings).
+// the path (read when an engine is built; for tests and timings; see simd.hpp).
 #pragma once
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/random/rng.hpp"
+#include "relucore/simd.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #if defined(RELUCORE_WITH_OPENMP)
 #include <omp.h>
 #endif
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-// random/rng.hpp defines RELUCORE_AVX_DISPATCH: runtime dispatch to 256-bit AVX and
+// simd.hpp defines RELUCORE_SIMD_DISPATCH: runtime dispatch to 256-bit AVX and
 // 512-bit AVX-512F kernels (without FMA, so every element is computed by the
 // same IEEE operations as in the SSE2 and scalar loops: results do not depend
 // on the path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
@@ -206,26 +202,9 @@ public:
     // capped by the environment variable RELUCORE_SIMD (scalar, sse2, avx,
     // avx512; read when an engine is built). All paths give bitwise the same
     // numbers; the variable exists to test that and to time the paths.
-    static constexpr int kSimdScalar = 0, kSimdSse2 = 1, kSimdAvx = 2, kSimdAvx512 = 3;
-    static int simd_level() {
-        int level = kSimdScalar;
-#if defined(__SSE2__)
-        level = kSimdSse2;
-#endif
-#if defined(RELUCORE_AVX_DISPATCH)
-        static const bool avx = __builtin_cpu_supports("avx"), avx512 = __builtin_cpu_supports("avx512f");
-        if (avx) level = kSimdAvx;
-        if (avx512) level = kSimdAvx512;
-#endif
-        if (const char* env = std::getenv("RELUCORE_SIMD")) {
-            const std::string v(env);
-            const int cap = v == "scalar" ? kSimdScalar : v == "sse2" ? kSimdSse2 : v == "avx" ? kSimdAvx
-                                                        : v == "avx512" ? kSimdAvx512 : -1;
-            if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
-            level = std::min(level, cap);
-        }
-        return level;
-    }
+    static constexpr int kSimdScalar = simd::kScalar, kSimdSse2 = simd::kSse2, kSimdAvx = simd::kAvx,
+                         kSimdAvx512 = simd::kAvx512;
+    static int simd_level() { return simd::level(); }
     int simd() const { return simd_; }
 
     WeightGD(const WeightGD&) = delete;  // the arena's alignment offset is tied to its buffer
@@ -634,7 +613,7 @@ private:
         if (Noisy) chunk_noise(t, c, xi, tb.words);
         Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see lane_sum
         Index i = 0;
-#if defined(RELUCORE_AVX_DISPATCH)
+#if defined(RELUCORE_SIMD_DISPATCH)
         if (simd_ >= kSimdAvx)
             i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
 #endif
@@ -714,7 +693,7 @@ private:
         return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
     }
 
-#if defined(RELUCORE_AVX_DISPATCH)
+#if defined(RELUCORE_SIMD_DISPATCH)
     // One AVX vector (neurons i .. i+3) of the fused step; returns a_i r_i.
     template <int D, bool Outer, bool Bias, bool Noisy>
     __attribute__((target("avx"), always_inline)) static inline __m256d fused_avx_vec(
@@ -785,14 +764,7 @@ private:
         return i;
     }
 
-// GCC contracts a * b - c written with AVX-512 intrinsics into an FMA
-// (AVX-512F includes FMA) unless told not to; clang is told by a pragma in
-// the function body.
-#if defined(__GNUC__) && !defined(__clang__)
-#define RELUCORE_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define RELUCORE_NO_FP_CONTRACT
-#endif
+// RELUCORE_NO_FP_CONTRACT (simd.hpp): no FMA contraction in the AVX-512 code.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 // GCC 12 flags the undefined source operand inside _mm512_max_pd.
@@ -879,12 +851,11 @@ private:
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-#undef RELUCORE_NO_FP_CONTRACT
 #endif
 
     template <int D, bool Outer, bool Bias, bool Noisy>
     void fused_range(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
-#if defined(RELUCORE_AVX_DISPATCH)
+#if defined(RELUCORE_SIMD_DISPATCH)
         if (!Noisy && simd_ >= kSimdAvx512) {  // all chunks in one call
             if (c0 >= c1) return;
             const Scalar* x = &X_(tb.batch[0], 0);

@@ -28,19 +28,13 @@
 // path (scalar, SSE2, AVX2); their relative error is a few ulp.
 #pragma once
 
+#include "relucore/simd.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-// Runtime dispatch to AVX, AVX2 and AVX-512F kernels (see meanfield/weight_gd.hpp); define
-// RELUCORE_NO_SIMD_DISPATCH to disable it.
-#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__x86_64__) || defined(__i386__))
-#define RELUCORE_AVX_DISPATCH 1
-#include <immintrin.h>
-#endif
 
 namespace relucore {
 
@@ -149,12 +143,7 @@ inline double top53(std::uint64_t w) {
     return (h - 4503599627370496.0) * 2097152.0 + (l - 4503599627370496.0);
 }
 
-#if defined(RELUCORE_AVX_DISPATCH)
-inline bool cpu_has_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2");
-    return has;
-}
-
+#if defined(RELUCORE_SIMD_DISPATCH)
 // box_muller_words for four pairs at a time: the scalar code's operations
 // in the same order (no FMA), so the numbers are bitwise identical. Returns
 // the number of pairs done (a multiple of 4).
@@ -250,8 +239,8 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
 inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint64_t* __restrict w2,
                              double* __restrict z0, double* __restrict z1, long n) {
     long i = 0;
-#if defined(RELUCORE_AVX_DISPATCH)
-    if (n >= 4 && cpu_has_avx2()) i = box_muller_words_avx2(w1, w2, z0, z1, n);
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (n >= 4 && simd::has_avx2()) i = box_muller_words_avx2(w1, w2, z0, z1, n);
 #endif
     for (; i < n; ++i) {
         const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
