@@ -399,6 +399,82 @@ class WeightGDSettings:
     @weight_decay.setter
     def weight_decay(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class Defaults:
+    """
+    The defaults of relucore's rules (relucore/defaults.hpp); read-only.
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def C_alpha(self) -> float:
+        """
+        Offset of the all-positive start: eps = y_min / (C_alpha m).
+        """
+    @property
+    def C_g(self) -> float:
+        """
+        Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).
+        """
+    @property
+    def cholesky_rcond_min(self) -> float:
+        """
+        Smallest reciprocal condition estimate of the Cholesky factor of K accepted.
+        """
+    @property
+    def divergence_factor(self) -> float:
+        """
+        A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
+        """
+    @property
+    def init_scale(self) -> float:
+        """
+        Standard deviation of Gaussian initial weights, sqrt(2e-6).
+        """
+    @property
+    def leaky_slope(self) -> float:
+        """
+        gamma of the leaky ReLU max(u, gamma u).
+        """
+    @property
+    def max_condition(self) -> float:
+        """
+        Largest mu_1 / mu_n accepted by the starts that need K^-1.
+        """
+    @property
+    def meanfield_divergence_bound(self) -> float:
+        """
+        A mean-field run diverges when some |h(x_j)| of a step exceeds this.
+        """
+    @property
+    def minnorm_max_block_iter(self) -> int:
+        """
+        Block principal pivoting iterations of the minimum-norm QP before its fallback.
+        """
+    @property
+    def minnorm_stall_limit(self) -> int:
+        """
+        Block iterations without progress of the minimum-norm QP before its fallback.
+        """
+    @property
+    def minnorm_tol(self) -> float:
+        """
+        Relative tolerance of the minimum-norm QP's sign tests.
+        """
+    @property
+    def record(self) -> int:
+        """
+        Keep every record-th state in the history (0: none).
+        """
+    @property
+    def steps(self) -> int:
+        """
+        GD step budget.
+        """
+    @property
+    def tol_factor(self) -> float:
+        """
+        Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.
+        """
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
@@ -473,4 +549,5 @@ def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.ty
     """
 __version__: str
 _pybind11_version: str
+defaults: Defaults
 has_openmp: bool

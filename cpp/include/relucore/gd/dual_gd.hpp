@@ -1,5 +1,5 @@
 /// @file gd/dual_gd.hpp
-/// The primal-dual gradient-descent engine (SPEC section 1).
+/// The primal-dual gradient-descent engine (Lai et al. 2026).
 ///
 /// Gradient descent on R(W) = loss(h(X), y) with h(x) = sum_k a_k phi(w_k^T x)
 /// moves every w_k inside the row space of X, so the whole run can be tracked in
@@ -30,6 +30,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/run.hpp"
@@ -98,7 +99,7 @@ public:
         setup();
     }
 
-    /// The all-positive initialisation of SPEC section 2 (Theorems 1, 3):
+    /// The all-positive initialisation of Lai et al. 2026 (Theorems 1, 3):
     /// w_k^(0) = X^T K^{-1} eps_k, i.e. beta_k^(0) = eps_k and
     /// alpha_k^(0) = K^{-1} eps_k (Cholesky factorisation of K). The engine
     /// owns K = X X^T; the weights are W = alpha X (w_k^perp = 0).
@@ -116,8 +117,8 @@ public:
         Eigen::LLT<RowMatrix> llt(*K);
         // Rounding can leave the K of a rank-deficient X with tiny positive
         // pivots, so the factorisation succeeding is not enough: its
-        // reciprocal condition estimate must be above 1e-12 too.
-        if (llt.info() != Eigen::Success || !(llt.rcond() > 1e-12))
+        // reciprocal condition estimate must be above cholesky_rcond_min too.
+        if (llt.info() != Eigen::Success || !(llt.rcond() > defaults::cholesky_rcond_min))
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
         const RowMatrix alpha0 = llt.solve(eps.transpose()).transpose();

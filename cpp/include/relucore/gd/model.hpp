@@ -5,6 +5,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -17,7 +18,7 @@ enum class Loss : int { square = 0, logistic = 1 };
 
 struct ModelSpec {
     Activation activation = Activation::relu;
-    Scalar leaky_slope = 0.01;  // gamma in max(u, gamma u); used by leaky_relu only
+    Scalar leaky_slope = defaults::leaky_slope;  // gamma in max(u, gamma u); used by leaky_relu only
     Loss loss = Loss::square;
 
     void validate() const {

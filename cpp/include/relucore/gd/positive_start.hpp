@@ -1,5 +1,5 @@
 /// @file gd/positive_start.hpp
-/// The all-positive starting point of Theorems 1 and 3 (SPEC section 2),
+/// The all-positive starting point of Theorems 1 and 3 (Lai et al. 2026),
 /// built and checked in one pass: K = X X^T, its eigenvalues, the default
 /// offset eps, alpha0 = K^{-1} eps (Cholesky), W0 = alpha0 X, the default step
 /// 1 / (L ||s||^2 mu_1(K)) and the default gradient tolerance.
@@ -12,6 +12,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
@@ -43,10 +44,10 @@ struct StartOptions {
     /// > 0: the offset of every beta_{k,i}; 0: the default y_min / (C_alpha m);
     /// < 0: beta0 holds the offsets already (positive, one per neuron and example).
     Scalar eps = 0;
-    Scalar C_alpha = 10;          ///< constant of the default offset
-    Scalar tol = -1;              ///< >= 0: the gradient tolerance; otherwise the default
-    Scalar tol_factor = 1e-12;    ///< default tol = tol_factor sqrt(mu_1) ||y|| (square loss; logistic: 0)
-    Scalar max_condition = 1e12;  ///< largest mu_1 / mu_n accepted
+    Scalar C_alpha = defaults::C_alpha;              ///< constant of the default offset
+    Scalar tol = -1;                                 ///< >= 0: the gradient tolerance; otherwise the default
+    Scalar tol_factor = defaults::tol_factor;        ///< default tol = tol_factor sqrt(mu_1) ||y|| (logistic: 0)
+    Scalar max_condition = defaults::max_condition;  ///< largest mu_1 / mu_n accepted
     Loss loss = Loss::square;
 };
 

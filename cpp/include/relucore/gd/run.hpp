@@ -13,6 +13,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
 
 #include <algorithm>
@@ -35,10 +36,10 @@ struct GDSettings {
     Scalar eta = 0;                ///< step size, > 0
     std::int64_t max_steps = 0;    ///< stop once steps_taken() reaches this (absolute count)
     Scalar tol = 0;                ///< stop once ||grad_W R||_F < tol (0: never stop early)
-    std::int64_t record_every = 0; ///< keep every k-th state in the History (0: none)
+    std::int64_t record_every = defaults::record; ///< keep every k-th state in the History (0: none)
     /// The run is declared diverged when the loss is not finite or exceeds
     /// divergence_factor * max(loss at the start of the run, 1).
-    Scalar divergence_factor = 1e12;
+    Scalar divergence_factor = defaults::divergence_factor;
     ModelSpec model{};  ///< activation and loss
     /// Set to true by another thread to stop a run (or a step(k) loop) after
     /// the current step. Not owned; null means "never cancelled".

@@ -56,6 +56,7 @@
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/random/rng.hpp"
 #include "relucore/simd.hpp"
@@ -106,12 +107,12 @@ struct WeightGDSettings {
     bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
     bool train_outer = true;  // false: a_i stay at their initial values
     Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
-    std::int64_t record_every = 0;  // objective and tracked neurons every k steps (0: never)
+    std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
     Key2 key{0, 0};           // the generator's key (the seed)
     int n_threads = 1;        // <= 0: default_threads()
     // The run is declared diverged when some h(x_j) of a step is not finite or
     // exceeds this in absolute value.
-    Scalar divergence_bound = 1e100;
+    Scalar divergence_bound = defaults::meanfield_divergence_bound;
     // Set to true by another thread to stop the run at the next check point
     // (every kCheckEvery steps).
     const std::atomic<bool>* cancel = nullptr;

@@ -1,4 +1,4 @@
-// Convex quadratic programs of the minimum-norm problems (SPEC section 5).
+// Convex quadratic programs of the minimum-norm problems (docs/theory.md).
 //
 //     minimise   1/2 z^T H z - c^T z
 //     subject to E z = e,   lower <= z <= upper     (bounds may be +-inf)
@@ -25,6 +25,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
@@ -39,10 +40,10 @@
 namespace relucore {
 
 struct QPSettings {
-    int max_block_iter = 60;  // block principal pivoting iterations before the fallback
-    int stall_limit = 6;      // block iterations without fewer infeasibilities before the fallback
-    int max_iter = 0;         // primal active-set iterations (0: 20 (n + p) + 100)
-    double tol = 1e-13;       // relative tolerance of the sign tests
+    int max_block_iter = defaults::minnorm_max_block_iter;  // block pivoting iterations before the fallback
+    int stall_limit = defaults::minnorm_stall_limit;  // block iterations without fewer infeasibilities, ditto
+    int max_iter = 0;                                 // primal active-set iterations (0: 20 (n + p) + 100)
+    double tol = defaults::minnorm_tol;               // relative tolerance of the sign tests
 };
 
 enum class QPStatus : int { solved = 0, max_iter = 1, singular = 2, infeasible_start = 3 };

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/minnorm/minnorm_qp.hpp"
@@ -101,11 +102,11 @@ inline void extreme_eigenvalues(ConstMatrixRef K, double& mu_max, double& mu_min
 struct GramTrialSettings {
     double sign = 1.0;        // outer weight s of the neuron
     double eps = 0.0;         // positive-init offset; 0: y_min / (C_alpha m)
-    double C_alpha = 10.0;
+    double C_alpha = defaults::C_alpha;
     double eta = 0.0;         // step; 0: 1 / (s^2 mu_1(K))
-    double tol = -1.0;        // gradient tolerance; < 0: 1e-12 sqrt(mu_1) ||y||
-    std::int64_t max_steps = 10000;
-    double max_condition = 1e12;
+    double tol = -1.0;        // gradient tolerance; < 0: tol_factor sqrt(mu_1) ||y||
+    std::int64_t max_steps = defaults::steps;
+    double max_condition = defaults::max_condition;
     bool minnorm = true;      // solve for w* and the gap
     double norm1 = 1.0;       // ||lambda||_1, for the normalised gap
 };
@@ -163,7 +164,8 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
     }
     out.eta = st.eta > 0 ? st.eta : 1.0 / (st.sign * st.sign * out.mu1);
     out.tol = st.tol >= 0 ? st.tol
-                          : std::max(1e-12 * std::sqrt(out.mu1) * y.norm(), std::numeric_limits<double>::min());
+                          : std::max(defaults::tol_factor * std::sqrt(out.mu1) * y.norm(),
+                                     std::numeric_limits<double>::min());
     GDSettings s;
     s.eta = out.eta;
     s.tol = out.tol;
