@@ -1,8 +1,8 @@
 #include "common.hpp"
 
-#include "relucore/gram.hpp"
-#include "relucore/gram_stats.hpp"
-#include "relucore/parallel.hpp"
+#include "relucore/core/parallel.hpp"
+#include "relucore/linalg/gram.hpp"
+#include "relucore/stats/gram_stats.hpp"
 
 namespace py = pybind11;
 using namespace relucore;

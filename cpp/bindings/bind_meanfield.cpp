@@ -1,12 +1,12 @@
-// The mean-field weight-space engine (relucore/weight_gd.hpp) and the
-// counter-based generator behind it (relucore/rng.hpp). Arrays are allocated
+// The mean-field weight-space engine (relucore/meanfield/weight_gd.hpp) and the
+// counter-based generator behind it (relucore/random/rng.hpp). Arrays are allocated
 // and validated by relucore.meanfield; here they are only viewed.
 #include "common.hpp"
 
 #include <pybind11/stl.h>
 
-#include "relucore/rng.hpp"
-#include "relucore/weight_gd.hpp"
+#include "relucore/meanfield/weight_gd.hpp"
+#include "relucore/random/rng.hpp"
 
 #include <optional>
 #include <string>
@@ -35,7 +35,8 @@ void bind_meanfield(py::module_& m) {
         .value("inv_sqrt_n", OutputScale::inv_sqrt_n)
         .value("one", OutputScale::one);
 
-    py::class_<WeightGDSettings>(m, "WeightGDSettings", "Settings of a mean-field SGD run (see relucore/weight_gd.hpp).")
+    py::class_<WeightGDSettings>(m, "WeightGDSettings",
+                                 "Settings of a mean-field SGD run (see relucore/meanfield/weight_gd.hpp).")
         .def(py::init<>())
         .def_readwrite("step", &WeightGDSettings::step)
         .def_readwrite("weight_decay", &WeightGDSettings::weight_decay)

@@ -1,8 +1,8 @@
-// The convex QPs of the minimum-norm problems (relucore/minnorm_qp.hpp).
+// The convex QPs of the minimum-norm problems (relucore/minnorm/minnorm_qp.hpp).
 // Arrays are validated and allocated by the Python layer (relucore._minnorm).
 #include "common.hpp"
 
-#include "relucore/minnorm_qp.hpp"
+#include "relucore/minnorm/minnorm_qp.hpp"
 
 #include <algorithm>
 
@@ -69,8 +69,10 @@ void bind_minnorm(py::module_& m) {
             return pack(res, z, r, state, nullptr);
         },
         py::arg("H"), py::arg("c"), py::arg("lower"), py::arg("upper"), py::arg("z").noconvert(),
-        py::arg("r").noconvert(), py::arg("state").noconvert(), py::arg("max_block_iter") = 60,
-        py::arg("stall_limit") = 6, py::arg("max_iter") = 0, py::arg("tol") = 1e-13,
+        py::arg("r").noconvert(), py::arg("state").noconvert(),
+        py::arg("max_block_iter") = defaults::minnorm_max_block_iter,
+        py::arg("stall_limit") = defaults::minnorm_stall_limit, py::arg("max_iter") = 0,
+        py::arg("tol") = defaults::minnorm_tol,
         "min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback).");
 
     m.def(
@@ -104,7 +106,7 @@ void bind_minnorm(py::module_& m) {
         },
         py::arg("H"), py::arg("c"), py::arg("E"), py::arg("e"), py::arg("lower"), py::arg("upper"),
         py::arg("z").noconvert(), py::arg("state").noconvert(), py::arg("nu").noconvert(), py::arg("r").noconvert(),
-        py::arg("max_iter") = 0, py::arg("tol") = 1e-13,
+        py::arg("max_iter") = 0, py::arg("tol") = defaults::minnorm_tol,
         "min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z "
         "(state: -1/+1 at lower/upper bound in the initial working set, 0 free).");
 }

@@ -1,13 +1,14 @@
 // Batched kernels of relucore.sweep's Gram-mode fast path: per-trial seeds,
 // the Bartlett sampler, the one-neuron minimum-norm QP and whole trials.
-// Arrays are validated and allocated by the Python layer (relucore._sweep_fast).
+// Settings cross as the bound struct GramTrialSettings; outputs come back as a dict of named arrays
+// (relucore.sweeps.gram_trial reads them by name; the names are listed in relucore.sweeps.columns).
 #include "common.hpp"
 
-#include "relucore/gram_sample.hpp"
-#include "relucore/minnorm_qp.hpp"
-#include "relucore/parallel.hpp"
-#include "relucore/rng.hpp"
-#include "relucore/sweep_gram.hpp"
+#include "relucore/core/parallel.hpp"
+#include "relucore/minnorm/minnorm_qp.hpp"
+#include "relucore/random/gram_sample.hpp"
+#include "relucore/random/rng.hpp"
+#include "relucore/sweep/sweep_gram.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -184,7 +185,7 @@ void bind_sweep(py::module_& m) {
         py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
         "K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the "
-        "raw words of np.random.Philox(key=keys[b]) (relucore/gram_sample.hpp).");
+        "raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).");
 
     m.def(
         "minnorm1_batch",
@@ -252,7 +253,7 @@ void bind_sweep(py::module_& m) {
         },
         py::arg("keys").noconvert(), py::kw_only(), py::arg("n"), py::arg("values"), py::arg("counts"),
         py::arg("labels"), py::arg("lo"), py::arg("hi"), py::arg("settings"), py::arg("n_threads") = 1,
-        "Whole Gram-mode trials (relucore/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
+        "Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
         "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then "
         "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
         "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "

@@ -5,11 +5,11 @@
 
 #include <pybind11/stl.h>
 
-#include "relucore/dense_gd.hpp"
-#include "relucore/dual_gd.hpp"
-#include "relucore/parallel.hpp"
-#include "relucore/positive_start.hpp"
-#include "relucore/run.hpp"
+#include "relucore/core/parallel.hpp"
+#include "relucore/gd/dense_gd.hpp"
+#include "relucore/gd/dual_gd.hpp"
+#include "relucore/gd/positive_start.hpp"
+#include "relucore/gd/run.hpp"
 
 #include <optional>
 
@@ -106,7 +106,7 @@ void bind_train(py::module_& m) {
         .value("cancelled", Status::cancelled)
         .value("stopped", Status::stopped);
 
-    py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/run.hpp).")
+    py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/gd/run.hpp).")
         .def(py::init<>())
         .def_readwrite("eta", &GDSettings::eta)
         .def_readwrite("max_steps", &GDSettings::max_steps)
@@ -216,7 +216,7 @@ void bind_train(py::module_& m) {
         py::arg("K").noconvert(), py::arg("mu").noconvert(), py::arg("beta0").noconvert(),
         py::arg("alpha0").noconvert(), py::arg("W0").noconvert(), py::arg("eta").noconvert(),
         py::arg("tol_out").noconvert(), py::arg("check").noconvert(), py::arg("n_threads") = 0,
-        "The all-positive start of B problems (relucore/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol "
+        "The all-positive start of B problems (relucore/gd/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol "
         "written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; "
         "check[b] = 0 when problem b passed every check.");
 
@@ -246,7 +246,7 @@ void bind_train(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("W0").noconvert(), py::arg("alpha0").noconvert(),
         py::arg("alpha").noconvert(), py::arg("W").noconvert(), py::arg("n_threads") = 0,
-        "W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).");
+        "W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/linalg/span.hpp), written into W (B, m, d).");
 
     m.def(
         "run_dense_batch",

@@ -5,8 +5,8 @@
 // views (the trainer object is the views' base, so they stay valid).
 #include "common.hpp"
 
-#include "relucore/dual_gd.hpp"
-#include "relucore/run.hpp"
+#include "relucore/gd/dual_gd.hpp"
+#include "relucore/gd/run.hpp"
 
 #include <atomic>
 #include <memory>

@@ -6,7 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "relucore/types.hpp"
+#include "relucore/core/types.hpp"
 
 #include <atomic>
 #include <chrono>

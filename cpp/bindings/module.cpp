@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "relucore/parallel.hpp"
+#include "relucore/core/parallel.hpp"
 
 namespace py = pybind11;
 
@@ -13,6 +13,7 @@ void bind_minnorm(py::module_& m);
 void bind_trainer(py::module_& m);
 void bind_meanfield(py::module_& m);
 void bind_sweep(py::module_& m);
+void bind_defaults(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -28,4 +29,5 @@ PYBIND11_MODULE(_core, m) {
     bind_trainer(m);
     bind_meanfield(m);
     bind_sweep(m);
+    bind_defaults(m);
 }

@@ -1,5 +1,5 @@
 // DualGD and DenseGD: agreement with each other, the one-step closed forms of
-// SPEC section 4, the step/run/callback/checkpoint API and History capacity.
+// docs/math.md §5, the step/run/callback/checkpoint API and History capacity.
 #include "check.hpp"
 #include "problems.hpp"
 

@@ -1,4 +1,4 @@
-// minnorm_qp.hpp and gram_stats.hpp: KKT conditions of the QPs checked
+// minnorm/minnorm_qp.hpp and stats/gram_stats.hpp: KKT conditions of the QPs checked
 // directly, the block method against the primal fallback, a problem with
 // equality rows, and the Gram statistics against their definitions.
 #include "check.hpp"

@@ -155,7 +155,7 @@ class Status:
         ...
 class GDSettings:
     """
-    Settings of a GD run (see relucore/run.hpp).
+    Settings of a GD run (see relucore/gd/run.hpp).
     """
     activation: Activation
     loss: Loss
@@ -342,7 +342,7 @@ class OutputScale:
         ...
 class WeightGDSettings:
     """
-    Settings of a mean-field SGD run (see relucore/weight_gd.hpp).
+    Settings of a mean-field SGD run (see relucore/meanfield/weight_gd.hpp).
     """
     bias: bool
     scale: OutputScale
@@ -479,6 +479,82 @@ class GramTrialSettings:
     @tol.setter
     def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class Defaults:
+    """
+    The defaults of relucore's rules (relucore/defaults.hpp); read-only.
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def C_alpha(self) -> float:
+        """
+        Offset of the all-positive start: eps = y_min / (C_alpha m).
+        """
+    @property
+    def C_g(self) -> float:
+        """
+        Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).
+        """
+    @property
+    def cholesky_rcond_min(self) -> float:
+        """
+        Smallest reciprocal condition estimate of the Cholesky factor of K accepted.
+        """
+    @property
+    def divergence_factor(self) -> float:
+        """
+        A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
+        """
+    @property
+    def init_scale(self) -> float:
+        """
+        Standard deviation of Gaussian initial weights, sqrt(2e-6).
+        """
+    @property
+    def leaky_slope(self) -> float:
+        """
+        gamma of the leaky ReLU max(u, gamma u).
+        """
+    @property
+    def max_condition(self) -> float:
+        """
+        Largest mu_1 / mu_n accepted by the starts that need K^-1.
+        """
+    @property
+    def meanfield_divergence_bound(self) -> float:
+        """
+        A mean-field run diverges when some |h(x_j)| of a step exceeds this.
+        """
+    @property
+    def minnorm_max_block_iter(self) -> int:
+        """
+        Block principal pivoting iterations of the minimum-norm QP before its fallback.
+        """
+    @property
+    def minnorm_stall_limit(self) -> int:
+        """
+        Block iterations without progress of the minimum-norm QP before its fallback.
+        """
+    @property
+    def minnorm_tol(self) -> float:
+        """
+        Relative tolerance of the minimum-norm QP's sign tests.
+        """
+    @property
+    def record(self) -> int:
+        """
+        Keep every record-th state in the history (0: none).
+        """
+    @property
+    def steps(self) -> int:
+        """
+        GD step budget.
+        """
+    @property
+    def tol_factor(self) -> float:
+        """
+        Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.
+        """
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
@@ -501,7 +577,7 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
 def positive_start_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], eps: typing.SupportsFloat | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, tol_factor: typing.SupportsFloat | typing.SupportsIndex, max_condition: typing.SupportsFloat | typing.SupportsIndex, loss: Loss, K: numpy.typing.NDArray[numpy.float64], mu: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol_out: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
-    The all-positive start of B problems (relucore/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
+    The all-positive start of B problems (relucore/gd/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
     """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """
@@ -529,7 +605,7 @@ def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArr
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
-    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the raw words of np.random.Philox(key=keys[b]) (relucore/gram_sample.hpp).
+    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).
     """
 def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
     """
@@ -537,7 +613,7 @@ def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], p
     """
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
     """
-    Whole Gram-mode trials (relucore/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none).
+    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none).
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """
@@ -549,8 +625,9 @@ def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArra
     """
 def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
-    W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/span.hpp), written into W (B, m, d).
+    W[b] = W0[b] + (alpha[b] - alpha0[b]) X[b] (relucore/linalg/span.hpp), written into W (B, m, d).
     """
 __version__: str
 _pybind11_version: str
+defaults: Defaults
 has_openmp: bool

@@ -1,5 +1,5 @@
 // Trains small shallow ReLU networks with relucore's header-only core and
-// checks the results against SPEC section 4: with one neuron (s = +1) and the
+// checks the results against docs/math.md §5: with one neuron (s = +1) and the
 // all-positive init, GD converges to the minimum-distance interpolant of the
 // positive examples, w_inf = argmin_{X+ w = y+} ||w - w1||, which stays
 // inactive on the negative examples. Exits non-zero on failure.

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
 from relucore.theory.limits import predicted_limit
 from relucore.theory.gram_stats import gram_stats
 from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
@@ -105,7 +106,7 @@ def _run(X, y, signs, init, eps, steps, rng):
 
 @register("fig4", "Fig. 4: 2-ReLU, d=2000, all-positive init: clean blue/red split after one step (Thm 3)")
 def fig4(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, C_y: float = 2.0,
-         C_alpha: float = 10.0, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+         C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
     """Figure 4: 2-ReLU model, n=10, d=2000, all-positive init (Theorem 3, Lemma 13).
 
     Checks: after the first step, positive examples are primal-stable for the
@@ -158,8 +159,8 @@ def fig4(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
 
 
 @register("fig5", "Fig. 5: 2-ReLU, d=2000, random init: the split fails and GD stops at a non-global minimum")
-def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, init_scale: float = float(np.sqrt(2e-6)),
-         C_y: float = 2.0, C_alpha: float = 10.0, quick: bool = False, seed: int = 0,
+def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, init_scale: float = DEFAULT_INIT_SCALE,
+         C_y: float = 2.0, C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0,
          progress: Optional[bool] = None) -> ExperimentResult:
     """Figure 5: as Figure 4 with a random init ``w ~ N(0, init_scale^2 I)``.
 
@@ -210,7 +211,7 @@ def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
 
 @register("fig6", "Fig. 6: 2-ReLU, d=15, all-positive init: no clean split, coupled dynamics")
 def fig6(*, n: int = 10, d: int = 15, n_seeds: int = 20, steps: int = 50_000, C_y: float = 2.0,
-         C_alpha: float = 10.0, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+         C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
     """Figure 6: as Figure 4 with d=15 (features far from orthogonal).
 
     Checks: the clean split of Figure 4 fails, the activation pattern keeps
@@ -246,7 +247,7 @@ def fig6(*, n: int = 10, d: int = 15, n_seeds: int = 20, steps: int = 50_000, C_
 
 @register("fig7", "Fig. 7: m=4 with shared signs: same-sign neurons leave the primal-stable regime")
 def fig7(*, n: int = 10, d: int = 2000, signs: Sequence[float] = (1.0, 1.0, -1.0, -1.0), n_seeds: int = 20,
-         steps: int = 20_000, eps_scale: float = 1.0, C_y: float = 2.0, C_alpha: float = 10.0, quick: bool = False,
+         steps: int = 20_000, eps_scale: float = 1.0, C_y: float = 2.0, C_alpha: float = C_ALPHA, quick: bool = False,
          seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
     """Figure 7: m=4 neurons, signs (+1, +1, -1, -1), n=10, d=2000.
 

@@ -1,13 +1,17 @@
 """The defaults and limits of gradient descent, and the rules that compute per-problem defaults.
 
-One home: every other module (``prepare``, ``train``, ``Trainer``, sweeps, limits) imports
-these names instead of repeating a value. docs/math.md derives each rule.
+One home: the constants are defined once in C++ (``relucore/defaults.hpp``) and read here
+from ``relucore._core.defaults``; every other Python module (``prepare``, ``train``,
+``Trainer``, sweeps, limits) imports these names instead of repeating a value.
+docs/math.md derives each rule.
 """
 from __future__ import annotations
 
 from typing import Optional
 
 import numpy as np
+
+from relucore._core import defaults as _cpp
 
 __all__ = [
     "INITS", "ENGINES", "LOSSES", "ACTIVATIONS", "MAX_CONDITION", "MAX_STEPS", "TOL_FACTOR", "DEFAULT_INIT_SCALE",
@@ -19,21 +23,21 @@ ENGINES = ("dual", "weights")
 LOSSES = ("square", "logistic")
 ACTIVATIONS = ("relu", "leaky_relu")
 #: Condition number of K above which an init that needs K^{-1} is refused.
-MAX_CONDITION = 1e12
+MAX_CONDITION = _cpp.max_condition
 #: Largest step budget (the engines count steps in int64).
 MAX_STEPS = 2**62
 #: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
-TOL_FACTOR = 1e-12
+TOL_FACTOR = _cpp.tol_factor
 #: Standard deviation of the default "gaussian" init (Lai et al. 2026, Fig. 3: variance 2e-6).
-DEFAULT_INIT_SCALE = float(np.sqrt(2e-6))
+DEFAULT_INIT_SCALE = _cpp.init_scale
 #: C_alpha of the default positive-init offset eps = y_min / (C_alpha m) (Lai et al. 2026, Theorems 1, 3, 5).
-C_ALPHA = 10.0
+C_ALPHA = _cpp.C_alpha
 #: C_g of the disjoint init beta_k = (1/C_g) A_k y + eps_k (Lai et al. 2026, Assumption 4).
-C_G = 2.0
+C_G = _cpp.C_g
 #: Default step budget of train and Trainer.
-STEPS = 10_000
+STEPS = _cpp.steps
 #: Default gamma of the leaky ReLU max(u, gamma u).
-LEAKY_SLOPE = 0.01
+LEAKY_SLOPE = _cpp.leaky_slope
 
 
 def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):

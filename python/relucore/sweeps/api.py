@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-import relucore
+from relucore._core import __version__
 from relucore.sweeps.gram_trial import fast_trials_ok
 from relucore.sweeps.config import canonical_json, config_key, expand_grid, root_entropy
 from relucore.sweeps.store import Checkpoint, CheckpointError
@@ -133,7 +133,7 @@ def sweep(
 
     Examples
     --------
-    >>> import relucore
+    >>> from relucore._core import __version__
     >>> table = relucore.sweep({"n": [5, 10], "d": [500]}, trials=3, seed=0, progress=False)
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
@@ -153,7 +153,7 @@ def sweep(
     store = None
     if checkpoint is not None:
         arguments = {"configs": configs, "trials": trials, "seed": str(entropy), "measure": _callable_name(measure),
-                     "relucore": relucore.__version__}
+                     "relucore": __version__}
         fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
         store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add)
     tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)

@@ -16,11 +16,12 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-import relucore
 from relucore import _core
 from relucore.gd.results import status_name
 from relucore.gd import inits as _init
-from relucore.theory.sampling import GramDataset
+from relucore.theory.bounds import limit_gap, normalized_gap
+from relucore.theory.minnorm import minnorm
+from relucore.theory.sampling import GramDataset, sample, sample_gram
 from relucore.sweeps.columns import TRAIN, columns_from, missing_values
 from relucore.sweeps.config import SAMPLER_KEYS, sampler_option, trial_seed
 from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
@@ -36,8 +37,8 @@ def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
     kw = {k: sampler_option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
         kw.pop("z", None)
-        return relucore.sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
-    return relucore.sample(cfg["n"], cfg["d"], rng=rng, **kw)
+        return sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
+    return sample(cfg["n"], cfg["d"], rng=rng, **kw)
 
 
 def _unbatch(res, b: int):
@@ -58,23 +59,23 @@ def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     out = {"gap": math.nan, "gap_normalised": math.nan}
     if not cfg["minnorm"]:
         return out
-    sol = relucore.minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
+    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
     if not sol.success:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)
     if X is not None and cfg["init"] not in ("positive", "disjoint"):
-        gap = relucore.limit_gap(res_b.W, sol.alpha @ X)
+        gap = limit_gap(res_b.W, sol.alpha @ X)
     else:
         # w = w_perp + X^T alpha and w* = X^T alpha*, so ||w - w*||^2 = ||w_perp||^2 +
         # (alpha - alpha*)^T K (alpha - alpha*); w_perp = 0 for the positive and disjoint
         # inits, and is unknown (left out) for a gaussian init in Gram-only mode.
-        gap = relucore.limit_gap(res_b.alpha, sol.alpha, gram=K)
+        gap = limit_gap(res_b.alpha, sol.alpha, gram=K)
     out["gap"] = gap
     m = len(cfg["signs"])
     # Theorem 2 normalises by the examples the neuron must leave inactive: n_- for s = +1.
     n_off = int(np.sum(y <= 0)) if cfg["signs"][0] > 0 else int(np.sum(y > 0))
     if m == 1:
-        out["gap_normalised"] = relucore.normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
+        out["gap_normalised"] = normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
     else:
         out["gap_normalised"] = gap * math.sqrt(norm1 / (m * y.size))
     return out

@@ -1,0 +1,46 @@
+// relucore._core.defaults: the default values of relucore/defaults.hpp, read
+// only, so that the Python layer uses the same numbers as the C++ core.
+//
+// It is the one instance of the class Defaults (read-only properties) rather
+// than a submodule: pybind11-stubgen writes a submodule as a package of stub
+// files, and the committed stub is the single file _core.pyi.
+#include "common.hpp"
+
+#include "relucore/defaults.hpp"
+
+namespace py = pybind11;
+
+namespace {
+struct Defaults {};
+
+template <class T>
+void constant(py::class_<Defaults>& cls, const char* name, T value, const char* doc) {
+    cls.def_property_readonly(name, [value](const Defaults&) { return value; }, doc);
+}
+}  // namespace
+
+void bind_defaults(py::module_& m) {
+    namespace d = relucore::defaults;
+    py::class_<Defaults> cls(m, "Defaults", "The defaults of relucore's rules (relucore/defaults.hpp); read-only.");
+    constant(cls, "C_alpha", d::C_alpha, "Offset of the all-positive start: eps = y_min / (C_alpha m).");
+    constant(cls, "C_g", d::C_g, "Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).");
+    constant(cls, "tol_factor", d::tol_factor, "Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.");
+    constant(cls, "max_condition", d::max_condition, "Largest mu_1 / mu_n accepted by the starts that need K^-1.");
+    constant(cls, "cholesky_rcond_min", d::cholesky_rcond_min,
+             "Smallest reciprocal condition estimate of the Cholesky factor of K accepted.");
+    constant(cls, "divergence_factor", d::divergence_factor,
+             "A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).");
+    constant(cls, "steps", d::steps, "GD step budget.");
+    constant(cls, "record", d::record, "Keep every record-th state in the history (0: none).");
+    constant(cls, "leaky_slope", d::leaky_slope, "gamma of the leaky ReLU max(u, gamma u).");
+    constant(cls, "init_scale", d::init_scale, "Standard deviation of Gaussian initial weights, sqrt(2e-6).");
+    constant(cls, "meanfield_divergence_bound", d::meanfield_divergence_bound,
+             "A mean-field run diverges when some |h(x_j)| of a step exceeds this.");
+    constant(cls, "minnorm_tol", d::minnorm_tol, "Relative tolerance of the minimum-norm QP's sign tests.");
+    constant(cls, "minnorm_max_block_iter", d::minnorm_max_block_iter,
+             "Block principal pivoting iterations of the minimum-norm QP before its fallback.");
+    constant(cls, "minnorm_stall_limit", d::minnorm_stall_limit,
+             "Block iterations without progress of the minimum-norm QP before its fallback.");
+    cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
+    m.attr("defaults") = Defaults{};
+}

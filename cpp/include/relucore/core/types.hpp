@@ -1,0 +1,43 @@
+// Basic numeric types shared by every relucore header.
+//
+// relucore stores matrices row-major (like numpy's default C order) so that a
+// numpy array can be viewed without a copy and so that "one example" or "one
+// neuron" is always a contiguous row.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace relucore {
+
+using Scalar = double;
+using Index = Eigen::Index;
+
+using RowMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+using Mask = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Views used in every public signature: they bind to numpy buffers, Eigen
+// matrices and Eigen::Map without copying as long as the layout matches.
+using MatrixRef = Eigen::Ref<RowMatrix>;
+using ConstMatrixRef = Eigen::Ref<const RowMatrix>;
+using VectorRef = Eigen::Ref<Vector>;
+using ConstVectorRef = Eigen::Ref<const Vector>;
+
+using MatrixMap = Eigen::Map<RowMatrix>;
+using ConstMatrixMap = Eigen::Map<const RowMatrix>;
+using VectorMap = Eigen::Map<Vector>;
+using ConstVectorMap = Eigen::Map<const Vector>;
+using MaskMap = Eigen::Map<Mask>;
+
+/// True when an Eigen expression of type T binds to ConstMatrixRef without a
+/// copy (row-major double storage with unit inner stride). Engines that keep a
+/// view of their data use it to reject, at compile time, arguments that would
+/// leave them viewing a temporary copy.
+template <class T>
+inline constexpr bool binds_as_view =
+    bool(Eigen::internal::traits<ConstMatrixRef>::template match<std::decay_t<T>>::MatchAtCompileTime);
+
+}  // namespace relucore

@@ -1,0 +1,44 @@
+// The default values of relucore's rules, in one place (exposed to Python as
+// relucore._core.defaults). The constants C_alpha and C_g are the unspecified
+// universal constants of Lai et al. 2026 (Theorems 2 and 6; docs/math.md),
+// fixed here to the values relucore.train uses.
+#pragma once
+
+#include <cstdint>
+
+namespace relucore {
+namespace defaults {
+
+/// Offset of the all-positive start: eps = y_min / (C_alpha m).
+constexpr double C_alpha = 10.0;
+/// Step of the disjoint start and of the theorems' window: eta = 1 / (C_g ||lambda||_1).
+constexpr double C_g = 2.0;
+/// Default gradient tolerance: tol = tol_factor * sqrt(mu_1(K)) * ||y|| (square loss).
+constexpr double tol_factor = 1e-12;
+/// Largest condition number mu_1 / mu_n accepted by the starts that need K^{-1}.
+constexpr double max_condition = 1e12;
+/// Smallest reciprocal condition estimate of a Cholesky factor of K accepted
+/// as non-singular (DualGD::positive_init).
+constexpr double cholesky_rcond_min = 1e-12;
+/// A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
+constexpr double divergence_factor = 1e12;
+/// GD step budget.
+constexpr std::int64_t steps = 10000;
+/// Keep every record-th state in the history (0: none).
+constexpr std::int64_t record = 0;
+/// gamma of the leaky ReLU max(u, gamma u).
+constexpr double leaky_slope = 0.01;
+/// Standard deviation of the Gaussian initial weights: sqrt(2e-6) (the double
+/// nearest to it, bitwise numpy's np.sqrt(2e-6)).
+constexpr double init_scale = 0.0014142135623730951;
+/// A mean-field run diverges when some |h(x_j)| of a step exceeds this.
+constexpr double meanfield_divergence_bound = 1e100;
+/// Minimum-norm QP solver (minnorm/minnorm_qp.hpp): relative tolerance of the
+/// sign tests, block principal pivoting iterations before the fallback, and
+/// block iterations without progress before the fallback.
+constexpr double minnorm_tol = 1e-13;
+constexpr int minnorm_max_block_iter = 60;
+constexpr int minnorm_stall_limit = 6;
+
+}  // namespace defaults
+}  // namespace relucore

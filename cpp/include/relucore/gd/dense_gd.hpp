@@ -1,0 +1,94 @@
+/// @file gd/dense_gd.hpp
+/// Weight-space gradient descent for the same bias-free model as DualGD:
+///   w_k <- w_k - eta a_k X^T (phi'(X w_k) * g).
+/// It costs O(m n d) a step and serves as the independent cross-check of the
+/// dual engine (and is the faster choice when d is small). It also accumulates
+/// alpha (the data-span coefficients of the updates) so both engines report the
+/// same quantities. Its interface mirrors DualGD.
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/gd/engine_base.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/gd/run.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace relucore {
+
+/// Gradient descent on one shallow network in weight space.
+///
+/// State: W (m x d), alpha and beta = W X^T (m x n), the step count and the
+/// pattern tracker. Always evaluated between public calls (loss() etc. belong
+/// to the current state). Not thread-safe; distinct engines are independent.
+class DenseGD : public EngineBase<DenseGD> {
+    using Base = EngineBase<DenseGD>;
+
+public:
+    /// @param X        n x d data. Only a view is kept: X must outlive the
+    ///                 engine and be a row-major Scalar matrix or Map (anything
+    ///                 else is refused at compile time).
+    /// @param y        n labels (copied)
+    /// @param outer    m outer weights (copied)
+    /// @param W0       m x d starting weights (copied)
+    /// @param alpha0   m x n starting dual coordinates (copied; only accumulated)
+    /// @param settings step size, stopping rules and model (copied, validated)
+    /// @throws std::invalid_argument on inconsistent shapes or invalid settings
+    DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0,
+            ConstMatrixRef alpha0, const GDSettings& settings)
+        : Base(y, outer, alpha0, RowMatrix::Zero(outer.size(), y.size()), settings), X_(X), W_(W0) {
+        const Index n = X.rows();
+        const Index d = X.cols();
+        const Index m = outer.size();
+        if (y.size() != n) throw std::invalid_argument("y must have n entries");
+        if (W0.rows() != m || W0.cols() != d) throw std::invalid_argument("W0 must be m x d");
+        d_W_.resize(m, d);
+        compute_beta();
+        pattern_.reset(beta_, 0);
+        evaluate();
+    }
+
+    /// An X that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time.
+    template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
+    DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
+
+    /// Loss, gradient norm and pending update at the current state (pure).
+    void evaluate() {
+        const ModelSpec& spec = settings_.model;
+        loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+        dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
+        for (Index k = 0; k < W_.rows(); ++k)
+            d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
+        grad_norm_ = d_W_.norm() / settings_.eta;
+        evaluated_ = true;
+    }
+
+    /// Takes the step computed by evaluate(); leaves the engine un-evaluated.
+    void apply() {
+        if (!evaluated_) evaluate();
+        W_ += d_W_;
+        alpha_ += d_alpha_;
+        compute_beta();
+        ++steps_;
+        pattern_.update(beta_, steps_);
+        evaluated_ = false;
+    }
+
+    /// m x d weights (a reference into the engine: no copy).
+    const RowMatrix& W() const { return W_; }
+
+private:
+    void compute_beta() {
+        for (Index k = 0; k < W_.rows(); ++k)
+            beta_.row(k).transpose().noalias() = X_ * W_.row(k).transpose();
+    }
+
+    ConstMatrixRef X_;
+    RowMatrix W_;
+    RowMatrix d_W_;
+};
+
+}  // namespace relucore

@@ -1,0 +1,415 @@
+/// @file gd/dual_gd.hpp
+/// The primal-dual gradient-descent engine (Lai et al. 2026).
+///
+/// Gradient descent on R(W) = loss(h(X), y) with h(x) = sum_k a_k phi(w_k^T x)
+/// moves every w_k inside the row space of X, so the whole run can be tracked in
+/// R^n per neuron:
+///   - alpha_k: coefficients of w_k - w_k^perp in the data span (w_k = w_k^perp + X^T alpha_k);
+///   - beta_k = X w_k = K alpha_k + X w_k^perp (predictions of neuron k);
+/// and one step is
+///   delta_alpha_k = -eta a_k phi'(beta_k) * g,   g = dLoss/dh,
+///   beta_k += K delta_alpha_k,   alpha_k += delta_alpha_k.
+/// After K = X X^T is formed a step costs O(m n^2) whatever d is, and the
+/// d-dimensional weights are rebuilt only when asked for:
+/// W = W0 + (alpha - alpha0) X (see weights_from_dual() in linalg/span.hpp).
+///
+/// Typical use in a simulator:
+/// @code
+///   relucore::GDSettings s;
+///   s.eta = 0.1; s.max_steps = 10000; s.tol = 1e-10;
+///   auto gd = relucore::DualGD::positive_init(X, y, outer, /*eps=*/1e-3, s);
+///   gd.step(100);                       // 100 plain GD steps
+///   double L = gd.loss();               // state read without copies
+///   const relucore::RowMatrix& beta = gd.beta();
+///   gd.set_labels(y_new);               // the simulator moves the targets
+///   relucore::RunSummary r = gd.run(nullptr, 50, [&](relucore::DualGD& e) {
+///       if (e.steps_taken() == 500) e.set_eta(0.05);   // every 50 steps: change
+///       return e.loss() < 1e-8;                          // or stop (true)
+///   });
+/// @endcode
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/engine_base.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/gd/run.hpp"
+#include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/span.hpp"
+#include "relucore/simd.hpp"
+
+#include <Eigen/Cholesky>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+namespace relucore {
+
+/// Gradient descent on one shallow network in primal-dual coordinates.
+///
+/// State: alpha, beta (m x n), the step count and the activation-pattern
+/// tracker; data: the Gram matrix K (n x n), labels y (n) and outer weights
+/// a (m). The engine is always in an "evaluated" state between public calls
+/// (loss(), grad_norm(), predictions() belong to the current alpha/beta),
+/// except after the non-const settings() accessor, which defers the
+/// evaluation to the next step.
+///
+/// Neither step() nor run() allocates memory (checked by the C++ tests with
+/// EIGEN_RUNTIME_NO_MALLOC). The engine is not thread-safe; distinct engines
+/// are independent and may run on different threads.
+class DualGD : public EngineBase<DualGD> {
+    using Base = EngineBase<DualGD>;
+
+public:
+    /// Builds an engine that views the caller's Gram matrix.
+    ///
+    /// @param K        n x n Gram matrix X X^T. A view is kept: K must outlive
+    ///                 the engine and stay unchanged, and must be a row-major
+    ///                 Scalar matrix or Map (anything else is refused at compile
+    ///                 time, since it would bind to a temporary copy that dies
+    ///                 with the call). For n <= 16 the engine also keeps a
+    ///                 zero-padded copy of K for its step.
+    /// @param y        n labels (copied)
+    /// @param outer    m outer weights a_k: the signs s_k of the paper or values
+    ///                 such as +-1/m (copied)
+    /// @param alpha0   m x n starting dual coordinates (copied)
+    /// @param beta0    m x n starting predictions X w_k^(0) (copied)
+    /// @param settings step size, stopping rules and model (copied, validated)
+    /// @throws std::invalid_argument on inconsistent shapes or invalid settings
+    DualGD(ConstMatrixRef K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0,
+           ConstMatrixRef beta0, const GDSettings& settings)
+        : Base(y, outer, alpha0, beta0, settings), K_(K) {
+        setup();
+    }
+
+    /// Any K that is not row-major double storage would bind to a temporary
+    /// copy that dies with the call: refused at compile time (pass a
+    /// RowMatrix, a Map of one, or a shared_ptr to one instead).
+    template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
+    DualGD(const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
+
+    /// Builds an engine that shares ownership of K (for example one K used by
+    /// several engines, or a K computed on the fly). Same arguments otherwise.
+    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, ConstVectorRef outer,
+           ConstMatrixRef alpha0, ConstMatrixRef beta0, const GDSettings& settings)
+        : Base(y, outer, alpha0, beta0, settings), K_owner_(require_nonnull(std::move(K))), K_(*K_owner_) {
+        setup();
+    }
+
+    /// The all-positive initialisation of Lai et al. 2026 (Theorems 1, 3):
+    /// w_k^(0) = X^T K^{-1} eps_k, i.e. beta_k^(0) = eps_k and
+    /// alpha_k^(0) = K^{-1} eps_k (Cholesky factorisation of K). The engine
+    /// owns K = X X^T; the weights are W = alpha X (w_k^perp = 0).
+    ///
+    /// @param X   n x d data with full row rank (K positive definite)
+    /// @param eps m x n positive entries
+    /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
+    ///         shapes, non-positive eps or invalid settings
+    static DualGD positive_init(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef eps,
+                                const GDSettings& settings) {
+        const Index n = X.rows();
+        if (eps.rows() != outer.size() || eps.cols() != n) throw std::invalid_argument("eps must be m x n");
+        if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
+        auto K = std::make_shared<RowMatrix>(gram_matrix(X));
+        Eigen::LLT<RowMatrix> llt(*K);
+        // Rounding can leave the K of a rank-deficient X with tiny positive
+        // pivots, so the factorisation succeeding is not enough: its
+        // reciprocal condition estimate must be above cholesky_rcond_min too.
+        if (llt.info() != Eigen::Success || !(llt.rcond() > defaults::cholesky_rcond_min))
+            throw std::invalid_argument(
+                "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
+        const RowMatrix alpha0 = llt.solve(eps.transpose()).transpose();
+        return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, outer, alpha0, eps, settings);
+    }
+
+    /// positive_init() with eps_{k,i} = eps for every neuron and example.
+    static DualGD positive_init(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, Scalar eps,
+                                const GDSettings& settings) {
+        return positive_init(X, y, outer, RowMatrix::Constant(outer.size(), X.rows(), eps), settings);
+    }
+
+    /// Computes the loss, the gradient norm and the pending update at the
+    /// current state. Pure function of the state: calling it twice changes
+    /// nothing. Allocation-free.
+    void evaluate() {
+        const ModelSpec& spec = settings_.model;
+        if (spec.loss == Loss::square && spec.activation == Activation::relu) {
+            (this->*evaluate_relu_square_)();
+        } else {
+            loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+            dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
+            grad_norm_ = apply_gram() / settings_.eta;
+        }
+        evaluated_ = true;
+    }
+
+    /// Takes the step computed by evaluate() (evaluating first if needed) and
+    /// updates the step count and the pattern tracker. Leaves the engine
+    /// un-evaluated: call evaluate() before reading loss(). Allocation-free.
+    void apply() {
+        if (!evaluated_) evaluate();
+        const Index m = alpha_.rows();
+        const Index n = alpha_.cols();
+        for (Index k = 0; k < m; ++k) {
+            Scalar* __restrict a = alpha_.data() + k * n;
+            Scalar* __restrict b = beta_.data() + k * n;
+            const Scalar* __restrict da = d_alpha_.data() + k * n;
+            const Scalar* __restrict db = d_beta_.data() + k * d_beta_.cols();
+            for (Index j = 0; j < n; ++j) {
+                a[j] += da[j];
+                b[j] += db[j];
+            }
+        }
+        ++steps_;
+        pattern_.update(beta_, steps_);
+        evaluated_ = false;
+    }
+
+    /// apply() followed by evaluate() (what run_to_stop() does between two
+    /// checks), fused into one pass for the square loss and the ReLU.
+    void advance() {
+        const ModelSpec& spec = settings_.model;
+        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu) {
+            (this->*advance_relu_square_)();
+        } else {
+            apply();
+            evaluate();
+        }
+    }
+
+    /// The n x n Gram matrix the engine steps with.
+    const ConstMatrixRef& gram() const { return K_; }
+
+private:
+    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K
+    /// with a non-zero coefficient: inactive examples cost nothing (K is
+    /// symmetric). Plain loops over contiguous rows: for the small n typical
+    /// here they beat Eigen's expression overhead and still vectorise.
+    /// @return ||grad_W R||_F * eta = sqrt(sum_k d_alpha_k^T K d_alpha_k)
+    Scalar apply_gram() {
+        const Index m = d_alpha_.rows();
+        const Index n = d_alpha_.cols();
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            Scalar* db = d_beta_.data() + k * d_beta_.cols();
+            const Scalar* da = d_alpha_.data() + k * n;
+            gram_times(da, db);
+            for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
+        }
+        return std::sqrt(std::max<Scalar>(sq, 0));
+    }
+
+    /// db = K da (db holds d_beta_.cols() >= n entries), summing c_i K_i over
+    /// the rows with c_i = da_i != 0 (in increasing i, from db = 0): inactive
+    /// examples cost nothing (K is symmetric).
+    void gram_times(const Scalar* __restrict da, Scalar* __restrict db) const {
+        switch (padded_n_) {
+            case 2: return gram_times_padded<2>(da, db);
+            case 4: return gram_times_padded<4>(da, db);
+            case 6: return gram_times_padded<6>(da, db);
+            case 8: return gram_times_padded<8>(da, db);
+            case 10: return gram_times_padded<10>(da, db);
+            case 12: return gram_times_padded<12>(da, db);
+            case 14: return gram_times_padded<14>(da, db);
+            case 16: return gram_times_padded<16>(da, db);
+            default: break;
+        }
+        const Index n = K_.rows();
+        const Index k_stride = K_.outerStride();
+        const Scalar* __restrict K = K_.data();
+        for (Index j = 0; j < n; ++j) db[j] = 0;
+        for (Index i = 0; i < n; ++i) {
+            const Scalar c = da[i];
+            if (c == 0) continue;
+            const Scalar* __restrict Ki = K + i * k_stride;
+            for (Index j = 0; j < n; ++j) db[j] += c * Ki[j];
+        }
+    }
+
+    /// gram_times() for n <= 16: the rows of K are copied with a zero-padded
+    /// width NP known at compile time, so the sums stay in registers and the
+    /// loops unroll (runtime-length loops spent most of a step on loop control
+    /// for n ~ 10). The padding lanes add c * 0 and are never read.
+    template <int NP>
+    void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
+        const Index n = K_.rows();
+        const Scalar* __restrict K = K_pad_.data();
+        Scalar acc[NP];
+        for (int j = 0; j < NP; ++j) acc[j] = 0;
+        for (Index i = 0; i < n; ++i) {
+            const Scalar c = da[i];
+            if (c == 0) continue;
+            const Scalar* __restrict Ki = K + i * NP;
+            for (int j = 0; j < NP; ++j) acc[j] += c * Ki[j];
+        }
+        for (int j = 0; j < NP; ++j) db[j] = acc[j];
+    }
+
+    /// The ReLU/square step functions take n as a template parameter N: the
+    /// engine picks N = n for n <= 16 (loops fully unrolled, no remainder
+    /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
+    /// run time) otherwise; see select_step_functions().
+    ///
+    /// evaluate() for the square loss and the ReLU (the papers' setting),
+    /// without the per-element dispatch on the model and with one pass per
+    /// neuron. Same operations in the same order as the general path
+    /// (loss_and_residual, dual_step_coefficients, apply_gram), so it gives
+    /// bitwise the same state. The restrict-qualified pointers spare the
+    /// compiler its aliasing checks, which dominate loops of n ~ 10.
+    template <int N>
+    void evaluate_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Scalar* __restrict beta = beta_.data();
+        const Scalar* __restrict outer = outer_.data();
+        Scalar* __restrict h = h_.data();
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            const Scalar* __restrict bk = beta + k * n;
+            for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
+        }
+        finish_relu_square<N>();
+    }
+
+    /// apply() then evaluate() for the square loss and the ReLU in one pass
+    /// over the neurons: each alpha/beta entry is updated, its mask compared
+    /// and its contribution to h added while it is in a register. Same
+    /// operations in the same order as apply(); evaluate(), so bitwise the same.
+    template <int N>
+    void advance_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Index dstride = d_beta_.cols();
+        const Scalar* __restrict outer = outer_.data();
+        Scalar* __restrict h = h_.data();
+        // Masks change rarely: compare the signs of beta before and after in
+        // registers, and rewrite the mask bytes only when one flipped.
+        int changed = 0;
+        for (Index i = 0; i < n; ++i) h[i] = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = outer[k];
+            Scalar* __restrict ak = alpha_.data() + k * n;
+            Scalar* __restrict bk = beta_.data() + k * n;
+            const Scalar* __restrict dak = d_alpha_.data() + k * n;
+            const Scalar* __restrict dbk = d_beta_.data() + k * dstride;
+            Index i = 0;
+#if defined(__SSE2__)
+            // Two examples per instruction (SSE2 is part of x86-64): the same
+            // IEEE operations per entry as the scalar loop below.
+            const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
+            for (; i + 2 <= n; i += 2) {
+                _mm_storeu_pd(ak + i, _mm_add_pd(_mm_loadu_pd(ak + i), _mm_loadu_pd(dak + i)));
+                const __m128d old = _mm_loadu_pd(bk + i);
+                const __m128d b = _mm_add_pd(old, _mm_loadu_pd(dbk + i));
+                _mm_storeu_pd(bk + i, b);
+                const __m128d on = _mm_cmpgt_pd(b, zero);
+                changed |= _mm_movemask_pd(on) ^ _mm_movemask_pd(_mm_cmpgt_pd(old, zero));
+                _mm_storeu_pd(h + i, _mm_add_pd(_mm_loadu_pd(h + i), _mm_mul_pd(va, _mm_and_pd(b, on))));
+            }
+#endif
+            for (; i < n; ++i) {
+                ak[i] += dak[i];
+                const Scalar old = bk[i];
+                const Scalar b = old + dbk[i];
+                bk[i] = b;
+                changed |= static_cast<int>(b > 0) ^ static_cast<int>(old > 0);
+                h[i] += a * (b > 0 ? b : Scalar(0));
+            }
+        }
+        ++steps_;
+        if (changed) pattern_.update(beta_, steps_);
+        finish_relu_square<N>();
+    }
+
+    /// The rest of evaluate() once h = sum_k a_k relu(beta_k) is known:
+    /// residual, loss, d_alpha, d_beta = K d_alpha and the gradient norm.
+    template <int N>
+    void finish_relu_square() {
+        const Index m = beta_.rows();
+        const Index n = N > 0 ? N : beta_.cols();
+        const Scalar* __restrict beta = beta_.data();
+        const Scalar* __restrict outer = outer_.data();
+        const Scalar* __restrict y = y_.data();
+        const Scalar* __restrict h = h_.data();
+        Scalar* __restrict g = g_.data();
+        Scalar loss = 0;
+        for (Index i = 0; i < n; ++i) {
+            g[i] = h[i] - y[i];
+            loss += g[i] * g[i];
+        }
+        loss_ = loss / 2;
+        const Scalar eta = settings_.eta;
+        Scalar* __restrict da = d_alpha_.data();
+        Scalar* __restrict db = d_beta_.data();
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            const Scalar a = -eta * outer[k];
+            const Scalar* __restrict bk = beta + k * n;
+            Scalar* __restrict dak = da + k * n;
+            Scalar* __restrict dbk = db + k * d_beta_.cols();
+            for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
+            // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
+            // call that kernel directly instead of dispatching on every product.
+            if constexpr (N > 0)
+                gram_times_padded<(N + 1) / 2 * 2>(dak, dbk);
+            else
+                gram_times(dak, dbk);
+            for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
+        }
+        grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / eta;
+        evaluated_ = true;
+    }
+
+    static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
+        if (!K) throw std::invalid_argument("K must not be null");
+        return K;
+    }
+
+    void setup() {
+        const Index n = K_.rows();
+        if (K_.cols() != n) throw std::invalid_argument("K must be square");
+        if (y_.size() != n) throw std::invalid_argument("y must have n entries");
+        // n <= 16: a zero-padded copy of K for gram_times_padded(); d_beta_
+        // gets the same padded rows, so the sums are stored whole.
+        padded_n_ = n <= 16 ? (n + 1) / 2 * 2 : 0;
+        if (padded_n_ > 0) {
+            K_pad_ = RowMatrix::Zero(n, padded_n_);
+            K_pad_.leftCols(n) = K_;
+        }
+        d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
+        select_step_functions(n);
+        pattern_.reset(beta_, 0);
+        evaluate();
+    }
+
+    template <int N>
+    void set_step_functions() {
+        evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
+        advance_relu_square_ = &DualGD::advance_relu_square<N>;
+    }
+
+    template <int N = 16>
+    void select_step_functions(Index n) {
+        if constexpr (N == 0) {
+            set_step_functions<0>();
+        } else {
+            if (n == N) return set_step_functions<N>();
+            select_step_functions<N - 1>(n);
+        }
+    }
+
+    using StepFunction = void (DualGD::*)();
+    StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
+    StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
+    std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
+    ConstMatrixRef K_;
+    RowMatrix K_pad_;     // K with rows padded to padded_n_ (n <= 16 only)
+    Index padded_n_ = 0;  // 0: gram_times() reads K_ directly
+    RowMatrix d_beta_;    // m x (padded_n_ or n): K d_alpha_k in the first n columns
+};
+
+}  // namespace relucore

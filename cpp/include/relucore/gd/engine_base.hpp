@@ -1,0 +1,158 @@
+/// @file gd/engine_base.hpp
+/// State and controls shared by the GD engines (DualGD, DenseGD).
+///
+/// Both engines hold the same primal-dual state (alpha, beta, the labels, the
+/// outer weights, the pattern tracker, the loss and gradient norm of the
+/// evaluated state) and offer the same controls (step, run, set_labels,
+/// set_eta, ...). They differ only in how a step is computed: the derived
+/// class provides evaluate() and apply() (CRTP, so the hot loop has no
+/// virtual calls).
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/gd/run.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+
+namespace relucore {
+
+template <class Derived>
+class EngineBase {
+public:
+    /// Takes k plain GD steps (no stopping rule other than the cancel flag of
+    /// the settings) and evaluates the final state.
+    /// @return the number of steps taken: k, or fewer if cancelled
+    std::int64_t step(std::int64_t k = 1) {
+        if (k < 0) throw std::invalid_argument("the number of steps must be >= 0");
+        std::int64_t taken = 0;
+        for (; taken < k; ++taken) {
+            if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) break;
+            if (!evaluated_) self().evaluate();
+            detail::advance(self(), 0);
+        }
+        if (!evaluated_) self().evaluate();
+        return taken;
+    }
+
+    /// Runs until a stopping rule of settings() fires (see run_to_stop for the
+    /// exact loop); the step budget settings().max_steps counts from step 0.
+    RunSummary run(History* history = nullptr) { return run_to_stop(self(), settings_, history); }
+
+    /// Runs until a stopping rule fires or `callback(Derived&)` returns true;
+    /// the callback is called every `every` steps (t a multiple of `every`,
+    /// t > the starting step). Returning true ends the run with
+    /// Status::stopped; a void callback never stops it. Between two steps the
+    /// callback may read the state and change the engine (set_labels,
+    /// set_eta, ...): the run goes on from there (see run_to_stop).
+    template <class Callback>
+    RunSummary run(History* history, std::int64_t every, Callback&& callback) {
+        return run_to_stop(self(), settings_, history, every, std::forward<Callback>(callback));
+    }
+
+    /// Replaces the labels between steps (a simulator moving its targets) and
+    /// re-evaluates. @throws std::invalid_argument if y has the wrong size
+    void set_labels(ConstVectorRef y) {
+        if (y.size() != y_.size()) throw std::invalid_argument("y must have n entries");
+        y_ = y;
+        evaluated_ = false;
+        self().evaluate();
+    }
+
+    /// Changes the step size between steps and re-evaluates.
+    /// @throws std::invalid_argument unless eta is positive and finite
+    void set_eta(Scalar eta) {
+        if (!(eta > 0) || !std::isfinite(eta)) throw std::invalid_argument("eta must be positive and finite");
+        settings_.eta = eta;
+        evaluated_ = false;
+        self().evaluate();
+    }
+
+    /// Sets the flag that stops step() and run() after the current step (not
+    /// owned; null clears it). Unlike settings(), keeps the evaluation.
+    void set_cancel_flag(const std::atomic<bool>* cancel) { settings_.cancel = cancel; }
+
+    /// Mutable settings (stopping rules, model, eta). Marks the state
+    /// un-evaluated, so the next step or run re-evaluates with the new
+    /// settings; loss() is stale until then (call evaluate()).
+    GDSettings& settings() {
+        evaluated_ = false;
+        return settings_;
+    }
+    const GDSettings& settings() const { return settings_; }
+
+    /// @name State (references into the engine: no copies; valid until the
+    /// engine is destroyed, and updated in place by every step)
+    ///@{
+    const RowMatrix& alpha() const { return alpha_; }     ///< m x n dual coordinates
+    const RowMatrix& beta() const { return beta_; }       ///< m x n predictions X w_k
+    const Mask& mask() const { return pattern_.mask(); }  ///< m x n activation masks 1[beta > 0]
+    const Vector& predictions() const { return h_; }      ///< n network outputs h(X) (evaluated state)
+    const Vector& residual() const { return g_; }         ///< n values dLoss/dh (h - y for the square loss)
+    const Vector& labels() const { return y_; }           ///< n labels
+    const Vector& outer() const { return outer_; }        ///< m outer weights
+    Scalar loss() const { return loss_; }                 ///< loss of the evaluated state
+    Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
+    Scalar eta() const { return settings_.eta; }          ///< current step size
+    std::int64_t steps_taken() const { return steps_; }   ///< GD steps taken so far
+    bool evaluated() const { return evaluated_; }         ///< whether loss() etc. are current
+    Index n_neurons() const { return alpha_.rows(); }     ///< m
+    Index n_samples() const { return alpha_.cols(); }     ///< n
+    const PatternTracker& pattern() const { return pattern_; }
+    ///@}
+
+    /// Restores the step count and the pattern tracker of a checkpoint taken
+    /// from steps_taken(), mask() and pattern().stable_step(). Use it right
+    /// after constructing the engine from the checkpoint's state.
+    void restore(std::int64_t steps_taken, const Mask& mask, std::int64_t stable_step) {
+        if (steps_taken < 0) throw std::invalid_argument("steps_taken must be >= 0");
+        if (mask.rows() != beta_.rows() || mask.cols() != beta_.cols())
+            throw std::invalid_argument("mask must be m x n");
+        if (stable_step < 0 || stable_step > steps_taken)
+            throw std::invalid_argument("stable_step must lie in [0, steps_taken]");
+        steps_ = steps_taken;
+        pattern_.restore(mask, stable_step);
+    }
+
+    /// Overrides the step counter (the pattern tracker is left alone; prefer restore()).
+    void set_steps_taken(std::int64_t t) { steps_ = t; }
+    PatternTracker& pattern() { return pattern_; }
+
+protected:
+    /// Copies the labels, outer weights, starting alpha and beta and the
+    /// settings (validated); checks the shapes they share.
+    EngineBase(ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
+               const GDSettings& settings)
+        : y_(y), outer_(outer), alpha_(alpha0), beta_(beta0), settings_(settings) {
+        const Index n = y_.size();
+        const Index m = outer_.size();
+        if (m < 1) throw std::invalid_argument("at least one neuron is needed");
+        if (alpha_.rows() != m || alpha_.cols() != n) throw std::invalid_argument("alpha0 must be m x n");
+        if (beta_.rows() != m || beta_.cols() != n) throw std::invalid_argument("beta0 must be m x n");
+        settings_.validate();
+        h_.resize(n);
+        g_.resize(n);
+        d_alpha_.resize(m, n);
+    }
+
+    Derived& self() { return static_cast<Derived&>(*this); }
+
+    Vector y_;
+    Vector outer_;
+    RowMatrix alpha_;
+    RowMatrix beta_;
+    GDSettings settings_;
+    Vector h_, g_;
+    RowMatrix d_alpha_;
+    PatternTracker pattern_;
+    Scalar loss_ = 0;
+    Scalar grad_norm_ = 0;
+    std::int64_t steps_ = 0;
+    bool evaluated_ = false;
+};
+
+}  // namespace relucore

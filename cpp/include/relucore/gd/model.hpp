@@ -1,0 +1,127 @@
+// The shallow network h(x) = sum_k a_k phi(w_k^T x) seen through its
+// predictions: everything the engines need to know about the activation phi
+// and the loss, written once so that the dual and the weight-space engines
+// share it (docs/math.md §2 and §10).
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace relucore {
+
+enum class Activation : int { relu = 0, leaky_relu = 1 };
+enum class Loss : int { square = 0, logistic = 1 };
+
+struct ModelSpec {
+    Activation activation = Activation::relu;
+    Scalar leaky_slope = defaults::leaky_slope;  // gamma in max(u, gamma u); used by leaky_relu only
+    Loss loss = Loss::square;
+
+    void validate() const {
+        if (activation == Activation::leaky_relu && !(leaky_slope > 0 && leaky_slope < 1))
+            throw std::invalid_argument("leaky_slope must lie in (0, 1)");
+    }
+};
+
+// phi(u).  A pre-activation of exactly zero counts as inactive (docs/math.md, notation: D(v) is strict).
+inline Scalar activate(Scalar u, const ModelSpec& spec) {
+    if (u > 0) return u;
+    return spec.activation == Activation::relu ? Scalar(0) : spec.leaky_slope * u;
+}
+
+// phi'(u) with the convention phi'(0) = 0 (relu) or gamma (leaky).
+inline Scalar activate_slope(Scalar u, const ModelSpec& spec) {
+    if (u > 0) return 1;
+    return spec.activation == Activation::relu ? Scalar(0) : spec.leaky_slope;
+}
+
+// log(1 + exp(-z)) without overflow.
+inline Scalar softplus_neg(Scalar z) {
+    return z > 0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z));
+}
+
+// 1 / (1 + exp(z)) without overflow.
+inline Scalar sigmoid_neg(Scalar z) {
+    if (z >= 0) {
+        const Scalar e = std::exp(-z);
+        return e / (1 + e);
+    }
+    return 1 / (1 + std::exp(z));
+}
+
+// Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
+// fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss.
+//   square:   L = 1/2 sum_i (h_i - y_i)^2,            g = h - y
+//   logistic: L = 1/n sum_i log(1 + exp(-y_i h_i)),   g_i = -(y_i/n) / (1 + exp(y_i h_i))
+// The loop order is fixed, so the result is bitwise reproducible.
+template <class Beta, class Outer, class Labels, class H, class G>
+Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y,
+                         const ModelSpec& spec, H& h, G& g) {
+    const Index m = beta.rows();
+    const Index n = beta.cols();
+    for (Index i = 0; i < n; ++i) h[i] = 0;
+    for (Index k = 0; k < m; ++k) {
+        const Scalar a = outer[k];
+        // The ReLU case is written without a call so that it compiles to
+        // branch-free selects: activation patterns are data, not predictable.
+        if (spec.activation == Activation::relu) {
+            for (Index i = 0; i < n; ++i) {
+                const Scalar u = beta(k, i);
+                h[i] += a * (u > 0 ? u : Scalar(0));
+            }
+        } else {
+            for (Index i = 0; i < n; ++i) h[i] += a * activate(beta(k, i), spec);
+        }
+    }
+    Scalar loss = 0;
+    if (spec.loss == Loss::square) {
+        for (Index i = 0; i < n; ++i) {
+            g[i] = h[i] - y[i];
+            loss += g[i] * g[i];
+        }
+        return loss / 2;
+    }
+    const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+    for (Index i = 0; i < n; ++i) {
+        const Scalar z = y[i] * h[i];
+        loss += softplus_neg(z);
+        g[i] = -y[i] * inv_n * sigmoid_neg(z);
+    }
+    return loss * inv_n;
+}
+
+// Per-neuron, per-example coefficient of the gradient in the data span:
+//   dR/dw_k = sum_i u_{k,i} x_i  with  u_{k,i} = a_k phi'(beta_{k,i}) g_i.
+// Writes coeff(k, i) = -eta * u_{k,i}, the change of alpha_k in one GD step.
+template <class Beta, class Outer, class G, class Out>
+void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Scalar eta,
+                            const ModelSpec& spec, Out& coeff) {
+    const Index m = beta.rows();
+    const Index n = beta.cols();
+    for (Index k = 0; k < m; ++k) {
+        const Scalar a = -eta * outer[k];
+        if (spec.activation == Activation::relu) {
+            for (Index i = 0; i < n; ++i) coeff(k, i) = beta(k, i) > 0 ? a * g[i] : Scalar(0);
+        } else {
+            for (Index i = 0; i < n; ++i) coeff(k, i) = a * activate_slope(beta(k, i), spec) * g[i];
+        }
+    }
+}
+
+inline Activation parse_activation(const std::string& name) {
+    if (name == "relu") return Activation::relu;
+    if (name == "leaky_relu") return Activation::leaky_relu;
+    throw std::invalid_argument("unknown activation '" + name + "'");
+}
+
+inline Loss parse_loss(const std::string& name) {
+    if (name == "square") return Loss::square;
+    if (name == "logistic") return Loss::logistic;
+    throw std::invalid_argument("unknown loss '" + name + "'");
+}
+
+}  // namespace relucore

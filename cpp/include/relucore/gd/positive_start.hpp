@@ -1,0 +1,140 @@
+/// @file gd/positive_start.hpp
+/// The all-positive starting point of Theorems 1 and 3 (Lai et al. 2026),
+/// built and checked in one pass: K = X X^T, its eigenvalues, the default
+/// offset eps, alpha0 = K^{-1} eps (Cholesky), W0 = alpha0 X, the default step
+/// 1 / (L ||s||^2 mu_1(K)) and the default gradient tolerance.
+///
+/// This is the hot path of a single `relucore.train` call on a small problem,
+/// where a chain of separate numpy calls would cost more than thousands of GD
+/// steps. The checks mirror the Python layer's validation; a problem that
+/// fails one gets a non-zero StartCheck and no further work, and the caller
+/// redoes it on its general path, which explains the failure to the user.
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/span.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <cmath>
+#include <limits>
+
+namespace relucore {
+
+/// First check a problem failed in positive_start() (ok = 0: none did).
+enum class StartCheck : int {
+    ok = 0,
+    labels_invalid = 1,    ///< a label is not finite, or 1/2 ||y||^2 over/underflows
+    outer_invalid = 2,     ///< an outer weight is zero or not finite
+    gram_not_finite = 3,   ///< sum |K_ij| overflows (X too large or not finite)
+    gram_degenerate = 4,   ///< mu_1(K) is below the smallest normal double (X ~ 0)
+    ill_conditioned = 5,   ///< mu_1 / mu_n above max_condition (K^{-1} is needed)
+    eps_invalid = 6,       ///< the offset is not positive and finite
+    not_definite = 7,      ///< the Cholesky factorisation of K failed
+    start_not_finite = 8,  ///< alpha0, W0 or the starting loss overflow
+    step_invalid = 9,      ///< the default step over/underflows, or eta < machine eps x default
+};
+
+/// Options of positive_start() (the defaults of relucore.train).
+struct StartOptions {
+    /// > 0: the offset of every beta_{k,i}; 0: the default y_min / (C_alpha m);
+    /// < 0: beta0 holds the offsets already (positive, one per neuron and example).
+    Scalar eps = 0;
+    Scalar C_alpha = defaults::C_alpha;              ///< constant of the default offset
+    Scalar tol = -1;                                 ///< >= 0: the gradient tolerance; otherwise the default
+    Scalar tol_factor = defaults::tol_factor;        ///< default tol = tol_factor sqrt(mu_1) ||y|| (logistic: 0)
+    Scalar max_condition = defaults::max_condition;  ///< largest mu_1 / mu_n accepted
+    Loss loss = Loss::square;
+};
+
+/// Builds the all-positive start w_k = X^T K^{-1} eps for one problem.
+///
+/// @param X      n x d inputs
+/// @param y      n labels
+/// @param outer  m outer weights
+/// @param[out] K      n x n Gram matrix X X^T
+/// @param[out] mu     n eigenvalues of K, ascending
+/// @param[in,out] beta0  m x n starting predictions: the offsets eps (read when opt.eps < 0)
+/// @param[out] alpha0 m x n starting dual coordinates K^{-1} eps
+/// @param[out] W0     m x d starting weights alpha0 X
+/// @param[in,out] eta the step size: > 0 on entry keeps it (checked), otherwise the default is written
+/// @param[out] tol    the gradient tolerance (given or default)
+/// @return StartCheck::ok, or the first check that failed (outputs are then partial)
+inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, const StartOptions& opt,
+                                 MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0, MatrixRef W0,
+                                 Scalar& eta, Scalar& tol) {
+    constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
+    constexpr Scalar machine_eps = std::numeric_limits<Scalar>::epsilon();
+    const Index n = X.rows();
+    const Index m = outer.size();
+
+    Scalar y_max = 0, y_min = std::numeric_limits<Scalar>::infinity(), y_sq = 0;
+    for (Index i = 0; i < n; ++i) {
+        const Scalar a = std::abs(y[i]);
+        if (!std::isfinite(a)) return StartCheck::labels_invalid;
+        y_max = std::max(y_max, a);
+        y_min = std::min(y_min, a);
+        y_sq += y[i] * y[i];
+    }
+    if (!std::isfinite(Scalar(0.5) * static_cast<Scalar>(n) * y_max * y_max)) return StartCheck::labels_invalid;
+    if (y_max > 0 && Scalar(0.5) * y_max * y_max < tiny) return StartCheck::labels_invalid;
+    Scalar s2 = 0;
+    for (Index k = 0; k < m; ++k) {
+        if (outer[k] == 0 || !std::isfinite(outer[k])) return StartCheck::outer_invalid;
+        s2 += outer[k] * outer[k];
+    }
+
+    gram_matrix(X, K);
+    if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
+    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(K, Eigen::EigenvaluesOnly);
+    if (eig.info() != Eigen::Success) return StartCheck::gram_not_finite;
+    mu = eig.eigenvalues();
+    const Scalar mu1 = mu[n - 1], mun = mu[0];
+    if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
+    if (!(mun > 0) || mu1 / mun > opt.max_condition) return StartCheck::ill_conditioned;
+
+    if (opt.eps >= 0) {
+        Scalar eps = opt.eps;
+        if (eps == 0) {
+            // Default y_min / (C_alpha m); labels with a 0 use max |y| (as relucore._init.default_eps).
+            const Scalar ref = y_min > 0 ? y_min : (y_max > 0 ? y_max : Scalar(1));
+            eps = ref / (opt.C_alpha * static_cast<Scalar>(m));
+        }
+        beta0.setConstant(eps);
+    }
+    if (!(beta0.array() > 0).all() || !beta0.allFinite()) return StartCheck::eps_invalid;
+    Eigen::LLT<RowMatrix> llt(K);
+    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+    alpha0 = llt.solve(beta0.transpose()).transpose();
+    W0.setZero();
+    add_row_combination(alpha0, X, W0);
+    if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;
+    // Starting loss 1/2 ||h0 - y||^2 with h0 = sum_k s_k phi(eps_k) = sum_k s_k eps_k (eps > 0).
+    Scalar loss0 = 0;
+    for (Index i = 0; i < n; ++i) {
+        Scalar h0 = 0;
+        for (Index k = 0; k < m; ++k) h0 += outer[k] * beta0(k, i);
+        loss0 += (h0 - y[i]) * (h0 - y[i]);
+    }
+    if (!std::isfinite(Scalar(0.5) * loss0)) return StartCheck::start_not_finite;
+
+    const Scalar curvature = opt.loss == Loss::square ? Scalar(1) : Scalar(1) / (Scalar(4) * static_cast<Scalar>(n));
+    const Scalar eta_default = Scalar(1) / (curvature * s2 * mu1);
+    if (!std::isfinite(eta_default) || !(eta_default >= tiny)) return StartCheck::step_invalid;
+    if (eta > 0) {
+        if (!std::isfinite(eta) || eta < machine_eps * eta_default) return StartCheck::step_invalid;
+    } else {
+        eta = eta_default;
+    }
+    if (opt.tol >= 0)
+        tol = opt.tol;
+    else
+        tol = opt.loss == Loss::square ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(y_sq), tiny) : Scalar(0);
+    return StartCheck::ok;
+}
+
+}  // namespace relucore

@@ -1,0 +1,282 @@
+/// @file gd/run.hpp
+/// What every GD engine shares: the settings of a run (GDSettings), its
+/// stopping rules and outcome (Status, RunSummary), the activation-pattern
+/// tracker, the history recorder, and the loop that drives any engine to a
+/// stopping rule (run_to_stop).
+///
+/// An engine (DualGD, DenseGD) provides
+///   - `void evaluate()`: loss, gradient norm and pending update at the current state;
+///   - `void apply()`: take the step computed by evaluate();
+///   - `Scalar loss()`, `Scalar grad_norm()`, `std::int64_t steps_taken()`;
+///   - `beta()`, `alpha()`: m x n, the current primal and dual coordinates;
+///   - `const PatternTracker& pattern()`.
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/model.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+namespace relucore {
+
+/// Settings of a GD run, shared by every engine.
+///
+/// The step budget `max_steps` counts steps from 0 (the engine's own step
+/// counter), so a run that resumes at step t with `max_steps = t + k` takes at
+/// most k more steps.
+struct GDSettings {
+    Scalar eta = 0;                ///< step size, > 0
+    std::int64_t max_steps = 0;    ///< stop once steps_taken() reaches this (absolute count)
+    Scalar tol = 0;                ///< stop once ||grad_W R||_F < tol (0: never stop early)
+    std::int64_t record_every = defaults::record; ///< keep every k-th state in the History (0: none)
+    /// The run is declared diverged when the loss is not finite or exceeds
+    /// divergence_factor * max(loss at the start of the run, 1).
+    Scalar divergence_factor = defaults::divergence_factor;
+    ModelSpec model{};  ///< activation and loss
+    /// Set to true by another thread to stop a run (or a step(k) loop) after
+    /// the current step. Not owned; null means "never cancelled".
+    const std::atomic<bool>* cancel = nullptr;
+
+    /// Throws std::invalid_argument naming the first setting out of range.
+    void validate() const {
+        if (!(eta > 0) || !std::isfinite(eta)) throw std::invalid_argument("eta must be positive and finite");
+        if (max_steps < 0) throw std::invalid_argument("max_steps must be >= 0");
+        if (!(tol >= 0) || !std::isfinite(tol)) throw std::invalid_argument("tol must be >= 0 and finite");
+        if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
+        if (!(divergence_factor > 1)) throw std::invalid_argument("divergence_factor must be > 1");
+        model.validate();
+    }
+};
+
+/// Why a run ended.
+enum class Status : int {
+    converged = 0,  ///< gradient norm fell below tol
+    max_steps = 1,  ///< step budget used up first
+    diverged = 2,   ///< loss became non-finite or exploded
+    cancelled = 3,  ///< the cancel flag was raised
+    stopped = 4,    ///< the run's callback asked to stop
+};
+
+/// Outcome of run_to_stop(). The loss and gradient norm belong to the final state.
+struct RunSummary {
+    Status status = Status::max_steps;
+    std::int64_t nit = 0;                  ///< engine's step count at the end (steps_taken())
+    Scalar loss = 0;                       ///< loss of the final state
+    Scalar grad_norm = 0;                  ///< ||grad_W R||_F at the final state
+    std::int64_t pattern_stable_step = 0;  ///< first step after which no mask changed
+    std::int64_t n_records = 0;            ///< states written to the history
+};
+
+/// Follows the activation masks D(beta_k) = 1[beta_k > 0] and remembers the
+/// last step at which any of them changed: every mask is constant from
+/// stable_step() on (relative to the steps that were run).
+class PatternTracker {
+public:
+    /// Starts tracking at `step` with the masks of `beta` (m x n).
+    void reset(const RowMatrix& beta, std::int64_t step) {
+        mask_.resize(beta.rows(), beta.cols());
+        for (Index k = 0; k < beta.rows(); ++k)
+            for (Index i = 0; i < beta.cols(); ++i) mask_(k, i) = beta(k, i) > 0;
+        last_change_ = step;
+    }
+    /// Records the masks of `beta` after step `step`. Allocation-free.
+    void update(const RowMatrix& beta, std::int64_t step) {
+        std::uint8_t changed = 0;
+        const Scalar* b = beta.data();
+        std::uint8_t* mk = mask_.data();
+        for (Index j = 0, size = beta.size(); j < size; ++j) {
+            const std::uint8_t now = b[j] > 0;
+            changed |= static_cast<std::uint8_t>(now ^ mk[j]);
+            mk[j] = now;
+        }
+        if (changed) last_change_ = step;
+    }
+
+    /// Restores a saved tracker (checkpointing): `mask` as returned by mask(),
+    /// `stable_step` as returned by stable_step().
+    void restore(const Mask& mask, std::int64_t stable_step) {
+        mask_ = mask;
+        last_change_ = stable_step;
+    }
+    /// Current masks, m x n, entries 0 or 1.
+    const Mask& mask() const { return mask_; }
+    /// Last step at which a mask changed (the step count of reset() if none did).
+    std::int64_t stable_step() const { return last_change_; }
+
+private:
+    Mask mask_;
+    std::int64_t last_change_ = 0;
+};
+
+/// Caller-owned history buffers (any pointer may be null: that quantity is not
+/// kept). Slot r holds the state of step steps[r]; beta/alpha/mask are m x n
+/// row-major blocks, so `beta` must hold capacity * m * n doubles. Records
+/// beyond `capacity` are dropped (never written); size the buffers with
+/// history_capacity().
+struct History {
+    std::int64_t* steps = nullptr;
+    Scalar* loss = nullptr;
+    Scalar* beta = nullptr;
+    Scalar* alpha = nullptr;
+    std::uint8_t* mask = nullptr;
+    std::int64_t capacity = 0;
+    std::int64_t count = 0;
+
+    /// Writes the engine's current state into slot `count` (if one is left).
+    template <class Engine>
+    void record(const Engine& e, std::int64_t step) {
+        if (count >= capacity) return;
+        const Index mn = e.beta().size();
+        if (steps) steps[count] = step;
+        if (loss) loss[count] = e.loss();
+        if (beta) MatrixMap(beta + count * mn, e.beta().rows(), e.beta().cols()) = e.beta();
+        if (alpha) MatrixMap(alpha + count * mn, e.alpha().rows(), e.alpha().cols()) = e.alpha();
+        if (mask) MaskMap(mask + count * mn, e.beta().rows(), e.beta().cols()) = e.pattern().mask();
+        ++count;
+    }
+};
+
+/// Number of history slots a run of max_steps steps (from step 0) may fill:
+/// every record_every-th step plus the final state.
+inline std::int64_t history_capacity(std::int64_t max_steps, std::int64_t record_every) {
+    if (record_every <= 0) return 0;
+    return max_steps / record_every + 2;
+}
+
+namespace detail {
+
+/// A callback that never stops the run.
+struct NoCallback {
+    template <class Engine>
+    bool operator()(const Engine&) const { return false; }
+};
+
+/// Calls cb(engine); a void callback never stops, a bool one stops on true.
+template <class Callback, class Engine>
+bool invoke_callback(Callback& cb, Engine& engine) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Callback&, Engine&>>) {
+        cb(engine);
+        return false;
+    } else {
+        return static_cast<bool>(cb(engine));
+    }
+}
+
+/// Re-evaluates the engine if a callback left it stale (engines without an
+/// evaluated() query are always re-evaluated; evaluate() is pure).
+template <class Engine>
+auto ensure_evaluated(Engine& e, int) -> decltype(e.evaluated(), void()) {
+    if (!e.evaluated()) e.evaluate();
+}
+template <class Engine>
+void ensure_evaluated(Engine& e, long) {
+    e.evaluate();
+}
+
+/// One step and the evaluation of the new state: the engine's fused
+/// advance() when it has one, else apply() and evaluate().
+template <class Engine>
+auto advance(Engine& e, int) -> decltype(e.advance(), void()) {
+    e.advance();
+}
+template <class Engine>
+void advance(Engine& e, long) {
+    e.apply();
+    e.evaluate();
+}
+
+}  // namespace detail
+
+/// Drives an engine until a stopping rule fires, calling `callback` every
+/// `every` steps.
+///
+/// The loop, for the state at step t (the engine's absolute step count):
+///   1. the state is evaluated (loss, gradient, pending update);
+///   2. it is recorded in `history` if t is a multiple of s.record_every;
+///   3. if `every > 0`, t > the starting step and t is a multiple of `every`,
+///      `callback(engine)` is called; returning `true` ends the run with
+///      Status::stopped (a callback returning void never stops it). The
+///      callback may change the engine between steps (set_labels, set_eta,
+///      settings(), even step()): the run continues from the state it leaves,
+///      re-evaluated if needed, and changes to `s` apply to the rest of the run;
+///   4. the stopping rules are checked in this order: diverged, converged
+///      (grad_norm < s.tol), max_steps (t >= s.max_steps), cancelled;
+///   5. otherwise one GD step is applied and the loop continues.
+/// The returned loss and gradient norm therefore belong to the returned state,
+/// and the final state is always recorded (when recording is on).
+/// The divergence threshold is s.divergence_factor * max(loss at the first
+/// state, 1), so it is relative to the start of this call.
+///
+/// @param engine   an engine with the interface described at the top of this file
+/// @param s        the stopping rules (usually the engine's own settings)
+/// @param history  optional buffers for recorded states (may be null)
+/// @param every    call the callback every `every` steps (<= 0: never)
+/// @param callback `bool(Engine&)` or `void(Engine&)` (or taking `const Engine&`);
+///                 it runs on the calling thread, between two steps.
+template <class Engine, class Callback>
+RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, std::int64_t every,
+                       Callback&& callback) {
+    RunSummary out;
+    engine.evaluate();
+    const Scalar threshold = s.divergence_factor * std::max<Scalar>(engine.loss(), 1);
+    const std::int64_t start = engine.steps_taken();
+    std::int64_t last_recorded = -1;
+    for (;;) {
+        std::int64_t t = engine.steps_taken();
+        if (history && s.record_every > 0 && t % s.record_every == 0) {
+            history->record(engine, t);
+            last_recorded = t;
+        }
+        if (every > 0 && t > start && t % every == 0) {
+            if (detail::invoke_callback(callback, engine)) {
+                out.status = Status::stopped;
+                break;
+            }
+            detail::ensure_evaluated(engine, 0);
+            t = engine.steps_taken();
+        }
+        const Scalar loss = engine.loss();
+        if (!std::isfinite(loss) || loss > threshold || !std::isfinite(engine.grad_norm())) {
+            out.status = Status::diverged;
+            break;
+        }
+        if (engine.grad_norm() < s.tol) {
+            out.status = Status::converged;
+            break;
+        }
+        if (t >= s.max_steps) {
+            out.status = Status::max_steps;
+            break;
+        }
+        if (s.cancel && s.cancel->load(std::memory_order_relaxed)) {
+            out.status = Status::cancelled;
+            break;
+        }
+        detail::advance(engine, 0);
+    }
+    if (history && s.record_every > 0 && last_recorded != engine.steps_taken())
+        history->record(engine, engine.steps_taken());
+    out.nit = engine.steps_taken();
+    out.loss = engine.loss();
+    out.grad_norm = engine.grad_norm();
+    out.pattern_stable_step = engine.pattern().stable_step();
+    out.n_records = history ? history->count : 0;
+    return out;
+}
+
+/// Drives an engine until a stopping rule of `s` fires (no callback); see the
+/// overload above for the exact loop.
+template <class Engine>
+RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history = nullptr) {
+    return run_to_stop(engine, s, history, 0, detail::NoCallback{});
+}
+
+}  // namespace relucore

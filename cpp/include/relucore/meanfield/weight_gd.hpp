@@ -1,0 +1,957 @@
+// Weight-space (noisy, stochastic) gradient descent for a wide two-layer ReLU
+// network with bias and a trainable outer layer (Liang et al. 2026):
+//
+//     h(x) = kappa * sum_{i=1..N} a_i relu(w_i^T x + b_i),     theta_i = (a_i, w_i, b_i),
+//
+// with the output scale kappa = c/N, c in {1, sqrt(N), N} (OutputScale), and
+// the objective
+//
+//     L(Theta) = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i ||theta_i||^2
+//
+// (the regulariser runs over the trained coordinates only). One step at the
+// global iteration t draws a batch B_t of |B| = batch_size sample indices
+// (uniform, without replacement; the full batch uses every index, in order)
+// and moves every neuron by
+//
+//     theta_i <- theta_i - s grad_{theta_i} L_B(Theta) + sqrt(4 (s/N) T) xi_i,
+//     L_B = (1/|B|) sum_{j in B} (h(x_j) - y_j)^2 + (lambda/N) sum_i ||theta_i||^2,
+//
+// i.e. plain SGD with step s on the sampled objective plus Gaussian noise of
+// temperature T = 1/beta (xi_i ~ N(0, I) on the trained coordinates). Written
+// out for the mean-field scale kappa = 1/N this is the paper's update
+//
+//     theta_i <- theta_i - (s/N) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
+//                + sqrt(4 (s/N) / beta) xi_i,
+//
+// the Euler-Maruyama discretisation, with time step s/N, of the Langevin
+// dynamics d theta = -2 grad Psi dt + sqrt(4/beta) dB whose law solves the
+// paper's Wasserstein flow (drift 2 grad Psi, diffusion 2/beta). The paper's
+// "step size s_N = 1e-3" at N = 1000 is s = 1 here. grad sigma uses the strict
+// ReLU derivative 1[w^T x + b > 0].
+//
+// Randomness (the batch of step t, the noise of neuron i at step t, the
+// initial parameters) comes from the counter-based generator of random/rng.hpp keyed
+// by (seed, step, neuron), so results are bitwise independent of the thread
+// count and of how a run is split into calls. The forward pass h(x_j) is a sum
+// over neurons taken in a fixed order: within a chunk of kChunk neurons (a
+// constant) eight interleaved lanes (lane_sum), then the chunks in order.
+//
+// Threads: one OpenMP team for the whole run (thread count per call, no
+// global OpenMP state), each thread owning a fixed range of chunks; one
+// barrier per step separates the chunk sums from the residuals, which every
+// thread then computes identically. Cancellation and records happen at
+// sync points (every kCheckEvery steps and at record/snapshot steps).
+//
+// Parameters are stored structure-of-arrays (rows a, b, w_1..w_d and the
+// current relu(z) rows, 64-byte aligned, in one arena); all buffers are
+// allocated in the constructor, the step loop allocates nothing. For
+// single-sample SGD with d <= 3 the update of step t and the forward pass of
+// step t + 1 are fused into one sweep over the neurons (fused_chunk), with
+// scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time (the
+// package is built for baseline x86-64); elsewhere plain loops that the compiler
+// vectorises. No path uses FMA, so all paths give bitwise the same numbers.
+// The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
+// the path (read when an engine is built; for tests and timings; see simd.hpp).
+#pragma once
+
+#include "relucore/core/parallel.hpp"
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/run.hpp"
+#include "relucore/random/rng.hpp"
+#include "relucore/simd.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#if defined(RELUCORE_WITH_OPENMP)
+#include <omp.h>
+#endif
+// simd.hpp defines RELUCORE_SIMD_DISPATCH: runtime dispatch to 256-bit AVX and
+// 512-bit AVX-512F kernels (without FMA, so every element is computed by the
+// same IEEE operations as in the SSE2 and scalar loops: results do not depend
+// on the path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
+
+namespace relucore {
+
+// The factor kappa in front of the sum over neurons.
+enum class OutputScale : int {
+    inv_n = 0,       // 1/N: the mean-field scaling (c = 1)
+    inv_sqrt_n = 1,  // 1/sqrt(N) (c = sqrt(N))
+    one = 2,         // 1 (c = N)
+};
+
+// 1[z > 0] as a 0/1 factor. Written as a select of constants multiplying the
+// value (not as a conditional value) so that GCC if-converts and vectorises
+// the loops that use it.
+inline Scalar step_fn(Scalar z) { return z > 0 ? Scalar(1) : Scalar(0); }
+
+inline Scalar output_scale_factor(OutputScale s, Index N) {
+    switch (s) {
+        case OutputScale::inv_n: return Scalar(1) / static_cast<Scalar>(N);
+        case OutputScale::inv_sqrt_n: return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
+        case OutputScale::one: return Scalar(1);
+    }
+    throw std::invalid_argument("unknown output scale");
+}
+
+struct WeightGDSettings {
+    Scalar step = 0;          // s > 0 (see the update above)
+    Scalar weight_decay = 0;  // lambda >= 0
+    Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
+    OutputScale scale = OutputScale::inv_n;
+    bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
+    bool train_outer = true;  // false: a_i stay at their initial values
+    Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
+    std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
+    Key2 key{0, 0};           // the generator's key (the seed)
+    int n_threads = 1;        // <= 0: default_threads()
+    // The run is declared diverged when some h(x_j) of a step is not finite or
+    // exceeds this in absolute value.
+    Scalar divergence_bound = defaults::meanfield_divergence_bound;
+    // Set to true by another thread to stop the run at the next check point
+    // (every kCheckEvery steps).
+    const std::atomic<bool>* cancel = nullptr;
+
+    void validate() const {
+        if (!(step > 0) || !std::isfinite(step)) throw std::invalid_argument("step must be positive and finite");
+        if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
+            throw std::invalid_argument("weight_decay must be >= 0 and finite");
+        if (!(temperature >= 0) || !std::isfinite(temperature))
+            throw std::invalid_argument("temperature must be >= 0 and finite");
+        if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+        if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
+        if (!(divergence_bound > 0)) throw std::invalid_argument("divergence_bound must be positive");
+    }
+};
+
+// Caller-owned output buffers of a run (null pointers: not recorded).
+//   history:      steps[r], objective[r] for r < capacity; trajectories[r] is
+//                 an n_track x P block holding the tracked neurons' theta.
+//   snapshots:    snapshot_steps (any order), snapshots[s] an N x P block
+//                 written when the run reaches step snapshot_steps[s];
+//                 snapshot_taken[s] set to 1 then.
+struct WeightGDRecord {
+    std::int64_t* steps = nullptr;
+    Scalar* objective = nullptr;
+    Scalar* trajectories = nullptr;
+    std::int64_t capacity = 0;
+    std::int64_t count = 0;
+    const std::int64_t* track = nullptr;
+    Index n_track = 0;
+    const std::int64_t* snapshot_steps = nullptr;
+    Scalar* snapshots = nullptr;
+    std::uint8_t* snapshot_taken = nullptr;
+    Index n_snapshots = 0;
+};
+
+struct WeightGDSummary {
+    Status status = Status::max_steps;  // max_steps: all requested steps ran
+    std::int64_t nit = 0;               // global step count at the end
+    Scalar objective = 0;               // L at the final state
+};
+
+class WeightGD {
+public:
+    static constexpr Index kChunk = 128;            // neurons per work unit (fixed: sets the sum order)
+    static constexpr std::int64_t kCheckEvery = 1024;  // steps between cancellation checks
+
+    // X: M x d inputs, y: M labels, theta0: N x P initial parameters with
+    // columns (a, w_1..w_d, b) (P = d + 2) or (a, w_1..w_d) without bias.
+    WeightGD(ConstMatrixRef X, ConstVectorRef y, ConstMatrixRef theta0, const WeightGDSettings& settings)
+        : X_(X), y_(y), settings_(settings) {
+        settings_.validate();
+        M_ = X.rows();
+        d_ = X.cols();
+        N_ = theta0.rows();
+        P_ = d_ + (settings_.bias ? 2 : 1);
+        if (M_ < 1 || d_ < 1) throw std::invalid_argument("X must have at least one row and one column");
+        if (y.size() != M_) throw std::invalid_argument("y must have one entry per row of X");
+        if (N_ < 1) throw std::invalid_argument("at least one neuron is needed");
+        if (theta0.cols() != P_) throw std::invalid_argument("theta0 must have d + 2 columns (d + 1 without bias)");
+        if (settings_.batch_size > M_) throw std::invalid_argument("batch_size must not exceed the number of samples");
+        B_ = settings_.batch_size;
+        kappa_ = output_scale_factor(settings_.scale, N_);
+        // One arena for the rows a, b, w_1..w_d, z_1..z_B (see layout()).
+        stride_ = (N_ + 7) / 8 * 8;
+        while ((stride_ * 8) % 4096 < 512 || (stride_ * 8) % 4096 > 3584) stride_ += 8;
+        soa_.assign(static_cast<size_t>((2 + d_ + B_) * stride_ + 8), 0.0);
+        soa_off_ = static_cast<Index>((64 - reinterpret_cast<std::uintptr_t>(soa_.data()) % 64) % 64 / sizeof(Scalar));
+        set_theta(theta0);
+        n_chunks_ = (N_ + kChunk - 1) / kChunk;
+        partial_.assign(static_cast<size_t>(2 * n_chunks_ * B_), 0.0);
+        max_threads_ = settings_.n_threads > 0 ? settings_.n_threads : default_threads();
+        max_threads_ = static_cast<int>(std::max<Index>(1, std::min<Index>(max_threads_, n_chunks_)));
+        const auto T = static_cast<size_t>(max_threads_);
+        perm_.resize(T * static_cast<size_t>(M_));
+        swaps_.resize(T * static_cast<size_t>(B_));
+        batch_.resize(2 * T * static_cast<size_t>(B_));
+        g_.resize(T * static_cast<size_t>(B_));
+        scratch_.resize(T * scratch_size());
+        words_.resize(T * words_size());
+        decay_ = 1 - 2 * settings_.step * settings_.weight_decay / static_cast<Scalar>(N_);
+        noise_sd_ = std::sqrt(4 * (settings_.step / static_cast<Scalar>(N_)) * settings_.temperature);
+        simd_ = simd_level();
+        philox_keys_ = PhiloxKeys(settings_.key);
+    }
+
+    // The widest SIMD path of the fused kernels: the best the CPU supports,
+    // capped by the environment variable RELUCORE_SIMD (scalar, sse2, avx,
+    // avx512; read when an engine is built). All paths give bitwise the same
+    // numbers; the variable exists to test that and to time the paths.
+    static constexpr int kSimdScalar = simd::kScalar, kSimdSse2 = simd::kSse2, kSimdAvx = simd::kAvx,
+                         kSimdAvx512 = simd::kAvx512;
+    static int simd_level() { return simd::level(); }
+    int simd() const { return simd_; }
+
+    WeightGD(const WeightGD&) = delete;  // the arena's alignment offset is tied to its buffer
+    WeightGD& operator=(const WeightGD&) = delete;
+    WeightGD(WeightGD&&) = default;
+    WeightGD& operator=(WeightGD&&) = default;
+
+    Index N() const { return N_; }
+    Index P() const { return P_; }
+    std::int64_t steps_taken() const { return t_; }
+
+    void set_theta(ConstMatrixRef theta) {
+        if (theta.rows() != N_ || theta.cols() != P_) throw std::invalid_argument("theta has the wrong shape");
+        for (Index i = 0; i < N_; ++i) {
+            arow()[i] = theta(i, 0);
+            for (Index k = 0; k < d_; ++k) wrow(k)[i] = theta(i, 1 + k);
+            brow()[i] = settings_.bias ? theta(i, d_ + 1) : 0.0;
+        }
+    }
+
+    void theta_row(Index i, Scalar* out) const {
+        out[0] = arow()[i];
+        for (Index k = 0; k < d_; ++k) out[1 + k] = wrow(k)[i];
+        if (settings_.bias) out[d_ + 1] = brow()[i];
+    }
+
+    void theta(MatrixRef out) const {
+        if (out.rows() != N_ || out.cols() != P_) throw std::invalid_argument("theta output has the wrong shape");
+        for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
+    }
+
+    // h(x_j) for every row of X (fixed summation order).
+    Scalar predict(const Scalar* x) const {
+        Scalar total = 0;
+        for (Index c = 0; c < n_chunks_; ++c) {
+            const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
+            Scalar s = 0;
+            for (Index i = i0; i < i1; ++i) {
+                Scalar z = brow()[i];
+                for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
+                s += arow()[i] * (z > 0 ? z : 0);
+            }
+            total += s;
+        }
+        return kappa_ * total;
+    }
+
+    // L(Theta) on the full data set.
+    Scalar objective() const {
+        Scalar fit = 0;
+        for (Index j = 0; j < M_; ++j) {
+            const Scalar r = predict(&X_(j, 0)) - y_[j];
+            fit += r * r;
+        }
+        Scalar reg = 0;
+        for (Index i = 0; i < N_; ++i) {
+            Scalar q = 0;
+            if (settings_.train_outer) q += arow()[i] * arow()[i];
+            for (Index k = 0; k < d_; ++k) q += wrow(k)[i] * wrow(k)[i];
+            if (settings_.bias) q += brow()[i] * brow()[i];
+            reg += q;
+        }
+        return fit / static_cast<Scalar>(M_) + settings_.weight_decay / static_cast<Scalar>(N_) * reg;
+    }
+
+    // Runs steps t = start, ..., start + iters - 1 (start is the global step
+    // number of the current state; the generator is keyed by it). Records at
+    // every t in [start, start + iters) that is a multiple of record_every or a
+    // snapshot step, and at the final state when record_final. samples, when
+    // given, is an iters x batch_size array of sample indices to use instead
+    // of drawing them.
+    WeightGDSummary run(std::int64_t start, std::int64_t iters, bool record_final, WeightGDRecord* rec = nullptr,
+                        const std::int64_t* samples = nullptr) {
+        if (start < 0 || iters < 0) throw std::invalid_argument("start and iters must be >= 0");
+        if (samples)
+            for (std::int64_t q = 0; q < iters * B_; ++q)
+                if (samples[q] < 0 || samples[q] >= M_) throw std::invalid_argument("sample index out of range");
+        t_ = start;
+        const std::int64_t end = start + iters;
+        last_history_ = -1;
+        bool stop = false;
+        bool cancelled = false;
+        bool diverged = false;
+#if defined(RELUCORE_WITH_OPENMP)
+        const int T = max_threads_;
+#pragma omp parallel num_threads(T) if (T > 1)
+#endif
+        {
+#if defined(RELUCORE_WITH_OPENMP)
+            const int tid = omp_get_thread_num();
+            const int nth = omp_get_num_threads();
+#else
+            const int tid = 0;
+            const int nth = 1;
+#endif
+            const Index c0 = n_chunks_ * tid / nth, c1 = n_chunks_ * (tid + 1) / nth;
+            ThreadBuffers tb = buffers(tid);
+            auto fixed_row = [&](std::int64_t u) { return samples ? samples + (u - start) * B_ : nullptr; };
+            // Prologue: the batch and forward pass of step `start`.
+            draw_batch(start, tb, tb.batch, start < end ? fixed_row(start) : nullptr);
+            {
+                Scalar* contrib = contrib_buf(tb);
+                for (Index c = c0; c < c1; ++c) forward_chunk(c, tb.batch, partials(start), contrib);
+            }
+            std::int64_t next_sync = start;
+            for (std::int64_t t = start;; ++t) {
+                if (t == next_sync) {
+                    const bool at_record = rec && t < end && wants_record(*rec, t);
+#if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
+#pragma omp barrier
+                    }
+#endif
+                    if (tid == 0) {
+                        if (at_record) record(*rec, t);
+                        if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) cancelled = true;
+                        stop = cancelled || t == end;
+                        t_ = t;
+                    }
+#if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
+#pragma omp barrier
+                    }
+#endif
+                    if (stop) break;
+                    next_sync = next_event(t + 1, start, end, rec);
+                }
+                // The next batch (the last step looks ahead at its own: harmless, recomputed by the next run).
+                if (t + 1 < end) draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
+                else std::copy(tb.batch, tb.batch + B_, tb.batch_next);
+#if defined(RELUCORE_WITH_OPENMP)
+                    if (nth > 1) {  // the same branch on every thread of the team
+#pragma omp barrier
+                    }
+#endif
+                if (!step(t, tb, c0, c1)) {
+                    // Every thread sees the same residuals, hence stops at the same t.
+                    if (tid == 0) {
+                        diverged = true;
+                        t_ = t;
+                    }
+                    break;
+                }
+                std::swap(tb.batch, tb.batch_next);
+            }
+        }
+        WeightGDSummary out;
+        out.nit = t_;
+        out.status = diverged ? Status::diverged : cancelled ? Status::cancelled : Status::max_steps;
+        if (rec && record_final && last_history_ != t_) record(*rec, t_, /*final_state=*/true);
+        out.objective = objective();
+        return out;
+    }
+
+private:
+    struct ThreadBuffers {
+        std::int64_t* perm;
+        std::int64_t* swaps;
+        std::int64_t* batch;       // sample indices of the current step
+        std::int64_t* batch_next;  // ... and of the next one
+        Scalar* g;
+        Scalar* scratch;
+        std::uint64_t* words;
+    };
+
+    // Per-thread scratch, rows of kChunk: gradient accumulators (d + 2 rows),
+    // noise (noise_rows(): P rounded up to even), per-neuron contributions
+    // (1 row). Words for the noise live in words_ (noise_rows() rows).
+    Index noise_rows() const { return 2 * ((P_ + 1) / 2); }
+    Scalar* noise_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2) * kChunk; }
+    Scalar* contrib_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2 + noise_rows()) * kChunk; }
+    size_t scratch_size() const { return static_cast<size_t>((d_ + 3 + noise_rows()) * kChunk); }
+    size_t words_size() const { return static_cast<size_t>(noise_rows() * kChunk); }
+
+    ThreadBuffers buffers(int tid) {
+        const auto t = static_cast<size_t>(tid);
+        ThreadBuffers tb{perm_.data() + t * M_, swaps_.data() + t * B_, batch_.data() + 2 * t * B_,
+                         batch_.data() + (2 * t + 1) * B_, g_.data() + t * B_, scratch_.data() + t * scratch_size(),
+                         words_.data() + t * words_size()};
+        for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
+        return tb;
+    }
+
+    // The first step >= u at which the threads must meet: a record, a
+    // snapshot, a cancellation check or the end.
+    std::int64_t next_event(std::int64_t u, std::int64_t start, std::int64_t end, const WeightGDRecord* rec) const {
+        std::int64_t next = std::min(end, start + ((u - start + kCheckEvery - 1) / kCheckEvery) * kCheckEvery);
+        if (rec) {
+            const std::int64_t k = settings_.record_every;
+            if (k > 0 && rec->capacity > 0) next = std::min(next, ((u + k - 1) / k) * k);
+            for (Index s = 0; s < rec->n_snapshots; ++s)
+                if (rec->snapshot_steps[s] >= u) next = std::min(next, rec->snapshot_steps[s]);
+        }
+        return next;
+    }
+
+    bool wants_record(const WeightGDRecord& rec, std::int64_t t) const {
+        if (settings_.record_every > 0 && t % settings_.record_every == 0 && rec.capacity > 0) return true;
+        for (Index s = 0; s < rec.n_snapshots; ++s)
+            if (rec.snapshot_steps[s] == t) return true;
+        return false;
+    }
+
+    void record(WeightGDRecord& rec, std::int64_t t, bool final_state = false) {
+        const bool hist = (final_state || (settings_.record_every > 0 && t % settings_.record_every == 0));
+        if (hist) last_history_ = t;
+        if (hist && rec.count < rec.capacity) {
+            if (rec.steps) rec.steps[rec.count] = t;
+            if (rec.objective) rec.objective[rec.count] = objective();
+            if (rec.trajectories)
+                for (Index q = 0; q < rec.n_track; ++q)
+                    theta_row(static_cast<Index>(rec.track[q]), rec.trajectories + (rec.count * rec.n_track + q) * P_);
+            ++rec.count;
+        }
+        for (Index s = 0; s < rec.n_snapshots; ++s)
+            if (rec.snapshot_steps[s] == t && rec.snapshots) {
+                for (Index i = 0; i < N_; ++i) theta_row(i, rec.snapshots + (s * N_ + i) * P_);
+                if (rec.snapshot_taken) rec.snapshot_taken[s] = 1;
+            }
+    }
+
+    // The batch of step t into out (identical on every thread).
+    void draw_batch(std::int64_t t, ThreadBuffers& tb, std::int64_t* out, const std::int64_t* fixed) const {
+        if (fixed) {
+            std::copy(fixed, fixed + B_, out);
+            return;
+        }
+        if (B_ == M_) {
+            for (Index j = 0; j < M_; ++j) out[j] = j;
+            return;
+        }
+        const CounterRng rng(settings_.key);
+        // Partial Fisher-Yates on the identity permutation, undone afterwards.
+        for (Index k = 0; k < B_; ++k) {
+            const double u = rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
+            const std::int64_t j = k + CounterRng::to_index(u, M_ - k);
+            tb.swaps[k] = j;
+            std::swap(tb.perm[k], tb.perm[j]);
+            out[k] = tb.perm[k];
+        }
+        for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
+    }
+
+    // Sum of c[0..n) in a fixed order: eight interleaved lanes (lane l sums
+    // c[i], i = l mod 8, in increasing i), then lane_total. The fused kernels
+    // accumulate the same lanes in registers, so a state's forward pass
+    // rounds identically whichever path computed it.
+    static Scalar lane_sum(const Scalar* __restrict c, Index n) {
+        Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        Index i = 0;
+        for (; i + 8 <= n; i += 8)
+            for (int l = 0; l < 8; ++l) acc[l] += c[i + l];
+        for (; i < n; ++i) acc[i & 7] += c[i];
+        return lane_total(acc);
+    }
+
+    Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
+
+    // Forward pass of chunk c on a batch: relu of the pre-activations into Z
+    // (relu(z) = z if z > 0 else +0; the updates need only these) and the
+    // chunk's sums sum_i a_i relu(z_i) into part[c * B + q].
+    void forward_chunk(Index c, const std::int64_t* batch, Scalar* part, Scalar* contrib) {
+        const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
+        const Scalar* __restrict a = arow();
+        const Scalar* __restrict bb = brow();
+        for (Index q = 0; q < B_; ++q) {
+            const Scalar* x = &X_(batch[q], 0);
+            Scalar* __restrict z = zrow(q);
+            for (Index i = i0; i < i1; ++i) z[i] = bb[i];
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                const Scalar* __restrict w = wrow(k);
+                for (Index i = i0; i < i1; ++i) z[i] += w[i] * xk;
+            }
+            for (Index i = i0; i < i1; ++i) {
+                z[i] = z[i] > 0 ? z[i] : Scalar(0);
+                contrib[i - i0] = a[i] * z[i];
+            }
+            part[c * B_ + q] = lane_sum(contrib, i1 - i0);
+        }
+    }
+
+    // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
+    // when some h is not finite or too large.
+    bool residuals(std::int64_t t, ThreadBuffers& tb) {
+        const Scalar* part = partials(t);
+        const Scalar coef = 2 * kappa_ / static_cast<Scalar>(B_);
+        for (Index q = 0; q < B_; ++q) {
+            Scalar total = 0;
+            for (Index c = 0; c < n_chunks_; ++c) total += part[c * B_ + q];
+            const Scalar h = kappa_ * total;
+            if (!std::isfinite(h) || std::abs(h) > settings_.divergence_bound) return false;
+            tb.g[q] = coef * (h - y_[tb.batch[q]]);
+        }
+        return true;
+    }
+
+    // The noise of step t for the neurons of chunk c, as rows of kChunk
+    // (row 0: a, rows 1..d: w, row d+1: b): the same numbers as
+    // CounterRng::normals(t, i, noise, ., P) for each neuron i, with the
+    // Philox words gathered first and the Box-Muller transform run over the
+    // whole chunk (vectorised).
+    void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        const Index npairs = noise_rows() / 2, nblocks = (P_ + 3) / 4;
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j < nblocks; ++j) {
+                // = CounterRng(key).block(t, i0 + i, noise, j)
+                const Counter4 w = philox4x64_10(
+                    Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
+                             static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
+                    philox_keys_);
+                for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
+                    words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
+                    words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
+                }
+            }
+        for (Index p = 0; p < npairs; ++p)
+            detail::box_muller_words(words + 2 * p * kChunk, words + (2 * p + 1) * kChunk, xi + 2 * p * kChunk,
+                                     xi + (2 * p + 1) * kChunk, static_cast<long>(n));
+    }
+
+    // Update of chunk c at step t (any batch size, any d): gradient
+    // accumulation over the batch, then the step and the noise.
+    void update_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, Scalar noise_sd) {
+        const Scalar s = settings_.step;
+        const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
+        const bool outer = settings_.train_outer, bias = settings_.bias;
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        Scalar* __restrict da = tb.scratch;
+        Scalar* __restrict db = da + kChunk;
+        Scalar* __restrict dw = db + kChunk;  // d x kChunk
+        Scalar* __restrict xi = noise_buf(tb);
+        Scalar* __restrict a = arow() + i0;
+        Scalar* __restrict b = brow() + i0;
+        std::fill(da, da + n, 0.0);
+        std::fill(db, db + n, 0.0);
+        std::fill(dw, dw + d_ * kChunk, 0.0);
+        for (Index q = 0; q < B_; ++q) {
+            const Scalar gq = tb.g[q];
+            const Scalar* x = &X_(tb.batch[q], 0);
+            const Scalar* __restrict z = zrow(q) + i0;
+            for (Index i = 0; i < n; ++i) {
+                da[i] += std::max(z[i], Scalar(0)) * gq;
+                db[i] += step_fn(z[i]) * gq;
+            }
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                Scalar* __restrict dwk = dw + k * kChunk;
+                for (Index i = 0; i < n; ++i) dwk[i] += step_fn(z[i]) * (gq * xk);
+            }
+        }
+        // grad_w = a dw and grad_b = a db use the old a: update w and b first.
+        for (Index k = 0; k < d_; ++k) {
+            Scalar* __restrict w = wrow(k) + i0;
+            const Scalar* __restrict dwk = dw + k * kChunk;
+            for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - s * a[i] * dwk[i];
+        }
+        if (bias)
+            for (Index i = 0; i < n; ++i) b[i] = decay * b[i] - s * a[i] * db[i];
+        if (outer)
+            for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
+        if (noise_sd > 0) {
+            chunk_noise(t, c, xi, tb.words);
+            if (outer)
+                for (Index i = 0; i < n; ++i) a[i] += noise_sd * xi[i];
+            for (Index k = 0; k < d_; ++k) {
+                Scalar* __restrict w = wrow(k) + i0;
+                for (Index i = 0; i < n; ++i) w[i] += noise_sd * xi[(1 + k) * kChunk + i];
+            }
+            if (bias)
+                for (Index i = 0; i < n; ++i) b[i] += noise_sd * xi[(d_ + 1) * kChunk + i];
+        }
+    }
+
+    // Single-sample step fused with the next step's forward pass (one sweep
+    // over the neurons instead of d + 6), for d = D known at compile time.
+    // Per neuron i, with r_i = relu(z_i) as stored in Z (relu(z) = z if
+    // z > 0 else +0; the update needs only r_i: 1[z_i > 0] = 1[r_i > 0]):
+    //
+    //     c_i  = r_i > 0 ? (s a_i) g : +0                 (g = tb.g[0])
+    //     b_i <- decay b_i - c_i       [+ sd xi_b]
+    //     w_ik <- decay w_ik - c_i x_k  [+ sd xi_wk]     k = 1..D
+    //     z'_i = (b_i + w_i1 x'_1) + ... + w_iD x'_D       (x' = next sample)
+    //     a_i <- decay a_i - r_i (s g)  [+ sd xi_a]
+    //     r_i <- relu(z'_i),  lane[i mod 8] += a_i r_i
+    //
+    // Every path (scalar, SSE2, AVX, AVX-512F) performs exactly these IEEE
+    // operations (no FMA), so the numbers do not depend on the path.
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    void fused_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* __restrict xn, Scalar* part_next) {
+        const Scalar s = settings_.step, decay = decay_, sd = noise_sd_, g0 = tb.g[0];
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        const Scalar* __restrict x = &X_(tb.batch[0], 0);
+        Scalar* __restrict xi = noise_buf(tb);
+        Scalar* __restrict a = arow() + i0;
+        Scalar* __restrict b = brow() + i0;
+        Scalar* __restrict z = zrow(0) + i0;
+        Scalar* w[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) w[k] = wrow(k) + i0;
+        Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xk[k] = x[k];
+            xnk[k] = xn[k];
+        }
+        if (Noisy) chunk_noise(t, c, xi, tb.words);
+        Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see lane_sum
+        Index i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (simd_ >= kSimdAvx)
+            i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
+#endif
+#if defined(__SSE2__)
+        // Two neurons per iteration, the operations of the scalar loop below
+        // (which finishes an odd chunk). i is a multiple of 4 here.
+        if (simd_ >= kSimdSse2) {
+            const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
+                          sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
+            __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+            for (int k = 0; k < D; ++k) {
+                xkv[k] = _mm_set1_pd(xk[k]);
+                xnv[k] = _mm_set1_pd(xnk[k]);
+            }
+            __m128d acc[4];  // lanes (0, 1), (2, 3), (4, 5), (6, 7)
+            for (int l = 0; l < 4; ++l) acc[l] = _mm_loadu_pd(lanes + 2 * l);
+            for (; i + 2 <= n; i += 2) {
+                const __m128d ri = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
+                const __m128d ci = _mm_and_pd(_mm_cmpgt_pd(ri, zero), _mm_mul_pd(_mm_mul_pd(sv, ai), g0v));
+                __m128d zn = zero;
+                if (Bias) {
+                    __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), ci);
+                    if (Noisy) bn = _mm_add_pd(bn, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (D + 1) * kChunk + i)));
+                    _mm_storeu_pd(b + i, bn);
+                    zn = bn;
+                }
+                for (int k = 0; k < D; ++k) {
+                    __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)), _mm_mul_pd(ci, xkv[k]));
+                    if (Noisy) wk = _mm_add_pd(wk, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (1 + k) * kChunk + i)));
+                    _mm_storeu_pd(w[k] + i, wk);
+                    zn = (Bias || k > 0) ? _mm_add_pd(zn, _mm_mul_pd(wk, xnv[k])) : _mm_mul_pd(wk, xnv[k]);
+                }
+                __m128d an = ai;
+                if (Outer) {
+                    an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(ri, sgv));
+                    if (Noisy) an = _mm_add_pd(an, _mm_mul_pd(sdv, _mm_loadu_pd(xi + i)));
+                }
+                _mm_storeu_pd(a + i, an);
+                const __m128d rn = _mm_max_pd(zn, zero);
+                _mm_storeu_pd(z + i, rn);
+                acc[(i >> 1) & 3] = _mm_add_pd(acc[(i >> 1) & 3], _mm_mul_pd(an, rn));
+            }
+            for (int l = 0; l < 4; ++l) _mm_storeu_pd(lanes + 2 * l, acc[l]);
+        }
+#endif
+        for (; i < n; ++i) {
+            const Scalar ri = z[i], ai = a[i];
+            const Scalar ci = ri > 0 ? (s * ai) * g0 : Scalar(0);
+            Scalar zn = 0;
+            if (Bias) {
+                Scalar bn = decay * b[i] - ci;
+                if (Noisy) bn += sd * xi[(D + 1) * kChunk + i];
+                b[i] = bn;
+                zn = bn;
+            }
+            for (int k = 0; k < D; ++k) {
+                Scalar wk = decay * w[k][i] - ci * xk[k];
+                if (Noisy) wk += sd * xi[(1 + k) * kChunk + i];
+                w[k][i] = wk;
+                zn = (Bias || k > 0) ? zn + wk * xnk[k] : wk * xnk[k];
+            }
+            Scalar an = ai;
+            if (Outer) {
+                an = decay * ai - ri * (s * g0);
+                if (Noisy) an += sd * xi[i];
+            }
+            a[i] = an;
+            const Scalar rn = zn > 0 ? zn : Scalar(0);
+            z[i] = rn;
+            lanes[i & 7] += an * rn;
+        }
+        part_next[c] = lane_total(lanes);
+    }
+
+    // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): see lane_sum.
+    static Scalar lane_total(const Scalar* l) {
+        return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+    // One AVX vector (neurons i .. i+3) of the fused step; returns a_i r_i.
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    __attribute__((target("avx"), always_inline)) static inline __m256d fused_avx_vec(
+        Index i, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w,
+        const Scalar* __restrict xi, const __m256d* xkv, const __m256d* xnv, __m256d sv, __m256d dv, __m256d g0v,
+        __m256d sgv, __m256d sdv) {
+        const __m256d zero = _mm256_setzero_pd();
+        const __m256d ri = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
+        const __m256d ci =
+            _mm256_and_pd(_mm256_cmp_pd(ri, zero, _CMP_GT_OQ), _mm256_mul_pd(_mm256_mul_pd(sv, ai), g0v));
+        __m256d zn = zero;
+        if (Bias) {
+            __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
+            if (Noisy) bn = _mm256_add_pd(bn, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (D + 1) * kChunk + i)));
+            _mm256_storeu_pd(b + i, bn);
+            zn = bn;
+        }
+        for (int k = 0; k < D; ++k) {
+            __m256d wk = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(w[k] + i)), _mm256_mul_pd(ci, xkv[k]));
+            if (Noisy) wk = _mm256_add_pd(wk, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (1 + k) * kChunk + i)));
+            _mm256_storeu_pd(w[k] + i, wk);
+            zn = (Bias || k > 0) ? _mm256_add_pd(zn, _mm256_mul_pd(wk, xnv[k])) : _mm256_mul_pd(wk, xnv[k]);
+        }
+        __m256d an = ai;
+        if (Outer) {
+            an = _mm256_sub_pd(_mm256_mul_pd(dv, ai), _mm256_mul_pd(ri, sgv));
+            if (Noisy) an = _mm256_add_pd(an, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + i)));
+        }
+        _mm256_storeu_pd(a + i, an);
+        const __m256d rn = _mm256_max_pd(zn, zero);
+        _mm256_storeu_pd(z + i, rn);
+        return _mm256_mul_pd(an, rn);
+    }
+
+    // Four neurons per vector, lanes 0-3 and 4-7 in two accumulators; the
+    // operations of the scalar loop in fused_chunk, element by element.
+    // Returns the first neuron not done (a multiple of 4).
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
+                                                          Scalar* __restrict z, Scalar* const* w_in,
+                                                          Scalar* __restrict lanes, const Scalar* __restrict xi,
+                                                          const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
+                                                          Scalar g0, Scalar sd) {
+        __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+        const __m256d g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s), sgv = _mm256_set1_pd(s * g0),
+                      dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
+        __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+        Scalar* w[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xkv[k] = _mm256_set1_pd(xk[k]);
+            xnv[k] = _mm256_set1_pd(xnk[k]);
+            w[k] = w_in[k];
+        }
+        Index i = 0;
+        for (; i + 8 <= n; i += 8) {
+            acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
+                                                                             sgv, sdv));
+            acc1 = _mm256_add_pd(acc1, fused_avx_vec<D, Outer, Bias, Noisy>(i + 4, a, b, z, w, xi, xkv, xnv, sv, dv,
+                                                                             g0v, sgv, sdv));
+        }
+        if (i + 4 <= n) {
+            acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
+                                                                             sgv, sdv));
+            i += 4;
+        }
+        _mm256_storeu_pd(lanes, acc0);
+        _mm256_storeu_pd(lanes + 4, acc1);
+        return i;
+    }
+
+// RELUCORE_NO_FP_CONTRACT (simd.hpp): no FMA contraction in the AVX-512 code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+// GCC 12 flags the undefined source operand inside _mm512_max_pd.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+    // One AVX-512 vector of the fused noiseless step (neurons i .. i+7, or
+    // those in m when Masked, with masked loads and stores); returns a_i r_i.
+#define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
+#define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
+    template <int D, bool Outer, bool Bias, bool Masked>
+    __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT static inline __m512d
+    fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
+                     Scalar* const* w, const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v,
+                     __m512d sgv) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+        const __m512d zero = _mm512_setzero_pd();
+        const __m512d ri = RELUCORE_LD512(z + i), ai = RELUCORE_LD512(a + i);
+        const __m512d ci = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(ri, zero, _CMP_GT_OQ), _mm512_mul_pd(sv, ai), g0v);
+        __m512d zn = zero;
+        if (Bias) {
+            const __m512d bn = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(b + i)), ci);
+            RELUCORE_ST512(b + i, bn);
+            zn = bn;
+        }
+        for (int k = 0; k < D; ++k) {
+            const __m512d wk =
+                _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
+            RELUCORE_ST512(w[k] + i, wk);
+            zn = (Bias || k > 0) ? _mm512_add_pd(zn, _mm512_mul_pd(wk, xnv[k])) : _mm512_mul_pd(wk, xnv[k]);
+        }
+        const __m512d an = Outer ? _mm512_sub_pd(_mm512_mul_pd(dv, ai), _mm512_mul_pd(ri, sgv)) : ai;
+        RELUCORE_ST512(a + i, an);
+        const __m512d rn = _mm512_max_pd(zn, zero);
+        RELUCORE_ST512(z + i, rn);
+        return _mm512_mul_pd(an, rn);
+    }
+#undef RELUCORE_LD512
+#undef RELUCORE_ST512
+
+    // The noiseless fused step of the neurons [i_begin, i_end), eight per
+    // vector, chunk by chunk (part[0], part[1], ... get the sums of the
+    // chunks starting at i_begin), the tail of a chunk with masked loads and
+    // stores. The operations of the scalar loop in fused_chunk, element by
+    // element: GCC would contract the multiplications and subtractions into
+    // AVX-512 FMAs, hence fp-contract=off. (With noise the AVX kernel is
+    // used: the Box-Muller transform runs in AVX2, and mixing it with 512-bit
+    // code measured 6% slower than staying at 256 bits.)
+    template <int D, bool Outer, bool Bias>
+    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT static void fused_avx512(
+        Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
+        Scalar* const* w_in, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0,
+        Scalar* __restrict part) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+        const __m512d zero = _mm512_setzero_pd(), g0v = _mm512_set1_pd(g0), sv = _mm512_set1_pd(s),
+                      sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay);
+        __m512d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+        Scalar* w[D > 0 ? D : 1];
+        for (int k = 0; k < D; ++k) {
+            xkv[k] = _mm512_set1_pd(xk[k]);
+            xnv[k] = _mm512_set1_pd(xnk[k]);
+            w[k] = w_in[k];
+        }
+        for (Index i0 = i_begin; i0 < i_end; i0 += kChunk) {
+            const Index i1 = std::min(i_end, i0 + kChunk);
+            __m512d acc = zero;
+            Index i = i0;
+            for (; i + 8 <= i1; i += 8)
+                acc = _mm512_add_pd(
+                    acc, fused_avx512_vec<D, Outer, Bias, false>(i, 0xFF, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
+            if (i < i1) {
+                const __mmask8 m = static_cast<__mmask8>((1u << (i1 - i)) - 1u);
+                acc = _mm512_mask_add_pd(
+                    acc, m, acc, fused_avx512_vec<D, Outer, Bias, true>(i, m, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
+            }
+            alignas(64) Scalar lanes[8];
+            _mm512_store_pd(lanes, acc);
+            *part++ = lane_total(lanes);
+        }
+    }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+    template <int D, bool Outer, bool Bias, bool Noisy>
+    void fused_range(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (!Noisy && simd_ >= kSimdAvx512) {  // all chunks in one call
+            if (c0 >= c1) return;
+            const Scalar* x = &X_(tb.batch[0], 0);
+            Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
+            Scalar* wb[D > 0 ? D : 1];
+            for (int k = 0; k < D; ++k) {
+                xk[k] = x[k];
+                xnk[k] = xn[k];
+                wb[k] = wrow(k);
+            }
+            fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0), wb, xk,
+                                         xnk, settings_.step, decay_, tb.g[0], pn + c0);
+            return;
+        }
+#endif
+        for (Index c = c0; c < c1; ++c) fused_chunk<D, Outer, Bias, Noisy>(t, c, tb, xn, pn);
+    }
+
+    template <int D, bool Noisy>
+    void fused_dispatch2(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
+        const bool o = settings_.train_outer, b = settings_.bias;
+        if (o && b) fused_range<D, true, true, Noisy>(t, c0, c1, tb, xn, pn);
+        else if (o) fused_range<D, true, false, Noisy>(t, c0, c1, tb, xn, pn);
+        else if (b) fused_range<D, false, true, Noisy>(t, c0, c1, tb, xn, pn);
+        else fused_range<D, false, false, Noisy>(t, c0, c1, tb, xn, pn);
+    }
+
+    template <int D>
+    void fused_dispatch(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
+        if (noise_sd_ > 0) fused_dispatch2<D, true>(t, c0, c1, tb, xn, pn);
+        else fused_dispatch2<D, false>(t, c0, c1, tb, xn, pn);
+    }
+
+    // Step t on chunks [c0, c1) after the barrier: residuals from the
+    // partial sums of step t, the update, and the forward pass of step t + 1
+    // on batch_next. false when the residuals are not finite.
+    bool step(std::int64_t t, ThreadBuffers& tb, Index c0, Index c1) {
+        if (!residuals(t, tb)) return false;
+        Scalar* pn = partials(t + 1);
+        const Scalar* xn = &X_(tb.batch_next[0], 0);
+        if (B_ == 1 && d_ == 1) fused_dispatch<1>(t, c0, c1, tb, xn, pn);
+        else if (B_ == 1 && d_ == 2) fused_dispatch<2>(t, c0, c1, tb, xn, pn);
+        else if (B_ == 1 && d_ == 3) fused_dispatch<3>(t, c0, c1, tb, xn, pn);
+        else {
+            Scalar* contrib = contrib_buf(tb);
+            for (Index c = c0; c < c1; ++c) {
+                update_chunk(t, c, tb, noise_sd_);
+                forward_chunk(c, tb.batch_next, pn, contrib);
+            }
+        }
+        return true;
+    }
+
+    RowMatrix X_;
+    Vector y_;
+    WeightGDSettings settings_;
+    Index M_ = 0, d_ = 0, N_ = 0, P_ = 0, B_ = 1, n_chunks_ = 0;
+    Scalar kappa_ = 1;
+    Scalar decay_ = 1, noise_sd_ = 0;  // 1 - 2 s lambda / N and sqrt(4 (s/N) T)
+    PhiloxKeys philox_keys_{Key2{0, 0}};  // the round keys of settings_.key
+    int simd_ = kSimdScalar;
+    // Structure-of-arrays state in one arena, rows of stride_ doubles
+    // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the B rows of
+    // relu(z) of the current step. stride_ >= N is a multiple of 8 whose
+    // byte size is not close to a multiple of 4096, so that the rows do not
+    // alias in the L1 cache (4K aliasing slows the fused sweep otherwise).
+    std::vector<Scalar> soa_;
+    Index soa_off_ = 0, stride_ = 0;
+    Scalar* row(Index r) const { return const_cast<Scalar*>(soa_.data()) + soa_off_ + r * stride_; }
+    Scalar* arow() const { return row(0); }
+    Scalar* brow() const { return row(1); }
+    Scalar* wrow(Index k) const { return row(2 + k); }
+    Scalar* zrow(Index q) const { return row(2 + d_ + q); }
+    std::vector<Scalar> partial_;  // 2 x n_chunks x B (double-buffered by step parity)
+    int max_threads_ = 1;
+    std::vector<std::int64_t> perm_, swaps_, batch_;
+    std::vector<Scalar> g_, scratch_;
+    std::vector<std::uint64_t> words_;
+    std::int64_t t_ = 0;
+    std::int64_t last_history_ = -1;
+};
+
+// Initial parameters theta_i ~ N(0, scale^2 I_P) from the init stream of the
+// generator (neuron i uses counter (0, i, init, .)); with fixed_outer the
+// outer weights are instead random signs a_i = +-1 (from the same stream's
+// normals: the sign of the first one).
+inline void weight_gd_init(MatrixRef theta, Scalar scale, Key2 key, bool fixed_outer) {
+    const CounterRng rng(key);
+    const Index P = theta.cols();
+    std::vector<double> z(static_cast<size_t>(P));
+    for (Index i = 0; i < theta.rows(); ++i) {
+        rng.normals(0, static_cast<std::uint64_t>(i), RngStream::init, z.data(), static_cast<int>(P));
+        for (Index q = 0; q < P; ++q) theta(i, q) = scale * z[static_cast<size_t>(q)];
+        if (fixed_outer) theta(i, 0) = z[0] >= 0 ? 1.0 : -1.0;
+    }
+}
+
+}  // namespace relucore

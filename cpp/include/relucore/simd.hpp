@@ -1,0 +1,92 @@
+// Run-time SIMD dispatch: the one home of the dispatch switch, the CPU checks
+// and the environment cap.
+//
+// The package is compiled for baseline x86-64 (SSE2), so wider kernels are
+// compiled with target attributes and chosen at run time:
+//   - K = X X^T (linalg/gram.hpp) and W += C X (linalg/span.hpp) use AVX2 with
+//     FMA when the CPU has both (has_avx2_fma());
+//   - the Box-Muller transform (random/rng.hpp) uses AVX2 (has_avx2());
+//   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
+//     widest of level(), which the environment variable
+//     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and
+//     timings).
+// Define RELUCORE_NO_SIMD_DISPATCH to compile none of these kernels (plain
+// loops and Eigen only). Every CPU check runs once and is cached.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define RELUCORE_SIMD_DISPATCH 1
+#include <immintrin.h>
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+// GCC contracts a * b - c written with AVX-512 intrinsics into an FMA
+// (AVX-512F includes FMA) unless told not to; clang is told by
+// `#pragma clang fp contract(off)` in the function body.
+#if defined(__GNUC__) && !defined(__clang__)
+#define RELUCORE_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define RELUCORE_NO_FP_CONTRACT
+#endif
+
+namespace relucore {
+namespace simd {
+
+// The SIMD paths of the fused kernels, narrowest first.
+constexpr int kScalar = 0, kSse2 = 1, kAvx = 2, kAvx512 = 3;
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+inline bool has_avx() {
+    static const bool has = __builtin_cpu_supports("avx");
+    return has;
+}
+inline bool has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+inline bool has_avx2_fma() {
+    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+}
+inline bool has_avx512f() {
+    static const bool has = __builtin_cpu_supports("avx512f");
+    return has;
+}
+#endif
+
+// The widest path the build and the CPU support.
+inline int cpu_level() {
+    int level = kScalar;
+#if defined(__SSE2__)
+    level = kSse2;
+#endif
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (has_avx()) level = kAvx;
+    if (has_avx512f()) level = kAvx512;
+#endif
+    return level;
+}
+
+// cpu_level() capped by RELUCORE_SIMD (read on every call); throws
+// std::invalid_argument on a value other than scalar, sse2, avx, avx512.
+inline int level() {
+    int level = cpu_level();
+    if (const char* env = std::getenv("RELUCORE_SIMD")) {
+        const std::string v(env);
+        const int cap = v == "scalar" ? kScalar : v == "sse2" ? kSse2 : v == "avx" ? kAvx : v == "avx512" ? kAvx512 : -1;
+        if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
+        level = std::min(level, cap);
+    }
+    return level;
+}
+
+}  // namespace simd
+}  // namespace relucore

@@ -1,0 +1,208 @@
+// One Gram-mode sweep trial end to end (relucore.sweep's fast path): sample
+// K and y (random/gram_sample.hpp), the all-positive init of one neuron with its
+// default step and tolerance, GD to a stopping rule (DualGD), the
+// minimum-norm solution w* (minnorm_single_gram) and the gap
+// ||w_inf - w*|| = sqrt((alpha - alpha*)^T K (alpha - alpha*)).
+//
+// The steps and checks are those of relucore.train's prepare for
+// init="positive", m = 1, loss="square", activation="relu" and of
+// relucore.minnorm for m = 1; only the linear algebra differs in rounding
+// (eigenvalues by Eigen instead of LAPACK, K^{-1} eps by Cholesky instead of LU).
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/dual_gd.hpp"
+#include "relucore/gd/run.hpp"
+#include "relucore/minnorm/minnorm_qp.hpp"
+#include "relucore/random/gram_sample.hpp"
+#include "relucore/random/rng.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace relucore {
+
+namespace detail {
+
+// Laguerre's iteration on det(T - x I) of a symmetric tridiagonal T
+// (diagonal a, off-diagonal b), started outside the spectrum: for a
+// polynomial with only real roots it converges monotonically, and cubically,
+// to the nearest root, i.e. to the largest eigenvalue from above (from_above)
+// or the smallest from below. log det and its derivatives come from the
+// pivots q_i = a_i - x - b_{i-1}^2 / q_{i-1} of T - x I = L D L^T. O(n) per step.
+inline double laguerre_extreme_eigenvalue(const Vector& a, const Vector& b, bool from_above) {
+    const Index n = a.size();
+    if (n == 1) return a[0];
+    double lo = a[0], hi = a[0], scale = 0;
+    for (Index i = 0; i < n; ++i) {
+        const double r = (i > 0 ? std::abs(b[i - 1]) : 0.0) + (i + 1 < n ? std::abs(b[i]) : 0.0);
+        lo = std::min(lo, a[i] - r);
+        hi = std::max(hi, a[i] + r);
+        scale = std::max(scale, std::abs(a[i]) + r);
+    }
+    const double tiny = std::numeric_limits<double>::epsilon() * std::max(scale, std::numeric_limits<double>::min());
+    // Gershgorin bounds, moved off the spectrum.
+    double x = from_above ? hi + tiny : lo - tiny;
+    const double nn = static_cast<double>(n);
+    for (int it = 0; it < 100; ++it) {
+        double q = a[0] - x, dq = -1.0, d2q = 0.0;
+        if (q == 0.0) q = -tiny;
+        double G = dq / q, H = (dq / q) * (dq / q) - d2q / q;
+        for (Index i = 1; i < n; ++i) {
+            const double b2 = b[i - 1] * b[i - 1];
+            const double r = 1.0 / q;
+            const double nq = a[i] - x - b2 * r;
+            const double ndq = -1.0 + b2 * dq * r * r;
+            const double nd2q = b2 * (d2q * r * r - 2.0 * dq * dq * r * r * r);
+            q = nq == 0.0 ? -tiny : nq;
+            dq = ndq;
+            d2q = nd2q;
+            const double g = dq / q;
+            G += g;
+            H += g * g - d2q / q;
+        }
+        // G = sum_j 1/(x - mu_j), H = sum_j 1/(x - mu_j)^2.
+        const double disc = std::sqrt(std::max((nn - 1.0) * (nn * H - G * G), 0.0));
+        const double den = G >= 0 ? G + disc : G - disc;
+        if (!(std::abs(den) > 0) || !std::isfinite(den)) break;
+        const double step = nn / den;
+        const double xn = x - step;
+        // Monotone: stop when the iterate no longer moves inwards.
+        if (from_above ? !(xn < x) : !(xn > x)) break;
+        x = xn;
+        if (std::abs(step) <= 2.0 * std::numeric_limits<double>::epsilon() * std::abs(x)) break;
+    }
+    return x;
+}
+
+}  // namespace detail
+
+// The largest and smallest eigenvalues of a symmetric K: Householder
+// tridiagonalisation (Eigen) and Laguerre's iteration from outside the
+// spectrum on each end (the tridiagonal QR of a full eigensolver costs 3x more).
+inline void extreme_eigenvalues(ConstMatrixRef K, double& mu_max, double& mu_min) {
+    const Index n = K.rows();
+    Eigen::MatrixXd T = K;
+    Vector diag(n), sub(std::max<Index>(n - 1, 1)), hc(std::max<Index>(n - 1, 1));
+    if (n == 1) {
+        mu_max = mu_min = K(0, 0);
+        return;
+    }
+    Eigen::internal::tridiagonalization_inplace(T, diag, sub, hc, false);
+    mu_max = detail::laguerre_extreme_eigenvalue(diag, sub, true);
+    mu_min = detail::laguerre_extreme_eigenvalue(diag, sub, false);
+}
+
+struct GramTrialSettings {
+    double sign = 1.0;        // outer weight s of the neuron
+    double eps = 0.0;         // positive-init offset; 0: y_min / (C_alpha m)
+    double C_alpha = defaults::C_alpha;
+    double eta = 0.0;         // step; 0: 1 / (s^2 mu_1(K))
+    double tol = -1.0;        // gradient tolerance; < 0: tol_factor sqrt(mu_1) ||y||
+    std::int64_t max_steps = defaults::steps;
+    double max_condition = defaults::max_condition;
+    bool minnorm = true;      // solve for w* and the gap
+    double norm1 = 1.0;       // ||lambda||_1, for the normalised gap
+};
+
+enum class GramTrialError : int {
+    none = 0,
+    ill_conditioned = 1,    // cond(K) > max_condition or K not positive definite
+    minnorm_failed = 2,     // the QP solver did not finish
+    minnorm_singular = 3,   // K numerically singular for minnorm (Cholesky pivot test)
+    not_finite = 4,         // the starting point is not finite
+};
+
+struct GramTrialResult {
+    RunSummary run;
+    double eta = 0, tol = 0, mu1 = 0, mun = 0, cond = 0;
+    double gap = std::numeric_limits<double>::quiet_NaN(), gap_normalised = std::numeric_limits<double>::quiet_NaN();
+    double certificate = std::numeric_limits<double>::quiet_NaN();  // largest KKT residual of w*
+    int qp_status = 0;
+    std::int64_t n_pos = 0, n_neg = 0;
+    GramTrialError error = GramTrialError::none;
+};
+
+// Trains and measures one trial on a given K (n x n) and y (n).
+inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const GramTrialSettings& st) {
+    const Index n = K.rows();
+    GramTrialResult out;
+    for (Index i = 0; i < n; ++i) (y[i] > 0 ? out.n_pos : out.n_neg) += 1;
+    extreme_eigenvalues(K, out.mu1, out.mun);
+    out.cond = out.mun > 0 ? out.mu1 / out.mun : std::numeric_limits<double>::infinity();
+    if (!(out.mu1 > 0) || out.cond > st.max_condition) {
+        out.error = GramTrialError::ill_conditioned;
+        return out;
+    }
+    double eps = st.eps;
+    if (!(eps > 0)) {
+        double ymin = std::numeric_limits<double>::infinity(), ymax = 0;
+        for (Index i = 0; i < n; ++i) {
+            ymin = std::min(ymin, std::abs(y[i]));
+            ymax = std::max(ymax, std::abs(y[i]));
+        }
+        if (!(ymin > 0)) ymin = ymax;
+        if (!(ymin > 0)) ymin = 1.0;
+        eps = ymin / (st.C_alpha * 1.0);
+    }
+    Eigen::LLT<RowMatrix> llt(K);
+    if (llt.info() != Eigen::Success) {
+        out.error = GramTrialError::ill_conditioned;
+        return out;
+    }
+    const RowMatrix beta0 = RowMatrix::Constant(1, n, eps);
+    const RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
+    if (!alpha0.allFinite()) {
+        out.error = GramTrialError::not_finite;
+        return out;
+    }
+    out.eta = st.eta > 0 ? st.eta : 1.0 / (st.sign * st.sign * out.mu1);
+    out.tol = st.tol >= 0 ? st.tol
+                          : std::max(defaults::tol_factor * std::sqrt(out.mu1) * y.norm(),
+                                     std::numeric_limits<double>::min());
+    GDSettings s;
+    s.eta = out.eta;
+    s.tol = out.tol;
+    s.max_steps = st.max_steps;
+    const Vector outer = Vector::Constant(1, st.sign);
+    DualGD engine(K, y, outer, alpha0, beta0, s);
+    out.run = engine.run(nullptr);
+    if (out.run.status != Status::diverged &&
+        !(engine.alpha().allFinite() && engine.beta().allFinite() && std::isfinite(out.run.loss) &&
+          std::isfinite(out.run.grad_norm)))
+        out.run.status = Status::diverged;
+    if (!st.minnorm) return out;
+    // relucore.minnorm's positive-definiteness test on the Cholesky factor.
+    const auto& Lf = llt.matrixLLT();
+    double min_piv = std::numeric_limits<double>::infinity(), max_diag = 0;
+    for (Index i = 0; i < n; ++i) {
+        min_piv = std::min(min_piv, Lf(i, i) * Lf(i, i));
+        max_diag = std::max(max_diag, K(i, i));
+    }
+    if (min_piv < 1e-13 * max_diag) {
+        out.error = GramTrialError::minnorm_singular;
+        return out;
+    }
+    const MinNorm1Result mn = minnorm_single_gram(K, y, st.sign);
+    out.qp_status = mn.status;
+    out.certificate = std::max(std::max(mn.stationarity, mn.primal_feasibility),
+                               std::max(mn.dual_feasibility, mn.complementarity));
+    if (mn.status != 0) {
+        out.error = GramTrialError::minnorm_failed;
+        return out;
+    }
+    const Vector diff = engine.alpha().row(0).transpose() - mn.z;
+    out.gap = std::sqrt(std::max(diff.dot(K * diff), 0.0));
+    // Theorem 2 normalises by the examples the neuron leaves inactive.
+    const std::int64_t n_off = st.sign > 0 ? out.n_neg : out.n_pos;
+    if (n_off > 0) out.gap_normalised = out.gap * std::sqrt(st.norm1 / static_cast<double>(n_off));
+    return out;
+}
+
+}  // namespace relucore
