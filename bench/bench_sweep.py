@@ -182,6 +182,13 @@ def machine_limits():
     return normal_rate, gemm
 
 
+def section(title, columns):
+    """Prints a section heading and the head of its Markdown table."""
+    print(f"\n## {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def fmt(x):
     return f"{x:,.0f}" if x >= 100 else (f"{x:.1f}" if x >= 1 else f"{x:.3g}")
 
@@ -200,9 +207,9 @@ def main():
     print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
 
     if args.only in (None, "ratios"):
-        print("\n## trials per second (1 thread each)\n")
-        print("| n | d | numpy | relucore X | relucore K | X / numpy | K / numpy | sampling floor X | mean gap, numpy draws | mean gap, relucore draws |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        section("trials per second (1 thread each)", ["n", "d", "numpy", "relucore X", "relucore K", "X / numpy",
+                                                      "K / numpy", "sampling floor X", "mean gap, numpy draws",
+                                                      "mean gap, relucore draws"])
         for n, d in SIZES:
             tn = 2 if d >= 100_000 else (4 if q else 10)
             tx = 4 if d >= 100_000 else (16 if q else 64)
@@ -215,9 +222,9 @@ def main():
                   f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |", flush=True)
 
     if args.only in (None, "threads"):
-        print("\n## thread scaling (trials/s)\n")
-        print("| n | d | mode | 1 thread | 2 threads (in-process) | x | CPU ms/trial 1 -> 2 threads | cores obtained 1 -> 2 threads | 2 spawned workers | x |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        section("thread scaling (trials/s)", ["n", "d", "mode", "1 thread", "2 threads (in-process)", "x",
+                                              "CPU ms/trial 1 -> 2 threads", "cores obtained 1 -> 2 threads",
+                                              "2 spawned workers", "x"])
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
             for n, d, use_gram, trials in [(40, 10_000, False, 32 if q else 96), (40, 100_000, True, 256 if q else 1024),
@@ -237,9 +244,9 @@ def main():
                       f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |", flush=True)
 
     if args.only in (None, "breakdown"):
-        print("\n## where the time goes (ms per trial, 1 thread)\n")
-        print("| n | d | who | sampling | K | prepare | GD | QP | gram_stats | total | floor: normals | floor: K (GEMM) |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        section("where the time goes (ms per trial, 1 thread)", ["n", "d", "who", "sampling", "K", "prepare", "GD",
+                                                                 "QP", "gram_stats", "total", "floor: normals",
+                                                                 "floor: K (GEMM)"])
         for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
             trials = (4 if d >= 100_000 else 32) if not use_gram else 2048
             parts, nit = breakdown(n, d, trials, use_gram)
@@ -263,9 +270,7 @@ def main():
                       f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |", flush=True)
 
     if args.only in (None, "flat"):
-        print("\n## Gram-mode trial time against d (n = 40, 1 thread)\n")
-        print("| d | ms per trial | relative to d = 1e3 |")
-        print("|---|---|---|")
+        section("Gram-mode trial time against d (n = 40, 1 thread)", ["d", "ms per trial", "relative to d = 1e3"])
         base = None
         for d in [10**3, 10**5, 10**7, 10**9]:
             r, _ = sweep_rate(40, d, 256 if q else 2048, use_gram=True)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import relucore
+from conftest import fig4_problem
 from relucore import experiments
 from relucore.experiments import dana2025, kou2023, step_size
 
@@ -86,10 +87,7 @@ def test_orthogonal_gap_matches_the_one_step_overshoot_formula():
 
 
 def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
-    rng = np.random.default_rng(4)
-    n, d = 8, 400
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
+    X, y = fig4_problem(4, n=8, d=400)
     K = X @ X.T
     alpha, source = step_size.minnorm_alpha(K, y)
     beta = alpha @ K
@@ -108,10 +106,7 @@ def test_minnorm_alpha_is_a_valid_interpolant_on_near_orthogonal_data():
 
 @pytest.mark.skipif(not hasattr(relucore, "minnorm"), reason="relucore.minnorm (theory branch) not merged yet")
 def test_own_sign_qp_agrees_with_the_exact_search_on_near_orthogonal_data():
-    rng = np.random.default_rng(6)
-    n, d = 8, 2000
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1, n) * rng.choice([-1.0, 1.0], n)
+    X, y = fig4_problem(6, n=8, d=2000)
     K = X @ X.T
     exact = relucore.minnorm(None, y, signs=(1, -1), gram=K)
     own = step_size._own_sign_qp(K, y)

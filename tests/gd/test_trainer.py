@@ -1,5 +1,6 @@
 """relucore.Trainer: bitwise agreement with train, zero-copy read-only views,
 changes between steps, callbacks, checkpoints/pickling and Ctrl-C."""
+import contextlib
 import copy
 import gc
 import os
@@ -192,10 +193,7 @@ def test_callback_may_change_the_trainer_between_steps():
 
 
 def test_second_thread_is_refused_while_stepping():
-    rng = np.random.default_rng(2)
-    n = 60
-    X = rng.standard_normal((n, 3 * n))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    X, y = fig4_problem(2, n=60, d=180)
     t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
     k = 400_000  # about a second of work on the helper thread
     worker = threading.Thread(target=t.step, args=(k,))
@@ -259,20 +257,24 @@ def test_gram_only_mode():
     assert np.array_equal(u.beta, t.beta) and u.W is None
 
 
-def test_keyboard_interrupt_stops_after_the_current_step():
-    rng = np.random.default_rng(0)
-    n = 120
-    X = rng.standard_normal((n, 2 * n))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
-    k = 10**7  # hours of work: only the interrupt ends it
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+@contextlib.contextmanager
+def _interrupted_after(seconds):
+    """Send this process SIGINT after `seconds`; the body must end in KeyboardInterrupt."""
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            t.step(k)
+            yield
     finally:
         timer.cancel()
+
+
+def test_keyboard_interrupt_stops_after_the_current_step():
+    X, y = fig4_problem(0, n=120, d=240)
+    t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
+    k = 10**7  # hours of work: only the interrupt ends it
+    with _interrupted_after(0.3):
+        t.step(k)
     assert 0 < t.nit < k
     nit = t.nit
     state = (t.alpha.copy(), t.beta.copy())
@@ -284,19 +286,11 @@ def test_keyboard_interrupt_stops_after_the_current_step():
 
 
 def test_keyboard_interrupt_during_run_with_callback():
-    rng = np.random.default_rng(1)
-    n = 100
-    X = rng.standard_normal((n, 2 * n))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    X, y = fig4_problem(1, n=100, d=200)
     t = relucore.Trainer(X, y, signs=(1, -1), tol=0.0)
     calls = []
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            t.run(until=10**7, callback=lambda tr: calls.append(tr.nit), every=100)
-    finally:
-        timer.cancel()
+    with _interrupted_after(0.3):
+        t.run(until=10**7, callback=lambda tr: calls.append(tr.nit), every=100)
     assert 0 < t.nit < 10**7
     assert calls and calls == list(range(100, calls[-1] + 1, 100))
     t.step(2)  # still usable

@@ -4,6 +4,7 @@ Complements tests/test_train_api.py (which already checks batch == separate
 calls for both engines, 1 vs 2 threads for the gaussian dual run and repeated
 runs) with the configurations it does not cover.
 """
+import contextlib
 import os
 import pathlib
 import signal
@@ -174,25 +175,36 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
-    with subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env=dict(os.environ)) as proc:
+@contextlib.contextmanager
+def _python_child(code, env):
+    """A ``python -c code`` child with piped text stdout/stderr, killed on the way out if still running."""
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env) as proc:
         try:
-            for expected in ("same", "consistent", "same"):  # train, Trainer.step, meanfield.train
-                assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-                time.sleep(1.0)  # well inside the C++ loop, which would run for hours
-                sent = time.monotonic()
-                proc.send_signal(signal.SIGINT)
-                line = proc.stdout.readline().strip()
-                latency = time.monotonic() - sent
-                assert line == "interrupted", (line, proc.stderr.read())
-                # Control returns within 0.5 s (the engines poll every 5 ms).
-                assert latency < 0.5, latency
-                assert proc.stdout.readline().strip() == expected
-            assert proc.wait(timeout=60) == 0, proc.stderr.read()
+            yield proc
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+def _interrupt_promptly(proc):
+    """Sends the child SIGINT; it must print "interrupted" within 0.5 s (the engines poll every 5 ms)."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    line = proc.stdout.readline().strip()
+    latency = time.monotonic() - sent
+    assert line == "interrupted", (line, proc.stderr.read())
+    assert latency < 0.5, latency
+
+
+def test_ctrl_c_interrupts_a_long_run_quickly_and_leaves_the_process_healthy():
+    with _python_child(CHILD, dict(os.environ)) as proc:
+        for expected in ("same", "consistent", "same"):  # train, Trainer.step, meanfield.train
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+            time.sleep(1.0)  # well inside the C++ loop, which would run for hours
+            _interrupt_promptly(proc)
+            assert proc.stdout.readline().strip() == expected
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
 
 
 # ------------------------------------------------------------ threads
@@ -392,24 +404,14 @@ def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
     ckpt = str(tmp_path / "sweep.ckpt")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     code = SWEEP_CHILD.format(here=here, ckpt=ckpt)
-    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=env) as proc:
-        try:
-            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-            deadline = time.monotonic() + 120
-            while not (os.path.exists(ckpt) and pathlib.Path(ckpt).read_bytes().count(b"\n") >= 4):
-                assert time.monotonic() < deadline and proc.poll() is None, "no checkpoint records appeared"
-                time.sleep(0.01)
-            sent = time.monotonic()
-            proc.send_signal(signal.SIGINT)
-            line = proc.stdout.readline().strip()
-            latency = time.monotonic() - sent
-            assert line == "interrupted", (line, proc.stderr.read())
-            assert latency < 0.5, latency
-            proc.wait(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with _python_child(code, env) as proc:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(ckpt) and pathlib.Path(ckpt).read_bytes().count(b"\n") >= 4):
+            assert time.monotonic() < deadline and proc.poll() is None, "no checkpoint records appeared"
+            time.sleep(0.01)
+        _interrupt_promptly(proc)
+        proc.wait(timeout=120)
     resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt,
                              progress=False)
     uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)

@@ -29,6 +29,19 @@ def _plain_log_ticks(axis, values):
     axis.set_minor_formatter(NullFormatter())
 
 
+def _finish_axes(ax, xlabel, ylabel, *, xscale=None, yscale=None, legend=True):
+    """Sets the axis scales (those given), the axis labels and the legend; returns ``ax``."""
+    if xscale is not None:
+        ax.set_xscale(xscale)
+    if yscale is not None:
+        ax.set_yscale(yscale)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(fontsize=8)
+    return ax
+
+
 def _steps(met):
     s = np.asarray(met.steps)
     return s if s.ndim == 1 else s[0]
@@ -58,12 +71,7 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
         ax.plot(t[keep], _mean(metrics.stable_rank)[keep], ls="--", color=color,
                 label=None if groups else label, **kw)
     ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
-    ax.set_xscale("log")
-    ax.set_xlabel("GD step t")
-    ax.set_ylabel("stable rank")
-    if label is not None:
-        ax.legend(fontsize=8)
-    return ax
+    return _finish_axes(ax, "GD step t", "stable rank", xscale="log", legend=label is not None)
 
 
 def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
@@ -77,13 +85,7 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     r = _mean(metrics.margin_ratio)
     keep = (t > 0) & np.isfinite(r)
     ax.plot(t[keep], r[keep] - 1.0, label=label, **kw)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("GD step t")
-    ax.set_ylabel("margin ratio − 1")
-    if label is not None:
-        ax.legend(fontsize=8)
-    return ax
+    return _finish_axes(ax, "GD step t", "margin ratio − 1", xscale="log", yscale="log", legend=label is not None)
 
 
 def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=None, floor=None, **kw):
@@ -115,12 +117,7 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
         p = 1.0 if len(floor) < 3 else floor[2]
         ax.plot(e, f + c * e**p, color="C3", lw=1, label=f"fit floor + c·η^{p:.2f}, floor = {f:.2g}")
         ax.axhline(f, color="C3", lw=0.8, ls=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("step size η·μ₁(K)")
-    ax.set_ylabel("‖W_GD − W*‖_F")
-    ax.legend(fontsize=8)
-    return ax
+    return _finish_axes(ax, "step size η·μ₁(K)", "‖W_GD − W*‖_F", xscale="log", yscale="log")
 
 
 def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
@@ -134,12 +131,7 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
         p, logc = np.polyfit(np.log(x[ok]), np.log(f[ok]), 1)
         ax.plot(x[ok], f[ok], "o", color=color, label=f"{label}: ∝ x^{p:.2f}", **kw)
         ax.plot(x[ok], np.exp(logc) * x[ok] ** p, color=color, lw=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("n  or  d")
-    ax.set_ylabel("floor  ‖W_GF − W*‖_F")
-    ax.legend(fontsize=8)
-    return ax
+    return _finish_axes(ax, "n  or  d", "floor  ‖W_GF − W*‖_F", xscale="log", yscale="log")
 
 
 def plot_convergence_probability(curves, *, ax=None, **kw):
@@ -174,7 +166,4 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
             ticks.append(v)
     _plain_log_ticks(ax.xaxis, ticks)
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel("number of examples n")
-    ax.set_ylabel("P(final loss below threshold)")
-    ax.legend(fontsize=8)
-    return ax
+    return _finish_axes(ax, "number of examples n", "P(final loss below threshold)")
