@@ -98,7 +98,21 @@ void bind_train(py::module_& m) {
     py::enum_<Activation>(m, "Activation")
         .value("relu", Activation::relu)
         .value("leaky_relu", Activation::leaky_relu);
-    py::enum_<Loss>(m, "Loss").value("square", Loss::square).value("logistic", Loss::logistic);
+    py::enum_<Loss> loss_enum(m, "Loss");
+    for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
+    m.def(
+        "loss_traits",
+        [](Loss loss) {
+            const LossTraits& t = loss_traits(loss);
+            py::dict d;
+            d["name"] = t.name;
+            d["relative_tol"] = t.relative_tol;
+            d["labels_pm1"] = t.labels_pm1;
+            return d;
+        },
+        py::arg("loss"), "The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.");
+    m.def("loss_curvature", &loss_curvature, py::arg("loss"), py::arg("n"),
+          "The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).");
     py::enum_<Status>(m, "Status")
         .value("converged", Status::converged)
         .value("max_steps", Status::max_steps)

@@ -567,6 +567,14 @@ def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
     """
+def loss_curvature(loss: Loss, n: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).
+    """
+def loss_traits(loss: Loss) -> dict:
+    """
+    The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.
+    """
 def minnorm1_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sign: typing.SupportsFloat | typing.SupportsIndex, z: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
     One-neuron minimum-norm duals of B problems: z (B, n); f = objective and the four KKT residuals; info = status, block pivots, primal steps, fallback used.

@@ -11,16 +11,19 @@ from typing import Optional
 
 import numpy as np
 
+from relucore import _core
 from relucore._core import defaults as _cpp
 
 __all__ = [
     "INITS", "ENGINES", "LOSSES", "ACTIVATIONS", "MAX_CONDITION", "MAX_STEPS", "TOL_FACTOR", "DEFAULT_INIT_SCALE",
-    "C_ALPHA", "C_G", "STEPS", "LEAKY_SLOPE", "default_eta", "default_eps", "default_tol",
+    "C_ALPHA", "C_G", "STEPS", "LEAKY_SLOPE", "default_eta", "default_eps", "default_tol", "loss_traits",
+    "check_labels_for_loss",
 ]
 
 INITS = ("positive", "disjoint", "gaussian")
 ENGINES = ("dual", "weights")
-LOSSES = ("square", "logistic")
+#: The losses of the C++ loss table (relucore/gd/model.hpp), in its order.
+LOSSES = tuple(_core.Loss.__members__)
 ACTIVATIONS = ("relu", "leaky_relu")
 #: Condition number of K above which an init that needs K^{-1} is refused.
 MAX_CONDITION = _cpp.max_condition
@@ -51,8 +54,20 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
     so ``L = 1/(4n)``; for the square loss ``L = 1``.
     """
     s2 = float(np.sum(np.square(signs)))
-    curvature = 1.0 if loss == "square" else 1.0 / (4.0 * n)
+    curvature = _core.loss_curvature(getattr(_core.Loss, loss), 1 if n is None else n)
     return 1.0 / (curvature * s2 * np.asarray(mu1, dtype=float))
+
+
+def loss_traits(loss: str) -> dict:
+    """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp)."""
+    return _core.loss_traits(getattr(_core.Loss, loss))
+
+
+def check_labels_for_loss(y: np.ndarray, loss: str) -> None:
+    """Refuses labels the loss cannot take (the logistic loss needs y in {-1, +1})."""
+    if loss_traits(loss)["labels_pm1"] and not np.all(np.abs(y) == 1):
+        bad = y[np.abs(y) != 1][0]
+        raise ValueError(f"loss={loss!r} needs labels in {{-1, +1}}: y has {bad:g}")
 
 
 def default_eps(y: np.ndarray, m: int, C_alpha: float = C_ALPHA) -> np.ndarray:
@@ -75,6 +90,6 @@ def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     At least the smallest normal number for the square loss, so that an exactly
     stationary point (zero gradient, e.g. with y = 0) counts as converged.
     """
-    if loss != "square":
+    if not loss_traits(loss)["relative_tol"]:
         return np.zeros(y.shape[0])
     return np.maximum(TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1), np.finfo(float).tiny)

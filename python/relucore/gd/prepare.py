@@ -33,6 +33,7 @@ from relucore.gd.defaults import (
     LOSSES,
     MAX_CONDITION,
     TOL_FACTOR,
+    check_labels_for_loss,
     default_eps,
     default_eta,
     default_tol,
@@ -170,9 +171,7 @@ def _resolve_data(X, y, gram, engine, loss):
 
 def _check_labels(y: np.ndarray, loss: str) -> None:
     n = y.shape[1]
-    if loss == "logistic" and not np.all(np.abs(y) == 1):
-        bad = y[np.abs(y) != 1][0]
-        raise ValueError(f"loss='logistic' needs labels in {{-1, +1}}: y has {bad:g}")
+    check_labels_for_loss(y, loss)
     y_max = float(np.max(np.abs(y)))
     if not np.isfinite(0.5 * n * y_max * y_max):
         raise ValueError(f"y is too large: the loss 1/2 ||y||^2 overflows float64 (max |y_i| = {y_max:.3g}); rescale y")

@@ -15,6 +15,7 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import TrainResult
+from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
 from relucore.gd.train import DivergenceError, _message, overflow_message
@@ -238,8 +239,7 @@ class Trainer:
         n = self._engine.K.shape[0]
         if y.shape[0] != n:
             raise ValueError(f"Found input variables with inconsistent numbers of samples (y: {y.shape[0]}, K: {n})")
-        if self._engine.settings.loss.name == "logistic" and not np.all(np.abs(y) == 1):
-            raise ValueError("loss='logistic' needs labels in {-1, +1}")
+        check_labels_for_loss(y, self._engine.settings.loss.name)
         self._engine.set_labels(y)
 
     def set_eta(self, eta: float) -> None:

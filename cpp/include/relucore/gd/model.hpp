@@ -16,6 +16,40 @@ namespace relucore {
 enum class Activation : int { relu = 0, leaky_relu = 1 };
 enum class Loss : int { square = 0, logistic = 1 };
 
+/// What the layers above the engines need to know about a loss, one row per loss
+/// (the Python layer reads this table through relucore._core.loss_traits). Its value
+/// and derivative live in loss_and_residual() below.
+struct LossTraits {
+    Loss loss;
+    const char* name;
+    /// The curvature of the loss in the predictions h is at most
+    /// 1 / (curvature_denominator * (per_example ? n : 1)); the default step
+    /// 1 / (curvature ||s||^2 mu_1(K)) follows from it (docs/math.md §4).
+    Scalar curvature_denominator;
+    bool per_example;
+    /// true: the default tolerance is tol_factor sqrt(mu_1) ||y||; false: 0 (never stop early).
+    bool relative_tol;
+    /// true: labels must lie in {-1, +1}.
+    bool labels_pm1;
+};
+
+inline constexpr LossTraits loss_table[] = {
+    {Loss::square, "square", 1, false, true, false},
+    {Loss::logistic, "logistic", 4, true, false, true},
+};
+
+inline const LossTraits& loss_traits(Loss loss) {
+    for (const LossTraits& t : loss_table)
+        if (t.loss == loss) return t;
+    throw std::invalid_argument("unknown loss");
+}
+
+/// The curvature bound L of the loss for n examples (1 for the square loss, 1/(4n) for the logistic).
+inline Scalar loss_curvature(Loss loss, Index n) {
+    const LossTraits& t = loss_traits(loss);
+    return Scalar(1) / (t.curvature_denominator * (t.per_example ? static_cast<Scalar>(n) : Scalar(1)));
+}
+
 struct ModelSpec {
     Activation activation = Activation::relu;
     Scalar leaky_slope = defaults::leaky_slope;  // gamma in max(u, gamma u); used by leaky_relu only
@@ -119,8 +153,8 @@ inline Activation parse_activation(const std::string& name) {
 }
 
 inline Loss parse_loss(const std::string& name) {
-    if (name == "square") return Loss::square;
-    if (name == "logistic") return Loss::logistic;
+    for (const LossTraits& t : loss_table)
+        if (name == t.name) return t.loss;
     throw std::invalid_argument("unknown loss '" + name + "'");
 }
 

@@ -122,7 +122,7 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     }
     if (!std::isfinite(Scalar(0.5) * loss0)) return StartCheck::start_not_finite;
 
-    const Scalar curvature = opt.loss == Loss::square ? Scalar(1) : Scalar(1) / (Scalar(4) * static_cast<Scalar>(n));
+    const Scalar curvature = loss_curvature(opt.loss, n);
     const Scalar eta_default = Scalar(1) / (curvature * s2 * mu1);
     if (!std::isfinite(eta_default) || !(eta_default >= tiny)) return StartCheck::step_invalid;
     if (eta > 0) {
@@ -133,7 +133,8 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     if (opt.tol >= 0)
         tol = opt.tol;
     else
-        tol = opt.loss == Loss::square ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(y_sq), tiny) : Scalar(0);
+        tol = loss_traits(opt.loss).relative_tol ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(y_sq), tiny)
+                                                 : Scalar(0);
     return StartCheck::ok;
 }
 

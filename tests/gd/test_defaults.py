@@ -1,0 +1,42 @@
+"""The defaults read from the C++ table (relucore/defaults.hpp, relucore/gd/model.hpp) against their stated values."""
+import numpy as np
+import pytest
+
+import relucore
+from relucore import _core
+from relucore.gd import defaults
+
+
+def test_constants_have_their_documented_values():
+    assert (defaults.C_ALPHA, defaults.C_G, defaults.TOL_FACTOR, defaults.MAX_CONDITION) == (10.0, 2.0, 1e-12, 1e12)
+    assert defaults.STEPS == 10_000 and defaults.LEAKY_SLOPE == 0.01
+    assert defaults.DEFAULT_INIT_SCALE == float(np.sqrt(2e-6))  # Lai et al. 2026, Fig. 3: variance 2e-6
+    assert defaults.LOSSES == ("square", "logistic")
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000])
+def test_default_step_is_one_over_curvature_times_s2_mu1(n):
+    mu1 = np.array([3.7, 0.25])
+    signs = (1.0, -0.5)
+    s2 = 1.25
+    assert np.array_equal(defaults.default_eta(mu1, signs, "square", n), 1.0 / (1.0 * s2 * mu1))
+    assert np.array_equal(defaults.default_eta(mu1, signs, "logistic", n), 1.0 / (1.0 / (4.0 * n) * s2 * mu1))
+
+
+def test_default_tolerance_is_relative_for_square_and_zero_for_logistic():
+    y = np.array([[3.0, 4.0]])
+    mu1 = np.array([4.0])
+    assert defaults.default_tol(mu1, y, "square")[0] == 1e-12 * 2.0 * 5.0
+    assert defaults.default_tol(mu1, y, "logistic")[0] == 0.0
+    assert defaults.default_tol(mu1, np.zeros((1, 2)), "square")[0] == np.finfo(float).tiny
+
+
+def test_the_loss_table_drives_label_checks_in_train_and_trainer(problem):
+    X, y = problem(1)
+    assert _core.loss_traits(_core.Loss.logistic)["labels_pm1"]
+    with pytest.raises(ValueError, match="loss='logistic' needs labels in"):
+        relucore.train(X, y, loss="logistic")
+    t = relucore.Trainer(X, np.sign(y), loss="logistic")
+    with pytest.raises(ValueError, match="loss='logistic' needs labels in"):
+        t.set_labels(y)
+    t.set_labels(-np.sign(y))
