@@ -6,6 +6,7 @@ read the same everywhere: they name the argument and say what was expected
 """
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from typing import Optional, Sequence, Union
@@ -84,13 +85,15 @@ def check_consistent_length(names: Sequence[str], lengths: Sequence[int]) -> Non
 
 
 def _check_real(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    # float and int (not bool: type(True) is bool) skip the slower ABC checks.
+    if type(value) is not float and type(value) is not int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     try:
         v = float(value)
     except OverflowError:  # a Python int beyond the float range
         raise ValueError(f"{name} must be finite, got an integer beyond the float64 range") from None
-    if not np.isfinite(v):
+    if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
 
