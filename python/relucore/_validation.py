@@ -66,15 +66,20 @@ def as_float_array(
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one element is required")
     # (np.ascontiguousarray would turn a 0-d array into shape (1,).)
     arr = np.asarray(arr, dtype=np.float64, order="C")
-    # Fast path: a NaN or an infinity makes the sum non-finite; only a
-    # non-finite sum (which overflow can also cause) needs the full check.
-    if finite:
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = np.add.reduce(arr, axis=None)
-    if finite and not np.isfinite(total) and not np.isfinite(arr).all():
+    if finite and not _all_finite(arr):
         kind = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"Input {name} contains {kind}.")
     return arr
+
+
+def _all_finite(arr: np.ndarray) -> bool:
+    if arr.size <= 4096:  # small arrays: one isfinite pass beats entering np.errstate
+        return bool(np.isfinite(arr).all())
+    # Large arrays: a NaN or an infinity makes the sum non-finite; only a
+    # non-finite sum (which overflow can also cause) needs the full check.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(arr, axis=None)
+    return bool(np.isfinite(total)) or bool(np.isfinite(arr).all())
 
 
 def check_consistent_length(names: Sequence[str], lengths: Sequence[int]) -> None:

@@ -103,17 +103,16 @@ def test_fast_and_general_paths_agree():
     X = rng.standard_normal((12, 500))
     y = rng.uniform(0.1, 1, 12) * rng.choice([-1, 1], 12)
     fast = relucore.train(X, y, signs=(1, -1), steps=3000)
-    assert _prepare._prepare_positive_fast(X, y, (1, -1), "positive", None, None, None, None, None, "dual", None,
-                                         2.0, 10.0, "square", "relu", 0.01) is not None
+    assert _prepare._positive_start(X[None], y[None], False, np.array([1.0, -1.0]), eps=None, eta=None, tol=None,
+                                    C_alpha=10.0, n_threads=1, activation="relu", leaky_slope=0.01) is not None
     general = relucore.train(X, y, signs=(1, -1), init=fast.W0, eta=fast.eta, tol=fast.tol, steps=3000)
     assert general.nit == fast.nit
     np.testing.assert_allclose(general.beta, fast.beta, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(general.W, fast.W, rtol=1e-10, atol=1e-13)
 
 
-def test_inputs_the_fast_path_declines_still_train():
-    """A rank-deficient X is refused by the C++ checks; the general path then
-    raises the explanatory error."""
+def test_a_cpp_refusal_is_explained_in_the_words_of_the_error_table():
+    """A rank-deficient X is refused by the C++ checks; the error names the reason."""
     X = np.ones((3, 10))
     with pytest.raises(ValueError, match="rank-deficient or badly conditioned"):
         relucore.train(X, np.array([0.5, 0.6, 0.7]))

@@ -38,7 +38,7 @@ from relucore.gd.defaults import (
     default_eta,
     default_tol,
 )
-from relucore.gd.options import PREPARE_FIELDS, TrainOptions, with_options_signature
+from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.inits import _broadcast_eps, array_init, disjoint_init, gaussian_init, positive_init
 
 __all__ = ["prepare", "Prepared"]
@@ -89,17 +89,40 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     (``PREPARE_FIELDS``) as keywords or as ``options``.
     """
     o = TrainOptions.collect("prepare", options, kwargs)
-    signs, init, eps, eta, tol, rng, n_threads, engine, assignment, init_scale, C_g, C_alpha, loss, activation, \
-        leaky_slope = (getattr(o, name) for name in PREPARE_FIELDS)
-    fast = _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g,
-                                  C_alpha, loss, activation, leaky_slope)
-    if fast is not None:
-        return fast
+    signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
+    engine, assignment, init_scale, C_g, C_alpha = o.engine, o.assignment, o.init_scale, o.C_g, o.C_alpha
+    loss, activation, leaky_slope = o.loss, o.activation, o.leaky_slope
     leaky_slope, n_threads, C_g, C_alpha = _check_options(engine, loss, activation, leaky_slope, n_threads, C_g,
                                                           C_alpha)
-    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
-    B, n = y.shape
+    positive = (isinstance(init, str) and init == "positive" and X is not None and gram is None and engine == "dual"
+                and assignment is None and loss == "square")
+    # The all-positive start from X runs its numerical checks (finite X, label range, conditioning)
+    # in C++; every other case checks them here.
+    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, numeric=not positive)
     signs_arr = _check_signs(signs)
+    if positive:
+        p = _positive_start(X, y, batched, signs_arr, eps=eps, eta=eta, tol=tol, C_alpha=C_alpha,
+                            n_threads=n_threads, activation=activation, leaky_slope=leaky_slope)
+        if p is not None:
+            return p
+        # C++ refused a problem: the checks below name the reason in the words of docs/errors.md.
+        X = as_float_array(X, "X", ndim=3)
+        _check_labels(y, loss)
+    p = _prepare_general(X, Kin, y, batched, signs_arr, init, eps=eps, eta=eta, tol=tol, rng=rng,
+                         n_threads=n_threads, assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha,
+                         loss=loss, activation=activation, leaky_slope=leaky_slope)
+    if positive:
+        raise ValueError(
+            "X is rank-deficient or badly conditioned for init='positive': the Cholesky factorisation of "
+            "K = X X^T failed or the starting point is not finite in float64 (X needs full row rank, n <= d)"
+        )
+    return p
+
+
+def _prepare_general(X, Kin, y, batched, signs_arr, init, *, eps, eta, tol, rng, n_threads, assignment, init_scale,
+                     C_g, C_alpha, loss, activation, leaky_slope) -> Prepared:
+    """K, its spectrum, the starting point, step and tolerance with numpy's solvers (any init, Gram-only mode)."""
+    B, n = y.shape
     K, mu, cond = _gram_and_spectrum(X, Kin, n_threads)
     what = "gram" if Kin is not None else "X"
     beta0, alpha0, W0, init_name = _starting_point(
@@ -129,8 +152,11 @@ def _check_options(engine, loss, activation, leaky_slope, n_threads, C_g, C_alph
     return leaky_slope, n_threads, C_g, C_alpha
 
 
-def _resolve_data(X, y, gram, engine, loss):
-    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``."""
+def _resolve_data(X, y, gram, engine, loss, numeric: bool = True):
+    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``.
+
+    ``numeric=False`` leaves the finiteness of X and the range of the labels to the C++ checks.
+    """
     if y is None:
         raise TypeError("y is required")
     y = as_float_array(y, "y", ndim=(1, 2))
@@ -138,7 +164,7 @@ def _resolve_data(X, y, gram, engine, loss):
     if X is None and gram is None:
         raise TypeError("X is required (or pass gram= for Gram-only mode)")
     if X is not None:
-        X = as_float_array(X, "X", ndim=(2, 3))
+        X = as_float_array(X, "X", ndim=(2, 3), finite=numeric)
         if (X.ndim == 3) != batched:
             raise ValueError(
                 f"X and y disagree on batching: X has shape {X.shape}, y has shape {y.shape} "
@@ -165,7 +191,8 @@ def _resolve_data(X, y, gram, engine, loss):
             raise ValueError(f"gram and y hold different numbers of problems: {Kin.shape[0]} and {B}")
     if engine == "weights" and X is None:
         raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
-    _check_labels(y, loss)
+    if numeric:
+        _check_labels(y, loss)
     return X, Kin, y, batched
 
 
@@ -291,52 +318,21 @@ def _step_size(eta, mu1, signs_arr, loss, n, batched, what) -> np.ndarray:
     return eta_arr
 
 
-def _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, engine, assignment, C_g, C_alpha,
-                           loss, activation, leaky_slope) -> Optional[Prepared]:
-    """prepare() for ``init="positive"`` from X in one C++ pass, or None.
+def _positive_start(X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation,
+                    leaky_slope) -> Optional[Prepared]:
+    """The all-positive start from X in one C++ pass (``positive_start_batch``), or None if C++ refused a problem.
 
-    ``positive_start_batch`` (relucore/positive_start.hpp) forms K, its
-    eigenvalues, alpha0 = K^{-1} eps, W0, the default eta and tol and checks
-    them, which is where a small problem's train call spent most of its time
-    as a chain of numpy calls. Inputs are converted as the general path
-    converts them, so every accepted call of this kind gives the same numbers
-    whatever its input types. Other inits, Gram-only mode, the weight engine
-    and the logistic loss return None, and so does any input that fails a
-    conversion or a check: the general path then validates everything again
-    and raises the error that explains it (or, for a problem that only fails a
-    C++ check, trains it with numpy's solvers).
+    ``positive_start_batch`` (relucore/gd/positive_start.hpp) forms K, its eigenvalues,
+    alpha0 = K^{-1} eps (Cholesky), W0, the default eta and tol and runs every numerical check;
+    the inputs arrive validated in type and shape.
     """
-    if not (isinstance(init, str) and init == "positive" and gram is None and engine == "dual"
-            and assignment is None and loss == "square" and activation in ACTIVATIONS):
-        return None
-    try:
-        check_positive(C_g, "C_g")
-        C_alpha = check_positive(C_alpha, "C_alpha")
-        leaky_slope = check_positive(leaky_slope, "leaky_slope")
-        if activation == "leaky_relu" and not leaky_slope < 1:
-            return None
-        n_threads = check_n_threads(n_threads)
-        # Non-finite X or y show up in C++ (K or the label checks).
-        X = as_float_array(X, "X", ndim=(2, 3), finite=False)
-        y = as_float_array(y, "y", ndim=(1, 2), finite=False)
-        if X.ndim != y.ndim + 1 or X.shape[:-1] != y.shape:
-            return None
-        batched = y.ndim == 2
-        X3 = X if batched else X[None]
-        y2 = y if batched else y[None]
-        B, n, d = X3.shape
-        signs_arr = as_float_array(signs, "signs", ndim=1, finite=False)
-        m = signs_arr.size
-        if eps is None or isinstance(eps, np.ndarray) or isinstance(eps, (list, tuple)):
-            eps_val = 0.0 if eps is None else -1.0
-            beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
-        else:
-            eps_val = check_positive(eps, "eps")
-            beta0 = np.empty((B, m, n))
-        eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
-        tol_val = -1.0 if tol is None else check_nonnegative(tol, "tol")
-    except (TypeError, ValueError):
-        return None
+    B, n, d = X.shape
+    m = signs_arr.size
+    # eps = None: C++ writes the default offsets (eps_val 0); given: beta0 holds them (eps_val -1).
+    eps_val = 0.0 if eps is None else -1.0
+    beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
+    eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
+    tol_val = -1.0 if tol is None else check_nonnegative(tol, "tol")
     K = np.empty((B, n, n))
     mu = np.empty((B, n))
     alpha0 = np.empty((B, m, n))
@@ -344,15 +340,15 @@ def _prepare_positive_fast(X, y, signs, init, eps, eta, tol, n_threads, gram, en
     tol_arr = np.empty(B)
     check = np.empty(B, dtype=np.int32)
     _core.positive_start_batch(
-        X=X3, y=y2, outer=signs_arr, eps=eps_val, C_alpha=C_alpha, tol=tol_val, tol_factor=TOL_FACTOR,
+        X=X, y=y, outer=signs_arr, eps=eps_val, C_alpha=C_alpha, tol=tol_val, tol_factor=TOL_FACTOR,
         max_condition=MAX_CONDITION, loss=_core.Loss.square, K=K, mu=mu, beta0=beta0, alpha0=alpha0, W0=W0,
         eta=eta_arr, tol_out=tol_arr, check=check, n_threads=n_threads,
     )
     if check.any():
         return None
     return Prepared(
-        X=X3, K=K, y=y2, signs=signs_arr, beta0=beta0, alpha0=alpha0, W0=W0, eta=eta_arr, tol=tol_arr, mu=mu,
-        batched=batched, init="positive", loss=loss, activation=activation, leaky_slope=leaky_slope,
+        X=X, K=K, y=y, signs=signs_arr, beta0=beta0, alpha0=alpha0, W0=W0, eta=eta_arr, tol=tol_arr, mu=mu,
+        batched=batched, init="positive", loss="square", activation=activation, leaky_slope=leaky_slope,
     )
 
 
