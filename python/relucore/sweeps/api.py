@@ -133,7 +133,7 @@ def sweep(
 
     Examples
     --------
-    >>> from relucore._core import __version__
+    >>> import relucore
     >>> table = relucore.sweep({"n": [5, 10], "d": [500]}, trials=3, seed=0, progress=False)
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
