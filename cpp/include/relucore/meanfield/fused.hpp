@@ -169,7 +169,7 @@ __attribute__((target("avx"), always_inline)) inline __m256d fused_avx_vec(
 }
 
 // Four neurons per vector, lanes 0-3 and 4-7 in two accumulators; the
-// operations of the scalar loop in fused_chunk, element by element.
+// operations of fused_scalar, element by element.
 // Returns the first neuron not done (a multiple of 4).
 template <int D, bool Outer, bool Bias, bool Noisy>
 __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
@@ -249,7 +249,7 @@ fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b
 // The noiseless fused step of the neurons [i_begin, i_end), eight per
 // vector, chunk by chunk (part[0], part[1], ... get the sums of the
 // chunks starting at i_begin), the tail of a chunk with masked loads and
-// stores. The operations of the scalar loop in fused_chunk, element by
+// stores. The operations of fused_scalar, element by
 // element: GCC would contract the multiplications and subtractions into
 // AVX-512 FMAs, hence fp-contract=off. (With noise the AVX kernel is
 // used: the Box-Muller transform runs in AVX2, and mixing it with 512-bit
