@@ -3,6 +3,7 @@
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/dense_gd.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/engine_base.hpp"
@@ -15,5 +16,6 @@
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
 #include "relucore/random/rng.hpp"
+#include "relucore/simd.hpp"
 #include "relucore/stats/gram_stats.hpp"
 #include "relucore/sweep/sweep_gram.hpp"

@@ -81,7 +81,10 @@ inline int level() {
     int level = cpu_level();
     if (const char* env = std::getenv("RELUCORE_SIMD")) {
         const std::string v(env);
-        const int cap = v == "scalar" ? kScalar : v == "sse2" ? kSse2 : v == "avx" ? kAvx : v == "avx512" ? kAvx512 : -1;
+        const char* names[] = {"scalar", "sse2", "avx", "avx512"};  // indexed by level
+        int cap = -1;
+        for (int l = kScalar; l <= kAvx512; ++l)
+            if (v == names[l]) cap = l;
         if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
         level = std::min(level, cap);
     }

@@ -34,7 +34,8 @@
 // by (seed, step, neuron), so results are bitwise independent of the thread
 // count and of how a run is split into calls. The forward pass h(x_j) is a sum
 // over neurons taken in a fixed order: within a chunk of kChunk neurons (a
-// constant) eight interleaved lanes (lane_sum), then the chunks in order.
+// constant) eight interleaved lanes (meanfield::lane_sum), then the chunks in
+// order.
 //
 // Threads: one OpenMP team for the whole run (thread count per call, no
 // global OpenMP state), each thread owning a fixed range of chunks; one
@@ -46,10 +47,11 @@
 // current relu(z) rows, 64-byte aligned, in one arena); all buffers are
 // allocated in the constructor, the step loop allocates nothing. For
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
-// step t + 1 are fused into one sweep over the neurons (fused_chunk), with
-// scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time (the
-// package is built for baseline x86-64); elsewhere plain loops that the compiler
-// vectorises. No path uses FMA, so all paths give bitwise the same numbers.
+// step t + 1 are fused into one sweep over the neurons (meanfield/fused.hpp),
+// with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time
+// (the package is built for baseline x86-64); elsewhere plain loops that the
+// compiler vectorises. No path uses FMA, so all paths give bitwise the same
+// numbers.
 // The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
 // the path (read when an engine is built; for tests and timings; see simd.hpp).
 #pragma once
@@ -58,6 +60,9 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/run.hpp"
+#include "relucore/meanfield/fused.hpp"
+#include "relucore/meanfield/noise.hpp"
+#include "relucore/meanfield/settings.hpp"
 #include "relucore/random/rng.hpp"
 #include "relucore/simd.hpp"
 
@@ -71,93 +76,12 @@
 #if defined(RELUCORE_WITH_OPENMP)
 #include <omp.h>
 #endif
-// simd.hpp defines RELUCORE_SIMD_DISPATCH: runtime dispatch to 256-bit AVX and
-// 512-bit AVX-512F kernels (without FMA, so every element is computed by the
-// same IEEE operations as in the SSE2 and scalar loops: results do not depend
-// on the path). Define RELUCORE_NO_SIMD_DISPATCH to disable it.
 
 namespace relucore {
 
-// The factor kappa in front of the sum over neurons.
-enum class OutputScale : int {
-    inv_n = 0,       // 1/N: the mean-field scaling (c = 1)
-    inv_sqrt_n = 1,  // 1/sqrt(N) (c = sqrt(N))
-    one = 2,         // 1 (c = N)
-};
-
-// 1[z > 0] as a 0/1 factor. Written as a select of constants multiplying the
-// value (not as a conditional value) so that GCC if-converts and vectorises
-// the loops that use it.
-inline Scalar step_fn(Scalar z) { return z > 0 ? Scalar(1) : Scalar(0); }
-
-inline Scalar output_scale_factor(OutputScale s, Index N) {
-    switch (s) {
-        case OutputScale::inv_n: return Scalar(1) / static_cast<Scalar>(N);
-        case OutputScale::inv_sqrt_n: return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
-        case OutputScale::one: return Scalar(1);
-    }
-    throw std::invalid_argument("unknown output scale");
-}
-
-struct WeightGDSettings {
-    Scalar step = 0;          // s > 0 (see the update above)
-    Scalar weight_decay = 0;  // lambda >= 0
-    Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
-    OutputScale scale = OutputScale::inv_n;
-    bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
-    bool train_outer = true;  // false: a_i stay at their initial values
-    Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
-    std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
-    Key2 key{0, 0};           // the generator's key (the seed)
-    int n_threads = 1;        // <= 0: default_threads()
-    // The run is declared diverged when some h(x_j) of a step is not finite or
-    // exceeds this in absolute value.
-    Scalar divergence_bound = defaults::meanfield_divergence_bound;
-    // Set to true by another thread to stop the run at the next check point
-    // (every kCheckEvery steps).
-    const std::atomic<bool>* cancel = nullptr;
-
-    void validate() const {
-        if (!(step > 0) || !std::isfinite(step)) throw std::invalid_argument("step must be positive and finite");
-        if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
-            throw std::invalid_argument("weight_decay must be >= 0 and finite");
-        if (!(temperature >= 0) || !std::isfinite(temperature))
-            throw std::invalid_argument("temperature must be >= 0 and finite");
-        if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
-        if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
-        if (!(divergence_bound > 0)) throw std::invalid_argument("divergence_bound must be positive");
-    }
-};
-
-// Caller-owned output buffers of a run (null pointers: not recorded).
-//   history:      steps[r], objective[r] for r < capacity; trajectories[r] is
-//                 an n_track x P block holding the tracked neurons' theta.
-//   snapshots:    snapshot_steps (any order), snapshots[s] an N x P block
-//                 written when the run reaches step snapshot_steps[s];
-//                 snapshot_taken[s] set to 1 then.
-struct WeightGDRecord {
-    std::int64_t* steps = nullptr;
-    Scalar* objective = nullptr;
-    Scalar* trajectories = nullptr;
-    std::int64_t capacity = 0;
-    std::int64_t count = 0;
-    const std::int64_t* track = nullptr;
-    Index n_track = 0;
-    const std::int64_t* snapshot_steps = nullptr;
-    Scalar* snapshots = nullptr;
-    std::uint8_t* snapshot_taken = nullptr;
-    Index n_snapshots = 0;
-};
-
-struct WeightGDSummary {
-    Status status = Status::max_steps;  // max_steps: all requested steps ran
-    std::int64_t nit = 0;               // global step count at the end
-    Scalar objective = 0;               // L at the final state
-};
-
 class WeightGD {
 public:
-    static constexpr Index kChunk = 128;            // neurons per work unit (fixed: sets the sum order)
+    static constexpr Index kChunk = meanfield::kChunk;  // neurons per work unit (fixed: sets the sum order)
     static constexpr std::int64_t kCheckEvery = 1024;  // steps between cancellation checks
 
     // X: M x d inputs, y: M labels, theta0: N x P initial parameters with
@@ -449,19 +373,6 @@ private:
         for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
     }
 
-    // Sum of c[0..n) in a fixed order: eight interleaved lanes (lane l sums
-    // c[i], i = l mod 8, in increasing i), then lane_total. The fused kernels
-    // accumulate the same lanes in registers, so a state's forward pass
-    // rounds identically whichever path computed it.
-    static Scalar lane_sum(const Scalar* __restrict c, Index n) {
-        Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        Index i = 0;
-        for (; i + 8 <= n; i += 8)
-            for (int l = 0; l < 8; ++l) acc[l] += c[i + l];
-        for (; i < n; ++i) acc[i & 7] += c[i];
-        return lane_total(acc);
-    }
-
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
     // Forward pass of chunk c on a batch: relu of the pre-activations into Z
@@ -484,7 +395,7 @@ private:
                 z[i] = z[i] > 0 ? z[i] : Scalar(0);
                 contrib[i - i0] = a[i] * z[i];
             }
-            part[c * B_ + q] = lane_sum(contrib, i1 - i0);
+            part[c * B_ + q] = meanfield::lane_sum(contrib, i1 - i0);
         }
     }
 
@@ -503,29 +414,9 @@ private:
         return true;
     }
 
-    // The noise of step t for the neurons of chunk c, as rows of kChunk
-    // (row 0: a, rows 1..d: w, row d+1: b): the same numbers as
-    // CounterRng::normals(t, i, noise, ., P) for each neuron i, with the
-    // Philox words gathered first and the Box-Muller transform run over the
-    // whole chunk (vectorised).
     void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
-        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-        const Index npairs = noise_rows() / 2, nblocks = (P_ + 3) / 4;
-        for (Index i = 0; i < n; ++i)
-            for (Index j = 0; j < nblocks; ++j) {
-                // = CounterRng(key).block(t, i0 + i, noise, j)
-                const Counter4 w = philox4x64_10(
-                    Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
-                             static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
-                    philox_keys_);
-                for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
-                    words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
-                    words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
-                }
-            }
-        for (Index p = 0; p < npairs; ++p)
-            detail::box_muller_words(words + 2 * p * kChunk, words + (2 * p + 1) * kChunk, xi + 2 * p * kChunk,
-                                     xi + (2 * p + 1) * kChunk, static_cast<long>(n));
+        const Index i0 = c * kChunk;
+        meanfield::chunk_noise(t, i0, std::min(N_, i0 + kChunk) - i0, P_, philox_keys_, xi, words);
     }
 
     // Update of chunk c at step t (any batch size, any d): gradient
@@ -582,19 +473,10 @@ private:
     }
 
     // Single-sample step fused with the next step's forward pass (one sweep
-    // over the neurons instead of d + 6), for d = D known at compile time.
-    // Per neuron i, with r_i = relu(z_i) as stored in Z (relu(z) = z if
-    // z > 0 else +0; the update needs only r_i: 1[z_i > 0] = 1[r_i > 0]):
-    //
-    //     c_i  = r_i > 0 ? (s a_i) g : +0                 (g = tb.g[0])
-    //     b_i <- decay b_i - c_i       [+ sd xi_b]
-    //     w_ik <- decay w_ik - c_i x_k  [+ sd xi_wk]     k = 1..D
-    //     z'_i = (b_i + w_i1 x'_1) + ... + w_iD x'_D       (x' = next sample)
-    //     a_i <- decay a_i - r_i (s g)  [+ sd xi_a]
-    //     r_i <- relu(z'_i),  lane[i mod 8] += a_i r_i
-    //
-    // Every path (scalar, SSE2, AVX, AVX-512F) performs exactly these IEEE
-    // operations (no FMA), so the numbers do not depend on the path.
+    // over the neurons instead of d + 6), for d = D known at compile time:
+    // see meanfield/fused.hpp. The widest path first (AVX), then SSE2 for
+    // what remains of the chunk, then one by one; every path gives the same
+    // numbers.
     template <int D, bool Outer, bool Bias, bool Noisy>
     void fused_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* __restrict xn, Scalar* part_next) {
         const Scalar s = settings_.step, decay = decay_, sd = noise_sd_, g0 = tb.g[0];
@@ -612,247 +494,19 @@ private:
             xnk[k] = xn[k];
         }
         if (Noisy) chunk_noise(t, c, xi, tb.words);
-        Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see lane_sum
+        Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see meanfield::lane_sum
         Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
         if (simd_ >= kSimdAvx)
-            i = fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
+            i = meanfield::fused_avx<D, Outer, Bias, Noisy>(n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
 #endif
 #if defined(__SSE2__)
-        // Two neurons per iteration, the operations of the scalar loop below
-        // (which finishes an odd chunk). i is a multiple of 4 here.
-        if (simd_ >= kSimdSse2) {
-            const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
-                          sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
-            __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
-            for (int k = 0; k < D; ++k) {
-                xkv[k] = _mm_set1_pd(xk[k]);
-                xnv[k] = _mm_set1_pd(xnk[k]);
-            }
-            __m128d acc[4];  // lanes (0, 1), (2, 3), (4, 5), (6, 7)
-            for (int l = 0; l < 4; ++l) acc[l] = _mm_loadu_pd(lanes + 2 * l);
-            for (; i + 2 <= n; i += 2) {
-                const __m128d ri = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
-                const __m128d ci = _mm_and_pd(_mm_cmpgt_pd(ri, zero), _mm_mul_pd(_mm_mul_pd(sv, ai), g0v));
-                __m128d zn = zero;
-                if (Bias) {
-                    __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), ci);
-                    if (Noisy) bn = _mm_add_pd(bn, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (D + 1) * kChunk + i)));
-                    _mm_storeu_pd(b + i, bn);
-                    zn = bn;
-                }
-                for (int k = 0; k < D; ++k) {
-                    __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)), _mm_mul_pd(ci, xkv[k]));
-                    if (Noisy) wk = _mm_add_pd(wk, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (1 + k) * kChunk + i)));
-                    _mm_storeu_pd(w[k] + i, wk);
-                    zn = (Bias || k > 0) ? _mm_add_pd(zn, _mm_mul_pd(wk, xnv[k])) : _mm_mul_pd(wk, xnv[k]);
-                }
-                __m128d an = ai;
-                if (Outer) {
-                    an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(ri, sgv));
-                    if (Noisy) an = _mm_add_pd(an, _mm_mul_pd(sdv, _mm_loadu_pd(xi + i)));
-                }
-                _mm_storeu_pd(a + i, an);
-                const __m128d rn = _mm_max_pd(zn, zero);
-                _mm_storeu_pd(z + i, rn);
-                acc[(i >> 1) & 3] = _mm_add_pd(acc[(i >> 1) & 3], _mm_mul_pd(an, rn));
-            }
-            for (int l = 0; l < 4; ++l) _mm_storeu_pd(lanes + 2 * l, acc[l]);
-        }
+        if (simd_ >= kSimdSse2)
+            i = meanfield::fused_sse2<D, Outer, Bias, Noisy>(i, n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
 #endif
-        for (; i < n; ++i) {
-            const Scalar ri = z[i], ai = a[i];
-            const Scalar ci = ri > 0 ? (s * ai) * g0 : Scalar(0);
-            Scalar zn = 0;
-            if (Bias) {
-                Scalar bn = decay * b[i] - ci;
-                if (Noisy) bn += sd * xi[(D + 1) * kChunk + i];
-                b[i] = bn;
-                zn = bn;
-            }
-            for (int k = 0; k < D; ++k) {
-                Scalar wk = decay * w[k][i] - ci * xk[k];
-                if (Noisy) wk += sd * xi[(1 + k) * kChunk + i];
-                w[k][i] = wk;
-                zn = (Bias || k > 0) ? zn + wk * xnk[k] : wk * xnk[k];
-            }
-            Scalar an = ai;
-            if (Outer) {
-                an = decay * ai - ri * (s * g0);
-                if (Noisy) an += sd * xi[i];
-            }
-            a[i] = an;
-            const Scalar rn = zn > 0 ? zn : Scalar(0);
-            z[i] = rn;
-            lanes[i & 7] += an * rn;
-        }
-        part_next[c] = lane_total(lanes);
+        meanfield::fused_scalar<D, Outer, Bias, Noisy>(i, n, a, b, z, w, lanes, xi, xk, xnk, s, decay, g0, sd);
+        part_next[c] = meanfield::lane_total(lanes);
     }
-
-    // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): see lane_sum.
-    static Scalar lane_total(const Scalar* l) {
-        return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    }
-
-#if defined(RELUCORE_SIMD_DISPATCH)
-    // One AVX vector (neurons i .. i+3) of the fused step; returns a_i r_i.
-    template <int D, bool Outer, bool Bias, bool Noisy>
-    __attribute__((target("avx"), always_inline)) static inline __m256d fused_avx_vec(
-        Index i, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w,
-        const Scalar* __restrict xi, const __m256d* xkv, const __m256d* xnv, __m256d sv, __m256d dv, __m256d g0v,
-        __m256d sgv, __m256d sdv) {
-        const __m256d zero = _mm256_setzero_pd();
-        const __m256d ri = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
-        const __m256d ci =
-            _mm256_and_pd(_mm256_cmp_pd(ri, zero, _CMP_GT_OQ), _mm256_mul_pd(_mm256_mul_pd(sv, ai), g0v));
-        __m256d zn = zero;
-        if (Bias) {
-            __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
-            if (Noisy) bn = _mm256_add_pd(bn, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (D + 1) * kChunk + i)));
-            _mm256_storeu_pd(b + i, bn);
-            zn = bn;
-        }
-        for (int k = 0; k < D; ++k) {
-            __m256d wk = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(w[k] + i)), _mm256_mul_pd(ci, xkv[k]));
-            if (Noisy) wk = _mm256_add_pd(wk, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (1 + k) * kChunk + i)));
-            _mm256_storeu_pd(w[k] + i, wk);
-            zn = (Bias || k > 0) ? _mm256_add_pd(zn, _mm256_mul_pd(wk, xnv[k])) : _mm256_mul_pd(wk, xnv[k]);
-        }
-        __m256d an = ai;
-        if (Outer) {
-            an = _mm256_sub_pd(_mm256_mul_pd(dv, ai), _mm256_mul_pd(ri, sgv));
-            if (Noisy) an = _mm256_add_pd(an, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + i)));
-        }
-        _mm256_storeu_pd(a + i, an);
-        const __m256d rn = _mm256_max_pd(zn, zero);
-        _mm256_storeu_pd(z + i, rn);
-        return _mm256_mul_pd(an, rn);
-    }
-
-    // Four neurons per vector, lanes 0-3 and 4-7 in two accumulators; the
-    // operations of the scalar loop in fused_chunk, element by element.
-    // Returns the first neuron not done (a multiple of 4).
-    template <int D, bool Outer, bool Bias, bool Noisy>
-    __attribute__((target("avx"))) static Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
-                                                          Scalar* __restrict z, Scalar* const* w_in,
-                                                          Scalar* __restrict lanes, const Scalar* __restrict xi,
-                                                          const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
-                                                          Scalar g0, Scalar sd) {
-        __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
-        const __m256d g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s), sgv = _mm256_set1_pd(s * g0),
-                      dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
-        __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
-        Scalar* w[D > 0 ? D : 1];
-        for (int k = 0; k < D; ++k) {
-            xkv[k] = _mm256_set1_pd(xk[k]);
-            xnv[k] = _mm256_set1_pd(xnk[k]);
-            w[k] = w_in[k];
-        }
-        Index i = 0;
-        for (; i + 8 <= n; i += 8) {
-            acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
-                                                                             sgv, sdv));
-            acc1 = _mm256_add_pd(acc1, fused_avx_vec<D, Outer, Bias, Noisy>(i + 4, a, b, z, w, xi, xkv, xnv, sv, dv,
-                                                                             g0v, sgv, sdv));
-        }
-        if (i + 4 <= n) {
-            acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
-                                                                             sgv, sdv));
-            i += 4;
-        }
-        _mm256_storeu_pd(lanes, acc0);
-        _mm256_storeu_pd(lanes + 4, acc1);
-        return i;
-    }
-
-// RELUCORE_NO_FP_CONTRACT (simd.hpp): no FMA contraction in the AVX-512 code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-// GCC 12 flags the undefined source operand inside _mm512_max_pd.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-    // One AVX-512 vector of the fused noiseless step (neurons i .. i+7, or
-    // those in m when Masked, with masked loads and stores); returns a_i r_i.
-#define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
-#define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
-    template <int D, bool Outer, bool Bias, bool Masked>
-    __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT static inline __m512d
-    fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-                     Scalar* const* w, const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v,
-                     __m512d sgv) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
-        const __m512d zero = _mm512_setzero_pd();
-        const __m512d ri = RELUCORE_LD512(z + i), ai = RELUCORE_LD512(a + i);
-        const __m512d ci = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(ri, zero, _CMP_GT_OQ), _mm512_mul_pd(sv, ai), g0v);
-        __m512d zn = zero;
-        if (Bias) {
-            const __m512d bn = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(b + i)), ci);
-            RELUCORE_ST512(b + i, bn);
-            zn = bn;
-        }
-        for (int k = 0; k < D; ++k) {
-            const __m512d wk =
-                _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
-            RELUCORE_ST512(w[k] + i, wk);
-            zn = (Bias || k > 0) ? _mm512_add_pd(zn, _mm512_mul_pd(wk, xnv[k])) : _mm512_mul_pd(wk, xnv[k]);
-        }
-        const __m512d an = Outer ? _mm512_sub_pd(_mm512_mul_pd(dv, ai), _mm512_mul_pd(ri, sgv)) : ai;
-        RELUCORE_ST512(a + i, an);
-        const __m512d rn = _mm512_max_pd(zn, zero);
-        RELUCORE_ST512(z + i, rn);
-        return _mm512_mul_pd(an, rn);
-    }
-#undef RELUCORE_LD512
-#undef RELUCORE_ST512
-
-    // The noiseless fused step of the neurons [i_begin, i_end), eight per
-    // vector, chunk by chunk (part[0], part[1], ... get the sums of the
-    // chunks starting at i_begin), the tail of a chunk with masked loads and
-    // stores. The operations of the scalar loop in fused_chunk, element by
-    // element: GCC would contract the multiplications and subtractions into
-    // AVX-512 FMAs, hence fp-contract=off. (With noise the AVX kernel is
-    // used: the Box-Muller transform runs in AVX2, and mixing it with 512-bit
-    // code measured 6% slower than staying at 256 bits.)
-    template <int D, bool Outer, bool Bias>
-    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT static void fused_avx512(
-        Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-        Scalar* const* w_in, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0,
-        Scalar* __restrict part) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
-        const __m512d zero = _mm512_setzero_pd(), g0v = _mm512_set1_pd(g0), sv = _mm512_set1_pd(s),
-                      sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay);
-        __m512d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
-        Scalar* w[D > 0 ? D : 1];
-        for (int k = 0; k < D; ++k) {
-            xkv[k] = _mm512_set1_pd(xk[k]);
-            xnv[k] = _mm512_set1_pd(xnk[k]);
-            w[k] = w_in[k];
-        }
-        for (Index i0 = i_begin; i0 < i_end; i0 += kChunk) {
-            const Index i1 = std::min(i_end, i0 + kChunk);
-            __m512d acc = zero;
-            Index i = i0;
-            for (; i + 8 <= i1; i += 8)
-                acc = _mm512_add_pd(
-                    acc, fused_avx512_vec<D, Outer, Bias, false>(i, 0xFF, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
-            if (i < i1) {
-                const __mmask8 m = static_cast<__mmask8>((1u << (i1 - i)) - 1u);
-                acc = _mm512_mask_add_pd(
-                    acc, m, acc, fused_avx512_vec<D, Outer, Bias, true>(i, m, a, b, z, w, xkv, xnv, sv, dv, g0v, sgv));
-            }
-            alignas(64) Scalar lanes[8];
-            _mm512_store_pd(lanes, acc);
-            *part++ = lane_total(lanes);
-        }
-    }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
 
     template <int D, bool Outer, bool Bias, bool Noisy>
     void fused_range(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
@@ -867,8 +521,8 @@ private:
                 xnk[k] = xn[k];
                 wb[k] = wrow(k);
             }
-            fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0), wb, xk,
-                                         xnk, settings_.step, decay_, tb.g[0], pn + c0);
+            meanfield::fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0),
+                                                    wb, xk, xnk, settings_.step, decay_, tb.g[0], pn + c0);
             return;
         }
 #endif
@@ -938,20 +592,5 @@ private:
     std::int64_t t_ = 0;
     std::int64_t last_history_ = -1;
 };
-
-// Initial parameters theta_i ~ N(0, scale^2 I_P) from the init stream of the
-// generator (neuron i uses counter (0, i, init, .)); with fixed_outer the
-// outer weights are instead random signs a_i = +-1 (from the same stream's
-// normals: the sign of the first one).
-inline void weight_gd_init(MatrixRef theta, Scalar scale, Key2 key, bool fixed_outer) {
-    const CounterRng rng(key);
-    const Index P = theta.cols();
-    std::vector<double> z(static_cast<size_t>(P));
-    for (Index i = 0; i < theta.rows(); ++i) {
-        rng.normals(0, static_cast<std::uint64_t>(i), RngStream::init, z.data(), static_cast<int>(P));
-        for (Index q = 0; q < P; ++q) theta(i, q) = scale * z[static_cast<size_t>(q)];
-        if (fixed_outer) theta(i, 0) = z[0] >= 0 ? 1.0 : -1.0;
-    }
-}
 
 }  // namespace relucore

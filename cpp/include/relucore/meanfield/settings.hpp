@@ -1,0 +1,94 @@
+// Settings, record buffers and summary of a mean-field run
+// (meanfield/weight_gd.hpp), and the output scale kappa.
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/run.hpp"
+#include "relucore/random/rng.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+namespace relucore {
+
+// The factor kappa in front of the sum over neurons.
+enum class OutputScale : int {
+    inv_n = 0,       // 1/N: the mean-field scaling (c = 1)
+    inv_sqrt_n = 1,  // 1/sqrt(N) (c = sqrt(N))
+    one = 2,         // 1 (c = N)
+};
+
+// 1[z > 0] as a 0/1 factor. Written as a select of constants multiplying the
+// value (not as a conditional value) so that GCC if-converts and vectorises
+// the loops that use it.
+inline Scalar step_fn(Scalar z) { return z > 0 ? Scalar(1) : Scalar(0); }
+
+inline Scalar output_scale_factor(OutputScale s, Index N) {
+    switch (s) {
+        case OutputScale::inv_n: return Scalar(1) / static_cast<Scalar>(N);
+        case OutputScale::inv_sqrt_n: return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
+        case OutputScale::one: return Scalar(1);
+    }
+    throw std::invalid_argument("unknown output scale");
+}
+
+struct WeightGDSettings {
+    Scalar step = 0;          // s > 0 (see the update above)
+    Scalar weight_decay = 0;  // lambda >= 0
+    Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
+    OutputScale scale = OutputScale::inv_n;
+    bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
+    bool train_outer = true;  // false: a_i stay at their initial values
+    Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
+    std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
+    Key2 key{0, 0};           // the generator's key (the seed)
+    int n_threads = 1;        // <= 0: default_threads()
+    // The run is declared diverged when some h(x_j) of a step is not finite or
+    // exceeds this in absolute value.
+    Scalar divergence_bound = defaults::meanfield_divergence_bound;
+    // Set to true by another thread to stop the run at the next check point
+    // (every kCheckEvery steps).
+    const std::atomic<bool>* cancel = nullptr;
+
+    void validate() const {
+        if (!(step > 0) || !std::isfinite(step)) throw std::invalid_argument("step must be positive and finite");
+        if (!(weight_decay >= 0) || !std::isfinite(weight_decay))
+            throw std::invalid_argument("weight_decay must be >= 0 and finite");
+        if (!(temperature >= 0) || !std::isfinite(temperature))
+            throw std::invalid_argument("temperature must be >= 0 and finite");
+        if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
+        if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
+        if (!(divergence_bound > 0)) throw std::invalid_argument("divergence_bound must be positive");
+    }
+};
+
+// Caller-owned output buffers of a run (null pointers: not recorded).
+//   history:      steps[r], objective[r] for r < capacity; trajectories[r] is
+//                 an n_track x P block holding the tracked neurons' theta.
+//   snapshots:    snapshot_steps (any order), snapshots[s] an N x P block
+//                 written when the run reaches step snapshot_steps[s];
+//                 snapshot_taken[s] set to 1 then.
+struct WeightGDRecord {
+    std::int64_t* steps = nullptr;
+    Scalar* objective = nullptr;
+    Scalar* trajectories = nullptr;
+    std::int64_t capacity = 0;
+    std::int64_t count = 0;
+    const std::int64_t* track = nullptr;
+    Index n_track = 0;
+    const std::int64_t* snapshot_steps = nullptr;
+    Scalar* snapshots = nullptr;
+    std::uint8_t* snapshot_taken = nullptr;
+    Index n_snapshots = 0;
+};
+
+struct WeightGDSummary {
+    Status status = Status::max_steps;  // max_steps: all requested steps ran
+    std::int64_t nit = 0;               // global step count at the end
+    Scalar objective = 0;               // L at the final state
+};
+
+}  // namespace relucore
