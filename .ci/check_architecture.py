@@ -2,7 +2,8 @@
 """Checks the layout rules of docs/architecture.md; exits 1 and lists every violation.
 
 - no source file over 600 lines (vendored Eigen and the generated _core.pyi aside);
-- no Python function over 100 lines (its docstring aside);
+- no function over 100 lines (a Python function's docstring aside; C++ bodies found by
+  brace matching, a heuristic that knows comments and string literals);
 - no reference to documents outside the repository ("SPEC", "DESIGN") or to issue numbers;
 - the layers of relucore import only downwards, and no module-level import cycle.
 """
@@ -125,11 +126,34 @@ def main() -> int:
                 target = layer_of(node.module)
                 if mine >= 0 and target > mine:
                     problems.append(f"{rel}:{node.lineno}: {mod} (layer {mine}) imports {node.module} (layer {target})")
+    for p, rel in files(("cpp/include", "cpp/bindings", "cpp/tests", "cpp/examples"), {".hpp", ".cpp"}):
+        problems += long_cpp_functions(p.read_text(), rel)
     problems += cycles(graph)
     for line in problems:
         print(line)
     print(f"check_architecture: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+CPP_FUNCTION_HEAD = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(->[^{]*)?\{\s*$")
+CPP_NOT_FUNCTION = re.compile(r"^\s*(namespace|class|struct|enum|union)\b|=\s*\{|\b(if|for|while|switch|catch)\s*\(")
+
+
+def long_cpp_functions(text: str, rel: str):
+    """Function bodies of more than MAX_FUNCTION_LINES lines (lambdas inside them count for their function)."""
+    out, stack = [], []
+    for i, line in enumerate(text.splitlines()):
+        code = re.sub(r'"([^"\\]|\\.)*"', '""', re.sub(r"//.*", "", line))
+        for ch in code:
+            if ch == "{":
+                head = bool(CPP_FUNCTION_HEAD.search(code)) and not CPP_NOT_FUNCTION.search(code)
+                inside = any(h for _, h in stack)
+                stack.append((i, head and not inside))
+            elif ch == "}" and stack:
+                start, is_function = stack.pop()
+                if is_function and i - start - 1 > MAX_FUNCTION_LINES:
+                    out.append(f"{rel}:{start + 1}: function body of {i - start - 1} lines (limit {MAX_FUNCTION_LINES})")
+    return out
 
 
 def cycles(graph):
