@@ -1,10 +1,9 @@
 """``relucore sweep CONFIG.toml`` (the subcommand function, run in-process)."""
+import pandas as pd
 import pytest
 
 from relucore import cli
 from relucore.cli import sweep as _sweep_cli
-
-pd = pytest.importorskip("pandas")
 
 
 def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 import relucore
@@ -13,8 +14,6 @@ from relucore.sweeps.store import Checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
-
-pd = pytest.importorskip("pandas")
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

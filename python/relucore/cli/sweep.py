@@ -71,12 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _summary(table) -> str:
-    try:
-        import pandas as pd
-    except ImportError:
-        return f"{len(table)} trials"
-    if not isinstance(table, pd.DataFrame):
-        return f"{len(table)} trials"
+    import pandas as pd
+
     keys = [c for c in ("n", "d", "m", "init", "use_gram") if table[c].nunique() > 1] or ["n"]
     g = table.groupby(keys, sort=True)
     out = g.agg(trials=("trial", "size"), errors=("status", lambda s: int((s == "error").sum())),

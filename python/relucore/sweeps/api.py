@@ -119,7 +119,7 @@ def sweep(
 
     Returns
     -------
-    pandas.DataFrame or numpy structured array
+    pandas.DataFrame
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
         ``trial``, ``seed``, the configuration's keys (lists as JSON text),
         the measured columns (``loss``, ``gap``, ``gap_normalised``,
@@ -128,8 +128,7 @@ def sweep(
         (``converged``, ``max_steps``, ``diverged`` or ``error``) and
         ``error`` (the exception of a failed trial; the sweep goes on).
         The table is bitwise identical whatever ``n_threads``, ``batch_size``,
-        ``executor`` or the order in which batches finish. A structured
-        array is returned when pandas is not installed.
+        ``executor`` or the order in which batches finish.
 
     Examples
     --------
