@@ -1,5 +1,6 @@
 """relucore.sweep: configurations, seeds, determinism, measures, failures, tables."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -42,6 +43,20 @@ def test_grid_expansion_product_order():
 def test_bad_grids_raise(bad, exc, text):
     with pytest.raises(exc, match=text):
         relucore.sweep(bad, trials=1, seed=0, progress=False)
+
+
+def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
+    with pytest.raises(ValueError, match=re.escape("Write [[1, -1]] for one network with 2 neurons, "
+                                                   "or [[1], [-1]] for one run per sign")):
+        relucore.sweep({"n": 5, "signs": [1, -1]}, trials=1, seed=0, progress=False)
+    with pytest.raises(ValueError, match="mixes lists and single signs"):
+        expand_grid({"signs": [[1], -1]})
+    assert [c["signs"] for c in expand_grid({"signs": [[1, -1]]})] == [[1.0, -1.0]]
+    assert [c["signs"] for c in expand_grid({"signs": [[1], [-1]]})] == [[1.0], [-1.0]]
+    # Unambiguous: one sign, a single setting, and a configuration given as a dict of a list.
+    assert [c["signs"] for c in expand_grid({"signs": [1]})] == [[1.0]]
+    assert [c["signs"] for c in expand_grid({"signs": -1})] == [[-1.0]]
+    assert [c["signs"] for c in expand_grid([{"signs": [1, -1]}])] == [[1.0, -1.0]]
 
 
 def test_bad_arguments_raise():
