@@ -1,6 +1,7 @@
 """Checkpointed sweeps: SIGKILL mid-sweep and resume, torn records, mismatched arguments."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pandas as pd
 import pytest
 
 import relucore
+from relucore.sweeps import store
 from relucore.sweeps.store import Checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -131,3 +133,50 @@ def test_checkpoint_of_other_arguments_is_refused(tmp_path):
     (tmp_path / "x.ckpt").write_text("hello\n")
     with pytest.raises(relucore.CheckpointError, match="not a relucore sweep checkpoint"):
         _small(tmp_path / "x.ckpt")
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_failed_checkpoint_creation_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    ckpt = tmp_path / "c.ckpt"
+    monkeypatch.setattr(store.os, "fsync", _disk_full)
+    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
+        _small(ckpt)
+    assert info.value.errno == 28 and info.value.filename == str(ckpt)
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_append_names_the_path_and_leaves_no_torn_record(tmp_path, monkeypatch):
+    ckpt = tmp_path / "c.ckpt"
+    full = _small(ckpt)
+    ckpt.write_bytes(b"\n".join(ckpt.read_bytes().split(b"\n")[:3]) + b"\n")  # header + 2 of 4 records
+    before = ckpt.read_bytes()
+
+    def half_then_full(fd, data):
+        os.write(fd, data[: len(data) // 2])
+        _disk_full()
+
+    monkeypatch.setattr(store, "_write_all", half_then_full)
+    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
+        _small(ckpt)
+    assert info.value.errno == 28
+    assert ckpt.read_bytes() == before and os.listdir(tmp_path) == ["c.ckpt"]
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(_small(ckpt), full, check_exact=True)
+
+
+def test_failed_table_write_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    table = _small(None)
+    out = tmp_path / "t.csv"
+
+    def partial_then_full(self, path, **kwargs):
+        with open(path, "w") as f:
+            f.write("config_index,tri")
+        _disk_full()
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", partial_then_full)
+    with pytest.raises(OSError, match=re.escape(str(out))) as info:
+        relucore.save_table(table, out)
+    assert info.value.errno == 28 and os.listdir(tmp_path) == []

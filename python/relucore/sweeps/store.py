@@ -16,12 +16,13 @@ Floats are written with ``repr`` so that they read back bit for bit.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["Checkpoint", "CheckpointError"]
+__all__ = ["Checkpoint", "CheckpointError", "write_atomically"]
 
 FORMAT = "relucore-sweep"
 VERSION = 1
@@ -46,6 +47,48 @@ def _fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """``exc`` naming ``path`` (``os.write`` and ``fsync`` errors name no file), same errno and class."""
+    if exc.errno is None:
+        return OSError(f"could not write {path!r}: {exc}")
+    return OSError(exc.errno, exc.strerror or str(exc), path)
+
+
+@contextlib.contextmanager
+def _undo_on_failure(path: str, undo: Callable[[], None]):
+    """On any exception calls ``undo`` (its own errors ignored); an ``OSError`` is raised
+    again naming ``path``."""
+    try:
+        yield
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            undo()
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from exc
+        raise
+
+
+def write_atomically(path: str, write: Callable[[str], None]) -> None:
+    """Writes ``path`` whole or not at all: ``write(tmp)`` fills a temporary file next to it,
+    which is fsync'ed and renamed over ``path``. On any failure the temporary file is removed;
+    an ``OSError`` is raised again naming ``path``."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with _undo_on_failure(path, lambda: os.remove(tmp)):
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    _fsync_dir(path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 class Checkpoint:
@@ -74,13 +117,12 @@ class Checkpoint:
 
     def _create(self, arguments: Dict[str, Any]) -> None:
         header = {"format": FORMAT, "version": VERSION, "fingerprint": self.fingerprint, "arguments": arguments}
-        tmp = f"{self.path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(header, sort_keys=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.path)
+
+        def write(tmp: str) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(json.dumps(header, sort_keys=True) + "\n")
+
+        write_atomically(self.path, write)
 
     def _load(self) -> None:
         with open(self.path, "rb") as f:
@@ -138,13 +180,15 @@ class Checkpoint:
         """Durably appends one batch of rows (one line, flush + fsync)."""
         rows_json = json.dumps(rows, sort_keys=True)
         line = json.dumps({"sha": _rows_sha(rows_json), "rows": rows}, sort_keys=True) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            buf = line.encode("utf-8")
-            while buf:
-                written = os.write(fd, buf)
-                buf = buf[written:]
-            os.fsync(fd)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise _named(exc, self.path) from exc
+        try:
+            size = os.fstat(fd).st_size
+            with _undo_on_failure(self.path, lambda: os.ftruncate(fd, size)):  # no torn record left
+                _write_all(fd, line.encode("utf-8"))
+                os.fsync(fd)
         finally:
             os.close(fd)
         self.n_rows += len(rows)

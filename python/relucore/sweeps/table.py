@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Sequence
 import numpy as np
 
 from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
+from relucore.sweeps.store import write_atomically
 from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
@@ -154,7 +155,8 @@ def save_table(table, path) -> None:
         What :func:`relucore.sweep` returned (anything ``pandas.DataFrame`` accepts,
         e.g. a numpy structured array, is converted first).
     path : str or os.PathLike
-        The suffix picks the format.
+        The suffix picks the format. Written whole or not at all (a temporary file renamed
+        over it); a failure raises ``OSError`` naming ``path``.
     """
     import pandas as pd
 
@@ -168,6 +170,6 @@ def save_table(table, path) -> None:
             import pyarrow  # noqa: F401
         except ImportError:
             raise ImportError("saving Parquet needs pyarrow (pip install pyarrow); or save as .csv") from None
-        df.to_parquet(path, index=False)
+        write_atomically(path, lambda tmp: df.to_parquet(tmp, index=False))
     else:
-        df.to_csv(path, index=False, float_format=None)
+        write_atomically(path, lambda tmp: df.to_csv(tmp, index=False, float_format=None))
