@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import hashlib
 import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -12,7 +11,7 @@ import numpy as np
 
 from relucore._core import __version__
 from relucore.sweeps.gram_trial import fast_trials_ok
-from relucore.sweeps.config import canonical_json, config_key, expand_grid, root_entropy
+from relucore.sweeps.config import config_key, expand_grid, root_entropy
 from relucore.sweeps.store import Checkpoint, CheckpointError
 from relucore.sweeps.table import Results, save_table
 from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
@@ -111,9 +110,9 @@ def sweep(
         Default :func:`default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         Append-only file that records every finished batch durably; rerunning
-        the same call runs only the trials not yet saved. One written with
-        other ``grid``/``trials``/``seed``/``measure`` raises
-        :class:`CheckpointError`.
+        runs only the trials not yet saved, also with more ``trials`` or more
+        configurations (the saved rows are reused). One written with another
+        ``seed``, ``measure`` or relucore version raises :class:`CheckpointError`.
     progress : bool, optional
         tqdm progress bar; default: only when stderr is a terminal.
 
@@ -151,10 +150,8 @@ def sweep(
     results = Results(len(configs), trials)
     store = None
     if checkpoint is not None:
-        arguments = {"configs": configs, "trials": trials, "seed": str(entropy), "measure": _callable_name(measure),
-                     "relucore": __version__}
-        fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
-        store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add)
+        identity = {"seed": str(entropy), "measure": _callable_name(measure), "relucore": __version__}
+        store = Checkpoint(checkpoint, identity, configs, trials, on_rows=results.add)
     tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
     bar = _progress_bar(progress, len(configs) * trials, len(results))
 
