@@ -17,7 +17,7 @@ from relucore.sweeps.table import Results, save_table
 from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
 from relucore._validation import check_int, check_n_threads
 
-__all__ = ["sweep", "save_table", "CheckpointError", "default_batch_size"]
+__all__ = ["sweep", "check_arguments", "save_table", "CheckpointError", "default_batch_size"]
 
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
 MAX_BATCH = 64
@@ -136,16 +136,10 @@ def sweep(
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
     """
-    configs = expand_grid(grid)
-    trials = check_int(trials, "trials", minimum=1)
-    entropy = root_entropy(seed)
-    if measure is not None and not callable(measure):
-        raise TypeError(f"measure must be callable, got {type(measure).__name__}")
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    configs, trials, entropy, batch_size = check_arguments(grid, trials=trials, seed=seed, measure=measure,
+                                                           executor=executor, n_threads=n_threads,
+                                                           batch_size=batch_size)
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
 
     results = Results(len(configs), trials)
     store = None
@@ -161,6 +155,23 @@ def sweep(
         if bar is not None:
             bar.close()
     return results.table(configs, entropy)
+
+
+def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
+    """Checks the arguments of :func:`sweep` (``ValueError``/``TypeError`` on a bad one) without
+    running anything; returns ``(configs, trials, entropy, batch_size)`` normalised."""
+    configs = expand_grid(grid)
+    trials = check_int(trials, "trials", minimum=1)
+    entropy = root_entropy(seed)
+    if measure is not None and not callable(measure):
+        raise TypeError(f"measure must be callable, got {type(measure).__name__}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    if n_threads is not None:
+        check_n_threads(n_threads)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+    return configs, trials, entropy, batch_size
 
 
 def _record(results: Results, store: Optional[Checkpoint], bar, out: Dict[str, Any]) -> None:

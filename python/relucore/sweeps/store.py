@@ -55,9 +55,11 @@ def _fsync_dir(path: str) -> None:
 
 def _named(exc: OSError, path: str) -> OSError:
     """``exc`` naming ``path`` (``os.write`` and ``fsync`` errors name no file), same errno and class."""
-    if exc.errno is None:
-        return OSError(f"could not write {path!r}: {exc}")
-    return OSError(exc.errno, exc.strerror or str(exc), path)
+    if exc.errno is not None:
+        return OSError(exc.errno, exc.strerror or str(exc), path)
+    named = OSError(f"could not write {path!r}: {exc}")
+    named.filename, named.strerror = path, str(exc)
+    return named
 
 
 @contextlib.contextmanager
