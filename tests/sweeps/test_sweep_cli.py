@@ -1,10 +1,11 @@
 """``relucore sweep CONFIG.toml`` (the subcommand function, run in-process)."""
+import re
+
+import pandas as pd
 import pytest
 
 from relucore import cli
 from relucore.cli import sweep as _sweep_cli
-
-pd = pytest.importorskip("pandas")
 
 
 def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
@@ -24,16 +25,71 @@ def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     assert pd.read_csv(tmp_path / "out.csv").loss.tolist() == direct.loss.tolist()
 
 
+def _one_line_error(capsys, match):
+    err = capsys.readouterr().err
+    assert err.startswith("relucore sweep: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.search(match, err), err
+
+
 @pytest.mark.parametrize("text, match", [
     ("trials = 1\nseed = 0\n", "exactly one of"),
     ("trials = 1\n[grid]\nn = [5]\n", "missing required key 'seed'"),
     ("trials = 1\nseed = 0\nbogus = 1\n[grid]\nn = [5]\n", "unknown key"),
+    ("trials = 1\nseed = 0\n[grid]\nn = [5]\nbogus = 1\n", r"unknown key\(s\) \['bogus'\]"),
+    ("trials = 1\nseed = 0\n[grid]\nn = ['ten']\n", "n"),
+    ("trials = 0\nseed = 0\n[grid]\nn = [5]\n", "trials"),
+    ("trials = 1\nseed = -1\n[grid]\nn = [5]\n", "seed must be non-negative"),
+    ("trials = 1\nseed = 0\n[grid]\nsigns = [1, -1]\n", "ambiguous"),
+    ("trials = 1\nseed = \n", "Invalid value"),
+    ("trials = 1\nseed = 0\noutput = 'out.xlsx'\n[grid]\nn = [5]\n", ".csv or .parquet"),
 ])
-def test_cli_rejects_bad_files(tmp_path, text, match):
+def test_cli_user_errors_are_one_line_with_exit_status_2(tmp_path, capsys, text, match):
     cfg = tmp_path / "s.toml"
     cfg.write_text(text)
-    with pytest.raises(ValueError, match=match):
-        cli.main(["sweep", str(cfg)])
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 2
+    _one_line_error(capsys, match)
+
+
+def test_cli_missing_file_and_bad_options_are_one_line_with_exit_status_2(tmp_path, capsys):
+    assert cli.main(["sweep", str(tmp_path / "nope.toml")]) == 2
+    _one_line_error(capsys, "cannot read .*nope.toml: No such file")
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    assert cli.main(["sweep", str(cfg), "--workers", "2", "--dask", "tcp://x:1"]) == 2
+    _one_line_error(capsys, "not both")
+    assert cli.main(["sweep", str(cfg), "--workers", "0"]) == 2
+    _one_line_error(capsys, "--workers must be at least 1")
+
+
+def test_cli_checkpoint_of_another_sweep_is_one_line_with_exit_status_2(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('trials = 2\nseed = 0\ncheckpoint = "s.ckpt"\n[grid]\nn = [5]\nd = 200\n')
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 0
+    capsys.readouterr()
+    cfg.write_text('trials = 2\nseed = 1\ncheckpoint = "s.ckpt"\n[grid]\nn = [5]\nd = 200\n')
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 2
+    _one_line_error(capsys, r"different arguments \(seed: ")
+
+
+def test_cli_write_failure_is_one_line_with_exit_status_1(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('trials = 1\nseed = 0\noutput = "no/such/folder/out.csv"\n[grid]\nn = [5]\nd = 200\n')
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 1
+    _one_line_error(capsys, r"no/such/folder/out\.csv: .*non-existent directory")
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("a bug"), ValueError("a bug raising ValueError")])
+def test_cli_bugs_keep_their_traceback(tmp_path, monkeypatch, exc):
+    import relucore
+
+    def broken(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(relucore, "sweep", broken)
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    with pytest.raises(type(exc), match="a bug"):
+        cli.main(["sweep", str(cfg), "--no-progress"])
 
 
 def test_example_config_parses():

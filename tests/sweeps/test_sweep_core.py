@@ -1,8 +1,10 @@
 """relucore.sweep: configurations, seeds, determinism, measures, failures, tables."""
 import os
+import re
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import relucore
@@ -10,8 +12,6 @@ from relucore.sweeps.config import config_key, expand_grid, trial_seed
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
-
-pd = pytest.importorskip("pandas")
 
 
 def _run(**kw):
@@ -43,6 +43,20 @@ def test_grid_expansion_product_order():
 def test_bad_grids_raise(bad, exc, text):
     with pytest.raises(exc, match=text):
         relucore.sweep(bad, trials=1, seed=0, progress=False)
+
+
+def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
+    with pytest.raises(ValueError, match=re.escape("Write [[1, -1]] for one network with 2 neurons, "
+                                                   "or [[1], [-1]] for one run per sign")):
+        relucore.sweep({"n": 5, "signs": [1, -1]}, trials=1, seed=0, progress=False)
+    with pytest.raises(ValueError, match="mixes lists and single signs"):
+        expand_grid({"signs": [[1], -1]})
+    assert [c["signs"] for c in expand_grid({"signs": [[1, -1]]})] == [[1.0, -1.0]]
+    assert [c["signs"] for c in expand_grid({"signs": [[1], [-1]]})] == [[1.0], [-1.0]]
+    # Unambiguous: one sign, a single setting, and a configuration given as a dict of a list.
+    assert [c["signs"] for c in expand_grid({"signs": [1]})] == [[1.0]]
+    assert [c["signs"] for c in expand_grid({"signs": -1})] == [[-1.0]]
+    assert [c["signs"] for c in expand_grid([{"signs": [1, -1]}])] == [[1.0, -1.0]]
 
 
 def test_bad_arguments_raise():
@@ -94,8 +108,9 @@ def test_measured_values_match_theory(reference):
     assert (r.status == "converged").all()
     assert (r.pattern_stable_step <= 1).all()
     assert (r.n_pos + r.n_neg == 6).all()
-    from relucore.sweeps.task import _sample
     from numpy.random import SeedSequence  # noqa: F401
+
+    from relucore.sweeps.task import _sample
 
     cfg = expand_grid(H.GRID)[0]
     for _, row in r.iterrows():
@@ -169,38 +184,13 @@ def test_gram_mode_runs_without_X(reference):
     assert np.all(r.gram_mu_max >= r.gram_mu_min) and np.all(r.gram_mu_min > 0)
 
 
-@pytest.fixture(scope="module")
-def structured():
-    import relucore.sweeps.table as T
-
-    saved = T._pandas_available
-    T._pandas_available = lambda: False
-    try:
-        return _run(measure=H.measure_norms)
-    finally:
-        T._pandas_available = saved
-
-
-def test_structured_array_without_pandas(reference, structured):
-    arr = structured
-    assert isinstance(arr, np.ndarray) and arr.dtype.names == tuple(reference.columns)
-    for c in reference.columns:
-        if reference[c].dtype.kind in "fiub":
-            np.testing.assert_array_equal(arr[c], reference[c].values)
-        else:
-            assert list(arr[c]) == list(reference[c]), c
-
-
-def test_save_csv_round_trip(tmp_path, reference, structured):
+def test_save_csv_round_trip(tmp_path, reference):
     path = tmp_path / "t.csv"
     relucore.save_table(reference, path)
     back = pd.read_csv(path, keep_default_na=False, na_values=["NaN", ""])
     np.testing.assert_array_equal(back.loss.values, reference.loss.values)
     np.testing.assert_array_equal(back.gap_normalised.values, reference.gap_normalised.values)
     assert list(back.seed) == list(reference.seed)
-    relucore.save_table(structured, tmp_path / "a.csv")
-    back2 = pd.read_csv(tmp_path / "a.csv")
-    np.testing.assert_array_equal(back2.loss.values, reference.loss.values)
     with pytest.raises(ValueError, match=".csv or .parquet"):
         relucore.save_table(reference, tmp_path / "t.xlsx")
 
@@ -216,6 +206,7 @@ def test_gap_matches_an_independent_qp(reference):
     """gap = ||W_inf - w*|| with w* from scipy's SLSQP on the dual of Eq. 7 (not relucore.minnorm)."""
     import scipy.optimize
     from numpy.random import SeedSequence  # noqa: F401
+
     from relucore.sweeps.task import _sample
 
     cfg = expand_grid(H.GRID)[0]

@@ -4,14 +4,13 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+import pandas as pd
 import pytest
 
 import relucore
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
-
-pd = pytest.importorskip("pandas")
 
 
 def _run(**kw):

@@ -3,6 +3,7 @@ batched one-neuron minnorm, and whole C++ trials against the general path."""
 import concurrent.futures as cf
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats
 
@@ -10,8 +11,6 @@ import relucore
 from relucore import _core
 from relucore.sweeps.config import config_key, expand_grid
 from relucore.sweeps.gram_trial import fast_trials_ok, trial_keys
-
-pd = pytest.importorskip("pandas")
 
 
 # ----------------------------------------------------------------------------- seeds

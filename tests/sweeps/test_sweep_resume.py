@@ -1,20 +1,21 @@
 """Checkpointed sweeps: SIGKILL mid-sweep and resume, torn records, mismatched arguments."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 
 import relucore
+from relucore.sweeps import store
 from relucore.sweeps.store import Checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
-
-pd = pytest.importorskip("pandas")
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,14 +82,12 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
 
 
 def _saved_rows(path):
-    rows = []
-    Checkpoint(path, _fingerprint_of(path), {}, on_rows=rows.extend)
-    return rows
-
-
-def _fingerprint_of(path):
     with open(path, "rb") as f:
-        return json.loads(f.readline())["fingerprint"]
+        arguments = json.loads(f.readline())["arguments"]
+    rows = []
+    identity = {k: arguments[k] for k in ("seed", "measure", "relucore")}
+    Checkpoint(path, identity, arguments["configs"], 10**9, on_rows=rows.extend)
+    return rows
 
 
 def _small(ckpt, **kw):
@@ -132,3 +131,95 @@ def test_checkpoint_of_other_arguments_is_refused(tmp_path):
     (tmp_path / "x.ckpt").write_text("hello\n")
     with pytest.raises(relucore.CheckpointError, match="not a relucore sweep checkpoint"):
         _small(tmp_path / "x.ckpt")
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_failed_checkpoint_creation_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    ckpt = tmp_path / "c.ckpt"
+    monkeypatch.setattr(store.os, "fsync", _disk_full)
+    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
+        _small(ckpt)
+    assert info.value.errno == 28 and info.value.filename == str(ckpt)
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_append_names_the_path_and_leaves_no_torn_record(tmp_path, monkeypatch):
+    ckpt = tmp_path / "c.ckpt"
+    full = _small(ckpt)
+    ckpt.write_bytes(b"\n".join(ckpt.read_bytes().split(b"\n")[:3]) + b"\n")  # header + 2 of 4 records
+    before = ckpt.read_bytes()
+
+    def half_then_full(fd, data):
+        os.write(fd, data[: len(data) // 2])
+        _disk_full()
+
+    monkeypatch.setattr(store, "_write_all", half_then_full)
+    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
+        _small(ckpt)
+    assert info.value.errno == 28
+    assert ckpt.read_bytes() == before and os.listdir(tmp_path) == ["c.ckpt"]
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(_small(ckpt), full, check_exact=True)
+
+
+def test_failed_table_write_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    table = _small(None)
+    out = tmp_path / "t.csv"
+
+    def partial_then_full(self, path, **kwargs):
+        with open(path, "w") as f:
+            f.write("config_index,tri")
+        _disk_full()
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", partial_then_full)
+    with pytest.raises(OSError, match=re.escape(str(out))) as info:
+        relucore.save_table(table, out)
+    assert info.value.errno == 28 and os.listdir(tmp_path) == []
+
+
+def _counted(monkeypatch):
+    """Counts the trials that run (not read from a checkpoint)."""
+    ran = []
+    orig = relucore.sweeps.api.run_batch
+    monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
+    return ran
+
+
+def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monkeypatch):
+    ckpt = tmp_path / "c.ckpt"
+
+    def run(grid, trials, checkpoint):
+        return relucore.sweep(grid, trials=trials, seed=7, measure=H.measure_norms, batch_size=3, checkpoint=checkpoint,
+                              progress=False)
+
+    run(H.GRID, 8, ckpt)
+    ran = _counted(monkeypatch)
+    more_trials = run(H.GRID, 10, ckpt)
+    assert len(ran) == 3 * 2  # only trials 8 and 9 of each configuration
+    pd.testing.assert_frame_equal(more_trials, run(H.GRID, 10, None), check_exact=True)
+    # A configuration added in the middle of the grid: only its trials run, the others keep their rows.
+    grid = H.GRID[:1] + [{"n": 7, "d": 250}] + H.GRID[1:]
+    ran.clear()
+    more_configs = run(grid, 10, ckpt)
+    assert len(ran) == 10
+    pd.testing.assert_frame_equal(more_configs, run(grid, 10, None), check_exact=True)
+    # Fewer trials and configurations come from the file; it keeps every row for later.
+    ran.clear()
+    pd.testing.assert_frame_equal(run(H.GRID[1:], 4, ckpt), run(H.GRID[1:], 4, None), check_exact=True)
+    pd.testing.assert_frame_equal(run(grid, 10, ckpt), more_configs, check_exact=True)
+    assert len(ran) == 2 * 4  # the uninterrupted reference only
+    assert len(_saved_rows(ckpt)) == 4 * 10
+
+
+def test_incompatible_checkpoint_message_is_short_and_names_the_keys(tmp_path):
+    ckpt = tmp_path / "c.ckpt"
+    relucore.sweep(H.GRID, trials=2, seed=1, checkpoint=ckpt, progress=False)
+    with pytest.raises(relucore.CheckpointError) as info:
+        relucore.sweep(H.GRID, trials=3, seed=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
+    message = str(info.value)
+    assert len(message) < 400 and "seed: \"1\" in the file, \"2\" now" in message
+    assert "measure: null in the file" in message and "same seed and measure" in message
+    assert "configs" not in message and "relucore:" not in message

@@ -15,10 +15,17 @@ The file holds the arguments of :func:`relucore.sweep`::
 
 or, instead of ``[grid]``, a list of configurations as ``[[configs]]`` tables.
 Command-line options override the file.
+
+Exit status: 0 when the sweep ran (failed trials are rows with status "error"); 2 on a
+mistake in the command or its files (unreadable or invalid TOML, a bad key or value, a
+checkpoint of another sweep), reported in one line; 1, also in one line, when a file
+cannot be written (a full disk, a missing folder). Anything else is a bug and shows its
+traceback.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from typing import Any, Dict
@@ -71,12 +78,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _summary(table) -> str:
-    try:
-        import pandas as pd
-    except ImportError:
-        return f"{len(table)} trials"
-    if not isinstance(table, pd.DataFrame):
-        return f"{len(table)} trials"
+    import pandas as pd
+
     keys = [c for c in ("n", "d", "m", "init", "use_gram") if table[c].nunique() > 1] or ["n"]
     g = table.groupby(keys, sort=True)
     out = g.agg(trials=("trial", "size"), errors=("status", lambda s: int((s == "error").sum())),
@@ -86,35 +89,81 @@ def _summary(table) -> str:
         return out.to_string()
 
 
-def main(args: argparse.Namespace) -> int:
-    """Runs the ``sweep`` subcommand."""
+class UsageError(Exception):
+    """A mistake in the command or its files, reported in one line (exit status 2)."""
+
+
+def _read(args: argparse.Namespace) -> Dict[str, Any]:
+    """The file's arguments with the command line's overrides, all checked before anything runs."""
+    from relucore.sweeps.api import check_arguments
+
+    try:
+        cfg = load_config(args.config)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.config}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # TOMLDecodeError is a ValueError
+        raise UsageError(exc if str(exc).startswith(args.config) else f"{args.config}: {exc}") from None
+    if args.workers is not None and args.dask is not None:
+        raise UsageError("give --workers or --dask, not both")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    run = {"grid": cfg["grid"] if "grid" in cfg else cfg["configs"], "trials": cfg["trials"], "seed": cfg["seed"],
+           "n_threads": args.n_threads if args.n_threads is not None else cfg.get("n_threads"),
+           "batch_size": args.batch_size if args.batch_size is not None else cfg.get("batch_size"),
+           "checkpoint": args.checkpoint or cfg.get("checkpoint")}
+    try:
+        check_arguments(**{k: run[k] for k in ("grid", "trials", "seed", "n_threads", "batch_size")})
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{args.config}: {exc}") from None
+    output = args.output or cfg.get("output")
+    if output and os.path.splitext(output)[1].lower() not in (".csv", ".parquet"):
+        raise UsageError(f"the output must end in .csv or .parquet, got {output!r}")
+    if output and output.lower().endswith(".parquet") and importlib.util.find_spec("pyarrow") is None:
+        raise UsageError("writing .parquet needs pyarrow (pip install pyarrow); or write .csv")
+    return dict(run, output=output)
+
+
+def _sweep(args: argparse.Namespace, run: Dict[str, Any]):
     import relucore
 
-    cfg = load_config(args.config)
-    output = args.output or cfg.get("output")
-    checkpoint = args.checkpoint or cfg.get("checkpoint")
-    n_threads = args.n_threads if args.n_threads is not None else cfg.get("n_threads")
-    batch_size = args.batch_size if args.batch_size is not None else cfg.get("batch_size")
-    grid = cfg["grid"] if "grid" in cfg else cfg["configs"]
-    if args.workers is not None and args.dask is not None:
-        raise SystemExit("relucore sweep: give --workers or --dask, not both")
-    kw = dict(trials=cfg["trials"], seed=cfg["seed"], n_threads=n_threads, batch_size=batch_size,
-              checkpoint=checkpoint, progress=not args.no_progress)
+    kw = {k: run[k] for k in ("trials", "seed", "n_threads", "batch_size", "checkpoint")}
+    kw["progress"] = not args.no_progress
     if args.dask is not None:
-        from distributed import Client
-
+        try:
+            from distributed import Client
+        except ImportError:
+            raise UsageError("--dask needs dask.distributed: pip install 'relucore[sweep]'") from None
         with Client(args.dask) as client:
-            table = relucore.sweep(grid, executor=client.get_executor(), **kw)
-    elif args.workers is not None:
+            return relucore.sweep(run["grid"], executor=client.get_executor(), **kw)
+    if args.workers is not None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-            table = relucore.sweep(grid, executor=ex, **kw)
-    else:
-        table = relucore.sweep(grid, **kw)
-    print(_summary(table))
-    if output:
-        relucore.save_table(table, output)
-        print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
+            return relucore.sweep(run["grid"], executor=ex, **kw)
+    return relucore.sweep(run["grid"], **kw)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Runs the ``sweep`` subcommand; returns the exit status (see the module's docstring)."""
+    import relucore
+
+    try:
+        run = _read(args)
+        try:
+            table = _sweep(args, run)
+        except relucore.CheckpointError as exc:
+            raise UsageError(exc) from None
+        print(_summary(table))
+        if run["output"]:
+            relucore.save_table(table, run["output"])
+            print(f"wrote {len(table)} rows to {run['output']}", file=sys.stderr)
+    except UsageError as exc:
+        print(f"relucore sweep: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:  # not a file of the sweep's: a bug or a lost executor
+            raise
+        print(f"relucore sweep: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0

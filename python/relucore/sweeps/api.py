@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import hashlib
 import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -12,13 +11,13 @@ import numpy as np
 
 from relucore._core import __version__
 from relucore.sweeps.gram_trial import fast_trials_ok
-from relucore.sweeps.config import canonical_json, config_key, expand_grid, root_entropy
+from relucore.sweeps.config import config_key, expand_grid, root_entropy
 from relucore.sweeps.store import Checkpoint, CheckpointError
 from relucore.sweeps.table import Results, save_table
 from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
 from relucore._validation import check_int, check_n_threads
 
-__all__ = ["sweep", "save_table", "CheckpointError", "default_batch_size"]
+__all__ = ["sweep", "check_arguments", "save_table", "CheckpointError", "default_batch_size"]
 
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
 MAX_BATCH = 64
@@ -111,15 +110,15 @@ def sweep(
         Default :func:`default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         Append-only file that records every finished batch durably; rerunning
-        the same call runs only the trials not yet saved. One written with
-        other ``grid``/``trials``/``seed``/``measure`` raises
-        :class:`CheckpointError`.
+        runs only the trials not yet saved, also with more ``trials`` or more
+        configurations (the saved rows are reused). One written with another
+        ``seed``, ``measure`` or relucore version raises :class:`CheckpointError`.
     progress : bool, optional
         tqdm progress bar; default: only when stderr is a terminal.
 
     Returns
     -------
-    pandas.DataFrame or numpy structured array
+    pandas.DataFrame
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
         ``trial``, ``seed``, the configuration's keys (lists as JSON text),
         the measured columns (``loss``, ``gap``, ``gap_normalised``,
@@ -128,8 +127,7 @@ def sweep(
         (``converged``, ``max_steps``, ``diverged`` or ``error``) and
         ``error`` (the exception of a failed trial; the sweep goes on).
         The table is bitwise identical whatever ``n_threads``, ``batch_size``,
-        ``executor`` or the order in which batches finish. A structured
-        array is returned when pandas is not installed.
+        ``executor`` or the order in which batches finish.
 
     Examples
     --------
@@ -138,24 +136,16 @@ def sweep(
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
     """
-    configs = expand_grid(grid)
-    trials = check_int(trials, "trials", minimum=1)
-    entropy = root_entropy(seed)
-    if measure is not None and not callable(measure):
-        raise TypeError(f"measure must be callable, got {type(measure).__name__}")
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    configs, trials, entropy, batch_size = check_arguments(grid, trials=trials, seed=seed, measure=measure,
+                                                           executor=executor, n_threads=n_threads,
+                                                           batch_size=batch_size)
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
 
     results = Results(len(configs), trials)
     store = None
     if checkpoint is not None:
-        arguments = {"configs": configs, "trials": trials, "seed": str(entropy), "measure": _callable_name(measure),
-                     "relucore": __version__}
-        fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
-        store = Checkpoint(checkpoint, fingerprint, arguments, on_rows=results.add)
+        identity = {"seed": str(entropy), "measure": _callable_name(measure), "relucore": __version__}
+        store = Checkpoint(checkpoint, identity, configs, trials, on_rows=results.add)
     tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
     bar = _progress_bar(progress, len(configs) * trials, len(results))
 
@@ -165,6 +155,23 @@ def sweep(
         if bar is not None:
             bar.close()
     return results.table(configs, entropy)
+
+
+def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
+    """Checks the arguments of :func:`sweep` (``ValueError``/``TypeError`` on a bad one) without
+    running anything; returns ``(configs, trials, entropy, batch_size)`` normalised."""
+    configs = expand_grid(grid)
+    trials = check_int(trials, "trials", minimum=1)
+    entropy = root_entropy(seed)
+    if measure is not None and not callable(measure):
+        raise TypeError(f"measure must be callable, got {type(measure).__name__}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    if n_threads is not None:
+        check_n_threads(n_threads)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+    return configs, trials, entropy, batch_size
 
 
 def _record(results: Results, store: Optional[Checkpoint], bar, out: Dict[str, Any]) -> None:

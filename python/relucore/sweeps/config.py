@@ -123,11 +123,30 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     return out
 
 
+def _check_signs_axis(values: List[Any]) -> None:
+    """In a grid, ``signs`` maps to a list of settings, each a list of signs. A flat list of
+    several signs, ``[1, -1]``, could mean one network or one run per sign: refused."""
+    is_list = [isinstance(v, (list, tuple, np.ndarray)) for v in values]
+    if all(is_list) or len(values) == 1:
+        return
+    if any(is_list):
+        raise ValueError("grid['signs'] mixes lists and single signs: write every value as a list of signs, "
+                         "e.g. [[1], [1, -1]]")
+    flat = [_plain(v, "grid['signs']") for v in values]
+    flat = [int(v) if isinstance(v, float) and v.is_integer() else v for v in flat]
+    raise ValueError(
+        f"grid['signs'] = {flat} is ambiguous: each value of 'signs' is itself a list of signs. "
+        f"Write {[flat]} for one network with {len(flat)} neurons, or {[[v] for v in flat]} "
+        "for one run per sign"
+    )
+
+
 def expand_grid(grid) -> List[Dict[str, Any]]:
     """A dict of lists (Cartesian product, in key order, last key fastest) or a list of dicts.
 
     In a dict, a value that is not a list is a single setting; to sweep over
-    list-valued settings (``signs``) give a list of lists. Duplicated
+    list-valued settings give a list of lists (``signs``: a flat list is refused as
+    ambiguous). Duplicated
     configurations are refused: they would share seeds (use more trials).
     """
     if isinstance(grid, Mapping):
@@ -138,6 +157,8 @@ def expand_grid(grid) -> List[Dict[str, Any]]:
             axes.append(list(v) if isinstance(v, (list, tuple, np.ndarray)) else [v])
             if not axes[-1]:
                 raise ValueError(f"grid[{k!r}] is an empty list")
+            if k == "signs":
+                _check_signs_axis(axes[-1])
         raw = [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
     elif isinstance(grid, Sequence) and not isinstance(grid, (str, bytes)):
         raw = list(grid)

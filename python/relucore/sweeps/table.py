@@ -1,14 +1,15 @@
-"""The results table of a sweep: pandas DataFrame, or a numpy structured array without pandas."""
+"""The results table of a sweep (a pandas DataFrame) and :func:`save_table`."""
 from __future__ import annotations
 
 import math
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
 from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
+from relucore.sweeps.store import write_atomically
 from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
@@ -38,14 +39,6 @@ def _column(values: Sequence[Any], kind: str) -> np.ndarray:
     if kind == "f":
         return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
     return np.array(["" if v is None else str(v) for v in values], dtype=object)
-
-
-def _pandas_available() -> bool:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class Results:
@@ -105,7 +98,7 @@ class Results:
         self.done[chunk["config_index"], chunk["trial"]] = True
         self._chunks.append(chunk)
 
-    def table(self, configs: List[Dict[str, Any]], entropy: int, *, as_pandas: Optional[bool] = None):
+    def table(self, configs: List[Dict[str, Any]], entropy: int):
         """One row per trial, sorted by (config_index, trial), with a fixed column order.
 
         Columns: ``config_index, trial, seed``, the configuration keys, the
@@ -141,31 +134,16 @@ class Results:
             cols[k] = _column(vals, _kind(vals))
         for k in TRAILING_COLUMNS:
             cols[k] = cat(k, object)[order]
-        if as_pandas is None:
-            as_pandas = _pandas_available()
-        if as_pandas:
-            import pandas as pd
+        import pandas as pd
 
-            return pd.DataFrame(cols)
-        dtype = []
-        for k, v in cols.items():
-            if v.dtype == object:
-                width = max([len(x) for x in v] + [1])
-                dtype.append((k, f"U{width}"))
-            else:
-                dtype.append((k, v.dtype))
-        out = np.empty(len(ci), dtype=dtype)
-        for k, v in cols.items():
-            out[k] = v
-        return out
+        return pd.DataFrame(cols)
 
 
-def build_table(configs: List[Dict[str, Any]], rows: List[Dict[str, Any]], entropy: int, trials: int, *,
-                as_pandas: Optional[bool] = None):
+def build_table(configs: List[Dict[str, Any]], rows: List[Dict[str, Any]], entropy: int, trials: int):
     """The table of a list of rows (see :meth:`Results.table`)."""
     res = Results(len(configs), trials)
     res.add(rows)
-    return res.table(configs, entropy, as_pandas=as_pandas)
+    return res.table(configs, entropy)
 
 
 def save_table(table, path) -> None:
@@ -173,32 +151,25 @@ def save_table(table, path) -> None:
 
     Parameters
     ----------
-    table : pandas.DataFrame or numpy structured array
-        What :func:`relucore.sweep` returned.
+    table : pandas.DataFrame
+        What :func:`relucore.sweep` returned (anything ``pandas.DataFrame`` accepts,
+        e.g. a numpy structured array, is converted first).
     path : str or os.PathLike
-        The suffix picks the format.
+        The suffix picks the format. Written whole or not at all (a temporary file renamed
+        over it); a failure raises ``OSError`` naming ``path``.
     """
+    import pandas as pd
+
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".csv", ".parquet"):
         raise ValueError(f"path must end in .csv or .parquet, got {path!r}")
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
     if ext == ".parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise ImportError("saving Parquet needs pyarrow (pip install pyarrow); or save as .csv") from None
-        import pandas as pd
-
-        df = table if isinstance(table, pd.DataFrame) else pd.DataFrame({k: table[k] for k in table.dtype.names})
-        df.to_parquet(path, index=False)
-        return
-    if isinstance(table, np.ndarray):
-        import csv
-
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(table.dtype.names)
-            for rec in table:
-                w.writerow([repr(float(x)) if isinstance(x, np.floating) else x for x in rec.tolist()])
-        return
-    table.to_csv(path, index=False, float_format=None)
+        write_atomically(path, lambda tmp: df.to_parquet(tmp, index=False))
+    else:
+        write_atomically(path, lambda tmp: df.to_csv(tmp, index=False, float_format=None))

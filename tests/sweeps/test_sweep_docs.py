@@ -1,0 +1,44 @@
+"""docs/sweeps.md: its examples run after the default install (pandas, no optional extras)."""
+import os
+import re
+import sys
+
+import pandas as pd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: Optional extras; the documented examples (the Dask one aside) must not need them.
+EXTRAS = ("dask", "distributed", "pyarrow", "matplotlib", "sklearn")
+
+
+def _pyproject():
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def _python_blocks():
+    with open(os.path.join(ROOT, "docs", "sweeps.md"), encoding="utf-8") as f:
+        return re.findall(r"```python\n(.*?)```", f.read(), flags=re.S)
+
+
+def test_pandas_and_toml_reading_are_default_dependencies():
+    deps = [re.split(r"[<>=;\s\[]", d, maxsplit=1)[0] for d in _pyproject()["project"]["dependencies"]]
+    assert "pandas" in deps and "tomli" in deps  # tomli only below Python 3.11 (its marker)
+
+
+def test_docs_examples_run_with_the_default_install(tmp_path, monkeypatch):
+    for name in EXTRAS:
+        monkeypatch.setitem(sys.modules, name, None)  # import fails, as without the extra
+    monkeypatch.chdir(tmp_path)
+    blocks = [b for b in _python_blocks() if "tcp://" not in b]  # the Dask example needs a cluster
+    assert len(blocks) >= 4
+    namespace = {"__name__": "docs_example"}
+    for block in blocks:
+        exec(compile(block, "docs/sweeps.md", "exec"), namespace)
+    table = namespace["table"]
+    assert isinstance(table, pd.DataFrame) and (table.status == "converged").all()
+    assert (tmp_path / "fig2.csv").exists() and (tmp_path / "fig2.ckpt").exists()
+    assert "rng" in namespace
