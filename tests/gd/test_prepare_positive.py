@@ -1,5 +1,5 @@
 """The C++ pieces behind a fast train call: the Gram kernel and the all-positive
-start (relucore/positive_start.hpp), each against numpy written here."""
+start (relucore/gd/positive_start.hpp), each against numpy written here."""
 import numpy as np
 import pytest
 

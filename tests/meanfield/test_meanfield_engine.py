@@ -1,4 +1,4 @@
-"""The mean-field SGD engine (relucore/weight_gd.hpp) and its generator (rng.hpp).
+"""The mean-field SGD engine (relucore/meanfield/weight_gd.hpp) and its generator (rng.hpp).
 
 Independent references: numpy's Philox bit generator (bitwise), a numpy loop
 written here (same sample indices and noise), central finite differences of

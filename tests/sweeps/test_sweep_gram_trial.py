@@ -27,7 +27,7 @@ def test_seed_keys_are_numpys_seed_sequence(entropy):
 
 # ----------------------------------------------------------------------------- sampler
 class _Words:
-    """The documented consumption of np.random.Philox raw words (relucore/gram_sample.hpp), in numpy."""
+    """The documented consumption of np.random.Philox raw words (relucore/random/gram_sample.hpp), in numpy."""
 
     def __init__(self, ss):
         self.raw = np.random.Philox(ss).random_raw(200_000)

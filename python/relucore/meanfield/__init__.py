@@ -6,7 +6,7 @@ weights and biases (w_i, b_i) of a mean-field network collapse onto at most
 2P - 1 directions, P the number of linear dichotomies of the training inputs,
 and distinct directions have distinct ternary activation patterns.
 
-- :func:`train` runs the C++ engine (``relucore/weight_gd.hpp``);
+- :func:`train` runs the C++ engine (``relucore/meanfield/weight_gd.hpp``);
 - :func:`analyze` clusters the neurons on the sphere and checks the theorems;
 - :func:`count_dichotomies`, :func:`dichotomies`, :func:`count_cells` are the
   exact combinatorics behind it.

@@ -11,7 +11,7 @@ this way, so a configuration's rows do not depend on which path runs it:
   loss, ReLU, no ``measure``): sampling, the positive init with the default
   step and tolerance, GD to convergence, the minimum-norm QP for w* with its
   KKT certificate and the gap ``sqrt((alpha - alpha*)^T K (alpha - alpha*))``,
-  all in ``_core.sweep_gram_batch`` (relucore/sweep_gram.hpp), whole trials
+  all in ``_core.sweep_gram_batch`` (relucore/sweep/sweep_gram.hpp), whole trials
   per thread;
 * the general path (every other Gram-mode configuration): the same K and y,
   then ``prepare``/``train``/``minnorm`` as for explicit X.
@@ -38,7 +38,7 @@ from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
 
 
-#: Error codes of relucore/sweep_gram.hpp (GramTrialError) -> (exception type, message).
+#: Error codes of relucore/sweep/sweep_gram.hpp (GramTrialError) -> (exception type, message).
 ERRORS = {
     1: ("ValueError", "K is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}); init='positive' needs "
                       "K = X X^T invertible (n <= d and linearly independent examples)"),
@@ -106,7 +106,7 @@ def trial_keys(entropy: int, key, trials) -> np.ndarray:
 
 def _settings(cfg: Dict[str, Any], norm1: float):
     """The trial settings of a configuration; eps, eta and tol left unset take the C++ defaults
-    (relucore/sweep_gram.hpp): the rules of train's defaults."""
+    (relucore/sweep/sweep_gram.hpp): the rules of train's defaults."""
     given = {k: float(cfg[k]) for k in ("eps", "eta", "tol") if cfg[k] is not None}
     return _core.GramTrialSettings(sign=float(cfg["signs"][0]), max_steps=int(cfg["steps"]),
                                    minnorm=bool(cfg["minnorm"]), norm1=norm1, **given)

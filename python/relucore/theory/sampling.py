@@ -454,7 +454,7 @@ def sample_gram(
     return GramDataset(K=np.ascontiguousarray(K), y=y, spectrum=sp)
 
 
-#: Label options of :func:`sample_gram_batch` -> code of relucore/gram_sample.hpp.
+#: Label options of :func:`sample_gram_batch` -> code of relucore/random/gram_sample.hpp.
 _LABEL_KINDS = {"uniform": 0, "positive": 1, "normal": 2}
 
 
@@ -495,7 +495,7 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     ``lambda_g Wishart(d_g, I_n)`` by the Bartlett decomposition, O(n^3) per data
     set whatever d is), drawn from another stream: data set b is a function of
     the raw 64-bit words of ``numpy.random.Philox(seeds[b])`` only, consumed in
-    the order documented in ``relucore/gram_sample.hpp`` (Box-Muller normals,
+    the order documented in ``relucore/random/gram_sample.hpp`` (Box-Muller normals,
     Marsaglia-Tsang chi-squares). This is how ``relucore.sweep`` draws its
     Gram-mode data: with the ``seed`` column of a sweep row,
     ``sample_gram_batch(n, d, [seed], ...)`` rebuilds that row's K and y.
