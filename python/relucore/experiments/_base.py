@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from relucore._summary import summarized
+
 __all__ = ["Claim", "ExperimentResult", "register", "get", "names", "run"]
 
 
@@ -32,6 +34,22 @@ class Claim:
     passed: bool
 
 
+def _claims_text(claims: List[Claim], batch=None) -> str:
+    failed = [c.name for c in claims if not c.passed]
+    text = f"{len(claims) - len(failed)} of {len(claims)} hold"
+    return text + (f"; failed: {', '.join(failed)}" if failed else "")
+
+
+def _table_text(table: List[Dict[str, Any]], batch=None) -> str:
+    keys: List[str] = []
+    for row in table:
+        keys.extend(k for k in row if k not in keys)
+    return f"{len(table)} rows x {len(keys)} columns" + (f": {', '.join(keys)}" if keys else "")
+
+
+@summarized(title=lambda r: f"{r.name!r}, {'every claim holds' if r.passed else 'some claims fail'}",
+            rows=("claims", "table", "params", "figure", "data"),
+            formats={"claims": _claims_text, "table": _table_text})
 @dataclasses.dataclass
 class ExperimentResult:
     """Outcome of one experiment.

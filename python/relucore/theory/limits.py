@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from relucore._inputs import single_problem
+from relucore._summary import sizes, summarized
 from relucore.gd.defaults import C_ALPHA, C_G
 from relucore._validation import (
     as_float_array,
@@ -160,6 +161,15 @@ def predicted_limit(
     return cf["alpha"] @ X if X is not None else cf["alpha"]
 
 
+def _check_title(c: "LimitCheck") -> str:
+    m, n = c.alpha_closed.shape
+    d = None if c.W_closed is None else c.W_closed.shape[1]
+    verdict = "the closed form applies" if c.applies else "the closed form does not apply"
+    return f"{sizes(m=m, n=n, d=d)}; {verdict}"
+
+
+@summarized(title=_check_title, rows=("applies", "frozen_after_step1", "pattern_as_predicted", "pattern_stable_step",
+                                      "distance", "relative_distance"))
 @dataclasses.dataclass(frozen=True)
 class LimitCheck:
     """Does a finished run match the closed form of Theorems 1/3/5?
