@@ -130,6 +130,15 @@ def predicted_limit(
         dual coordinates ``alpha`` of shape (m, n) with ``w_k = X^T alpha_k``.
         A batch (``X`` (B, n, d) or ``gram`` (B, n, n) with ``y`` (B, n)) gives
         (B, m, d) or (B, m, n).
+
+    Notes
+    -----
+    The result is the bare weight array, not a result object: ``predicted_limit(...)``
+    plays the role of ``train(...).W`` and of ``minnorm(...).W`` (``.alpha`` in
+    Gram-only mode), so compare it with those attributes, e.g.
+    ``limit_gap(predicted_limit(X, y), minnorm(X, y).W)``. To know whether the closed
+    form describes a given run, use :func:`check_limit`, which returns the limit
+    (``W_closed``, ``alpha_closed``) together with the predicted activation sets.
     """
     from relucore.gd.defaults import default_eta
 
