@@ -49,3 +49,16 @@ def test_minnorm_and_certificates(run):
     assert str(sol.certificate).startswith("KKT residuals: stationarity")  # its one-line str is kept
     assert_summary(sol.search, contains=["pruned, closed_feasible, leaves: "])
     assert sol.to_dict()["certificate"]["stationarity"] == sol.certificate.stationarity
+
+
+def test_docs_show_the_summary_as_printed():
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "theory.md"
+    if not doc.exists():
+        pytest.skip("not running from a source checkout")
+    shown = doc.read_text().split(">>> chk\n", 1)[1].split(">>>", 1)[0].rstrip().splitlines()
+    ds = rc.sample(10, 2000, spectrum="isotropic", labels=("uniform", 0.1, 1.0), rng=0)
+    res = rc.train(ds.X, ds.y, record=1)
+    actual = repr(rc.check_limit(res, ds.X, ds.y)).splitlines()
+    assert [line.split(":")[0] for line in shown] == [line.split(":")[0] for line in actual]
