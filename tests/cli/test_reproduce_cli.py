@@ -75,3 +75,27 @@ def test_reproduce_names_missing_extras(monkeypatch, capsys):
     monkeypatch.setattr(_reproduce, "REQUIRED_EXTRAS", (("relucore_no_such_module", "plots"),))
     assert cli.main(["reproduce", "all", "--quick", "--out", "unused"]) == 2
     assert "pip install 'relucore[plots]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("width", [60, 100, 200])
+def test_list_is_an_aligned_table_wrapped_to_the_terminal(width, monkeypatch, capsys):
+    from relucore import experiments
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert cli.main(["reproduce", "--list"]) == 0
+    lines = capsys.readouterr().out.rstrip("\n").splitlines()
+    names = experiments.names()
+    col = max(map(len, names)) + 2
+    assert all(len(line) < width for line in lines)
+    starts = [line for line in lines if not line.startswith(" ")]
+    assert [line.split()[0] for line in starts] == names  # one row per experiment, names whole
+    assert all(line[col - 2 : col] == "  " and line[col] != " " for line in lines)  # one description column
+    if width == 200:
+        assert len(lines) == len(names)
+
+
+def test_old_name_on_the_command_line_warns(tmp_path, capsys):
+    cli.main(["reproduce", "meanfield_noise", "no-such-figure", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "warning: experiment name 'meanfield_noise' is deprecated" in err and "use 'meanfield-noise'" in err
+    assert "unknown experiment 'no-such-figure'" in err

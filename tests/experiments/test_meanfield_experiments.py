@@ -5,7 +5,7 @@ import pytest
 from relucore import experiments
 from relucore.experiments.meanfield import collapse_index
 
-NAMES = ["meanfield_1d", "meanfield_grid", "meanfield_weight_decay", "meanfield_noise"]
+NAMES = ["meanfield-1d", "meanfield-grid", "meanfield-weight-decay", "meanfield-noise"]
 
 
 def test_registered():

@@ -109,3 +109,15 @@ def test_theorem6_three_neurons_exact_minimum_norm():
         bound = rc.theorem6_bound(3, 6, np.abs(ds.y).max(), ds.norm1, C_g=rc.step_constant(res.eta, ds.norm1),
                                   C_alpha=10.0)
         assert 0 < gap <= bound
+
+
+def test_bounds_are_named_and_unpack_as_before():
+    from relucore.theory.bounds import GapBounds
+
+    b = rc.theorem2_bounds(4, 0.1, 1.0, 2000.0)
+    lo, hi = b
+    assert isinstance(b, GapBounds) and isinstance(b, tuple) and len(b) == 2
+    assert (b.lower, b.upper) == (lo, hi) == (b[0], b[1])
+    assert b == (lo, hi) and b._asdict() == {"lower": lo, "upper": hi}
+    b4 = rc.theorem4_bounds(6, 4, 0.1, 1.0, 2000.0)
+    assert set(b4) == {"plus", "minus"} and b4["minus"].upper == rc.theorem2_bounds(6, 0.1, 1.0, 2000.0)[1]

@@ -95,3 +95,11 @@ def test_batched_runs():
     K = np.einsum("bnd,bmd->bnm", X, X)
     A = rc.predicted_limit(gram=K, y=y, signs=(1, -1))
     np.testing.assert_allclose(np.einsum("bkn,bnd->bkd", A, X), W, atol=1e-9 * np.abs(W).max())
+
+
+def test_predicted_limit_stays_a_plain_array():
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((5, 300)), rng.uniform(0.1, 1.0, 5)
+    W = rc.predicted_limit(X, y)
+    assert type(W) is np.ndarray and W.shape == (1, 300)
+    np.testing.assert_array_equal(W - 0.0, W)  # arithmetic works as on any array

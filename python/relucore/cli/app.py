@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Callable, Dict, List, Optional, Tuple
 
 
@@ -52,12 +53,10 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
 
 
 def _reproduce_run(args: argparse.Namespace) -> int:
-    from relucore import experiments
-    from relucore.experiments.reproduce import format_summary, missing_extras, reproduce
+    from relucore.experiments.reproduce import format_list, format_summary, missing_extras, reproduce
 
     if args.list:
-        for name in experiments.names():
-            print(f"{name:<16} {experiments._base.summary(name)}")
+        print(format_list())
         return 0
     missing = missing_extras()
     if missing:
@@ -65,8 +64,15 @@ def _reproduce_run(args: argparse.Namespace) -> int:
               f"install them with: pip install 'relucore[{','.join(missing)}]'", file=sys.stderr)
         return 2
     try:
-        records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
-                            progress=False if args.no_progress else None)
+        with warnings.catch_warnings(record=True) as caught:
+            # relucore's own deprecations (an old experiment name) are shown to the user, once each.
+            warnings.filterwarnings("always", category=DeprecationWarning, module=r"relucore\.")
+            try:
+                records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
+                                    progress=False if args.no_progress else None)
+            finally:
+                for w in caught:
+                    print(f"relucore reproduce: warning: {w.message}", file=sys.stderr)
     except ValueError as exc:
         print(f"relucore reproduce: error: {exc}", file=sys.stderr)
         return 2

@@ -5,9 +5,12 @@ import csv
 import dataclasses
 import json
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence
+import warnings
+from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["Claim", "ExperimentResult", "register", "get", "names", "run"]
+from relucore._summary import summarized
+
+__all__ = ["Claim", "ExperimentResult", "register", "get", "names", "run", "resolve"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +35,22 @@ class Claim:
     passed: bool
 
 
+def _claims_text(claims: List[Claim], batch=None) -> str:
+    failed = [c.name for c in claims if not c.passed]
+    text = f"{len(claims) - len(failed)} of {len(claims)} hold"
+    return text + (f"; failed: {', '.join(failed)}" if failed else "")
+
+
+def _table_text(table: List[Dict[str, Any]], batch=None) -> str:
+    keys: List[str] = []
+    for row in table:
+        keys.extend(k for k in row if k not in keys)
+    return f"{len(table)} rows x {len(keys)} columns" + (f": {', '.join(keys)}" if keys else "")
+
+
+@summarized(title=lambda r: f"{r.name!r}, {'every claim holds' if r.passed else 'some claims fail'}",
+            rows=("claims", "table", "params", "figure", "data"),
+            formats={"claims": _claims_text, "table": _table_text})
 @dataclasses.dataclass
 class ExperimentResult:
     """Outcome of one experiment.
@@ -121,22 +140,44 @@ class _Entry:
 
 
 _REGISTRY: Dict[str, _Entry] = {}
+#: Old spellings with an underscore, each mapped to its registered hyphenated name;
+#: they still work, with a DeprecationWarning, until the next release.
+_DEPRECATED: Dict[str, str] = {}
 
 
 def register(name: str, summary: str = "") -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
     """Decorator adding an experiment function to the registry under ``name``.
 
+    Experiment names are hyphenated (``"kou-stable-rank"``): a name written with
+    underscores is registered under its hyphenated form, and the underscore
+    spelling is kept as a deprecated alias.
+
     The function must accept ``quick: bool``, ``seed: int`` and ``progress``
     keyword arguments besides its own parameters.
     """
+    hyphenated = name.replace("_", "-")
 
     def deco(func: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
-        if name in _REGISTRY:
-            raise ValueError(f"experiment {name!r} is registered twice")
-        _REGISTRY[name] = _Entry(name, func, summary or (func.__doc__ or "").strip().splitlines()[0])
+        if hyphenated in _REGISTRY:
+            raise ValueError(f"experiment {hyphenated!r} is registered twice")
+        _REGISTRY[hyphenated] = _Entry(hyphenated, func, summary or (func.__doc__ or "").strip().splitlines()[0])
+        if hyphenated != name:
+            _DEPRECATED[name] = hyphenated
         return func
 
     return deco
+
+
+def resolve(name: str) -> str:
+    """The registered name for ``name``; an old underscore spelling gives a DeprecationWarning."""
+    if name in _REGISTRY:
+        return name
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(f"experiment name {name!r} is deprecated and will stop working in the next release; "
+                      f"use {new!r}", DeprecationWarning, stacklevel=3)
+        return new
+    raise ValueError(f"unknown experiment {name!r}; known: {', '.join(_REGISTRY)}")
 
 
 def names() -> List[str]:
@@ -146,18 +187,17 @@ def names() -> List[str]:
 
 def get(name: str) -> Callable[..., ExperimentResult]:
     """The experiment function registered as ``name``."""
-    try:
-        return _REGISTRY[name].func
-    except KeyError:
-        raise ValueError(f"unknown experiment {name!r}; known: {', '.join(_REGISTRY)}") from None
+    return _REGISTRY[resolve(name)].func
 
 
 def summary(name: str) -> str:
     """One-line description of an experiment."""
-    get(name)
-    return _REGISTRY[name].summary
+    return _REGISTRY[resolve(name)].summary
 
 
 def run(name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any) -> ExperimentResult:
-    """Runs the experiment ``name`` and returns its result."""
-    return get(name)(quick=quick, seed=seed, progress=progress, **params)
+    """Runs the experiment ``name`` and returns its result (its ``name`` is the registered one)."""
+    name = resolve(name)
+    result = _REGISTRY[name].func(quick=quick, seed=seed, progress=progress, **params)
+    result.name = name
+    return result

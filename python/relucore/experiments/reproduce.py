@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 import time
 import traceback
 from typing import Dict, List, Optional, Sequence
 
-__all__ = ["reproduce", "format_summary"]
+__all__ = ["reproduce", "format_summary", "format_list"]
 
 
 def _resolve(names: Sequence[str]) -> List[str]:
@@ -27,11 +28,35 @@ def _resolve(names: Sequence[str]) -> List[str]:
     for name in names:
         if name == "all":
             out.extend(n for n in known if n not in out)
-        elif name not in known:
-            raise ValueError(f"unknown experiment {name!r}; known: {', '.join(known)} (or 'all')")
-        elif name not in out:
+            continue
+        try:
+            name = experiments._base.resolve(name)
+        except ValueError:
+            raise ValueError(f"unknown experiment {name!r}; known: {', '.join(known)} (or 'all')") from None
+        if name not in out:
             out.append(name)
     return out
+
+
+def format_list(width: Optional[int] = None) -> str:
+    """The registered experiments as a two-column table, descriptions wrapped to ``width``.
+
+    ``width`` defaults to the terminal's (``shutil.get_terminal_size``). Names are
+    never broken; each description starts in the same column and its continuation
+    lines are indented to it.
+    """
+    from relucore import experiments
+
+    names = experiments.names()
+    width = shutil.get_terminal_size().columns if width is None else width
+    col = max(map(len, names)) + 2
+    text_width = max(width - col - 1, 30)  # one column spare: a full line would wrap on some terminals
+    lines = []
+    for name in names:
+        wrapped = textwrap.wrap(experiments._base.summary(name), text_width, break_on_hyphens=False) or [""]
+        lines.append(name.ljust(col) + wrapped[0])
+        lines.extend(" " * col + part for part in wrapped[1:])
+    return "\n".join(lines)
 
 
 #: Optional modules the experiments need, with the extra that installs each.
@@ -111,17 +136,18 @@ def format_summary(records: List[Dict], *, quick: bool = False, seed: int = 0, w
     n_claims = n_pass = n_err = 0
     total = 0.0
     wrap = dict(width=width, initial_indent="", subsequent_indent=" " * 16)
+    col = max([14] + [len(r["name"]) for r in records])
     for r in records:
         total += r["seconds"]
         if r["error"] is not None:
             n_err += 1
-            lines.append(f"{r['name']:<14} ERROR after {r['seconds']:.1f} s: {r['error']}")
+            lines.append(f"{r['name']:<{col}} ERROR after {r['seconds']:.1f} s: {r['error']}")
             lines.append("")
             continue
         ok = sum(c["passed"] for c in r["claims"])
         n_claims += len(r["claims"])
         n_pass += ok
-        lines.append(f"{r['name']:<14} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}")
+        lines.append(f"{r['name']:<{col}} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}")
         for c in r["claims"]:
             lines.append(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}")
             lines.append(textwrap.fill("      expected: " + c["expected"], **wrap))

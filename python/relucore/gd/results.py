@@ -7,6 +7,7 @@ from typing import Optional, Union
 import numpy as np
 
 from relucore import _core
+from relucore._summary import counts, sizes, summarized
 
 __all__ = ["History", "TrainResult", "STATUS_MESSAGES", "status_name"]
 
@@ -26,6 +27,30 @@ def status_name(code: int) -> str:
     return _STATUS_NAMES.get(int(code), str(code))
 
 
+def _status_text(status, batch) -> str:
+    """``0 (converged)``; for a batch the count of each status."""
+    if batch is not None:
+        return counts(status, status_name)
+    return f"{int(status)} ({status_name(status)})"
+
+
+def _history_title(h: "History") -> str:
+    B, R, m, n = (None,) * (4 - h.beta.ndim) + h.beta.shape
+    records = f"{R} records" if B is None else f"{B} problems, up to {R} records"
+    return f"{records}, {sizes(m=m, n=n)}"
+
+
+def _result_title(r: "TrainResult") -> str:
+    m, n = r.alpha.shape[-2:]
+    d = None if r.W is None else r.W.shape[-1]
+    act = r.activation if r.activation == "relu" else f"{r.activation} (slope {r.leaky_slope:g})"
+    where = f"{r.alpha.shape[0]} problems, " if r.batched else ""
+    data = sizes(m=m, n=n, d=d) + ("" if d is not None else " (Gram-only)")
+    return f"{where}{data}; {r.engine} engine, {r.init} init, {r.loss_name} loss, {act}"
+
+
+@summarized(title=_history_title, rows=("steps", "loss", "n_records"),
+            batch=lambda h: h.steps.shape[0] if h.steps.ndim == 2 else None)
 @dataclasses.dataclass(frozen=True)
 class History:
     """States kept every ``record`` steps (and the final state).
@@ -54,6 +79,9 @@ class History:
     n_records: Union[int, np.ndarray]
 
 
+@summarized(title=_result_title, rows=("message", "success", "status", "nit", "loss", "grad_norm", "eta", "tol",
+                                      "pattern_stable_step", "history"),
+            batch=lambda r: r.alpha.shape[0] if r.batched else None, formats={"status": _status_text})
 @dataclasses.dataclass(frozen=True)
 class TrainResult:
     """Outcome of :func:`relucore.train`.

@@ -7,6 +7,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from relucore._summary import summarized
 from relucore._validation import as_float_array, check_int, check_nonnegative, check_positive
 from relucore.meanfield._geometry import count_cells, count_dichotomies
 from relucore.meanfield._train import MeanFieldResult, output_scale_factor
@@ -14,6 +15,10 @@ from relucore.meanfield._train import MeanFieldResult, output_scale_factor
 __all__ = ["MeanFieldAnalysis", "analyze", "ternary_patterns", "angular_distances"]
 
 
+@summarized(title=lambda a: f"{a.n_directions} directions from {a.kept.size} kept neurons, {a.n_regions} regions",
+            rows=("n_directions", "n_noise", ("n_dichotomies", "bound", "within_bound"),
+                  ("patterns_distinct", "patterns_incomparable"), "all_activate", "at_most_two_per_binary",
+                  "n_regions", "sizes"))
 @dataclasses.dataclass(frozen=True)
 class MeanFieldAnalysis:
     """What :func:`analyze` found (Liang et al. 2026, Theorems 4-6).

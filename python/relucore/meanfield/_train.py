@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from relucore import _core
+from relucore._summary import sizes, summarized
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -51,6 +52,13 @@ def seed_key(seed) -> np.ndarray:
     raise TypeError(f"seed must be None, an int, a SeedSequence or a numpy Generator, got {type(seed).__name__}")
 
 
+def _meanfield_title(r: "MeanFieldResult") -> str:
+    N, P = r.theta.shape
+    bias = r.params.get("bias", P == r.X.shape[1] + 2)
+    return f"{sizes(N=N, d=r.X.shape[1], M=r.X.shape[0])}, {'with' if bias else 'no'} bias"
+
+
+@summarized(title=_meanfield_title, rows=("message", ("success", "status", "nit"), "objective", "params", "key"))
 @dataclasses.dataclass(frozen=True)
 class MeanFieldResult:
     """Outcome of :func:`train`.

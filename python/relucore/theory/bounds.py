@@ -13,13 +13,14 @@ and norms are the quadratic forms ``sqrt(alpha^T K alpha)``.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Dict, NamedTuple
 
 import numpy as np
 
 from relucore._validation import as_float_array, check_positive
 
 __all__ = [
+    "GapBounds",
     "limit_gap",
     "normalized_gap",
     "theorem2_bounds",
@@ -31,6 +32,21 @@ __all__ = [
 DEFAULT_C = 100.0
 DEFAULT_C_G = 2.0
 DEFAULT_C_ALPHA = 10.0
+
+
+class GapBounds(NamedTuple):
+    """Two-sided bound on ``||w^(inf) - w*||`` (Theorem 2); unpacks as ``lower, upper``.
+
+    Attributes
+    ----------
+    lower : float
+        ``sqrt(n y_min^2 / (C C_g ||lambda||_1))``.
+    upper : float
+        ``sqrt(16 n y_max^2 / (C_g ||lambda||_1))``.
+    """
+
+    lower: float
+    upper: float
 
 
 def limit_gap(W_inf, W_star, *, gram=None) -> float:
@@ -66,12 +82,14 @@ def normalized_gap(gap: float, norm1: float, n_minus: int) -> float:
 
 def theorem2_bounds(
     n_minus: int, y_min: float, y_max: float, norm1: float, *, C: float = DEFAULT_C, C_g: float = DEFAULT_C_G
-) -> Tuple[float, float]:
+) -> GapBounds:
     """Theorem 2: ``sqrt(n_- y_min^2 / (C C_g ||lambda||_1)) <= ||w^(inf) - w*|| <= sqrt(16 n_- y_max^2 / (C_g ||lambda||_1))``.
 
     Returns
     -------
-    (lower, upper)
+    GapBounds
+        ``(lower, upper)`` as a named tuple: ``lo, hi = theorem2_bounds(...)``
+        and ``theorem2_bounds(...).upper`` both work.
     """
     norm1 = check_positive(norm1, "norm1")
     C = check_positive(C, "C")
@@ -80,18 +98,21 @@ def theorem2_bounds(
         raise ValueError("n_minus must be >= 0")
     lower = float(np.sqrt(n_minus * y_min ** 2 / (C * C_g * norm1)))
     upper = float(np.sqrt(16.0 * n_minus * y_max ** 2 / (C_g * norm1)))
-    return lower, upper
+    return GapBounds(lower, upper)
 
 
 def theorem4_bounds(
     n_plus: int, n_minus: int, y_min: float, y_max: float, norm1: float, *, C: float = DEFAULT_C,
     C_g: float = DEFAULT_C_G,
-) -> dict:
+) -> Dict[str, GapBounds]:
     """Theorem 4 (m = 2): Theorem 2's bounds for ``w_plus`` with ``n_-`` and for ``w_minus`` with ``n_+``.
 
     Returns
     -------
-    dict with ``"plus"`` and ``"minus"``: (lower, upper) each.
+    dict
+        ``{"plus": GapBounds, "minus": GapBounds}``: the bounds of the neuron
+        with outer weight +1 and of the one with -1, each a ``(lower, upper)``
+        named tuple as :func:`theorem2_bounds` returns.
     """
     return {
         "plus": theorem2_bounds(n_minus, y_min, y_max, norm1, C=C, C_g=C_g),

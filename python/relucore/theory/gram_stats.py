@@ -21,11 +21,21 @@ import numpy as np
 
 from relucore import _core
 from relucore._inputs import gram_of_batch
+from relucore._summary import summarized
 from relucore._validation import as_float_array, check_gram_finite, check_n_threads
 
 __all__ = ["gram_stats", "GramStats"]
 
 
+def _gram_batch(g: "GramStats") -> Optional[int]:
+    return int(np.size(g.mu_max)) if np.ndim(g.mu_max) == 1 else None
+
+
+@summarized(title=lambda g: ("" if _gram_batch(g) is None else f"{_gram_batch(g)} matrices, ") + f"n={g.n}",
+            rows=(("mu_max", "mu_min"), ("norm1", "norm1_estimated"), "deviation", "offdiag_ratio",
+                  ("max_offdiag", "min_diag"), ("d2", "d_inf", "lambda_max"), "c_lemma7", ("cor1_rate", "C_cor1"),
+                  "label_ratio", ("C0_assumption2", "C0_assumption3")),
+            batch=_gram_batch)
 @dataclasses.dataclass(frozen=True)
 class GramStats:
     """Spectral statistics of K and what the paper's lemmas and assumptions make of them.

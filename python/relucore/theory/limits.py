@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from relucore._inputs import single_problem
+from relucore._summary import sizes, summarized
 from relucore.gd.defaults import C_ALPHA, C_G
 from relucore._validation import (
     as_float_array,
@@ -129,6 +130,15 @@ def predicted_limit(
         dual coordinates ``alpha`` of shape (m, n) with ``w_k = X^T alpha_k``.
         A batch (``X`` (B, n, d) or ``gram`` (B, n, n) with ``y`` (B, n)) gives
         (B, m, d) or (B, m, n).
+
+    Notes
+    -----
+    The result is the bare weight array, not a result object: ``predicted_limit(...)``
+    plays the role of ``train(...).W`` and of ``minnorm(...).W`` (``.alpha`` in
+    Gram-only mode), so compare it with those attributes, e.g.
+    ``limit_gap(predicted_limit(X, y), minnorm(X, y).W)``. To know whether the closed
+    form describes a given run, use :func:`check_limit`, which returns the limit
+    (``W_closed``, ``alpha_closed``) together with the predicted activation sets.
     """
     from relucore.gd.defaults import default_eta
 
@@ -160,6 +170,15 @@ def predicted_limit(
     return cf["alpha"] @ X if X is not None else cf["alpha"]
 
 
+def _check_title(c: "LimitCheck") -> str:
+    m, n = c.alpha_closed.shape
+    d = None if c.W_closed is None else c.W_closed.shape[1]
+    verdict = "the closed form applies" if c.applies else "the closed form does not apply"
+    return f"{sizes(m=m, n=n, d=d)}; {verdict}"
+
+
+@summarized(title=_check_title, rows=("applies", "frozen_after_step1", "pattern_as_predicted", "pattern_stable_step",
+                                      "distance", "relative_distance"))
 @dataclasses.dataclass(frozen=True)
 class LimitCheck:
     """Does a finished run match the closed form of Theorems 1/3/5?

@@ -25,11 +25,18 @@ import dataclasses
 import numpy as np
 
 from relucore._inputs import gram_of_batch
+from relucore._summary import summarized
 from relucore._validation import as_float_array
 
 __all__ = ["TrainingMetrics", "training_metrics", "weight_gram", "stable_rank", "margins"]
 
 
+def _metrics_title(t: "TrainingMetrics") -> str:
+    B, R, n = (None,) * (3 - t.margins.ndim) + t.margins.shape
+    return (f"{R} records" if B is None else f"{B} problems, up to {R} records") + f", n={n}"
+
+
+@summarized(title=_metrics_title, rows=("steps", "loss", "stable_rank", "margin_ratio", "min_normalized_margin"))
 @dataclasses.dataclass(frozen=True)
 class TrainingMetrics:
     """Metrics of every recorded state of a run (Kou et al. 2023, Theorems 4.2-4.4).

@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_int, check_positive
 
 __all__ = ["Regimes", "regimes", "UNDETERMINED", "PRIMAL_STABLE", "DUAL_FROZEN", "REGIME_NAMES"]
@@ -38,6 +39,20 @@ DEFAULT_C_Y = 2.0
 DEFAULT_C_ALPHA = 10.0
 
 
+def _final_regimes(r: "Regimes") -> str:
+    last = r.state[-1]
+    return ", ".join(f"{int(np.sum(last == code))} {REGIME_NAMES[code]}"
+                     for code in (PRIMAL_STABLE, DUAL_FROZEN, UNDETERMINED))
+
+
+def _regimes_title(r: "Regimes") -> str:
+    R, m, n = r.state.shape
+    return f"{R} records, {sizes(m=m, n=n, record_every=r.record_every)}"
+
+
+@summarized(title=_regimes_title, rows=(("final regimes", _final_regimes), "pattern_stable_step", "lemma5_violations",
+                                        "lemma6_violations", ("C_y", "C_alpha"), ("lambda_l1", "y_min", "y_max"),
+                                        ("red_threshold", "red_norm_bound")))
 @dataclasses.dataclass(frozen=True)
 class Regimes:
     """Lemma 5/6 regimes of every (neuron, example) entry along a recorded run.

@@ -33,6 +33,7 @@ import dataclasses
 
 import numpy as np
 
+from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_int, check_rng
 
 __all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
@@ -41,6 +42,8 @@ __all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset
 MAX_HAAR_D = 4096
 
 
+@summarized(title=lambda s: f"d={s.d}, distinct eigenvalues: {s.values.size}",
+            rows=("norm1", "max", ("d2", "d_inf"), "values", "counts"))
 @dataclasses.dataclass(frozen=True)
 class Spectrum:
     """Covariance eigenvalues stored as distinct ``values`` with ``counts`` (d may be huge).
@@ -190,6 +193,8 @@ def haar_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
     return Q * sgn[None, :]
 
 
+@summarized(title=lambda s: sizes(n=s.n, d=s.d) + (", orthogonal rows" if s.orthogonal else ""),
+            rows=("norm1", ("d2", "d_inf"), "y", "spectrum"))
 @dataclasses.dataclass(frozen=True)
 class Dataset:
     """A sample from :func:`sample`.
@@ -241,6 +246,8 @@ class Dataset:
         return gram_of(self.X)
 
 
+@summarized(title=lambda s: sizes(n=s.n, d=s.d) + " (Gram matrix only)",
+            rows=("norm1", ("d2", "d_inf"), "y", "spectrum"))
 @dataclasses.dataclass(frozen=True)
 class GramDataset:
     """A sample from :func:`sample_gram`: the Gram matrix without X.

@@ -6,9 +6,12 @@ from typing import Optional
 
 import numpy as np
 
+from relucore._summary import sizes, summarized
+
 __all__ = ["KKTCertificate", "SearchCertificate", "MinNormSolution"]
 
 
+@summarized(title=lambda c: f"max residual {c.max_residual:.2e}")
 @dataclasses.dataclass(frozen=True)
 class KKTCertificate:
     """Relative KKT residuals of a convex minimum-norm QP (0 = exact).
@@ -44,6 +47,14 @@ class KKTCertificate:
         )
 
 
+def _search_title(c: "SearchCertificate") -> str:
+    state = "complete" if c.complete else "incomplete"
+    return f"{state}, optimum {c.optimum:.6g}, lower bound {c.lower_bound:.6g}, {c.nodes} nodes"
+
+
+@summarized(title=_search_title, rows=("optimum", "lower_bound", "complete", "n_patterns", "nodes",
+                                       ("pruned", "closed_feasible", "leaves"), "patterns_pruned",
+                                       "patterns_by_symmetry", "min_pruned_bound", "runner_up", "tol"))
 @dataclasses.dataclass(frozen=True)
 class SearchCertificate:
     """Evidence of global optimality from the branch and bound over activation patterns.
@@ -103,6 +114,14 @@ class SearchCertificate:
     tol: float
 
 
+def _solution_title(s: "MinNormSolution") -> str:
+    m, n = s.alpha.shape
+    d = None if s.W is None else s.W.shape[1]
+    return sizes(m=m, n=n, d=d) + ("" if d is not None else " (Gram-only)") + f"; {s.kind}"
+
+
+@summarized(title=_solution_title, rows=("message", ("success", "status"), "nit", "objective", "norm", "exact",
+                                         "certificate", "search"))
 @dataclasses.dataclass(frozen=True)
 class MinNormSolution:
     """Minimum-norm solution of ``sum_k s_k relu(w_k^T x_i) = y_i`` (Eq. 7, 8, 52).
