@@ -25,10 +25,12 @@ def test_run_reports_the_registered_name(monkeypatch):
     monkeypatch.setattr(_base, "_REGISTRY", dict(_base._REGISTRY))
     monkeypatch.setattr(_base, "_DEPRECATED", dict(_base._DEPRECATED))
 
-    @_base.register("old_style", "registered with an underscore")
-    def old_style(*, quick=False, seed=0, progress=None):
+    @_base.register("new-style", "registered with a deprecated spelling", deprecated_names=("old_style",))
+    def new_style(*, quick=False, seed=0, progress=None):
         return _base.ExperimentResult("old_style", {}, [], [])
 
     with pytest.warns(DeprecationWarning):
-        assert experiments.run("old_style").name == "old-style"
-    assert experiments.run("old-style").name == "old-style"
+        assert experiments.run("old_style").name == "new-style"
+    assert experiments.run("new-style").name == "new-style"
+    with pytest.raises(ValueError, match="hyphenated"):
+        _base.register("under_score")

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import os
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from relucore._summary import summarized
 
@@ -145,24 +145,25 @@ _REGISTRY: Dict[str, _Entry] = {}
 _DEPRECATED: Dict[str, str] = {}
 
 
-def register(name: str, summary: str = "") -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
+def register(name: str, summary: str = "", *, deprecated_names: Sequence[str] = ()
+             ) -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
     """Decorator adding an experiment function to the registry under ``name``.
 
-    Experiment names are hyphenated (``"kou-stable-rank"``): a name written with
-    underscores is registered under its hyphenated form, and the underscore
-    spelling is kept as a deprecated alias.
+    Experiment names are hyphenated (``"kou-stable-rank"``); ``deprecated_names``
+    (old spellings) still resolve to it, with a DeprecationWarning, for one release.
 
     The function must accept ``quick: bool``, ``seed: int`` and ``progress``
     keyword arguments besides its own parameters.
     """
-    hyphenated = name.replace("_", "-")
+    if "_" in name:
+        raise ValueError(f"experiment names are hyphenated: {name!r}")
 
     def deco(func: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
-        if hyphenated in _REGISTRY:
-            raise ValueError(f"experiment {hyphenated!r} is registered twice")
-        _REGISTRY[hyphenated] = _Entry(hyphenated, func, summary or (func.__doc__ or "").strip().splitlines()[0])
-        if hyphenated != name:
-            _DEPRECATED[name] = hyphenated
+        if name in _REGISTRY:
+            raise ValueError(f"experiment {name!r} is registered twice")
+        _REGISTRY[name] = _Entry(name, func, summary or (func.__doc__ or "").strip().splitlines()[0])
+        for old in deprecated_names:
+            _DEPRECATED[old] = name
         return func
 
     return deco

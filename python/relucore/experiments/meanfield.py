@@ -2,14 +2,14 @@
 
 Four experiments (Liang et al. 2026, Sec. 7; the model is in ``docs/math.md``):
 
-- ``meanfield_1d``: the symmetric two-point data sets of Proposition 7 and
+- ``meanfield-1d``: the symmetric two-point data sets of Proposition 7 and
   Figure 3 (x = ±2 or ±1/3, y = (1, -1) or (1, 1)); the kinks must sit on the
   predicted hyperplanes x_1 x ± b̄ = 0.
-- ``meanfield_grid``: the 3×3 grid in 2-D of Figures 1-2: collapse onto at
+- ``meanfield-grid``: the 3×3 grid in 2-D of Figures 1-2: collapse onto at
   most 2P - 1 directions with distinct, incomparable ternary patterns.
-- ``meanfield_weight_decay``: the sweep lambda in {0.5, 0.1, 0.05, 0.01} of
+- ``meanfield-weight-decay``: the sweep lambda in {0.5, 0.1, 0.05, 0.01} of
   Figure 5: piecewise affine for every lambda, flatter for larger lambda.
-- ``meanfield_noise``: the sweep 1/beta in {0.1, 0.01, 0.001, 0} of Figure 6:
+- ``meanfield-noise``: the sweep 1/beta in {0.1, 0.01, 0.001, 0} of Figure 6:
   the collapse sharpens as the noise vanishes.
 
 Full settings follow the paper: N = 1000, theta^(0) ~ N(0, 1e-6 I), step
@@ -121,7 +121,7 @@ def _plot_row(fig, axes, entries):
     fig.colorbar(axes[0, -1].images[0], ax=axes[0, -1], shrink=0.85, label="h(x) (common scale)")
 
 
-@register("meanfield_1d", "Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
+@register("meanfield-1d", deprecated_names=("meanfield_1d",), summary="Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
 def meanfield_1d(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
                  iters: Optional[int] = None, weight_decay: float = 1e-2, position_tol: float = 0.03) -> ExperimentResult:
     """Proposition 7 / Figure 3: kinks of the two-point symmetric data sets in 1-D.
@@ -164,11 +164,11 @@ def meanfield_1d(*, quick: bool = False, seed: int = 0, progress: Optional[bool]
         plot_meanfield_directions(res, an, ax=axes[1, q])
         data[name] = dict(result=res, analysis=an)
     fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult("meanfield_1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims,
+    return ExperimentResult("meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims,
                             fig, data)
 
 
-@register("meanfield_grid", "Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid")
+@register("meanfield-grid", deprecated_names=("meanfield_grid",), summary="Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid")
 def meanfield_grid(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
                    iters: Optional[int] = None, weight_decay: float = 1e-2,
                    labels: Optional[Sequence[float]] = None, spread_tol: float = 1e-2) -> ExperimentResult:
@@ -223,12 +223,12 @@ def meanfield_grid(*, quick: bool = False, seed: int = 0, progress: Optional[boo
     ax4.set_title("objective", fontsize=10)
     fig.suptitle(f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}, no noise",
                  fontsize=11)
-    return ExperimentResult("meanfield_grid", dict(st, weight_decay=weight_decay, seed=seed, quick=quick,
+    return ExperimentResult("meanfield-grid", dict(st, weight_decay=weight_decay, seed=seed, quick=quick,
                                                    labels=y.tolist()), rows, claims, fig,
                             dict(result=res, analysis=an))
 
 
-@register("meanfield_weight_decay", "Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda")
+@register("meanfield-weight-decay", deprecated_names=("meanfield_weight_decay",), summary="Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda")
 def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None,
                            N: Optional[int] = None, iters: Optional[int] = None,
                            weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
@@ -265,11 +265,11 @@ def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Opti
                         "Lipschitz constant non-increasing in λ",
                         ", ".join(f"λ={weight_decays[i]}: {lips[i]:.3f}" for i in order), mono))
     fig.suptitle(f"Fig. 5: weight decay sweep, N={st['N']}, {st['iters']:.0e} steps, no noise", fontsize=11)
-    return ExperimentResult("meanfield_weight_decay", dict(st, weight_decays=list(weight_decays), seed=seed,
+    return ExperimentResult("meanfield-weight-decay", dict(st, weight_decays=list(weight_decays), seed=seed,
                                                            quick=quick), rows, claims, fig, data)
 
 
-@register("meanfield_noise", "Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
+@register("meanfield-noise", deprecated_names=("meanfield_noise",), summary="Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
 def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
                     iters: Optional[int] = None, temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
                     weight_decay: float = 1e-2, labels: Optional[Sequence[float]] = None) -> ExperimentResult:
@@ -311,5 +311,5 @@ def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bo
                         ", ".join(f"1/β={temperatures[i]:g}: {cidx[i]:.3f}" for i in order),
                         bool(np.all(np.diff(c_sorted) <= 1e-3))))
     fig.suptitle(f"Fig. 6: noise sweep, N={st['N']}, {st['iters']:.0e} steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult("meanfield_noise", dict(st, temperatures=list(temperatures), weight_decay=weight_decay,
+    return ExperimentResult("meanfield-noise", dict(st, temperatures=list(temperatures), weight_decay=weight_decay,
                                                     seed=seed, quick=quick), rows, claims, fig, data)
