@@ -221,6 +221,21 @@ void bind_train(py::module_& m) {
         "check[b] = 0 when problem b passed every check.");
 
     m.def(
+        "default_offset_batch",
+        [](const CArray<double>& y, Index m_, double C_alpha) {
+            require_shape(y, "y", {-1, -1});
+            const Index B = y.shape(0), n = y.shape(1);
+            if (n == 0) throw py::value_error("y: the default offset needs at least one label per problem");
+            CArray<double> eps(B);
+            for (Index b = 0; b < B; ++b)
+                eps.mutable_data()[b] = default_offset(ConstVectorMap(y.data() + b * n, n), m_, C_alpha);
+            return eps;
+        },
+        py::arg("y"), py::arg("m"), py::arg("C_alpha"),
+        "The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) "
+        "(relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).");
+
+    m.def(
         "weights_from_dual_batch",
         [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0,
            const CArray<double>& alpha, CArray<double> W, int n_threads) {

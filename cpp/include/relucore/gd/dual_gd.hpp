@@ -33,12 +33,11 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
+#include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
 #include "relucore/simd.hpp"
-
-#include <Eigen/Cholesky>
 
 #include <algorithm>
 #include <cmath>
@@ -114,14 +113,13 @@ public:
         if (eps.rows() != outer.size() || eps.cols() != n) throw std::invalid_argument("eps must be m x n");
         if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
-        Eigen::LLT<RowMatrix> llt(*K);
-        // Rounding can leave the K of a rank-deficient X with tiny positive
-        // pivots, so the factorisation succeeding is not enough: its
-        // reciprocal condition estimate must be above cholesky_rcond_min too.
-        if (llt.info() != Eigen::Success || !(llt.rcond() > defaults::cholesky_rcond_min))
+        Eigen::LLT<RowMatrix> llt(n);
+        RowMatrix alpha0(eps.rows(), n);
+        // The factorisation succeeding is not enough: its reciprocal condition
+        // estimate must be above cholesky_rcond_min too.
+        if (solve_positive_start(*K, eps, defaults::cholesky_rcond_min, llt, alpha0) != StartCheck::ok)
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
-        const RowMatrix alpha0 = llt.solve(eps.transpose()).transpose();
         return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, outer, alpha0, eps, settings);
     }
 
