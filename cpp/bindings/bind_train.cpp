@@ -92,6 +92,52 @@ struct Outcomes {
 // Work estimate above which a run is made interruptible (see run_without_gil).
 bool is_long(double flops) { return flops > 2e7; }
 
+// Problem b's slices of the arrays both engines share.
+struct ProblemViews {
+    ConstVectorMap y, outer;
+    MatrixMap alpha, beta;
+};
+
+// Runs one engine per problem with its own eta[b] and tol[b], the GIL released
+// and OpenMP across problems, after checking the shared arrays: y (B, n),
+// outer (m), alpha and beta (B, m, n), eta and tol (B). run_one(b, views,
+// settings, history) builds problem b's engine, runs it, writes its state back
+// and returns its summary; cost is the work of one step of one neuron. Returns
+// the per-problem outcomes as a dict of arrays.
+template <class RunOne>
+py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArray<double>& outer,
+                          CArray<double>& alpha, CArray<double>& beta, const CArray<double>& eta,
+                          const CArray<double>& tol, const GDSettings& settings, const py::dict& history,
+                          int n_threads, double cost, RunOne&& run_one) {
+    const Index m = outer.shape(0);
+    require_shape(y, "y", {B, n});
+    require_shape(outer, "outer", {m});
+    require_shape(alpha, "alpha", {B, m, n});
+    require_shape(beta, "beta", {B, m, n});
+    require_shape(eta, "eta", {B});
+    require_shape(tol, "tol", {B});
+    settings.validate();
+    HistoryArrays hist = history_arrays(history, B, m, n);
+    Outcomes out(B);
+    const double *yp = y.data(), *ep = eta.data(), *tp = tol.data();
+    double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
+    run_without_gil(
+        [&](const std::atomic<bool>* cancel) {
+            parallel_for(B, n_threads, [&](Index b) {
+                GDSettings s = settings;
+                s.eta = ep[b];
+                s.tol = tp[b];
+                s.cancel = cancel;
+                History h = hist.view(b, m * n);
+                ProblemViews v{ConstVectorMap(yp + b * n, n), ConstVectorMap(outer.data(), m),
+                               MatrixMap(ap + b * m * n, m, n), MatrixMap(bp + b * m * n, m, n)};
+                out.store(b, run_one(b, v, s, h));
+            });
+        },
+        is_long(static_cast<double>(B) * settings.max_steps * m * cost));
+    return out.to_dict();
+}
+
 }  // namespace
 
 void bind_train(py::module_& m) {
@@ -144,38 +190,18 @@ void bind_train(py::module_& m) {
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
            const GDSettings& settings, const py::dict& history, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
-            const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
+            const Index B = K.shape(0), n = K.shape(1);
             require_shape(K, "K", {B, n, n});
-            require_shape(y, "y", {B, n});
-            require_shape(outer, "outer", {m_});
-            require_shape(alpha, "alpha", {B, m_, n});
-            require_shape(beta, "beta", {B, m_, n});
-            require_shape(eta, "eta", {B});
-            require_shape(tol, "tol", {B});
-            settings.validate();
-            HistoryArrays hist = history_arrays(history, B, m_, n);
-            Outcomes out(B);
-            const double *kp = K.data(), *yp = y.data(), *ep = eta.data(), *tp = tol.data();
-            double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
-            const ConstVectorMap a(outer.data(), m_);
-            run_without_gil(
-                [&](const std::atomic<bool>* cancel) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        GDSettings s = settings;
-                        s.eta = ep[b];
-                        s.tol = tp[b];
-                        s.cancel = cancel;
-                        MatrixMap alpha_b(ap + b * m_ * n, m_, n), beta_b(bp + b * m_ * n, m_, n);
-                        DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), a,
-                                      alpha_b, beta_b, s);
-                        History h = hist.view(b, m_ * n);
-                        out.store(b, engine.run(&h));
-                        alpha_b = engine.alpha();
-                        beta_b = engine.beta();
-                    });
-                },
-                is_long(static_cast<double>(B) * settings.max_steps * m_ * n * n));
-            return out.to_dict();
+            const double* kp = K.data();
+            return run_engine_batch(
+                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * n,
+                [&](Index b, ProblemViews& v, const GDSettings& s, History& h) {
+                    DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, v.outer, v.alpha, v.beta, s);
+                    const RunSummary r = engine.run(&h);
+                    v.alpha = engine.alpha();
+                    v.beta = engine.beta();
+                    return r;
+                });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
@@ -235,6 +261,21 @@ void bind_train(py::module_& m) {
         "check[b] = 0 when problem b passed every check.");
 
     m.def(
+        "default_offset_batch",
+        [](const CArray<double>& y, Index m_, double C_alpha) {
+            require_shape(y, "y", {-1, -1});
+            const Index B = y.shape(0), n = y.shape(1);
+            if (n == 0) throw py::value_error("y: the default offset needs at least one label per problem");
+            CArray<double> eps(B);
+            for (Index b = 0; b < B; ++b)
+                eps.mutable_data()[b] = default_offset(ConstVectorMap(y.data() + b * n, n), m_, C_alpha);
+            return eps;
+        },
+        py::arg("y"), py::arg("m"), py::arg("C_alpha"),
+        "The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) "
+        "(relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).");
+
+    m.def(
         "weights_from_dual_batch",
         [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0,
            const CArray<double>& alpha, CArray<double> W, int n_threads) {
@@ -269,38 +310,20 @@ void bind_train(py::module_& m) {
            const GDSettings& settings, const py::dict& history, int n_threads) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
-            require_shape(y, "y", {B, n});
-            require_shape(outer, "outer", {m_});
             require_shape(W, "W", {B, m_, d});
-            require_shape(alpha, "alpha", {B, m_, n});
-            require_shape(beta, "beta", {B, m_, n});
-            require_shape(eta, "eta", {B});
-            require_shape(tol, "tol", {B});
-            settings.validate();
-            HistoryArrays hist = history_arrays(history, B, m_, n);
-            Outcomes out(B);
-            const double *xp = X.data(), *yp = y.data(), *ep = eta.data(), *tp = tol.data();
-            double *wp = W.mutable_data(), *ap = alpha.mutable_data(), *bp = beta.mutable_data();
-            const ConstVectorMap a(outer.data(), m_);
-            run_without_gil(
-                [&](const std::atomic<bool>* cancel) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        GDSettings s = settings;
-                        s.eta = ep[b];
-                        s.tol = tp[b];
-                        s.cancel = cancel;
-                        MatrixMap W_b(wp + b * m_ * d, m_, d), alpha_b(ap + b * m_ * n, m_, n);
-                        DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, W_b,
-                                       alpha_b, s);
-                        History h = hist.view(b, m_ * n);
-                        out.store(b, engine.run(&h));
-                        W_b = engine.W();
-                        alpha_b = engine.alpha();
-                        MatrixMap(bp + b * m_ * n, m_, n) = engine.beta();
-                    });
-                },
-                is_long(static_cast<double>(B) * settings.max_steps * m_ * n * d));
-            return out.to_dict();
+            const double* xp = X.data();
+            double* wp = W.mutable_data();
+            return run_engine_batch(
+                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * d,
+                [&](Index b, ProblemViews& v, const GDSettings& s, History& h) {
+                    MatrixMap W_b(wp + b * m_ * d, m_, d);
+                    DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, v.outer, W_b, v.alpha, s);
+                    const RunSummary r = engine.run(&h);
+                    W_b = engine.W();
+                    v.alpha = engine.alpha();
+                    v.beta = engine.beta();
+                    return r;
+                });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),

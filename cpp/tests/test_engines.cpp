@@ -4,6 +4,8 @@
 #include "problems.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -128,6 +130,43 @@ TEST_CASE("positive_init rejects a rank-deficient X and bad eps") {
     const Problem q = make_problem(6, 20, 9);
     CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, -1.0, settings_for(0.1, 1)), std::invalid_argument);
     CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, 1e-3, settings_for(-0.1, 1)), std::invalid_argument);
+}
+
+TEST_CASE("positive_init: alpha0 is the Cholesky solve K^-1 eps, bit for bit; its message on a singular K") {
+    const Problem p = make_problem(9, 30, 4);
+    Vector outer(2);
+    outer << 1.0, -1.0;
+    RowMatrix eps(2, 9);
+    for (Index i = 0; i < 9; ++i) {
+        eps(0, i) = 1e-3 * (1 + 0.3 * i);
+        eps(1, i) = 3e-3 / (1 + 0.2 * i);
+    }
+    const DualGD gd = DualGD::positive_init(p.X, p.y, outer, eps, settings_for(0.1, 1));
+    const Eigen::LLT<RowMatrix> llt(gram_matrix(p.X));
+    const RowMatrix expected = llt.solve(eps.transpose()).transpose();
+    CHECK((gd.alpha().array() == expected.array()).all());
+    CHECK((gd.beta().array() == eps.array()).all());
+    Problem q = make_problem(6, 20, 9);
+    q.X.row(5) = q.X.row(4);
+    std::string message;
+    try {
+        DualGD::positive_init(q.X, q.y, Vector::Ones(1), 1e-3, settings_for(0.1, 1));
+    } catch (const std::invalid_argument& e) {
+        message = e.what();
+    }
+    CHECK(message == "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
+}
+
+TEST_CASE("default_offset: y_min / (C_alpha m), max |y| when a label is 0, 1 when all are") {
+    Vector y(3);
+    y << -0.5, 2.0, 1.0;
+    CHECK(default_offset(y, 2, 4.0) == 0.5 / 8.0);
+    y << 0.0, -3.0, 1.5;
+    CHECK(default_offset(y, 1, 2.0) == 3.0 / 2.0);
+    y.setZero();
+    CHECK(default_offset(y, 3, 2.0) == 1.0 / 6.0);
+    y << 1.0, std::nan(""), 2.0;  // numpy's min and max propagate NaN
+    CHECK(default_offset(y, 1, 2.0) == 0.5);
 }
 
 TEST_CASE("constructor validates shapes and evaluates the initial state") {

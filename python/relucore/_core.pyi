@@ -555,6 +555,10 @@ class Defaults:
         """
         Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.
         """
+def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], m: typing.SupportsInt | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) (relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).
+    """
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore._core import default_offset_batch
 from relucore._core import defaults as _cpp
 
 __all__ = [
@@ -77,11 +78,7 @@ def default_eps(y: np.ndarray, m: int, C_alpha: float = C_ALPHA) -> np.ndarray:
     (``<= y_min / (2 C_alpha)``) and Theorem 5 (``<= y_min / (C_alpha m)``).
     Problems whose labels include 0 use ``max |y|`` instead of ``y_min``.
     """
-    ay = np.abs(y)
-    ymin = ay.min(axis=-1)
-    ymin = np.where(ymin > 0, ymin, ay.max(axis=-1))
-    ymin = np.where(ymin > 0, ymin, 1.0)
-    return (ymin / (C_alpha * m))[:, None, None]
+    return default_offset_batch(np.asarray(y, dtype=float), m, C_alpha)[:, None, None]
 
 
 def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:

@@ -42,12 +42,11 @@ public:
         const Index n = X.rows();
         const Index d = X.cols();
         const Index m = outer.size();
-        if (y.size() != n) throw std::invalid_argument("y must have n entries");
+        require_labels(y.size(), n);
         if (W0.rows() != m || W0.cols() != d) throw std::invalid_argument("W0 must be m x d");
         d_W_.resize(m, d);
         compute_beta();
-        pattern_.reset(beta_, 0);
-        evaluate();
+        start();
     }
 
     /// An X that is not row-major double storage would bind to a temporary

@@ -33,17 +33,17 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
+#include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
 #include "relucore/simd.hpp"
 
-#include <Eigen/Cholesky>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace relucore {
@@ -114,14 +114,13 @@ public:
         if (eps.rows() != outer.size() || eps.cols() != n) throw std::invalid_argument("eps must be m x n");
         if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
-        Eigen::LLT<RowMatrix> llt(*K);
-        // Rounding can leave the K of a rank-deficient X with tiny positive
-        // pivots, so the factorisation succeeding is not enough: its
-        // reciprocal condition estimate must be above cholesky_rcond_min too.
-        if (llt.info() != Eigen::Success || !(llt.rcond() > defaults::cholesky_rcond_min))
+        Eigen::LLT<RowMatrix> llt(n);
+        RowMatrix alpha0(eps.rows(), n);
+        // The factorisation succeeding is not enough: its reciprocal condition
+        // estimate must be above cholesky_rcond_min too.
+        if (solve_positive_start(*K, eps, defaults::cholesky_rcond_min, llt, alpha0) != StartCheck::ok)
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
-        const RowMatrix alpha0 = llt.solve(eps.transpose()).transpose();
         return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, outer, alpha0, eps, settings);
     }
 
@@ -218,14 +217,21 @@ private:
             default: break;
         }
         const Index n = K_.rows();
-        const Index k_stride = K_.outerStride();
-        const Scalar* __restrict K = K_.data();
         for (Index j = 0; j < n; ++j) db[j] = 0;
+        add_active_rows(K_.data(), K_.outerStride(), n, n, da, db);
+    }
+
+    /// acc[j] += c_i K_ij for j < width over the rows i < n with c_i = da_i != 0,
+    /// in increasing i (rows stride apart). Stride and width are Index or
+    /// std::integral_constant (compile-time, for the padded kernels).
+    template <class Stride, class Width>
+    static void add_active_rows(const Scalar* __restrict K, Stride stride, Index n, Width width,
+                                const Scalar* __restrict da, Scalar* __restrict acc) {
         for (Index i = 0; i < n; ++i) {
             const Scalar c = da[i];
             if (c == 0) continue;
-            const Scalar* __restrict Ki = K + i * k_stride;
-            for (Index j = 0; j < n; ++j) db[j] += c * Ki[j];
+            const Scalar* __restrict Ki = K + i * stride;
+            for (Index j = 0; j < width; ++j) acc[j] += c * Ki[j];
         }
     }
 
@@ -235,16 +241,10 @@ private:
     /// for n ~ 10). The padding lanes add c * 0 and are never read.
     template <int NP>
     void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
-        const Index n = K_.rows();
-        const Scalar* __restrict K = K_pad_.data();
+        using Width = std::integral_constant<Index, NP>;
         Scalar acc[NP];
         for (int j = 0; j < NP; ++j) acc[j] = 0;
-        for (Index i = 0; i < n; ++i) {
-            const Scalar c = da[i];
-            if (c == 0) continue;
-            const Scalar* __restrict Ki = K + i * NP;
-            for (int j = 0; j < NP; ++j) acc[j] += c * Ki[j];
-        }
+        add_active_rows(K_pad_.data(), Width{}, K_.rows(), Width{}, da, acc);
         for (int j = 0; j < NP; ++j) db[j] = acc[j];
     }
 
@@ -372,7 +372,7 @@ private:
     void setup() {
         const Index n = K_.rows();
         if (K_.cols() != n) throw std::invalid_argument("K must be square");
-        if (y_.size() != n) throw std::invalid_argument("y must have n entries");
+        require_labels(y_.size(), n);
         // n <= 16: a zero-padded copy of K for gram_times_padded(); d_beta_
         // gets the same padded rows, so the sums are stored whole.
         padded_n_ = n <= 16 ? (n + 1) / 2 * 2 : 0;
@@ -382,8 +382,7 @@ private:
         }
         d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
         select_step_functions(n);
-        pattern_.reset(beta_, 0);
-        evaluate();
+        start();
     }
 
     template <int N>

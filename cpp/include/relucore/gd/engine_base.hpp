@@ -57,7 +57,7 @@ public:
     /// Replaces the labels between steps (a simulator moving its targets) and
     /// re-evaluates. @throws std::invalid_argument if y has the wrong size
     void set_labels(ConstVectorRef y) {
-        if (y.size() != y_.size()) throw std::invalid_argument("y must have n entries");
+        require_labels(y.size(), y_.size());
         y_ = y;
         evaluated_ = false;
         self().evaluate();
@@ -137,6 +137,18 @@ protected:
         h_.resize(n);
         g_.resize(n);
         d_alpha_.resize(m, n);
+    }
+
+    /// @throws std::invalid_argument unless there are n labels (one per row of the data)
+    static void require_labels(Index size, Index n) {
+        if (size != n) throw std::invalid_argument("y must have n entries");
+    }
+
+    /// The last step of a derived constructor, once beta holds the starting
+    /// predictions: starts the pattern tracker at step 0 and evaluates.
+    void start() {
+        pattern_.reset(beta_, 0);
+        self().evaluate();
     }
 
     Derived& self() { return static_cast<Derived&>(*this); }

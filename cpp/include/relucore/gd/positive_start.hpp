@@ -9,6 +9,10 @@
 /// steps. The checks mirror the Python layer's validation; a problem that
 /// fails one gets a non-zero StartCheck and no further work, and the caller
 /// redoes it on its general path, which explains the failure to the user.
+///
+/// The rules of that start live here once: default_offset() (the default eps)
+/// and solve_positive_start() (Cholesky, conditioning check, K^{-1} eps), also
+/// used by DualGD::positive_init and the Gram sweep trial (sweep/sweep_gram.hpp).
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -20,6 +24,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -51,6 +56,44 @@ struct StartOptions {
     Loss loss = Loss::square;
 };
 
+/// The default offset of the all-positive start, eps = y_min / (C_alpha m) with
+/// y_min = min_i |y_i|: it satisfies Theorem 1 (eps <= y_min / C_alpha),
+/// Theorem 3 (<= y_min / (2 C_alpha)) and Theorem 5 (<= y_min / (C_alpha m))
+/// of Lai et al. 2026 (docs/math.md). Labels with a 0 use max_i |y_i| instead
+/// and all-zero labels use 1; as with numpy's min and max, a NaN label makes
+/// both references NaN, so the offset is then 1 / (C_alpha m).
+inline Scalar default_offset(ConstVectorRef y, Index m, Scalar C_alpha) {
+    Scalar y_min = std::numeric_limits<Scalar>::infinity(), y_max = 0;
+    bool nan = false;
+    for (Index i = 0; i < y.size(); ++i) {
+        const Scalar a = std::abs(y[i]);
+        nan = nan || std::isnan(a);
+        y_min = std::min(y_min, a);
+        y_max = std::max(y_max, a);
+    }
+    const Scalar ref = nan ? Scalar(1) : (y_min > 0 ? y_min : (y_max > 0 ? y_max : Scalar(1)));
+    return ref / (C_alpha * static_cast<Scalar>(m));
+}
+
+/// The dual coordinates alpha0 = K^{-1} beta0 of the all-positive start
+/// w_k = X^T K^{-1} beta0_k (one row per neuron), by the Cholesky
+/// factorisation of K, which is left in llt.
+///
+/// The conditioning rule: the factorisation must succeed (else not_definite)
+/// and, when rcond_min > 0, its reciprocal condition estimate must exceed
+/// rcond_min (else ill_conditioned): rounding can leave the K of a
+/// rank-deficient X with tiny positive pivots. Callers that have bounded
+/// mu_1 / mu_n by the eigenvalues of K already pass rcond_min = 0. alpha0 is
+/// written only when the check passes; its finiteness is the caller's check.
+inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, Scalar rcond_min,
+                                       Eigen::LLT<RowMatrix>& llt, MatrixRef alpha0) {
+    llt.compute(K);
+    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+    if (rcond_min > 0 && !(llt.rcond() > rcond_min)) return StartCheck::ill_conditioned;
+    alpha0 = llt.solve(beta0.transpose()).transpose();
+    return StartCheck::ok;
+}
+
 /// Builds the all-positive start w_k = X^T K^{-1} eps for one problem.
 ///
 /// @param X      n x d inputs
@@ -72,12 +115,11 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     const Index n = X.rows();
     const Index m = outer.size();
 
-    Scalar y_max = 0, y_min = std::numeric_limits<Scalar>::infinity(), y_sq = 0;
+    Scalar y_max = 0, y_sq = 0;
     for (Index i = 0; i < n; ++i) {
         const Scalar a = std::abs(y[i]);
         if (!std::isfinite(a)) return StartCheck::labels_invalid;
         y_max = std::max(y_max, a);
-        y_min = std::min(y_min, a);
         y_sq += y[i] * y[i];
     }
     if (!std::isfinite(Scalar(0.5) * static_cast<Scalar>(n) * y_max * y_max)) return StartCheck::labels_invalid;
@@ -97,19 +139,11 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
     if (!(mun > 0) || mu1 / mun > opt.max_condition) return StartCheck::ill_conditioned;
 
-    if (opt.eps >= 0) {
-        Scalar eps = opt.eps;
-        if (eps == 0) {
-            // Default y_min / (C_alpha m); labels with a 0 use max |y| (as relucore._init.default_eps).
-            const Scalar ref = y_min > 0 ? y_min : (y_max > 0 ? y_max : Scalar(1));
-            eps = ref / (opt.C_alpha * static_cast<Scalar>(m));
-        }
-        beta0.setConstant(eps);
-    }
+    if (opt.eps >= 0) beta0.setConstant(opt.eps == 0 ? default_offset(y, m, opt.C_alpha) : opt.eps);
     if (!(beta0.array() > 0).all() || !beta0.allFinite()) return StartCheck::eps_invalid;
-    Eigen::LLT<RowMatrix> llt(K);
-    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
-    alpha0 = llt.solve(beta0.transpose()).transpose();
+    Eigen::LLT<RowMatrix> llt(n);
+    const StartCheck solved = solve_positive_start(K, beta0, 0, llt, alpha0);
+    if (solved != StartCheck::ok) return solved;
     W0.setZero();
     add_row_combination(alpha0, X, W0);
     if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -62,6 +63,28 @@ inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::
 #endif
 }
 
+// Polynomial coefficients, highest degree first, shared by the scalar and the
+// AVX2 code: log m = 2t + 2t q P(q) with q = t^2 (P: 1/23, 1/21, ..., 1/3),
+// sin x = x + x x^2 S(x^2) (1/17!, -1/15!, ..., -1/3!) and
+// cos x = 1 + x^2 C(x^2) (-1/18!, 1/16!, ..., -1/2!).
+inline constexpr double log_coefficients[] = {1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
+                                              1.0 / 11, 1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3};
+inline constexpr double sin_coefficients[] = {1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0,
+                                              -1.0 / 39916800.0,       1.0 / 362880.0,         -1.0 / 5040.0,
+                                              1.0 / 120.0,             -1.0 / 6.0};
+inline constexpr double cos_coefficients[] = {-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
+                                              1.0 / 479001600.0,         -1.0 / 3628800.0,       1.0 / 40320.0,
+                                              -1.0 / 720.0,              1.0 / 24.0,             -0.5};
+
+// Horner's rule p = (c0 x + c1) x + ... + c_{N-1}: one multiply and one add
+// per coefficient, in this order (no FMA), as in the AVX2 code.
+template <std::size_t N>
+inline double horner(double x, const double (&c)[N]) {
+    double p = c[0];
+    for (std::size_t i = 1; i < N; ++i) p = p * x + c[i];
+    return p;
+}
+
 // log(u) for u in [2^-53, 1]: u = 2^e m with m in [sqrt(1/2), sqrt(2)),
 // log m = 2 atanh(t), t = (m - 1)/(m + 1), |t| <= 0.1716, by its Taylor
 // series to t^23 (truncation < 1e-18), and e log 2 in two parts.
@@ -81,17 +104,7 @@ inline double bm_log(double u) {
     e = e + big;
     const double t = (m - 1.0) / (m + 1.0);
     const double q = t * t;
-    double p = 1.0 / 23;
-    p = p * q + 1.0 / 21;
-    p = p * q + 1.0 / 19;
-    p = p * q + 1.0 / 17;
-    p = p * q + 1.0 / 15;
-    p = p * q + 1.0 / 13;
-    p = p * q + 1.0 / 11;
-    p = p * q + 1.0 / 9;
-    p = p * q + 1.0 / 7;
-    p = p * q + 1.0 / 5;
-    p = p * q + 1.0 / 3;
+    const double p = horner(q, log_coefficients);
     const double logm = 2.0 * t + 2.0 * t * (q * p);
     constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
     return e * ln2_hi + (e * ln2_lo + logm);
@@ -106,25 +119,8 @@ inline void bm_sincos_2pi(double v, double& sin_out, double& cos_out) {
     const double q = (4.0 * v + magic) - magic;
     const double x = 6.283185307179586476925286766559 * (v - 0.25 * q);
     const double x2 = x * x;
-    double sp = 1.0 / 355687428096000.0;  // 1/17!
-    sp = sp * x2 - 1.0 / 1307674368000.0;  // 15!
-    sp = sp * x2 + 1.0 / 6227020800.0;     // 13!
-    sp = sp * x2 - 1.0 / 39916800.0;       // 11!
-    sp = sp * x2 + 1.0 / 362880.0;         // 9!
-    sp = sp * x2 - 1.0 / 5040.0;           // 7!
-    sp = sp * x2 + 1.0 / 120.0;            // 5!
-    sp = sp * x2 - 1.0 / 6.0;              // 3!
-    const double S = x + x * (x2 * sp);
-    double cp = -1.0 / 6402373705728000.0;  // -1/18!
-    cp = cp * x2 + 1.0 / 20922789888000.0;   // 16!
-    cp = cp * x2 - 1.0 / 87178291200.0;      // 14!
-    cp = cp * x2 + 1.0 / 479001600.0;        // 12!
-    cp = cp * x2 - 1.0 / 3628800.0;          // 10!
-    cp = cp * x2 + 1.0 / 40320.0;            // 8!
-    cp = cp * x2 - 1.0 / 720.0;              // 6!
-    cp = cp * x2 + 1.0 / 24.0;               // 4!
-    cp = cp * x2 - 0.5;                      // 2!
-    const double C = 1.0 + x2 * cp;
+    const double S = x + x * (x2 * horner(x2, sin_coefficients));
+    const double C = 1.0 + x2 * horner(x2, cos_coefficients);
     // sin(q pi/2 + x) = ca S + cb C, cos(q pi/2 + x) = ca C - cb S, q mod 4
     const double ca = (q == 0.0 ? 1.0 : 0.0) + (q == 4.0 ? 1.0 : 0.0) - (q == 2.0 ? 1.0 : 0.0);
     const double cb = (q == 1.0 ? 1.0 : 0.0) - (q == 3.0 ? 1.0 : 0.0);
@@ -144,6 +140,14 @@ inline double top53(std::uint64_t w) {
 }
 
 #if defined(RELUCORE_SIMD_DISPATCH)
+// horner() on four lanes.
+template <std::size_t N>
+__attribute__((target("avx2"))) inline __m256d horner_avx2(__m256d x, const double (&c)[N]) {
+    __m256d p = _mm256_set1_pd(c[0]);
+    for (std::size_t i = 1; i < N; ++i) p = _mm256_add_pd(_mm256_mul_pd(p, x), _mm256_set1_pd(c[i]));
+    return p;
+}
+
 // box_muller_words for four pairs at a time: the scalar code's operations
 // in the same order (no FMA), so the numbers are bitwise identical. Returns
 // the number of pairs done (a multiple of 4).
@@ -162,7 +166,6 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
         _mm256_sub_pd(                                                                                      \
             _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(w, 11), low21), magic_bits)), \
             magic52))
-#define RELUCORE_HORNER(p, x, c) _mm256_add_pd(_mm256_mul_pd(p, x), _mm256_set1_pd(c))
 #define RELUCORE_EQ(v) _mm256_and_pd(_mm256_cmp_pd(qq, _mm256_set1_pd(v), _CMP_EQ_OQ), one)
     long i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -180,17 +183,7 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
         e = _mm256_add_pd(e, big);
         const __m256d t = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
         const __m256d q = _mm256_mul_pd(t, t);
-        __m256d p = _mm256_set1_pd(1.0 / 23);
-        p = RELUCORE_HORNER(p, q, 1.0 / 21);
-        p = RELUCORE_HORNER(p, q, 1.0 / 19);
-        p = RELUCORE_HORNER(p, q, 1.0 / 17);
-        p = RELUCORE_HORNER(p, q, 1.0 / 15);
-        p = RELUCORE_HORNER(p, q, 1.0 / 13);
-        p = RELUCORE_HORNER(p, q, 1.0 / 11);
-        p = RELUCORE_HORNER(p, q, 1.0 / 9);
-        p = RELUCORE_HORNER(p, q, 1.0 / 7);
-        p = RELUCORE_HORNER(p, q, 1.0 / 5);
-        p = RELUCORE_HORNER(p, q, 1.0 / 3);
+        const __m256d p = horner_avx2(q, log_coefficients);
         const __m256d two = _mm256_set1_pd(2.0);
         const __m256d logm = _mm256_add_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(q, p)));
         const __m256d lg = _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(6.93147180369123816490e-01)),
@@ -202,25 +195,8 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
         const __m256d x = _mm256_mul_pd(_mm256_set1_pd(6.283185307179586476925286766559),
                                         _mm256_sub_pd(u2, _mm256_mul_pd(_mm256_set1_pd(0.25), qq)));
         const __m256d x2 = _mm256_mul_pd(x, x);
-        __m256d sp = _mm256_set1_pd(1.0 / 355687428096000.0);
-        sp = RELUCORE_HORNER(sp, x2, -1.0 / 1307674368000.0);
-        sp = RELUCORE_HORNER(sp, x2, 1.0 / 6227020800.0);
-        sp = RELUCORE_HORNER(sp, x2, -1.0 / 39916800.0);
-        sp = RELUCORE_HORNER(sp, x2, 1.0 / 362880.0);
-        sp = RELUCORE_HORNER(sp, x2, -1.0 / 5040.0);
-        sp = RELUCORE_HORNER(sp, x2, 1.0 / 120.0);
-        sp = RELUCORE_HORNER(sp, x2, -1.0 / 6.0);
-        const __m256d S = _mm256_add_pd(x, _mm256_mul_pd(x, _mm256_mul_pd(x2, sp)));
-        __m256d cp = _mm256_set1_pd(-1.0 / 6402373705728000.0);
-        cp = RELUCORE_HORNER(cp, x2, 1.0 / 20922789888000.0);
-        cp = RELUCORE_HORNER(cp, x2, -1.0 / 87178291200.0);
-        cp = RELUCORE_HORNER(cp, x2, 1.0 / 479001600.0);
-        cp = RELUCORE_HORNER(cp, x2, -1.0 / 3628800.0);
-        cp = RELUCORE_HORNER(cp, x2, 1.0 / 40320.0);
-        cp = RELUCORE_HORNER(cp, x2, -1.0 / 720.0);
-        cp = RELUCORE_HORNER(cp, x2, 1.0 / 24.0);
-        cp = RELUCORE_HORNER(cp, x2, -0.5);
-        const __m256d C = _mm256_add_pd(one, _mm256_mul_pd(x2, cp));
+        const __m256d S = _mm256_add_pd(x, _mm256_mul_pd(x, _mm256_mul_pd(x2, horner_avx2(x2, sin_coefficients))));
+        const __m256d C = _mm256_add_pd(one, _mm256_mul_pd(x2, horner_avx2(x2, cos_coefficients)));
         const __m256d ca = _mm256_sub_pd(_mm256_add_pd(RELUCORE_EQ(0.0), RELUCORE_EQ(4.0)), RELUCORE_EQ(2.0));
         const __m256d cb = _mm256_sub_pd(RELUCORE_EQ(1.0), RELUCORE_EQ(3.0));
         const __m256d sn = _mm256_add_pd(_mm256_mul_pd(ca, S), _mm256_mul_pd(cb, C));
@@ -229,7 +205,6 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
         _mm256_storeu_pd(z1 + i, _mm256_mul_pd(r, sn));
     }
 #undef RELUCORE_TOP53
-#undef RELUCORE_HORNER
 #undef RELUCORE_EQ
     return i;
 }
@@ -258,19 +233,28 @@ inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint
 using Counter4 = std::array<std::uint64_t, 4>;
 using Key2 = std::array<std::uint64_t, 2>;
 
+namespace detail {
+// The key schedule's increments (Weyl sequence) of Philox4x64.
+constexpr std::uint64_t philox_w0 = 0x9E3779B97F4A7C15ULL, philox_w1 = 0xBB67AE8584CAA73BULL;
+
+// One round of Philox4x64 under the round key (k0, k1).
+inline Counter4 philox_round(const Counter4& c, std::uint64_t k0, std::uint64_t k1) {
+    constexpr std::uint64_t M0 = 0xD2E7470EE14C6C93ULL, M1 = 0xCA5A826395121157ULL;
+    std::uint64_t hi0, lo0, hi1, lo1;
+    mulhilo64(M0, c[0], hi0, lo0);
+    mulhilo64(M1, c[2], hi1, lo1);
+    return Counter4{hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0};
+}
+}  // namespace detail
+
 // Philox4x64 with 10 rounds.
 inline Counter4 philox4x64_10(Counter4 c, Key2 k) {
-    constexpr std::uint64_t M0 = 0xD2E7470EE14C6C93ULL, M1 = 0xCA5A826395121157ULL;
-    constexpr std::uint64_t W0 = 0x9E3779B97F4A7C15ULL, W1 = 0xBB67AE8584CAA73BULL;
     for (int round = 0; round < 10; ++round) {
         if (round > 0) {
-            k[0] += W0;
-            k[1] += W1;
+            k[0] += detail::philox_w0;
+            k[1] += detail::philox_w1;
         }
-        std::uint64_t hi0, lo0, hi1, lo1;
-        detail::mulhilo64(M0, c[0], hi0, lo0);
-        detail::mulhilo64(M1, c[2], hi1, lo1);
-        c = Counter4{hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
+        c = detail::philox_round(c, k[0], k[1]);
     }
     return c;
 }
@@ -284,20 +268,14 @@ struct PhiloxKeys {
         for (int round = 0; round < 10; ++round) {
             k0[round] = k[0];
             k1[round] = k[1];
-            k[0] += 0x9E3779B97F4A7C15ULL;
-            k[1] += 0xBB67AE8584CAA73BULL;
+            k[0] += detail::philox_w0;
+            k[1] += detail::philox_w1;
         }
     }
 };
 
 inline Counter4 philox4x64_10(Counter4 c, const PhiloxKeys& rk) {
-    constexpr std::uint64_t M0 = 0xD2E7470EE14C6C93ULL, M1 = 0xCA5A826395121157ULL;
-    for (int round = 0; round < 10; ++round) {
-        std::uint64_t hi0, lo0, hi1, lo1;
-        detail::mulhilo64(M0, c[0], hi0, lo0);
-        detail::mulhilo64(M1, c[2], hi1, lo1);
-        c = Counter4{hi1 ^ c[1] ^ rk.k0[round], lo1, hi0 ^ c[3] ^ rk.k1[round], lo0};
-    }
+    for (int round = 0; round < 10; ++round) c = detail::philox_round(c, rk.k0[round], rk.k1[round]);
     return c;
 }
 

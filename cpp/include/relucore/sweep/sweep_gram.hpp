@@ -13,6 +13,7 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_gd.hpp"
+#include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
@@ -140,24 +141,16 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    double eps = st.eps;
-    if (!(eps > 0)) {
-        double ymin = std::numeric_limits<double>::infinity(), ymax = 0;
-        for (Index i = 0; i < n; ++i) {
-            ymin = std::min(ymin, std::abs(y[i]));
-            ymax = std::max(ymax, std::abs(y[i]));
-        }
-        if (!(ymin > 0)) ymin = ymax;
-        if (!(ymin > 0)) ymin = 1.0;
-        eps = ymin / (st.C_alpha * 1.0);
-    }
-    Eigen::LLT<RowMatrix> llt(K);
-    if (llt.info() != Eigen::Success) {
+    // The all-positive start of positive_start.hpp: its offset rule and its
+    // solve (cond(K) is bounded above, so no reciprocal condition estimate).
+    const double eps = st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha);
+    const RowMatrix beta0 = RowMatrix::Constant(1, n, eps);
+    RowMatrix alpha0(1, n);
+    Eigen::LLT<RowMatrix> llt(n);
+    if (solve_positive_start(K, beta0, 0, llt, alpha0) != StartCheck::ok) {
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    const RowMatrix beta0 = RowMatrix::Constant(1, n, eps);
-    const RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
     if (!alpha0.allFinite()) {
         out.error = GramTrialError::not_finite;
         return out;
