@@ -7,6 +7,7 @@
 - no reference to documents outside the repository ("SPEC", "DESIGN") or to issue numbers;
 - the layers of relucore import only downwards, and no module-level import cycle.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,17 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 100
-SOURCE_DIRS = ("python", "cpp/include", "cpp/bindings", "cpp/tests", "cpp/examples", "tests", "bench", "examples", ".ci")
+SOURCE_DIRS = (
+    "python",
+    "cpp/include",
+    "cpp/bindings",
+    "cpp/tests",
+    "cpp/examples",
+    "tests",
+    "bench",
+    "examples",
+    ".ci",
+)
 TEXT_DIRS = SOURCE_DIRS + ("docs",)
 SOURCE_SUFFIXES = {".py", ".hpp", ".cpp", ".h", ".sh", ".toml", ".txt", ".in"}
 SKIP = ("cpp/third_party/", "python/relucore/_core.pyi", ".ci/check_architecture.py")
@@ -54,7 +65,7 @@ def layer_of(module: str) -> int:
 
 
 def module_name(rel: str) -> str:
-    parts = rel[len("python/"):-3].split("/")
+    parts = rel[len("python/") : -3].split("/")
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
@@ -100,7 +111,9 @@ def main() -> int:
         p = ROOT / name
         for i, line in enumerate(p.read_text().splitlines(), 1):
             if FORBIDDEN.search(line):
-                problems.append(f"{name}:{i}: cites a document outside the repository or an issue: {line.strip()[:100]}")
+                problems.append(
+                    f"{name}:{i}: cites a document outside the repository or an issue: {line.strip()[:100]}"
+                )
     graph = {}
     modules = {module_name(rel) for _, rel in files(("python",), {".py"})} | {"relucore._core"}
     for p, rel in files(("python", "tests", "bench"), {".py"}):
@@ -109,12 +122,16 @@ def main() -> int:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 doc = node.body[0] if node.body else None
-                if isinstance(doc, ast.Expr) and isinstance(getattr(doc, "value", None), ast.Constant) \
-                        and isinstance(doc.value.value, str):
+                if (
+                    isinstance(doc, ast.Expr)
+                    and isinstance(getattr(doc, "value", None), ast.Constant)
+                    and isinstance(doc.value.value, str)
+                ):
                     length -= doc.end_lineno - doc.lineno + 1  # the docstring does not count
                 if length > MAX_FUNCTION_LINES:
-                    problems.append(f"{rel}:{node.lineno}: function {node.name} has {length} lines "
-                                    f"(limit {MAX_FUNCTION_LINES})")
+                    problems.append(
+                        f"{rel}:{node.lineno}: function {node.name} has {length} lines (limit {MAX_FUNCTION_LINES})"
+                    )
         if not rel.startswith("python/relucore/"):
             continue
         mod = module_name(rel)
@@ -152,7 +169,9 @@ def long_cpp_functions(text: str, rel: str):
             elif ch == "}" and stack:
                 start, is_function = stack.pop()
                 if is_function and i - start - 1 > MAX_FUNCTION_LINES:
-                    out.append(f"{rel}:{start + 1}: function body of {i - start - 1} lines (limit {MAX_FUNCTION_LINES})")
+                    out.append(
+                        f"{rel}:{start + 1}: function body of {i - start - 1} lines (limit {MAX_FUNCTION_LINES})"
+                    )
     return out
 
 
@@ -166,7 +185,7 @@ def cycles(graph):
         stack.append(m)
         for t in sorted(edges[m]):
             if state.get(t) == 1:
-                cyc = stack[stack.index(t):] + [t]
+                cyc = stack[stack.index(t) :] + [t]
                 # A package importing its own sub-module is not a cycle unless the sub-module imports back.
                 out.append("import cycle: " + " -> ".join(cyc))
             elif t not in state:

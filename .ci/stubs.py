@@ -8,6 +8,7 @@ The output is normalised so it does not depend on the machine that built the
 module: module-level constants keep their type but not their value
 (``has_openmp: bool``, ``__version__: str``), and a header names the command.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,9 @@ def toolchain() -> dict:
 
 def committed_toolchain() -> dict:
     """The versions named in the committed stub's header ({} if it has none)."""
-    m = re.search(r"pybind11-stubgen (\S+), module built with pybind11 (\S+)\)", STUB.read_text() if STUB.exists() else "")
+    m = re.search(
+        r"pybind11-stubgen (\S+), module built with pybind11 (\S+)\)", STUB.read_text() if STUB.exists() else ""
+    )
     return {"stubgen": m.group(1), "pybind11": m.group(2)} if m else {}
 
 
@@ -70,7 +73,9 @@ def main(argv=None) -> int:
     sys.stdout.writelines(
         difflib.unified_diff(old.splitlines(True), new.splitlines(True), "committed _core.pyi", "generated _core.pyi")
     )
-    print(f"\n{STUB.relative_to(ROOT)} is out of date: run `python .ci/stubs.py` and commit the result", file=sys.stderr)
+    print(
+        f"\n{STUB.relative_to(ROOT)} is out of date: run `python .ci/stubs.py` and commit the result", file=sys.stderr
+    )
     return 1
 
 

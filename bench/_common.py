@@ -1,4 +1,5 @@
 """Helpers shared by the benchmark scripts (run as ``python bench/NAME.py``)."""
+
 from __future__ import annotations
 
 import time

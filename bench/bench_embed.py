@@ -11,6 +11,7 @@ the labels, checkpoints. Side by side in this process:
 
     python bench/bench_embed.py            # prints a Markdown table
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,10 @@ import pickle
 import platform
 
 import numpy as np
+from _common import best_of as _best_of
+from _common import problem
 
 import relucore
-
-from _common import best_of as _best_of, problem
 
 
 def best_of(fn, repeat):
@@ -40,11 +41,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     R = args.repeat
-    print(f"# bench_embed  relucore {relucore.__version__}, numpy {np.__version__}, "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"# bench_embed  relucore {relucore.__version__}, numpy {np.__version__}, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}"
+    )
     print()
-    print("| n | d | m | N | step(1) x N µs/step | step(N) µs/step | train(steps=N) µs/step | numpy µs/step | "
-          "x numpy (step(1)) | view µs | copy µs | W µs | set_labels µs | pickle ms | pickle MB |")
+    print(
+        "| n | d | m | N | step(1) x N µs/step | step(N) µs/step | train(steps=N) µs/step | numpy µs/step | "
+        "x numpy (step(1)) | view µs | copy µs | W µs | set_labels µs | pickle ms | pickle MB |"
+    )
     print("|" + "---|" * 15)
     for n, d, m, N in [(10, 2000, 2, 2000), (100, 10000, 2, 1000)]:
         X, y, signs = problem(n, d, m)
@@ -73,9 +78,11 @@ def main():
         blob = pickle.dumps(t)
         t_pick = best_of(lambda: pickle.loads(pickle.dumps(t)), R)
 
-        print(f"| {n} | {d} | {m} | {N} | {t_single * 1e6:.2f} | {t_bulk * 1e6:.3f} | "
-              f"{t_train * 1e6:.3f} | {t_np * 1e6:.1f} | {t_np / t_single:.0f} | {t_view * 1e6:.2f} | "
-              f"{t_copy * 1e6:.2f} | {t_W * 1e6:.0f} | {t_lab * 1e6:.2f} | {t_pick * 1e3:.2f} | {len(blob) / 1e6:.2f} |")
+        print(
+            f"| {n} | {d} | {m} | {N} | {t_single * 1e6:.2f} | {t_bulk * 1e6:.3f} | "
+            f"{t_train * 1e6:.3f} | {t_np * 1e6:.1f} | {t_np / t_single:.0f} | {t_view * 1e6:.2f} | "
+            f"{t_copy * 1e6:.2f} | {t_W * 1e6:.0f} | {t_lab * 1e6:.2f} | {t_pick * 1e3:.2f} | {len(blob) / 1e6:.2f} |"
+        )
 
 
 if __name__ == "__main__":

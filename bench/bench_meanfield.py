@@ -17,6 +17,7 @@ The engine's fused kernels pick the widest SIMD path the CPU has (AVX-512F,
 AVX, SSE2); RELUCORE_SIMD=avx (or sse2, scalar) caps it, e.g. to time the
 paths against each other (they give bitwise the same numbers).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -134,8 +135,9 @@ def main(argv=None):
     K = 300
     samples = np.random.default_rng(1).integers(0, X.shape[0], K)
     big = np.random.default_rng(2).normal(0, 0.5, (N, 4))  # large enough for ReLUs to switch
-    ref = meanfield.train(X, y, N=N, step=step, weight_decay=lam, iters=K, init=big, samples=samples[:, None],
-                          record=0).theta
+    ref = meanfield.train(
+        X, y, N=N, step=step, weight_decay=lam, iters=K, init=big, samples=samples[:, None], record=0
+    ).theta
     diff_np = np.max(np.abs(numpy_loop(X, y, big, iters=K, step=step, lam=lam, T=0, rng=None, samples=samples) - ref))
     print(f"agreement after {K} steps on shared samples: max |engine - numpy| = {diff_np:.1e}", end="")
     if torch_version:
@@ -151,8 +153,19 @@ def main(argv=None):
         it_peer = int(2000 * scale)
 
         def engine(iters, n_threads=1):
-            meanfield.train(X, y, N=N, step=step, weight_decay=lam, temperature=T, iters=iters, init=theta0, seed=0,
-                            record=0, n_threads=n_threads)
+            meanfield.train(
+                X,
+                y,
+                N=N,
+                step=step,
+                weight_decay=lam,
+                temperature=T,
+                iters=iters,
+                init=theta0,
+                seed=0,
+                record=0,
+                n_threads=n_threads,
+            )
 
         rng = np.random.default_rng(0)
         peers = {
@@ -173,11 +186,15 @@ def main(argv=None):
         rows.append((T, best["engine"], best["engine2"], best["numpy"], best.get("torch")))
         cpu_rows.append((T, best_cpu["engine"], best_cpu["numpy"], best_cpu.get("torch")))
 
-    print(f"\nN = {N}, d = 2, M = 9, single-sample SGD, float64, best of {args.repeats}; "
-          f"torch {torch_version or 'not installed (skipped)'}; engine SIMD path {simd_path()}; "
-          f"load average {os.getloadavg()[0]:.2f} at the end")
-    print(f"{'1/beta':>7} | {'engine 1 thr':>12} | {'engine 2 thr':>12} | {'numpy':>9} | {'torch':>9} | "
-          f"{'vs numpy':>8} | {'vs torch':>8}")
+    print(
+        f"\nN = {N}, d = 2, M = 9, single-sample SGD, float64, best of {args.repeats}; "
+        f"torch {torch_version or 'not installed (skipped)'}; engine SIMD path {simd_path()}; "
+        f"load average {os.getloadavg()[0]:.2f} at the end"
+    )
+    print(
+        f"{'1/beta':>7} | {'engine 1 thr':>12} | {'engine 2 thr':>12} | {'numpy':>9} | {'torch':>9} | "
+        f"{'vs numpy':>8} | {'vs torch':>8}"
+    )
     for T, e1, e2, npy, tor in rows:
         best = max(e1, e2)
         tor_s = f"{tor:9.0f}" if tor else f"{'-':>9}"

@@ -11,11 +11,10 @@ the dual ``min 1/2 z'Kz - y+'z+  s.t. z- <= 0``: scipy.optimize.lsq_linear
 """
 
 import numpy as np
+from _common import best_of
 from scipy import optimize, sparse
 
 import relucore as rc
-
-from _common import best_of
 
 
 def main(n=500, d=20000, seed=0):
@@ -36,8 +35,10 @@ def main(n=500, d=20000, seed=0):
 
     t_bvls, z_bvls = best_of(bvls, repeat=1)
     t_g, sol_g = best_of(lambda: rc.minnorm(gram=K, y=y))
-    rows = [("relucore.minnorm (all in)", t_rc, 0.0),
-            ("relucore.minnorm(gram=K)", t_g, np.max(np.abs(sol_g.alpha[0] - sol.alpha[0])) / np.max(np.abs(sol.alpha[0])))]
+    rows = [
+        ("relucore.minnorm (all in)", t_rc, 0.0),
+        ("relucore.minnorm(gram=K)", t_g, np.max(np.abs(sol_g.alpha[0] - sol.alpha[0])) / np.max(np.abs(sol.alpha[0]))),
+    ]
     rows.append(("scipy BVLS (K given)", t_bvls, np.max(np.abs(z_bvls - sol.alpha[0])) / np.max(np.abs(z_bvls))))
     try:
         import clarabel
@@ -47,15 +48,19 @@ def main(n=500, d=20000, seed=0):
             A = sparse.csc_matrix(np.eye(n)[~pos])
             s = clarabel.DefaultSettings()
             s.verbose = False
-            res = clarabel.DefaultSolver(P, -c, A, np.zeros((~pos).sum()), [clarabel.NonnegativeConeT(int((~pos).sum()))], s).solve()
+            res = clarabel.DefaultSolver(
+                P, -c, A, np.zeros((~pos).sum()), [clarabel.NonnegativeConeT(int((~pos).sum()))], s
+            ).solve()
             return np.array(res.x)
 
         t_cl, z_cl = best_of(clar, repeat=1)
         rows.append(("Clarabel (K given)", t_cl, np.max(np.abs(z_cl - sol.alpha[0])) / np.max(np.abs(z_cl))))
     except ImportError:
         pass
-    print(f"n={n} d={d}: K by relucore {t_K:.3f} s, by numpy X @ X.T {t_npK:.3f} s; "
-          f"|S| = {int(sol.active_set.sum())}, KKT max residual {sol.certificate.max_residual:.1e}, {sol.nit} active-set solves")
+    print(
+        f"n={n} d={d}: K by relucore {t_K:.3f} s, by numpy X @ X.T {t_npK:.3f} s; "
+        f"|S| = {int(sol.active_set.sum())}, KKT max residual {sol.certificate.max_residual:.1e}, {sol.nit} active-set solves"
+    )
     for name, t, diff in rows:
         print(f"{name:28s} {t:8.3f} s   x relucore {t / t_rc:6.2f}   max rel diff of z {diff:.1e}")
 

@@ -22,6 +22,7 @@ time from d = 1e3 to 1e9.
     python bench/bench_sweep.py            # the full set (a few minutes)
     python bench/bench_sweep.py --quick    # smaller trial counts
 """
+
 from __future__ import annotations
 
 import os
@@ -72,8 +73,12 @@ def numpy_trial(n, d, rng, max_steps=100_000, times=None):
     ypos = np.where(y > 0, y, 0.0)
     bounds = [(None, None) if yi > 0 else (None, 0.0) for yi in y]
     res = scipy.optimize.minimize(
-        lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos), np.zeros(n), jac=True, bounds=bounds,
-        method="SLSQP", options={"ftol": 1e-16, "maxiter": 1000},
+        lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos),
+        np.zeros(n),
+        jac=True,
+        bounds=bounds,
+        method="SLSQP",
+        options={"ftol": 1e-16, "maxiter": 1000},
     )
     w_star = X.T @ res.x
     gap = float(np.linalg.norm(w - w_star))
@@ -94,8 +99,15 @@ def numpy_rate(n, d, trials, seed=0):
 def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, batch_size=None, gram_stats=False):
     t0 = time.perf_counter()
     c0 = time.process_time()
-    t = relucore.sweep({"n": n, "d": d, "use_gram": use_gram, "gram_stats": gram_stats}, trials=trials, seed=seed, n_threads=n_threads,
-                       executor=executor, batch_size=batch_size, progress=False)
+    t = relucore.sweep(
+        {"n": n, "d": d, "use_gram": use_gram, "gram_stats": gram_stats},
+        trials=trials,
+        seed=seed,
+        n_threads=n_threads,
+        executor=executor,
+        batch_size=batch_size,
+        progress=False,
+    )
     dt = time.perf_counter() - t0
     sweep_rate.cpu_ms = 1e3 * (time.process_time() - c0) / trials  # this process only
     assert (t["status"] == "converged").all(), t["error"].unique()
@@ -137,8 +149,8 @@ def breakdown(n, d, trials, use_gram, seed=0):
 def breakdown_gram(n, d, trials, seed=0):
     """The fast path's C++ stages on one batch: the Bartlett sampler alone; sampler + prepare + GD
     (sweep_gram_batch without the QP) minus the sampler; the batched m = 1 QP; batched gram_stats."""
-    from relucore.theory.sampling import bartlett_plan, sample_gram_keys
     from relucore.sweeps.gram_trial import trial_keys
+    from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
     plan = bartlett_plan(n, d)
     values, counts, kind, lo, hi, sp = plan
@@ -150,8 +162,9 @@ def breakdown_gram(n, d, trials, seed=0):
     out["K"] = 0.0
     settings = _core.GramTrialSettings(max_steps=10_000, minnorm=False, norm1=sp.norm1)
     t0 = time.perf_counter()
-    out_gram = _core.sweep_gram_batch(keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, settings=settings,
-                           n_threads=1)
+    out_gram = _core.sweep_gram_batch(
+        keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, settings=settings, n_threads=1
+    )
     both = time.perf_counter() - t0
     out["prepare (eigenvalues, init)"] = float("nan")
     out["GD"] = both - out["sampling"]  # prepare + GD
@@ -199,17 +212,31 @@ def main():
     ap.add_argument("--only", choices=["ratios", "threads", "breakdown", "flat"], help="run one section")
     args = ap.parse_args()
     q = args.quick
-    print(f"# relucore {relucore.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"{platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"# relucore {relucore.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
+    )
     normal_rate, gemm = machine_limits()
     sweep_rate(10, 1000, 4, use_gram=False)  # warm up (imports, first calls)
     sweep_rate(10, 1000, 4, use_gram=True)
     print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
 
     if args.only in (None, "ratios"):
-        section("trials per second (1 thread each)", ["n", "d", "numpy", "relucore X", "relucore K", "X / numpy",
-                                                      "K / numpy", "sampling floor X", "mean gap, numpy draws",
-                                                      "mean gap, relucore draws"])
+        section(
+            "trials per second (1 thread each)",
+            [
+                "n",
+                "d",
+                "numpy",
+                "relucore X",
+                "relucore K",
+                "X / numpy",
+                "K / numpy",
+                "sampling floor X",
+                "mean gap, numpy draws",
+                "mean gap, relucore draws",
+            ],
+        )
         for n, d in SIZES:
             tn = 2 if d >= 100_000 else (4 if q else 10)
             tx = 4 if d >= 100_000 else (16 if q else 64)
@@ -218,17 +245,35 @@ def main():
             r_x, tab = sweep_rate(n, d, tx, use_gram=False)
             r_k, _ = sweep_rate(n, d, tk, use_gram=True)
             floor = normal_rate / (n * d)
-            print(f"| {n} | {d:.0e} | {fmt(r_np)} | {fmt(r_x)} | {fmt(r_k)} | {r_x / r_np:.1f} | {r_k / r_np:,.0f} | "
-                  f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |", flush=True)
+            print(
+                f"| {n} | {d:.0e} | {fmt(r_np)} | {fmt(r_x)} | {fmt(r_k)} | {r_x / r_np:.1f} | {r_k / r_np:,.0f} | "
+                f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |",
+                flush=True,
+            )
 
     if args.only in (None, "threads"):
-        section("thread scaling (trials/s)", ["n", "d", "mode", "1 thread", "2 threads (in-process)", "x",
-                                              "CPU ms/trial 1 -> 2 threads", "cores obtained 1 -> 2 threads",
-                                              "2 spawned workers", "x"])
+        section(
+            "thread scaling (trials/s)",
+            [
+                "n",
+                "d",
+                "mode",
+                "1 thread",
+                "2 threads (in-process)",
+                "x",
+                "CPU ms/trial 1 -> 2 threads",
+                "cores obtained 1 -> 2 threads",
+                "2 spawned workers",
+                "x",
+            ],
+        )
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
-            for n, d, use_gram, trials in [(40, 10_000, False, 32 if q else 96), (40, 100_000, True, 256 if q else 1024),
-                                           (10, 1_000, True, 512 if q else 2048)]:
+            for n, d, use_gram, trials in [
+                (40, 10_000, False, 32 if q else 96),
+                (40, 100_000, True, 256 if q else 1024),
+                (10, 1_000, True, 512 if q else 2048),
+            ]:
                 r1, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=1)
                 c1 = sweep_rate.cpu_ms
                 r2, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=2)
@@ -239,14 +284,31 @@ def main():
                 p1, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex1, batch_size=bs)
                 p2, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex2, batch_size=bs)
                 mode = "K" if use_gram else "X"
-                print(f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {c1:.3g} -> {c2:.3g} | "
-                      f"{c1 * r1 / 1e3:.2f} -> {c2 * r2 / 1e3:.2f} | "
-                      f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |", flush=True)
+                print(
+                    f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {c1:.3g} -> {c2:.3g} | "
+                    f"{c1 * r1 / 1e3:.2f} -> {c2 * r2 / 1e3:.2f} | "
+                    f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |",
+                    flush=True,
+                )
 
     if args.only in (None, "breakdown"):
-        section("where the time goes (ms per trial, 1 thread)", ["n", "d", "who", "sampling", "K", "prepare", "GD",
-                                                                 "QP", "gram_stats", "total", "floor: normals",
-                                                                 "floor: K (GEMM)"])
+        section(
+            "where the time goes (ms per trial, 1 thread)",
+            [
+                "n",
+                "d",
+                "who",
+                "sampling",
+                "K",
+                "prepare",
+                "GD",
+                "QP",
+                "gram_stats",
+                "total",
+                "floor: normals",
+                "floor: K (GEMM)",
+            ],
+        )
         for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
             trials = (4 if d >= 100_000 else 32) if not use_gram else 2048
             parts, nit = breakdown(n, d, trials, use_gram)
@@ -255,8 +317,10 @@ def main():
             floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
             cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())
             who = "relucore K" if use_gram else "relucore X"
-            print(f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | "
-                  f"{1e3 * floor_k:.3g} |", flush=True)
+            print(
+                f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | {1e3 * floor_k:.3g} |",
+                flush=True,
+            )
             if not use_gram or d == 100_000:
                 nt = 2 if d >= 100_000 else 8
                 times = {}
@@ -266,8 +330,11 @@ def main():
                     numpy_trial(n, d, rng, times=times)
                 tot = (time.perf_counter() - t0) / nt
                 c = {k: f"{1e3 * v / nt:.3g}" for k, v in times.items()}
-                print(f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
-                      f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |", flush=True)
+                print(
+                    f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
+                    f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |",
+                    flush=True,
+                )
 
     if args.only in (None, "flat"):
         section("Gram-mode trial time against d (n = 40, 1 thread)", ["d", "ms per trial", "relative to d = 1e3"])

@@ -11,6 +11,7 @@ init solve, the run and rebuilding W).
 
 Results are printed as a table (Markdown) with the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,11 +19,10 @@ import os
 import platform
 
 import numpy as np
+from _common import best_of, problem
 
 import relucore
 from relucore import _core
-
-from _common import best_of, problem
 
 CONFIGS = [
     # (n, d, m, steps)
@@ -85,11 +85,15 @@ def main():
     except ImportError:
         have_torch = False
     configs = QUICK if args.quick else CONFIGS
-    print(f"# bench_train  relucore {relucore.__version__}, numpy {np.__version__}, "
-          f"torch {torch.__version__ if have_torch else 'absent'}, {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cpus; single problem, 1 thread everywhere (torch.set_num_threads(1))")
+    print(
+        f"# bench_train  relucore {relucore.__version__}, numpy {np.__version__}, "
+        f"torch {torch.__version__ if have_torch else 'absent'}, {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cpus; single problem, 1 thread everywhere (torch.set_num_threads(1))"
+    )
     print()
-    print("| n | d | m | steps | relucore s | numpy s | torch s | steps/s relucore | x numpy | x torch | K share | max rel diff |")
+    print(
+        "| n | d | m | steps | relucore s | numpy s | torch s | steps/s relucore | x numpy | x torch | K share | max rel diff |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n, d, m, steps in configs:
@@ -109,8 +113,10 @@ def main():
         else:
             th_txt, ratio_th = "-", "-"
         k_share = gram_time(X, args.repeat) / t_rc
-        print(f"| {n} | {d} | {m} | {steps} | {t_rc:.4f} | {t_np:.4f} | {th_txt} | {steps / t_rc:,.0f} | "
-              f"{t_np / t_rc:.0f} | {ratio_th} | {k_share:.0%} | {diff:.1e} |")
+        print(
+            f"| {n} | {d} | {m} | {steps} | {t_rc:.4f} | {t_np:.4f} | {th_txt} | {steps / t_rc:,.0f} | "
+            f"{t_np / t_rc:.0f} | {ratio_th} | {k_share:.0%} | {diff:.1e} |"
+        )
         rows.append((n, d, m, steps, t_rc, t_np, t_th if have_torch else None))
     # The fixed cost of a call (validation, K, eigenvalues, init, packaging) is
     # paid once per call: B problems in one batched call share it.

@@ -1,4 +1,5 @@
 """Checks shared by the tests of the result summaries (``relucore._summary``)."""
+
 import numpy as np
 
 from relucore._summary import MAX_LINES, WIDTH

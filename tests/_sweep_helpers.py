@@ -1,4 +1,5 @@
 """Module-level helpers for the sweep tests (picklable; importable by subprocesses)."""
+
 import time
 
 import numpy as np
@@ -32,5 +33,4 @@ def measure_slow(data, result):
 def run_slow(checkpoint):
     import relucore
 
-    relucore.sweep(GRID, trials=40, seed=7, measure=measure_slow, batch_size=2, checkpoint=checkpoint,
-                   progress=False)
+    relucore.sweep(GRID, trials=40, seed=7, measure=measure_slow, batch_size=2, checkpoint=checkpoint, progress=False)

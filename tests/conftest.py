@@ -26,7 +26,12 @@ except ImportError:  # hypothesis is a test extra; tests that need it import it 
     pass
 else:
     settings.register_profile(
-        "ci", max_examples=25, derandomize=True, deadline=None, database=None, print_blob=True,
+        "ci",
+        max_examples=25,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        print_blob=True,
         suppress_health_check=[HealthCheck.too_slow],
     )
     settings.register_profile("dev", max_examples=300, deadline=None, print_blob=True)

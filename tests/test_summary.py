@@ -1,4 +1,5 @@
 """The shared summary helper: short reprs for any size, placeholders for arrays, per-batch summaries."""
+
 import dataclasses
 from typing import Optional
 
@@ -7,8 +8,9 @@ import numpy as np
 from relucore._summary import MAX_LINES, describe, per_problem, placeholder, summarized
 
 
-@summarized(title=lambda r: f"B={r.status.shape[0]}", rows=("status", "loss", "inner"),
-            batch=lambda r: r.status.shape[0])
+@summarized(
+    title=lambda r: f"B={r.status.shape[0]}", rows=("status", "loss", "inner"), batch=lambda r: r.status.shape[0]
+)
 @dataclasses.dataclass(frozen=True)
 class _Batch:
     status: np.ndarray
@@ -48,8 +50,9 @@ def test_per_problem_summaries():
 def test_batch_of_any_size_keeps_the_same_lines():
     def make(B):
         rng = np.random.default_rng(0)
-        return _Batch(rng.integers(0, 2, B), rng.random(B), _Inner(1.0, np.ones((B, 5))), np.ones((B, 7, 7)),
-                      np.ones(B))
+        return _Batch(
+            rng.integers(0, 2, B), rng.random(B), _Inner(1.0, np.ones((B, 5))), np.ones((B, 7, 7)), np.ones(B)
+        )
 
     small, large = repr(make(3)), repr(make(5000))
     assert len(small.splitlines()) == len(large.splitlines()) <= MAX_LINES

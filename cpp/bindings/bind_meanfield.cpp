@@ -78,7 +78,8 @@ void bind_meanfield(py::module_& m) {
                 require_shape(*track, "track", {-1});
                 rec.n_track = track->shape(0);
                 for (Index q = 0; q < rec.n_track; ++q)
-                    if (track->data()[q] < 0 || track->data()[q] >= N) throw py::value_error("track index out of range");
+                    if (track->data()[q] < 0 || track->data()[q] >= N)
+                        throw py::value_error("track index out of range");
                 rec.track = track->data();
             }
             if (trajectories) require_shape(*trajectories, "trajectories", {R, rec.n_track, P});

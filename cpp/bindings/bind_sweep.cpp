@@ -35,10 +35,14 @@ GramSampleSpec make_spec(Index n, const CArray<double>& values, const CArray<std
     return spec;
 }
 
-Key2 key_of(const CArray<std::uint64_t>& keys, Index b) { return Key2{keys.data()[2 * b], keys.data()[2 * b + 1]}; }
+Key2 key_of(const CArray<std::uint64_t>& keys, Index b) {
+    return Key2{keys.data()[2 * b], keys.data()[2 * b + 1]};
+}
 
 // Work above which a call polls for Ctrl-C (see run_without_gil).
-bool is_long(double flops) { return flops > 2e7; }
+bool is_long(double flops) {
+    return flops > 2e7;
+}
 
 // The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
 struct GramTrialOutputs {
@@ -137,8 +141,8 @@ void bind_gram_trial_settings(py::module_& m) {
 void bind_sweep(py::module_& m) {
     m.def(
         "seed_keys",
-        [](const CArray<std::uint32_t>& entropy, const CArray<std::uint32_t>& prefix, const CArray<std::int64_t>& trials,
-           CArray<std::uint64_t> keys) {
+        [](const CArray<std::uint32_t>& entropy, const CArray<std::uint32_t>& prefix,
+           const CArray<std::int64_t>& trials, CArray<std::uint64_t> keys) {
             require_shape(entropy, "entropy", {-1});
             require_shape(prefix, "prefix", {-1});
             require_shape(trials, "trials", {-1});
@@ -153,7 +157,8 @@ void bind_sweep(py::module_& m) {
                 const auto u = static_cast<std::uint64_t>(t);
                 spawn.push_back(static_cast<std::uint32_t>(u & 0xffffffffu));
                 if (u >> 32) spawn.push_back(static_cast<std::uint32_t>(u >> 32));
-                const Key2 k = seed_sequence_philox_key(entropy.data(), ne, spawn.data(), static_cast<int>(spawn.size()));
+                const Key2 k =
+                    seed_sequence_philox_key(entropy.data(), ne, spawn.data(), static_cast<int>(spawn.size()));
                 keys.mutable_data()[2 * b] = k[0];
                 keys.mutable_data()[2 * b + 1] = k[1];
             }
@@ -204,8 +209,8 @@ void bind_sweep(py::module_& m) {
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
-                        const MinNorm1Result r =
-                            minnorm_single_gram(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), sign);
+                        const MinNorm1Result r = minnorm_single_gram(ConstMatrixMap(kp + b * n * n, n, n),
+                                                                     ConstVectorMap(yp + b * n, n), sign);
                         VectorMap(zp + b * n, n) = r.z;
                         double* fb = fp + 5 * b;
                         fb[0] = r.objective;

@@ -49,7 +49,8 @@ HistoryArrays history_arrays(const py::dict& hist, Index B, Index m, Index n) {
         auto arr = py::reinterpret_borrow<py::object>(hist[key]);
         if (!py::isinstance<Arr>(arr)) throw py::type_error(std::string("history[") + key + "] has the wrong dtype");
         Arr a = arr.cast<Arr>();
-        if (!(a.flags() & py::array::c_style)) throw py::value_error(std::string("history[") + key + "] must be C-contiguous");
+        if (!(a.flags() & py::array::c_style))
+            throw py::value_error(std::string("history[") + key + "] must be C-contiguous");
         require_shape(a, key, shape);
         slot = a;
     };
@@ -67,8 +68,7 @@ struct Outcomes {
     CArray<std::int32_t> status;
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
     CArray<double> loss, grad_norm;
-    explicit Outcomes(Index B)
-        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B) {}
+    explicit Outcomes(Index B) : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B) {}
     void store(Index b, const RunSummary& s) {
         status.mutable_data()[b] = static_cast<std::int32_t>(s.status);
         nit.mutable_data()[b] = s.nit;
@@ -90,7 +90,9 @@ struct Outcomes {
 };
 
 // Work estimate above which a run is made interruptible (see run_without_gil).
-bool is_long(double flops) { return flops > 2e7; }
+bool is_long(double flops) {
+    return flops > 2e7;
+}
 
 // Problem b's slices of the arrays both engines share.
 struct ProblemViews {
@@ -105,10 +107,10 @@ struct ProblemViews {
 // and returns its summary; cost is the work of one step of one neuron. Returns
 // the per-problem outcomes as a dict of arrays.
 template <class RunOne>
-py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArray<double>& outer,
-                          CArray<double>& alpha, CArray<double>& beta, const CArray<double>& eta,
-                          const CArray<double>& tol, const GDSettings& settings, const py::dict& history,
-                          int n_threads, double cost, RunOne&& run_one) {
+py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArray<double>& outer, CArray<double>& alpha,
+                          CArray<double>& beta, const CArray<double>& eta, const CArray<double>& tol,
+                          const GDSettings& settings, const py::dict& history, int n_threads, double cost,
+                          RunOne&& run_one) {
     const Index m = outer.shape(0);
     require_shape(y, "y", {B, n});
     require_shape(outer, "outer", {m});
@@ -141,9 +143,7 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
 }  // namespace
 
 void bind_train(py::module_& m) {
-    py::enum_<Activation>(m, "Activation")
-        .value("relu", Activation::relu)
-        .value("leaky_relu", Activation::leaky_relu);
+    py::enum_<Activation>(m, "Activation").value("relu", Activation::relu).value("leaky_relu", Activation::leaky_relu);
     py::enum_<Loss> loss_enum(m, "Loss");
     for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
     m.def(
@@ -180,15 +180,14 @@ void bind_train(py::module_& m) {
             "leaky_slope", [](const GDSettings& s) { return s.model.leaky_slope; },
             [](GDSettings& s, double v) { s.model.leaky_slope = v; })
         .def_property(
-            "loss", [](const GDSettings& s) { return s.model.loss; },
-            [](GDSettings& s, Loss l) { s.model.loss = l; })
+            "loss", [](const GDSettings& s) { return s.model.loss; }, [](GDSettings& s, Loss l) { s.model.loss = l; })
         .def("validate", &GDSettings::validate);
 
     m.def(
         "run_dual_batch",
-        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer,
-           CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
-           const GDSettings& settings, const py::dict& history, int n_threads) {
+        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer, CArray<double> alpha,
+           CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol, const GDSettings& settings,
+           const py::dict& history, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
             const Index B = K.shape(0), n = K.shape(1);
             require_shape(K, "K", {B, n, n});
@@ -203,17 +202,18 @@ void bind_train(py::module_& m) {
                     return r;
                 });
         },
-        py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
-        py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
-        py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
-        "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.");
+        py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
+        py::arg("beta").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
+        py::arg("history"), py::arg("n_threads") = 0,
+        "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in "
+        "place.");
 
     m.def(
         "positive_start_batch",
         [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, double eps, double C_alpha,
            double tol, double tol_factor, double max_condition, Loss loss, CArray<double> K, CArray<double> mu,
-           CArray<double> beta0, CArray<double> alpha0, CArray<double> W0, CArray<double> eta,
-           CArray<double> tol_out, CArray<std::int32_t> check, int n_threads) {
+           CArray<double> beta0, CArray<double> alpha0, CArray<double> W0, CArray<double> eta, CArray<double> tol_out,
+           CArray<std::int32_t> check, int n_threads) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
             require_shape(y, "y", {B, n});
@@ -242,11 +242,11 @@ void bind_train(py::module_& m) {
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
-                        cp[b] = static_cast<std::int32_t>(positive_start(
-                            ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, opt,
-                            MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n),
-                            MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n),
-                            MatrixMap(wp + b * m_ * d, m_, d), ep[b], tp[b]));
+                        cp[b] = static_cast<std::int32_t>(
+                            positive_start(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, opt,
+                                           MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n),
+                                           MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n),
+                                           MatrixMap(wp + b * m_ * d, m_, d), ep[b], tp[b]));
                     });
                 },
                 static_cast<double>(B) * n * n * d > 5e8);
@@ -277,8 +277,8 @@ void bind_train(py::module_& m) {
 
     m.def(
         "weights_from_dual_batch",
-        [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0,
-           const CArray<double>& alpha, CArray<double> W, int n_threads) {
+        [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0, const CArray<double>& alpha,
+           CArray<double> W, int n_threads) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2);
             require_shape(alpha, "alpha", {B, -1, n});
@@ -293,8 +293,9 @@ void bind_train(py::module_& m) {
                     parallel_for(B, n_threads, [&](Index b) {
                         RowMatrix scratch(m_, n);
                         weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d), ConstMatrixMap(w0p + b * m_ * d, m_, d),
-                                          ConstMatrixMap(a0p + b * m_ * n, m_, n), ConstMatrixMap(ap + b * m_ * n, m_, n),
-                                          MatrixMap(wp + b * m_ * d, m_, d), scratch);
+                                          ConstMatrixMap(a0p + b * m_ * n, m_, n),
+                                          ConstMatrixMap(ap + b * m_ * n, m_, n), MatrixMap(wp + b * m_ * d, m_, d),
+                                          scratch);
                     });
                 },
                 static_cast<double>(B) * m_ * n * d > 5e8);

@@ -32,8 +32,7 @@ public:
     class Busy {
     public:
         explicit Busy(DualTrainer& t) : t_(t) {
-            if (t_.busy_.exchange(true))
-                throw std::runtime_error("this Trainer is already stepping in another thread");
+            if (t_.busy_.exchange(true)) throw std::runtime_error("this Trainer is already stepping in another thread");
         }
         ~Busy() { t_.busy_.store(false); }
         Busy(const Busy&) = delete;
@@ -94,7 +93,9 @@ py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t
     return a;
 }
 
-bool is_long(double flops) { return flops > 2e7; }
+bool is_long(double flops) {
+    return flops > 2e7;
+}
 
 py::dict summary_dict(const RunSummary& s) {
     py::dict d;
@@ -259,15 +260,20 @@ void bind_trainer(py::module_& m) {
                 return readonly_view(self, e.gram().data(), {e.n_samples(), e.n_samples()}, py::dtype::of<double>());
             },
             "The trainer's own copy of the Gram matrix (n, n): a read-only view.")
-        .def_property_readonly("loss", [](const DualTrainer& t) { return t.engine().loss(); },
-                               "Loss of the current state.")
-        .def_property_readonly("grad_norm", [](const DualTrainer& t) { return t.engine().grad_norm(); },
-                               "||grad_W R||_F of the current state.")
-        .def_property_readonly("steps_taken", [](const DualTrainer& t) { return t.engine().steps_taken(); },
-                               "GD steps taken since the starting point.")
-        .def_property_readonly("stable_step", [](const DualTrainer& t) { return t.engine().pattern().stable_step(); },
-                               "Last step at which an activation mask changed.")
-        .def_property_readonly("eta", [](const DualTrainer& t) { return t.engine().eta(); }, "Current step size.")
-        .def_property_readonly("settings", [](const DualTrainer& t) { return t.engine().settings(); },
-                               "A copy of the engine's GDSettings.");
+        .def_property_readonly(
+            "loss", [](const DualTrainer& t) { return t.engine().loss(); }, "Loss of the current state.")
+        .def_property_readonly(
+            "grad_norm", [](const DualTrainer& t) { return t.engine().grad_norm(); },
+            "||grad_W R||_F of the current state.")
+        .def_property_readonly(
+            "steps_taken", [](const DualTrainer& t) { return t.engine().steps_taken(); },
+            "GD steps taken since the starting point.")
+        .def_property_readonly(
+            "stable_step", [](const DualTrainer& t) { return t.engine().pattern().stable_step(); },
+            "Last step at which an activation mask changed.")
+        .def_property_readonly(
+            "eta", [](const DualTrainer& t) { return t.engine().eta(); }, "Current step size.")
+        .def_property_readonly(
+            "settings", [](const DualTrainer& t) { return t.engine().settings(); },
+            "A copy of the engine's GDSettings.");
 }

@@ -28,8 +28,8 @@ using CArray = py::array_t<T, py::array::c_style>;
 template <class T>
 void require_shape(const CArray<T>& a, const char* name, std::vector<py::ssize_t> shape) {
     if (a.ndim() != static_cast<py::ssize_t>(shape.size()))
-        throw py::value_error(std::string(name) + ": expected " + std::to_string(shape.size()) +
-                              " dimensions, got " + std::to_string(a.ndim()));
+        throw py::value_error(std::string(name) + ": expected " + std::to_string(shape.size()) + " dimensions, got " +
+                              std::to_string(a.ndim()));
     for (size_t i = 0; i < shape.size(); ++i)
         if (shape[i] >= 0 && a.shape(i) != shape[i])
             throw py::value_error(std::string(name) + ": wrong extent along axis " + std::to_string(i));

@@ -79,31 +79,33 @@ inline int run_all() {
 
 #define RC_CONCAT_(a, b) a##b
 #define RC_CONCAT(a, b) RC_CONCAT_(a, b)
-#define TEST_CASE(name)                                                                    \
-    static void RC_CONCAT(test_fn_, __LINE__)();                                           \
+#define TEST_CASE(name)                                                                                        \
+    static void RC_CONCAT(test_fn_, __LINE__)();                                                               \
     static const relucore_test::Register RC_CONCAT(test_reg_, __LINE__)(name, &RC_CONCAT(test_fn_, __LINE__)); \
     static void RC_CONCAT(test_fn_, __LINE__)()
 
 #define CHECK(cond) relucore_test::report(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
 
-#define CHECK_CLOSE(a, b, rtol, atol)                                                      \
-    do {                                                                                   \
-        double rc_worst_ = 0;                                                              \
-        const bool rc_ok_ = relucore_test::close((a), (b), (rtol), (atol), &rc_worst_);    \
-        relucore_test::report(rc_ok_, "CHECK_CLOSE(" #a ", " #b ")", __FILE__, __LINE__,   \
-                              "(max abs difference " + relucore_test::fmt(rc_worst_) + ")");   \
+#define CHECK_CLOSE(a, b, rtol, atol)                                                        \
+    do {                                                                                     \
+        double rc_worst_ = 0;                                                                \
+        const bool rc_ok_ = relucore_test::close((a), (b), (rtol), (atol), &rc_worst_);      \
+        relucore_test::report(rc_ok_, "CHECK_CLOSE(" #a ", " #b ")", __FILE__, __LINE__,     \
+                              "(max abs difference " + relucore_test::fmt(rc_worst_) + ")"); \
     } while (0)
 
-#define CHECK_THROWS(expr, Exception)                                                      \
-    do {                                                                                   \
-        bool rc_thrown_ = false;                                                           \
-        try {                                                                              \
-            (void)(expr);                                                                  \
-        } catch (const Exception&) {                                                       \
-            rc_thrown_ = true;                                                             \
-        }                                                                                  \
+#define CHECK_THROWS(expr, Exception)                                                                     \
+    do {                                                                                                  \
+        bool rc_thrown_ = false;                                                                          \
+        try {                                                                                             \
+            (void)(expr);                                                                                 \
+        } catch (const Exception&) {                                                                      \
+            rc_thrown_ = true;                                                                            \
+        }                                                                                                 \
         relucore_test::report(rc_thrown_, "CHECK_THROWS(" #expr ", " #Exception ")", __FILE__, __LINE__); \
     } while (0)
 
-#define RELUCORE_TEST_MAIN \
-    int main() { return relucore_test::run_all(); }
+#define RELUCORE_TEST_MAIN               \
+    int main() {                         \
+        return relucore_test::run_all(); \
+    }

@@ -26,9 +26,12 @@ double box_kkt(const RowMatrix& H, const Vector& c, const Vector& lo, const Vect
         worst = std::max(worst, std::max(lo[j] - z[j], z[j] - up[j]));
         const bool at_lo = std::isfinite(lo[j]) && z[j] == lo[j];
         const bool at_up = std::isfinite(up[j]) && z[j] == up[j];
-        if (at_lo) worst = std::max(worst, -r[j]);
-        else if (at_up) worst = std::max(worst, r[j]);
-        else worst = std::max(worst, std::abs(r[j]));
+        if (at_lo)
+            worst = std::max(worst, -r[j]);
+        else if (at_up)
+            worst = std::max(worst, r[j]);
+        else
+            worst = std::max(worst, std::abs(r[j]));
     }
     return worst;
 }

@@ -10,12 +10,12 @@ namespace relucore_test {
 inline int eigen_assert_failures = 0;
 inline std::string eigen_assert_last;
 }  // namespace relucore_test
-#define eigen_assert(x)                                          \
-    do {                                                         \
-        if (!(x)) {                                              \
-            ++relucore_test::eigen_assert_failures;              \
-            relucore_test::eigen_assert_last = #x;               \
-        }                                                        \
+#define eigen_assert(x)                             \
+    do {                                            \
+        if (!(x)) {                                 \
+            ++relucore_test::eigen_assert_failures; \
+            relucore_test::eigen_assert_last = #x;  \
+        }                                           \
     } while (false)
 
 #include "check.hpp"
@@ -86,7 +86,11 @@ TEST_CASE("DualGD::step and run allocate nothing") {
         RunSummary r;
         CHECK(allocations_during([&] { r = gd.run(&h, 25, [&](const DualGD&) { ++calls; }); }) == 0);
         CHECK(r.nit == 200 && calls == 4 && h.count > 0);
-        CHECK(allocations_during([&] { gd.set_eta(0.1); gd.set_labels(p.y); gd.step(3); }) == 0);
+        CHECK(allocations_during([&] {
+                  gd.set_eta(0.1);
+                  gd.set_labels(p.y);
+                  gd.step(3);
+              }) == 0);
     }
 }
 

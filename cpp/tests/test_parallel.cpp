@@ -30,9 +30,10 @@ TEST_CASE("an exception in an iteration is rethrown on the caller, after the loo
 }
 
 TEST_CASE("exception types are preserved; count <= 0 runs nothing") {
-    CHECK_THROWS(parallel_for(5, 2, [](Index i) {
-                     if (i == 4) throw std::invalid_argument("bad");
-                 }),
+    CHECK_THROWS(parallel_for(5, 2,
+                              [](Index i) {
+                                  if (i == 4) throw std::invalid_argument("bad");
+                              }),
                  std::invalid_argument);
     int calls = 0;
     parallel_for(0, 2, [&](Index) { ++calls; });

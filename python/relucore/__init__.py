@@ -14,6 +14,7 @@ The main entry points:
 
 docs/architecture.md describes the layers; docs/math.md the mathematics.
 """
+
 import importlib as _importlib
 
 from relucore._core import __version__
@@ -44,14 +45,43 @@ _LAZY_SUBPACKAGES = ("meanfield", "experiments", "plots", "cli")
 __all__ = [
     "__version__",
     # gradient descent
-    "train", "Trainer", "TrainOptions", "TrainResult", "History", "DivergenceError", "default_eta",
+    "train",
+    "Trainer",
+    "TrainOptions",
+    "TrainResult",
+    "History",
+    "DivergenceError",
+    "default_eta",
     # theory toolkit
-    "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
-    "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
-    "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
-    "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics",
+    "sample",
+    "sample_gram",
+    "sample_gram_batch",
+    "Dataset",
+    "GramDataset",
+    "Spectrum",
+    "gram_stats",
+    "GramStats",
+    "predicted_limit",
+    "check_limit",
+    "LimitCheck",
+    "minnorm",
+    "MinNormSolution",
+    "KKTCertificate",
+    "SearchCertificate",
+    "limit_gap",
+    "normalized_gap",
+    "theorem2_bounds",
+    "theorem4_bounds",
+    "theorem6_bound",
+    "step_constant",
+    "regimes",
+    "Regimes",
+    "training_metrics",
+    "TrainingMetrics",
     # sweeps
-    "sweep", "save_table", "CheckpointError",
+    "sweep",
+    "save_table",
+    "CheckpointError",
 ]
 
 

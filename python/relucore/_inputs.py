@@ -4,6 +4,7 @@ One rule: ``K = X X^T`` is formed by the C++ kernel (``_core.gram_batch``) and c
 finite; a given ``gram`` must be square, finite, symmetric (to 1e-10) and is
 symmetrised; when both X and gram are given, gram is used.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Tuple

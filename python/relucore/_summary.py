@@ -9,6 +9,7 @@ arrays across the batch (status counts, ranges) instead of listing the problems.
 The output is at most :data:`MAX_LINES` lines for any size; the full values stay
 available as attributes and through ``to_dict()``.
 """
+
 from __future__ import annotations
 
 import collections
@@ -40,9 +41,13 @@ class _Spec:
     formats: Mapping[str, Callable[[Any, Optional[int]], str]]
 
 
-def summarized(*, rows: Optional[Sequence[Row]] = None, title: Optional[Callable[[Any], str]] = None,
-               batch: Optional[Callable[[Any], Optional[int]]] = None,
-               formats: Optional[Mapping[str, Callable[[Any, Optional[int]], str]]] = None):
+def summarized(
+    *,
+    rows: Optional[Sequence[Row]] = None,
+    title: Optional[Callable[[Any], str]] = None,
+    batch: Optional[Callable[[Any], Optional[int]]] = None,
+    formats: Optional[Mapping[str, Callable[[Any, Optional[int]], str]]] = None,
+):
     """Class decorator giving a dataclass a short summary ``repr`` and ``to_dict()``.
 
     Apply it above ``@dataclasses.dataclass`` (it replaces the generated ``__repr__``).
@@ -144,7 +149,9 @@ def _array_rows(obj: Any, shown: set):
     out = []
     for names in groups.values():
         a = getattr(obj, names[0])
-        out.append((", ".join(names), _values(a) if len(names) == 1 and (a.ndim <= 1 or a.size <= _SMALL) else placeholder(a)))
+        out.append(
+            (", ".join(names), _values(a) if len(names) == 1 and (a.ndim <= 1 or a.size <= _SMALL) else placeholder(a))
+        )
     return out
 
 
@@ -172,8 +179,9 @@ def _values(a: np.ndarray) -> str:
     """A small or 1-D array with its (first and last) values."""
     if a.ndim > 1 and (a.size > _SMALL or a.size == 0):
         return placeholder(a)
-    body = np.array2string(a, separator=", ", threshold=_SMALL, edgeitems=3, max_line_width=10**6,
-                           formatter={"float_kind": _float4})
+    body = np.array2string(
+        a, separator=", ", threshold=_SMALL, edgeitems=3, max_line_width=10**6, formatter={"float_kind": _float4}
+    )
     extra = [] if a.size <= _SMALL else [f"shape={a.shape}"]
     if a.dtype not in (np.float64, np.int64, np.bool_) or a.size == 0:
         extra.append(f"dtype={a.dtype}")

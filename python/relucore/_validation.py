@@ -4,6 +4,7 @@ Every public function converts its array inputs here, once, so that errors
 read the same everywhere: they name the argument and say what was expected
 (scikit-learn's wording where it has one).
 """
+
 from __future__ import annotations
 
 import math
@@ -158,9 +159,7 @@ def check_positive_per_problem(value, name: str, B: int, batched: bool) -> np.nd
         return np.full(B, check_positive(value, name))
     arr = as_float_array(value, name, ndim=1)
     if not batched or arr.shape != (B,):
-        raise ValueError(
-            f"{name} must be a positive number (or one per problem, shape ({B},)); got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a positive number (or one per problem, shape ({B},)); got shape {arr.shape}")
     if not np.all(arr > 0):
         raise ValueError(f"{name} must be positive, got {arr[~(arr > 0)][0]} at problem {int(np.argmin(arr > 0))}")
     return arr

@@ -1,4 +1,5 @@
 """`relucore reproduce`: outputs, summary, exit codes (failed claim vs raising experiment)."""
+
 import json
 import os
 

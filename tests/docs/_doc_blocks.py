@@ -12,6 +12,7 @@ above the opening fence, one per line:
 
 The docs say in their text what the directive does, so a reader knows what the test runs.
 """
+
 import re
 import shlex
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def fenced_blocks(path: Path) -> List[Block]:
             j += 1
         if j == len(lines):
             raise ValueError(f"{path}:{i + 1}: code fence never closed")
-        body = "\n".join(_dedent(line, indent) for line in lines[i + 1:j])
+        body = "\n".join(_dedent(line, indent) for line in lines[i + 1 : j])
         blocks.append(Block(path, i + 1, lang, body + "\n", _directives(lines, i, str(path))))
         i = j + 1
     return blocks

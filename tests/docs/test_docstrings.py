@@ -5,6 +5,7 @@ and run as ``pytest --doctest-modules`` runs them (globals: a copy of the module
 option flag ELLIPSIS), one test per docstring, in a temporary working directory.
 Lines marked ``# doctest: +SKIP`` are not run.
 """
+
 import doctest
 import importlib
 import os

@@ -17,6 +17,7 @@ only when an optional dependency it imports (pandas, dask, matplotlib, ...) is n
 installed, or when it calls a DataFrame method of a sweep table and pandas is not
 installed.
 """
+
 import ast
 import linecache
 import os
@@ -61,8 +62,9 @@ def _cluster(block):
         return
     distributed = pytest.importorskip("dask.distributed")
     assert source.count(address[0]) == 1, f"{block.id}: {address[0]!r} should occur once"
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         yield source.replace(address[0], cluster.scheduler_address)
 
 

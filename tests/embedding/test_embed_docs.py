@@ -1,4 +1,5 @@
 """The Python example of docs/embedding.md runs as written."""
+
 import re
 from pathlib import Path
 

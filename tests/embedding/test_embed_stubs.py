@@ -4,6 +4,7 @@ Regenerate with ``python .ci/stubs.py`` after changing any binding. The check
 needs pybind11-stubgen (a test extra) and is skipped when the toolchain that
 shapes the text differs from the one named in the stub's header.
 """
+
 import importlib.util
 import subprocess
 import sys

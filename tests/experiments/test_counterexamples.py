@@ -1,4 +1,5 @@
 """b4 and vardi-shamir: local minimum, closed form, and the gamma-dependence of the limit."""
+
 import numpy as np
 
 from relucore import experiments

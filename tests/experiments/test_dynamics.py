@@ -1,4 +1,5 @@
 """fig4-fig7: the captions' facts, checked on the experiments' own runs."""
+
 import numpy as np
 
 from relucore import experiments

@@ -1,4 +1,5 @@
 """Experiment names are hyphenated; the old underscore spellings still work, with a DeprecationWarning."""
+
 import pytest
 
 from relucore import experiments

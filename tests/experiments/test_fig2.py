@@ -1,4 +1,5 @@
 """fig2: gap scaling of Theorem 2; the Gram-space gap checked against weight space."""
+
 import numpy as np
 import pytest
 
@@ -8,8 +9,18 @@ from relucore.experiments import lai_gap
 
 
 def test_fig2_tiny_slopes_have_the_theorem2_signs_and_sizes():
-    r = experiments.run("fig2", n_grid=(4, 8, 16, 32), d_fixed=2000, d_grid=(400, 1600, 6400), n_fixed=8,
-                                 powerlaw_d=6400, powerlaw_exponents=(0.15, 0.4), trials=8, n_boot=200, seed=1)
+    r = experiments.run(
+        "fig2",
+        n_grid=(4, 8, 16, 32),
+        d_fixed=2000,
+        d_grid=(400, 1600, 6400),
+        n_fixed=8,
+        powerlaw_d=6400,
+        powerlaw_exponents=(0.15, 0.4),
+        trials=8,
+        n_boot=200,
+        seed=1,
+    )
     s = r.data["slopes"]
     slope_n, ci_n = s["n_minus"]
     slope_l, ci_l = s["lambda_all"]
@@ -35,6 +46,6 @@ def test_gram_space_gap_equals_weight_space_gap(problem):
 
 def test_bootstrap_slope_recovers_an_exact_power_law():
     x = np.repeat([1.0, 2.0, 4.0, 8.0], 5)
-    s, (lo, hi) = lai_gap.bootstrap_slope(x, 3.0 * x ** -0.5, n_boot=100, rng=0)
+    s, (lo, hi) = lai_gap.bootstrap_slope(x, 3.0 * x**-0.5, n_boot=100, rng=0)
     assert s == pytest.approx(-0.5, abs=1e-12)
     assert lo == pytest.approx(-0.5, abs=1e-12) and hi == pytest.approx(-0.5, abs=1e-12)

@@ -1,4 +1,5 @@
 """fig3: different random inits select different subsets S; Lemma 1 projection; closeness to the MNI on S."""
+
 import numpy as np
 
 from relucore import experiments
@@ -16,7 +17,7 @@ def test_fig3_two_inits_select_different_subsets():
         w = res.W[b, 0]
         S = np.flatnonzero(X @ w > 0)
         assert np.all(y[S] > 0)
-        np.testing.assert_allclose(X[S] @ w, y[S], rtol=1e-8)        # fits y on S ...
+        np.testing.assert_allclose(X[S] @ w, y[S], rtol=1e-8)  # fits y on S ...
         assert np.all(X[np.setdiff1d(np.arange(len(y)), S)] @ w <= 0)  # ... and is off elsewhere
         w_mni = X[S].T @ np.linalg.solve(X[S] @ X[S].T, y[S])
         # The caption's "of the form X_S^T (X_S X_S^T)^-1 y_S": close, not equal (init memory).

@@ -4,6 +4,7 @@ Checked against a numpy reference written here (loss, gradient, GD step), centra
 finite differences of that loss, and engine-vs-engine agreement (the losses and
 activations of ``docs/math.md``; Kou et al. 2023 for the logistic loss and the leaky ReLU).
 """
+
 import numpy as np
 import pytest
 
@@ -84,8 +85,9 @@ def test_engine_matches_numpy_gd(loss, act, gamma, engine):
     X, y, a, W0 = _problem(2, n=9, d=120, m=6)
     eta = 0.7 if loss == "logistic" else 0.3 / (np.sum(a**2) * np.linalg.eigvalsh(X @ X.T)[-1])
     T = 150
-    r = relucore.train(X, y, signs=a, loss=loss, activation=act, leaky_slope=gamma, init=W0, eta=eta, steps=T,
-                       engine=engine)
+    r = relucore.train(
+        X, y, signs=a, loss=loss, activation=act, leaky_slope=gamma, init=W0, eta=eta, steps=T, engine=engine
+    )
     W_ref = np_gd(W0, X, y, a, eta, T, loss, act, gamma)
     assert np.abs(r.W - W_ref).max() <= 1e-10 * np.abs(W_ref).max()
     assert r.loss == pytest.approx(np_loss(W_ref, X, y, a, loss, act, gamma), rel=1e-10)
@@ -114,7 +116,9 @@ def test_logistic_gradient_matches_finite_differences(act):
         for j in range(d):
             E = np.zeros_like(W0)
             E[k, j] = h
-            fd[k, j] = (np_loss(W0 + E, X, y, a, "logistic", act, gamma) - np_loss(W0 - E, X, y, a, "logistic", act, gamma)) / (2 * h)
+            fd[k, j] = (
+                np_loss(W0 + E, X, y, a, "logistic", act, gamma) - np_loss(W0 - E, X, y, a, "logistic", act, gamma)
+            ) / (2 * h)
     np.testing.assert_allclose(grad_engine, fd, rtol=0, atol=1e-8 * np.abs(fd).max())
     r0 = relucore.train(X, y, signs=a, loss="logistic", activation=act, leaky_slope=gamma, init=W0, eta=eta, steps=0)
     assert r0.loss == pytest.approx(np_loss(W0, X, y, a, "logistic", act, gamma), rel=1e-13)

@@ -1,13 +1,13 @@
 """The literature experiments (Kou et al. 2023, step size, Dana et al. 2025): their helpers against independent references,
 and their claims at the quick size."""
+
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
-from conftest import fig4_problem
 from relucore import experiments
 from relucore.experiments import dana2025, kou2023, step_size
-
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -1,4 +1,5 @@
 """The registered mean-field experiments run in their quick settings and their claims hold."""
+
 import numpy as np
 import pytest
 

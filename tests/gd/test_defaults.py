@@ -1,4 +1,5 @@
 """The defaults read from the C++ table (relucore/defaults.hpp, relucore/gd/model.hpp) against their stated values."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """TrainOptions: the one list of options shared by train, Trainer and prepare."""
+
 import dataclasses
 import inspect
 

@@ -1,5 +1,6 @@
 """The C++ pieces behind a fast train call: the Gram kernel and the all-positive
 start (relucore/gd/positive_start.hpp), each against numpy written here."""
+
 import numpy as np
 import pytest
 
@@ -31,12 +32,36 @@ def test_gram_batch_of_strided_rows_is_exact_on_integers():
 def _start(X, y, signs, eps=0.0, tol=-1.0, beta0=None, eta=None):
     B, n, d = X.shape
     m = len(signs)
-    out = dict(K=np.empty((B, n, n)), mu=np.empty((B, n)), beta0=np.empty((B, m, n)) if beta0 is None else beta0,
-               alpha0=np.empty((B, m, n)), W0=np.empty((B, m, d)), eta=np.zeros(B) if eta is None else eta,
-               tol_out=np.empty(B), check=np.empty(B, dtype=np.int32))
-    _core.positive_start_batch(X, y, np.asarray(signs, float), eps, 10.0, tol, 1e-12, 1e12, _core.Loss.square,
-                               out["K"], out["mu"], out["beta0"], out["alpha0"], out["W0"], out["eta"],
-                               out["tol_out"], out["check"], 1)
+    out = dict(
+        K=np.empty((B, n, n)),
+        mu=np.empty((B, n)),
+        beta0=np.empty((B, m, n)) if beta0 is None else beta0,
+        alpha0=np.empty((B, m, n)),
+        W0=np.empty((B, m, d)),
+        eta=np.zeros(B) if eta is None else eta,
+        tol_out=np.empty(B),
+        check=np.empty(B, dtype=np.int32),
+    )
+    _core.positive_start_batch(
+        X,
+        y,
+        np.asarray(signs, float),
+        eps,
+        10.0,
+        tol,
+        1e-12,
+        1e12,
+        _core.Loss.square,
+        out["K"],
+        out["mu"],
+        out["beta0"],
+        out["alpha0"],
+        out["W0"],
+        out["eta"],
+        out["tol_out"],
+        out["check"],
+        1,
+    )
     return out
 
 
@@ -73,9 +98,17 @@ def test_positive_start_keeps_given_offsets_eta_and_tol():
     assert np.array_equal(out["eta"], [1e-3, 2e-3]) and np.array_equal(out["tol_out"], [0.25, 0.25])
 
 
-@pytest.mark.parametrize("case,code", [
-    ("nan label", 1), ("zero sign", 2), ("inf X", 3), ("zero X", 4), ("repeated row", 5), ("tiny eta", 9),
-])
+@pytest.mark.parametrize(
+    "case,code",
+    [
+        ("nan label", 1),
+        ("zero sign", 2),
+        ("inf X", 3),
+        ("zero X", 4),
+        ("repeated row", 5),
+        ("tiny eta", 9),
+    ],
+)
 def test_positive_start_names_the_failed_check(case, code):
     rng = np.random.default_rng(13)
     X = rng.standard_normal((1, 4, 30))
@@ -103,8 +136,22 @@ def test_fast_and_general_paths_agree():
     X = rng.standard_normal((12, 500))
     y = rng.uniform(0.1, 1, 12) * rng.choice([-1, 1], 12)
     fast = relucore.train(X, y, signs=(1, -1), steps=3000)
-    assert _prepare._positive_start(X[None], y[None], False, np.array([1.0, -1.0]), eps=None, eta=None, tol=None,
-                                    C_alpha=10.0, n_threads=1, activation="relu", leaky_slope=0.01) is not None
+    assert (
+        _prepare._positive_start(
+            X[None],
+            y[None],
+            False,
+            np.array([1.0, -1.0]),
+            eps=None,
+            eta=None,
+            tol=None,
+            C_alpha=10.0,
+            n_threads=1,
+            activation="relu",
+            leaky_slope=0.01,
+        )
+        is not None
+    )
     general = relucore.train(X, y, signs=(1, -1), init=fast.W0, eta=fast.eta, tol=fast.tol, steps=3000)
     assert general.nit == fast.nit
     np.testing.assert_allclose(general.beta, fast.beta, rtol=1e-10, atol=1e-13)

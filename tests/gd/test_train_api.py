@@ -1,10 +1,11 @@
 """train's batching, threads, history, statuses and input validation."""
+
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
 from relucore import _core
-from conftest import fig4_problem
 
 
 def batch(B, n=10, d=300, seed=0):
@@ -99,7 +100,8 @@ def test_fortran_and_noncontiguous_inputs_are_accepted():
     X, y = fig4_problem(0, d=100)
     ref = relucore.train(X, y, steps=20, tol=0.0)
     a = relucore.train(np.asfortranarray(X), y, steps=20, tol=0.0)
-    Xw = np.zeros((10, 200)); Xw[:, ::2] = X
+    Xw = np.zeros((10, 200))
+    Xw[:, ::2] = X
     b = relucore.train(Xw[:, ::2], list(y), steps=20, tol=0.0)
     assert np.array_equal(ref.W, a.W) and np.array_equal(ref.W, b.W)
 
@@ -107,8 +109,20 @@ def test_fortran_and_noncontiguous_inputs_are_accepted():
 @pytest.mark.parametrize(
     "X_fn, y_fn, kw, exc, match",
     [
-        (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), lambda y: y, {}, ValueError, "X contains NaN"),
-        (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 3, np.inf, X), lambda y: y, {}, ValueError, "X contains infinity"),
+        (
+            lambda X: np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X),
+            lambda y: y,
+            {},
+            ValueError,
+            "X contains NaN",
+        ),
+        (
+            lambda X: np.where(np.arange(X.size).reshape(X.shape) == 3, np.inf, X),
+            lambda y: y,
+            {},
+            ValueError,
+            "X contains infinity",
+        ),
         (lambda X: X, lambda y: np.r_[y[:-1], np.nan], {}, ValueError, "y contains NaN"),
         (lambda X: X, lambda y: y[:-1], {}, ValueError, "inconsistent numbers of samples"),
         (lambda X: X[0], lambda y: y, {}, ValueError, "X must be 2 or 3-dimensional"),

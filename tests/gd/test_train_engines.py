@@ -1,9 +1,10 @@
 """The two C++ engines and an independent numpy loop agree (docs/math.md §2)."""
+
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
-from conftest import fig4_problem
 
 
 def numpy_gd(X, y, W0, signs, eta, steps):
@@ -75,8 +76,9 @@ def test_gaussian_init_in_gram_only_mode_has_the_right_law():
     X = rng.standard_normal((3, 40))
     K = X @ X.T
     y = np.ones(3)
-    res = relucore.train(None, y[None].repeat(4000, 0), gram=K[None].repeat(4000, 0), init="gaussian",
-                         init_scale=0.5, rng=1, steps=0)
+    res = relucore.train(
+        None, y[None].repeat(4000, 0), gram=K[None].repeat(4000, 0), init="gaussian", init_scale=0.5, rng=1, steps=0
+    )
     betas = res.beta0[:, 0, :]
     cov = np.cov(betas.T)
     # 4000 samples: relative standard error of a covariance entry ~ sqrt(2/4000) = 2.2%.

@@ -1,4 +1,5 @@
 """TrainResult and History print as short summaries, for one problem or a batch of any size."""
+
 import numpy as np
 import pytest
 from _summary_helpers import assert_summary
@@ -19,9 +20,17 @@ def quickstart():
 
 def test_single_run(quickstart):
     res, _ = quickstart
-    text = assert_summary(res, contains=["m=2, n=10, d=2000", "message: converged", "status: 0 (converged)",
-                                         f"nit: {res.nit}", "W, W0: array(shape=(2, 2000), dtype=float64)",
-                                         f"history: History({res.nit + 1} records, m=2, n=10)"])
+    text = assert_summary(
+        res,
+        contains=[
+            "m=2, n=10, d=2000",
+            "message: converged",
+            "status: 0 (converged)",
+            f"nit: {res.nit}",
+            "W, W0: array(shape=(2, 2000), dtype=float64)",
+            f"history: History({res.nit + 1} records, m=2, n=10)",
+        ],
+    )
     assert "signs: array([1., -1.])" in text
     assert_summary(res.history, contains=[f"{res.nit + 1} records", "mask: array(shape="])
     np.testing.assert_array_equal(res.to_dict()["W"], res.W)
@@ -29,8 +38,15 @@ def test_single_run(quickstart):
 
 def test_batch_is_summarised_per_batch_not_per_problem(quickstart):
     _, batch = quickstart
-    text = assert_summary(batch, contains=["64 problems, m=1, n=10, d=200", "success: 64 of 64",
-                                           "status: 64 × converged", "W, W0: array(shape=(64, 1, 200)"])
+    text = assert_summary(
+        batch,
+        contains=[
+            "64 problems, m=1, n=10, d=200",
+            "success: 64 of 64",
+            "status: 64 × converged",
+            "W, W0: array(shape=(64, 1, 200)",
+        ],
+    )
     assert "nit: " in text and ".." in text.split("nit: ")[1].splitlines()[0]
     assert_summary(batch.history, contains=["64 problems, up to", "n_records:"])
 

@@ -1,9 +1,10 @@
 """Closed-form limits of Theorems 1 and 3 (docs/math.md §5), computed here from scratch."""
+
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
-from conftest import fig4_problem
 
 
 def project(X, w1, rows, target):

@@ -1,20 +1,21 @@
 """relucore.Trainer: bitwise agreement with train, zero-copy read-only views,
 changes between steps, callbacks, checkpoints/pickling and Ctrl-C."""
+
 import contextlib
 import copy
 import gc
+import multiprocessing
 import os
 import pickle
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
-import multiprocessing
 
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
-from conftest import fig4_problem
 
 STATE_FIELDS = ("alpha", "beta", "W", "loss", "grad_norm", "nit", "pattern_stable_step", "eta")
 
@@ -342,12 +343,15 @@ def test_bad_input():
 
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 
 @settings(max_examples=30, deadline=None)
-@given(chunks=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
-       pickle_at=st.integers(min_value=0, max_value=5))
+@given(
+    chunks=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=6),
+    pickle_at=st.integers(min_value=0, max_value=5),
+)
 def test_any_chunking_and_checkpoint_equals_one_train_call(chunks, pickle_at):
     X, y = fig4_problem(21, n=8, d=60)
     kw = dict(signs=(1, -1), init="gaussian", rng=9, init_scale=0.2, tol=0.0)

@@ -4,6 +4,7 @@ Checked against hand-made parameters with known clusters, Cover's count for
 points in general position, an independent planar formula, brute-force
 enumeration of all 2^M sign patterns, and Proposition 7 of Liang et al.
 """
+
 import itertools
 from math import comb
 
@@ -22,8 +23,13 @@ def _brute_force_dichotomies(X):
     n = 0
     for s in itertools.product((-1.0, 1.0), repeat=U.shape[0]):
         s = np.array(s)
-        r = linprog(np.zeros(U.shape[1]), A_ub=-(s[:, None] * U), b_ub=-np.ones(U.shape[0]),
-                    bounds=[(None, None)] * U.shape[1], method="highs")
+        r = linprog(
+            np.zeros(U.shape[1]),
+            A_ub=-(s[:, None] * U),
+            b_ub=-np.ones(U.shape[0]),
+            bounds=[(None, None)] * U.shape[1],
+            method="highs",
+        )
         n += r.status == 0
     assert n % 2 == 0
     return n // 2

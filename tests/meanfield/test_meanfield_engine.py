@@ -4,6 +4,7 @@ Independent references: numpy's Philox bit generator (bitwise), a numpy loop
 written here (same sample indices and noise), central finite differences of
 the objective written here, and exact distributional facts about the noise.
 """
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,8 +13,9 @@ from relucore import _core, meanfield
 
 
 # ----------------------------------------------------------------- generator
-@pytest.mark.parametrize("counter,key", [([5, 7, 9, 11], [123, 456]), ([1, 0, 0, 0], [0, 0]),
-                                         ([2**64 - 1, 3, 2**63, 1], [2**64 - 1, 2**40])])
+@pytest.mark.parametrize(
+    "counter,key", [([5, 7, 9, 11], [123, 456]), ([1, 0, 0, 0], [0, 0]), ([2**64 - 1, 3, 2**63, 1], [2**64 - 1, 2**40])]
+)
 def test_philox_matches_numpy(counter, key):
     # numpy's Philox increments the (first word of the) counter before each block: start one below.
     c = np.array(counter, dtype=np.uint64)
@@ -101,7 +103,7 @@ def _objective(theta, X, y, *, lam, kappa, bias, train_outer):
     a, W = theta[:, 0], theta[:, 1 : 1 + d]
     b = theta[:, d + 1] if bias else 0.0
     h = kappa * (np.maximum(X @ W.T + b, 0) @ a)
-    reg = theta[:, (0 if train_outer else 1):]
+    reg = theta[:, (0 if train_outer else 1) :]
     return np.mean((h - y) ** 2) + lam / theta.shape[0] * np.sum(reg**2)
 
 
@@ -115,25 +117,47 @@ def data2d():
 
 @pytest.mark.parametrize(
     "B,T,scale,bias,outer",
-    [(1, 0.0, "1/N", True, True), (1, 0.05, "1/N", True, True), (3, 0.05, "1/sqrt(N)", True, False),
-     (6, 0.0, "1", False, True), (2, 0.01, "1/N", False, False), (1, 0.01, "1/sqrt(N)", False, False)],
+    [
+        (1, 0.0, "1/N", True, True),
+        (1, 0.05, "1/N", True, True),
+        (3, 0.05, "1/sqrt(N)", True, False),
+        (6, 0.0, "1", False, True),
+        (2, 0.01, "1/N", False, False),
+        (1, 0.01, "1/sqrt(N)", False, False),
+    ],
 )
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
     N, iters, step, lam = 9, 60, 0.5, 0.1
     P = 4 if bias else 3
     theta0 = np.random.default_rng(1).normal(0, 0.7, (N, P))
-    res = meanfield.train(X, y, N=N, step=step, weight_decay=lam, temperature=T, iters=iters, batch_size=B,
-                          bias=bias, train_outer=outer, output_scale=scale, init=theta0, seed=42, record=10)
+    res = meanfield.train(
+        X,
+        y,
+        N=N,
+        step=step,
+        weight_decay=lam,
+        temperature=T,
+        iters=iters,
+        batch_size=B,
+        bias=bias,
+        train_outer=outer,
+        output_scale=scale,
+        init=theta0,
+        seed=42,
+        record=10,
+    )
     kappa = meanfield.output_scale_factor(scale, N)
-    ref = _reference(X, y, theta0, iters=iters, step=step, lam=lam, T=T, kappa=kappa, bias=bias,
-                     train_outer=outer, B=B, key=res.key)
+    ref = _reference(
+        X, y, theta0, iters=iters, step=step, lam=lam, T=T, kappa=kappa, bias=bias, train_outer=outer, B=B, key=res.key
+    )
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
     if not outer:
         np.testing.assert_array_equal(res.theta[:, 0], theta0[:, 0])
     # The recorded objective is L of the recorded state (checked at the end).
-    np.testing.assert_allclose(res.objective[-1], _objective(ref, X, y, lam=lam, kappa=kappa, bias=bias,
-                                                             train_outer=outer), rtol=1e-10)
+    np.testing.assert_allclose(
+        res.objective[-1], _objective(ref, X, y, lam=lam, kappa=kappa, bias=bias, train_outer=outer), rtol=1e-10
+    )
     assert res.steps.tolist() == list(range(0, iters + 1, 10))
 
 
@@ -143,10 +167,24 @@ def test_given_samples_are_used(data2d):
     theta0 = np.random.default_rng(2).normal(0, 0.5, (N, 4))
     samples = np.random.default_rng(3).integers(0, 6, (iters, 2))
     samples[:, 1] = (samples[:, 0] + 1) % 6
-    res = meanfield.train(X, y, N=N, step=0.3, weight_decay=0.05, iters=iters, batch_size=2, init=theta0,
-                          samples=samples, seed=0)
-    ref = _reference(X, y, theta0, iters=iters, step=0.3, lam=0.05, T=0.0, kappa=1 / N, bias=True,
-                     train_outer=True, B=2, key=res.key, samples=samples)
+    res = meanfield.train(
+        X, y, N=N, step=0.3, weight_decay=0.05, iters=iters, batch_size=2, init=theta0, samples=samples, seed=0
+    )
+    ref = _reference(
+        X,
+        y,
+        theta0,
+        iters=iters,
+        step=0.3,
+        lam=0.05,
+        T=0.0,
+        kappa=1 / N,
+        bias=True,
+        train_outer=True,
+        B=2,
+        key=res.key,
+        samples=samples,
+    )
     np.testing.assert_allclose(res.theta, ref, rtol=1e-12, atol=1e-14)
 
 
@@ -157,8 +195,20 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
     N, step, lam = 4, 1e-4, 0.3
     P = 4 if bias else 3
     theta0 = np.random.default_rng(4).normal(0, 0.8, (N, P))
-    res = meanfield.train(X, y, N=N, step=step, weight_decay=lam, iters=1, batch_size=None, bias=bias,
-                          train_outer=outer, output_scale=scale, init=theta0, seed=0)
+    res = meanfield.train(
+        X,
+        y,
+        N=N,
+        step=step,
+        weight_decay=lam,
+        iters=1,
+        batch_size=None,
+        bias=bias,
+        train_outer=outer,
+        output_scale=scale,
+        init=theta0,
+        seed=0,
+    )
     grad = (theta0 - res.theta) / step
     kappa = meanfield.output_scale_factor(scale, N)
     fd = np.zeros_like(theta0)
@@ -174,14 +224,16 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
             fd[i, q] = (f(tp) - f(tm)) / (2 * eps)
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
     # The engine's own objective at theta0 agrees with the one written here.
-    np.testing.assert_allclose(res.objective[0], _objective(theta0, X, y, lam=lam, kappa=kappa, bias=bias,
-                                                            train_outer=outer), rtol=1e-13)
+    np.testing.assert_allclose(
+        res.objective[0], _objective(theta0, X, y, lam=lam, kappa=kappa, bias=bias, train_outer=outer), rtol=1e-13
+    )
 
 
 def test_objective_decreases_full_batch(data2d):
     X, y = data2d
-    res = meanfield.train(X, y, N=300, step=0.5, weight_decay=0.01, init_scale=0.3, iters=3000, batch_size=None,
-                          seed=5, record=10)
+    res = meanfield.train(
+        X, y, N=300, step=0.5, weight_decay=0.01, init_scale=0.3, iters=3000, batch_size=None, seed=5, record=10
+    )
     assert res.success
     assert np.all(np.diff(res.objective) <= 1e-12)
     assert res.objective[-1] < 0.5 * res.objective[0]
@@ -190,8 +242,19 @@ def test_objective_decreases_full_batch(data2d):
 @pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
 def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d
-    kw = dict(N=700, step=1.0, weight_decay=0.01, temperature=1e-3, iters=400, batch_size=batch_size, bias=bias,
-              seed=7, record=50, track=5, snapshots=(0, 123, 400))
+    kw = dict(
+        N=700,
+        step=1.0,
+        weight_decay=0.01,
+        temperature=1e-3,
+        iters=400,
+        batch_size=batch_size,
+        bias=bias,
+        seed=7,
+        record=50,
+        track=5,
+        snapshots=(0, 123, 400),
+    )
     runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
     runs.append(meanfield.train(X, y, n_threads=2, progress=True, **kw))  # cut into segments
     for r in runs[1:]:
@@ -216,8 +279,17 @@ def test_noise_increment_is_standard_normal():
     """From theta = 0 the gradient vanishes (relu'(0) = 0), so one step is pure noise sqrt(4 s T / N) xi."""
     X = np.array([[1.0, 2.0], [-1.0, 0.5]])
     N, step, T = 20000, 2.0, 0.3
-    res = meanfield.train(X, np.array([1.0, -1.0]), N=N, step=step, temperature=T, weight_decay=0.1,
-                          init=np.zeros((N, 4)), iters=1, seed=9)
+    res = meanfield.train(
+        X,
+        np.array([1.0, -1.0]),
+        N=N,
+        step=step,
+        temperature=T,
+        weight_decay=0.1,
+        init=np.zeros((N, 4)),
+        iters=1,
+        seed=9,
+    )
     sd = np.sqrt(4 * step / N * T)
     # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
     key = res.key
@@ -242,8 +314,9 @@ def test_single_sample_indices_are_uniform():
 
 def test_divergence_is_reported(data2d):
     X, y = data2d
-    res = meanfield.train(X, 1e3 * y, N=20, step=50.0, output_scale="1", init_scale=1.0, iters=2000,
-                          batch_size=None, seed=0, record=0)
+    res = meanfield.train(
+        X, 1e3 * y, N=20, step=50.0, output_scale="1", init_scale=1.0, iters=2000, batch_size=None, seed=0, record=0
+    )
     assert not res.success and res.status == 2
     assert res.nit < 2000
     assert res.steps[-1] == res.nit
@@ -251,10 +324,17 @@ def test_divergence_is_reported(data2d):
 
 @pytest.mark.parametrize(
     "kw,err",
-    [(dict(step=0.0), ValueError), (dict(batch_size=7), ValueError), (dict(output_scale="N"), ValueError),
-     (dict(init=np.zeros((3, 4))), ValueError), (dict(snapshots=(11,)), ValueError), (dict(N=0), ValueError),
-     (dict(samples=np.zeros((10, 1), int) + 6), ValueError), (dict(seed=True), TypeError),
-     (dict(temperature=-1.0), ValueError)],
+    [
+        (dict(step=0.0), ValueError),
+        (dict(batch_size=7), ValueError),
+        (dict(output_scale="N"), ValueError),
+        (dict(init=np.zeros((3, 4))), ValueError),
+        (dict(snapshots=(11,)), ValueError),
+        (dict(N=0), ValueError),
+        (dict(samples=np.zeros((10, 1), int) + 6), ValueError),
+        (dict(seed=True), TypeError),
+        (dict(temperature=-1.0), ValueError),
+    ],
 )
 def test_validation(data2d, kw, err):
     X, y = data2d
@@ -301,8 +381,9 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
     N, iters = 11, 50
     theta0 = rng.normal(0, 0.7, (N, d + 2))
     res = meanfield.train(X, y, N=N, step=0.5, weight_decay=0.1, temperature=0.02, iters=iters, init=theta0, seed=1)
-    ref = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True,
-                     B=1, key=res.key)
+    ref = _reference(
+        X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True, B=1, key=res.key
+    )
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
 
 
@@ -314,15 +395,33 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
 SIMD_PATHS = ("scalar", "sse2", "avx", "avx512")
 
 
-@pytest.mark.parametrize("d,bias,outer,T", [(2, True, True, 0.0), (2, True, True, 1e-3), (1, False, True, 0.0),
-                                            (3, True, False, 0.02), (2, False, False, 1e-3)])
+@pytest.mark.parametrize(
+    "d,bias,outer,T",
+    [
+        (2, True, True, 0.0),
+        (2, True, True, 1e-3),
+        (1, False, True, 0.0),
+        (3, True, False, 0.02),
+        (2, False, False, 1e-3),
+    ],
+)
 def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
     rng = np.random.default_rng(10 + d)
     X, y = rng.standard_normal((7, d)), rng.standard_normal(7)
     N, iters = 301, 60  # chunks of 128, 128 and 45 neurons: full vectors and every kind of tail
     theta0 = rng.normal(0, 0.7, (N, d + (2 if bias else 1)))
-    kw = dict(N=N, step=0.5, weight_decay=0.1, temperature=T, iters=iters, bias=bias, train_outer=outer,
-              init=theta0, seed=3, record=20)
+    kw = dict(
+        N=N,
+        step=0.5,
+        weight_decay=0.1,
+        temperature=T,
+        iters=iters,
+        bias=bias,
+        train_outer=outer,
+        init=theta0,
+        seed=3,
+        record=20,
+    )
     runs = {}
     for path in SIMD_PATHS:
         monkeypatch.setenv("RELUCORE_SIMD", path)
@@ -332,8 +431,9 @@ def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
     for r in runs.values():
         assert r.theta.tobytes() == ref.theta.tobytes()  # bitwise, signed zeros included
         assert r.objective.tobytes() == ref.objective.tobytes()
-    expect = _reference(X, y, theta0, iters=iters, step=0.5, lam=0.1, T=T, kappa=1 / N, bias=bias,
-                        train_outer=outer, B=1, key=ref.key)
+    expect = _reference(
+        X, y, theta0, iters=iters, step=0.5, lam=0.1, T=T, kappa=1 / N, bias=bias, train_outer=outer, B=1, key=ref.key
+    )
     np.testing.assert_allclose(ref.theta, expect, rtol=1e-10, atol=1e-12)
 
 
@@ -345,8 +445,9 @@ def test_simd_paths_agree_in_the_benchmark_setting(monkeypatch):
     out = []
     for path in SIMD_PATHS:
         monkeypatch.setenv("RELUCORE_SIMD", path)
-        out.append(meanfield.train(X, y, N=1000, step=1.0, weight_decay=1e-2, iters=500, init=theta0, seed=0,
-                                   record=0).theta)
+        out.append(
+            meanfield.train(X, y, N=1000, step=1.0, weight_decay=1e-2, iters=500, init=theta0, seed=0, record=0).theta
+        )
     assert all(t.tobytes() == out[0].tobytes() for t in out)
 
 

@@ -1,4 +1,5 @@
 """MeanFieldResult and MeanFieldAnalysis print as short summaries."""
+
 import numpy as np
 from _summary_helpers import assert_summary
 
@@ -7,11 +8,33 @@ from relucore import meanfield
 
 def test_result_and_analysis():
     X = np.array([[0.0], [1.0], [2.0]])
-    res = meanfield.train(X, np.array([0.0, 1.0, 0.0]), N=300, iters=2000, record=100, seed=0, track=3,
-                          snapshots=(0, 1000), progress=False)
-    assert_summary(res, contains=["N=300, d=1, M=3, with bias", "message: ", "params: N=300",
-                                  "theta: array(shape=(300, 3), dtype=float64)",
-                                  "trajectories: array(shape=(21, 3, 3), dtype=float64)"])
+    res = meanfield.train(
+        X,
+        np.array([0.0, 1.0, 0.0]),
+        N=300,
+        iters=2000,
+        record=100,
+        seed=0,
+        track=3,
+        snapshots=(0, 1000),
+        progress=False,
+    )
+    assert_summary(
+        res,
+        contains=[
+            "N=300, d=1, M=3, with bias",
+            "message: ",
+            "params: N=300",
+            "theta: array(shape=(300, 3), dtype=float64)",
+            "trajectories: array(shape=(21, 3, 3), dtype=float64)",
+        ],
+    )
     an = meanfield.analyze(res, X)
-    assert_summary(an, contains=[f"{an.n_directions} directions", "within_bound: ",
-                                 f"patterns: array(shape=({an.n_directions}, 3), dtype=int8)"])
+    assert_summary(
+        an,
+        contains=[
+            f"{an.n_directions} directions",
+            "within_bound: ",
+            f"patterns: array(shape=({an.n_directions}, 3), dtype=int8)",
+        ],
+    )

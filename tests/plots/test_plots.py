@@ -1,4 +1,5 @@
 """Plot helpers: draw on the given axes, return it, label axes, use log scales for power laws."""
+
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ def run(problem):
 
 def test_gap_scaling_is_loglog_with_fitted_slope():
     x = np.repeat([10.0, 20.0, 40.0, 80.0], 4)
-    gap = 0.5 * x ** 0.5 * np.exp(np.random.default_rng(0).normal(0, 0.01, x.size))
+    gap = 0.5 * x**0.5 * np.exp(np.random.default_rng(0).normal(0, 0.01, x.size))
     fig, ax = plt.subplots()
     out = plots.plot_gap_scaling(x, gap, ax=ax, label="GD", theory_slope=0.5, plain_ticks=True)
     assert out is ax
@@ -46,6 +47,7 @@ def test_predictions_regimes_timeline(run):
     assert b is axes[1] and "pattern stable from step 1" in [t.get_text() for t in b.get_legend().get_texts()]
     # The regime grid holds the state codes: colours follow REGIME_COLORS by code.
     mesh = a.collections[0]
-    np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(2 * len(y), -1),
-                                  np.concatenate([reg.state[:, 0].T, reg.state[:, 1].T]))
+    np.testing.assert_array_equal(
+        np.asarray(mesh.get_array()).reshape(2 * len(y), -1), np.concatenate([reg.state[:, 0].T, reg.state[:, 1].T])
+    )
     plt.close("all")

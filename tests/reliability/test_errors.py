@@ -7,6 +7,7 @@ gives calls that run into numerical trouble and the status they must end with;
 the last table gives inputs that are converted and must give bitwise the same
 result as their converted form. The docs and the tests cannot drift apart.
 """
+
 import inspect
 import pathlib
 import re
@@ -38,7 +39,7 @@ def parse_tables(text):
         if block:
             header = _cells(block[0])
             rows = [dict(zip(header, map(_unquote, _cells(l)))) for l in block[2:]]
-            for r, l in zip(rows, block[2:]):
+            for _r, l in zip(rows, block[2:]):
                 assert len(_cells(l)) == len(header), f"malformed row in {DOC.name}: {l}"
             tables.append((tuple(header), rows))
             block = []
@@ -110,8 +111,22 @@ def test_every_parameter_of_train_has_a_row():
 
 def test_the_table_covers_the_categories_of_issue_8():
     kinds = " ".join(r["bad input"] for r in BAD)
-    for kind in ["NaN", "infinity", "wrong ndim", "inconsistent lengths", "empty", "complex", "string",
-                 "m = 0", "negative", "n > d", "repeated example", "collinear", "logistic", "disjoint"]:
+    for kind in [
+        "NaN",
+        "infinity",
+        "wrong ndim",
+        "inconsistent lengths",
+        "empty",
+        "complex",
+        "string",
+        "m = 0",
+        "negative",
+        "n > d",
+        "repeated example",
+        "collinear",
+        "logistic",
+        "disjoint",
+    ]:
         assert kind in kinds, kind
     messages = [r["message contains"] for r in BAD if "rank-deficient" in r["message contains"]]
     assert messages and all("cond(K) =" in m for m in messages)

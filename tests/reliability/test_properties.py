@@ -21,6 +21,7 @@ and so do the positive init (W0 = X^T K^{-1} eps with eps = y_min / (C_alpha m))
 for a = 1 and the default tolerance (which scales like the gradient, l / c ...
 times c^2 / l ... see test_default_settings_follow_the_rescaling).
 """
+
 import numpy as np
 import pytest
 
@@ -45,8 +46,13 @@ def problem(seed, n, d):
 seeds = st.integers(0, 2**32 - 1)
 
 
-@given(seed=seeds, n=st.integers(2, 9), signs=st.sampled_from(SIGNS), init=st.sampled_from(["positive", "gaussian"]),
-       data=st.data())
+@given(
+    seed=seeds,
+    n=st.integers(2, 9),
+    signs=st.sampled_from(SIGNS),
+    init=st.sampled_from(["positive", "gaussian"]),
+    data=st.data(),
+)
 def test_permuting_examples_permutes_beta(seed, n, signs, init, data):
     X, y = problem(seed, n, 4 * n + 5)
     perm = np.array(data.draw(st.permutations(range(n)), label="perm"))
@@ -61,15 +67,23 @@ def test_permuting_examples_permutes_beta(seed, n, signs, init, data):
     assert res.loss == pytest.approx(ref.loss, rel=1e-9, abs=1e-12 * scale**2)
 
 
-@given(seed=seeds, n=st.integers(2, 8), signs=st.sampled_from(SIGNS), kc=st.integers(-40, 40),
-       kl=st.integers(-40, 40), ka=st.integers(-6, 6), engine=st.sampled_from(["dual", "weights"]))
+@given(
+    seed=seeds,
+    n=st.integers(2, 8),
+    signs=st.sampled_from(SIGNS),
+    kc=st.integers(-40, 40),
+    kl=st.integers(-40, 40),
+    ka=st.integers(-6, 6),
+    engine=st.sampled_from(["dual", "weights"]),
+)
 def test_positive_homogeneity_is_exact_for_powers_of_two(seed, n, signs, kc, kl, ka, engine):
     c, lam, a = 2.0**kc, 2.0**kl, 2.0**ka
     X, y = problem(seed, n, 3 * n + 4)
     W0 = 0.1 * np.random.default_rng(seed + 1).standard_normal((len(signs), X.shape[1]))
     ref = relucore.train(X, y, signs=signs, init=W0, steps=120, tol=0.0, engine=engine)
-    res = relucore.train(c * X, lam * y, signs=a * np.asarray(signs), init=(lam / (c * a)) * W0, steps=120, tol=0.0,
-                         engine=engine)
+    res = relucore.train(
+        c * X, lam * y, signs=a * np.asarray(signs), init=(lam / (c * a)) * W0, steps=120, tol=0.0, engine=engine
+    )
     assert res.eta == ref.eta / (c * c * a * a)
     assert np.array_equal(res.beta, (lam / a) * ref.beta)
     assert np.array_equal(res.W, (lam / (c * a)) * ref.W)
@@ -79,7 +93,9 @@ def test_positive_homogeneity_is_exact_for_powers_of_two(seed, n, signs, kc, kl,
         assert np.array_equal(res.alpha, (lam / (c * c * a)) * ref.alpha)
 
 
-@given(seed=seeds, n=st.integers(2, 8), signs=st.sampled_from(SIGNS[:3]), c=st.floats(0.05, 20), lam=st.floats(0.05, 20))
+@given(
+    seed=seeds, n=st.integers(2, 8), signs=st.sampled_from(SIGNS[:3]), c=st.floats(0.05, 20), lam=st.floats(0.05, 20)
+)
 def test_default_settings_follow_the_rescaling(seed, n, signs, c, lam):
     """Default eta, tolerance and positive init obey the invariance for any c, l > 0 (to rounding)."""
     X, y = problem(seed, n, 3 * n + 4)
@@ -91,14 +107,30 @@ def test_default_settings_follow_the_rescaling(seed, n, signs, c, lam):
     np.testing.assert_allclose(res.beta, lam * ref.beta, rtol=1e-7, atol=1e-9 * lam * np.abs(ref.beta).max())
 
 
-@given(seed=seeds, n=st.integers(2, 12), ratio=st.integers(1, 6), frac=st.floats(0.05, 1.0),
-       init_scale=st.sampled_from([1e-3, 0.05, 0.3]), sign=st.sampled_from([1.0, -1.0]))
+@given(
+    seed=seeds,
+    n=st.integers(2, 12),
+    ratio=st.integers(1, 6),
+    frac=st.floats(0.05, 1.0),
+    init_scale=st.sampled_from([1e-3, 0.05, 0.3]),
+    sign=st.sampled_from([1.0, -1.0]),
+)
 def test_loss_does_not_increase_once_the_pattern_is_fixed(seed, n, ratio, frac, init_scale, sign):
     """Lemma 2: m = 1, eta <= 1/mu_1(K): from the last pattern change on, GD is least squares on S."""
     X, y = problem(seed, n, ratio * n)
     mu1 = np.linalg.eigvalsh(X @ X.T)[-1]
-    res = relucore.train(X, y, signs=(sign,), init="gaussian", rng=seed, init_scale=init_scale, eta=frac / mu1,
-                         steps=1500, tol=0.0, record=1)
+    res = relucore.train(
+        X,
+        y,
+        signs=(sign,),
+        init="gaussian",
+        rng=seed,
+        init_scale=init_scale,
+        eta=frac / mu1,
+        steps=1500,
+        tol=0.0,
+        record=1,
+    )
     loss = res.history.loss
     t0 = res.pattern_stable_step
     assert res.history.steps[t0] == t0
@@ -157,25 +189,43 @@ def test_minnorm_two_neurons_is_no_larger_than_the_gd_limit(seed, n, ratio):
 EXPECTED = (ValueError, TypeError, relucore.DivergenceError)
 
 odd_floats = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from(
-    [0.0, -0.0, 1e-320, 1e308, -1e308, 5e-324, 1e154, 1e-154])
-numeric_dtypes = st.sampled_from([np.float64, np.float32, np.float16, np.int8, np.int64, np.uint8, np.uint64,
-                                  np.bool_, np.complex128, np.longdouble])
+    [0.0, -0.0, 1e-320, 1e308, -1e308, 5e-324, 1e154, 1e-154]
+)
+numeric_dtypes = st.sampled_from(
+    [np.float64, np.float32, np.float16, np.int8, np.int64, np.uint8, np.uint64, np.bool_, np.complex128, np.longdouble]
+)
 
 
 def odd_arrays(max_dims=3, max_side=5):
     shapes = hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=0, max_side=max_side)
     numeric = numeric_dtypes.flatmap(lambda dt: hnp.arrays(dt, shapes))
-    weird = st.sampled_from([
-        np.array(["a", "b"]), np.array([1.0, None], dtype=object), np.array([[1, 2], [3, 4]], dtype=object),
-        np.array(["2020-01-01"], dtype="datetime64[D]"), [[1.0, 2.0], [3.0]], "abc", b"xy", {"a": 1}, None,
-    ])
+    weird = st.sampled_from(
+        [
+            np.array(["a", "b"]),
+            np.array([1.0, None], dtype=object),
+            np.array([[1, 2], [3, 4]], dtype=object),
+            np.array(["2020-01-01"], dtype="datetime64[D]"),
+            [[1.0, 2.0], [3.0]],
+            "abc",
+            b"xy",
+            {"a": 1},
+            None,
+        ]
+    )
     floats = hnp.arrays(np.float64, shapes, elements=odd_floats)
     return numeric | floats | weird
 
 
 def odd_scalars():
-    return (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | odd_floats | st.complex_numbers()
-            | st.text(max_size=3) | st.sampled_from([np.float32(0.5), np.int64(3), np.array(0.1), [0.1], (2,)]))
+    return (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**70), 2**70)
+        | odd_floats
+        | st.complex_numbers()
+        | st.text(max_size=3)
+        | st.sampled_from([np.float32(0.5), np.int64(3), np.array(0.1), [0.1], (2,)])
+    )
 
 
 def check_outcome(call, names=None):
@@ -198,8 +248,13 @@ def check_outcome(call, names=None):
 
 
 @settings(max_examples=150)
-@given(X=odd_arrays(), y=odd_arrays(max_dims=2), steps=st.integers(0, 30),
-       init=st.sampled_from(["positive", "disjoint", "gaussian"]), signs=st.sampled_from(SIGNS))
+@given(
+    X=odd_arrays(),
+    y=odd_arrays(max_dims=2),
+    steps=st.integers(0, 30),
+    init=st.sampled_from(["positive", "disjoint", "gaussian"]),
+    signs=st.sampled_from(SIGNS),
+)
 def test_arbitrary_arrays_for_X_and_y_never_crash(X, y, steps, init, signs):
     check_outcome(lambda: relucore.train(X, y, steps=steps, init=init, signs=signs, rng=0), names=("X", "y"))
 
@@ -213,9 +268,29 @@ def test_arbitrary_arrays_for_the_other_array_arguments_never_crash(arg, value):
 
 
 @settings(max_examples=150)
-@given(arg=st.sampled_from(["eta", "eps", "tol", "steps", "record", "n_threads", "rng", "init_scale", "C_g",
-                            "C_alpha", "leaky_slope", "loss", "activation", "engine", "on_divergence", "init"]),
-       value=odd_scalars())
+@given(
+    arg=st.sampled_from(
+        [
+            "eta",
+            "eps",
+            "tol",
+            "steps",
+            "record",
+            "n_threads",
+            "rng",
+            "init_scale",
+            "C_g",
+            "C_alpha",
+            "leaky_slope",
+            "loss",
+            "activation",
+            "engine",
+            "on_divergence",
+            "init",
+        ]
+    ),
+    value=odd_scalars(),
+)
 def test_arbitrary_scalars_never_crash(arg, value):
     X, y = problem(1, 4, 12)
     kw = {arg: value}
@@ -232,6 +307,7 @@ def test_arbitrary_scalars_never_crash(arg, value):
 
 
 # The rest of the public API: the same contract as train.
+
 
 def _call_public(name, X, y, k):
     if name == "minnorm":
@@ -268,8 +344,9 @@ PUBLIC += ["meanfield_analyze"] if _has("sklearn") else []  # the meanfield extr
 
 
 @settings(max_examples=200)
-@given(name=st.sampled_from(PUBLIC),
-       X=odd_arrays(max_side=5), y=odd_arrays(max_dims=2, max_side=5), k=st.integers(0, 5))
+@given(
+    name=st.sampled_from(PUBLIC), X=odd_arrays(max_side=5), y=odd_arrays(max_dims=2, max_side=5), k=st.integers(0, 5)
+)
 def test_arbitrary_arrays_into_the_rest_of_the_api_never_crash(name, X, y, k):
     try:
         _call_public(name, X, y, k)
@@ -279,9 +356,22 @@ def test_arbitrary_arrays_into_the_rest_of_the_api_never_crash(name, X, y, k):
 
 
 @settings(max_examples=100)
-@given(name=st.sampled_from(["sample", "sample_gram"]), n=odd_scalars(), d=odd_scalars(),
-       kw=st.sampled_from([{}, {"labels": "positive"}, {"spectrum": ("power", 1.0)}, {"spectrum": "bogus"},
-                           {"labels": (2.0, 1.0)}, {"z": "rademacher"}, {"rng": -1}]))
+@given(
+    name=st.sampled_from(["sample", "sample_gram"]),
+    n=odd_scalars(),
+    d=odd_scalars(),
+    kw=st.sampled_from(
+        [
+            {},
+            {"labels": "positive"},
+            {"spectrum": ("power", 1.0)},
+            {"spectrum": "bogus"},
+            {"labels": (2.0, 1.0)},
+            {"z": "rademacher"},
+            {"rng": -1},
+        ]
+    ),
+)
 def test_arbitrary_sizes_into_the_samplers_never_crash(name, n, d, kw):
     if name == "sample_gram":
         kw = {k: v for k, v in kw.items() if k != "z"}

@@ -4,6 +4,7 @@ Complements tests/test_train_api.py (which already checks batch == separate
 calls for both engines, 1 vs 2 threads for the gaussian dual run and repeated
 runs) with the configurations it does not cover.
 """
+
 import contextlib
 import os
 import pathlib
@@ -16,10 +17,10 @@ import time
 
 import numpy as np
 import pytest
+from conftest import fig4_problem
 
 import relucore
 import relucore.gd.train as train_module
-from conftest import fig4_problem
 
 FIELDS = ("W", "alpha", "beta", "loss", "grad_norm", "nit", "status", "pattern_stable_step", "eta")
 
@@ -72,12 +73,15 @@ def test_divergence_in_a_batch_stops_only_that_problem():
     alone = relucore.train(X, y, signs=(1, -1), eta=1e-3)
     assert np.array_equal(res.W[0], alone.W)
     with pytest.raises(relucore.DivergenceError, match="problem 1: diverged"):
-        relucore.train(np.stack([X, X, X]), np.stack([y, y, y]), signs=(1, -1), eta=[1e-3, 1.0, 1e-3],
-                       on_divergence="raise")
+        relucore.train(
+            np.stack([X, X, X]), np.stack([y, y, y]), signs=(1, -1), eta=[1e-3, 1.0, 1e-3], on_divergence="raise"
+        )
 
 
-@pytest.mark.parametrize("scale_X, scale_y", [(1e150, 1.0), (1e-150, 1.0), (1.0, 1e150), (1.0, 1e-150),
-                                              (1e100, 1e-100), (2.0**-480, 2.0**480)])
+@pytest.mark.parametrize(
+    "scale_X, scale_y",
+    [(1e150, 1.0), (1e-150, 1.0), (1.0, 1e150), (1.0, 1e-150), (1e100, 1e-100), (2.0**-480, 2.0**480)],
+)
 @pytest.mark.parametrize("init", ["positive", "gaussian"])
 def test_extreme_scales_give_the_rescaled_result_or_an_error(scale_X, scale_y, init):
     """Near overflow and underflow: either a finite, correctly rescaled result or a clear ValueError.
@@ -178,8 +182,9 @@ CHILD = textwrap.dedent(
 @contextlib.contextmanager
 def _python_child(code, env):
     """A ``python -c code`` child with piped text stdout/stderr, killed on the way out if still running."""
-    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env=env) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as proc:
         try:
             yield proc
         finally:
@@ -246,8 +251,7 @@ def test_the_gil_is_released_during_the_cpp_run(monkeypatch):
         # 4e5 steps of O(m n^2) take tens of milliseconds; longer runs if the
         # machine is so loaded that the ticker was rarely scheduled.
         for j in range(7):
-            relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=400_000 * 2**j,
-                           tol=0.0)
+            relucore.train(X, y, signs=(1, -1), init="gaussian", rng=0, init_scale=0.1, steps=400_000 * 2**j, tol=0.0)
             if inside() >= 20:
                 break
     finally:
@@ -412,7 +416,8 @@ def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
             time.sleep(0.01)
         _interrupt_promptly(proc)
         proc.wait(timeout=120)
-    resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt,
-                             progress=False)
+    resumed = relucore.sweep(
+        H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt, progress=False
+    )
     uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)

@@ -1,4 +1,5 @@
 """``relucore sweep CONFIG.toml`` (the subcommand function, run in-process)."""
+
 import re
 
 import pandas as pd
@@ -10,8 +11,10 @@ from relucore.cli import sweep as _sweep_cli
 
 def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
-    cfg.write_text('trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.ckpt"\n'
-                   '[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n')
+    cfg.write_text(
+        'trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.ckpt"\n'
+        "[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n"
+    )
     assert cli.main(["sweep", str(cfg), "--no-progress", "--batch-size", "2"]) == 0
     table = pd.read_csv(tmp_path / "out.csv")
     assert len(table) == 6 and set(table.n) == {5, 6} and (table.status == "converged").all()
@@ -31,18 +34,21 @@ def _one_line_error(capsys, match):
     assert re.search(match, err), err
 
 
-@pytest.mark.parametrize("text, match", [
-    ("trials = 1\nseed = 0\n", "exactly one of"),
-    ("trials = 1\n[grid]\nn = [5]\n", "missing required key 'seed'"),
-    ("trials = 1\nseed = 0\nbogus = 1\n[grid]\nn = [5]\n", "unknown key"),
-    ("trials = 1\nseed = 0\n[grid]\nn = [5]\nbogus = 1\n", r"unknown key\(s\) \['bogus'\]"),
-    ("trials = 1\nseed = 0\n[grid]\nn = ['ten']\n", "n"),
-    ("trials = 0\nseed = 0\n[grid]\nn = [5]\n", "trials"),
-    ("trials = 1\nseed = -1\n[grid]\nn = [5]\n", "seed must be non-negative"),
-    ("trials = 1\nseed = 0\n[grid]\nsigns = [1, -1]\n", "ambiguous"),
-    ("trials = 1\nseed = \n", "Invalid value"),
-    ("trials = 1\nseed = 0\noutput = 'out.xlsx'\n[grid]\nn = [5]\n", ".csv or .parquet"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("trials = 1\nseed = 0\n", "exactly one of"),
+        ("trials = 1\n[grid]\nn = [5]\n", "missing required key 'seed'"),
+        ("trials = 1\nseed = 0\nbogus = 1\n[grid]\nn = [5]\n", "unknown key"),
+        ("trials = 1\nseed = 0\n[grid]\nn = [5]\nbogus = 1\n", r"unknown key\(s\) \['bogus'\]"),
+        ("trials = 1\nseed = 0\n[grid]\nn = ['ten']\n", "n"),
+        ("trials = 0\nseed = 0\n[grid]\nn = [5]\n", "trials"),
+        ("trials = 1\nseed = -1\n[grid]\nn = [5]\n", "seed must be non-negative"),
+        ("trials = 1\nseed = 0\n[grid]\nsigns = [1, -1]\n", "ambiguous"),
+        ("trials = 1\nseed = \n", "Invalid value"),
+        ("trials = 1\nseed = 0\noutput = 'out.xlsx'\n[grid]\nn = [5]\n", ".csv or .parquet"),
+    ],
+)
 def test_cli_user_errors_are_one_line_with_exit_status_2(tmp_path, capsys, text, match):
     cfg = tmp_path / "s.toml"
     cfg.write_text(text)

@@ -1,4 +1,5 @@
 """relucore.sweep: configurations, seeds, determinism, measures, failures, tables."""
+
 import os
 import re
 import sys
@@ -32,22 +33,27 @@ def test_grid_expansion_product_order():
     assert expand_grid([{"m": 3}])[0]["signs"] == [1.0, 1.0, -1.0]
 
 
-@pytest.mark.parametrize("bad, exc, text", [
-    ({"n": [5], "dd": [3]}, ValueError, "unknown key"),
-    ([{"n": 5}, {"n": 5}], ValueError, "identical"),
-    ({"n": []}, ValueError, "empty"),
-    ({"m": 2, "signs": [1]}, ValueError, "disagrees"),
-    ({"n": [object()]}, TypeError, "must be a number"),
-    ("n=5", TypeError, "grid must be"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, text",
+    [
+        ({"n": [5], "dd": [3]}, ValueError, "unknown key"),
+        ([{"n": 5}, {"n": 5}], ValueError, "identical"),
+        ({"n": []}, ValueError, "empty"),
+        ({"m": 2, "signs": [1]}, ValueError, "disagrees"),
+        ({"n": [object()]}, TypeError, "must be a number"),
+        ("n=5", TypeError, "grid must be"),
+    ],
+)
 def test_bad_grids_raise(bad, exc, text):
     with pytest.raises(exc, match=text):
         relucore.sweep(bad, trials=1, seed=0, progress=False)
 
 
 def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
-    with pytest.raises(ValueError, match=re.escape("Write [[1, -1]] for one network with 2 neurons, "
-                                                   "or [[1], [-1]] for one run per sign")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Write [[1, -1]] for one network with 2 neurons, or [[1], [-1]] for one run per sign"),
+    ):
         relucore.sweep({"n": 5, "signs": [1, -1]}, trials=1, seed=0, progress=False)
     with pytest.raises(ValueError, match="mixes lists and single signs"):
         expand_grid({"signs": [[1], -1]})
@@ -70,8 +76,7 @@ def test_bad_arguments_raise():
 
 def test_seeds_keyed_by_content_not_position():
     a = relucore.sweep([{"n": 6, "d": 300}, {"n": 8, "d": 300}], trials=3, seed=11, progress=False)
-    b = relucore.sweep([{"n": 4, "d": 50}, {"n": 8, "d": 300}, {"n": 6, "d": 300}], trials=5, seed=11,
-                       progress=False)
+    b = relucore.sweep([{"n": 4, "d": 50}, {"n": 8, "d": 300}, {"n": 6, "d": 300}], trials=5, seed=11, progress=False)
     cols = [c for c in a.columns if c != "config_index"]
     for n in (6, 8):
         ra = a[a.n == n][cols].reset_index(drop=True)
@@ -120,7 +125,9 @@ def test_measured_values_match_theory(reference):
     assert (reference.norm1 == reference.d).all()  # isotropic: ||lambda||_1 = d
 
 
-@pytest.mark.parametrize("kw", [dict(n_threads=1), dict(n_threads=2), dict(batch_size=1), dict(batch_size=3, n_threads=1)])
+@pytest.mark.parametrize(
+    "kw", [dict(n_threads=1), dict(n_threads=2), dict(batch_size=1), dict(batch_size=3, n_threads=1)]
+)
 def test_bitwise_identical_across_threads_and_batches(reference, kw):
     pd.testing.assert_frame_equal(reference, _run(measure=H.measure_norms, **kw), check_exact=True)
 
@@ -173,8 +180,7 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on():
 
 
 def test_measure_column_clash_is_an_error_row():
-    t = relucore.sweep({"n": 5, "d": 200}, trials=2, seed=0, measure=lambda data, res: {"loss": 1.0},
-                       progress=False)
+    t = relucore.sweep({"n": 5, "d": 200}, trials=2, seed=0, measure=lambda data, res: {"loss": 1.0}, progress=False)
     assert (t.status == "error").all() and t.error.str.contains("clash").all()
 
 
@@ -216,8 +222,11 @@ def test_gap_matches_an_independent_qp(reference):
         K = X @ X.T
         ypos = np.where(y > 0, y, 0.0)
         res = scipy.optimize.minimize(
-            lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos), np.zeros(len(y)), jac=True,
-            bounds=[(None, None) if v > 0 else (None, 0.0) for v in y], method="SLSQP",
+            lambda z: (0.5 * z @ K @ z - ypos @ z, K @ z - ypos),
+            np.zeros(len(y)),
+            jac=True,
+            bounds=[(None, None) if v > 0 else (None, 0.0) for v in y],
+            method="SLSQP",
             options={"ftol": 1e-20, "maxiter": 500},
         )
         w_star = X.T @ res.x

@@ -1,4 +1,5 @@
 """docs/sweeps.md: its examples run after the default install (pandas, no optional extras)."""
+
 import os
 import re
 import sys

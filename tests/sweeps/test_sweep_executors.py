@@ -1,4 +1,5 @@
 """relucore.sweep on a spawn process pool and on a Dask LocalCluster: same table bit for bit."""
+
 import multiprocessing
 import os
 import sys
@@ -30,13 +31,23 @@ def test_spawn_process_pool(reference):
 
 def test_dask_local_cluster(reference, tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  worker_dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, worker_dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         out = _run(executor=client.get_executor(), batch_size=2)
         pd.testing.assert_frame_equal(reference, out, check_exact=True)
         # Failures travel back from the workers as error rows, and checkpoints work there too.
-        t = relucore.sweep({"n": [12, 20], "d": 10}, trials=2, seed=0, executor=client.get_executor(),
-                           checkpoint=tmp_path / "c.ckpt", progress=False)
+        t = relucore.sweep(
+            {"n": [12, 20], "d": 10},
+            trials=2,
+            seed=0,
+            executor=client.get_executor(),
+            checkpoint=tmp_path / "c.ckpt",
+            progress=False,
+        )
         assert (t.status == "error").all() and t.error.str.contains("rank-deficient").all()
         workers = client.run(lambda: os.getpid())
         assert len(workers) == 2 and os.getpid() not in workers.values()

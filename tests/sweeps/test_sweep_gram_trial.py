@@ -1,5 +1,6 @@
 """The Gram-mode fast path of relucore.sweep: seeds, the batched Bartlett sampler, the
 batched one-neuron minnorm, and whole C++ trials against the general path."""
+
 import concurrent.futures as cf
 
 import numpy as np
@@ -90,11 +91,14 @@ def _reference(n, groups, labels, ss):
     return K, y
 
 
-@pytest.mark.parametrize("n, d, spectrum, labels, groups", [
-    (4, 6, "isotropic", "uniform", [(1.0, 6)]),  # chi-squares as sums of normals
-    (5, 1000, "isotropic", "positive", [(1.0, 1000)]),  # Marsaglia-Tsang
-    (3, 40, ("spiked", 4, 10.0, 0.5), "normal", [(10.0, 4), (0.5, 36)]),
-])
+@pytest.mark.parametrize(
+    "n, d, spectrum, labels, groups",
+    [
+        (4, 6, "isotropic", "uniform", [(1.0, 6)]),  # chi-squares as sums of normals
+        (5, 1000, "isotropic", "positive", [(1.0, 1000)]),  # Marsaglia-Tsang
+        (3, 40, ("spiked", 4, 10.0, 0.5), "normal", [(10.0, 4), (0.5, 36)]),
+    ],
+)
 def test_sampler_follows_its_documented_construction(n, d, spectrum, labels, groups):
     seeds = [np.random.SeedSequence(11, spawn_key=(i,)) for i in range(4)]
     K, y = relucore.sample_gram_batch(n, d, seeds, spectrum=spectrum, labels=labels)
@@ -109,11 +113,18 @@ def test_sampler_follows_its_documented_construction(n, d, spectrum, labels, gro
 
 def _stats(K):
     n = K.shape[-1]
-    return {"K00": K[:, 0, 0], "K01": K[:, 0, 1], "mu1": np.linalg.eigvalsh(K)[:, -1], "mun": np.linalg.eigvalsh(K)[:, 0],
-            "tr": np.trace(K, axis1=1, axis2=2) / n}
+    return {
+        "K00": K[:, 0, 0],
+        "K01": K[:, 0, 1],
+        "mu1": np.linalg.eigvalsh(K)[:, -1],
+        "mun": np.linalg.eigvalsh(K)[:, 0],
+        "tr": np.trace(K, axis1=1, axis2=2) / n,
+    }
 
 
-@pytest.mark.parametrize("n, d, spectrum", [(5, 8, "isotropic"), (4, 60, ("spiked", 6, 5.0, 1.0)), (3, 10**7, "isotropic")])
+@pytest.mark.parametrize(
+    "n, d, spectrum", [(5, 8, "isotropic"), (4, 60, ("spiked", 6, 5.0, 1.0)), (3, 10**7, "isotropic")]
+)
 def test_sampler_has_the_law_of_sample_gram_and_of_explicit_X(n, d, spectrum):
     """KS tests (2000 draws each) against relucore.sample_gram and, for small d, X X^T of relucore.sample."""
     N = 2000
@@ -156,8 +167,9 @@ def test_minnorm_batch_equals_single_minnorm(n, d, s):
         np.testing.assert_allclose(z[b], sol.alpha[0], rtol=0, atol=1e-12 * scale)
         assert f[b, 0] == pytest.approx(sol.objective, rel=1e-12)
         c = sol.certificate
-        np.testing.assert_allclose(f[b, 1:], [c.stationarity, c.primal_feasibility, c.dual_feasibility,
-                                              c.complementarity], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            f[b, 1:], [c.stationarity, c.primal_feasibility, c.dual_feasibility, c.complementarity], rtol=0, atol=1e-12
+        )
         assert f[b, 1:].max() < 1e-9
 
 
@@ -168,8 +180,9 @@ GRID = [
     {"n": 5, "d": 200, "use_gram": True, "spectrum": ["spiked", 5, 20.0, 1.0], "eta": 1e-3, "steps": 50},
     {"n": 7, "d": 7, "use_gram": True, "signs": [-1], "labels": "normal", "minnorm": False},
 ]
-COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalised", "norm1"] + [f"gram_{k}" for k in (
-    "mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf")]
+COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalised", "norm1"] + [
+    f"gram_{k}" for k in ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf")
+]
 EXACT = ["nit", "pattern_stable_step", "n_pos", "n_neg", "status", "seed"]
 
 
@@ -278,8 +291,16 @@ def test_sweep_gram_batch_returns_the_named_outputs_of_the_schema():
 
     n, B = 5, 3
     values, counts, labels, lo, hi, sp = bartlett_plan(n, 50, "isotropic", "uniform")
-    out = _core.sweep_gram_batch(trial_keys(0, (1, 2), range(B)), n=n, values=values, counts=counts, labels=labels,
-                                 lo=lo, hi=hi, settings=_core.GramTrialSettings(norm1=sp.norm1))
+    out = _core.sweep_gram_batch(
+        trial_keys(0, (1, 2), range(B)),
+        n=n,
+        values=values,
+        counts=counts,
+        labels=labels,
+        lo=lo,
+        hi=hi,
+        settings=_core.GramTrialSettings(norm1=sp.norm1),
+    )
     assert set(out) == set(CORE_OUTPUTS) | {"K", "y"}
     assert out["K"].shape == (B, n, n) and out["y"].shape == (B, n)
     for name, kind in CORE_OUTPUTS.items():

@@ -1,4 +1,5 @@
 """Checkpointed sweeps: SIGKILL mid-sweep and resume, torn records, mismatched arguments."""
+
 import json
 import os
 import re
@@ -62,8 +63,16 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
 
     relucore.sweeps.api.run_batch = counting
     try:
-        resumed = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=3, n_threads=1,
-                                 checkpoint=ckpt, progress=False)
+        resumed = relucore.sweep(
+            H.GRID,
+            trials=40,
+            seed=7,
+            measure=H.measure_slow,
+            batch_size=3,
+            n_threads=1,
+            checkpoint=ckpt,
+            progress=False,
+        )
     finally:
         relucore.sweeps.api.run_batch = orig
     assert sum(calls) == 120 - len(saved)
@@ -91,8 +100,9 @@ def _saved_rows(path):
 
 
 def _small(ckpt, **kw):
-    return relucore.sweep({"n": [5, 6], "d": 200}, trials=4, seed=1, batch_size=2, checkpoint=ckpt, progress=False,
-                          **kw)
+    return relucore.sweep(
+        {"n": [5, 6], "d": 200}, trials=4, seed=1, batch_size=2, checkpoint=ckpt, progress=False, **kw
+    )
 
 
 def test_torn_last_record_is_ignored_and_truncated(tmp_path):
@@ -192,8 +202,9 @@ def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monk
     ckpt = tmp_path / "c.ckpt"
 
     def run(grid, trials, checkpoint):
-        return relucore.sweep(grid, trials=trials, seed=7, measure=H.measure_norms, batch_size=3, checkpoint=checkpoint,
-                              progress=False)
+        return relucore.sweep(
+            grid, trials=trials, seed=7, measure=H.measure_norms, batch_size=3, checkpoint=checkpoint, progress=False
+        )
 
     run(H.GRID, 8, ckpt)
     ran = _counted(monkeypatch)
@@ -220,6 +231,6 @@ def test_incompatible_checkpoint_message_is_short_and_names_the_keys(tmp_path):
     with pytest.raises(relucore.CheckpointError) as info:
         relucore.sweep(H.GRID, trials=3, seed=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
     message = str(info.value)
-    assert len(message) < 400 and "seed: \"1\" in the file, \"2\" now" in message
+    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message
     assert "measure: null in the file" in message and "same seed and measure" in message
     assert "configs" not in message and "relucore:" not in message

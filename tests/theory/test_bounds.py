@@ -1,4 +1,5 @@
 """Theorem 2/4/6 bounds and the gap between the GD limit and w* (Fig. 2)."""
+
 import numpy as np
 import pytest
 
@@ -12,7 +13,9 @@ def test_bound_formulas():
     b = rc.theorem4_bounds(6, 4, 0.1, 1.0, 2000.0)
     assert b["plus"] == rc.theorem2_bounds(4, 0.1, 1.0, 2000.0)
     assert b["minus"] == rc.theorem2_bounds(6, 0.1, 1.0, 2000.0)
-    assert rc.theorem6_bound(4, 10, 1.0, 2000.0, C_g=2.0, C_alpha=10.0) == pytest.approx(np.sqrt(4 * 2 * 100 * 40 / 2000))
+    assert rc.theorem6_bound(4, 10, 1.0, 2000.0, C_g=2.0, C_alpha=10.0) == pytest.approx(
+        np.sqrt(4 * 2 * 100 * 40 / 2000)
+    )
     assert rc.step_constant(1e-3, 500.0) == pytest.approx(2.0)
     assert rc.normalized_gap(0.1, 2000.0, 5) == pytest.approx(0.1 * 20)
 
@@ -56,7 +59,7 @@ def test_gram_only_pipeline_at_d_1e9():
     """sample_gram -> train(gram=) -> check_limit -> minnorm(gram=) -> gap as a quadratic form in K."""
     norm_gaps = []
     for seed in range(5):
-        gd = rc.sample_gram(10, 10 ** 9, rng=seed)
+        gd = rc.sample_gram(10, 10**9, rng=seed)
         n_minus = int(np.sum(gd.y <= 0))
         res = rc.train(gram=gd.K, y=gd.y, steps=50_000)
         chk = rc.check_limit(res, gram=gd.K, y=gd.y)
@@ -65,8 +68,9 @@ def test_gram_only_pipeline_at_d_1e9():
         assert star.certificate.max_residual <= 1e-10
         gap = rc.limit_gap(res.alpha, star.alpha, gram=gd.K)
         ay = np.abs(gd.y)
-        lo, hi = rc.theorem2_bounds(n_minus, ay.min(), ay.max(), gd.norm1, C=100.0,
-                                    C_g=rc.step_constant(res.eta, gd.norm1))
+        lo, hi = rc.theorem2_bounds(
+            n_minus, ay.min(), ay.max(), gd.norm1, C=100.0, C_g=rc.step_constant(res.eta, gd.norm1)
+        )
         assert lo <= gap <= hi
         norm_gaps.append(rc.normalized_gap(gap, gd.norm1, n_minus))
     # Theta(1) even though the gap itself is ~ 1e-5.
@@ -89,8 +93,9 @@ def test_theorem4_two_neurons_over_20_seeds():
         star = rc.minnorm(ds.X, ds.y, signs=(1, -1))
         assert star.exact
         ay = np.abs(ds.y)
-        b = rc.theorem4_bounds(n_plus, n_minus, ay.min(), ay.max(), ds.norm1, C=100.0,
-                               C_g=rc.step_constant(res.eta, ds.norm1))
+        b = rc.theorem4_bounds(
+            n_plus, n_minus, ay.min(), ay.max(), ds.norm1, C=100.0, C_g=rc.step_constant(res.eta, ds.norm1)
+        )
         gp = rc.limit_gap(res.W[0], star.W[0])
         gm = rc.limit_gap(res.W[1], star.W[1])
         assert b["plus"][0] <= gp <= b["plus"][1]
@@ -106,8 +111,9 @@ def test_theorem6_three_neurons_exact_minimum_norm():
         star = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1))
         assert star.exact and star.kind == "exact"
         gap = rc.limit_gap(res.W, star.W)
-        bound = rc.theorem6_bound(3, 6, np.abs(ds.y).max(), ds.norm1, C_g=rc.step_constant(res.eta, ds.norm1),
-                                  C_alpha=10.0)
+        bound = rc.theorem6_bound(
+            3, 6, np.abs(ds.y).max(), ds.norm1, C_g=rc.step_constant(res.eta, ds.norm1), C_alpha=10.0
+        )
         assert 0 < gap <= bound
 
 

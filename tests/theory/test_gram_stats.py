@@ -1,4 +1,5 @@
 """relucore.gram_stats: Lemma 7, Corollary 1, Assumptions 2 and 3 (App. A.1)."""
+
 import numpy as np
 import pytest
 
@@ -26,9 +27,9 @@ def test_against_numpy_reference_and_assumption_constants():
     # Assumption 2 holds with exactly C0 = C0_assumption2 (one inequality tight).
     C0 = g.C0_assumption2
     n = 12
-    assert ds.d2 >= C0 ** 2 * n ** 2 * r ** 2 * (1 - 1e-12)
-    assert ds.d_inf >= C0 * n ** 1.5 * r * (1 - 1e-12)
-    assert min(ds.d2 / (C0 ** 2 * n ** 2 * r ** 2), ds.d_inf / (C0 * n ** 1.5 * r)) == pytest.approx(1.0)
+    assert ds.d2 >= C0**2 * n**2 * r**2 * (1 - 1e-12)
+    assert ds.d_inf >= C0 * n**1.5 * r * (1 - 1e-12)
+    assert min(ds.d2 / (C0**2 * n**2 * r**2), ds.d_inf / (C0 * n**1.5 * r)) == pytest.approx(1.0)
     # Assumption 3 with C0_assumption3 is tight.
     off = np.max(np.abs(K - np.diag(np.diag(K))))
     assert np.min(np.diag(K)) == pytest.approx(g.C0_assumption3 * n * r * off, rel=1e-12)

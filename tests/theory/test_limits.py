@@ -1,4 +1,5 @@
 """predicted_limit / check_limit: the closed forms of Theorems 1, 3, 5 (docs/math.md §5)."""
+
 import numpy as np
 import pytest
 
@@ -32,8 +33,9 @@ def test_theorem3_formula_written_out():
     np.testing.assert_allclose(W, np.stack([wp, wm]), atol=1e-12 * np.linalg.norm(wp))
 
 
-@pytest.mark.parametrize("signs,init", [((1,), "positive"), ((1, -1), "positive"), ((1, 1, -1, -1), "disjoint"),
-                                        ((1, -1, -1), "disjoint")])
+@pytest.mark.parametrize(
+    "signs,init", [((1,), "positive"), ((1, -1), "positive"), ((1, 1, -1, -1), "disjoint"), ((1, -1, -1), "disjoint")]
+)
 def test_matches_gradient_descent_in_high_dimension(signs, init):
     ds = rc.sample(10, 2000, rng=2)
     res = rc.train(ds.X, ds.y, signs=signs, init=init, record=1, steps=50_000)
@@ -46,8 +48,9 @@ def test_matches_gradient_descent_in_high_dimension(signs, init):
     # Gram-only mode gives the dual coordinates of the same limit.
     A = rc.predicted_limit(gram=ds.X @ ds.X.T, y=ds.y, signs=signs, init=init)
     np.testing.assert_allclose(A @ ds.X, W, atol=1e-9 * np.linalg.norm(W))
-    chk_g = rc.check_limit(rc.train(gram=ds.X @ ds.X.T, y=ds.y, signs=signs, init=init, steps=50_000),
-                           gram=ds.X @ ds.X.T, y=ds.y)
+    chk_g = rc.check_limit(
+        rc.train(gram=ds.X @ ds.X.T, y=ds.y, signs=signs, init=init, steps=50_000), gram=ds.X @ ds.X.T, y=ds.y
+    )
     assert chk_g.W_closed is None and chk_g.relative_distance < 1e-9
 
 

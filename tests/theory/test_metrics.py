@@ -1,4 +1,5 @@
 """relucore.training_metrics against direct computation from the explicit weights W."""
+
 import numpy as np
 import pytest
 
@@ -51,8 +52,19 @@ def test_metrics_with_X_general_gaussian_init(act):
     X, y = _data(0)
     m = 6
     a = np.r_[np.ones(3), -np.ones(3)] / m
-    res = relucore.train(X, y, signs=a, loss="logistic", activation=act, leaky_slope=0.1, init="gaussian",
-                         init_scale=0.05, rng=1, steps=300, record=30)
+    res = relucore.train(
+        X,
+        y,
+        signs=a,
+        loss="logistic",
+        activation=act,
+        leaky_slope=0.1,
+        init="gaussian",
+        init_scale=0.05,
+        rng=1,
+        steps=300,
+        record=30,
+    )
     met = relucore.training_metrics(res, y, X=X)
     _check_all(res, met, X, y, a, act, 0.1)
     # Early on the random init dominates (stable rank near m), then learning takes over.
@@ -63,8 +75,18 @@ def test_metrics_with_X_general_gaussian_init(act):
 def test_metrics_gram_only_with_W0_gram_matches_X():
     X, y = _data(1)
     a = np.array([0.5, 0.25, -0.5, -0.25])
-    res = relucore.train(X, y, signs=a, loss="logistic", activation="leaky_relu", init="gaussian",
-                         init_scale=0.1, rng=2, steps=100, record=10)
+    res = relucore.train(
+        X,
+        y,
+        signs=a,
+        loss="logistic",
+        activation="leaky_relu",
+        init="gaussian",
+        init_scale=0.1,
+        rng=2,
+        steps=100,
+        record=10,
+    )
     K = X @ X.T
     m1 = relucore.training_metrics(res, y, X=X)
     m2 = relucore.training_metrics(res, y, gram=K, W0_gram=res.W0 @ res.W0.T)
@@ -130,8 +152,9 @@ def test_weight_gram_and_stable_rank_helpers():
     assert stable_rank(np.eye(m)) == pytest.approx(m)
     # margins: leaky slope applies to negative pre-activations.
     beta = np.array([[1.0, -2.0], [-1.0, 3.0]])
-    np.testing.assert_allclose(margins(beta, [1.0, -1.0], [1.0, -1.0], activation="leaky_relu", leaky_slope=0.5),
-                               [1.0 + 0.5, -(-1.0 - 3.0)])
+    np.testing.assert_allclose(
+        margins(beta, [1.0, -1.0], [1.0, -1.0], activation="leaky_relu", leaky_slope=0.5), [1.0 + 0.5, -(-1.0 - 3.0)]
+    )
 
 
 def test_metrics_needs_gram_or_X():

@@ -1,4 +1,5 @@
 """relucore.minnorm (Eq. 7, Lemma 3; Eq. 8/9, Lemma 4; Eq. 52), checked against independent solvers."""
+
 import itertools
 
 import numpy as np
@@ -43,8 +44,9 @@ def test_m1_against_clarabel_primal_and_bvls_dual():
     K = X @ X.T
     L = np.linalg.cholesky(K)
     c = np.where(pos, y, 0.0)
-    r = optimize.lsq_linear(L.T, np.linalg.solve(L, c), bounds=(np.full(12, -np.inf), np.where(pos, np.inf, 0.0)),
-                            method="bvls", tol=1e-14)
+    r = optimize.lsq_linear(
+        L.T, np.linalg.solve(L, c), bounds=(np.full(12, -np.inf), np.where(pos, np.inf, 0.0)), method="bvls", tol=1e-14
+    )
     np.testing.assert_allclose(sol.alpha[0], r.x, atol=1e-9 * np.max(np.abs(r.x)))
 
 
@@ -86,8 +88,9 @@ def _bvls_dual(K, y):
     L = np.linalg.cholesky(K)
     pos = y > 0
     c = np.where(pos, y, 0.0)
-    r = optimize.lsq_linear(L.T, np.linalg.solve(L, c), bounds=(np.full(n, -np.inf), np.where(pos, np.inf, 0.0)),
-                            method="bvls", tol=1e-15)
+    r = optimize.lsq_linear(
+        L.T, np.linalg.solve(L, c), bounds=(np.full(n, -np.inf), np.where(pos, np.inf, 0.0)), method="bvls", tol=1e-15
+    )
     return r.x
 
 
@@ -113,13 +116,25 @@ def _lemma4_reference(X, y):
         for i in range(n):
             x = X[i]
             if i in pos and choice[i] == 0:  # S1: wp x = y, wm x <= 0
-                eq.append(np.r_[x, Z]); beq.append(y[i]); le.append(np.r_[Z, x]); ble.append(0.0)
+                eq.append(np.r_[x, Z])
+                beq.append(y[i])
+                le.append(np.r_[Z, x])
+                ble.append(0.0)
             elif i in pos:  # S2: wp x - wm x = y, wm x >= 0
-                eq.append(np.r_[x, -x]); beq.append(y[i]); le.append(np.r_[Z, -x]); ble.append(0.0)
+                eq.append(np.r_[x, -x])
+                beq.append(y[i])
+                le.append(np.r_[Z, -x])
+                ble.append(0.0)
             elif choice[i] == 0:  # S3: -wm x = y, wp x <= 0
-                eq.append(np.r_[Z, -x]); beq.append(y[i]); le.append(np.r_[x, Z]); ble.append(0.0)
+                eq.append(np.r_[Z, -x])
+                beq.append(y[i])
+                le.append(np.r_[x, Z])
+                ble.append(0.0)
             else:  # S4: wp x - wm x = y, wp x >= 0
-                eq.append(np.r_[x, -x]); beq.append(y[i]); le.append(np.r_[-x, Z]); ble.append(0.0)
+                eq.append(np.r_[x, -x])
+                beq.append(y[i])
+                le.append(np.r_[-x, Z])
+                ble.append(0.0)
         w, status = _clarabel_qp(2 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
         if status != "Solved":
             continue
@@ -150,7 +165,7 @@ def test_m2_branch_and_bound_equals_exhaustive_search_and_gram_mode():
         ds = rc.sample(9, 10, rng=30 + seed)
         a = rc.minnorm(ds.X, ds.y, signs=(1, -1))
         b = rc.minnorm(ds.X, ds.y, signs=(1, -1), method="exhaustive")
-        assert b.search.nodes == 2 ** 9
+        assert b.search.nodes == 2**9
         assert a.objective == pytest.approx(b.objective, rel=1e-10)
         s = a.search
         assert s.complete and s.min_pruned_bound >= a.objective * (1 - 1e-9)
@@ -162,7 +177,7 @@ def test_m2_n16_exact():
     for d in (17, 30, 2000):
         ds = rc.sample(16, d, rng=40 + d)
         sol = rc.minnorm(ds.X, ds.y, signs=(1, -1))
-        assert sol.exact and sol.search.n_patterns == 2 ** 16
+        assert sol.exact and sol.search.n_patterns == 2**16
         assert sol.certificate.max_residual <= 1e-8
 
 
@@ -189,7 +204,7 @@ def test_m_many_exact_search_and_budget():
             row = np.zeros(3 * d)
             for k in range(3):
                 unit = np.zeros(3 * d)
-                unit[k * d:(k + 1) * d] = X[i]
+                unit[k * d : (k + 1) * d] = X[i]
                 le.append(-unit if k in A else unit)
                 ble.append(0.0)
                 if k in A:
@@ -226,8 +241,9 @@ def test_primal_active_set_fallback_alone():
         pos = ds.y > 0
         c = np.where(pos, ds.y, 0.0)
         z, r, st = np.empty(n), np.empty(n), np.empty(n, dtype=np.int8)
-        info = _core.qp_box(K, c, np.full(n, -np.inf), np.where(pos, np.inf, 0.0), z, r, st,
-                            max_block_iter=1, stall_limit=1)
+        info = _core.qp_box(
+            K, c, np.full(n, -np.inf), np.where(pos, np.inf, 0.0), z, r, st, max_block_iter=1, stall_limit=1
+        )
         assert info["status"] == 0 and info["used_fallback"]
         ref = _bvls_dual(K, ds.y)
         np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
@@ -265,13 +281,22 @@ def test_m2_general_signs_against_clarabel():
         for i in range(5):
             x = X[i]
             if y[i] > 0 and choice[i] == 0:  # only w_plus active: sp x'wp = y, wm x <= 0
-                eq.append(np.r_[sp * x, Z]); beq.append(y[i]); le.append(np.r_[Z, x]); ble.append(0.0)
+                eq.append(np.r_[sp * x, Z])
+                beq.append(y[i])
+                le.append(np.r_[Z, x])
+                ble.append(0.0)
             elif y[i] < 0 and choice[i] == 0:  # only w_minus active
-                eq.append(np.r_[Z, sm * x]); beq.append(y[i]); le.append(np.r_[x, Z]); ble.append(0.0)
+                eq.append(np.r_[Z, sm * x])
+                beq.append(y[i])
+                le.append(np.r_[x, Z])
+                ble.append(0.0)
             else:  # both active
-                eq.append(np.r_[sp * x, sm * x]); beq.append(y[i])
-                le.append(np.r_[-x, Z]); ble.append(0.0)
-                le.append(np.r_[Z, -x]); ble.append(0.0)
+                eq.append(np.r_[sp * x, sm * x])
+                beq.append(y[i])
+                le.append(np.r_[-x, Z])
+                ble.append(0.0)
+                le.append(np.r_[Z, -x])
+                ble.append(0.0)
         w, status = _clarabel_qp(2 * d, np.array(eq), np.array(beq), np.array(le), np.array(ble))
         if status == "Solved":
             best = min(best, 0.5 * float(w @ w))

@@ -1,4 +1,5 @@
 """relucore.regimes against hand-built states, a loop reference, and Lemmas 5/6 on real runs."""
+
 import dataclasses
 
 import numpy as np
@@ -16,9 +17,23 @@ def fake_result(beta, alpha, signs, steps=None):
     steps = np.arange(R) if steps is None else np.asarray(steps)
     hist = relucore.History(steps=steps, loss=np.zeros(R), beta=beta, alpha=alpha, mask=beta > 0, n_records=R)
     return relucore.TrainResult(
-        W=None, alpha=alpha[-1], beta=beta[-1], W0=None, alpha0=alpha[0], beta0=beta[0],
-        signs=np.asarray(signs, float), eta=0.1, loss=0.0, grad_norm=0.0, nit=R - 1, success=True, status=0,
-        message="", pattern_stable_step=0, history=hist, tol=0.0,
+        W=None,
+        alpha=alpha[-1],
+        beta=beta[-1],
+        W0=None,
+        alpha0=alpha[0],
+        beta0=beta[0],
+        signs=np.asarray(signs, float),
+        eta=0.1,
+        loss=0.0,
+        grad_norm=0.0,
+        nit=R - 1,
+        success=True,
+        status=0,
+        message="",
+        pattern_stable_step=0,
+        history=hist,
+        tol=0.0,
     )
 
 
@@ -43,27 +58,31 @@ def test_hand_built_states():
     # m = 2 (s = +1, -1), n = 3, ||lambda||_1 = 10, C_alpha = 2: red threshold y_min/(20) = 0.01,
     # norm bound 2 sqrt(3) * 1 / 10 = 0.346.
     y = np.array([1.0, -0.2, 0.5])
-    beta = np.array([
-        [[0.1, 0.1, 0.1], [0.1, 0.1, 0.1]],       # t0: + neuron blue on 0 and 2 (h = 0 there)
-        [[0.3, -0.05, 0.2], [-0.1, 0.2, -0.1]],   # t1
-        [[0.3, -0.05, 0.0], [-0.1, 0.2, -0.1]],   # t2: example 2 switched off (beta = 0 is inactive)
-    ])
-    alpha = np.array([
-        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
-        [[0.03, -0.02, 0.02], [-0.02, 0.02, -0.011]],
-        [[0.03, -0.02, 0.02], [-0.02, 0.02, -0.009]],
-    ])
+    beta = np.array(
+        [
+            [[0.1, 0.1, 0.1], [0.1, 0.1, 0.1]],  # t0: + neuron blue on 0 and 2 (h = 0 there)
+            [[0.3, -0.05, 0.2], [-0.1, 0.2, -0.1]],  # t1
+            [[0.3, -0.05, 0.0], [-0.1, 0.2, -0.1]],  # t2: example 2 switched off (beta = 0 is inactive)
+        ]
+    )
+    alpha = np.array(
+        [
+            [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            [[0.03, -0.02, 0.02], [-0.02, 0.02, -0.011]],
+            [[0.03, -0.02, 0.02], [-0.02, 0.02, -0.009]],
+        ]
+    )
     res = fake_result(beta, alpha, (1, -1))
     reg = relucore.regimes(res, y=y, lambda_l1=10.0, C_y=2.0, C_alpha=2.0)
     ref = reference_state(beta, alpha, y, (1, -1), 2.0, 2.0, 10.0)
     np.testing.assert_array_equal(reg.state, ref)
     # Spot checks written out by hand.
     assert reg.state[0, 0, 0] == PRIMAL_STABLE and reg.state[0, 1, 0] == UNDETERMINED
-    assert reg.state[1, 0, 1] == DUAL_FROZEN          # alpha = -0.02 <= -0.01
-    assert reg.state[1, 1, 2] == DUAL_FROZEN          # -0.011 <= -0.01
-    assert reg.state[2, 1, 2] == UNDETERMINED         # -0.009 > -0.01
-    assert reg.state[2, 0, 2] == UNDETERMINED         # beta = 0: not active, not blue
-    assert reg.state[1, 1, 1] == PRIMAL_STABLE        # s y > 0, beta = 0.2 >= -h = 0.2
+    assert reg.state[1, 0, 1] == DUAL_FROZEN  # alpha = -0.02 <= -0.01
+    assert reg.state[1, 1, 2] == DUAL_FROZEN  # -0.011 <= -0.01
+    assert reg.state[2, 1, 2] == UNDETERMINED  # -0.009 > -0.01
+    assert reg.state[2, 0, 2] == UNDETERMINED  # beta = 0: not active, not blue
+    assert reg.state[1, 1, 1] == PRIMAL_STABLE  # s y > 0, beta = 0.2 >= -h = 0.2
     assert reg.red_threshold == pytest.approx(0.2 / 20)
     assert reg.red_norm_bound == pytest.approx(2 * np.sqrt(3) / 10)
     # Transitions: counts over (from, to) add up to m n per step and match the states.
@@ -82,8 +101,8 @@ def test_hand_built_states():
     assert reg.first_step(DUAL_FROZEN)[0, 1] == 1 and reg.first_step(DUAL_FROZEN)[0, 0] == -1
     ch = reg.changes()
     assert ch.shape == (int(reg.transitions.sum() - np.trace(reg.transitions, axis1=1, axis2=2).sum()), 5)
-    assert [1, 0, 1, UNDETERMINED, DUAL_FROZEN] in ch.tolist()      # (+, 1) turns red at step 1
-    assert [2, 0, 2, PRIMAL_STABLE, UNDETERMINED] in ch.tolist()    # (+, 2) switched off at step 2
+    assert [1, 0, 1, UNDETERMINED, DUAL_FROZEN] in ch.tolist()  # (+, 1) turns red at step 1
+    assert [2, 0, 2, PRIMAL_STABLE, UNDETERMINED] in ch.tolist()  # (+, 2) switched off at step 2
     np.testing.assert_allclose(reg.fraction(PRIMAL_STABLE), np.mean(ref == PRIMAL_STABLE, axis=(1, 2)))
 
 

@@ -1,4 +1,5 @@
 """relucore.sample / sample_gram (docs/math.md §8; Lai et al. Sec. 2, App. A.1)."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,7 +13,7 @@ def test_sample_shapes_and_effective_dimensions():
     assert ds.X.shape == (7, 50) and ds.y.shape == (7,)
     lam = np.arange(1, 51) ** -1.0
     np.testing.assert_allclose(ds.spectrum, lam)
-    assert ds.d2 == pytest.approx(lam.sum() ** 2 / (lam ** 2).sum(), rel=1e-14)
+    assert ds.d2 == pytest.approx(lam.sum() ** 2 / (lam**2).sum(), rel=1e-14)
     assert ds.d_inf == pytest.approx(lam.sum(), rel=1e-14)
     iso = rc.sample(3, 40, rng=1)
     assert iso.d2 == pytest.approx(40) and iso.d_inf == pytest.approx(40)
@@ -92,14 +93,14 @@ def test_sample_gram_matches_explicit_gaussian_X(spectrum):
 
 
 def test_sample_gram_huge_d_and_power_guard():
-    gd = rc.sample_gram(20, 10 ** 9, rng=11)
-    assert gd.d == 10 ** 9 and gd.norm1 == pytest.approx(1e9)
+    gd = rc.sample_gram(20, 10**9, rng=11)
+    assert gd.d == 10**9 and gd.norm1 == pytest.approx(1e9)
     # K/d -> I at rate sqrt(n/d) ~ 1.4e-4.
     assert np.max(np.abs(gd.K / 1e9 - np.eye(20))) < 2e-3
-    sp = rc.sample_gram(5, 10 ** 9, spectrum=("spiked", 10, 1e3, 1.0), rng=1).spectrum
-    assert isinstance(sp, Spectrum) and sp.d == 10 ** 9 and sp.norm1 == pytest.approx(1e9 - 10 + 1e4)
+    sp = rc.sample_gram(5, 10**9, spectrum=("spiked", 10, 1e3, 1.0), rng=1).spectrum
+    assert isinstance(sp, Spectrum) and sp.d == 10**9 and sp.norm1 == pytest.approx(1e9 - 10 + 1e4)
     with pytest.raises(ValueError, match="multiplicity < n"):
-        rc.sample_gram(5, 10 ** 5, spectrum=("power", 1.0), max_columns=10 ** 4)
+        rc.sample_gram(5, 10**5, spectrum=("power", 1.0), max_columns=10**4)
     # A power law (d distinct values) is drawn in one chunked product, as cheaply as X.
     gp = rc.sample_gram(8, 20000, spectrum=("power", 0.5), rng=2)
     assert gp.spectrum.d == 20000 and gp.K.shape == (8, 8)

@@ -1,4 +1,5 @@
 """The theory toolkit's results print as short summaries (arrays as placeholders, batches summarised)."""
+
 import numpy as np
 import pytest
 from _summary_helpers import assert_summary
@@ -14,8 +15,10 @@ def run():
 
 def test_check_limit_regimes_metrics(run):
     ds, res = run
-    assert_summary(rc.check_limit(res, ds.X, ds.y),
-                   contains=["m=2, n=10, d=200", "distance: ", "W_closed: array(shape=(2, 200), dtype=float64)"])
+    assert_summary(
+        rc.check_limit(res, ds.X, ds.y),
+        contains=["m=2, n=10, d=200", "distance: ", "W_closed: array(shape=(2, 200), dtype=float64)"],
+    )
     reg = assert_summary(rc.regimes(res, ds.X, ds.y), contains=["final regimes: ", "lemma5_violations: 0"])
     assert "state: array(shape=" in reg
     assert_summary(rc.training_metrics(res, ds.y, X=ds.X), contains=["records, n=10", "stable_rank: array(["])
@@ -43,8 +46,15 @@ def test_samples():
 def test_minnorm_and_certificates(run):
     ds, _ = run
     sol = rc.minnorm(ds.X, ds.y, signs=(1, -1))
-    assert_summary(sol, contains=["m=2, n=10, d=200; exact", "certificate: KKTCertificate(max residual",
-                                  "search: SearchCertificate(complete", "W: array(shape=(2, 200), dtype=float64)"])
+    assert_summary(
+        sol,
+        contains=[
+            "m=2, n=10, d=200; exact",
+            "certificate: KKTCertificate(max residual",
+            "search: SearchCertificate(complete",
+            "W: array(shape=(2, 200), dtype=float64)",
+        ],
+    )
     assert_summary(sol.certificate, contains=["stationarity: "])
     assert str(sol.certificate).startswith("KKT residuals: stationarity")  # its one-line str is kept
     assert_summary(sol.search, contains=["pruned, closed_feasible, leaves: "])

@@ -77,8 +77,8 @@ int main() {
         auto e = relucore::DualGD::positive_init(X, yb, outer, 1e-3, s);
         losses[b] = e.run().loss - floor_of(yb);
     });
-    std::printf("openmp %s, batch losses above the floor %.1e %.1e %.1e %.1e\n", relucore::has_openmp() ? "on" : "off", losses[0],
-                losses[1], losses[2], losses[3]);
+    std::printf("openmp %s, batch losses above the floor %.1e %.1e %.1e %.1e\n", relucore::has_openmp() ? "on" : "off",
+                losses[0], losses[1], losses[2], losses[3]);
 
     bool ok = r.status == relucore::Status::converged && dist < 1e-6 && max_neg <= 0 && r.loss - floor_of(y) < 1e-12;
     for (double l : losses) ok = ok && std::abs(l) < 1e-12;

@@ -1,4 +1,5 @@
 """The ``relucore`` command line: ``demo``, ``reproduce`` and ``sweep`` (see :mod:`relucore.cli.app`)."""
+
 from relucore.cli.app import SUBCOMMANDS, main
 
 __all__ = ["main", "SUBCOMMANDS"]

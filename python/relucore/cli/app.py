@@ -4,6 +4,7 @@ Subcommands register themselves through :data:`SUBCOMMANDS`: each entry maps a
 name to ``(add_arguments, run)`` where ``add_arguments(parser)`` declares its
 options and ``run(args) -> int`` executes it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,18 +39,28 @@ def _sweep_run(args: argparse.Namespace) -> int:
 
 
 def _reproduce_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("names", nargs="*", default=["all"], metavar="NAME",
-                   help="experiments to run (default: all); see --list")
+    p.add_argument(
+        "names", nargs="*", default=["all"], metavar="NAME", help="experiments to run (default: all); see --list"
+    )
     p.add_argument("--quick", action="store_true", help="small settings (all experiments in under two minutes)")
-    p.add_argument("--out", default="reproduce-out", metavar="DIR",
-                   help="directory for NAME.csv / NAME.json / NAME.png and summary.{txt,json} (default reproduce-out)")
+    p.add_argument(
+        "--out",
+        default="reproduce-out",
+        metavar="DIR",
+        help="directory for NAME.csv / NAME.json / NAME.png and summary.{txt,json} (default reproduce-out)",
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed passed to every experiment (default 0)")
     p.add_argument("--list", action="store_true", help="list the registered experiments and exit")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when a claim fails (default: a failed claim is reported, exit status 0)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a claim fails (default: a failed claim is reported, exit status 0)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.epilog = ("Exit status: 0 when every experiment ran (failed claims are measurements on random data and are "
-                "printed as FAIL), 1 when an experiment raised (or, with --strict, a claim failed), 2 on bad usage.")
+    p.epilog = (
+        "Exit status: 0 when every experiment ran (failed claims are measurements on random data and are "
+        "printed as FAIL), 1 when an experiment raised (or, with --strict, a claim failed), 2 on bad usage."
+    )
 
 
 def _reproduce_run(args: argparse.Namespace) -> int:
@@ -60,16 +71,24 @@ def _reproduce_run(args: argparse.Namespace) -> int:
         return 0
     missing = missing_extras()
     if missing:
-        print(f"relucore reproduce: error: the experiments need the optional extras {', '.join(missing)}; "
-              f"install them with: pip install 'relucore[{','.join(missing)}]'", file=sys.stderr)
+        print(
+            f"relucore reproduce: error: the experiments need the optional extras {', '.join(missing)}; "
+            f"install them with: pip install 'relucore[{','.join(missing)}]'",
+            file=sys.stderr,
+        )
         return 2
     try:
         with warnings.catch_warnings(record=True) as caught:
             # relucore's own deprecations (an old experiment name) are shown to the user, once each.
             warnings.filterwarnings("always", category=DeprecationWarning, module=r"relucore\.")
             try:
-                records = reproduce(args.names, quick=args.quick, out=args.out, seed=args.seed,
-                                    progress=False if args.no_progress else None)
+                records = reproduce(
+                    args.names,
+                    quick=args.quick,
+                    out=args.out,
+                    seed=args.seed,
+                    progress=False if args.no_progress else None,
+                )
             finally:
                 for w in caught:
                     print(f"relucore reproduce: warning: {w.message}", file=sys.stderr)
@@ -91,8 +110,11 @@ def _reproduce_run(args: argparse.Namespace) -> int:
 SUBCOMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "demo": ("run the paper's Figure 4 setting and print a table", _demo_args, _demo_run),
     "sweep": ("run a Monte-Carlo sweep described in a TOML file (resumable, batched)", _sweep_args, _sweep_run),
-    "reproduce": ("run the papers' experiments, save tables and figures, check their claims",
-                  _reproduce_args, _reproduce_run),
+    "reproduce": (
+        "run the papers' experiments, save tables and figures, check their claims",
+        _reproduce_args,
+        _reproduce_run,
+    ),
 }
 
 

@@ -6,6 +6,7 @@ after one step the positive examples are fitted by the + neuron only, the
 negative ones by the - neuron only, and that the GD limit is the closed form
 of :func:`relucore.predicted_limit` (docs/math.md); the demo prints what a real run does.
 """
+
 from __future__ import annotations
 
 import time

@@ -22,6 +22,7 @@ checkpoint of another sweep), reported in one line; 1, also in one line, when a 
 cannot be written (a full disk, a missing folder). Anything else is a bug and shows its
 traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,9 +83,14 @@ def _summary(table) -> str:
 
     keys = [c for c in ("n", "d", "m", "init", "use_gram") if table[c].nunique() > 1] or ["n"]
     g = table.groupby(keys, sort=True)
-    out = g.agg(trials=("trial", "size"), errors=("status", lambda s: int((s == "error").sum())),
-                loss=("loss", "mean"), gap=("gap", "mean"), gap_normalised=("gap_normalised", "mean"),
-                pattern_stable_step=("pattern_stable_step", "max"))
+    out = g.agg(
+        trials=("trial", "size"),
+        errors=("status", lambda s: int((s == "error").sum())),
+        loss=("loss", "mean"),
+        gap=("gap", "mean"),
+        gap_normalised=("gap_normalised", "mean"),
+        pattern_stable_step=("pattern_stable_step", "max"),
+    )
     with pd.option_context("display.width", 120, "display.max_columns", 20):
         return out.to_string()
 
@@ -107,10 +113,14 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError("give --workers or --dask, not both")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    run = {"grid": cfg["grid"] if "grid" in cfg else cfg["configs"], "trials": cfg["trials"], "seed": cfg["seed"],
-           "n_threads": args.n_threads if args.n_threads is not None else cfg.get("n_threads"),
-           "batch_size": args.batch_size if args.batch_size is not None else cfg.get("batch_size"),
-           "checkpoint": args.checkpoint or cfg.get("checkpoint")}
+    run = {
+        "grid": cfg["grid"] if "grid" in cfg else cfg["configs"],
+        "trials": cfg["trials"],
+        "seed": cfg["seed"],
+        "n_threads": args.n_threads if args.n_threads is not None else cfg.get("n_threads"),
+        "batch_size": args.batch_size if args.batch_size is not None else cfg.get("batch_size"),
+        "checkpoint": args.checkpoint or cfg.get("checkpoint"),
+    }
     try:
         check_arguments(**{k: run[k] for k in ("grid", "trials", "seed", "n_threads", "batch_size")})
     except (ValueError, TypeError) as exc:

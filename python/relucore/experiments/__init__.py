@@ -12,6 +12,7 @@ figure and the claims it checked (what was expected, what was measured).
 >>> result = experiments.run("fig4", quick=True)  # doctest: +SKIP
 >>> result.save("out/")  # doctest: +SKIP
 """
+
 from relucore.experiments._base import Claim, ExperimentResult, get, names, register, run
 
 __all__ = ["Claim", "ExperimentResult", "get", "names", "register", "run"]

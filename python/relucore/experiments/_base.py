@@ -1,4 +1,5 @@
 """Registry, result and claim types shared by all experiments."""
+
 from __future__ import annotations
 
 import csv
@@ -48,9 +49,11 @@ def _table_text(table: List[Dict[str, Any]], batch=None) -> str:
     return f"{len(table)} rows x {len(keys)} columns" + (f": {', '.join(keys)}" if keys else "")
 
 
-@summarized(title=lambda r: f"{r.name!r}, {'every claim holds' if r.passed else 'some claims fail'}",
-            rows=("claims", "table", "params", "figure", "data"),
-            formats={"claims": _claims_text, "table": _table_text})
+@summarized(
+    title=lambda r: f"{r.name!r}, {'every claim holds' if r.passed else 'some claims fail'}",
+    rows=("claims", "table", "params", "figure", "data"),
+    formats={"claims": _claims_text, "table": _table_text},
+)
 @dataclasses.dataclass
 class ExperimentResult:
     """Outcome of one experiment.
@@ -145,8 +148,9 @@ _REGISTRY: Dict[str, _Entry] = {}
 _DEPRECATED: Dict[str, str] = {}
 
 
-def register(name: str, summary: str = "", *, deprecated_names: Sequence[str] = ()
-             ) -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
+def register(
+    name: str, summary: str = "", *, deprecated_names: Sequence[str] = ()
+) -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
     """Decorator adding an experiment function to the registry under ``name``.
 
     Experiment names are hyphenated (``"kou-stable-rank"``); ``deprecated_names``
@@ -175,8 +179,11 @@ def resolve(name: str) -> str:
         return name
     if name in _DEPRECATED:
         new = _DEPRECATED[name]
-        warnings.warn(f"experiment name {name!r} is deprecated and will stop working in the next release; "
-                      f"use {new!r}", DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"experiment name {name!r} is deprecated and will stop working in the next release; use {new!r}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return new
     raise ValueError(f"unknown experiment {name!r}; known: {', '.join(_REGISTRY)}")
 
@@ -196,7 +203,9 @@ def summary(name: str) -> str:
     return _REGISTRY[resolve(name)].summary
 
 
-def run(name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any) -> ExperimentResult:
+def run(
+    name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any
+) -> ExperimentResult:
     """Runs the experiment ``name`` and returns its result (its ``name`` is the registered one)."""
     name = resolve(name)
     result = _REGISTRY[name].func(quick=quick, seed=seed, progress=progress, **params)

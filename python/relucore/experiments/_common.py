@@ -1,4 +1,5 @@
 """Helpers shared by several experiment modules (random streams, claims, figures, fits)."""
+
 from __future__ import annotations
 
 from typing import List, Tuple
@@ -35,8 +36,7 @@ def figure(nrows: int, ncols: int, *, width: float = 4.2, height: float = 3.2, t
     from relucore.plots._style import pyplot
 
     plt = pyplot()
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained",
-                             squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained", squeeze=False)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig, axes

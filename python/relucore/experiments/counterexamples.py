@@ -6,15 +6,16 @@ examples converges to a local minimum that is not global.
 on a parameter gamma that leaves the minimum-norm solution unchanged, so no
 norm-based implicit bias holds in the worst case.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._common import child_rngs, claim, figure
+from relucore.gd.train import train
 
 __all__ = ["b4", "vardi_shamir", "b4_limit"]
 
@@ -31,8 +32,17 @@ def b4_limit(X: np.ndarray, y: np.ndarray, delta: float) -> float:
 
 
 @register("b4", "App. B.4: n=2, y>0, eps=(-delta, delta): example 1 stays inactive, a non-global local minimum")
-def b4(*, d: int = 200, delta_fraction: float = 0.1, eta_fraction: float = 0.9, steps: int = 100_000,
-       n_perturb: int = 2000, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+def b4(
+    *,
+    d: int = 200,
+    delta_fraction: float = 0.1,
+    eta_fraction: float = 0.9,
+    steps: int = 100_000,
+    n_perturb: int = 2000,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Appendix B.4: convergence to a non-global local minimum.
 
     Draws ``x_1, x_2 ~ N(0, I_d)`` until ``x_1^T x_2 < 0`` and
@@ -46,8 +56,9 @@ def b4(*, d: int = 200, delta_fraction: float = 0.1, eta_fraction: float = 0.9, 
     """
     if quick:
         n_perturb = min(n_perturb, 500)
-    params = dict(d=d, delta_fraction=delta_fraction, eta_fraction=eta_fraction, steps=steps, n_perturb=n_perturb,
-                  seed=seed)
+    params = dict(
+        d=d, delta_fraction=delta_fraction, eta_fraction=eta_fraction, steps=steps, n_perturb=n_perturb, seed=seed
+    )
     rng, prng = child_rngs(seed, 2)
     for _ in range(1000):
         X = rng.standard_normal((2, d))
@@ -73,21 +84,37 @@ def b4(*, d: int = 200, delta_fraction: float = 0.1, eta_fraction: float = 0.9, 
     global_loss = 0.5 * float(np.sum((np.maximum(X @ w_glob, 0) - y) ** 2))
     drop = float(res.loss - losses.min())
     claims = [
-        claim("example1_inactive", "beta_1 = w^T x_1 <= 0 at every step (example 1 never active)",
-              f"max_t beta_1 = {beta1.max():.4g}", beta1.max() <= 0),
-        claim("beta1_closed_form", "beta_1 -> -delta + (x1.x2/||x2||^2)(y2 - delta)",
-              f"GD {res.beta[0, 0]:.10f} vs closed form {predicted:.10f}",
-              abs(res.beta[0, 0] - predicted) <= 1e-9 * max(1.0, abs(predicted))),
-        claim("non_global", "final loss y_1^2/2 > 0 = loss of the interpolator X^T K^-1 y",
-              f"final loss {res.loss:.6f} (y_1^2/2 = {y[0] ** 2 / 2:.6f}); interpolator loss {global_loss:.1e}",
-              res.loss > 1e-3 and abs(res.loss - y[0] ** 2 / 2) <= 1e-9 and global_loss <= 1e-20),
-        claim("local_minimum", "zero gradient and no perturbation within the inactive region lowers the loss",
-              f"gradient norm {res.grad_norm:.1e} (converged {res.success}); over {n_perturb} perturbations "
-              f"min(perturbed loss - final loss) = {-drop:+.1e}", bool(res.success) and drop <= 1e-12),
+        claim(
+            "example1_inactive",
+            "beta_1 = w^T x_1 <= 0 at every step (example 1 never active)",
+            f"max_t beta_1 = {beta1.max():.4g}",
+            beta1.max() <= 0,
+        ),
+        claim(
+            "beta1_closed_form",
+            "beta_1 -> -delta + (x1.x2/||x2||^2)(y2 - delta)",
+            f"GD {res.beta[0, 0]:.10f} vs closed form {predicted:.10f}",
+            abs(res.beta[0, 0] - predicted) <= 1e-9 * max(1.0, abs(predicted)),
+        ),
+        claim(
+            "non_global",
+            "final loss y_1^2/2 > 0 = loss of the interpolator X^T K^-1 y",
+            f"final loss {res.loss:.6f} (y_1^2/2 = {y[0] ** 2 / 2:.6f}); interpolator loss {global_loss:.1e}",
+            res.loss > 1e-3 and abs(res.loss - y[0] ** 2 / 2) <= 1e-9 and global_loss <= 1e-20,
+        ),
+        claim(
+            "local_minimum",
+            "zero gradient and no perturbation within the inactive region lowers the loss",
+            f"gradient norm {res.grad_norm:.1e} (converged {res.success}); over {n_perturb} perturbations "
+            f"min(perturbed loss - final loss) = {-drop:+.1e}",
+            bool(res.success) and drop <= 1e-12,
+        ),
     ]
-    rows = [dict(step=int(s), beta1=float(b[0, 0]), beta2=float(b[0, 1]), loss=float(L))
-            for s, b, L in zip(res.history.steps, res.history.beta, res.history.loss)
-            if s < 50 or s % 100 == 0 or s == res.nit]
+    rows = [
+        dict(step=int(s), beta1=float(b[0, 0]), beta2=float(b[0, 1]), loss=float(L))
+        for s, b, L in zip(res.history.steps, res.history.beta, res.history.loss)
+        if s < 50 or s % 100 == 0 or s == res.nit
+    ]
     fig = _b4_figure(res, y, predicted, X)
     return ExperimentResult("b4", params, rows, claims, fig, data=dict(result=res, X=X, y=y, delta=delta))
 
@@ -95,11 +122,22 @@ def b4(*, d: int = 200, delta_fraction: float = 0.1, eta_fraction: float = 0.9, 
 def _b4_figure(res, y, predicted, X):
     from relucore.plots import plot_predictions
 
-    fig, axes = figure(1, 2, width=4.6, height=3.5,
-                       title=f"App. B.4: n=2, y>0, init eps=(-delta, delta), x1.x2 = {X[0] @ X[1]:.1f} < 0")
+    fig, axes = figure(
+        1,
+        2,
+        width=4.6,
+        height=3.5,
+        title=f"App. B.4: n=2, y>0, init eps=(-delta, delta), x1.x2 = {X[0] @ X[1]:.1f} < 0",
+    )
     h = res.history
-    plot_predictions(h.steps, h.beta[:, 0, :], y=y, ax=axes[0, 0], ylabel=r"prediction $\beta_i = w^\top x_i$",
-                     title="example 1 stays inactive, example 2 is fitted")
+    plot_predictions(
+        h.steps,
+        h.beta[:, 0, :],
+        y=y,
+        ax=axes[0, 0],
+        ylabel=r"prediction $\beta_i = w^\top x_i$",
+        title="example 1 stays inactive, example 2 is fitted",
+    )
     axes[0, 0].axhline(predicted, color="k", ls="--", lw=0.8, label=r"closed-form $\beta_1^{(\infty)}$")
     axes[0, 0].legend(fontsize=7)
     ax = axes[0, 1]
@@ -116,9 +154,17 @@ def _b4_figure(res, y, predicted, X):
 
 
 @register("vardi-shamir", "Vardi & Shamir (2021): three points, the GD limit depends on gamma (no norm-based bias)")
-def vardi_shamir(*, gammas: Sequence[float] = (0.0, 1.0, 2.0, 5.0, 20.0), init: float = 1e-6, eta: float = 1e-4,
-                 steps: int = 2_000_000, record: int = 10, quick: bool = False, seed: int = 0,
-                 progress: Optional[bool] = None) -> ExperimentResult:
+def vardi_shamir(
+    *,
+    gammas: Sequence[float] = (0.0, 1.0, 2.0, 5.0, 20.0),
+    init: float = 1e-6,
+    eta: float = 1e-4,
+    steps: int = 2_000_000,
+    record: int = 10,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Vardi & Shamir (2021): ``x1=(3,-1,0)``, ``x2=(4,2,0)``, ``x3=(0,g,g)``, ``y=(16,18,0)``.
 
     Init ``init * (1, 1, 1)``, ``eta = 1e-4``. The minimum-norm solution is
@@ -138,29 +184,51 @@ def vardi_shamir(*, gammas: Sequence[float] = (0.0, 1.0, 2.0, 5.0, 20.0), init: 
     W = res.W[:, 0, :]
     rows = []
     for b, g in enumerate(gammas):
-        rows.append(dict(gamma=g, w1=W[b, 0], w2=W[b, 1], w3=W[b, 2], norm_w=float(np.linalg.norm(W[b])),
-                         dist_to_w_star=float(np.linalg.norm(W[b] - w_star)), final_loss=float(res.loss[b]),
-                         nit=int(res.nit[b]), converged=bool(res.success[b]), x3_prediction=float(X[b, 2] @ W[b])))
+        rows.append(
+            dict(
+                gamma=g,
+                w1=W[b, 0],
+                w2=W[b, 1],
+                w3=W[b, 2],
+                norm_w=float(np.linalg.norm(W[b])),
+                dist_to_w_star=float(np.linalg.norm(W[b] - w_star)),
+                final_loss=float(res.loss[b]),
+                nit=int(res.nit[b]),
+                converged=bool(res.success[b]),
+                x3_prediction=float(X[b, 2] @ W[b]),
+            )
+        )
     pair = np.array([[np.linalg.norm(W[a] - W[b]) for b in range(B)] for a in range(B)])
     off = pair[~np.eye(B, dtype=bool)]
     feasible = all(np.allclose(X[b, :2] @ w_star, y[b, :2]) and X[b, 2] @ w_star <= 0 for b in range(B))
     claims = [
-        claim("interpolates", "every run fits the data (loss -> 0)", f"max final loss {res.loss.max():.1e}",
-              bool(np.all(res.loss <= 1e-12)) and bool(np.all(res.success))),
-        claim("limit_depends_on_gamma", "the GD limit differs across gamma",
-              f"w3 = {', '.join(f'{w:+.4f}' for w in W[:, 2])}; min pairwise distance {off.min():.2e}",
-              off.min() > 1e-3),
-        claim("not_min_norm", "w* = (5, -1, 0) for all gamma, but ||w_GD - w*|| varies with gamma",
-              "||w_GD - w*|| = " + ", ".join(f"{r['dist_to_w_star']:.4f}" for r in rows) + f" (w* feasible: {feasible})",
-              feasible and (max(r["dist_to_w_star"] for r in rows) - min(r["dist_to_w_star"] for r in rows) > 1e-2)),
+        claim(
+            "interpolates",
+            "every run fits the data (loss -> 0)",
+            f"max final loss {res.loss.max():.1e}",
+            bool(np.all(res.loss <= 1e-12)) and bool(np.all(res.success)),
+        ),
+        claim(
+            "limit_depends_on_gamma",
+            "the GD limit differs across gamma",
+            f"w3 = {', '.join(f'{w:+.4f}' for w in W[:, 2])}; min pairwise distance {off.min():.2e}",
+            off.min() > 1e-3,
+        ),
+        claim(
+            "not_min_norm",
+            "w* = (5, -1, 0) for all gamma, but ||w_GD - w*|| varies with gamma",
+            "||w_GD - w*|| = " + ", ".join(f"{r['dist_to_w_star']:.4f}" for r in rows) + f" (w* feasible: {feasible})",
+            feasible and (max(r["dist_to_w_star"] for r in rows) - min(r["dist_to_w_star"] for r in rows) > 1e-2),
+        ),
     ]
     fig = _vs_figure(res, X, gammas, W, w_star)
     return ExperimentResult("vardi-shamir", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
 
 
 def _vs_figure(res, X, gammas, W, w_star):
-    fig, axes = figure(1, 2, width=4.6, height=3.5,
-                       title="Vardi & Shamir (2021): x1=(3,-1,0), x2=(4,2,0), x3=(0,g,g), y=(16,18,0)")
+    fig, axes = figure(
+        1, 2, width=4.6, height=3.5, title="Vardi & Shamir (2021): x1=(3,-1,0), x2=(4,2,0), x3=(0,g,g), y=(16,18,0)"
+    )
     ax = axes[0, 0]
     gpos = np.array(gammas)
     ax.plot(gpos, np.linalg.norm(W - w_star, axis=1), "o-", label=r"$\|w_{GD} - w^\star\|$")
@@ -179,8 +247,9 @@ def _vs_figure(res, X, gammas, W, w_star):
     for b, g in enumerate(gammas):
         r = int(h.n_records[b])
         steps = h.steps[b, :r]
-        ax.plot(np.maximum(steps, 1), h.beta[b, :r, 0, 2], color=cmap(b / max(len(gammas) - 1, 1)),
-                label=rf"$\gamma$={g:g}")
+        ax.plot(
+            np.maximum(steps, 1), h.beta[b, :r, 0, 2], color=cmap(b / max(len(gammas) - 1, 1)), label=rf"$\gamma$={g:g}"
+        )
     ax.axhline(0.0, color="k", lw=0.6)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1e-4)

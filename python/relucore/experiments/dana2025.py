@@ -4,6 +4,7 @@
 probability of reaching a global minimum as n grows at fixed d, and the
 threshold n*(d) where it falls to 1/2.
 """
+
 from __future__ import annotations
 
 import time
@@ -79,9 +80,23 @@ def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = 
     p = a0.shape[1]
 
     def one(t):
-        r = meanfield.train(X[t], y[t], N=p, step=float(eta[t]) * n / 2, weight_decay=0.0, temperature=0.0,
-                            iters=steps, batch_size=None, bias=False, train_outer=True, output_scale="1/sqrt(N)",
-                            init=np.column_stack([a0[t], W0[t]]), record=0, n_threads=1, progress=False)
+        r = meanfield.train(
+            X[t],
+            y[t],
+            N=p,
+            step=float(eta[t]) * n / 2,
+            weight_decay=0.0,
+            temperature=0.0,
+            iters=steps,
+            batch_size=None,
+            bias=False,
+            train_outer=True,
+            output_scale="1/sqrt(N)",
+            init=np.column_stack([a0[t], W0[t]]),
+            record=0,
+            n_threads=1,
+            progress=False,
+        )
         a, W = r.theta[:, 0], r.theta[:, 1:]
         h = a @ np.maximum(W @ X[t].T, 0.0) / np.sqrt(p)
         return np.sum((h - y[t]) ** 2) / np.sum(y[t] ** 2)
@@ -143,8 +158,12 @@ def fit_threshold(n_values, successes, trials):
     c0 = min(max(ph.max(), 0.6), 0.99)
     best = None
     for k0 in (1.0, 3.0, 10.0):  # a few starts: the likelihood is flat along some directions
-        res = minimize(nll, x0=np.array([start, np.log(k0), np.log(c0 / (1 - c0))]), method="Nelder-Mead",
-                       options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000, "maxfev": 20000})
+        res = minimize(
+            nll,
+            x0=np.array([start, np.log(k0), np.log(c0 / (1 - c0))]),
+            method="Nelder-Mead",
+            options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 20000, "maxfev": 20000},
+        )
         if best is None or res.fun < best.fun:
             best = res
     logn, k, c = unpack(best.x)
@@ -162,7 +181,9 @@ def _sphere_data(rng, B, N, d):
     return X, y
 
 
-@register("convergence-probability", "Dana et al. 2025: P(GD reaches a global minimum) against n at fixed d; threshold n*(d)")
+@register(
+    "convergence-probability", "Dana et al. 2025: P(GD reaches a global minimum) against n at fixed d; threshold n*(d)"
+)
 def convergence_probability(
     *,
     d_grid: Sequence[int] = (8, 16, 32),
@@ -229,12 +250,25 @@ def convergence_probability(
     except ImportError:
         fig = None
 
-    params = dict(d_grid=d_grid, n_factors=n_factors, p=p, trials=trials, steps=steps, eta_factor=eta_factor,
-                  check_step_size=check_step_size,
-                  loss_threshold=loss_threshold, seed=seed, quick=quick,
-                  engine=engine)
+    params = dict(
+        d_grid=d_grid,
+        n_factors=n_factors,
+        p=p,
+        trials=trials,
+        steps=steps,
+        eta_factor=eta_factor,
+        check_step_size=check_step_size,
+        loss_threshold=loss_threshold,
+        seed=seed,
+        quick=quick,
+        engine=engine,
+    )
     return ExperimentResult(
-        name="convergence-probability", params=params, table=table, claims=claims, figure=fig,
+        name="convergence-probability",
+        params=params,
+        table=table,
+        claims=claims,
+        figure=fig,
         data={"curves": curves, "step_size_check": check, "n_star_exponent": q, "seconds": elapsed},
     )
 
@@ -258,8 +292,19 @@ def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_thr
     succ = (loss < loss_threshold).sum(axis=1)
     lo, hi = wilson_interval(succ, trials)
     n_star, k, c, n_half = fit_threshold(n_values, succ, trials)
-    return {"d": d, "n": np.array(n_values), "prob": succ / trials, "low": lo, "high": hi, "succ": succ,
-            "n_star": n_star, "k": k, "plateau": c, "n_half": n_half, "loss": loss}
+    return {
+        "d": d,
+        "n": np.array(n_values),
+        "prob": succ / trials,
+        "low": lo,
+        "high": hi,
+        "succ": succ,
+        "n_star": n_star,
+        "k": k,
+        "plateau": c,
+        "n_half": n_half,
+        "loss": loss,
+    }
 
 
 def _convergence_table(curves, p, trials):
@@ -267,14 +312,25 @@ def _convergence_table(curves, p, trials):
     for cv in curves:
         d = cv["d"]
         for j, n in enumerate(cv["n"]):
-            table.append({"d": d, "n": int(n), "p": p, "trials": trials, "successes": int(cv["succ"][j]),
-                          "probability": float(cv["prob"][j]), "wilson_low": float(cv["low"][j]),
-                          "wilson_high": float(cv["high"][j]),
-                          "median_final_loss": float(np.median(cv["loss"][j])),
-                          # failures far above the threshold are stuck, not merely slow
-                          "fraction_stuck": float(np.mean(cv["loss"][j] > 1e-2)),
-                          "n_star_fit": cv["n_star"], "slope_fit": cv["k"], "plateau_fit": cv["plateau"],
-                          "n_star_over_params": cv["n_star"] / (p * (d + 1))})
+            table.append(
+                {
+                    "d": d,
+                    "n": int(n),
+                    "p": p,
+                    "trials": trials,
+                    "successes": int(cv["succ"][j]),
+                    "probability": float(cv["prob"][j]),
+                    "wilson_low": float(cv["low"][j]),
+                    "wilson_high": float(cv["high"][j]),
+                    "median_final_loss": float(np.median(cv["loss"][j])),
+                    # failures far above the threshold are stuck, not merely slow
+                    "fraction_stuck": float(np.mean(cv["loss"][j] > 1e-2)),
+                    "n_star_fit": cv["n_star"],
+                    "slope_fit": cv["k"],
+                    "plateau_fit": cv["plateau"],
+                    "n_star_over_params": cv["n_star"] / (p * (d + 1)),
+                }
+            )
     return table
 
 
@@ -285,25 +341,36 @@ def _convergence_claims(curves, check, q, p, d_grid, eta_factor):
         # decreasing within the sampling noise: no significant rise (Wilson intervals of
         # neighbouring points overlap whenever P goes up)
         significant_rise = any(c["low"][j + 1] > c["high"][j] for j in range(len(pr) - 1))
-        claims.append(Claim(
-            f"decreasing_in_n_d{c['d']}",
-            f"d={c['d']}: P(global minimum) decreases in n, from ~1 at small n to ~0 at large n",
-            "P = " + ", ".join(f"{pp:.2f}" for pp in pr) + f" at n = {list(map(int, c['n']))}; n* = {c['n_star']:.1f}",
-            bool(max(pr[:2]) >= 0.8 and pr[-1] <= 0.2 and not significant_rise)))
+        claims.append(
+            Claim(
+                f"decreasing_in_n_d{c['d']}",
+                f"d={c['d']}: P(global minimum) decreases in n, from ~1 at small n to ~0 at large n",
+                "P = "
+                + ", ".join(f"{pp:.2f}" for pp in pr)
+                + f" at n = {list(map(int, c['n']))}; n* = {c['n_star']:.1f}",
+                bool(max(pr[:2]) >= 0.8 and pr[-1] <= 0.2 and not significant_rise),
+            )
+        )
     if check is not None:
         rel_change = abs(check["n_star"] - curves[0]["n_star"]) / curves[0]["n_star"]
-        claims.append(Claim(
-            "threshold_not_a_step_size_artefact",
-            f"d={d_grid[0]}: halving eta (same time eta*steps) leaves n* within 25%",
-            f"n* = {curves[0]['n_star']:.1f} (eta*mu1={eta_factor:g}) vs {check['n_star']:.1f} "
-            f"(eta*mu1={eta_factor / 2:g}); P = " + ", ".join(f"{v:.2f}" for v in check["prob"]),
-            bool(rel_change < 0.25)))
-    claims.append(Claim(
-        "threshold_grows_with_d",
-        "the threshold n*(d) grows with d (high-dimensional data are weakly interacting)",
-        "n* = " + ", ".join(f"{c['n_star']:.1f} (d={c['d']})" for c in curves) + f"; n* ∝ d^{q:.2f}; "
-        "n*/(p(d+1)) = " + ", ".join(f"{c['n_star'] / (p * (c['d'] + 1)):.2f}" for c in curves),
-        bool(all(curves[j + 1]["n_star"] > curves[j]["n_star"] for j in range(len(curves) - 1)))))
+        claims.append(
+            Claim(
+                "threshold_not_a_step_size_artefact",
+                f"d={d_grid[0]}: halving eta (same time eta*steps) leaves n* within 25%",
+                f"n* = {curves[0]['n_star']:.1f} (eta*mu1={eta_factor:g}) vs {check['n_star']:.1f} "
+                f"(eta*mu1={eta_factor / 2:g}); P = " + ", ".join(f"{v:.2f}" for v in check["prob"]),
+                bool(rel_change < 0.25),
+            )
+        )
+    claims.append(
+        Claim(
+            "threshold_grows_with_d",
+            "the threshold n*(d) grows with d (high-dimensional data are weakly interacting)",
+            "n* = " + ", ".join(f"{c['n_star']:.1f} (d={c['d']})" for c in curves) + f"; n* ∝ d^{q:.2f}; "
+            "n*/(p(d+1)) = " + ", ".join(f"{c['n_star'] / (p * (c['d'] + 1)):.2f}" for c in curves),
+            bool(all(curves[j + 1]["n_star"] > curves[j]["n_star"] for j in range(len(curves) - 1))),
+        )
+    )
     return claims
 
 
@@ -313,15 +380,23 @@ def _convergence_figure(curves, check, q, d_grid, p, trials, eta_factor, loss_th
     from relucore.plots._style import pyplot
 
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained",
-                             gridspec_kw={"width_ratios": [1.6, 1]})
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained", gridspec_kw={"width_ratios": [1.6, 1]})
     plot_convergence_probability(curves, ax=axes[0])
     if check is not None:
-        axes[0].plot(check["n"], check["prob"], "x", color="0.3", ms=7,
-                     label=f"d={d_grid[0]}, half step, 2x steps: n*={check['n_star']:.1f}")
+        axes[0].plot(
+            check["n"],
+            check["prob"],
+            "x",
+            color="0.3",
+            ms=7,
+            label=f"d={d_grid[0]}, half step, 2x steps: n*={check['n_star']:.1f}",
+        )
         axes[0].legend(fontsize=8)
-    axes[0].set_title(f"trained outer layer, width p={p}, {trials} trials per point, η·μ₁(K)={eta_factor:g}; "
-                      f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps", fontsize=8)
+    axes[0].set_title(
+        f"trained outer layer, width p={p}, {trials} trials per point, η·μ₁(K)={eta_factor:g}; "
+        f"success: loss < {loss_threshold:g}·loss(0) after {steps} steps",
+        fontsize=8,
+    )
     ds = np.array(d_grid, float)
     ns = np.array([c["n_star"] for c in curves])
     axes[1].plot(ds, ns, "o-", color="k")

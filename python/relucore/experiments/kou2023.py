@@ -4,6 +4,7 @@
 rank of each sign group of neurons tends to 1 for the leaky ReLU and stays
 bounded away from 1 for the ReLU; the normalised margins equalise.
 """
+
 from __future__ import annotations
 
 import time
@@ -11,9 +12,9 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from relucore.theory.metrics import TrainingMetrics, training_metrics
-from relucore.gd.train import train
 from relucore.experiments._base import Claim, ExperimentResult, register
+from relucore.gd.train import train
+from relucore.theory.metrics import TrainingMetrics, training_metrics
 
 __all__ = ["kou_stable_rank", "log_recorded_run"]
 
@@ -28,7 +29,9 @@ def _concat_metrics(parts: Sequence[TrainingMetrics]) -> TrainingMetrics:
     fields = TrainingMetrics.__dataclass_fields__
     out = {}
     for f in fields:
-        out[f] = np.concatenate([getattr(p, f) for p in parts], axis=-1 if f not in ("margins", "normalized_margins") else -2)
+        out[f] = np.concatenate(
+            [getattr(p, f) for p in parts], axis=-1 if f not in ("margins", "normalized_margins") else -2
+        )
     return TrainingMetrics(**out)
 
 
@@ -103,8 +106,9 @@ def kou_stable_rank(
     t0 = time.perf_counter()
     mets: Dict[str, TrainingMetrics] = {}
     for act in ("relu", "leaky_relu"):
-        mets[act] = log_recorded_run(X, y, W0=W0, steps=steps, signs=a, loss="logistic", activation=act,
-                                     leaky_slope=leaky_slope, eta=eta)
+        mets[act] = log_recorded_run(
+            X, y, W0=W0, steps=steps, signs=a, loss="logistic", activation=act, leaky_slope=leaky_slope, eta=eta
+        )
     elapsed = time.perf_counter() - t0
     table = _kou_table(mets)
     claims = _kou_claims(mets, steps)
@@ -113,10 +117,24 @@ def kou_stable_rank(
     except ImportError:
         fig = None
 
-    params = dict(n=n, d=d, m=m, leaky_slope=leaky_slope, init_scale=init_scale, steps=steps, trials=trials,
-                  eta=float(np.mean(eta)) if eta is not None else None, seed=seed, quick=quick)
+    params = dict(
+        n=n,
+        d=d,
+        m=m,
+        leaky_slope=leaky_slope,
+        init_scale=init_scale,
+        steps=steps,
+        trials=trials,
+        eta=float(np.mean(eta)) if eta is not None else None,
+        seed=seed,
+        quick=quick,
+    )
     return ExperimentResult(
-        name="kou-stable-rank", params=params, table=table, claims=claims, figure=fig,
+        name="kou-stable-rank",
+        params=params,
+        table=table,
+        claims=claims,
+        figure=fig,
         data={"metrics": mets, "near_orthogonality": near_orth, "seconds": elapsed},
     )
 
@@ -141,14 +159,19 @@ def _kou_table(mets: Dict[str, TrainingMetrics]) -> List[dict]:
     for act, met in mets.items():
         steps_arr = met.steps[0]
         for r, t in enumerate(steps_arr):
-            table.append({
-                "activation": act, "step": int(t),
-                "stable_rank": float(np.nanmean(met.stable_rank[:, r])),
-                "stable_rank_pos": float(np.nanmean(met.stable_rank_pos[:, r])),
-                "stable_rank_neg": float(np.nanmean(met.stable_rank_neg[:, r])),
-                "margin_ratio": float(np.nanmean(met.margin_ratio[:, r])) if np.any(np.isfinite(met.margin_ratio[:, r])) else float("nan"),
-                "loss": float(np.mean(met.loss[:, r])),
-            })
+            table.append(
+                {
+                    "activation": act,
+                    "step": int(t),
+                    "stable_rank": float(np.nanmean(met.stable_rank[:, r])),
+                    "stable_rank_pos": float(np.nanmean(met.stable_rank_pos[:, r])),
+                    "stable_rank_neg": float(np.nanmean(met.stable_rank_neg[:, r])),
+                    "margin_ratio": float(np.nanmean(met.margin_ratio[:, r]))
+                    if np.any(np.isfinite(met.margin_ratio[:, r]))
+                    else float("nan"),
+                    "loss": float(np.mean(met.loss[:, r])),
+                }
+            )
     return table
 
 
@@ -171,22 +194,30 @@ def _kou_claims(mets: Dict[str, TrainingMetrics], steps: int) -> List[Claim]:
     ratio_rl_end = float(np.nanmean(rl.margin_ratio[:, -1]))
     full_lk_end = float(lk.stable_rank[:, -1].mean())
     return [
-        Claim("leaky_stable_rank_to_1",
-              "leaky ReLU: stable rank of each sign group falls towards 1 (Kou et al. Thm 3.2)",
-              f"{lk_early:.3f} at t=10, {lk_dec:.4f} at t={steps // 10}, {lk_end:.4f} at t={steps}",
-              bool(lk_end < lk_dec < lk_early and lk_end - 1 < 0.05)),
-        Claim("relu_stable_rank_bounded",
-              "ReLU: group stable rank bounded and not -> 1; above the leaky ReLU's (Kou et al. Thm 3.4)",
-              f"ReLU {rl_dec:.3f} -> {rl_end:.3f} over the last decade; leaky {lk_end:.4f}",
-              bool(rl_end > lk_end and rl_end - 1 > 3 * (lk_end - 1) and abs(rl_end - rl_dec) < 0.05 * rl_end)),
-        Claim("margin_ratio_to_1",
-              "max/min normalised margin falls towards 1 (Kou et al.)",
-              f"leaky {ratio_lk_dec:.4f} -> {ratio_lk_end:.4f}; ReLU {ratio_rl_end:.4f} at the end",
-              bool(ratio_lk_end < ratio_lk_dec and ratio_lk_end < 1.1)),
-        Claim("leaky_full_rank_at_most_2",
-              "whole W of the leaky network: stable rank <= 2 (two directions, Frei et al. 2022)",
-              f"{full_lk_end:.3f}",
-              bool(1 <= full_lk_end <= 2)),
+        Claim(
+            "leaky_stable_rank_to_1",
+            "leaky ReLU: stable rank of each sign group falls towards 1 (Kou et al. Thm 3.2)",
+            f"{lk_early:.3f} at t=10, {lk_dec:.4f} at t={steps // 10}, {lk_end:.4f} at t={steps}",
+            bool(lk_end < lk_dec < lk_early and lk_end - 1 < 0.05),
+        ),
+        Claim(
+            "relu_stable_rank_bounded",
+            "ReLU: group stable rank bounded and not -> 1; above the leaky ReLU's (Kou et al. Thm 3.4)",
+            f"ReLU {rl_dec:.3f} -> {rl_end:.3f} over the last decade; leaky {lk_end:.4f}",
+            bool(rl_end > lk_end and rl_end - 1 > 3 * (lk_end - 1) and abs(rl_end - rl_dec) < 0.05 * rl_end),
+        ),
+        Claim(
+            "margin_ratio_to_1",
+            "max/min normalised margin falls towards 1 (Kou et al.)",
+            f"leaky {ratio_lk_dec:.4f} -> {ratio_lk_end:.4f}; ReLU {ratio_rl_end:.4f} at the end",
+            bool(ratio_lk_end < ratio_lk_dec and ratio_lk_end < 1.1),
+        ),
+        Claim(
+            "leaky_full_rank_at_most_2",
+            "whole W of the leaky network: stable rank <= 2 (two directions, Frei et al. 2022)",
+            f"{full_lk_end:.3f}",
+            bool(1 <= full_lk_end <= 2),
+        ),
     ]
 
 
@@ -203,6 +234,9 @@ def _kou_figure(mets, leaky_slope, n, d, m, init_scale, trials, near_orth):
         plot_margin_ratio(mets[act], ax=axes[1], label=label, color=color)
     axes[0].set_title("stable rank ‖W‖²_F/‖W‖²₂ (solid: per sign group, dashed: whole W)", fontsize=9)
     axes[1].set_title("max/min normalised margin  y_i f(x_i)/‖W‖_F", fontsize=9)
-    fig.suptitle(f"Kou et al. 2023: logistic GD, a_j = ±1/m, n={n}, d={d}, m={m}, init N(0,{init_scale:g}²), "
-                 f"{trials} trials (mean); near-orthogonality min‖x‖²/(n max|x_iᵀx_j|) = {near_orth:.2g}", fontsize=9)
+    fig.suptitle(
+        f"Kou et al. 2023: logistic GD, a_j = ±1/m, n={n}, d={d}, m={m}, init N(0,{init_scale:g}²), "
+        f"{trials} trials (mean); near-orthogonality min‖x‖²/(n max|x_iᵀx_j|) = {near_orth:.2g}",
+        fontsize=9,
+    )
     return fig

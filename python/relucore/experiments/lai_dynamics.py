@@ -7,19 +7,20 @@ the facts the caption states over the batch, and draws one problem: the
 primal variables of every neuron, the network output, the regime diagram of
 every neuron and the activation timeline.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
-from relucore.theory.limits import predicted_limit
-from relucore.theory.gram_stats import gram_stats
-from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
-from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data
+from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
+from relucore.gd.train import train
+from relucore.theory.gram_stats import gram_stats
+from relucore.theory.limits import predicted_limit
+from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
 
 __all__ = ["fig4", "fig5", "fig6", "fig7"]
 
@@ -43,14 +44,16 @@ def _analyse(res, X, y, C_y, C_alpha):
         reg = regimes(res, X[b], y[b], problem=b, C_y=C_y, C_alpha=C_alpha)
         pred = _predicted_state(res.signs, y[b])
         after = reg.state[1:] if reg.state.shape[0] > 1 else reg.state
-        out.append(dict(
-            regimes=reg,
-            split_holds=bool(np.all(after == pred[None])),
-            share_split=float(np.mean(after == pred[None])),
-            t0=int(res.pattern_stable_step[b]),
-            loss=float(res.loss[b]),
-            converged=bool(res.success[b]),
-        ))
+        out.append(
+            dict(
+                regimes=reg,
+                split_holds=bool(np.all(after == pred[None])),
+                share_split=float(np.mean(after == pred[None])),
+                t0=int(res.pattern_stable_step[b]),
+                loss=float(res.loss[b]),
+                converged=bool(res.success[b]),
+            )
+        )
     return out
 
 
@@ -58,10 +61,17 @@ def _table(stats, y, extra=None):
     rows = []
     for b, s in enumerate(stats):
         reg = s["regimes"]
-        row = dict(problem=b, n_pos=int(np.sum(y[b] > 0)), final_loss=s["loss"], converged=s["converged"],
-                   pattern_stable_step=s["t0"], split_holds_after_step1=s["split_holds"],
-                   share_entries_in_split=round(s["share_split"], 4),
-                   lemma5_violations=reg.lemma5_violations, lemma6_violations=reg.lemma6_violations)
+        row = dict(
+            problem=b,
+            n_pos=int(np.sum(y[b] > 0)),
+            final_loss=s["loss"],
+            converged=s["converged"],
+            pattern_stable_step=s["t0"],
+            split_holds_after_step1=s["split_holds"],
+            share_entries_in_split=round(s["share_split"], 4),
+            lemma5_violations=reg.lemma5_violations,
+            lemma6_violations=reg.lemma6_violations,
+        )
         if extra is not None:
             row.update(extra[b])
         rows.append(row)
@@ -80,15 +90,30 @@ def _draw(res, b, X, y, reg, title):
     fig, axes = figure(2, m + 1, width=3.6, height=3.3, title=title)
     names = [("+" if s > 0 else "-") for s in res.signs]
     for k in range(m):
-        plot_predictions(steps, beta[:, k, :], y=y[b], ax=axes[0, k], legend=(k == 0), targets=False,
-                         ylabel=rf"$\beta_{{{k},i}}$ (neuron {k}, $s={names[k]}1$)",
-                         title=f"neuron {k} (s = {res.signs[k]:+g}): primal variables")
+        plot_predictions(
+            steps,
+            beta[:, k, :],
+            y=y[b],
+            ax=axes[0, k],
+            legend=(k == 0),
+            targets=False,
+            ylabel=rf"$\beta_{{{k},i}}$ (neuron {k}, $s={names[k]}1$)",
+            title=f"neuron {k} (s = {res.signs[k]:+g}): primal variables",
+        )
         plot_regimes(reg, neuron=k, ax=axes[1, k], labels=y[b], title=f"neuron {k}: regimes")
     h = np.einsum("k,tkn->tn", res.signs, np.maximum(beta, 0.0))
-    plot_predictions(steps, h, y=y[b], ax=axes[0, m], legend=False, ylabel=r"network output $h(x_i)$",
-                     title="output h (dotted: labels)")
-    plot_activation_timeline(steps, hist.mask[b, :r], ax=axes[1, m], stable_step=int(res.pattern_stable_step[b]),
-                             title="activation pattern")
+    plot_predictions(
+        steps,
+        h,
+        y=y[b],
+        ax=axes[0, m],
+        legend=False,
+        ylabel=r"network output $h(x_i)$",
+        title="output h (dotted: labels)",
+    )
+    plot_activation_timeline(
+        steps, hist.mask[b, :r], ax=axes[1, m], stable_step=int(res.pattern_stable_step[b]), title="activation pattern"
+    )
     return fig
 
 
@@ -105,8 +130,18 @@ def _run(X, y, signs, init, eps, steps, rng):
 
 
 @register("fig4", "Fig. 4: 2-ReLU, d=2000, all-positive init: clean blue/red split after one step (Thm 3)")
-def fig4(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, C_y: float = 2.0,
-         C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+def fig4(
+    *,
+    n: int = 10,
+    d: int = 2000,
+    n_seeds: int = 20,
+    steps: int = 20_000,
+    C_y: float = 2.0,
+    C_alpha: float = C_ALPHA,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 4: 2-ReLU model, n=10, d=2000, all-positive init (Theorem 3, Lemma 13).
 
     Checks: after the first step, positive examples are primal-stable for the
@@ -137,31 +172,59 @@ def fig4(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
     n_split = sum(s["split_holds"] for s in stats)
     t0s = np.array([s["t0"] for s in stats])
     claims = [
-        claim("regime_split", "after step 1: (+ neuron, y>0) and (- neuron, y<0) primal-stable, all other entries "
-              "dual-frozen, at every later step (all problems)",
-              f"split holds in {n_split}/{n_seeds} problems", n_split == n_seeds),
-        claim("pattern_stable_step", "activation pattern fixed from step 1 (Thm 3)",
-              f"pattern_stable_step = {fmt_set(np.unique(t0s))} over problems", np.all(t0s == 1)),
-        claim("lemma6_frozen", "dual-frozen entries: alpha never changes again, beta <= 0 (Lemma 6)",
-              f"max |alpha_t - alpha_t_red| = {frozen_moves:.1e}, max beta after turning red = {red_beta_max:.3g}",
-              frozen_moves == 0.0 and red_beta_max <= 0.0),
-        claim("lemma5_active", "primal-stable entries are active at the next step (Lemma 5)",
-              f"{sum(s['regimes'].lemma5_violations for s in stats)} violations",
-              all(s["regimes"].lemma5_violations == 0 for s in stats)),
-        claim("theorem3_limit", "GD limit = Theorem 3 closed form, loss -> 0 (global minimum)",
-              f"max relative distance {max(dist):.1e}, max final loss {max(s['loss'] for s in stats):.1e}",
-              max(dist) <= 1e-8 and all(s["loss"] <= 1e-16 for s in stats)),
+        claim(
+            "regime_split",
+            "after step 1: (+ neuron, y>0) and (- neuron, y<0) primal-stable, all other entries "
+            "dual-frozen, at every later step (all problems)",
+            f"split holds in {n_split}/{n_seeds} problems",
+            n_split == n_seeds,
+        ),
+        claim(
+            "pattern_stable_step",
+            "activation pattern fixed from step 1 (Thm 3)",
+            f"pattern_stable_step = {fmt_set(np.unique(t0s))} over problems",
+            np.all(t0s == 1),
+        ),
+        claim(
+            "lemma6_frozen",
+            "dual-frozen entries: alpha never changes again, beta <= 0 (Lemma 6)",
+            f"max |alpha_t - alpha_t_red| = {frozen_moves:.1e}, max beta after turning red = {red_beta_max:.3g}",
+            frozen_moves == 0.0 and red_beta_max <= 0.0,
+        ),
+        claim(
+            "lemma5_active",
+            "primal-stable entries are active at the next step (Lemma 5)",
+            f"{sum(s['regimes'].lemma5_violations for s in stats)} violations",
+            all(s["regimes"].lemma5_violations == 0 for s in stats),
+        ),
+        claim(
+            "theorem3_limit",
+            "GD limit = Theorem 3 closed form, loss -> 0 (global minimum)",
+            f"max relative distance {max(dist):.1e}, max final loss {max(s['loss'] for s in stats):.1e}",
+            max(dist) <= 1e-8 and all(s["loss"] <= 1e-16 for s in stats),
+        ),
     ]
     table = _table(stats, y, [dict(dist_to_theorem3=dist[b]) for b in range(n_seeds)])
-    fig = _draw(res, 0, X, y, stats[0]["regimes"],
-                f"Fig. 4: 2-ReLU, n={n}, d={d}, all-positive init (problem 0 of {n_seeds})")
+    fig = _draw(
+        res, 0, X, y, stats[0]["regimes"], f"Fig. 4: 2-ReLU, n={n}, d={d}, all-positive init (problem 0 of {n_seeds})"
+    )
     return ExperimentResult("fig4", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
 
 
 @register("fig5", "Fig. 5: 2-ReLU, d=2000, random init: the split fails and GD stops at a non-global minimum")
-def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, init_scale: float = DEFAULT_INIT_SCALE,
-         C_y: float = 2.0, C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0,
-         progress: Optional[bool] = None) -> ExperimentResult:
+def fig5(
+    *,
+    n: int = 10,
+    d: int = 2000,
+    n_seeds: int = 20,
+    steps: int = 20_000,
+    init_scale: float = DEFAULT_INIT_SCALE,
+    C_y: float = 2.0,
+    C_alpha: float = C_ALPHA,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 5: as Figure 4 with a random init ``w ~ N(0, init_scale^2 I)``.
 
     The caption gives no init scale; we use Figure 3's variance 2e-6. Checks:
@@ -184,34 +247,70 @@ def fig5(*, n: int = 10, d: int = 2000, n_seeds: int = 20, steps: int = 20_000, 
         neg = np.flatnonzero((y[b] < 0) & (last[0] != DUAL_FROZEN))
         stuck_pos += pos.size > 0
         not_red_neg += neg.size > 0
-        extra.append(dict(pos_not_blue_for_plus=fmt_set(pos), neg_not_red_for_plus=fmt_set(neg),
-                          init_inactive_pos=fmt_set(np.flatnonzero((y[b] > 0) & (res.beta0[b, 0] <= 0)))))
+        extra.append(
+            dict(
+                pos_not_blue_for_plus=fmt_set(pos),
+                neg_not_red_for_plus=fmt_set(neg),
+                init_inactive_pos=fmt_set(np.flatnonzero((y[b] > 0) & (res.beta0[b, 0] <= 0))),
+            )
+        )
     nonglobal = [s["converged"] and s["loss"] > 1e-6 for s in stats]
     show = int(np.argmax(nonglobal)) if any(nonglobal) else 0
     n_fail = sum(not s["split_holds"] for s in stats)
     claims = [
-        claim("split_fails", "the Fig. 4 split fails in (most) problems",
-              f"fails in {n_fail}/{n_seeds} problems", n_fail >= n_seeds / 2),
-        claim("positives_not_blue", "some positive examples are not primal-stable for the + neuron at the end",
-              f"in {stuck_pos}/{n_seeds} problems (problem {show}: {extra[show]['pos_not_blue_for_plus']})",
-              stuck_pos > 0),
-        claim("negatives_not_red", "some negative examples never become dual-frozen for the + neuron",
-              f"in {not_red_neg}/{n_seeds} problems (problem {show}: {extra[show]['neg_not_red_for_plus']})",
-              not_red_neg > 0),
-        claim("non_global_minimum", "GD converges (gradient -> 0) to a loss > 0: a non-global minimum",
-              f"{sum(nonglobal)}/{n_seeds} problems; shown problem {show}: loss {stats[show]['loss']:.4f}, "
-              f"converged {stats[show]['converged']}", sum(nonglobal) >= n_seeds / 2),
+        claim(
+            "split_fails",
+            "the Fig. 4 split fails in (most) problems",
+            f"fails in {n_fail}/{n_seeds} problems",
+            n_fail >= n_seeds / 2,
+        ),
+        claim(
+            "positives_not_blue",
+            "some positive examples are not primal-stable for the + neuron at the end",
+            f"in {stuck_pos}/{n_seeds} problems (problem {show}: {extra[show]['pos_not_blue_for_plus']})",
+            stuck_pos > 0,
+        ),
+        claim(
+            "negatives_not_red",
+            "some negative examples never become dual-frozen for the + neuron",
+            f"in {not_red_neg}/{n_seeds} problems (problem {show}: {extra[show]['neg_not_red_for_plus']})",
+            not_red_neg > 0,
+        ),
+        claim(
+            "non_global_minimum",
+            "GD converges (gradient -> 0) to a loss > 0: a non-global minimum",
+            f"{sum(nonglobal)}/{n_seeds} problems; shown problem {show}: loss {stats[show]['loss']:.4f}, "
+            f"converged {stats[show]['converged']}",
+            sum(nonglobal) >= n_seeds / 2,
+        ),
     ]
-    fig = _draw(res, show, X, y, stats[show]["regimes"],
-                f"Fig. 5: 2-ReLU, n={n}, d={d}, random init (problem {show} of {n_seeds}; final loss "
-                f"{stats[show]['loss']:.4f})")
-    return ExperimentResult("fig5", params, _table(stats, y, extra), claims, fig,
-                            data=dict(result=res, X=X, y=y, stats=stats))
+    fig = _draw(
+        res,
+        show,
+        X,
+        y,
+        stats[show]["regimes"],
+        f"Fig. 5: 2-ReLU, n={n}, d={d}, random init (problem {show} of {n_seeds}; final loss "
+        f"{stats[show]['loss']:.4f})",
+    )
+    return ExperimentResult(
+        "fig5", params, _table(stats, y, extra), claims, fig, data=dict(result=res, X=X, y=y, stats=stats)
+    )
 
 
 @register("fig6", "Fig. 6: 2-ReLU, d=15, all-positive init: no clean split, coupled dynamics")
-def fig6(*, n: int = 10, d: int = 15, n_seeds: int = 20, steps: int = 50_000, C_y: float = 2.0,
-         C_alpha: float = C_ALPHA, quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+def fig6(
+    *,
+    n: int = 10,
+    d: int = 15,
+    n_seeds: int = 20,
+    steps: int = 50_000,
+    C_y: float = 2.0,
+    C_alpha: float = C_ALPHA,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 6: as Figure 4 with d=15 (features far from orthogonal).
 
     Checks: the clean split of Figure 4 fails, the activation pattern keeps
@@ -228,27 +327,59 @@ def fig6(*, n: int = 10, d: int = 15, n_seeds: int = 20, steps: int = 50_000, C_
     n_fail = sum(not s["split_holds"] for s in stats)
     l6 = sum(s["regimes"].lemma6_violations > 0 for s in stats)
     claims = [
-        claim("split_fails", "no clean blue/red split after step 1",
-              f"split fails in {n_fail}/{n_seeds} problems", n_fail >= n_seeds / 2),
-        claim("pattern_moves", "activation pattern changes after step 1 (coupled dynamics)",
-              f"pattern_stable_step > 1 in {int(np.sum(t0s > 1))}/{n_seeds} problems (median {np.median(t0s):g})",
-              np.sum(t0s > 1) >= n_seeds / 2),
-        claim("gram_not_isotropic", "K / ||lambda||_1 far from I (||K/||lambda||_1 - I||_2 of order 1; Cor. 1 needs it small)",
-              f"median {np.median(dev):.2f}", np.median(dev) >= 0.5),
-        claim("lemma6_breaks", "Lemma 6's condition no longer implies a frozen dual (info: outside Assumption 2)",
-              f"violations in {l6}/{n_seeds} problems", l6 > 0),
+        claim(
+            "split_fails",
+            "no clean blue/red split after step 1",
+            f"split fails in {n_fail}/{n_seeds} problems",
+            n_fail >= n_seeds / 2,
+        ),
+        claim(
+            "pattern_moves",
+            "activation pattern changes after step 1 (coupled dynamics)",
+            f"pattern_stable_step > 1 in {int(np.sum(t0s > 1))}/{n_seeds} problems (median {np.median(t0s):g})",
+            np.sum(t0s > 1) >= n_seeds / 2,
+        ),
+        claim(
+            "gram_not_isotropic",
+            "K / ||lambda||_1 far from I (||K/||lambda||_1 - I||_2 of order 1; Cor. 1 needs it small)",
+            f"median {np.median(dev):.2f}",
+            np.median(dev) >= 0.5,
+        ),
+        claim(
+            "lemma6_breaks",
+            "Lemma 6's condition no longer implies a frozen dual (info: outside Assumption 2)",
+            f"violations in {l6}/{n_seeds} problems",
+            l6 > 0,
+        ),
     ]
     table = _table(stats, y, [dict(gram_deviation=dev[b]) for b in range(n_seeds)])
     show = int(np.argmax(t0s))
-    fig = _draw(res, show, X, y, stats[show]["regimes"],
-                f"Fig. 6: 2-ReLU, n={n}, d={d}, all-positive init (problem {show} of {n_seeds})")
+    fig = _draw(
+        res,
+        show,
+        X,
+        y,
+        stats[show]["regimes"],
+        f"Fig. 6: 2-ReLU, n={n}, d={d}, all-positive init (problem {show} of {n_seeds})",
+    )
     return ExperimentResult("fig6", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
 
 
 @register("fig7", "Fig. 7: m=4 with shared signs: same-sign neurons leave the primal-stable regime")
-def fig7(*, n: int = 10, d: int = 2000, signs: Sequence[float] = (1.0, 1.0, -1.0, -1.0), n_seeds: int = 20,
-         steps: int = 20_000, eps_scale: float = 1.0, C_y: float = 2.0, C_alpha: float = C_ALPHA, quick: bool = False,
-         seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+def fig7(
+    *,
+    n: int = 10,
+    d: int = 2000,
+    signs: Sequence[float] = (1.0, 1.0, -1.0, -1.0),
+    n_seeds: int = 20,
+    steps: int = 20_000,
+    eps_scale: float = 1.0,
+    C_y: float = 2.0,
+    C_alpha: float = C_ALPHA,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 7: m=4 neurons, signs (+1, +1, -1, -1), n=10, d=2000.
 
     All-positive init with independent offsets ``eps_{k,i} ~ U(0, eps_scale *
@@ -262,8 +393,9 @@ def fig7(*, n: int = 10, d: int = 2000, signs: Sequence[float] = (1.0, 1.0, -1.0
         n_seeds = min(n_seeds, 6)
     signs = tuple(float(s) for s in signs)
     m = len(signs)
-    params = dict(n=n, d=d, signs=signs, n_seeds=n_seeds, steps=steps, eps_scale=eps_scale, C_y=C_y,
-                  C_alpha=C_alpha, seed=seed)
+    params = dict(
+        n=n, d=d, signs=signs, n_seeds=n_seeds, steps=steps, eps_scale=eps_scale, C_y=C_y, C_alpha=C_alpha, seed=seed
+    )
     X, y = _batch(seed, n_seeds, n, d)
     eps_rng = child_rngs(seed + 2_000_003, 1)[0]
     ymin = np.abs(y).min(axis=1)
@@ -281,16 +413,29 @@ def fig7(*, n: int = 10, d: int = 2000, signs: Sequence[float] = (1.0, 1.0, -1.0
         lost.append(int(np.sum(np.any(act[:-1] & ~act[1:], axis=0) & agree)))
     t0s = np.array([s["t0"] for s in stats])
     claims = [
-        claim("not_primal_stable", "matching-sign entries do not stay primal-stable (Lemma 5/15 conditions fail)",
-              f"share of matching-sign entries primal-stable after step 1: mean {np.mean(shares):.2f}",
-              np.mean(shares) < 0.5),
-        claim("pattern_unstable", "activation pattern not fixed after step 1 in some problems",
-              f"pattern_stable_step > 1 in {int(np.sum(t0s > 1))}/{n_seeds} problems (max {t0s.max()})",
-              np.any(t0s > 1)),
+        claim(
+            "not_primal_stable",
+            "matching-sign entries do not stay primal-stable (Lemma 5/15 conditions fail)",
+            f"share of matching-sign entries primal-stable after step 1: mean {np.mean(shares):.2f}",
+            np.mean(shares) < 0.5,
+        ),
+        claim(
+            "pattern_unstable",
+            "activation pattern not fixed after step 1 in some problems",
+            f"pattern_stable_step > 1 in {int(np.sum(t0s > 1))}/{n_seeds} problems (max {t0s.max()})",
+            np.any(t0s > 1),
+        ),
     ]
-    table = _table(stats, y, [dict(share_matching_blue=shares[b], matching_entries_deactivated=lost[b])
-                              for b in range(n_seeds)])
+    table = _table(
+        stats, y, [dict(share_matching_blue=shares[b], matching_entries_deactivated=lost[b]) for b in range(n_seeds)]
+    )
     show = int(np.argmax(t0s))
-    fig = _draw(res, show, X, y, stats[show]["regimes"],
-                f"Fig. 7: m={m}, s=({', '.join(f'{v:+g}' for v in signs)}), n={n}, d={d}, all-positive init (problem {show} of {n_seeds})")
+    fig = _draw(
+        res,
+        show,
+        X,
+        y,
+        stats[show]["regimes"],
+        f"Fig. 7: m={m}, s=({', '.join(f'{v:+g}' for v in signs)}), n={n}, d={d}, all-positive init (problem {show} of {n_seeds})",
+    )
     return ExperimentResult("fig7", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))

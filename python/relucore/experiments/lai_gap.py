@@ -13,17 +13,19 @@ Everything runs in Gram space: both the GD limit (the all-positive init lies in
 the row space of X) and ``w*`` are ``X^T c`` for some ``c``, so
 ``||w^(inf) - w*||^2 = (alpha - c)^T K (alpha - c)`` and only ``K`` is needed.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
+
+from relucore.experiments._base import ExperimentResult, register
+from relucore.experiments._common import child_rngs, claim, figure
+from relucore.gd.train import train
 from relucore.theory.bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
 from relucore.theory.minnorm import minnorm
 from relucore.theory.sampling import sample, sample_gram
-from relucore.gd.train import train
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure
 
 __all__ = ["fig2", "bootstrap_slope"]
 
@@ -70,11 +72,23 @@ def bootstrap_slope(x: np.ndarray, gap: np.ndarray, *, n_boot: int = 2000, rng=N
 
 
 @register("fig2", "Fig. 2: ||w_GD - w*|| grows like sqrt(n_-) and falls like 1/sqrt(||lambda||_1) (Thm 2)")
-def fig2(*, n_grid: Sequence[int] = (4, 8, 16, 32, 64), d_fixed: int = 20_000,
-         d_grid: Sequence[int] = (500, 1000, 2000, 4000, 8000, 16000), n_fixed: int = 16,
-         powerlaw_d: int = 16_000, powerlaw_exponents: Sequence[float] = (0.1, 0.25, 0.4, 0.55),
-         trials: int = 100, steps: int = 20_000, eta_scale: Optional[float] = 0.5, n_boot: int = 2000, slope_tolerance: float = 0.15,
-         quick: bool = False, seed: int = 0, progress: Optional[bool] = None) -> ExperimentResult:
+def fig2(
+    *,
+    n_grid: Sequence[int] = (4, 8, 16, 32, 64),
+    d_fixed: int = 20_000,
+    d_grid: Sequence[int] = (500, 1000, 2000, 4000, 8000, 16000),
+    n_fixed: int = 16,
+    powerlaw_d: int = 16_000,
+    powerlaw_exponents: Sequence[float] = (0.1, 0.25, 0.4, 0.55),
+    trials: int = 100,
+    steps: int = 20_000,
+    eta_scale: Optional[float] = 0.5,
+    n_boot: int = 2000,
+    slope_tolerance: float = 0.15,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 2: gap scaling of Theorem 2 (single ReLU, all-positive init).
 
     Parameters
@@ -94,9 +108,20 @@ def fig2(*, n_grid: Sequence[int] = (4, 8, 16, 32, 64), d_fixed: int = 20_000,
         d_grid, n_fixed = (500, 2000, 8000), 8
         powerlaw_d, powerlaw_exponents = 8000, (0.2, 0.45)
         trials, n_boot = 12, 500
-    params = dict(n_grid=tuple(n_grid), d_fixed=d_fixed, d_grid=tuple(d_grid), n_fixed=n_fixed,
-                  powerlaw_d=powerlaw_d, powerlaw_exponents=tuple(powerlaw_exponents), trials=trials, steps=steps,
-                  eta_scale=eta_scale, n_boot=n_boot, slope_tolerance=slope_tolerance, seed=seed)
+    params = dict(
+        n_grid=tuple(n_grid),
+        d_fixed=d_fixed,
+        d_grid=tuple(d_grid),
+        n_fixed=n_fixed,
+        powerlaw_d=powerlaw_d,
+        powerlaw_exponents=tuple(powerlaw_exponents),
+        trials=trials,
+        steps=steps,
+        eta_scale=eta_scale,
+        n_boot=n_boot,
+        slope_tolerance=slope_tolerance,
+        seed=seed,
+    )
     settings = [("n", n, d_fixed, "isotropic", "isotropic") for n in n_grid]
     settings += [("lambda", n_fixed, d, "isotropic", "isotropic") for d in d_grid]
     settings += [("lambda", n_fixed, powerlaw_d, ("power", a), f"power law a={a:g}") for a in powerlaw_exponents]
@@ -121,38 +146,64 @@ def fig2(*, n_grid: Sequence[int] = (4, 8, 16, 32, 64), d_fixed: int = 20_000,
     upper = col["thm2_upper"] * scale
     lower = col["thm2_lower_C1"] / np.sqrt(max(c_implied, 1.0)) * scale
     below_upper = col["gap"] <= col["thm2_upper"]
-    means = [col["normalised_gap"][(col["panel"] == p) & (col["n"] == n) & (col["lambda_l1"] == l)].mean()
-             for p, n, l in {(r["panel"], r["n"], r["lambda_l1"]) for r in rows}]
+    means = [
+        col["normalised_gap"][(col["panel"] == p) & (col["n"] == n) & (col["lambda_l1"] == l)].mean()
+        for p, n, l in {(r["panel"], r["n"], r["lambda_l1"]) for r in rows}
+    ]
     spread = max(means) / min(means)
 
     def slope_claim(name, what, s, ci, target):
-        return claim(name, f"log-log slope {target:+.1f} ({what})", f"{s:+.3f}, 95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]",
-                     abs(s - target) <= slope_tolerance)
+        return claim(
+            name,
+            f"log-log slope {target:+.1f} ({what})",
+            f"{s:+.3f}, 95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]",
+            abs(s - target) <= slope_tolerance,
+        )
 
     claims = [
         slope_claim("slope_n_minus", f"gap vs n_- at d={d_fixed}", s_n, ci_n, 0.5),
         slope_claim("slope_lambda_isotropic", f"gap vs ||lambda||_1 = d at n={n_fixed}", s_d, ci_d, -0.5),
-        slope_claim("slope_lambda_all", "gap vs ||lambda||_1, isotropic and power-law spectra together", s_l, ci_l, -0.5),
-        claim("theorem2_upper_bound", "gap <= sqrt(16 n_- y_max^2 / (C_g ||lambda||_1)) in every trial, "
-              "C_g = 1/(eta ||lambda||_1)",
-              f"{int(below_upper.sum())}/{below_upper.size} trials; largest gap/bound "
-              f"{np.max(col['gap'] / col['thm2_upper']):.2f}", bool(below_upper.all())),
-        claim("normalised_gap_flat", "gap sqrt(||lambda||_1/n_-) = Theta(1): means per setting within a factor 2 "
-              "(Thm 2 lower bound holds with C as reported)",
-              f"means span a factor {spread:.2f}; lower bound holds in every trial for C >= {c_implied:.2f}",
-              spread <= 2.0),
-        claim("converged", "every GD run converged", f"{int(col['converged'].sum())}/{len(rows)}",
-              bool(col["converged"].all())),
+        slope_claim(
+            "slope_lambda_all", "gap vs ||lambda||_1, isotropic and power-law spectra together", s_l, ci_l, -0.5
+        ),
+        claim(
+            "theorem2_upper_bound",
+            "gap <= sqrt(16 n_- y_max^2 / (C_g ||lambda||_1)) in every trial, C_g = 1/(eta ||lambda||_1)",
+            f"{int(below_upper.sum())}/{below_upper.size} trials; largest gap/bound "
+            f"{np.max(col['gap'] / col['thm2_upper']):.2f}",
+            bool(below_upper.all()),
+        ),
+        claim(
+            "normalised_gap_flat",
+            "gap sqrt(||lambda||_1/n_-) = Theta(1): means per setting within a factor 2 "
+            "(Thm 2 lower bound holds with C as reported)",
+            f"means span a factor {spread:.2f}; lower bound holds in every trial for C >= {c_implied:.2f}",
+            spread <= 2.0,
+        ),
+        claim(
+            "converged",
+            "every GD run converged",
+            f"{int(col['converged'].sum())}/{len(rows)}",
+            bool(col["converged"].all()),
+        ),
     ]
     if np.isfinite(s_p):
-        claims.insert(3, claim("slope_lambda_powerlaw", f"gap vs ||lambda||_1 at fixed d={powerlaw_d} "
-                               "(power-law spectra: ||lambda||_1, not d, sets the gap)",
-                               f"{s_p:+.3f}, 95% CI [{ci_p[0]:+.3f}, {ci_p[1]:+.3f}]",
-                               abs(s_p + 0.5) <= 2 * slope_tolerance))
+        claims.insert(
+            3,
+            claim(
+                "slope_lambda_powerlaw",
+                f"gap vs ||lambda||_1 at fixed d={powerlaw_d} (power-law spectra: ||lambda||_1, not d, sets the gap)",
+                f"{s_p:+.3f}, 95% CI [{ci_p[0]:+.3f}, {ci_p[1]:+.3f}]",
+                abs(s_p + 0.5) <= 2 * slope_tolerance,
+            ),
+        )
 
     fig = _figure(col, in_n, iso, pl, (s_n, ci_n), (s_d, ci_d), (s_p, ci_p), lower, upper, d_fixed, n_fixed, powerlaw_d)
-    data = dict(slopes=dict(n_minus=(s_n, ci_n), lambda_isotropic=(s_d, ci_d), lambda_powerlaw=(s_p, ci_p),
-                            lambda_all=(s_l, ci_l)))
+    data = dict(
+        slopes=dict(
+            n_minus=(s_n, ci_n), lambda_isotropic=(s_d, ci_d), lambda_powerlaw=(s_p, ci_p), lambda_all=(s_l, ci_l)
+        )
+    )
     return ExperimentResult("fig2", params, rows, claims, fig, data=data)
 
 
@@ -161,8 +212,9 @@ def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> li
     from tqdm.auto import tqdm
 
     rows = []
-    for (panel, n, d, spectrum, kind), rng in tqdm(list(zip(settings, rngs)), desc="fig2",
-                                                    disable=_no_bar(progress), leave=False):
+    for (panel, n, d, spectrum, kind), rng in tqdm(
+        list(zip(settings, rngs)), desc="fig2", disable=_no_bar(progress), leave=False
+    ):
         # sample_gram is O(n^3) for the isotropic spectrum; a power law has d distinct
         # eigenvalues, where drawing X (O(n d)) and forming K is the faster route.
         draw = sample_gram if spectrum == "isotropic" else sample
@@ -178,10 +230,25 @@ def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> li
             # Theorem 2 at this run's step: eta = 1/(C_g ||lambda||_1) defines C_g; C = 1 here,
             # the lower bound's universal C is reported by fig2 as the smallest valid one.
             lo, hi = theorem2_bounds(n_minus, y_min, y_max, l1, C=1.0, C_g=step_constant(float(eta[t]), l1))
-            rows.append(dict(panel=panel, spectrum=kind, n=n, d=d, lambda_l1=l1, d2=d2, n_minus=n_minus,
-                             gap=float(gaps[t]), eta=float(eta[t]), converged=bool(ok[t]),
-                             normalised_gap=normalized_gap(float(gaps[t]), l1, n_minus),
-                             thm2_lower_C1=lo, thm2_upper=hi, y_min=y_min, y_max=y_max))
+            rows.append(
+                dict(
+                    panel=panel,
+                    spectrum=kind,
+                    n=n,
+                    d=d,
+                    lambda_l1=l1,
+                    d2=d2,
+                    n_minus=n_minus,
+                    gap=float(gaps[t]),
+                    eta=float(eta[t]),
+                    converged=bool(ok[t]),
+                    normalised_gap=normalized_gap(float(gaps[t]), l1, n_minus),
+                    thm2_lower_C1=lo,
+                    thm2_upper=hi,
+                    y_min=y_min,
+                    y_max=y_max,
+                )
+            )
     return rows
 
 
@@ -192,19 +259,46 @@ def _no_bar(progress) -> Optional[bool]:
 def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fixed, powerlaw_d):
     from relucore.plots import plot_gap_scaling
 
-    fig, axes = figure(2, 2, width=4.6, height=3.5,
-                       title=r"Fig. 2: single ReLU, all-positive init: $\|w^{(\infty)} - w^\star\|$ (Theorem 2)")
-    plot_gap_scaling(col["n_minus"][in_n], col["gap"][in_n], ax=axes[0, 0], label=f"isotropic, d={d_fixed}",
-                     slope_ci=fit_n[1], theory_slope=0.5, plain_ticks=True, xlabel=r"number of negative labels $n_-$ ($n = 2 n_-$)")
+    fig, axes = figure(
+        2,
+        2,
+        width=4.6,
+        height=3.5,
+        title=r"Fig. 2: single ReLU, all-positive init: $\|w^{(\infty)} - w^\star\|$ (Theorem 2)",
+    )
+    plot_gap_scaling(
+        col["n_minus"][in_n],
+        col["gap"][in_n],
+        ax=axes[0, 0],
+        label=f"isotropic, d={d_fixed}",
+        slope_ci=fit_n[1],
+        theory_slope=0.5,
+        plain_ticks=True,
+        xlabel=r"number of negative labels $n_-$ ($n = 2 n_-$)",
+    )
     axes[0, 0].set_title(f"(a) gap vs $n_-$ at fixed d={d_fixed}", fontsize=9)
     ax = axes[0, 1]
-    plot_gap_scaling(col["lambda_l1"][iso], col["gap"][iso], ax=ax, label=r"isotropic ($\|\lambda\|_1 = d$)",
-                     slope_ci=fit_d[1], theory_slope=-0.5, xlabel=r"$\|\lambda\|_1$", color="tab:blue")
+    plot_gap_scaling(
+        col["lambda_l1"][iso],
+        col["gap"][iso],
+        ax=ax,
+        label=r"isotropic ($\|\lambda\|_1 = d$)",
+        slope_ci=fit_d[1],
+        theory_slope=-0.5,
+        xlabel=r"$\|\lambda\|_1$",
+        color="tab:blue",
+    )
     if pl.any():
-        plot_gap_scaling(col["lambda_l1"][pl], col["gap"][pl], ax=ax,
-                         label=rf"power law $\lambda_j = j^{{-a}}$, d={powerlaw_d}",
-                         slope_ci=fit_p[1] if np.isfinite(fit_p[0]) else None, xlabel=r"$\|\lambda\|_1$",
-                         color="tab:orange", marker="s")
+        plot_gap_scaling(
+            col["lambda_l1"][pl],
+            col["gap"][pl],
+            ax=ax,
+            label=rf"power law $\lambda_j = j^{{-a}}$, d={powerlaw_d}",
+            slope_ci=fit_p[1] if np.isfinite(fit_p[0]) else None,
+            xlabel=r"$\|\lambda\|_1$",
+            color="tab:orange",
+            marker="s",
+        )
     ax.set_title(rf"(b) gap vs $\|\lambda\|_1$ at fixed n={n_fixed}", fontsize=9)
 
     from matplotlib.ticker import NullFormatter
@@ -213,10 +307,20 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
 
     band_label = r"Thm 2 bracket, $C_g = 1/(\eta \|\lambda\|_1)$, smallest valid $C$"
     for ax, series, xkey, xlabel, title in (
-        (axes[1, 0], [(in_n, "tab:blue", "o", f"isotropic, d={d_fixed}")], "n_minus", r"$n_-$",
-         r"(c) normalised gap vs $n_-$"),
-        (axes[1, 1], [(iso, "tab:blue", "o", "isotropic"), (pl, "tab:orange", "s", f"power law, d={powerlaw_d}")],
-         "lambda_l1", r"$\|\lambda\|_1$", r"(d) normalised gap vs $\|\lambda\|_1$"),
+        (
+            axes[1, 0],
+            [(in_n, "tab:blue", "o", f"isotropic, d={d_fixed}")],
+            "n_minus",
+            r"$n_-$",
+            r"(c) normalised gap vs $n_-$",
+        ),
+        (
+            axes[1, 1],
+            [(iso, "tab:blue", "o", "isotropic"), (pl, "tab:orange", "s", f"power law, d={powerlaw_d}")],
+            "lambda_l1",
+            r"$\|\lambda\|_1$",
+            r"(d) normalised gap vs $\|\lambda\|_1$",
+        ),
     ):
         allmask = np.zeros_like(in_n)
         for mask, color, marker, label in series:
@@ -226,8 +330,14 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
             x = col[xkey][mask]
             ax.scatter(x, col["normalised_gap"][mask], s=6, alpha=0.3, color=color)
             xs = np.unique(x)
-            ax.plot(xs, [col["normalised_gap"][mask][x == v].mean() for v in xs], marker + "-", color=color, ms=4,
-                    label=f"{label} (mean; dots: trials)")
+            ax.plot(
+                xs,
+                [col["normalised_gap"][mask][x == v].mean() for v in xs],
+                marker + "-",
+                color=color,
+                ms=4,
+                label=f"{label} (mean; dots: trials)",
+            )
         x = col[xkey][allmask]
         xs = np.unique(x)
         lo = [lower[allmask][x == v].min() for v in xs]

@@ -9,15 +9,16 @@ projection ``argmin_{X_S w = y_S} ||w - w^(t0)||``; its distance to the
 minimum-norm interpolator on S is ``||(I - P_S) w^(t0)||``, the memory of the
 init and of examples that were active early and died.
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
 import numpy as np
 
-from relucore.gd.train import train
 from relucore.experiments._base import ExperimentResult, register
 from relucore.experiments._common import child_rngs, claim, figure, fmt_set
+from relucore.gd.train import train
 
 __all__ = ["fig3"]
 
@@ -29,9 +30,20 @@ def _project(X: np.ndarray, w: np.ndarray, S: np.ndarray, target: np.ndarray) ->
 
 
 @register("fig3", "Fig. 3: n=10, d=50, random inits select different example subsets S (linear MNI on S)")
-def fig3(*, n: int = 10, d: int = 50, n_inits: int = 8, init_variance: float = 2e-6, eta: float = 1e-4,
-         steps: int = 400_000, record: int = 20, mni_tolerance: float = 0.2, quick: bool = False, seed: int = 0,
-         progress: Optional[bool] = None) -> ExperimentResult:
+def fig3(
+    *,
+    n: int = 10,
+    d: int = 50,
+    n_inits: int = 8,
+    init_variance: float = 2e-6,
+    eta: float = 1e-4,
+    steps: int = 400_000,
+    record: int = 20,
+    mni_tolerance: float = 0.2,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> ExperimentResult:
     """Figure 3: initialisation-dependent example selection (single ReLU, moderate d).
 
     Parameters
@@ -43,8 +55,17 @@ def fig3(*, n: int = 10, d: int = 50, n_inits: int = 8, init_variance: float = 2
     """
     if quick:
         n_inits = min(n_inits, 4)
-    params = dict(n=n, d=d, n_inits=n_inits, init_variance=init_variance, eta=eta, steps=steps, record=record,
-                  mni_tolerance=mni_tolerance, seed=seed)
+    params = dict(
+        n=n,
+        d=d,
+        n_inits=n_inits,
+        init_variance=init_variance,
+        eta=eta,
+        steps=steps,
+        record=record,
+        mni_tolerance=mni_tolerance,
+        seed=seed,
+    )
     data_rng, init_rng = child_rngs(seed, 2)
     # Redraw until at least half the labels are positive: with fewer there is
     # little to select from (y ~ N(0, 1) as in the caption otherwise).
@@ -73,6 +94,7 @@ def fig3(*, n: int = 10, d: int = 50, n_inits: int = 8, init_variance: float = 2
         scale = max(np.linalg.norm(w), 1e-300)
         lemma1.append(float(np.linalg.norm(w - w_lemma1) / scale))
         mni.append(float(np.linalg.norm(w - w_mni) / np.linalg.norm(w_mni)) if S.size else np.nan)
+
         # w_GD - w_MNI,S = (I - P_S) w^(t0): split into the init's and the dead examples' memory.
         def perp(v):
             return v - X[S].T @ np.linalg.solve(X[S] @ X[S].T, X[S] @ v) if S.size else v
@@ -80,32 +102,61 @@ def fig3(*, n: int = 10, d: int = 50, n_inits: int = 8, init_variance: float = 2
         mem_init = perp(res.W0[b, 0])
         mem_dead = perp(w_t0 - res.W0[b, 0])
         norm_mni = np.linalg.norm(w_mni) if S.size else np.nan
-        rows.append(dict(init=b, S=fmt_set(S), size_S=int(S.size), S_within_positives=bool(np.all(y[S] > 0)),
-                         final_loss=float(res.loss[b]), converged=bool(res.success[b]), nit=int(res.nit[b]),
-                         pattern_stable_step=int(res.pattern_stable_step[b]), dist_lemma1=lemma1[-1],
-                         dist_mni_S=mni[-1], init_memory=float(np.linalg.norm(mem_init) / norm_mni),
-                         dead_example_memory=float(np.linalg.norm(mem_dead) / norm_mni)))
+        rows.append(
+            dict(
+                init=b,
+                S=fmt_set(S),
+                size_S=int(S.size),
+                S_within_positives=bool(np.all(y[S] > 0)),
+                final_loss=float(res.loss[b]),
+                converged=bool(res.success[b]),
+                nit=int(res.nit[b]),
+                pattern_stable_step=int(res.pattern_stable_step[b]),
+                dist_lemma1=lemma1[-1],
+                dist_mni_S=mni[-1],
+                init_memory=float(np.linalg.norm(mem_init) / norm_mni),
+                dead_example_memory=float(np.linalg.norm(mem_dead) / norm_mni),
+            )
+        )
     distinct = sorted(set(subsets))
     a = 0
     others = [b for b in range(n_inits) if subsets[b] != subsets[a]]
     bsel = others[0] if others else min(1, n_inits - 1)
     claims = [
-        claim("different_subsets", "different random inits select different example subsets S (S != S')",
-              f"{len(distinct)} distinct subsets over {n_inits} inits: " + ", ".join(fmt_set(s) for s in distinct),
-              len(distinct) >= 2),
-        claim("lemma1_projection", "w_GD = argmin_{X_S w = y_S} ||w - w^(t0)|| (Lemma 1), relative error <= 1e-8",
-              f"max relative error {max(lemma1):.1e}", max(lemma1) <= 1e-8),
-        claim("linear_mni_on_S", f"w_GD ~ X_S^T (X_S X_S^T)^-1 y~_S (caption), relative distance <= {mni_tolerance:g}",
-              f"relative distances {np.nanmin(mni):.3f} .. {np.nanmax(mni):.3f}"
-              + (f"; {int(np.sum(np.isnan(mni)))} inits died (S empty)" if np.any(np.isnan(mni)) else "")
-              + "; memory (I - P_S) w^(t0) of the init: up to "
-              + f"{np.nanmax([r['init_memory'] for r in rows]):.3f}, of examples active early: up to "
-              + f"{np.nanmax([r['dead_example_memory'] for r in rows]):.3f}",
-              np.nanmax(mni) <= mni_tolerance if not np.all(np.isnan(mni)) else False),
-        claim("S_positive", "S holds positively labelled examples only (y~_S = y_S)",
-              f"{sum(r['S_within_positives'] for r in rows)}/{n_inits} inits", all(r["S_within_positives"] for r in rows)),
-        claim("converged", "GD converged for every init", f"{int(np.sum(res.success))}/{n_inits}",
-              bool(np.all(res.success))),
+        claim(
+            "different_subsets",
+            "different random inits select different example subsets S (S != S')",
+            f"{len(distinct)} distinct subsets over {n_inits} inits: " + ", ".join(fmt_set(s) for s in distinct),
+            len(distinct) >= 2,
+        ),
+        claim(
+            "lemma1_projection",
+            "w_GD = argmin_{X_S w = y_S} ||w - w^(t0)|| (Lemma 1), relative error <= 1e-8",
+            f"max relative error {max(lemma1):.1e}",
+            max(lemma1) <= 1e-8,
+        ),
+        claim(
+            "linear_mni_on_S",
+            f"w_GD ~ X_S^T (X_S X_S^T)^-1 y~_S (caption), relative distance <= {mni_tolerance:g}",
+            f"relative distances {np.nanmin(mni):.3f} .. {np.nanmax(mni):.3f}"
+            + (f"; {int(np.sum(np.isnan(mni)))} inits died (S empty)" if np.any(np.isnan(mni)) else "")
+            + "; memory (I - P_S) w^(t0) of the init: up to "
+            + f"{np.nanmax([r['init_memory'] for r in rows]):.3f}, of examples active early: up to "
+            + f"{np.nanmax([r['dead_example_memory'] for r in rows]):.3f}",
+            np.nanmax(mni) <= mni_tolerance if not np.all(np.isnan(mni)) else False,
+        ),
+        claim(
+            "S_positive",
+            "S holds positively labelled examples only (y~_S = y_S)",
+            f"{sum(r['S_within_positives'] for r in rows)}/{n_inits} inits",
+            all(r["S_within_positives"] for r in rows),
+        ),
+        claim(
+            "converged",
+            "GD converged for every init",
+            f"{int(np.sum(res.success))}/{n_inits}",
+            bool(np.all(res.success)),
+        ),
     ]
     fig = _figure(res, X, y, a, bsel, subsets, n, d, eta)
     return ExperimentResult("fig3", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
@@ -114,23 +165,42 @@ def fig3(*, n: int = 10, d: int = 50, n_inits: int = 8, init_variance: float = 2
 def _figure(res, X, y, a, b, subsets, n, d, eta):
     from relucore.plots import plot_predictions
 
-    fig, axes = figure(1, 3, width=4.3, height=3.5,
-                       title=f"Fig. 3: single ReLU, n={n}, d={d}, random inits, eta={eta:g}: "
-                             "different inits select different subsets S")
+    fig, axes = figure(
+        1,
+        3,
+        width=4.3,
+        height=3.5,
+        title=f"Fig. 3: single ReLU, n={n}, d={d}, random inits, eta={eta:g}: "
+        "different inits select different subsets S",
+    )
     for ax, idx, name in ((axes[0, 0], a, "init A"), (axes[0, 1], b, "init B")):
         r = int(res.history.n_records[idx])
-        plot_predictions(res.history.steps[idx, :r], res.history.beta[idx, :r, 0, :], y=y, ax=ax,
-                         legend=(ax is axes[0, 0]), xscale="log" if res.history.steps[idx, 1] > 0 else "symlog",
-                         ylabel=r"prediction $\beta_i = w^\top x_i$",
-                         title=f"{name}: S = {fmt_set(subsets[idx])}")
+        plot_predictions(
+            res.history.steps[idx, :r],
+            res.history.beta[idx, :r, 0, :],
+            y=y,
+            ax=ax,
+            legend=(ax is axes[0, 0]),
+            xscale="log" if res.history.steps[idx, 1] > 0 else "symlog",
+            ylabel=r"prediction $\beta_i = w^\top x_i$",
+            title=f"{name}: S = {fmt_set(subsets[idx])}",
+        )
     ax = axes[0, 2]
     M = np.zeros((len(subsets), n))
     for i, S in enumerate(subsets):
         M[i, list(S)] = 1.0
     from matplotlib.colors import ListedColormap
 
-    ax.pcolormesh(np.arange(n + 1), np.arange(len(subsets) + 1), M, cmap=ListedColormap(["white", "tab:blue"]),
-                  edgecolors="0.7", linewidth=0.5, vmin=0, vmax=1)
+    ax.pcolormesh(
+        np.arange(n + 1),
+        np.arange(len(subsets) + 1),
+        M,
+        cmap=ListedColormap(["white", "tab:blue"]),
+        edgecolors="0.7",
+        linewidth=0.5,
+        vmin=0,
+        vmax=1,
+    )
     ax.set_xticks(np.arange(n) + 0.5)
     ax.set_xticklabels([f"{i}\n{'+' if y[i] > 0 else '-'}" for i in range(n)], fontsize=7)
     ax.set_yticks(np.arange(len(subsets)) + 0.5)

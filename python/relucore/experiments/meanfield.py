@@ -21,6 +21,7 @@ The paper does not print the labels of its 2-D data set (Figures 1-2 only
 show M = 9 points); we use the grid {0, 1, 2}^2 (the inputs of Figures 1-2) with the fixed
 labels :data:`GRID_LABELS` (pass ``labels=`` to change them).
 """
+
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
@@ -45,8 +46,11 @@ ONE_D_SETS = (
 
 def _settings(quick: bool, full_iters: int, *, N=None, iters=None, quick_divisor: int = 10) -> Dict[str, object]:
     """Engine settings: full (N = 1000) or quick (N = 200, iters / quick_divisor), then the caller's overrides."""
-    st = dict(N=200, iters=full_iters // quick_divisor, init_scale=1e-3, step=1.0) if quick else \
-        dict(N=1000, iters=full_iters, init_scale=1e-3, step=1.0)
+    st = (
+        dict(N=200, iters=full_iters // quick_divisor, init_scale=1e-3, step=1.0)
+        if quick
+        else dict(N=1000, iters=full_iters, init_scale=1e-3, step=1.0)
+    )
     if N is not None:
         st["N"] = N
     if iters is not None:
@@ -90,7 +94,9 @@ def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 81) -> 
     a, W = theta[:, 0], theta[:, 1 : 1 + d]
     b = theta[:, d + 1] if result.params["bias"] else 0.0
     # Only neurons that matter: the others change no gradient by more than rounding.
-    live = np.abs(a) * np.linalg.norm(W, axis=1) > 1e-12 * max(float(np.max(np.abs(a) * np.linalg.norm(W, axis=1))), 1e-300)
+    live = np.abs(a) * np.linalg.norm(W, axis=1) > 1e-12 * max(
+        float(np.max(np.abs(a) * np.linalg.norm(W, axis=1))), 1e-300
+    )
     a, W = a[live], W[live]
     b = b[live] if np.ndim(b) else b
     active = (G @ W.T + b) > 0
@@ -102,8 +108,7 @@ def _figure(ncols: int, nrows: int = 1, width: float = 4.0, height: float = 3.5)
     from relucore.plots._style import pyplot
 
     plt = pyplot()
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained",
-                             squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), layout="constrained", squeeze=False)
     return fig, axes
 
 
@@ -111,9 +116,12 @@ def _plot_row(fig, axes, entries):
     """Learned functions side by side on one colour scale, with one colour bar."""
     from relucore.plots import plot_meanfield_function
 
-    grid = [e["result"].predict(np.column_stack([g.ravel() for g in np.meshgrid(np.linspace(-0.5, 2.5, 61),
-                                                                                np.linspace(-0.5, 2.5, 61))]))
-            for e in entries]
+    grid = [
+        e["result"].predict(
+            np.column_stack([g.ravel() for g in np.meshgrid(np.linspace(-0.5, 2.5, 61), np.linspace(-0.5, 2.5, 61))])
+        )
+        for e in entries
+    ]
     vmin, vmax = min(float(g.min()) for g in grid), max(float(g.max()) for g in grid)
     for q, e in enumerate(entries):
         plot_meanfield_function(e["result"], e["analysis"], ax=axes[0, q], colorbar=False, vmin=vmin, vmax=vmax)
@@ -121,9 +129,21 @@ def _plot_row(fig, axes, entries):
     fig.colorbar(axes[0, -1].images[0], ax=axes[0, -1], shrink=0.85, label="h(x) (common scale)")
 
 
-@register("meanfield-1d", deprecated_names=("meanfield_1d",), summary="Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
-def meanfield_1d(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
-                 iters: Optional[int] = None, weight_decay: float = 1e-2, position_tol: float = 0.03) -> ExperimentResult:
+@register(
+    "meanfield-1d",
+    deprecated_names=("meanfield_1d",),
+    summary="Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D",
+)
+def meanfield_1d(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+    N: Optional[int] = None,
+    iters: Optional[int] = None,
+    weight_decay: float = 1e-2,
+    position_tol: float = 0.03,
+) -> ExperimentResult:
     """Proposition 7 / Figure 3: kinks of the two-point symmetric data sets in 1-D.
 
     For x = (x_1, -x_1), |y_1| = |y_2|: even labels with |x_1| < 1 give an
@@ -140,38 +160,74 @@ def meanfield_1d(*, quick: bool = False, seed: int = 0, progress: Optional[bool]
     for q, (name, x1, yy) in enumerate(ONE_D_SETS):
         X = np.array([[x1], [-x1]])
         y = np.array(yy)
-        res = meanfield.train(X, y, weight_decay=weight_decay, seed=seed + q, record=max(1, st["iters"] // 200),
-                              progress=progress, **st)
+        res = meanfield.train(
+            X, y, weight_decay=weight_decay, seed=seed + q, record=max(1, st["iters"] // 200), progress=progress, **st
+        )
         an = meanfield.analyze(res, **akw)
         even = yy[0] == yy[1]
         bbar = 1.0 if even else min(1.0, x1**2)
         predicted = [] if (even and abs(x1) < 1) else sorted({-bbar / x1, bbar / x1})
         found = sorted(-an.kinks[:, 1] / an.kinks[:, 0]) if an.kinks.shape[0] else []
         ok_pos = all(any(abs(f - p) <= position_tol for p in predicted) for f in found)
-        rows.append(dict(dataset=name, **an.summary(), kinks=" ".join(f"{f:+.3f}" for f in found),
-                         predicted=" ".join(f"{p:+.3f}" for p in predicted), objective=float(res.objective[-1])))
-        claims.append(Claim(f"{name}: kinks where Prop. 7 puts them",
-                            f"kinks ⊂ {{{', '.join(f'{p:+.3f}' for p in predicted) or 'none'}}} (±{position_tol})",
-                            f"kinks at {{{', '.join(f'{f:+.3f}' for f in found) or 'none'}}}", bool(ok_pos)))
-        claims.append(Claim(f"{name}: #directions <= 2P - 1", f"<= {an.bound}", str(an.n_directions),
-                            an.within_bound and an.n_directions >= 1))
-        claims.append(Claim(f"{name}: non-redundant patterns (Thm. 6)", "distinct, incomparable, each activates a point",
-                            f"distinct={an.patterns_distinct}, incomparable={an.patterns_incomparable}, "
-                            f"activate={an.all_activate}",
-                            an.patterns_distinct and an.patterns_incomparable and an.all_activate))
+        rows.append(
+            dict(
+                dataset=name,
+                **an.summary(),
+                kinks=" ".join(f"{f:+.3f}" for f in found),
+                predicted=" ".join(f"{p:+.3f}" for p in predicted),
+                objective=float(res.objective[-1]),
+            )
+        )
+        claims.append(
+            Claim(
+                f"{name}: kinks where Prop. 7 puts them",
+                f"kinks ⊂ {{{', '.join(f'{p:+.3f}' for p in predicted) or 'none'}}} (±{position_tol})",
+                f"kinks at {{{', '.join(f'{f:+.3f}' for f in found) or 'none'}}}",
+                bool(ok_pos),
+            )
+        )
+        claims.append(
+            Claim(
+                f"{name}: #directions <= 2P - 1",
+                f"<= {an.bound}",
+                str(an.n_directions),
+                an.within_bound and an.n_directions >= 1,
+            )
+        )
+        claims.append(
+            Claim(
+                f"{name}: non-redundant patterns (Thm. 6)",
+                "distinct, incomparable, each activates a point",
+                f"distinct={an.patterns_distinct}, incomparable={an.patterns_incomparable}, activate={an.all_activate}",
+                an.patterns_distinct and an.patterns_incomparable and an.all_activate,
+            )
+        )
         plot_meanfield_function(res, an, ax=axes[0, q])
         axes[0, q].set_title(name, fontsize=10)
         plot_meanfield_directions(res, an, ax=axes[1, q])
         data[name] = dict(result=res, analysis=an)
     fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult("meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims,
-                            fig, data)
+    return ExperimentResult(
+        "meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims, fig, data
+    )
 
 
-@register("meanfield-grid", deprecated_names=("meanfield_grid",), summary="Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid")
-def meanfield_grid(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
-                   iters: Optional[int] = None, weight_decay: float = 1e-2,
-                   labels: Optional[Sequence[float]] = None, spread_tol: float = 1e-2) -> ExperimentResult:
+@register(
+    "meanfield-grid",
+    deprecated_names=("meanfield_grid",),
+    summary="Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid",
+)
+def meanfield_grid(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+    N: Optional[int] = None,
+    iters: Optional[int] = None,
+    weight_decay: float = 1e-2,
+    labels: Optional[Sequence[float]] = None,
+    spread_tol: float = 1e-2,
+) -> ExperimentResult:
     """Figures 1-2: effective width collapse on the 3×3 grid {0, 1, 2}^2.
 
     Checks Theorem 5 (K <= 2P - 1 directions, P = 29 dichotomies here) and
@@ -179,34 +235,68 @@ def meanfield_grid(*, quick: bool = False, seed: int = 0, progress: Optional[boo
     direction activates a point; at most two patterns per binary pattern).
     """
     from relucore import meanfield
-    from relucore.plots import (plot_meanfield_directions, plot_meanfield_function, plot_meanfield_objective,
-                                plot_meanfield_trajectories)
+    from relucore.plots import (
+        plot_meanfield_directions,
+        plot_meanfield_function,
+        plot_meanfield_objective,
+        plot_meanfield_trajectories,
+    )
     from relucore.plots._style import pyplot
 
     st = _settings(quick, 2_000_000, N=N, iters=iters)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
-    res = meanfield.train(GRID_X, y, weight_decay=weight_decay, seed=seed, record=max(1, st["iters"] // 400),
-                          track=60, progress=progress, **st)
+    res = meanfield.train(
+        GRID_X,
+        y,
+        weight_decay=weight_decay,
+        seed=seed,
+        record=max(1, st["iters"] // 400),
+        track=60,
+        progress=progress,
+        **st,
+    )
     an = meanfield.analyze(res, **_analysis_kw(quick))
     spread = float(an.spread_max.max()) if an.n_directions else 0.0
     claims = [
-        Claim("#directions <= 2P - 1 (Thm. 5)", f"<= {an.bound} (P = {an.n_dichotomies})", str(an.n_directions),
-              an.within_bound and an.n_directions >= 1),
-        Claim("effective width collapse", f"a few directions among N = {st['N']} neurons, spread <= {spread_tol} rad",
-              f"{an.n_directions} directions, {an.n_noise} unclustered of {an.kept.size} kept, max spread {spread:.2e}",
-              an.n_directions <= an.bound and spread <= spread_tol and an.n_noise <= 0.05 * max(an.kept.size, 1)),
+        Claim(
+            "#directions <= 2P - 1 (Thm. 5)",
+            f"<= {an.bound} (P = {an.n_dichotomies})",
+            str(an.n_directions),
+            an.within_bound and an.n_directions >= 1,
+        ),
+        Claim(
+            "effective width collapse",
+            f"a few directions among N = {st['N']} neurons, spread <= {spread_tol} rad",
+            f"{an.n_directions} directions, {an.n_noise} unclustered of {an.kept.size} kept, max spread {spread:.2e}",
+            an.n_directions <= an.bound and spread <= spread_tol and an.n_noise <= 0.05 * max(an.kept.size, 1),
+        ),
         Claim("distinct ternary patterns (Thm. 6 i)", "yes", str(an.patterns_distinct), an.patterns_distinct),
         Claim("incomparable patterns (Thm. 6 i)", "yes", str(an.patterns_incomparable), an.patterns_incomparable),
         Claim("every direction activates a point (Thm. 6 ii)", "yes", str(an.all_activate), an.all_activate),
-        Claim("<= 2 patterns per binary pattern (Thm. 6 iii)", "yes", str(an.at_most_two_per_binary),
-              bool(an.at_most_two_per_binary)),
-        Claim("objective decreased", "L(final) < L(0) / 2", f"{res.objective[0]:.3g} -> {res.objective[-1]:.3g}",
-              bool(res.objective[-1] < res.objective[0] / 2)),
+        Claim(
+            "<= 2 patterns per binary pattern (Thm. 6 iii)",
+            "yes",
+            str(an.at_most_two_per_binary),
+            bool(an.at_most_two_per_binary),
+        ),
+        Claim(
+            "objective decreased",
+            "L(final) < L(0) / 2",
+            f"{res.objective[0]:.3g} -> {res.objective[-1]:.3g}",
+            bool(res.objective[-1] < res.objective[0] / 2),
+        ),
     ]
-    rows = [dict(k=k, direction=" ".join(f"{v:+.4f}" for v in an.directions[k]), size=int(an.sizes[k]),
-                 outer=float(an.outer[k]), spread_max=float(an.spread_max[k]),
-                 pattern="".join({-1: "-", 0: "0", 1: "+"}[int(v)] for v in an.patterns[k]))
-            for k in range(an.n_directions)]
+    rows = [
+        dict(
+            k=k,
+            direction=" ".join(f"{v:+.4f}" for v in an.directions[k]),
+            size=int(an.sizes[k]),
+            outer=float(an.outer[k]),
+            spread_max=float(an.spread_max[k]),
+            pattern="".join({-1: "-", 0: "0", 1: "+"}[int(v)] for v in an.patterns[k]),
+        )
+        for k in range(an.n_directions)
+    ]
     plt = pyplot()
     fig = plt.figure(figsize=(13.5, 8.6), layout="constrained")
     ax1 = fig.add_subplot(2, 2, 1)
@@ -221,18 +311,34 @@ def meanfield_grid(*, quick: bool = False, seed: int = 0, progress: Optional[boo
     ax3.set_title("trajectories of 60 neurons' (w, b)", fontsize=10)
     plot_meanfield_objective(res, ax=ax4)
     ax4.set_title("objective", fontsize=10)
-    fig.suptitle(f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}, no noise",
-                 fontsize=11)
-    return ExperimentResult("meanfield-grid", dict(st, weight_decay=weight_decay, seed=seed, quick=quick,
-                                                   labels=y.tolist()), rows, claims, fig,
-                            dict(result=res, analysis=an))
+    fig.suptitle(
+        f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
+    )
+    return ExperimentResult(
+        "meanfield-grid",
+        dict(st, weight_decay=weight_decay, seed=seed, quick=quick, labels=y.tolist()),
+        rows,
+        claims,
+        fig,
+        dict(result=res, analysis=an),
+    )
 
 
-@register("meanfield-weight-decay", deprecated_names=("meanfield_weight_decay",), summary="Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda")
-def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None,
-                           N: Optional[int] = None, iters: Optional[int] = None,
-                           weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
-                           labels: Optional[Sequence[float]] = None) -> ExperimentResult:
+@register(
+    "meanfield-weight-decay",
+    deprecated_names=("meanfield_weight_decay",),
+    summary="Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda",
+)
+def meanfield_weight_decay(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+    N: Optional[int] = None,
+    iters: Optional[int] = None,
+    weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
+    labels: Optional[Sequence[float]] = None,
+) -> ExperimentResult:
     """Figure 5: the grid data under lambda in {0.5, 0.1, 0.05, 0.01}, no noise.
 
     Expected (Theorem 4 and eq. (9)): piecewise affine with at most 2P - 1
@@ -245,34 +351,63 @@ def meanfield_weight_decay(*, quick: bool = False, seed: int = 0, progress: Opti
     fig, axes = _figure(len(weight_decays), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     lips = []
-    for q, lam in enumerate(weight_decays):
-        res = meanfield.train(GRID_X, y, weight_decay=lam, seed=seed, record=max(1, st["iters"] // 100),
-                              progress=progress, **st)
+    for _q, lam in enumerate(weight_decays):
+        res = meanfield.train(
+            GRID_X, y, weight_decay=lam, seed=seed, record=max(1, st["iters"] // 100), progress=progress, **st
+        )
         an = meanfield.analyze(res, **_analysis_kw(quick))
         lip = lipschitz_constant(res)
         lips.append(lip)
         rows.append(dict(weight_decay=lam, lipschitz=lip, objective=float(res.objective[-1]), **an.summary()))
         # K = 0 (all neurons decayed: h = 0) is Theorem 5's degenerate case, allowed for strong decay.
-        claims.append(Claim(f"λ={lam}: #directions <= 2P - 1", f"<= {an.bound}",
-                            str(an.n_directions) + (" (h = 0: every neuron decayed)" if an.n_directions == 0 else ""),
-                            an.within_bound))
+        claims.append(
+            Claim(
+                f"λ={lam}: #directions <= 2P - 1",
+                f"<= {an.bound}",
+                str(an.n_directions) + (" (h = 0: every neuron decayed)" if an.n_directions == 0 else ""),
+                an.within_bound,
+            )
+        )
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
     _plot_row(fig, axes, [data[lam] for lam in weight_decays])
     order = np.argsort(weight_decays)
     lips_sorted = np.array(lips)[order]
     mono = bool(np.all(np.diff(lips_sorted) <= 1e-9))
-    claims.append(Claim("larger λ gives a flatter function (eq. (9), Fig. 5)",
-                        "Lipschitz constant non-increasing in λ",
-                        ", ".join(f"λ={weight_decays[i]}: {lips[i]:.3f}" for i in order), mono))
+    claims.append(
+        Claim(
+            "larger λ gives a flatter function (eq. (9), Fig. 5)",
+            "Lipschitz constant non-increasing in λ",
+            ", ".join(f"λ={weight_decays[i]}: {lips[i]:.3f}" for i in order),
+            mono,
+        )
+    )
     fig.suptitle(f"Fig. 5: weight decay sweep, N={st['N']}, {st['iters']:.0e} steps, no noise", fontsize=11)
-    return ExperimentResult("meanfield-weight-decay", dict(st, weight_decays=list(weight_decays), seed=seed,
-                                                           quick=quick), rows, claims, fig, data)
+    return ExperimentResult(
+        "meanfield-weight-decay",
+        dict(st, weight_decays=list(weight_decays), seed=seed, quick=quick),
+        rows,
+        claims,
+        fig,
+        data,
+    )
 
 
-@register("meanfield-noise", deprecated_names=("meanfield_noise",), summary="Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
-def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, N: Optional[int] = None,
-                    iters: Optional[int] = None, temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
-                    weight_decay: float = 1e-2, labels: Optional[Sequence[float]] = None) -> ExperimentResult:
+@register(
+    "meanfield-noise",
+    deprecated_names=("meanfield_noise",),
+    summary="Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes",
+)
+def meanfield_noise(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    progress: Optional[bool] = None,
+    N: Optional[int] = None,
+    iters: Optional[int] = None,
+    temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
+    weight_decay: float = 1e-2,
+    labels: Optional[Sequence[float]] = None,
+) -> ExperimentResult:
     """Figure 6: the grid data under 1/beta in {0.1, 0.01, 0.001, 0} with lambda = 1e-2.
 
     Expected (Theorem 4): as the noise vanishes the function becomes
@@ -288,28 +423,53 @@ def meanfield_noise(*, quick: bool = False, seed: int = 0, progress: Optional[bo
     fig, axes = _figure(len(temperatures), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     cidx = []
-    for q, T in enumerate(temperatures):
-        res = meanfield.train(GRID_X, y, weight_decay=weight_decay, temperature=T, seed=seed,
-                              record=max(1, st["iters"] // 100), progress=progress, **st)
+    for _q, T in enumerate(temperatures):
+        res = meanfield.train(
+            GRID_X,
+            y,
+            weight_decay=weight_decay,
+            temperature=T,
+            seed=seed,
+            record=max(1, st["iters"] // 100),
+            progress=progress,
+            **st,
+        )
         c = collapse_index(res.theta, 2)
         cidx.append(c)
-        row = dict(temperature=T, collapse_index=c, objective=float(res.objective[-1]),
-                   lipschitz=lipschitz_constant(res))
+        row = dict(
+            temperature=T, collapse_index=c, objective=float(res.objective[-1]), lipschitz=lipschitz_constant(res)
+        )
         an = None
         if T == 0:
             an = meanfield.analyze(res, **_analysis_kw(quick))
             row.update(an.summary())
-            claims.append(Claim("1/β = 0: #directions <= 2P - 1", f"<= {an.bound}", str(an.n_directions),
-                                an.within_bound and an.n_directions >= 1))
+            claims.append(
+                Claim(
+                    "1/β = 0: #directions <= 2P - 1",
+                    f"<= {an.bound}",
+                    str(an.n_directions),
+                    an.within_bound and an.n_directions >= 1,
+                )
+            )
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
     _plot_row(fig, axes, [data[T] for T in temperatures])
     order = np.argsort(temperatures)
     c_sorted = np.array(cidx)[order]
-    claims.append(Claim("collapse sharpens as the noise vanishes (Thm. 4, Fig. 6)",
-                        "collapse index non-increasing in 1/β",
-                        ", ".join(f"1/β={temperatures[i]:g}: {cidx[i]:.3f}" for i in order),
-                        bool(np.all(np.diff(c_sorted) <= 1e-3))))
+    claims.append(
+        Claim(
+            "collapse sharpens as the noise vanishes (Thm. 4, Fig. 6)",
+            "collapse index non-increasing in 1/β",
+            ", ".join(f"1/β={temperatures[i]:g}: {cidx[i]:.3f}" for i in order),
+            bool(np.all(np.diff(c_sorted) <= 1e-3)),
+        )
+    )
     fig.suptitle(f"Fig. 6: noise sweep, N={st['N']}, {st['iters']:.0e} steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult("meanfield-noise", dict(st, temperatures=list(temperatures), weight_decay=weight_decay,
-                                                    seed=seed, quick=quick), rows, claims, fig, data)
+    return ExperimentResult(
+        "meanfield-noise",
+        dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=seed, quick=quick),
+        rows,
+        claims,
+        fig,
+        data,
+    )

@@ -5,6 +5,7 @@ the summary and recorded in ``summary.json``, and the exit status stays 0
 (``--strict`` makes it 1). An experiment that raises is reported with its
 error, the others still run, and the exit status is 1.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,8 +71,14 @@ def missing_extras() -> List[str]:
     return [extra for module, extra in REQUIRED_EXTRAS if importlib.util.find_spec(module) is None]
 
 
-def reproduce(names: Sequence[str] = ("all",), *, quick: bool = False, out: Optional[str] = "reproduce-out",
-              seed: int = 0, progress: Optional[bool] = None) -> List[Dict]:
+def reproduce(
+    names: Sequence[str] = ("all",),
+    *,
+    quick: bool = False,
+    out: Optional[str] = "reproduce-out",
+    seed: int = 0,
+    progress: Optional[bool] = None,
+) -> List[Dict]:
     """Runs experiments and saves each one's table (CSV), parameters and claims (JSON) and figure (PNG).
 
     Parameters
@@ -106,8 +113,9 @@ def reproduce(names: Sequence[str] = ("all",), *, quick: bool = False, out: Opti
         rec: Dict = dict(name=name, summary=experiments._base.summary(name), claims=[], files=[], error=None)
         try:
             result = experiments.run(name, quick=quick, seed=seed, progress=False)
-            rec["claims"] = [dict(name=c.name, expected=c.expected, measured=c.measured, passed=c.passed)
-                             for c in result.claims]
+            rec["claims"] = [
+                dict(name=c.name, expected=c.expected, measured=c.measured, passed=c.passed) for c in result.claims
+            ]
             if out is not None:
                 rec["files"] = result.save(out)
             if result.figure is not None:
@@ -123,8 +131,15 @@ def reproduce(names: Sequence[str] = ("all",), *, quick: bool = False, out: Opti
     if out is not None:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "summary.json"), "w") as fh:
-            json.dump(dict(quick=quick, seed=seed, experiments=[{k: v for k, v in r.items() if k != "traceback"}
-                                                               for r in records]), fh, indent=2)
+            json.dump(
+                dict(
+                    quick=quick,
+                    seed=seed,
+                    experiments=[{k: v for k, v in r.items() if k != "traceback"} for r in records],
+                ),
+                fh,
+                indent=2,
+            )
         with open(os.path.join(out, "summary.txt"), "w") as fh:
             fh.write(format_summary(records, quick=quick, seed=seed) + "\n")
     return records
@@ -147,14 +162,18 @@ def format_summary(records: List[Dict], *, quick: bool = False, seed: int = 0, w
         ok = sum(c["passed"] for c in r["claims"])
         n_claims += len(r["claims"])
         n_pass += ok
-        lines.append(f"{r['name']:<{col}} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}")
+        lines.append(
+            f"{r['name']:<{col}} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}"
+        )
         for c in r["claims"]:
             lines.append(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}")
             lines.append(textwrap.fill("      expected: " + c["expected"], **wrap))
             lines.append(textwrap.fill("      measured: " + c["measured"], **wrap))
         lines.append("")
-    lines.append(f"{len(records)} experiments in {total:.1f} s: {n_pass}/{n_claims} claims hold, "
-                 f"{n_claims - n_pass} failed, {n_err} experiments raised")
+    lines.append(
+        f"{len(records)} experiments in {total:.1f} s: {n_pass}/{n_claims} claims hold, "
+        f"{n_claims - n_pass} failed, {n_err} experiments raised"
+    )
     if n_claims - n_pass:
         failed = [f"{r['name']}:{c['name']}" for r in records for c in r["claims"] if not c["passed"]]
         lines.append("failed claims (measurements on random data, not crashes): " + ", ".join(failed))

@@ -5,6 +5,7 @@ flow reaches the minimum-norm solution, Boursier et al. 2022, and the gap of GD
 is proportional to the step) and on near-orthogonal inputs (where the gap levels
 off at a floor).
 """
+
 from __future__ import annotations
 
 import time
@@ -12,9 +13,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore.gd.train import train
 from relucore.experiments._base import Claim, ExperimentResult, register
 from relucore.experiments._common import power_law
+from relucore.gd.train import train
 
 __all__ = ["step_size", "orthogonal_minnorm", "minnorm_alpha"]
 
@@ -66,8 +67,7 @@ def _own_sign_qp(K: np.ndarray, y: np.ndarray) -> np.ndarray:
     alpha = np.zeros((2, n))
     for k, (target, ineq) in enumerate(((np.where(y > 0, y, 0.0), y <= 0), (np.where(y < 0, -y, 0.0), y > 0))):
         b = np.linalg.solve(L, target)
-        sol = lsq_linear(L.T, b, bounds=(np.full(n, -np.inf), np.where(ineq, 0.0, np.inf)), method="bvls",
-                         tol=1e-14)
+        sol = lsq_linear(L.T, b, bounds=(np.full(n, -np.inf), np.where(ineq, 0.0, np.inf)), method="bvls", tol=1e-14)
         alpha[k] = sol.x
     return alpha
 
@@ -161,7 +161,10 @@ def _own_sign_fraction(K, y, astar) -> float:
     return float(np.mean(np.all(wrong <= tol, axis=1)))
 
 
-@register("step-size", "Gap ||W_GD - W*|| of the 2-ReLU model against eta: orthogonal (prop. to eta) vs near-orthogonal (floor)")
+@register(
+    "step-size",
+    "Gap ||W_GD - W*|| of the 2-ReLU model against eta: orthogonal (prop. to eta) vs near-orthogonal (floor)",
+)
 def step_size(
     *,
     n: int = 10,
@@ -220,14 +223,36 @@ def step_size(
     except ImportError:
         fig = None
 
-    params = dict(n=n, d=d, trials=trials, eta_units=eta_units, n_grid=n_grid, d_grid=d_grid,
-                  eps_grid=eps_grid, floor_etas=floor_etas, conv_steps=conv_steps, seed=seed, quick=quick,
-                  minnorm=g["source"])
+    params = dict(
+        n=n,
+        d=d,
+        trials=trials,
+        eta_units=eta_units,
+        n_grid=n_grid,
+        d_grid=d_grid,
+        eps_grid=eps_grid,
+        floor_etas=floor_etas,
+        conv_steps=conv_steps,
+        seed=seed,
+        quick=quick,
+        minnorm=g["source"],
+    )
     return ExperimentResult(
-        name="step-size", params=params, table=table, claims=claims, figure=fig,
-        data={"gaps_orthogonal": g["gaps_o"], "gaps_near_orthogonal": g["gaps_n"], "floor": g["floor_n"],
-              "slope_orthogonal": g["slope_o"], "floor_exponent_n": fl["p_n"], "floor_exponent_d": fl["p_d"],
-              "floor_exponent_eps": fl["p_eps"], "seconds": elapsed},
+        name="step-size",
+        params=params,
+        table=table,
+        claims=claims,
+        figure=fig,
+        data={
+            "gaps_orthogonal": g["gaps_o"],
+            "gaps_near_orthogonal": g["gaps_n"],
+            "floor": g["floor_n"],
+            "slope_orthogonal": g["slope_o"],
+            "floor_exponent_n": fl["p_n"],
+            "floor_exponent_d": fl["p_d"],
+            "floor_exponent_eps": fl["p_eps"],
+            "seconds": elapsed,
+        },
     )
 
 
@@ -245,10 +270,18 @@ def _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps) -> dict:
     # The eta-driven part of the near-orthogonal gap behaves as on orthogonal data: fit floor + c eta^p.
     floor_n, c_n = _fit_floor(eta_units, g_n, slope_o)
     return dict(
-        gaps_o=gaps_o, gaps_n=gaps_n, g_o=g_o, g_n=g_n, conv_o=conv_o, conv_n=conv_n, source=sols[0][1],
-        own_n=_own_sign_fraction(K_n, y_n, astar_n), slope_o=slope_o,
+        gaps_o=gaps_o,
+        gaps_n=gaps_n,
+        g_o=g_o,
+        g_n=g_n,
+        conv_o=conv_o,
+        conv_n=conv_n,
+        source=sols[0][1],
+        own_n=_own_sign_fraction(K_n, y_n, astar_n),
+        slope_o=slope_o,
         c_o=float(np.exp(np.mean(np.log(g_o / eta_units)))),  # gap = c eta (slope fixed to 1)
-        floor_n=floor_n, c_n=c_n,
+        floor_n=floor_n,
+        c_n=c_n,
         local_slope_n=float(np.log(g_n[1] / g_n[0]) / np.log(eta_units[1] / eta_units[0])),
         local_slope_o=float(np.log(g_o[1] / g_o[0]) / np.log(eta_units[1] / eta_units[0])),
     )
@@ -271,26 +304,67 @@ def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv
     rel = lambda fl: np.array([f[0] / f[2] for f in fl])  # noqa: E731
     p_n_rel, _ = power_law(np.asarray(n_grid, float), rel(floors_n))
     p_d_rel, _ = power_law(np.asarray(d_grid, float), rel(floors_d))
-    return dict(floors_n=floors_n, floors_d=floors_d, floors_eps=floors_eps, p_n=p_n, p_d=p_d, p_eps=p_eps,
-                p_n_rel=p_n_rel, p_d_rel=p_d_rel,
-                loc_n=_local_exponents(n_grid, floors_n), loc_d=_local_exponents(d_grid, floors_d))
+    return dict(
+        floors_n=floors_n,
+        floors_d=floors_d,
+        floors_eps=floors_eps,
+        p_n=p_n,
+        p_d=p_d,
+        p_eps=p_eps,
+        p_n_rel=p_n_rel,
+        p_d_rel=p_d_rel,
+        loc_n=_local_exponents(n_grid, floors_n),
+        loc_d=_local_exponents(d_grid, floors_d),
+    )
 
 
 def _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid):
     table = []
     for j, e in enumerate(eta_units):
-        table.append({"part": "gap_vs_eta", "eta_mu1": float(e), "gap_orthogonal": float(g["g_o"][j]),
-                      "gap_orthogonal_std": float(g["gaps_o"][:, j].std()), "gap_near_orthogonal": float(g["g_n"][j]),
-                      "gap_near_orthogonal_std": float(g["gaps_n"][:, j].std())})
+        table.append(
+            {
+                "part": "gap_vs_eta",
+                "eta_mu1": float(e),
+                "gap_orthogonal": float(g["g_o"][j]),
+                "gap_orthogonal_std": float(g["gaps_o"][:, j].std()),
+                "gap_near_orthogonal": float(g["g_n"][j]),
+                "gap_near_orthogonal_std": float(g["gaps_n"][:, j].std()),
+            }
+        )
     for nn, f in zip(n_grid, fl["floors_n"]):
-        table.append({"part": "floor_vs_n", "n": nn, "d": d, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
-                      "own_sign_fraction": f[4]})
+        table.append(
+            {
+                "part": "floor_vs_n",
+                "n": nn,
+                "d": d,
+                "floor": f[0],
+                "floor_over_norm_Wstar": f[0] / f[2],
+                "own_sign_fraction": f[4],
+            }
+        )
     for dd, f in zip(d_grid, fl["floors_d"]):
-        table.append({"part": "floor_vs_d", "n": n, "d": dd, "floor": f[0], "floor_over_norm_Wstar": f[0] / f[2],
-                      "own_sign_fraction": f[4]})
+        table.append(
+            {
+                "part": "floor_vs_d",
+                "n": n,
+                "d": dd,
+                "floor": f[0],
+                "floor_over_norm_Wstar": f[0] / f[2],
+                "own_sign_fraction": f[4],
+            }
+        )
     for e, f in zip(eps_grid, fl["floors_eps"]):
-        table.append({"part": "floor_vs_eps", "n": n, "d": d, "eps_over_ymin": e, "floor": f[0],
-                      "floor_over_norm_Wstar": f[0] / f[2], "own_sign_fraction": f[4]})
+        table.append(
+            {
+                "part": "floor_vs_eps",
+                "n": n,
+                "d": d,
+                "eps_over_ymin": e,
+                "floor": f[0],
+                "floor_over_norm_Wstar": f[0] / f[2],
+                "own_sign_fraction": f[4],
+            }
+        )
     return table
 
 
@@ -299,23 +373,33 @@ def _step_size_claims(eta_units, g, fl, n, d):
     floor_n, p_n, p_d = g["floor_n"], fl["p_n"], fl["p_d"]
     conv = min(g["conv_o"], g["conv_n"], *[f[3] for f in fl["floors_n"] + fl["floors_d"] + fl["floors_eps"]])
     return [
-        Claim("orthogonal_gap_proportional_to_eta",
-              "orthogonal inputs: gap ∝ eta (log-log slope 1; -> 0 in the gradient-flow limit, Boursier et al. 2022)",
-              f"slope {slope_o:.3f} over eta*mu1 in [{eta_units[0]:.2g}, {eta_units[-1]:.2g}]; gap/(eta*mu1) = {g['c_o']:.3g}",
-              bool(abs(slope_o - 1) < 0.15)),
-        Claim("near_orthogonal_gap_levels_off",
-              "near-orthogonal inputs: gap falls with eta, then levels off at a floor (slope at the small-eta end << 1)",
-              f"slope at small eta {local_slope_n:.3f} (orthogonal: {g['local_slope_o']:.3f}); fitted floor {floor_n:.3g}, "
-              f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}; "
-              f"W* of own-sign partition in {g['own_n']:.0%} of trials",
-              bool(local_slope_n < 0.4 and floor_n > 0 and g_n[0] > 2 * g_o[0] and g_n[-1] > 3 * g_n[0])),
-        Claim("floor_scaling_beyond_papers",
-              "(beyond the papers) the floor grows with n and falls with d",
-              f"floor ∝ n^{p_n:.2f} (d={d}), ∝ d^{p_d:.2f} (n={n}), ∝ eps^{fl['p_eps']:.2f} (init offset); "
-              f"relative to ||W*||: n^{fl['p_n_rel']:.2f}, d^{fl['p_d_rel']:.2f}; local exponents in n "
-              + ", ".join(f"{v:.2f}" for v in fl["loc_n"]) + "; in d " + ", ".join(f"{v:.2f}" for v in fl["loc_d"]),
-              bool(p_n > 0 and p_d < 0)),
-        Claim("runs_converged", "every GD run reached the gradient tolerance", f"{conv:.0%} converged", bool(conv == 1.0)),
+        Claim(
+            "orthogonal_gap_proportional_to_eta",
+            "orthogonal inputs: gap ∝ eta (log-log slope 1; -> 0 in the gradient-flow limit, Boursier et al. 2022)",
+            f"slope {slope_o:.3f} over eta*mu1 in [{eta_units[0]:.2g}, {eta_units[-1]:.2g}]; gap/(eta*mu1) = {g['c_o']:.3g}",
+            bool(abs(slope_o - 1) < 0.15),
+        ),
+        Claim(
+            "near_orthogonal_gap_levels_off",
+            "near-orthogonal inputs: gap falls with eta, then levels off at a floor (slope at the small-eta end << 1)",
+            f"slope at small eta {local_slope_n:.3f} (orthogonal: {g['local_slope_o']:.3f}); fitted floor {floor_n:.3g}, "
+            f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}; "
+            f"W* of own-sign partition in {g['own_n']:.0%} of trials",
+            bool(local_slope_n < 0.4 and floor_n > 0 and g_n[0] > 2 * g_o[0] and g_n[-1] > 3 * g_n[0]),
+        ),
+        Claim(
+            "floor_scaling_beyond_papers",
+            "(beyond the papers) the floor grows with n and falls with d",
+            f"floor ∝ n^{p_n:.2f} (d={d}), ∝ d^{p_d:.2f} (n={n}), ∝ eps^{fl['p_eps']:.2f} (init offset); "
+            f"relative to ||W*||: n^{fl['p_n_rel']:.2f}, d^{fl['p_d_rel']:.2f}; local exponents in n "
+            + ", ".join(f"{v:.2f}" for v in fl["loc_n"])
+            + "; in d "
+            + ", ".join(f"{v:.2f}" for v in fl["loc_d"]),
+            bool(p_n > 0 and p_d < 0),
+        ),
+        Claim(
+            "runs_converged", "every GD run reached the gradient tolerance", f"{conv:.0%} converged", bool(conv == 1.0)
+        ),
     ]
 
 
@@ -326,12 +410,16 @@ def _step_size_figure(eta_units, g, fl, n, d, trials, n_grid, d_grid):
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained")
-    plot_step_size_gap(eta_units, g["gaps_o"], g["gaps_n"], ax=axes[0], slope=g["c_o"],
-                       floor=(g["floor_n"], g["c_n"], g["slope_o"]))
-    plot_floor_scaling(n_grid, [f[0] for f in fl["floors_n"]], d_grid, [f[0] for f in fl["floors_d"]], ax=axes[1],
-                       fixed_d=d, fixed_n=n)
+    plot_step_size_gap(
+        eta_units, g["gaps_o"], g["gaps_n"], ax=axes[0], slope=g["c_o"], floor=(g["floor_n"], g["c_n"], g["slope_o"])
+    )
+    plot_floor_scaling(
+        n_grid, [f[0] for f in fl["floors_n"]], d_grid, [f[0] for f in fl["floors_d"]], ax=axes[1], fixed_d=d, fixed_n=n
+    )
     axes[0].set_title(f"2-ReLU, positive init, square loss: n={n}, d={d}, {trials} trials", fontsize=9)
-    axes[1].set_title("floor = gradient-flow gap on near-orthogonal data\n"
-                      "(beyond the papers: extrapolated to η→0, power-law fits)", fontsize=9)
+    axes[1].set_title(
+        "floor = gradient-flow gap on near-orthogonal data\n(beyond the papers: extrapolated to η→0, power-law fits)",
+        fontsize=9,
+    )
     fig.suptitle("‖W_GD − W*‖ against the step size (W*: " + g["source"] + ")", fontsize=9)
     return fig

@@ -5,6 +5,7 @@ from ``relucore._core.defaults``; every other Python module (``prepare``, ``trai
 ``Trainer``, sweeps, limits) imports these names instead of repeating a value.
 docs/math.md derives each rule.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -16,8 +17,22 @@ from relucore._core import default_offset_batch
 from relucore._core import defaults as _cpp
 
 __all__ = [
-    "INITS", "ENGINES", "LOSSES", "ACTIVATIONS", "MAX_CONDITION", "MAX_STEPS", "TOL_FACTOR", "DEFAULT_INIT_SCALE",
-    "C_ALPHA", "C_G", "STEPS", "LEAKY_SLOPE", "default_eta", "default_eps", "default_tol", "loss_traits",
+    "INITS",
+    "ENGINES",
+    "LOSSES",
+    "ACTIVATIONS",
+    "MAX_CONDITION",
+    "MAX_STEPS",
+    "TOL_FACTOR",
+    "DEFAULT_INIT_SCALE",
+    "C_ALPHA",
+    "C_G",
+    "STEPS",
+    "LEAKY_SLOPE",
+    "default_eta",
+    "default_eps",
+    "default_tol",
+    "loss_traits",
     "check_labels_for_loss",
 ]
 

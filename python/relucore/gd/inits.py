@@ -5,6 +5,7 @@ Each returns ``(beta0, alpha0, W0)`` for a batch: ``beta0``/``alpha0`` of shape
 known). ``beta0 = X W0^T`` and ``alpha0 = K^{-1} beta0`` (least squares when K
 is singular, which only the gaussian and array inits allow).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -34,7 +35,9 @@ def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
         # (B, m, n), or (B, 1, 1) for one value per problem (the default eps).
         out = np.broadcast_to(e, (B, m, n)).copy()
     else:
-        raise ValueError(f"eps must be a scalar or of shape (n,), (m, n) or (B, m, n) with n={n}, m={m}, B={B}; got {e.shape}")
+        raise ValueError(
+            f"eps must be a scalar or of shape (n,), (m, n) or (B, m, n) with n={n}, m={m}, B={B}; got {e.shape}"
+        )
     if not np.all(out > 0):
         raise ValueError("eps must be positive (the 'positive' and 'disjoint' inits need 0 < eps)")
     return out
@@ -78,12 +81,16 @@ def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
         for i, yi in enumerate(y[b]):
             if yi > 0:
                 if pos.size == 0:
-                    raise ValueError("init='disjoint' needs a neuron with a positive sign for each positive label: y has one, signs has none")
+                    raise ValueError(
+                        "init='disjoint' needs a neuron with a positive sign for each positive label: y has one, signs has none"
+                    )
                 out[b, i] = pos[ip % pos.size]
                 ip += 1
             elif yi < 0:
                 if neg.size == 0:
-                    raise ValueError("init='disjoint' needs a neuron with a negative sign for each negative label: y has one, signs has none")
+                    raise ValueError(
+                        "init='disjoint' needs a neuron with a negative sign for each negative label: y has one, signs has none"
+                    )
                 out[b, i] = neg[ineg % neg.size]
                 ineg += 1
             else:
@@ -113,7 +120,9 @@ def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.
         if a.min() < 0 or a.max() >= m:
             raise ValueError(f"assignment entries must lie in [0, m) with m={m}")
         if not np.all(signs[a] * y > 0):
-            raise ValueError("assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4): each example goes to a neuron whose sign (signs) matches its label (y)")
+            raise ValueError(
+                "assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4): each example goes to a neuron whose sign (signs) matches its label (y)"
+            )
     e = _broadcast_eps(eps, B, m, n)
     beta0 = e.copy()
     for k in range(m):

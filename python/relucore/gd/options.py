@@ -6,6 +6,7 @@ sweeps' trials take the same keyword options; each builds one ``TrainOptions`` w
 (:func:`with_options_signature`), so a new option is added here and nowhere else.
 The meaning of each option is documented in :func:`relucore.train`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -68,8 +69,23 @@ _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(TrainOptions))
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainOptions)}
 
 #: The options that shape the problem and its starting point (what ``prepare`` reads).
-PREPARE_FIELDS = ("signs", "init", "eps", "eta", "tol", "rng", "n_threads", "engine", "assignment", "init_scale",
-                  "C_g", "C_alpha", "loss", "activation", "leaky_slope")
+PREPARE_FIELDS = (
+    "signs",
+    "init",
+    "eps",
+    "eta",
+    "tol",
+    "rng",
+    "n_threads",
+    "engine",
+    "assignment",
+    "init_scale",
+    "C_g",
+    "C_alpha",
+    "loss",
+    "activation",
+    "leaky_slope",
+)
 
 
 def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(), extra=(), method=False):
@@ -78,13 +94,17 @@ def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(
     ``help()`` and :func:`inspect.signature` then list every option with its default,
     although the function itself takes ``**kwargs``. ``method=True`` for ``__init__``.
     """
+
     def decorate(fn):
         P = inspect.Parameter
         params = [P("self", P.POSITIONAL_OR_KEYWORD)] if method else []
         params += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in data]
         params += [P(name, P.KEYWORD_ONLY, default=None) for name in keyword_data]
-        params += [P(f.name, P.KEYWORD_ONLY, default=f.default) for f in dataclasses.fields(TrainOptions)
-                   if f.name not in exclude]
+        params += [
+            P(f.name, P.KEYWORD_ONLY, default=f.default)
+            for f in dataclasses.fields(TrainOptions)
+            if f.name not in exclude
+        ]
         params += [P(name, P.KEYWORD_ONLY, default=default) for name, default in extra]
         params.append(P("options", P.KEYWORD_ONLY, default=None))
         fn.__signature__ = inspect.Signature(params)

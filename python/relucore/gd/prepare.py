@@ -6,6 +6,7 @@ its spectrum, the init, the starting point's checks, then the step size and tole
 ``init="positive"`` case from X is prepared in one C++ pass (``positive_start_batch``).
 Every error it raises is listed in docs/errors.md.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,8 +39,8 @@ from relucore.gd.defaults import (
     default_eta,
     default_tol,
 )
-from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.inits import _broadcast_eps, array_init, disjoint_init, gaussian_init, positive_init
+from relucore.gd.options import TrainOptions, with_options_signature
 
 __all__ = ["prepare", "Prepared"]
 
@@ -92,25 +93,61 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
     engine, assignment, init_scale, C_g, C_alpha = o.engine, o.assignment, o.init_scale, o.C_g, o.C_alpha
     loss, activation, leaky_slope = o.loss, o.activation, o.leaky_slope
-    leaky_slope, n_threads, C_g, C_alpha = _check_options(engine, loss, activation, leaky_slope, n_threads, C_g,
-                                                          C_alpha)
-    positive = (isinstance(init, str) and init == "positive" and X is not None and gram is None and engine == "dual"
-                and assignment is None and loss == "square")
+    leaky_slope, n_threads, C_g, C_alpha = _check_options(
+        engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
+    )
+    positive = (
+        isinstance(init, str)
+        and init == "positive"
+        and X is not None
+        and gram is None
+        and engine == "dual"
+        and assignment is None
+        and loss == "square"
+    )
     # The all-positive start from X runs its numerical checks (finite X, label range, conditioning)
     # in C++; every other case checks them here.
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, numeric=not positive)
     signs_arr = _check_signs(signs)
     if positive:
-        p = _positive_start(X, y, batched, signs_arr, eps=eps, eta=eta, tol=tol, C_alpha=C_alpha,
-                            n_threads=n_threads, activation=activation, leaky_slope=leaky_slope)
+        p = _positive_start(
+            X,
+            y,
+            batched,
+            signs_arr,
+            eps=eps,
+            eta=eta,
+            tol=tol,
+            C_alpha=C_alpha,
+            n_threads=n_threads,
+            activation=activation,
+            leaky_slope=leaky_slope,
+        )
         if p is not None:
             return p
         # C++ refused a problem: the checks below name the reason in the words of docs/errors.md.
         X = as_float_array(X, "X", ndim=3)
         _check_labels(y, loss)
-    p = _prepare_general(X, Kin, y, batched, signs_arr, init, eps=eps, eta=eta, tol=tol, rng=rng,
-                         n_threads=n_threads, assignment=assignment, init_scale=init_scale, C_g=C_g, C_alpha=C_alpha,
-                         loss=loss, activation=activation, leaky_slope=leaky_slope)
+    p = _prepare_general(
+        X,
+        Kin,
+        y,
+        batched,
+        signs_arr,
+        init,
+        eps=eps,
+        eta=eta,
+        tol=tol,
+        rng=rng,
+        n_threads=n_threads,
+        assignment=assignment,
+        init_scale=init_scale,
+        C_g=C_g,
+        C_alpha=C_alpha,
+        loss=loss,
+        activation=activation,
+        leaky_slope=leaky_slope,
+    )
     if positive:
         raise ValueError(
             "X is rank-deficient or badly conditioned for init='positive': the Cholesky factorisation of "
@@ -119,23 +156,65 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     return p
 
 
-def _prepare_general(X, Kin, y, batched, signs_arr, init, *, eps, eta, tol, rng, n_threads, assignment, init_scale,
-                     C_g, C_alpha, loss, activation, leaky_slope) -> Prepared:
+def _prepare_general(
+    X,
+    Kin,
+    y,
+    batched,
+    signs_arr,
+    init,
+    *,
+    eps,
+    eta,
+    tol,
+    rng,
+    n_threads,
+    assignment,
+    init_scale,
+    C_g,
+    C_alpha,
+    loss,
+    activation,
+    leaky_slope,
+) -> Prepared:
     """K, its spectrum, the starting point, step and tolerance with numpy's solvers (any init, Gram-only mode)."""
     B, n = y.shape
     K, mu, cond = _gram_and_spectrum(X, Kin, n_threads)
     what = "gram" if Kin is not None else "X"
     beta0, alpha0, W0, init_name = _starting_point(
-        init, X, K, y, signs_arr, cond, batched, eps=eps, C_alpha=C_alpha, assignment=assignment, C_g=C_g,
-        init_scale=init_scale, rng=rng,
+        init,
+        X,
+        K,
+        y,
+        signs_arr,
+        cond,
+        batched,
+        eps=eps,
+        C_alpha=C_alpha,
+        assignment=assignment,
+        C_g=C_g,
+        init_scale=init_scale,
+        rng=rng,
     )
     _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
     eta_arr = _step_size(eta, mu[:, -1], signs_arr, loss, n, batched, what)
     tol_arr = default_tol(mu[:, -1], y, loss) if tol is None else np.full(B, check_nonnegative(tol, "tol"))
     return Prepared(
-        X=X, K=K, y=y, signs=signs_arr, beta0=np.ascontiguousarray(beta0), alpha0=np.ascontiguousarray(alpha0),
-        W0=W0, eta=np.ascontiguousarray(eta_arr, dtype=float), tol=tol_arr, mu=mu, batched=batched,
-        init=init_name, loss=loss, activation=activation, leaky_slope=leaky_slope,
+        X=X,
+        K=K,
+        y=y,
+        signs=signs_arr,
+        beta0=np.ascontiguousarray(beta0),
+        alpha0=np.ascontiguousarray(alpha0),
+        W0=W0,
+        eta=np.ascontiguousarray(eta_arr, dtype=float),
+        tol=tol_arr,
+        mu=mu,
+        batched=batched,
+        init=init_name,
+        loss=loss,
+        activation=activation,
+        leaky_slope=leaky_slope,
     )
 
 
@@ -232,7 +311,8 @@ def _gram_and_spectrum(X, Kin, n_threads):
     if not np.all(mu1 > 0):
         raise ValueError(
             "gram is zero or negative definite; a Gram matrix X X^T is positive semidefinite and non-zero"
-            if Kin is not None else "X is all zeros (K = X X^T vanishes); nothing can be trained"
+            if Kin is not None
+            else "X is all zeros (K = X X^T vanishes); nothing can be trained"
         )
     if Kin is not None and np.any(mun < -1e-10 * mu1):
         b = int(np.argmin(mun / mu1))
@@ -318,8 +398,9 @@ def _step_size(eta, mu1, signs_arr, loss, n, batched, what) -> np.ndarray:
     return eta_arr
 
 
-def _positive_start(X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation,
-                    leaky_slope) -> Optional[Prepared]:
+def _positive_start(
+    X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope
+) -> Optional[Prepared]:
     """The all-positive start from X in one C++ pass (``positive_start_batch``), or None if C++ refused a problem.
 
     ``positive_start_batch`` (relucore/gd/positive_start.hpp) forms K, its eigenvalues,
@@ -340,15 +421,43 @@ def _positive_start(X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threa
     tol_arr = np.empty(B)
     check = np.empty(B, dtype=np.int32)
     _core.positive_start_batch(
-        X=X, y=y, outer=signs_arr, eps=eps_val, C_alpha=C_alpha, tol=tol_val, tol_factor=TOL_FACTOR,
-        max_condition=MAX_CONDITION, loss=_core.Loss.square, K=K, mu=mu, beta0=beta0, alpha0=alpha0, W0=W0,
-        eta=eta_arr, tol_out=tol_arr, check=check, n_threads=n_threads,
+        X=X,
+        y=y,
+        outer=signs_arr,
+        eps=eps_val,
+        C_alpha=C_alpha,
+        tol=tol_val,
+        tol_factor=TOL_FACTOR,
+        max_condition=MAX_CONDITION,
+        loss=_core.Loss.square,
+        K=K,
+        mu=mu,
+        beta0=beta0,
+        alpha0=alpha0,
+        W0=W0,
+        eta=eta_arr,
+        tol_out=tol_arr,
+        check=check,
+        n_threads=n_threads,
     )
     if check.any():
         return None
     return Prepared(
-        X=X, K=K, y=y, signs=signs_arr, beta0=beta0, alpha0=alpha0, W0=W0, eta=eta_arr, tol=tol_arr, mu=mu,
-        batched=batched, init="positive", loss="square", activation=activation, leaky_slope=leaky_slope,
+        X=X,
+        K=K,
+        y=y,
+        signs=signs_arr,
+        beta0=beta0,
+        alpha0=alpha0,
+        W0=W0,
+        eta=eta_arr,
+        tol=tol_arr,
+        mu=mu,
+        batched=batched,
+        init="positive",
+        loss="square",
+        activation=activation,
+        leaky_slope=leaky_slope,
     )
 
 

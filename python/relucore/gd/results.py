@@ -1,4 +1,5 @@
 """Result objects of training runs."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,8 +50,11 @@ def _result_title(r: "TrainResult") -> str:
     return f"{where}{data}; {r.engine} engine, {r.init} init, {r.loss_name} loss, {act}"
 
 
-@summarized(title=_history_title, rows=("steps", "loss", "n_records"),
-            batch=lambda h: h.steps.shape[0] if h.steps.ndim == 2 else None)
+@summarized(
+    title=_history_title,
+    rows=("steps", "loss", "n_records"),
+    batch=lambda h: h.steps.shape[0] if h.steps.ndim == 2 else None,
+)
 @dataclasses.dataclass(frozen=True)
 class History:
     """States kept every ``record`` steps (and the final state).
@@ -79,9 +83,12 @@ class History:
     n_records: Union[int, np.ndarray]
 
 
-@summarized(title=_result_title, rows=("message", "success", "status", "nit", "loss", "grad_norm", "eta", "tol",
-                                      "pattern_stable_step", "history"),
-            batch=lambda r: r.alpha.shape[0] if r.batched else None, formats={"status": _status_text})
+@summarized(
+    title=_result_title,
+    rows=("message", "success", "status", "nit", "loss", "grad_norm", "eta", "tol", "pattern_stable_step", "history"),
+    batch=lambda r: r.alpha.shape[0] if r.batched else None,
+    formats={"status": _status_text},
+)
 @dataclasses.dataclass(frozen=True)
 class TrainResult:
     """Outcome of :func:`relucore.train`.

@@ -3,6 +3,7 @@
 :func:`train` = :func:`~relucore.gd.prepare.prepare` (validation and starting point) +
 :func:`run_prepared` (an engine of ``relucore._core`` and the result).
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -37,8 +38,10 @@ def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: f
     if status == 1:
         return f"step budget of {steps} used up: gradient norm {grad:.3g} > tol {tol:.3g}"
     if status == 2:
-        what = f"loss {loss:.3g} is not finite or exploded" if not np.isfinite(loss) or np.isfinite(grad) else (
-            f"the gradient (loss {loss:.3g}) overflowed"
+        what = (
+            f"loss {loss:.3g} is not finite or exploded"
+            if not np.isfinite(loss) or np.isfinite(grad)
+            else (f"the gradient (loss {loss:.3g}) overflowed")
         )
         return f"diverged at step {nit}: {what}; try a smaller eta (eta = {eta:.3g})"
     return f"{STATUS_MESSAGES.get(status, 'unknown status')} at step {nit}"
@@ -140,16 +143,25 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         raise ValueError(f"record must be <= 2**62, got {record}")
     check_choice(o.on_divergence, "on_divergence", ("status", "raise"))
     p = prepare(X, y, gram=gram, options=o)
-    return run_prepared(p, steps=steps, record=record, n_threads=check_n_threads(o.n_threads), engine=o.engine,
-                        on_divergence=o.on_divergence)
+    return run_prepared(
+        p,
+        steps=steps,
+        record=record,
+        n_threads=check_n_threads(o.n_threads),
+        engine=o.engine,
+        on_divergence=o.on_divergence,
+    )
 
 
 def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
     if record <= 0:
         return {"capacity": 0}
     R = steps // record + 2
-    check_history_memory(float(B) * R * (16 + 17 * m * n), "record",
-                         f"keeping {R} states of {B} problem(s) (steps={steps}, record={record})")
+    check_history_memory(
+        float(B) * R * (16 + 17 * m * n),
+        "record",
+        f"keeping {R} states of {B} problem(s) (steps={steps}, record={record})",
+    )
     return {
         "capacity": R,
         "steps": np.full((B, R), -1, dtype=np.int64),
@@ -160,7 +172,9 @@ def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
     }
 
 
-def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine: str, on_divergence: str) -> TrainResult:
+def run_prepared(
+    p: Prepared, *, steps: int, record: int, n_threads: int, engine: str, on_divergence: str
+) -> TrainResult:
     """Runs a prepared batch on an engine and packages the result."""
     B, m, n = p.beta0.shape
     settings = p.settings(steps, record)
@@ -178,8 +192,9 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     status = out["status"].astype(int)
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
     messages = [
-        _message(int(status[b]), int(nit[b]), float(loss[b]), float(grad_norm[b]), float(p.tol[b]), float(p.eta[b]),
-                 steps)
+        _message(
+            int(status[b]), int(nit[b]), float(loss[b]), float(grad_norm[b]), float(p.tol[b]), float(p.eta[b]), steps
+        )
         for b in range(B)
     ]
     # No non-finite number may leave in a result that is not marked diverged:
@@ -208,14 +223,22 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
     history = None
     if record > 0:
         history = History(
-            steps=hist["steps"], loss=hist["loss"], beta=hist["beta"], alpha=hist["alpha"],
-            mask=hist["mask"].astype(bool), n_records=out["n_records"].copy(),
+            steps=hist["steps"],
+            loss=hist["loss"],
+            beta=hist["beta"],
+            alpha=hist["alpha"],
+            mask=hist["mask"].astype(bool),
+            n_records=out["n_records"].copy(),
         )
         if not p.batched:
             r = int(out["n_records"][0])
             history = History(
-                steps=history.steps[0, :r], loss=history.loss[0, :r], beta=history.beta[0, :r],
-                alpha=history.alpha[0, :r], mask=history.mask[0, :r], n_records=r,
+                steps=history.steps[0, :r],
+                loss=history.loss[0, :r],
+                beta=history.beta[0, :r],
+                alpha=history.alpha[0, :r],
+                mask=history.mask[0, :r],
+                n_records=r,
             )
 
     def one(a):
@@ -225,21 +248,62 @@ def run_prepared(p: Prepared, *, steps: int, record: int, n_threads: int, engine
         return a.copy() if p.batched else cast(a[0])
 
     return TrainResult(
-        W=one(W), alpha=one(alpha), beta=one(beta), W0=one(p.W0), alpha0=one(p.alpha0), beta0=one(p.beta0),
-        signs=p.signs.copy(), eta=scalar(p.eta, float), loss=scalar(out["loss"], float),
-        grad_norm=scalar(out["grad_norm"], float), nit=scalar(out["nit"], int), success=scalar(status == 0, bool),
-        status=scalar(status, int), message=messages if p.batched else messages[0],
-        pattern_stable_step=scalar(out["pattern_stable_step"], int), history=history, tol=scalar(p.tol, float),
-        engine=engine, init=p.init, loss_name=p.loss, activation=p.activation, leaky_slope=p.leaky_slope,
+        W=one(W),
+        alpha=one(alpha),
+        beta=one(beta),
+        W0=one(p.W0),
+        alpha0=one(p.alpha0),
+        beta0=one(p.beta0),
+        signs=p.signs.copy(),
+        eta=scalar(p.eta, float),
+        loss=scalar(out["loss"], float),
+        grad_norm=scalar(out["grad_norm"], float),
+        nit=scalar(out["nit"], int),
+        success=scalar(status == 0, bool),
+        status=scalar(status, int),
+        message=messages if p.batched else messages[0],
+        pattern_stable_step=scalar(out["pattern_stable_step"], int),
+        history=history,
+        tol=scalar(p.tol, float),
+        engine=engine,
+        init=p.init,
+        loss_name=p.loss,
+        activation=p.activation,
+        leaky_slope=p.leaky_slope,
     )
 
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
     if engine == "dual":
-        return dict(_core.run_dual_batch(K=p.K, y=p.y, outer=p.signs, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
-                                         settings=settings, history=hist, n_threads=n_threads))
+        return dict(
+            _core.run_dual_batch(
+                K=p.K,
+                y=p.y,
+                outer=p.signs,
+                alpha=alpha,
+                beta=beta,
+                eta=p.eta,
+                tol=p.tol,
+                settings=settings,
+                history=hist,
+                n_threads=n_threads,
+            )
+        )
     W = p.W0.copy()
-    out = dict(_core.run_dense_batch(X=p.X, y=p.y, outer=p.signs, W=W, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
-                                     settings=settings, history=hist, n_threads=n_threads))
+    out = dict(
+        _core.run_dense_batch(
+            X=p.X,
+            y=p.y,
+            outer=p.signs,
+            W=W,
+            alpha=alpha,
+            beta=beta,
+            eta=p.eta,
+            tol=p.tol,
+            settings=settings,
+            history=hist,
+            n_threads=n_threads,
+        )
+    )
     out["W"] = W
     return out

@@ -7,6 +7,7 @@ between calls for that; its preparation (validation, initialisation, default
 step size and tolerance) is exactly :func:`relucore.train`'s, so stepping a
 ``Trainer`` k times gives bitwise the state ``train(..., steps=k, tol=0)`` ends in.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional
@@ -14,12 +15,12 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from relucore import _core
-from relucore.gd.results import TrainResult
+from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
+from relucore.gd.results import TrainResult
 from relucore.gd.train import DivergenceError, _message, overflow_message
-from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 
 __all__ = ["Trainer"]
 
@@ -32,7 +33,16 @@ _SETTINGS_ENUMS = {"activation": _core.Activation, "loss": _core.Loss}
 
 _STATE_ARRAYS = ("K", "y", "signs", "alpha", "beta", "mask", "alpha0", "beta0")
 _STATE_KEYS = _STATE_ARRAYS + (
-    "version", "steps_taken", "stable_step", "settings", "X", "W0", "steps", "tol", "init", "on_divergence",
+    "version",
+    "steps_taken",
+    "stable_step",
+    "settings",
+    "X",
+    "W0",
+    "steps",
+    "tol",
+    "init",
+    "on_divergence",
 )
 
 
@@ -189,8 +199,14 @@ class Trainer:
         if self._X is None:
             return None
         W = np.empty((1,) + self._W0.shape)
-        _core.weights_from_dual_batch(self._X[None], np.ascontiguousarray(self._W0)[None], np.ascontiguousarray(self._alpha0)[None],
-                                      np.ascontiguousarray(self.alpha)[None], W, 1)
+        _core.weights_from_dual_batch(
+            self._X[None],
+            np.ascontiguousarray(self._W0)[None],
+            np.ascontiguousarray(self._alpha0)[None],
+            np.ascontiguousarray(self.alpha)[None],
+            W,
+            1,
+        )
         return W[0]
 
     @property
@@ -306,12 +322,27 @@ class Trainer:
             W = self.W
         s = self._engine.settings
         return TrainResult(
-            W=W, alpha=self.alpha.copy(), beta=self.beta.copy(),
-            W0=None if self._W0 is None else self._W0.copy(), alpha0=self._alpha0.copy(), beta0=self._beta0.copy(),
-            signs=np.array(self.signs), eta=float(self.eta), loss=float(out["loss"]),
-            grad_norm=float(out["grad_norm"]), nit=int(out["nit"]), success=status == 0, status=status,
-            message=message, pattern_stable_step=int(out["pattern_stable_step"]), history=None, tol=float(tol),
-            engine="dual", init=self._init, loss_name=s.loss.name, activation=s.activation.name,
+            W=W,
+            alpha=self.alpha.copy(),
+            beta=self.beta.copy(),
+            W0=None if self._W0 is None else self._W0.copy(),
+            alpha0=self._alpha0.copy(),
+            beta0=self._beta0.copy(),
+            signs=np.array(self.signs),
+            eta=float(self.eta),
+            loss=float(out["loss"]),
+            grad_norm=float(out["grad_norm"]),
+            nit=int(out["nit"]),
+            success=status == 0,
+            status=status,
+            message=message,
+            pattern_stable_step=int(out["pattern_stable_step"]),
+            history=None,
+            tol=float(tol),
+            engine="dual",
+            init=self._init,
+            loss_name=s.loss.name,
+            activation=s.activation.name,
             leaky_slope=float(s.leaky_slope),
         )
 
@@ -385,4 +416,3 @@ class Trainer:
     def __repr__(self) -> str:
         m, n = self._engine.alpha.shape
         return f"Trainer(m={m}, n={n}, nit={self.nit}, loss={self.loss:.6g}, eta={self.eta:.6g})"
-

@@ -17,6 +17,7 @@ and distinct directions have distinct ternary activation patterns.
 >>> res = meanfield.train(X, y, N=200, iters=20_000, seed=0)  # doctest: +SKIP
 >>> meanfield.analyze(res, rel_norm=1e-2).n_directions  # doctest: +SKIP
 """
+
 from relucore.meanfield._analyze import MeanFieldAnalysis, analyze, angular_distances, ternary_patterns
 from relucore.meanfield._geometry import count_cells, count_dichotomies, dichotomies
 from relucore.meanfield._train import MeanFieldResult, output_scale_factor, predict, seed_key, train

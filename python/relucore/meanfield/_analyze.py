@@ -1,4 +1,5 @@
 """Effective width collapse: directions, patterns and kinks of a trained network."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,10 +16,19 @@ from relucore.meanfield._train import MeanFieldResult, output_scale_factor
 __all__ = ["MeanFieldAnalysis", "analyze", "ternary_patterns", "angular_distances"]
 
 
-@summarized(title=lambda a: f"{a.n_directions} directions from {a.kept.size} kept neurons, {a.n_regions} regions",
-            rows=("n_directions", "n_noise", ("n_dichotomies", "bound", "within_bound"),
-                  ("patterns_distinct", "patterns_incomparable"), "all_activate", "at_most_two_per_binary",
-                  "n_regions", "sizes"))
+@summarized(
+    title=lambda a: f"{a.n_directions} directions from {a.kept.size} kept neurons, {a.n_regions} regions",
+    rows=(
+        "n_directions",
+        "n_noise",
+        ("n_dichotomies", "bound", "within_bound"),
+        ("patterns_distinct", "patterns_incomparable"),
+        "all_activate",
+        "at_most_two_per_binary",
+        "n_regions",
+        "sizes",
+    ),
+)
 @dataclasses.dataclass(frozen=True)
 class MeanFieldAnalysis:
     """What :func:`analyze` found (Liang et al. 2026, Theorems 4-6).
@@ -103,12 +113,19 @@ class MeanFieldAnalysis:
     def summary(self) -> Dict[str, object]:
         """The scalar findings as a dict (for tables)."""
         return dict(
-            n_kept=int(self.kept.size), n_directions=self.n_directions, n_noise=self.n_noise,
+            n_kept=int(self.kept.size),
+            n_directions=self.n_directions,
+            n_noise=self.n_noise,
             max_spread=float(self.spread_max.max()) if self.spread_max.size else 0.0,
-            n_dichotomies=self.n_dichotomies, bound=self.bound, within_bound=self.within_bound,
-            patterns_distinct=self.patterns_distinct, patterns_incomparable=self.patterns_incomparable,
-            all_activate=self.all_activate, at_most_two_per_binary=self.at_most_two_per_binary,
-            n_kinks=int(self.kinks.shape[0]), n_regions=self.n_regions,
+            n_dichotomies=self.n_dichotomies,
+            bound=self.bound,
+            within_bound=self.within_bound,
+            patterns_distinct=self.patterns_distinct,
+            patterns_incomparable=self.patterns_incomparable,
+            all_activate=self.all_activate,
+            at_most_two_per_binary=self.at_most_two_per_binary,
+            n_kinks=int(self.kinks.shape[0]),
+            n_regions=self.n_regions,
         )
 
 
@@ -211,12 +228,25 @@ def analyze(
     kinks = _kinks(directions, d, tol=pattern_tol)
     n_regions = count_cells(kinks[:, :d], kinks[:, d]) if kinks.shape[0] else 1
     return MeanFieldAnalysis(
-        kept=cl["kept"], labels=cl["labels"], directions=directions, sizes=np.array(cl["sizes"], dtype=np.int64),
-        mass=np.array(cl["mass"]), outer=np.array(cl["outer"]), spread_max=np.array(cl["smax"]),
-        spread_mean=np.array(cl["smean"]), n_noise=cl["n_noise"], patterns=patterns,
-        patterns_distinct=bool(distinct), patterns_incomparable=bool(incomparable), all_activate=all_activate,
-        at_most_two_per_binary=at_most_two, n_dichotomies=P_dich, bound=2 * P_dich - 1,
-        within_bound=bool(K <= 2 * P_dich - 1), kinks=kinks, n_regions=int(n_regions),
+        kept=cl["kept"],
+        labels=cl["labels"],
+        directions=directions,
+        sizes=np.array(cl["sizes"], dtype=np.int64),
+        mass=np.array(cl["mass"]),
+        outer=np.array(cl["outer"]),
+        spread_max=np.array(cl["smax"]),
+        spread_mean=np.array(cl["smean"]),
+        n_noise=cl["n_noise"],
+        patterns=patterns,
+        patterns_distinct=bool(distinct),
+        patterns_incomparable=bool(incomparable),
+        all_activate=all_activate,
+        at_most_two_per_binary=at_most_two,
+        n_dichotomies=P_dich,
+        bound=2 * P_dich - 1,
+        within_bound=bool(K <= 2 * P_dich - 1),
+        kinks=kinks,
+        n_regions=int(n_regions),
     )
 
 
@@ -282,8 +312,17 @@ def _cluster(theta, d: int, bias: bool, kappa: float, min_norm, rel_norm, eps, m
             outer.append(kappa * float(np.sum(a[idx] * norms[idx])))
             smax.append(float(D[np.ix_(members, members)].max()))
             smean.append(float(np.mean(np.arccos(np.clip(Z[members] @ u, -1.0, 1.0)))))
-    return dict(kept=kept, labels=labels, directions=np.array(dirs).reshape(-1, d + 1), sizes=sizes, mass=mass,
-                outer=outer, smax=smax, smean=smean, n_noise=n_noise)
+    return dict(
+        kept=kept,
+        labels=labels,
+        directions=np.array(dirs).reshape(-1, d + 1),
+        sizes=sizes,
+        mass=mass,
+        outer=outer,
+        smax=smax,
+        smean=smean,
+        n_noise=n_noise,
+    )
 
 
 def _pattern_properties(patterns: np.ndarray):

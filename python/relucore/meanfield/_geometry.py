@@ -9,6 +9,7 @@ inequalities). A feasible node's witness z already decides one child for free
 (the sign of z^T u_{k+1}, after rescaling), so the search solves at most one
 LP per node: O(M * regions) LPs instead of 2^M.
 """
+
 from __future__ import annotations
 
 import functools

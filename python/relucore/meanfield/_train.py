@@ -1,4 +1,5 @@
 """Noisy mean-field SGD on a wide two-layer ReLU network (Liang et al. 2026, Sec. 3 and 7)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -275,26 +276,53 @@ def train(
     track_idx = _track_indices(track, N)
     snap = _check_snapshots(snapshots, iters)
     samples = _check_samples(samples, iters, batch_size, M)
-    settings = _engine_settings(step, weight_decay, temperature, output_scale, bias, train_outer, batch_size,
-                                record, key, n_threads_arg, N)
+    settings = _engine_settings(
+        step, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key, n_threads_arg, N
+    )
 
     R = (iters // record + 2) if record > 0 else 1
-    bufs = dict(steps=np.zeros(R, np.int64), objective=np.zeros(R), trajectories=np.zeros((R, track_idx.size, P)),
-                snapshots=np.full((snap.size, N, P), np.nan), taken=np.zeros(snap.size, np.uint8))
+    bufs = dict(
+        steps=np.zeros(R, np.int64),
+        objective=np.zeros(R),
+        trajectories=np.zeros((R, track_idx.size, P)),
+        snapshots=np.full((snap.size, N, P), np.nan),
+        taken=np.zeros(snap.size, np.uint8),
+    )
     show = sys.stderr.isatty() if progress is None else bool(progress)
-    count, status, nit = _run_segments(X, y, theta, settings, _segment_bounds(iters, record, show), iters, bufs,
-                                       track_idx, snap, samples, show)
+    count, status, nit = _run_segments(
+        X, y, theta, settings, _segment_bounds(iters, record, show), iters, bufs, track_idx, snap, samples, show
+    )
     success, message = _STATUS[status]
     params = dict(
-        N=N, step=step, weight_decay=weight_decay, temperature=temperature, init_scale=init_scale,
-        iters=iters, batch_size=batch_size, bias=bias, train_outer=train_outer, output_scale=output_scale,
-        record=record, n_threads=settings.n_threads,
+        N=N,
+        step=step,
+        weight_decay=weight_decay,
+        temperature=temperature,
+        init_scale=init_scale,
+        iters=iters,
+        batch_size=batch_size,
+        bias=bias,
+        train_outer=train_outer,
+        output_scale=output_scale,
+        record=record,
+        n_threads=settings.n_threads,
     )
     return MeanFieldResult(
-        theta=theta, steps=bufs["steps"][:count].copy(), objective=bufs["objective"][:count].copy(), track=track_idx,
-        trajectories=bufs["trajectories"][:count].copy(), snapshot_steps=snap, snapshots=bufs["snapshots"],
-        nit=int(nit), status=int(status), success=success, message=message, key=np.asarray(key, dtype=np.uint64),
-        params=params, X=X, y=y,
+        theta=theta,
+        steps=bufs["steps"][:count].copy(),
+        objective=bufs["objective"][:count].copy(),
+        track=track_idx,
+        trajectories=bufs["trajectories"][:count].copy(),
+        snapshot_steps=snap,
+        snapshots=bufs["snapshots"],
+        nit=int(nit),
+        status=int(status),
+        success=success,
+        message=message,
+        key=np.asarray(key, dtype=np.uint64),
+        params=params,
+        X=X,
+        y=y,
     )
 
 
@@ -322,7 +350,11 @@ def _track_indices(track, N: int) -> np.ndarray:
     """Indices of the tracked neurons: ``track`` evenly spaced ones (an int) or the given indices."""
     if isinstance(track, (numbers.Integral, np.integer)) and not isinstance(track, (bool, np.bool_)):
         n_track = check_int(track, "track", minimum=0)
-        track_idx = np.unique(np.linspace(0, N - 1, min(n_track, N)).round().astype(np.int64)) if n_track else np.zeros(0, np.int64)
+        track_idx = (
+            np.unique(np.linspace(0, N - 1, min(n_track, N)).round().astype(np.int64))
+            if n_track
+            else np.zeros(0, np.int64)
+        )
     else:
         track_idx = np.asarray(track, dtype=np.int64).reshape(-1)
         if track_idx.size and (track_idx.min() < 0 or track_idx.max() >= N):
@@ -348,8 +380,19 @@ def _check_samples(samples, iters: int, batch_size: int, M: int):
     return samples
 
 
-def _engine_settings(step, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key,
-                     n_threads_arg: int, N: int):
+def _engine_settings(
+    step,
+    weight_decay,
+    temperature,
+    output_scale,
+    bias,
+    train_outer,
+    batch_size,
+    record,
+    key,
+    n_threads_arg: int,
+    N: int,
+):
     """The C++ engine's settings; ``n_threads_arg == 0`` picks the thread count from the width."""
     settings = _core.WeightGDSettings()
     settings.step = step
@@ -394,9 +437,20 @@ def _run_segments(X, y, theta, settings, bounds, iters: int, bufs, track_idx, sn
         for s0, s1 in zip(bounds[:-1], bounds[1:]) if bounds.size > 1 else [(0, 0)]:
             last = s1 == iters
             out = _core.weight_gd_run(
-                X, y, theta, settings, int(s0), int(s1 - s0), bool(last),
-                steps_buf[count:], obj_buf[count:], track_idx, traj_buf[count:],
-                snap, bufs["snapshots"], bufs["taken"],
+                X,
+                y,
+                theta,
+                settings,
+                int(s0),
+                int(s1 - s0),
+                bool(last),
+                steps_buf[count:],
+                obj_buf[count:],
+                track_idx,
+                traj_buf[count:],
+                snap,
+                bufs["snapshots"],
+                bufs["taken"],
                 None if samples is None else np.ascontiguousarray(samples[s0:s1]),
             )
             count += out["n_records"]
@@ -406,8 +460,17 @@ def _run_segments(X, y, theta, settings, bounds, iters: int, bufs, track_idx, sn
             if status != 1:
                 if not last:  # record the state where the run stopped
                     tail = _core.weight_gd_run(
-                        X, y, theta, settings, int(nit), 0, True, steps_buf[count:], obj_buf[count:],
-                        track_idx, traj_buf[count:],
+                        X,
+                        y,
+                        theta,
+                        settings,
+                        int(nit),
+                        0,
+                        True,
+                        steps_buf[count:],
+                        obj_buf[count:],
+                        track_idx,
+                        traj_buf[count:],
                     )
                     count += tail["n_records"]
                 break

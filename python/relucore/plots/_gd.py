@@ -1,4 +1,5 @@
 """Plots of GD runs: gap scaling, prediction trajectories, regime diagrams, activation timelines."""
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -99,14 +100,15 @@ def plot_gap_scaling(
         if slope_ci is not None:
             text += f" [{slope_ci[0]:+.2f}, {slope_ci[1]:+.2f}]"
         grid = np.geomspace(xs.min(), xs.max(), 50)
-        ax.plot(grid, np.exp(icpt) * grid ** slope, "-", color=color, lw=1.2)
+        ax.plot(grid, np.exp(icpt) * grid**slope, "-", color=color, lw=1.2)
     ax.plot(xs, means, marker, color=color, label=text, ms=5, **kw)
     if theory_slope is not None and xs.size >= 2:
         cx = np.exp(np.mean(np.log(xs)))
         cy = np.exp(np.nanmean(np.log(means)))
         grid = np.geomspace(xs.min(), xs.max(), 50)
-        ax.plot(grid, cy * (grid / cx) ** theory_slope, "--", color="0.4", lw=1,
-                label=f"theory slope {theory_slope:+.1f}")
+        ax.plot(
+            grid, cy * (grid / cx) ** theory_slope, "--", color="0.4", lw=1, label=f"theory slope {theory_slope:+.1f}"
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     if plain_ticks:
@@ -187,8 +189,17 @@ def _step_edges(steps: np.ndarray) -> np.ndarray:
     return np.append(steps, last)
 
 
-def plot_regimes(regimes, *, neuron: Optional[int] = None, ax=None, title: Optional[str] = None,
-                 xscale: str = "symlog", labels=None, show_violations: bool = True, **kw):
+def plot_regimes(
+    regimes,
+    *,
+    neuron: Optional[int] = None,
+    ax=None,
+    title: Optional[str] = None,
+    xscale: str = "symlog",
+    labels=None,
+    show_violations: bool = True,
+    **kw,
+):
     """Regime diagram: (neuron, example) entries over steps in blue / red / grey.
 
     Parameters
@@ -235,21 +246,37 @@ def plot_regimes(regimes, *, neuron: Optional[int] = None, ax=None, title: Optio
     ax.set_xlim(edges[0], edges[-1])
     ax.set_xlabel("GD step")
     ax.set_ylabel("example" if neuron is not None else "neuron, example")
-    handles = [Patch(color=REGIME_COLORS[1], label="primal-stable (L5)"),
-               Patch(color=REGIME_COLORS[2], label="dual-frozen (L6)"),
-               Patch(color=REGIME_COLORS[0], label="undetermined")]
+    handles = [
+        Patch(color=REGIME_COLORS[1], label="primal-stable (L5)"),
+        Patch(color=REGIME_COLORS[2], label="dual-frozen (L6)"),
+        Patch(color=REGIME_COLORS[0], label="undetermined"),
+    ]
     ks_list = list(ks)
     if show_violations and violated[:, ks_list, :].any():
         handles.append(Patch(color=VIOLATION_COLOR, label="L6 condition but active"))
-    ax.legend(handles=handles, fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2),
-              ncol=len(handles) if len(handles) <= 3 else 2, frameon=False)
+    ax.legend(
+        handles=handles,
+        fontsize=6,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=len(handles) if len(handles) <= 3 else 2,
+        frameon=False,
+    )
     if title:
         ax.set_title(title, fontsize=9)
     return ax
 
 
-def plot_activation_timeline(steps, mask, *, ax=None, stable_step: Optional[int] = None, title: Optional[str] = None,
-                             xscale: str = "symlog", **kw):
+def plot_activation_timeline(
+    steps,
+    mask,
+    *,
+    ax=None,
+    stable_step: Optional[int] = None,
+    title: Optional[str] = None,
+    xscale: str = "symlog",
+    **kw,
+):
     """Activation masks ``beta > 0`` of every (neuron, example) over steps.
 
     Parameters
@@ -268,8 +295,16 @@ def plot_activation_timeline(steps, mask, *, ax=None, stable_step: Optional[int]
     R, m, n = mask.shape
     grid = np.concatenate([mask[:, k, :].T for k in range(m)], axis=0).astype(float)
     edges = _step_edges(np.asarray(steps))
-    ax.pcolormesh(edges, np.arange(m * n + 1), grid, cmap=ListedColormap(["white", "#333333"]), vmin=0, vmax=1,
-                  shading="flat", **kw)
+    ax.pcolormesh(
+        edges,
+        np.arange(m * n + 1),
+        grid,
+        cmap=ListedColormap(["white", "#333333"]),
+        vmin=0,
+        vmax=1,
+        shading="flat",
+        **kw,
+    )
     for k in range(1, m):
         ax.axhline(k * n, color="tab:orange", lw=0.8)
     ax.set_yticks(np.arange(m) * n + n / 2)

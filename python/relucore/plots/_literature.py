@@ -1,12 +1,18 @@
 """Plots of the literature experiments (Kou et al. 2023, step size, convergence probability)."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from relucore.plots._style import new_axes
 
-__all__ = ["plot_stable_rank", "plot_margin_ratio", "plot_step_size_gap", "plot_floor_scaling",
-           "plot_convergence_probability"]
+__all__ = [
+    "plot_stable_rank",
+    "plot_margin_ratio",
+    "plot_step_size_gap",
+    "plot_floor_scaling",
+    "plot_convergence_probability",
+]
 
 
 def _mean(a):
@@ -68,8 +74,7 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
         (line,) = ax.plot(t[keep], g[keep], label=label, color=color, **kw)
         color = line.get_color()
     if whole:
-        ax.plot(t[keep], _mean(metrics.stable_rank)[keep], ls="--", color=color,
-                label=None if groups else label, **kw)
+        ax.plot(t[keep], _mean(metrics.stable_rank)[keep], ls="--", color=color, label=None if groups else label, **kw)
     ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
     return _finish_axes(ax, "GD step t", "stable rank", xscale="log", legend=label is not None)
 
@@ -103,8 +108,10 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
     """
     ax = new_axes(ax)
     e = np.asarray(eta_units, dtype=float)
-    for g, label, color, marker in ((gaps_orthogonal, "orthogonal inputs", "C0", "o"),
-                                    (gaps_near, "near-orthogonal Gaussian inputs", "C3", "s")):
+    for g, label, color, marker in (
+        (gaps_orthogonal, "orthogonal inputs", "C0", "o"),
+        (gaps_near, "near-orthogonal Gaussian inputs", "C3", "s"),
+    ):
         g = np.atleast_2d(np.asarray(g, dtype=float))
         mean = g.mean(axis=0)
         ax.plot(e, mean, marker=marker, color=color, label=label, ls="none", **kw)
@@ -123,8 +130,10 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
 def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
     """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits."""
     ax = new_axes(ax)
-    for x, f, label, color in ((n_grid, floors_n, f"against n (d={fixed_d})", "C2"),
-                               (d_grid, floors_d, f"against d (n={fixed_n})", "C4")):
+    for x, f, label, color in (
+        (n_grid, floors_n, f"against n (d={fixed_d})", "C2"),
+        (d_grid, floors_d, f"against d (n={fixed_n})", "C4"),
+    ):
         x = np.asarray(x, dtype=float)
         f = np.asarray(f, dtype=float)
         ok = f > 0

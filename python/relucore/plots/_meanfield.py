@@ -1,7 +1,6 @@
 """Plots for relucore.meanfield: learned function with kinks, directions, trajectories."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import numpy as np
 
@@ -29,8 +28,18 @@ def _cluster_colors(K: int):
     return [cmap(k % cmap.N) for k in range(K)]
 
 
-def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: float = 0.5, resolution: int = 121,
-                            show_kinks: bool = True, colorbar: bool = True, **kw):
+def plot_meanfield_function(
+    result,
+    analysis=None,
+    *,
+    ax=None,
+    X=None,
+    margin: float = 0.5,
+    resolution: int = 121,
+    show_kinks: bool = True,
+    colorbar: bool = True,
+    **kw,
+):
     """The learned function h with the training data and its kink hyperplanes.
 
     1-D inputs: the curve h(x) (orange), the data (blue dots) and the kinks
@@ -63,8 +72,14 @@ def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: f
             if pos.size:
                 lo, hi = min(lo, pos.min() - margin / 2), max(hi, pos.max() + margin / 2)
         xs = np.linspace(lo, hi, max(resolution, 2))
-        ax.plot(xs, res.predict(xs[:, None]), color=kw.pop("color", "tab:orange"), lw=kw.pop("lw", 2),
-                label="learned h", **kw)
+        ax.plot(
+            xs,
+            res.predict(xs[:, None]),
+            color=kw.pop("color", "tab:orange"),
+            lw=kw.pop("lw", 2),
+            label="learned h",
+            **kw,
+        )
         ax.scatter(X[:, 0], res.y, color="tab:blue", zorder=3, s=40, label="data")
         for q, (n, c) in enumerate(kinks):
             ax.axvline(-c / n, color="0.4", ls="--", lw=1, label="kinks" if q == 0 else None)
@@ -85,8 +100,9 @@ def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: f
     g1, g2 = np.linspace(lo[0], hi[0], resolution), np.linspace(lo[1], hi[1], resolution)
     G1, G2 = np.meshgrid(g1, g2)
     H = res.predict(np.column_stack([G1.ravel(), G2.ravel()])).reshape(G1.shape)
-    im = ax.imshow(H, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]), cmap=kw.pop("cmap", "viridis"),
-                   aspect="equal", **kw)
+    im = ax.imshow(
+        H, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]), cmap=kw.pop("cmap", "viridis"), aspect="equal", **kw
+    )
     ax.contour(G1, G2, H, levels=12, colors="white", linewidths=0.4, alpha=0.6)
     for row in kinks:
         n, c = row[:2], row[2]
@@ -99,8 +115,15 @@ def plot_meanfield_function(result, analysis=None, *, ax=None, X=None, margin: f
             ax.plot(-(c + n[1] * yy) / n[0], yy, color="tab:orange", lw=1.6)
     ax.scatter(X[:, 0], X[:, 1], color="tab:blue", edgecolor="white", s=45, zorder=3)
     for (x1, x2), yy in zip(X, res.y):
-        ax.annotate(f"y={yy:+.2g}", (x1, x2), textcoords="offset points", xytext=(5, 5), fontsize=7, color="black",
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+        ax.annotate(
+            f"y={yy:+.2g}",
+            (x1, x2),
+            textcoords="offset points",
+            xytext=(5, 5),
+            fontsize=7,
+            color="black",
+            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8),
+        )
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.set_xlabel("$x_1$")
@@ -144,8 +167,14 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
         for x in X[:, 0]:
             # w x + b = 0: the line through the origin with direction (1, -x)
             v = np.array([1.0, -x]) / np.hypot(1.0, x)
-            ax.plot([-1.15 * v[0], 1.15 * v[0]], [-1.15 * v[1], 1.15 * v[1]], color="0.6", lw=0.8, ls=":",
-                    label="$w x_j + b = 0$" if x == X[0, 0] else None)
+            ax.plot(
+                [-1.15 * v[0], 1.15 * v[0]],
+                [-1.15 * v[1], 1.15 * v[1]],
+                color="0.6",
+                lw=0.8,
+                ls=":",
+                label="$w x_j + b = 0$" if x == X[0, 0] else None,
+            )
         P2 = Z
         ax.set_xlabel("w / ||(w, b)||")
         ax.set_ylabel("b / ||(w, b)||")
@@ -164,8 +193,13 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
             # break the curve where the projection wraps around the antipode
             jumps = np.flatnonzero(np.linalg.norm(np.diff(Q, axis=0), axis=1) > 0.5)
             for seg in np.split(np.arange(Q.shape[0]), jumps + 1):
-                ax.plot(Q[seg, 0], Q[seg, 1], color="0.7", lw=0.7,
-                        label="$w^T x_j + b = 0$" if (x is X[0] and seg[0] == 0) else None)
+                ax.plot(
+                    Q[seg, 0],
+                    Q[seg, 1],
+                    color="0.7",
+                    lw=0.7,
+                    label="$w^T x_j + b = 0$" if (x is X[0] and seg[0] == 0) else None,
+                )
         tt = np.linspace(0, 2 * np.pi, 200)
         for r, ls in ((np.pi / 2, "--"), (np.pi, "-")):
             ax.plot(r * np.cos(tt), r * np.sin(tt), color="0.5", lw=0.8, ls=ls)
@@ -180,13 +214,28 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
         ax.scatter(P2[noise, 0], P2[noise, 1], s=s * 0.6, color="0.55", label="unclustered", zorder=2)
     for k in range(analysis.n_directions):
         m = lab == k
-        ax.scatter(P2[m, 0], P2[m, 1], s=s, color=colors[k], zorder=3,
-                   label=f"dir {k}: {analysis.sizes[k]} neurons" if k < 8 else None)
+        ax.scatter(
+            P2[m, 0],
+            P2[m, 1],
+            s=s,
+            color=colors[k],
+            zorder=3,
+            label=f"dir {k}: {analysis.sizes[k]} neurons" if k < 8 else None,
+        )
     D = analysis.directions
     if D.shape[0]:
         Q = D if d == 1 else _azimuthal(D)
-        ax.scatter(Q[:, 0], Q[:, 1], marker="*", s=260, facecolor="none", edgecolor="red", linewidths=1.2,
-                   zorder=4, label="learned directions")
+        ax.scatter(
+            Q[:, 0],
+            Q[:, 1],
+            marker="*",
+            s=260,
+            facecolor="none",
+            edgecolor="red",
+            linewidths=1.2,
+            zorder=4,
+            label="learned directions",
+        )
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")

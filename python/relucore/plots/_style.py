@@ -1,4 +1,5 @@
 """Shared plotting plumbing: lazy matplotlib import and axes creation."""
+
 from __future__ import annotations
 
 

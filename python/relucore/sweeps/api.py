@@ -1,4 +1,5 @@
 """``relucore.sweep``: Monte-Carlo sweeps over configurations x trials, batched and resumable."""
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -10,12 +11,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from relucore._core import __version__
-from relucore.sweeps.gram_trial import fast_trials_ok
+from relucore._validation import check_int, check_n_threads
 from relucore.sweeps.config import config_key, expand_grid, root_entropy
+from relucore.sweeps.gram_trial import fast_trials_ok
 from relucore.sweeps.store import Checkpoint, CheckpointError
 from relucore.sweeps.table import Results, save_table
 from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
-from relucore._validation import check_int, check_n_threads
 
 __all__ = ["sweep", "check_arguments", "save_table", "CheckpointError", "default_batch_size"]
 
@@ -136,9 +137,9 @@ def sweep(
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
     """
-    configs, trials, entropy, batch_size = check_arguments(grid, trials=trials, seed=seed, measure=measure,
-                                                           executor=executor, n_threads=n_threads,
-                                                           batch_size=batch_size)
+    configs, trials, entropy, batch_size = check_arguments(
+        grid, trials=trials, seed=seed, measure=measure, executor=executor, n_threads=n_threads, batch_size=batch_size
+    )
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
 
     results = Results(len(configs), trials)
@@ -221,10 +222,18 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
         bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
         for start in range(0, len(todo), bs):
-            tasks.append({
-                "batch": len(tasks), "config": cfg, "config_index": ci, "key": list(key), "entropy": entropy,
-                "trials": todo[start:start + bs], "n_threads": task_threads, "measure": measure,
-            })
+            tasks.append(
+                {
+                    "batch": len(tasks),
+                    "config": cfg,
+                    "config_index": ci,
+                    "key": list(key),
+                    "entropy": entropy,
+                    "trials": todo[start : start + bs],
+                    "n_threads": task_threads,
+                    "measure": measure,
+                }
+            )
     return tasks
 
 

@@ -17,6 +17,7 @@ Two paths fill the measured columns:
 column from (one of the source names below). This module only describes; it
 computes nothing and imports nothing from the rest of the package.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,19 +27,28 @@ from typing import Dict, Tuple
 import numpy as np
 
 __all__ = [
-    "Column", "LEADING", "MEASURED", "TRAILING", "LEADING_COLUMNS", "TRAILING_COLUMNS", "BUILTIN_COLUMNS",
-    "GRAM_FIELDS", "CORE_OUTPUTS", "columns_from", "missing_values",
+    "Column",
+    "LEADING",
+    "MEASURED",
+    "TRAILING",
+    "LEADING_COLUMNS",
+    "TRAILING_COLUMNS",
+    "BUILTIN_COLUMNS",
+    "GRAM_FIELDS",
+    "CORE_OUTPUTS",
+    "columns_from",
+    "missing_values",
 ]
 
 # Where a column's value comes from.
-SWEEP = "sweep"            # the sweep's bookkeeping (configuration index, trial, seed)
-TRAIN = "train"            # the trial's TrainResult (relucore.train), attribute of the same name
-LABELS = "labels"          # counted from the trial's labels y
-COVARIANCE = "covariance"    # the configuration's covariance spectrum lambda
-MINNORM = "minnorm"        # relucore.minnorm and relucore.limit_gap, in Python
+SWEEP = "sweep"  # the sweep's bookkeeping (configuration index, trial, seed)
+TRAIN = "train"  # the trial's TrainResult (relucore.train), attribute of the same name
+LABELS = "labels"  # counted from the trial's labels y
+COVARIANCE = "covariance"  # the configuration's covariance spectrum lambda
+MINNORM = "minnorm"  # relucore.minnorm and relucore.limit_gap, in Python
 GRAM_STATS = "gram_stats"  # one batched relucore.gram_stats call (relucore.sweeps.gram_columns)
-CORE = "core"              # the _core.sweep_gram_batch output of the same name
-MESSAGE = "message"        # the exception of a failed trial
+CORE = "core"  # the _core.sweep_gram_batch output of the same name
+MESSAGE = "message"  # the exception of a failed trial
 
 
 @dataclass(frozen=True)
@@ -89,12 +99,25 @@ MEASURED: Tuple[Column, ...] = (
     Column("n_pos", "i", "examples with y > 0", LABELS, CORE),
     Column("n_neg", "i", "examples with y <= 0", LABELS, CORE),
     Column("norm1", "f", "||lambda||_1 of the spectrum", COVARIANCE, COVARIANCE),
-    Column("gap", "f", "||W_inf - W*|| to the minimum-norm interpolator (Lai et al. 2026, Theorems 2, 4, 6); "
-                       "NaN with minnorm=False", MINNORM, CORE),
-    Column("gap_normalised", "f", "gap * sqrt(||lambda||_1 / n_-) for one neuron (Theorem 2), "
-                                  "gap * sqrt(||lambda||_1 / (m n)) otherwise (Theorem 6)", MINNORM, CORE),
-) + tuple(Column(f"gram_{f}", "f", m + " (NaN with gram_stats=False)", GRAM_STATS, GRAM_STATS)
-          for f, m in _GRAM_MEANINGS.items())
+    Column(
+        "gap",
+        "f",
+        "||W_inf - W*|| to the minimum-norm interpolator (Lai et al. 2026, Theorems 2, 4, 6); NaN with minnorm=False",
+        MINNORM,
+        CORE,
+    ),
+    Column(
+        "gap_normalised",
+        "f",
+        "gap * sqrt(||lambda||_1 / n_-) for one neuron (Theorem 2), "
+        "gap * sqrt(||lambda||_1 / (m n)) otherwise (Theorem 6)",
+        MINNORM,
+        CORE,
+    ),
+) + tuple(
+    Column(f"gram_{f}", "f", m + " (NaN with gram_stats=False)", GRAM_STATS, GRAM_STATS)
+    for f, m in _GRAM_MEANINGS.items()
+)
 
 TRAILING: Tuple[Column, ...] = (
     Column("status", "U", "converged, max_steps, diverged or error", TRAIN, CORE),
@@ -112,8 +135,20 @@ BUILTIN_COLUMNS: Dict[str, str] = {c.name: c.kind for c in MEASURED}
 #: 0: none), ``cond`` (cond(K), for the error message), ``certificate`` (largest KKT residual of
 #: w*) and ``mu1`` (mu_1(K)).
 CORE_OUTPUTS: Dict[str, str] = {
-    "loss": "f", "grad_norm": "f", "eta": "f", "gap": "f", "gap_normalised": "f", "certificate": "f", "mu1": "f",
-    "cond": "f", "nit": "i", "pattern_stable_step": "i", "status": "i", "n_pos": "i", "n_neg": "i", "error": "i",
+    "loss": "f",
+    "grad_norm": "f",
+    "eta": "f",
+    "gap": "f",
+    "gap_normalised": "f",
+    "certificate": "f",
+    "mu1": "f",
+    "cond": "f",
+    "nit": "i",
+    "pattern_stable_step": "i",
+    "status": "i",
+    "n_pos": "i",
+    "n_neg": "i",
+    "error": "i",
 }
 
 

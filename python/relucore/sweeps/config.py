@@ -7,6 +7,7 @@ filled in), and a trial's randomness comes from the SeedSequence child
 removing or reordering configurations or trials never changes the seeds (and
 so the rows) of the others.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -82,9 +83,7 @@ def _plain(value, where: str):
         return v
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_plain(v, where) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
-    raise TypeError(
-        f"{where} must be a number, string, bool, None or a list of those, got {type(value).__name__}"
-    )
+    raise TypeError(f"{where} must be a number, string, bool, None or a list of those, got {type(value).__name__}")
 
 
 def default_signs(m: int) -> List[float]:
@@ -130,8 +129,9 @@ def _check_signs_axis(values: List[Any]) -> None:
     if all(is_list) or len(values) == 1:
         return
     if any(is_list):
-        raise ValueError("grid['signs'] mixes lists and single signs: write every value as a list of signs, "
-                         "e.g. [[1], [1, -1]]")
+        raise ValueError(
+            "grid['signs'] mixes lists and single signs: write every value as a list of signs, e.g. [[1], [1, -1]]"
+        )
     flat = [_plain(v, "grid['signs']") for v in values]
     flat = [int(v) if isinstance(v, float) and v.is_integer() else v for v in flat]
     raise ValueError(

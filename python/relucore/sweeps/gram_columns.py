@@ -1,5 +1,6 @@
 """The ``gram_*`` columns of a batch (:data:`relucore.sweeps.columns.GRAM_FIELDS`) from one
 batched :func:`relucore.gram_stats` call; both sweep paths use it."""
+
 from __future__ import annotations
 
 import math

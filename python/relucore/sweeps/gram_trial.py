@@ -20,9 +20,9 @@ The two differ only in rounding (eigenvalues by a tridiagonal Laguerre
 iteration instead of LAPACK, ``K^{-1} eps`` by Cholesky instead of LU): the
 tests compare them to 1e-9.
 """
+
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, Dict, List
 
@@ -40,8 +40,11 @@ __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
 
 #: Error codes of relucore/sweep/sweep_gram.hpp (GramTrialError) -> (exception type, message).
 ERRORS = {
-    1: ("ValueError", "K is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}); init='positive' needs "
-                      "K = X X^T invertible (n <= d and linearly independent examples)"),
+    1: (
+        "ValueError",
+        "K is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}); init='positive' needs "
+        "K = X X^T invertible (n <= d and linearly independent examples)",
+    ),
     2: ("RuntimeError", "minnorm failed: the active-set solver did not finish"),
     3: ("ValueError", "K = X X^T is numerically singular (condition number > 1e13): X needs full row rank"),
     4: ("ValueError", "the starting point is not finite (check eps and the scale of the spectrum)"),
@@ -99,8 +102,9 @@ def trial_keys(entropy: int, key, trials) -> np.ndarray:
     """Philox keys (B, 2) of ``SeedSequence(entropy, spawn_key=(*key, t))`` for each trial t."""
     t = np.ascontiguousarray(trials, dtype=np.int64)
     keys = np.empty((t.size, 2), dtype=np.uint64)
-    _core.seed_keys(entropy=_words(int(entropy)), prefix=np.array([int(k) for k in key], dtype=np.uint32), trials=t,
-                    keys=keys)
+    _core.seed_keys(
+        entropy=_words(int(entropy)), prefix=np.array([int(k) for k in key], dtype=np.uint32), trials=t, keys=keys
+    )
     return keys
 
 
@@ -108,8 +112,9 @@ def _settings(cfg: Dict[str, Any], norm1: float):
     """The trial settings of a configuration; eps, eta and tol left unset take the C++ defaults
     (relucore/sweep/sweep_gram.hpp): the rules of train's defaults."""
     given = {k: float(cfg[k]) for k in ("eps", "eta", "tol") if cfg[k] is not None}
-    return _core.GramTrialSettings(sign=float(cfg["signs"][0]), max_steps=int(cfg["steps"]),
-                                   minnorm=bool(cfg["minnorm"]), norm1=norm1, **given)
+    return _core.GramTrialSettings(
+        sign=float(cfg["signs"][0]), max_steps=int(cfg["steps"]), minnorm=bool(cfg["minnorm"]), norm1=norm1, **given
+    )
 
 
 def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int) -> List[str]:
@@ -131,8 +136,17 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     values, counts, labels, lo, hi, sp = gram_plan(cfg)
     keys = trial_keys(task["entropy"], task["key"], trials)
     B = len(trials)
-    out = _core.sweep_gram_batch(keys, n=n, values=values, counts=counts, labels=labels, lo=lo, hi=hi,
-                                 settings=_settings(cfg, sp.norm1), n_threads=int(task["n_threads"] or 1))
+    out = _core.sweep_gram_batch(
+        keys,
+        n=n,
+        values=values,
+        counts=counts,
+        labels=labels,
+        lo=lo,
+        hi=hi,
+        settings=_settings(cfg, sp.norm1),
+        n_threads=int(task["n_threads"] or 1),
+    )
     ok = out["error"] == 0
     cols: Dict[str, np.ndarray] = {"trial": np.asarray(trials, dtype=np.int64)}
     for c in MEASURED:

@@ -16,6 +16,7 @@ invalid JSON or a checksum mismatch); the reader drops it and the writer
 truncates it away before appending. Damage anywhere else is an error.
 Floats are written with ``repr`` so that they read back bit for bit.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -105,12 +106,12 @@ def _write_header_and(path: str, header: bytes, records: bytes) -> None:
 
 def _write_all(fd: int, data: bytes) -> None:
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class Checkpoint:
@@ -160,7 +161,9 @@ class Checkpoint:
         try:
             header = json.loads(line)
         except ValueError as exc:
-            raise CheckpointError(f"{self.path!r} is not a relucore sweep checkpoint (unreadable header: {exc})") from None
+            raise CheckpointError(
+                f"{self.path!r} is not a relucore sweep checkpoint (unreadable header: {exc})"
+            ) from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise CheckpointError(f"{self.path!r} is not a relucore sweep checkpoint")
         if header.get("version") != VERSION:
@@ -170,7 +173,9 @@ class Checkpoint:
             raise CheckpointError(f"checkpoint {self.path!r} has a damaged header (no configurations)")
         differ = [k for k in self.identity if stored.get(k) != self.identity[k]]
         if differ:
-            what = "; ".join(f"{k}: {_short(stored.get(k))} in the file, {_short(self.identity[k])} now" for k in differ)
+            what = "; ".join(
+                f"{k}: {_short(stored.get(k))} in the file, {_short(self.identity[k])} now" for k in differ
+            )
             raise CheckpointError(
                 f"checkpoint {self.path!r} was written by a sweep with different arguments ({what}); "
                 f"resume with the same {' and '.join(differ)}, or use another checkpoint path"
@@ -202,14 +207,17 @@ class Checkpoint:
                 if i == len(records) - 1 and not tail:
                     break  # a torn last record that happened to end in a newline
                 raise CheckpointError(f"checkpoint {self.path!r}: record {i + 1} is damaged")
-            rows = [dict(r, config_index=from_file[r["config_index"]]) for r in rows
-                    if r["config_index"] in from_file and r["trial"] < self.trials]
+            rows = [
+                dict(r, config_index=from_file[r["config_index"]])
+                for r in rows
+                if r["config_index"] in from_file and r["trial"] < self.trials
+            ]
             self.n_rows += len(rows)
             if self._on_rows is not None and rows:
                 self._on_rows(rows)
             good_end += len(line) + 1
         if added:  # the header names every configuration the file has rows of
-            _write_header_and(self.path, self._header(file_configs), data[len(complete[0]) + 1:good_end])
+            _write_header_and(self.path, self._header(file_configs), data[len(complete[0]) + 1 : good_end])
         elif good_end != len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(good_end)

@@ -1,4 +1,5 @@
 """The results table of a sweep (a pandas DataFrame) and :func:`save_table`."""
+
 from __future__ import annotations
 
 import math
@@ -8,9 +9,9 @@ from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
+from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
 from relucore.sweeps.store import write_atomically
-from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
 
@@ -117,8 +118,9 @@ class Results:
         ci, tr = ci[order], tr[order]
         cols: Dict[str, np.ndarray] = {"config_index": ci, "trial": tr}
         keys = [config_key(c) for c in configs]
-        cols["seed"] = np.array([seed_string(entropy, keys[c], t) for c, t in zip(ci.tolist(), tr.tolist())],
-                                dtype=object)
+        cols["seed"] = np.array(
+            [seed_string(entropy, keys[c], t) for c, t in zip(ci.tolist(), tr.tolist())], dtype=object
+        )
         for k in DEFAULTS:
             per_config = [_config_cell(c[k]) for c in configs]
             col = _column(per_config, _kind(per_config))
@@ -129,7 +131,7 @@ class Results:
         for k in sorted(self._extra):
             vals = np.full(int(offsets[-1]), None, dtype=object)
             for i, arr in self._extra[k]:
-                vals[offsets[i]:offsets[i + 1]] = arr
+                vals[offsets[i] : offsets[i + 1]] = arr
             vals = vals[order].tolist()
             cols[k] = _column(vals, _kind(vals))
         for k in TRAILING_COLUMNS:

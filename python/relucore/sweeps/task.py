@@ -6,6 +6,7 @@ spawn-based process pool, a Dask cluster -- can run it. A row depends only
 on its configuration and trial seed, never on which other trials share its
 batch, the thread count or the process that ran it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,18 +18,18 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from relucore import _core
-from relucore.gd.results import status_name
 from relucore.gd import inits as _init
-from relucore.theory.bounds import limit_gap, normalized_gap
-from relucore.theory.minnorm import minnorm
-from relucore.theory.sampling import GramDataset, sample, sample_gram
+from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
+from relucore.gd.prepare import prepare
+from relucore.gd.results import status_name
+from relucore.gd.train import run_prepared
 from relucore.sweeps.columns import TRAIN, columns_from, missing_values
 from relucore.sweeps.config import SAMPLER_KEYS, sampler_option, trial_seed
 from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
-from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
-from relucore.gd.prepare import prepare
-from relucore.gd.train import run_prepared
+from relucore.theory.bounds import limit_gap, normalized_gap
+from relucore.theory.minnorm import minnorm
+from relucore.theory.sampling import GramDataset, sample, sample_gram
 
 __all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
 
@@ -43,14 +44,28 @@ def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
 
 def _unbatch(res, b: int):
     """Problem ``b`` of a batched TrainResult as a single-problem TrainResult."""
+
     def pick(a):
         return None if a is None else a[b]
 
     return dataclasses.replace(
-        res, W=pick(res.W), alpha=res.alpha[b], beta=res.beta[b], W0=pick(res.W0), alpha0=res.alpha0[b],
-        beta0=res.beta0[b], eta=float(res.eta[b]), loss=float(res.loss[b]), grad_norm=float(res.grad_norm[b]),
-        nit=int(res.nit[b]), success=bool(res.success[b]), status=int(res.status[b]), message=res.message[b],
-        pattern_stable_step=int(res.pattern_stable_step[b]), history=None, tol=float(res.tol[b]),
+        res,
+        W=pick(res.W),
+        alpha=res.alpha[b],
+        beta=res.beta[b],
+        W0=pick(res.W0),
+        alpha0=res.alpha0[b],
+        beta0=res.beta0[b],
+        eta=float(res.eta[b]),
+        loss=float(res.loss[b]),
+        grad_norm=float(res.grad_norm[b]),
+        nit=int(res.nit[b]),
+        success=bool(res.success[b]),
+        status=int(res.status[b]),
+        message=res.message[b],
+        pattern_stable_step=int(res.pattern_stable_step[b]),
+        history=None,
+        tol=float(res.tol[b]),
     )
 
 
@@ -164,7 +179,7 @@ def _train_inputs(cfg, task, datas):
         K = np.empty((len(datas), n, n))
         if task["n_threads"] == 1:
             for b, data in enumerate(datas):
-                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K[b:b + 1], 1)
+                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K[b : b + 1], 1)
         else:
             _core.gram_batch(np.stack([data.X for data in datas]), K, task["n_threads"])
         return None, K, True
@@ -175,18 +190,29 @@ def _train(cfg, task, inits, X, y, K):
     """One batched prepare + train call; returns the prepared problem and the TrainResult."""
     init = np.stack([i[0] for i in inits]) if isinstance(inits[0][0], np.ndarray) else inits[0][0]
     p = prepare(
-        X, y, signs=tuple(cfg["signs"]), init=init, eps=_eps(cfg, y), eta=cfg["eta"], tol=cfg["tol"], rng=0,
-        n_threads=task["n_threads"] or None, gram=K, engine=cfg["engine"],
+        X,
+        y,
+        signs=tuple(cfg["signs"]),
+        init=init,
+        eps=_eps(cfg, y),
+        eta=cfg["eta"],
+        tol=cfg["tol"],
+        rng=0,
+        n_threads=task["n_threads"] or None,
+        gram=K,
+        engine=cfg["engine"],
         init_scale=DEFAULT_INIT_SCALE if cfg["init_scale"] is None else cfg["init_scale"],
-        loss=cfg["loss_name"], activation=cfg["activation"],
+        loss=cfg["loss_name"],
+        activation=cfg["activation"],
     )
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.
         for b, (_, (scale, r)) in enumerate(inits):
-            beta0, alpha0, _ = _init.gaussian_init(None, p.K[b:b + 1], len(cfg["signs"]), scale, r, False)
+            beta0, alpha0, _ = _init.gaussian_init(None, p.K[b : b + 1], len(cfg["signs"]), scale, r, False)
             p.beta0[b], p.alpha0[b] = beta0[0], alpha0[0]
-    res = run_prepared(p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=cfg["engine"],
-                       on_divergence="status")
+    res = run_prepared(
+        p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=cfg["engine"], on_divergence="status"
+    )
     return p, res
 
 
@@ -232,8 +258,17 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     rows = []
     for b, t in enumerate(trials):
         try:
-            row = _trial_row(cfg, t, datas[b], _unbatch(res, b), p.K[b:b + 1], y[b:b + 1],
-                             None if gram is None else gram[b], measure, dual_only)
+            row = _trial_row(
+                cfg,
+                t,
+                datas[b],
+                _unbatch(res, b),
+                p.K[b : b + 1],
+                y[b : b + 1],
+                None if gram is None else gram[b],
+                measure,
+                dual_only,
+            )
         except Exception as exc:  # a failing trial is recorded and the sweep goes on
             row = _error_row(t, exc)
         rows.append(row)

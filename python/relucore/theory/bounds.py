@@ -11,6 +11,7 @@ bounds. The step-size window of the theorems is
 In Gram-only mode vectors are given by dual coordinates ``alpha`` (``w = X^T alpha``)
 and norms are the quadratic forms ``sqrt(alpha^T K alpha)``.
 """
+
 from __future__ import annotations
 
 from typing import Dict, NamedTuple
@@ -96,13 +97,19 @@ def theorem2_bounds(
     C_g = check_positive(C_g, "C_g")
     if n_minus < 0:
         raise ValueError("n_minus must be >= 0")
-    lower = float(np.sqrt(n_minus * y_min ** 2 / (C * C_g * norm1)))
-    upper = float(np.sqrt(16.0 * n_minus * y_max ** 2 / (C_g * norm1)))
+    lower = float(np.sqrt(n_minus * y_min**2 / (C * C_g * norm1)))
+    upper = float(np.sqrt(16.0 * n_minus * y_max**2 / (C_g * norm1)))
     return GapBounds(lower, upper)
 
 
 def theorem4_bounds(
-    n_plus: int, n_minus: int, y_min: float, y_max: float, norm1: float, *, C: float = DEFAULT_C,
+    n_plus: int,
+    n_minus: int,
+    y_min: float,
+    y_max: float,
+    norm1: float,
+    *,
+    C: float = DEFAULT_C,
     C_g: float = DEFAULT_C_G,
 ) -> Dict[str, GapBounds]:
     """Theorem 4 (m = 2): Theorem 2's bounds for ``w_plus`` with ``n_-`` and for ``w_minus`` with ``n_+``.
@@ -120,12 +127,14 @@ def theorem4_bounds(
     }
 
 
-def theorem6_bound(m: int, n: int, y_max: float, norm1: float, *, C_g: float = DEFAULT_C_G,
-                   C_alpha: float = DEFAULT_C_ALPHA) -> float:
+def theorem6_bound(
+    m: int, n: int, y_max: float, norm1: float, *, C_g: float = DEFAULT_C_G, C_alpha: float = DEFAULT_C_ALPHA
+) -> float:
     """Theorem 6: ``sqrt(sum_k ||w_k^(inf) - w_k*||^2) <= sqrt(4 C_g C_alpha^2 m n y_max^2 / ||lambda||_1)``."""
     norm1 = check_positive(norm1, "norm1")
-    return float(np.sqrt(4.0 * check_positive(C_g, "C_g") * check_positive(C_alpha, "C_alpha") ** 2 * m * n
-                         * y_max ** 2 / norm1))
+    return float(
+        np.sqrt(4.0 * check_positive(C_g, "C_g") * check_positive(C_alpha, "C_alpha") ** 2 * m * n * y_max**2 / norm1)
+    )
 
 
 def step_constant(eta: float, norm1: float) -> float:

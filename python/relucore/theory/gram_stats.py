@@ -12,6 +12,7 @@
 * Assumption 3: ``min_i ||x_i||^2 >= C_0 n (y_max/y_min) max_{i!=j} |x_i^T x_j|``
   -> the largest such ``C_0`` (``C0_assumption3``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,11 +32,22 @@ def _gram_batch(g: "GramStats") -> Optional[int]:
     return int(np.size(g.mu_max)) if np.ndim(g.mu_max) == 1 else None
 
 
-@summarized(title=lambda g: ("" if _gram_batch(g) is None else f"{_gram_batch(g)} matrices, ") + f"n={g.n}",
-            rows=(("mu_max", "mu_min"), ("norm1", "norm1_estimated"), "deviation", "offdiag_ratio",
-                  ("max_offdiag", "min_diag"), ("d2", "d_inf", "lambda_max"), "c_lemma7", ("cor1_rate", "C_cor1"),
-                  "label_ratio", ("C0_assumption2", "C0_assumption3")),
-            batch=_gram_batch)
+@summarized(
+    title=lambda g: ("" if _gram_batch(g) is None else f"{_gram_batch(g)} matrices, ") + f"n={g.n}",
+    rows=(
+        ("mu_max", "mu_min"),
+        ("norm1", "norm1_estimated"),
+        "deviation",
+        "offdiag_ratio",
+        ("max_offdiag", "min_diag"),
+        ("d2", "d_inf", "lambda_max"),
+        "c_lemma7",
+        ("cor1_rate", "C_cor1"),
+        "label_ratio",
+        ("C0_assumption2", "C0_assumption3"),
+    ),
+    batch=_gram_batch,
+)
 @dataclasses.dataclass(frozen=True)
 class GramStats:
     """Spectral statistics of K and what the paper's lemmas and assumptions make of them.
@@ -102,7 +114,7 @@ def _spectrum_summary(spectrum):
     if np.any(lam < 0) or not np.any(lam > 0):
         raise ValueError("spectrum must be non-negative with a positive entry")
     s1 = float(lam.sum())
-    return s1, s1 ** 2 / float(np.sum(lam ** 2)), s1 / float(lam.max()), float(lam.max())
+    return s1, s1**2 / float(np.sum(lam**2)), s1 / float(lam.max()), float(lam.max())
 
 
 def lemma7_constant(mu_max, mu_min, norm1, lambda_max, n):
@@ -111,7 +123,7 @@ def lemma7_constant(mu_max, mu_min, norm1, lambda_max, n):
     a = lambda_max * n
     c_up = mu_max / (norm1 + a)
     # norm1/c - a c <= mu_n  <=>  a c^2 + mu_n c - norm1 >= 0 (c > 0)
-    c_low = (-mu_min + np.sqrt(mu_min ** 2 + 4.0 * a * norm1)) / (2.0 * a)
+    c_low = (-mu_min + np.sqrt(mu_min**2 + 4.0 * a * norm1)) / (2.0 * a)
     return np.maximum(1.0, np.maximum(c_up, c_low))
 
 
@@ -196,7 +208,7 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         c7 = lemma7_constant(mu_max, mu_min, norm1, lam1, n)
         rate = float(max(np.sqrt(n / d2), n / d_inf))
         Ccor = dev / rate
-        C0_a2 = np.minimum(np.sqrt(d2) / (n * label_ratio), d_inf / (n ** 1.5 * label_ratio))
+        C0_a2 = np.minimum(np.sqrt(d2) / (n * label_ratio), d_inf / (n**1.5 * label_ratio))
     else:
         c7 = Ccor = C0_a2 = None
         rate = None
@@ -208,8 +220,22 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         return a.copy() if batched else float(a[0])
 
     return GramStats(
-        n=n, mu_max=one(mu_max), mu_min=one(mu_min), norm1=one(norm1_arr), norm1_estimated=estimated,
-        deviation=one(dev), offdiag_ratio=one(ratio), max_offdiag=one(maxoff), min_diag=one(mindiag),
-        d2=d2, d_inf=d_inf, lambda_max=lam1, c_lemma7=one(c7), cor1_rate=rate, C_cor1=one(Ccor),
-        label_ratio=one(label_ratio), C0_assumption2=one(C0_a2), C0_assumption3=one(C0_a3),
+        n=n,
+        mu_max=one(mu_max),
+        mu_min=one(mu_min),
+        norm1=one(norm1_arr),
+        norm1_estimated=estimated,
+        deviation=one(dev),
+        offdiag_ratio=one(ratio),
+        max_offdiag=one(maxoff),
+        min_diag=one(mindiag),
+        d2=d2,
+        d_inf=d_inf,
+        lambda_max=lam1,
+        c_lemma7=one(c7),
+        cor1_rate=rate,
+        C_cor1=one(Ccor),
+        label_ratio=one(label_ratio),
+        C0_assumption2=one(C0_a2),
+        C0_assumption3=one(C0_a3),
     )

@@ -18,6 +18,7 @@ k is active exactly on a set ``S_k`` and GD is linear regression on it
 Everything is computed in dual coordinates (``w_k = X^T alpha_k``), so the
 same code serves Gram-only mode.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,12 +28,12 @@ import numpy as np
 
 from relucore._inputs import single_problem
 from relucore._summary import sizes, summarized
-from relucore.gd.defaults import C_ALPHA, C_G
 from relucore._validation import (
     as_float_array,
     check_choice,
     check_positive,
 )
+from relucore.gd.defaults import C_ALPHA, C_G
 
 __all__ = ["predicted_limit", "check_limit", "LimitCheck", "closed_form"]
 
@@ -152,12 +153,23 @@ def predicted_limit(
         etas = np.broadcast_to(np.asarray(eta if eta is not None else np.nan, dtype=float), (B,))
         if len(Xs) != B or len(Gs) != B:
             raise ValueError("X / gram and y hold different numbers of problems")
-        return np.stack([
-            predicted_limit(Xs[b], yb[b], signs=signs, init=init, eps=eps,
-                            eta=None if np.isnan(etas[b]) else float(etas[b]), assignment=assignment,
-                            C_g=C_g, C_alpha=C_alpha, gram=Gs[b])
-            for b in range(B)
-        ])
+        return np.stack(
+            [
+                predicted_limit(
+                    Xs[b],
+                    yb[b],
+                    signs=signs,
+                    init=init,
+                    eps=eps,
+                    eta=None if np.isnan(etas[b]) else float(etas[b]),
+                    assignment=assignment,
+                    C_g=C_g,
+                    C_alpha=C_alpha,
+                    gram=Gs[b],
+                )
+                for b in range(B)
+            ]
+        )
     X, K, y = single_problem(X, y, gram)
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
@@ -177,8 +189,17 @@ def _check_title(c: "LimitCheck") -> str:
     return f"{sizes(m=m, n=n, d=d)}; {verdict}"
 
 
-@summarized(title=_check_title, rows=("applies", "frozen_after_step1", "pattern_as_predicted", "pattern_stable_step",
-                                      "distance", "relative_distance"))
+@summarized(
+    title=_check_title,
+    rows=(
+        "applies",
+        "frozen_after_step1",
+        "pattern_as_predicted",
+        "pattern_stable_step",
+        "distance",
+        "relative_distance",
+    ),
+)
 @dataclasses.dataclass(frozen=True)
 class LimitCheck:
     """Does a finished run match the closed form of Theorems 1/3/5?
@@ -278,10 +299,17 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
         dist = float(np.sqrt(max(np.einsum("ki,ij,kj->", dalpha, K, dalpha), 0.0)))
         ref = float(np.sqrt(max(np.einsum("ki,ij,kj->", cf["alpha"], K, cf["alpha"]), 0.0)))
     return LimitCheck(
-        applies=frozen and as_predicted, frozen_after_step1=frozen, pattern_as_predicted=as_predicted,
-        pattern_stable_step=int(result.pattern_stable_step), distance=dist,
-        relative_distance=dist / ref if ref > 0 else float("inf"), W_closed=Wc, alpha_closed=cf["alpha"],
-        predicted_sets=cf["sets"], mask_step1=mask1, mask_final=mask_final,
+        applies=frozen and as_predicted,
+        frozen_after_step1=frozen,
+        pattern_as_predicted=as_predicted,
+        pattern_stable_step=int(result.pattern_stable_step),
+        distance=dist,
+        relative_distance=dist / ref if ref > 0 else float("inf"),
+        W_closed=Wc,
+        alpha_closed=cf["alpha"],
+        predicted_sets=cf["sets"],
+        mask_step1=mask1,
+        mask_final=mask_final,
     )
 
 
@@ -301,10 +329,17 @@ def _check_batch(result, X, y, gram) -> list:
             r = int(np.asarray(h.n_records)[b])
             hist = types.SimpleNamespace(steps=h.steps[b, :r], mask=h.mask[b, :r])
         one = types.SimpleNamespace(
-            batched=False, signs=result.signs, alpha=result.alpha[b], beta=result.beta[b],
-            alpha0=result.alpha0[b], beta0=result.beta0[b], W=None if result.W is None else result.W[b],
-            W0=None if result.W0 is None else result.W0[b], eta=float(np.asarray(result.eta)[b]),
-            pattern_stable_step=int(np.asarray(result.pattern_stable_step)[b]), history=hist,
+            batched=False,
+            signs=result.signs,
+            alpha=result.alpha[b],
+            beta=result.beta[b],
+            alpha0=result.alpha0[b],
+            beta0=result.beta0[b],
+            W=None if result.W is None else result.W[b],
+            W0=None if result.W0 is None else result.W0[b],
+            eta=float(np.asarray(result.eta)[b]),
+            pattern_stable_step=int(np.asarray(result.pattern_stable_step)[b]),
+            history=hist,
         )
         out.append(check_limit(one, None if Xb is None else Xb[b], yb[b], gram=None if Gb is None else Gb[b]))
     return out

@@ -19,9 +19,11 @@ forms the d-dimensional W. The block ``W0 W0^T`` comes from
   draw only the data-span part of W0); for a gaussian W0 in R^d it drops the
   part of W0 orthogonal to the data, which never changes during training.
 """
+
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 
 from relucore._inputs import gram_of_batch
@@ -187,7 +189,7 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     beta = np.where(valid[..., None, None], beta, 0.0)
 
     # Insert the record axis into the per-run arrays: (B, 1, ...) or (1, ...).
-    ex = (lambda a: None if a is None else np.asarray(a)[..., None, :, :])
+    ex = lambda a: None if a is None else np.asarray(a)[..., None, :, :]
     G = weight_gram(alpha, ex(result.alpha0), ex(result.beta0), ex(K), ex(W0_gram))
     eig = np.linalg.eigvalsh(G)
     top = np.maximum(eig[..., -1], 0.0)
@@ -200,8 +202,9 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     by_sign = {}
     for key, idx in (("stable_rank_pos", np.flatnonzero(signs > 0)), ("stable_rank_neg", np.flatnonzero(signs < 0))):
         by_sign[key] = stable_rank(G[..., idx[:, None], idx[None, :]]) if idx.size else np.full(srank.shape, np.nan)
-        marg = margins(beta, result.signs, y[..., None, :], activation=result.activation,
-                       leaky_slope=result.leaky_slope)
+        marg = margins(
+            beta, result.signs, y[..., None, :], activation=result.activation, leaky_slope=result.leaky_slope
+        )
         nmarg = marg / np.where(fro > 0, fro, np.nan)[..., None]
     lo = marg.min(axis=-1)
     hi = marg.max(axis=-1)
@@ -209,9 +212,16 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
         ratio = np.where(lo > 0, hi / np.where(lo > 0, lo, 1.0), np.nan)
     mask = ~valid
     out = {}
-    for name, arr in dict(fro_norm=fro, spectral_norm=spec, stable_rank=srank, **by_sign, margins=marg,
-                          normalized_margins=nmarg, margin_ratio=ratio,
-                          min_normalized_margin=nmarg.min(axis=-1)).items():
+    for name, arr in dict(
+        fro_norm=fro,
+        spectral_norm=spec,
+        stable_rank=srank,
+        **by_sign,
+        margins=marg,
+        normalized_margins=nmarg,
+        margin_ratio=ratio,
+        min_normalized_margin=nmarg.min(axis=-1),
+    ).items():
         arr = np.array(arr, dtype=float)
         arr[mask] = np.nan
         out[name] = arr

@@ -15,6 +15,7 @@ Everything is vectorised over the recorded history: the cost is a few passes
 over the ``(R, m, n)`` arrays, negligible next to the run itself even with
 ``record=1``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,8 +42,9 @@ DEFAULT_C_ALPHA = 10.0
 
 def _final_regimes(r: "Regimes") -> str:
     last = r.state[-1]
-    return ", ".join(f"{int(np.sum(last == code))} {REGIME_NAMES[code]}"
-                     for code in (PRIMAL_STABLE, DUAL_FROZEN, UNDETERMINED))
+    return ", ".join(
+        f"{int(np.sum(last == code))} {REGIME_NAMES[code]}" for code in (PRIMAL_STABLE, DUAL_FROZEN, UNDETERMINED)
+    )
 
 
 def _regimes_title(r: "Regimes") -> str:
@@ -50,9 +52,18 @@ def _regimes_title(r: "Regimes") -> str:
     return f"{R} records, {sizes(m=m, n=n, record_every=r.record_every)}"
 
 
-@summarized(title=_regimes_title, rows=(("final regimes", _final_regimes), "pattern_stable_step", "lemma5_violations",
-                                        "lemma6_violations", ("C_y", "C_alpha"), ("lambda_l1", "y_min", "y_max"),
-                                        ("red_threshold", "red_norm_bound")))
+@summarized(
+    title=_regimes_title,
+    rows=(
+        ("final regimes", _final_regimes),
+        "pattern_stable_step",
+        "lemma5_violations",
+        "lemma6_violations",
+        ("C_y", "C_alpha"),
+        ("lambda_l1", "y_min", "y_max"),
+        ("red_threshold", "red_norm_bound"),
+    ),
+)
 @dataclasses.dataclass(frozen=True)
 class Regimes:
     """Lemma 5/6 regimes of every (neuron, example) entry along a recorded run.
@@ -140,7 +151,9 @@ class Regimes:
         ``step`` is the record at which the entry is first seen in its new regime.
         """
         t, k, i = np.nonzero(self.state[1:] != self.state[:-1])
-        return np.stack([self.steps[t + 1], k, i, self.state[t, k, i], self.state[t + 1, k, i]], axis=1).astype(np.int64)
+        return np.stack([self.steps[t + 1], k, i, self.state[t, k, i], self.state[t + 1, k, i]], axis=1).astype(
+            np.int64
+        )
 
     def summary(self) -> str:
         """A short text summary."""
@@ -235,7 +248,9 @@ def regimes(
         elif X is not None:
             Xa = as_float_array(X, "X", ndim=2)
             if Xa.shape[0] != n:
-                raise ValueError(f"Found input variables with inconsistent numbers of samples (X: {Xa.shape[0]}, y: {n})")
+                raise ValueError(
+                    f"Found input variables with inconsistent numbers of samples (X: {Xa.shape[0]}, y: {n})"
+                )
             lambda_l1 = float(np.einsum("ij,ij->", Xa, Xa)) / n
         else:
             raise TypeError("pass X, gram or lambda_l1 (needed for Lemma 6's thresholds)")
@@ -282,9 +297,22 @@ def regimes(
     record_every = int(diffs[0]) if diffs.size else 1
 
     return Regimes(
-        steps=np.asarray(steps).copy(), state=state, active=active, blue_condition=blue, red_condition=red,
-        residual_ok=residual_ok, transitions=transitions, pattern_stable_step=int(steps[last]),
-        lemma5_violations=l5, lemma6_violations=l6, record_every=max(record_every, 1), C_y=C_y, C_alpha=C_alpha,
-        lambda_l1=lambda_l1, y_min=y_min, y_max=y_max, red_threshold=float(red_threshold),
+        steps=np.asarray(steps).copy(),
+        state=state,
+        active=active,
+        blue_condition=blue,
+        red_condition=red,
+        residual_ok=residual_ok,
+        transitions=transitions,
+        pattern_stable_step=int(steps[last]),
+        lemma5_violations=l5,
+        lemma6_violations=l6,
+        record_every=max(record_every, 1),
+        C_y=C_y,
+        C_alpha=C_alpha,
+        lambda_l1=lambda_l1,
+        y_min=y_min,
+        y_max=y_max,
+        red_threshold=float(red_threshold),
         red_norm_bound=float(red_norm_bound),
     )

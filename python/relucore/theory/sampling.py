@@ -27,6 +27,7 @@ V
     O(d^3) time and d^2 memory, refused above ``d = 4096``), or an explicit
     orthogonal d x d array. For Gaussian z the law of X does not depend on V.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,8 +43,10 @@ __all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset
 MAX_HAAR_D = 4096
 
 
-@summarized(title=lambda s: f"d={s.d}, distinct eigenvalues: {s.values.size}",
-            rows=("norm1", "max", ("d2", "d_inf"), "values", "counts"))
+@summarized(
+    title=lambda s: f"d={s.d}, distinct eigenvalues: {s.values.size}",
+    rows=("norm1", "max", ("d2", "d_inf"), "values", "counts"),
+)
 @dataclasses.dataclass(frozen=True)
 class Spectrum:
     """Covariance eigenvalues stored as distinct ``values`` with ``counts`` (d may be huge).
@@ -70,7 +73,7 @@ class Spectrum:
 
     @property
     def norm2_sq(self) -> float:
-        return float(np.sum(self.values ** 2 * self.counts))
+        return float(np.sum(self.values**2 * self.counts))
 
     @property
     def max(self) -> float:
@@ -80,7 +83,7 @@ class Spectrum:
     @property
     def d2(self) -> float:
         """Effective dimension ``d_2 = ||lambda||_1^2 / ||lambda||_2^2`` (Sec. 2)."""
-        return self.norm1 ** 2 / self.norm2_sq
+        return self.norm1**2 / self.norm2_sq
 
     @property
     def d_inf(self) -> float:
@@ -108,7 +111,9 @@ def make_spectrum(spectrum, d: int) -> Spectrum:
     d = check_int(d, "d", minimum=1)
     if isinstance(spectrum, str):
         if spectrum != "isotropic":
-            raise ValueError(f"spectrum must be 'isotropic', ('power', a), ('spiked', k, big, bulk) or an array; got {spectrum!r}")
+            raise ValueError(
+                f"spectrum must be 'isotropic', ('power', a), ('spiked', k, big, bulk) or an array; got {spectrum!r}"
+            )
         return Spectrum(np.array([1.0]), np.array([d], dtype=np.int64))
     if isinstance(spectrum, Spectrum):
         if spectrum.d != d:
@@ -167,7 +172,9 @@ def _labels(labels, n: int, rng: np.random.Generator) -> np.ndarray:
             return mag * rng.choice(np.array([-1.0, 1.0]), n)
         if kind == "normal" and len(spec) == 1:
             return rng.standard_normal(n)
-        raise ValueError(f"labels must be 'uniform', 'positive', 'normal', a tuple with (y_min, y_max), or an array; got {labels!r}")
+        raise ValueError(
+            f"labels must be 'uniform', 'positive', 'normal', a tuple with (y_min, y_max), or an array; got {labels!r}"
+        )
     y = as_float_array(labels, "labels", ndim=1)
     if y.shape[0] != n:
         raise ValueError(f"Found input variables with inconsistent numbers of samples (labels: {y.shape[0]}, n: {n})")
@@ -193,8 +200,10 @@ def haar_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
     return Q * sgn[None, :]
 
 
-@summarized(title=lambda s: sizes(n=s.n, d=s.d) + (", orthogonal rows" if s.orthogonal else ""),
-            rows=("norm1", ("d2", "d_inf"), "y", "spectrum"))
+@summarized(
+    title=lambda s: sizes(n=s.n, d=s.d) + (", orthogonal rows" if s.orthogonal else ""),
+    rows=("norm1", ("d2", "d_inf"), "y", "spectrum"),
+)
 @dataclasses.dataclass(frozen=True)
 class Dataset:
     """A sample from :func:`sample`.
@@ -231,7 +240,7 @@ class Dataset:
     @property
     def d2(self) -> float:
         """``||lambda||_1^2 / ||lambda||_2^2``."""
-        return float(np.sum(self.spectrum) ** 2 / np.sum(self.spectrum ** 2))
+        return float(np.sum(self.spectrum) ** 2 / np.sum(self.spectrum**2))
 
     @property
     def d_inf(self) -> float:
@@ -246,8 +255,9 @@ class Dataset:
         return gram_of(self.X)
 
 
-@summarized(title=lambda s: sizes(n=s.n, d=s.d) + " (Gram matrix only)",
-            rows=("norm1", ("d2", "d_inf"), "y", "spectrum"))
+@summarized(
+    title=lambda s: sizes(n=s.n, d=s.d) + " (Gram matrix only)", rows=("norm1", ("d2", "d_inf"), "y", "spectrum")
+)
 @dataclasses.dataclass(frozen=True)
 class GramDataset:
     """A sample from :func:`sample_gram`: the Gram matrix without X.
@@ -451,9 +461,9 @@ def sample_gram(
             K += v * wishart_bartlett(n, int(c), rng)
     if n_cols:
         lam_small = np.repeat(sp.values[small], sp.counts[small])
-        chunk = max(1, 2 ** 22 // max(n, 1))
+        chunk = max(1, 2**22 // max(n, 1))
         for start in range(0, n_cols, chunk):
-            lam = lam_small[start:start + chunk]
+            lam = lam_small[start : start + chunk]
             G = rng.standard_normal((n, lam.size))
             K += _outer(G * np.sqrt(lam)[None, :])
     K = 0.5 * (K + K.T)
@@ -491,8 +501,14 @@ def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
             return None
     elif len(spec) != 1:
         return None
-    return (np.ascontiguousarray(sp.values[keep], dtype=float), np.ascontiguousarray(sp.counts[keep], dtype=np.int64),
-            _LABEL_KINDS[kind], lo, hi, sp)
+    return (
+        np.ascontiguousarray(sp.values[keep], dtype=float),
+        np.ascontiguousarray(sp.counts[keep], dtype=np.int64),
+        _LABEL_KINDS[kind],
+        lo,
+        hi,
+        sp,
+    )
 
 
 def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: int = 1):
@@ -549,6 +565,7 @@ def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
     B = keys.shape[0]
     K = np.empty((B, n, n))
     y = np.empty((B, n))
-    _core.sample_gram_batch(keys=keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, K=K, y=y,
-                            n_threads=int(n_threads))
+    _core.sample_gram_batch(
+        keys=keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, K=K, y=y, n_threads=int(n_threads)
+    )
     return K, y

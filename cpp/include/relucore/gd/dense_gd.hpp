@@ -36,8 +36,8 @@ public:
     /// @param alpha0   m x n starting dual coordinates (copied; only accumulated)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0,
-            ConstMatrixRef alpha0, const GDSettings& settings)
+    DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0, ConstMatrixRef alpha0,
+            const GDSettings& settings)
         : Base(y, outer, alpha0, RowMatrix::Zero(outer.size(), y.size()), settings), X_(X), W_(W0) {
         const Index n = X.rows();
         const Index d = X.cols();
@@ -59,8 +59,7 @@ public:
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        for (Index k = 0; k < W_.rows(); ++k)
-            d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
+        for (Index k = 0; k < W_.rows(); ++k) d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
         grad_norm_ = d_W_.norm() / settings_.eta;
         evaluated_ = true;
     }
@@ -81,8 +80,7 @@ public:
 
 private:
     void compute_beta() {
-        for (Index k = 0; k < W_.rows(); ++k)
-            beta_.row(k).transpose().noalias() = X_ * W_.row(k).transpose();
+        for (Index k = 0; k < W_.rows(); ++k) beta_.row(k).transpose().noalias() = X_ * W_.row(k).transpose();
     }
 
     ConstMatrixRef X_;

@@ -79,8 +79,8 @@ public:
     /// @param beta0    m x n starting predictions X w_k^(0) (copied)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DualGD(ConstMatrixRef K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0,
-           ConstMatrixRef beta0, const GDSettings& settings)
+    DualGD(ConstMatrixRef K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
+           const GDSettings& settings)
         : Base(y, outer, alpha0, beta0, settings), K_(K) {
         setup();
     }
@@ -93,8 +93,8 @@ public:
 
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.
-    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, ConstVectorRef outer,
-           ConstMatrixRef alpha0, ConstMatrixRef beta0, const GDSettings& settings)
+    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0,
+           ConstMatrixRef beta0, const GDSettings& settings)
         : Base(y, outer, alpha0, beta0, settings), K_owner_(require_nonnull(std::move(K))), K_(*K_owner_) {
         setup();
     }
@@ -206,15 +206,24 @@ private:
     /// examples cost nothing (K is symmetric).
     void gram_times(const Scalar* __restrict da, Scalar* __restrict db) const {
         switch (padded_n_) {
-            case 2: return gram_times_padded<2>(da, db);
-            case 4: return gram_times_padded<4>(da, db);
-            case 6: return gram_times_padded<6>(da, db);
-            case 8: return gram_times_padded<8>(da, db);
-            case 10: return gram_times_padded<10>(da, db);
-            case 12: return gram_times_padded<12>(da, db);
-            case 14: return gram_times_padded<14>(da, db);
-            case 16: return gram_times_padded<16>(da, db);
-            default: break;
+            case 2:
+                return gram_times_padded<2>(da, db);
+            case 4:
+                return gram_times_padded<4>(da, db);
+            case 6:
+                return gram_times_padded<6>(da, db);
+            case 8:
+                return gram_times_padded<8>(da, db);
+            case 10:
+                return gram_times_padded<10>(da, db);
+            case 12:
+                return gram_times_padded<12>(da, db);
+            case 14:
+                return gram_times_padded<14>(da, db);
+            case 16:
+                return gram_times_padded<16>(da, db);
+            default:
+                break;
         }
         const Index n = K_.rows();
         for (Index j = 0; j < n; ++j) db[j] = 0;

@@ -93,8 +93,7 @@ inline Scalar sigmoid_neg(Scalar z) {
 //   logistic: L = 1/n sum_i log(1 + exp(-y_i h_i)),   g_i = -(y_i/n) / (1 + exp(y_i h_i))
 // The loop order is fixed, so the result is bitwise reproducible.
 template <class Beta, class Outer, class Labels, class H, class G>
-Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y,
-                         const ModelSpec& spec, H& h, G& g) {
+Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, const ModelSpec& spec, H& h, G& g) {
     const Index m = beta.rows();
     const Index n = beta.cols();
     for (Index i = 0; i < n; ++i) h[i] = 0;
@@ -132,8 +131,8 @@ Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y,
 //   dR/dw_k = sum_i u_{k,i} x_i  with  u_{k,i} = a_k phi'(beta_{k,i}) g_i.
 // Writes coeff(k, i) = -eta * u_{k,i}, the change of alpha_k in one GD step.
 template <class Beta, class Outer, class G, class Out>
-void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Scalar eta,
-                            const ModelSpec& spec, Out& coeff) {
+void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Scalar eta, const ModelSpec& spec,
+                            Out& coeff) {
     const Index m = beta.rows();
     const Index n = beta.cols();
     for (Index k = 0; k < m; ++k) {

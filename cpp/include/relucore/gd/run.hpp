@@ -33,10 +33,10 @@ namespace relucore {
 /// counter), so a run that resumes at step t with `max_steps = t + k` takes at
 /// most k more steps.
 struct GDSettings {
-    Scalar eta = 0;                ///< step size, > 0
-    std::int64_t max_steps = 0;    ///< stop once steps_taken() reaches this (absolute count)
-    Scalar tol = 0;                ///< stop once ||grad_W R||_F < tol (0: never stop early)
-    std::int64_t record_every = defaults::record; ///< keep every k-th state in the History (0: none)
+    Scalar eta = 0;                                ///< step size, > 0
+    std::int64_t max_steps = 0;                    ///< stop once steps_taken() reaches this (absolute count)
+    Scalar tol = 0;                                ///< stop once ||grad_W R||_F < tol (0: never stop early)
+    std::int64_t record_every = defaults::record;  ///< keep every k-th state in the History (0: none)
     /// The run is declared diverged when the loss is not finite or exceeds
     /// divergence_factor * max(loss at the start of the run, 1).
     Scalar divergence_factor = defaults::divergence_factor;
@@ -156,7 +156,9 @@ namespace detail {
 /// A callback that never stops the run.
 struct NoCallback {
     template <class Engine>
-    bool operator()(const Engine&) const { return false; }
+    bool operator()(const Engine&) const {
+        return false;
+    }
 };
 
 /// Calls cb(engine); a void callback never stops, a bool one stops on true.
@@ -222,8 +224,7 @@ void advance(Engine& e, long) {
 /// @param callback `bool(Engine&)` or `void(Engine&)` (or taking `const Engine&`);
 ///                 it runs on the calling thread, between two steps.
 template <class Engine, class Callback>
-RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, std::int64_t every,
-                       Callback&& callback) {
+RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, std::int64_t every, Callback&& callback) {
     RunSummary out;
     engine.evaluate();
     const Scalar threshold = s.divergence_factor * std::max<Scalar>(engine.loss(), 1);

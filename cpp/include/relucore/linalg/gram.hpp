@@ -34,8 +34,8 @@ __attribute__((target("avx2,fma"))) inline double hsum256(__m256d v) {
 // K(i0 + r, j0 + c) += <x_{i0+r}, x_{j0+c}> over columns [c0, c1) for the
 // R x C block of rows (R <= 4, C <= 2); the column count is a multiple of 4.
 template <int R, int C>
-__attribute__((target("avx2,fma"))) inline void gram_block_avx2(const double* X, Index ld, Index i0, Index j0,
-                                                                Index c0, Index c1, double* K, Index ldk) {
+__attribute__((target("avx2,fma"))) inline void gram_block_avx2(const double* X, Index ld, Index i0, Index j0, Index c0,
+                                                                Index c1, double* K, Index ldk) {
     __m256d acc[R][C];
     for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_pd();
@@ -56,8 +56,8 @@ __attribute__((target("avx2,fma"))) inline void gram_block_avx2(const double* X,
 }
 
 template <int R>
-__attribute__((target("avx2,fma"))) inline void gram_row_block_avx2(const double* X, Index ld, Index i0,
-                                                                    Index c0, Index c1, double* K, Index ldk) {
+__attribute__((target("avx2,fma"))) inline void gram_row_block_avx2(const double* X, Index ld, Index i0, Index c0,
+                                                                    Index c1, double* K, Index ldk) {
     // Columns j0 < i0 + R: the lower triangle of these rows (and a few upper
     // entries of the diagonal block, which the caller overwrites).
     const Index jend = i0 + R;
@@ -79,10 +79,17 @@ __attribute__((target("avx2,fma"))) inline void gram_matrix_avx2(ConstMatrixRef 
         Index i0 = 0;
         for (; i0 + 4 <= n; i0 += 4) gram_row_block_avx2<4>(x, ld, i0, c0, c1, k, ldk);
         switch (n - i0) {
-            case 3: gram_row_block_avx2<3>(x, ld, i0, c0, c1, k, ldk); break;
-            case 2: gram_row_block_avx2<2>(x, ld, i0, c0, c1, k, ldk); break;
-            case 1: gram_row_block_avx2<1>(x, ld, i0, c0, c1, k, ldk); break;
-            default: break;
+            case 3:
+                gram_row_block_avx2<3>(x, ld, i0, c0, c1, k, ldk);
+                break;
+            case 2:
+                gram_row_block_avx2<2>(x, ld, i0, c0, c1, k, ldk);
+                break;
+            case 1:
+                gram_row_block_avx2<1>(x, ld, i0, c0, c1, k, ldk);
+                break;
+            default:
+                break;
         }
     }
     // The last d mod 4 columns.

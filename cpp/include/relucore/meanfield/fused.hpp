@@ -51,8 +51,8 @@ inline Scalar lane_sum(const Scalar* __restrict c, Index n) {
 // SIMD paths leave).
 template <int D, bool Outer, bool Bias, bool Noisy>
 inline void fused_scalar(Index i, Index n, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-                         Scalar* const* w, Scalar* __restrict lanes, const Scalar* __restrict xi,
-                         const Scalar* xk_in, const Scalar* xnk_in, Scalar s, Scalar decay, Scalar g0, Scalar sd) {
+                         Scalar* const* w, Scalar* __restrict lanes, const Scalar* __restrict xi, const Scalar* xk_in,
+                         const Scalar* xnk_in, Scalar s, Scalar decay, Scalar g0, Scalar sd) {
     Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];  // local: the stores below cannot change them
     for (int k = 0; k < D; ++k) {
         xk[k] = xk_in[k];
@@ -93,8 +93,8 @@ template <int D, bool Outer, bool Bias, bool Noisy>
 inline Index fused_sse2(Index i, Index n, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
                         Scalar* const* w, Scalar* __restrict lanes, const Scalar* __restrict xi, const Scalar* xk,
                         const Scalar* xnk, Scalar s, Scalar decay, Scalar g0, Scalar sd) {
-    const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s),
-                  sgv = _mm_set1_pd(s * g0), dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
+    const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s), sgv = _mm_set1_pd(s * g0),
+                  dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
     __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
     for (int k = 0; k < D; ++k) {
         xkv[k] = _mm_set1_pd(xk[k]);
@@ -142,8 +142,7 @@ __attribute__((target("avx"), always_inline)) inline __m256d fused_avx_vec(
     __m256d sgv, __m256d sdv) {
     const __m256d zero = _mm256_setzero_pd();
     const __m256d ri = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
-    const __m256d ci =
-        _mm256_and_pd(_mm256_cmp_pd(ri, zero, _CMP_GT_OQ), _mm256_mul_pd(_mm256_mul_pd(sv, ai), g0v));
+    const __m256d ci = _mm256_and_pd(_mm256_cmp_pd(ri, zero, _CMP_GT_OQ), _mm256_mul_pd(_mm256_mul_pd(sv, ai), g0v));
     __m256d zn = zero;
     if (Bias) {
         __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
@@ -173,10 +172,9 @@ __attribute__((target("avx"), always_inline)) inline __m256d fused_avx_vec(
 // Returns the first neuron not done (a multiple of 4).
 template <int D, bool Outer, bool Bias, bool Noisy>
 __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Scalar* __restrict b,
-                                                      Scalar* __restrict z, Scalar* const* w_in,
-                                                      Scalar* __restrict lanes, const Scalar* __restrict xi,
-                                                      const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay,
-                                                      Scalar g0, Scalar sd) {
+                                               Scalar* __restrict z, Scalar* const* w_in, Scalar* __restrict lanes,
+                                               const Scalar* __restrict xi, const Scalar* xk, const Scalar* xnk,
+                                               Scalar s, Scalar decay, Scalar g0, Scalar sd) {
     __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
     const __m256d g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s), sgv = _mm256_set1_pd(s * g0),
                   dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
@@ -189,14 +187,14 @@ __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Sc
     }
     Index i = 0;
     for (; i + 8 <= n; i += 8) {
-        acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
-                                                                         sgv, sdv));
-        acc1 = _mm256_add_pd(acc1, fused_avx_vec<D, Outer, Bias, Noisy>(i + 4, a, b, z, w, xi, xkv, xnv, sv, dv,
-                                                                         g0v, sgv, sdv));
+        acc0 = _mm256_add_pd(acc0,
+                             fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v, sgv, sdv));
+        acc1 = _mm256_add_pd(
+            acc1, fused_avx_vec<D, Outer, Bias, Noisy>(i + 4, a, b, z, w, xi, xkv, xnv, sv, dv, g0v, sgv, sdv));
     }
     if (i + 4 <= n) {
-        acc0 = _mm256_add_pd(acc0, fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v,
-                                                                         sgv, sdv));
+        acc0 = _mm256_add_pd(acc0,
+                             fused_avx_vec<D, Outer, Bias, Noisy>(i, a, b, z, w, xi, xkv, xnv, sv, dv, g0v, sgv, sdv));
         i += 4;
     }
     _mm256_storeu_pd(lanes, acc0);
@@ -215,10 +213,9 @@ __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Sc
 #define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
 #define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
 template <int D, bool Outer, bool Bias, bool Masked>
-__attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline __m512d
-fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-                 Scalar* const* w, const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v,
-                 __m512d sgv) {
+__attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline __m512d fused_avx512_vec(
+    Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w,
+    const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v, __m512d sgv) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
@@ -232,8 +229,7 @@ fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b
         zn = bn;
     }
     for (int k = 0; k < D; ++k) {
-        const __m512d wk =
-            _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
+        const __m512d wk = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
         RELUCORE_ST512(w[k] + i, wk);
         zn = (Bias || k > 0) ? _mm512_add_pd(zn, _mm512_mul_pd(wk, xnv[k])) : _mm512_mul_pd(wk, xnv[k]);
     }
@@ -256,9 +252,8 @@ fused_avx512_vec(Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b
 // code measured 6% slower than staying at 256 bits.)
 template <int D, bool Outer, bool Bias>
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void fused_avx512(
-    Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
-    Scalar* const* w_in, const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0,
-    Scalar* __restrict part) {
+    Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w_in,
+    const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0, Scalar* __restrict part) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif

@@ -26,10 +26,10 @@ inline void chunk_noise(std::int64_t t, Index i0, Index n, Index P, const Philox
     for (Index i = 0; i < n; ++i)
         for (Index j = 0; j < nblocks; ++j) {
             // = CounterRng(key).block(t, i0 + i, noise, j)
-            const Counter4 w = philox4x64_10(
-                Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
-                         static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
-                keys);
+            const Counter4 w =
+                philox4x64_10(Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
+                                       static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
+                              keys);
             for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
                 words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
                 words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];

@@ -24,13 +24,18 @@ enum class OutputScale : int {
 // 1[z > 0] as a 0/1 factor. Written as a select of constants multiplying the
 // value (not as a conditional value) so that GCC if-converts and vectorises
 // the loops that use it.
-inline Scalar step_fn(Scalar z) { return z > 0 ? Scalar(1) : Scalar(0); }
+inline Scalar step_fn(Scalar z) {
+    return z > 0 ? Scalar(1) : Scalar(0);
+}
 
 inline Scalar output_scale_factor(OutputScale s, Index N) {
     switch (s) {
-        case OutputScale::inv_n: return Scalar(1) / static_cast<Scalar>(N);
-        case OutputScale::inv_sqrt_n: return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
-        case OutputScale::one: return Scalar(1);
+        case OutputScale::inv_n:
+            return Scalar(1) / static_cast<Scalar>(N);
+        case OutputScale::inv_sqrt_n:
+            return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
+        case OutputScale::one:
+            return Scalar(1);
     }
     throw std::invalid_argument("unknown output scale");
 }
@@ -40,12 +45,12 @@ struct WeightGDSettings {
     Scalar weight_decay = 0;  // lambda >= 0
     Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
     OutputScale scale = OutputScale::inv_n;
-    bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
-    bool train_outer = true;  // false: a_i stay at their initial values
-    Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
+    bool bias = true;                              // false: b_i = 0 and theta_i = (a_i, w_i)
+    bool train_outer = true;                       // false: a_i stay at their initial values
+    Index batch_size = 1;                          // 1 .. M; M is full-batch GD (no sampling)
     std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
-    Key2 key{0, 0};           // the generator's key (the seed)
-    int n_threads = 1;        // <= 0: default_threads()
+    Key2 key{0, 0};                                // the generator's key (the seed)
+    int n_threads = 1;                             // <= 0: default_threads()
     // The run is declared diverged when some h(x_j) of a step is not finite or
     // exceeds this in absolute value.
     Scalar divergence_bound = defaults::meanfield_divergence_bound;

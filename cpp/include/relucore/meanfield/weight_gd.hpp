@@ -82,7 +82,7 @@ namespace relucore {
 class WeightGD {
 public:
     static constexpr Index kChunk = meanfield::kChunk;  // neurons per work unit (fixed: sets the sum order)
-    static constexpr std::int64_t kCheckEvery = 1024;  // steps between cancellation checks
+    static constexpr std::int64_t kCheckEvery = 1024;   // steps between cancellation checks
 
     // X: M x d inputs, y: M labels, theta0: N x P initial parameters with
     // columns (a, w_1..w_d, b) (P = d + 2) or (a, w_1..w_d) without bias.
@@ -258,12 +258,14 @@ public:
                     next_sync = next_event(t + 1, start, end, rec);
                 }
                 // The next batch (the last step looks ahead at its own: harmless, recomputed by the next run).
-                if (t + 1 < end) draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
-                else std::copy(tb.batch, tb.batch + B_, tb.batch_next);
+                if (t + 1 < end)
+                    draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
+                else
+                    std::copy(tb.batch, tb.batch + B_, tb.batch_next);
 #if defined(RELUCORE_WITH_OPENMP)
-                    if (nth > 1) {  // the same branch on every thread of the team
+                if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
-                    }
+                }
 #endif
                 if (!step(t, tb, c0, c1)) {
                     // Every thread sees the same residuals, hence stops at the same t.
@@ -306,8 +308,12 @@ private:
 
     ThreadBuffers buffers(int tid) {
         const auto t = static_cast<size_t>(tid);
-        ThreadBuffers tb{perm_.data() + t * M_, swaps_.data() + t * B_, batch_.data() + 2 * t * B_,
-                         batch_.data() + (2 * t + 1) * B_, g_.data() + t * B_, scratch_.data() + t * scratch_size(),
+        ThreadBuffers tb{perm_.data() + t * M_,
+                         swaps_.data() + t * B_,
+                         batch_.data() + 2 * t * B_,
+                         batch_.data() + (2 * t + 1) * B_,
+                         g_.data() + t * B_,
+                         scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
         return tb;
@@ -364,7 +370,8 @@ private:
         const CounterRng rng(settings_.key);
         // Partial Fisher-Yates on the identity permutation, undone afterwards.
         for (Index k = 0; k < B_; ++k) {
-            const double u = rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
+            const double u =
+                rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
             const std::int64_t j = k + CounterRng::to_index(u, M_ - k);
             tb.swaps[k] = j;
             std::swap(tb.perm[k], tb.perm[j]);
@@ -521,8 +528,8 @@ private:
                 xnk[k] = xn[k];
                 wb[k] = wrow(k);
             }
-            meanfield::fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0),
-                                                    wb, xk, xnk, settings_.step, decay_, tb.g[0], pn + c0);
+            meanfield::fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0), wb,
+                                                    xk, xnk, settings_.step, decay_, tb.g[0], pn + c0);
             return;
         }
 #endif
@@ -532,16 +539,22 @@ private:
     template <int D, bool Noisy>
     void fused_dispatch2(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
         const bool o = settings_.train_outer, b = settings_.bias;
-        if (o && b) fused_range<D, true, true, Noisy>(t, c0, c1, tb, xn, pn);
-        else if (o) fused_range<D, true, false, Noisy>(t, c0, c1, tb, xn, pn);
-        else if (b) fused_range<D, false, true, Noisy>(t, c0, c1, tb, xn, pn);
-        else fused_range<D, false, false, Noisy>(t, c0, c1, tb, xn, pn);
+        if (o && b)
+            fused_range<D, true, true, Noisy>(t, c0, c1, tb, xn, pn);
+        else if (o)
+            fused_range<D, true, false, Noisy>(t, c0, c1, tb, xn, pn);
+        else if (b)
+            fused_range<D, false, true, Noisy>(t, c0, c1, tb, xn, pn);
+        else
+            fused_range<D, false, false, Noisy>(t, c0, c1, tb, xn, pn);
     }
 
     template <int D>
     void fused_dispatch(std::int64_t t, Index c0, Index c1, const ThreadBuffers& tb, const Scalar* xn, Scalar* pn) {
-        if (noise_sd_ > 0) fused_dispatch2<D, true>(t, c0, c1, tb, xn, pn);
-        else fused_dispatch2<D, false>(t, c0, c1, tb, xn, pn);
+        if (noise_sd_ > 0)
+            fused_dispatch2<D, true>(t, c0, c1, tb, xn, pn);
+        else
+            fused_dispatch2<D, false>(t, c0, c1, tb, xn, pn);
     }
 
     // Step t on chunks [c0, c1) after the barrier: residuals from the
@@ -551,9 +564,12 @@ private:
         if (!residuals(t, tb)) return false;
         Scalar* pn = partials(t + 1);
         const Scalar* xn = &X_(tb.batch_next[0], 0);
-        if (B_ == 1 && d_ == 1) fused_dispatch<1>(t, c0, c1, tb, xn, pn);
-        else if (B_ == 1 && d_ == 2) fused_dispatch<2>(t, c0, c1, tb, xn, pn);
-        else if (B_ == 1 && d_ == 3) fused_dispatch<3>(t, c0, c1, tb, xn, pn);
+        if (B_ == 1 && d_ == 1)
+            fused_dispatch<1>(t, c0, c1, tb, xn, pn);
+        else if (B_ == 1 && d_ == 2)
+            fused_dispatch<2>(t, c0, c1, tb, xn, pn);
+        else if (B_ == 1 && d_ == 3)
+            fused_dispatch<3>(t, c0, c1, tb, xn, pn);
         else {
             Scalar* contrib = contrib_buf(tb);
             for (Index c = c0; c < c1; ++c) {
@@ -569,7 +585,7 @@ private:
     WeightGDSettings settings_;
     Index M_ = 0, d_ = 0, N_ = 0, P_ = 0, B_ = 1, n_chunks_ = 0;
     Scalar kappa_ = 1;
-    Scalar decay_ = 1, noise_sd_ = 0;  // 1 - 2 s lambda / N and sqrt(4 (s/N) T)
+    Scalar decay_ = 1, noise_sd_ = 0;     // 1 - 2 s lambda / N and sqrt(4 (s/N) T)
     PhiloxKeys philox_keys_{Key2{0, 0}};  // the round keys of settings_.key
     int simd_ = kSimdScalar;
     // Structure-of-arrays state in one arena, rows of stride_ doubles

@@ -41,17 +41,17 @@ namespace relucore {
 
 struct QPSettings {
     int max_block_iter = defaults::minnorm_max_block_iter;  // block pivoting iterations before the fallback
-    int stall_limit = defaults::minnorm_stall_limit;  // block iterations without fewer infeasibilities, ditto
-    int max_iter = 0;                                 // primal active-set iterations (0: 20 (n + p) + 100)
-    double tol = defaults::minnorm_tol;               // relative tolerance of the sign tests
+    int stall_limit = defaults::minnorm_stall_limit;        // block iterations without fewer infeasibilities, ditto
+    int max_iter = 0;                                       // primal active-set iterations (0: 20 (n + p) + 100)
+    double tol = defaults::minnorm_tol;                     // relative tolerance of the sign tests
 };
 
 enum class QPStatus : int { solved = 0, max_iter = 1, singular = 2, infeasible_start = 3 };
 
 struct QPResult {
-    Vector z;        // solution
-    Vector nu;       // equality multipliers (H z - c + E^T nu = r)
-    Vector r;        // reduced gradient: >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere
+    Vector z;                        // solution
+    Vector nu;                       // equality multipliers (H z - c + E^T nu = r)
+    Vector r;                        // reduced gradient: >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere
     std::vector<signed char> state;  // -1 at lower bound, +1 at upper bound, 0 free
     int status = 0;
     int block_iterations = 0;
@@ -61,7 +61,9 @@ struct QPResult {
 
 namespace detail {
 
-inline bool is_fixed(signed char s) { return s != 0; }
+inline bool is_fixed(signed char s) {
+    return s != 0;
+}
 
 // Solves the equality-constrained problem with the variables in `state` held at
 // their bounds. Returns false when the KKT matrix is singular.
@@ -73,9 +75,12 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
     std::vector<Index> F;
     F.reserve(static_cast<size_t>(n));
     for (Index j = 0; j < n; ++j) {
-        if (state[j] < 0) z[j] = lower[j];
-        else if (state[j] > 0) z[j] = upper[j];
-        else F.push_back(j);
+        if (state[j] < 0)
+            z[j] = lower[j];
+        else if (state[j] > 0)
+            z[j] = upper[j];
+        else
+            F.push_back(j);
     }
     const Index nf = static_cast<Index>(F.size());
     // Right-hand side: c_F - H_FW z_W and e - E_W z_W.
@@ -185,8 +190,10 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
             double worst_val = s.tol * gscale;
             for (Index j = 0; j < n; ++j) {
                 double v = 0.0;
-                if (state[j] < 0) v = -r[j];
-                else if (state[j] > 0) v = r[j];
+                if (state[j] < 0)
+                    v = -r[j];
+                else if (state[j] > 0)
+                    v = r[j];
                 if (v > worst_val) {
                     worst_val = v;
                     worst = j;
@@ -263,7 +270,8 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
     if (initial_state != nullptr && static_cast<Index>(initial_state->size()) == n)
         for (Index j = 0; j < n; ++j) {
             const signed char v = (*initial_state)[static_cast<size_t>(j)];
-            if ((v < 0 && std::isfinite(lower[j])) || (v > 0 && std::isfinite(upper[j]))) state[static_cast<size_t>(j)] = v;
+            if ((v < 0 && std::isfinite(lower[j])) || (v > 0 && std::isfinite(upper[j])))
+                state[static_cast<size_t>(j)] = v;
         }
     Vector z = Vector::Zero(n), nu;
     QPResult out;
@@ -300,8 +308,10 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
             break;
         }
         for (Index j : bad) {
-            if (state[j] == 0) state[j] = z[j] < lower[j] ? -1 : 1;
-            else state[j] = 0;
+            if (state[j] == 0)
+                state[j] = z[j] < lower[j] ? -1 : 1;
+            else
+                state[j] = 0;
         }
     }
     if (ok) {
@@ -346,9 +356,9 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
 // binds" (w* = X_+^T K_++^{-1} t_+, exact when d >> n, Lemma 3), which usually
 // saves the first n x n factorisation.
 struct MinNorm1Result {
-    Vector z;               // dual coordinates alpha*
-    double objective = 0;   // 1/2 z^T K z
-    int status = 0;         // QPStatus
+    Vector z;              // dual coordinates alpha*
+    double objective = 0;  // 1/2 z^T K z
+    int status = 0;        // QPStatus
     int block_iterations = 0, primal_iterations = 0;
     bool used_fallback = false;
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;

@@ -31,16 +31,17 @@ enum class LabelKind : int { uniform = 0, positive = 1, normal = 2 };
 
 struct GramSampleSpec {
     Index n = 0;
-    std::vector<double> values;         // eigenvalue of each group (> 0)
-    std::vector<std::int64_t> counts;   // multiplicity of each group (>= n)
+    std::vector<double> values;        // eigenvalue of each group (> 0)
+    std::vector<std::int64_t> counts;  // multiplicity of each group (>= n)
     LabelKind labels = LabelKind::uniform;
-    double lo = 0.1, hi = 1.0;          // label magnitudes for uniform / positive
+    double lo = 0.1, hi = 1.0;  // label magnitudes for uniform / positive
 
     void validate() const {
         if (n < 1) throw std::invalid_argument("n must be >= 1");
         if (values.size() != counts.size()) throw std::invalid_argument("values and counts differ in length");
         for (size_t g = 0; g < values.size(); ++g) {
-            if (!(values[g] > 0) || !std::isfinite(values[g])) throw std::invalid_argument("eigenvalues must be positive");
+            if (!(values[g] > 0) || !std::isfinite(values[g]))
+                throw std::invalid_argument("eigenvalues must be positive");
             if (counts[g] < n) throw std::invalid_argument("the Bartlett construction needs every multiplicity >= n");
         }
         if (!(lo >= 0 && lo <= hi && std::isfinite(hi))) throw std::invalid_argument("labels need 0 <= lo <= hi < inf");

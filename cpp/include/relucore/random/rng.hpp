@@ -69,12 +69,18 @@ inline void mulhilo64(std::uint64_t a, std::uint64_t b, std::uint64_t& hi, std::
 // cos x = 1 + x^2 C(x^2) (-1/18!, 1/16!, ..., -1/2!).
 inline constexpr double log_coefficients[] = {1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
                                               1.0 / 11, 1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3};
-inline constexpr double sin_coefficients[] = {1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0,
-                                              -1.0 / 39916800.0,       1.0 / 362880.0,         -1.0 / 5040.0,
-                                              1.0 / 120.0,             -1.0 / 6.0};
-inline constexpr double cos_coefficients[] = {-1.0 / 6402373705728000.0, 1.0 / 20922789888000.0, -1.0 / 87178291200.0,
-                                              1.0 / 479001600.0,         -1.0 / 3628800.0,       1.0 / 40320.0,
-                                              -1.0 / 720.0,              1.0 / 24.0,             -0.5};
+inline constexpr double sin_coefficients[] = {
+    1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0, -1.0 / 39916800.0,
+    1.0 / 362880.0,          -1.0 / 5040.0,          1.0 / 120.0,        -1.0 / 6.0};
+inline constexpr double cos_coefficients[] = {-1.0 / 6402373705728000.0,
+                                              1.0 / 20922789888000.0,
+                                              -1.0 / 87178291200.0,
+                                              1.0 / 479001600.0,
+                                              -1.0 / 3628800.0,
+                                              1.0 / 40320.0,
+                                              -1.0 / 720.0,
+                                              1.0 / 24.0,
+                                              -0.5};
 
 // Horner's rule p = (c0 x + c1) x + ... + c_{N-1}: one multiply and one add
 // per coefficient, in this order (no FMA), as in the AVX2 code.
@@ -152,18 +158,18 @@ __attribute__((target("avx2"))) inline __m256d horner_avx2(__m256d x, const doub
 // in the same order (no FMA), so the numbers are bitwise identical. Returns
 // the number of pairs done (a multiple of 4).
 __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uint64_t* w1, const std::uint64_t* w2,
-                                                                   double* z0, double* z1, long n) {
+                                                                  double* z0, double* z1, long n) {
     const __m256i magic_bits = _mm256_set1_epi64x(0x4330000000000000LL);
     const __m256d magic52 = _mm256_set1_pd(4503599627370496.0), one = _mm256_set1_pd(1.0);
     const __m256i low21 = _mm256_set1_epi64x(0x1FFFFF), mant = _mm256_set1_epi64x(0x000FFFFFFFFFFFFFLL),
                   expo1 = _mm256_set1_epi64x(0x3FF0000000000000LL);
 // Lambdas would not inherit the target attribute: local macros instead.
-#define RELUCORE_TOP53(w)                                                                                   \
-    _mm256_add_pd(                                                                                          \
-        _mm256_mul_pd(_mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(w, 32), magic_bits)), \
-                                    magic52),                                                               \
-                      _mm256_set1_pd(2097152.0)),                                                           \
-        _mm256_sub_pd(                                                                                      \
+#define RELUCORE_TOP53(w)                                                                                        \
+    _mm256_add_pd(                                                                                               \
+        _mm256_mul_pd(                                                                                           \
+            _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(w, 32), magic_bits)), magic52),  \
+            _mm256_set1_pd(2097152.0)),                                                                          \
+        _mm256_sub_pd(                                                                                           \
             _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(w, 11), low21), magic_bits)), \
             magic52))
 #define RELUCORE_EQ(v) _mm256_and_pd(_mm256_cmp_pd(qq, _mm256_set1_pd(v), _CMP_EQ_OQ), one)
@@ -185,9 +191,11 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
         const __m256d q = _mm256_mul_pd(t, t);
         const __m256d p = horner_avx2(q, log_coefficients);
         const __m256d two = _mm256_set1_pd(2.0);
-        const __m256d logm = _mm256_add_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(q, p)));
-        const __m256d lg = _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(6.93147180369123816490e-01)),
-                                         _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(1.90821492927058770002e-10)), logm));
+        const __m256d logm =
+            _mm256_add_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(_mm256_mul_pd(two, t), _mm256_mul_pd(q, p)));
+        const __m256d lg =
+            _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(6.93147180369123816490e-01)),
+                          _mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(1.90821492927058770002e-10)), logm));
         const __m256d r = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), lg));
         // sincos(2 pi u2) (bm_sincos_2pi)
         const __m256d mg = _mm256_set1_pd(6755399441055744.0);

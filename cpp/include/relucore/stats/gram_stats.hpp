@@ -14,12 +14,12 @@
 namespace relucore {
 
 struct GramStatistics {
-    double mu_max = 0.0;        // mu_1(K), the largest eigenvalue
-    double mu_min = 0.0;        // mu_n(K), the smallest eigenvalue
-    double deviation = 0.0;     // || K / norm1 - I ||_2
-    double offdiag_ratio = 0.0; // max_{i != j} |K_ij| / min_i K_ii
-    double max_offdiag = 0.0;   // max_{i != j} |K_ij|
-    double min_diag = 0.0;      // min_i K_ii
+    double mu_max = 0.0;         // mu_1(K), the largest eigenvalue
+    double mu_min = 0.0;         // mu_n(K), the smallest eigenvalue
+    double deviation = 0.0;      // || K / norm1 - I ||_2
+    double offdiag_ratio = 0.0;  // max_{i != j} |K_ij| / min_i K_ii
+    double max_offdiag = 0.0;    // max_{i != j} |K_ij|
+    double min_diag = 0.0;       // min_i K_ii
 };
 
 // norm1 is ||lambda||_1 (E K_ii); the deviation uses the extreme eigenvalues,

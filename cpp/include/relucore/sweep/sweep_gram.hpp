@@ -101,23 +101,23 @@ inline void extreme_eigenvalues(ConstMatrixRef K, double& mu_max, double& mu_min
 }
 
 struct GramTrialSettings {
-    double sign = 1.0;        // outer weight s of the neuron
-    double eps = 0.0;         // positive-init offset; 0: y_min / (C_alpha m)
+    double sign = 1.0;  // outer weight s of the neuron
+    double eps = 0.0;   // positive-init offset; 0: y_min / (C_alpha m)
     double C_alpha = defaults::C_alpha;
-    double eta = 0.0;         // step; 0: 1 / (s^2 mu_1(K))
-    double tol = -1.0;        // gradient tolerance; < 0: tol_factor sqrt(mu_1) ||y||
+    double eta = 0.0;   // step; 0: 1 / (s^2 mu_1(K))
+    double tol = -1.0;  // gradient tolerance; < 0: tol_factor sqrt(mu_1) ||y||
     std::int64_t max_steps = defaults::steps;
     double max_condition = defaults::max_condition;
-    bool minnorm = true;      // solve for w* and the gap
-    double norm1 = 1.0;       // ||lambda||_1, for the normalised gap
+    bool minnorm = true;  // solve for w* and the gap
+    double norm1 = 1.0;   // ||lambda||_1, for the normalised gap
 };
 
 enum class GramTrialError : int {
     none = 0,
-    ill_conditioned = 1,    // cond(K) > max_condition or K not positive definite
-    minnorm_failed = 2,     // the QP solver did not finish
-    minnorm_singular = 3,   // K numerically singular for minnorm (Cholesky pivot test)
-    not_finite = 4,         // the starting point is not finite
+    ill_conditioned = 1,   // cond(K) > max_condition or K not positive definite
+    minnorm_failed = 2,    // the QP solver did not finish
+    minnorm_singular = 3,  // K numerically singular for minnorm (Cholesky pivot test)
+    not_finite = 4,        // the starting point is not finite
 };
 
 struct GramTrialResult {
@@ -156,9 +156,9 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
         return out;
     }
     out.eta = st.eta > 0 ? st.eta : 1.0 / (st.sign * st.sign * out.mu1);
-    out.tol = st.tol >= 0 ? st.tol
-                          : std::max(defaults::tol_factor * std::sqrt(out.mu1) * y.norm(),
-                                     std::numeric_limits<double>::min());
+    out.tol = st.tol >= 0
+                  ? st.tol
+                  : std::max(defaults::tol_factor * std::sqrt(out.mu1) * y.norm(), std::numeric_limits<double>::min());
     GDSettings s;
     s.eta = out.eta;
     s.tol = out.tol;
@@ -166,9 +166,8 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
     const Vector outer = Vector::Constant(1, st.sign);
     DualGD engine(K, y, outer, alpha0, beta0, s);
     out.run = engine.run(nullptr);
-    if (out.run.status != Status::diverged &&
-        !(engine.alpha().allFinite() && engine.beta().allFinite() && std::isfinite(out.run.loss) &&
-          std::isfinite(out.run.grad_norm)))
+    if (out.run.status != Status::diverged && !(engine.alpha().allFinite() && engine.beta().allFinite() &&
+                                                std::isfinite(out.run.loss) && std::isfinite(out.run.grad_norm)))
         out.run.status = Status::diverged;
     if (!st.minnorm) return out;
     // relucore.minnorm's positive-definiteness test on the Cholesky factor.
@@ -184,8 +183,8 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
     }
     const MinNorm1Result mn = minnorm_single_gram(K, y, st.sign);
     out.qp_status = mn.status;
-    out.certificate = std::max(std::max(mn.stationarity, mn.primal_feasibility),
-                               std::max(mn.dual_feasibility, mn.complementarity));
+    out.certificate =
+        std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
     if (mn.status != 0) {
         out.error = GramTrialError::minnorm_failed;
         return out;

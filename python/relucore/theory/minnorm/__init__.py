@@ -8,14 +8,15 @@ the prediction coordinates ``beta_k = X w_k`` with objective
 ``1/2 sum_k beta_k^T K^{-1} beta_k`` (:mod:`.patterns`), and the global optimum is
 found by an exact branch and bound over the patterns (:mod:`.search`).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 
-from relucore._validation import as_float_array, check_int
 from relucore._inputs import gram_of, single_problem
+from relucore._validation import as_float_array, check_int
 from relucore.theory.minnorm.linalg import check_pd
 from relucore.theory.minnorm.results import KKTCertificate, MinNormSolution, SearchCertificate
 from relucore.theory.minnorm.search import minnorm_multi

@@ -1,4 +1,5 @@
 """Gram-space linear algebra of the minimum-norm problems: the Cholesky factor of K and solves with it."""
+
 from __future__ import annotations
 
 import numpy as np

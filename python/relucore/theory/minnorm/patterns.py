@@ -1,6 +1,7 @@
 """Activation patterns of several neurons (Lai et al. 2026, Lemma 4, program (9), eq. (52)):
 the admissible pieces of each example, the convex QP of a (partial) pattern, and the KKT
 certificate of a solved pattern."""
+
 from __future__ import annotations
 
 import itertools
@@ -13,8 +14,15 @@ from relucore import _core
 from relucore.theory.minnorm.linalg import knorm
 from relucore.theory.minnorm.results import KKTCertificate
 
-__all__ = ["admissible_pieces", "PatternQP", "violations", "pattern_of", "certificate_multi", "lemma4_partition",
-           "structured_pattern"]
+__all__ = [
+    "admissible_pieces",
+    "PatternQP",
+    "violations",
+    "pattern_of",
+    "certificate_multi",
+    "lemma4_partition",
+    "structured_pattern",
+]
 
 
 def admissible_pieces(yi: float, signs: np.ndarray) -> List[Tuple[int, ...]]:
@@ -57,7 +65,7 @@ class PatternQP:
         m, n = self.m, self.n
         H = np.zeros((m * n, m * n))
         for k in range(m):
-            H[k * n:(k + 1) * n, k * n:(k + 1) * n] = Kinv
+            H[k * n : (k + 1) * n, k * n : (k + 1) * n] = Kinv
         self.H = H
         self.c = np.zeros(m * n)
         self.nsolves = 0
@@ -114,8 +122,19 @@ class PatternQP:
         info = _core.qp_primal(self.H, self.c, np.ascontiguousarray(E), e, lower, upper, z, state, nu, r)
         self.nsolves += 1
         obj = 0.5 * float(z @ self.H @ z)
-        return {"z": z, "nu": nu, "r": r, "state": state, "E": E, "lower": lower, "upper": upper, "_e": e,
-                "status": int(info["status"]), "iterations": int(info["primal_iterations"]), "objective": obj}
+        return {
+            "z": z,
+            "nu": nu,
+            "r": r,
+            "state": state,
+            "E": E,
+            "lower": lower,
+            "upper": upper,
+            "_e": e,
+            "status": int(info["status"]),
+            "iterations": int(info["primal_iterations"]),
+            "objective": obj,
+        }
 
     def solve_fast(self, pieces: Sequence[Optional[Tuple[int, ...]]]):
         """Same optimum as :meth:`solve`, faster: equality rows of pieces with at most two active
@@ -234,14 +253,18 @@ def certificate_multi(res: dict, K: np.ndarray, Kinv: np.ndarray, X, signs, y, m
         stat = knorm(K, alpha - phi) / max(knorm(K, alpha), 1e-300)
     ymax = max(float(np.max(np.abs(y))), 1e-300)
     eq = float(np.max(np.abs(E @ z - res["_e"]), initial=0.0)) if E.size else 0.0
-    bnd = float(np.max(np.maximum(lower - z, 0.0), initial=0.0)) + float(np.max(np.maximum(z - upper, 0.0), initial=0.0))
+    bnd = float(np.max(np.maximum(lower - z, 0.0), initial=0.0)) + float(
+        np.max(np.maximum(z - upper, 0.0), initial=0.0)
+    )
     fitres = float(np.max(violations(beta, y, signs)))
     primal = max(eq, bnd, fitres) / ymax
     mscale = max(float(np.max(np.abs(np.concatenate([rho, nu]))) if (rho.size + nu.size) else 0.0), 1e-300)
     dual = float(np.max(wrong, initial=0.0)) / mscale
     slack = np.where(np.isfinite(lower), z - np.where(np.isfinite(lower), lower, 0.0), 0.0)
     slack_u = np.where(np.isfinite(upper), np.where(np.isfinite(upper), upper, 0.0) - z, 0.0)
-    comp = float(np.max(np.maximum(np.abs(np.maximum(rho, 0.0) * slack), np.abs(np.minimum(rho, 0.0) * slack_u)), initial=0.0))
+    comp = float(
+        np.max(np.maximum(np.abs(np.maximum(rho, 0.0) * slack), np.abs(np.minimum(rho, 0.0) * slack_u)), initial=0.0)
+    )
     comp /= max(mscale * ymax, 1e-300)
     return KKTCertificate(stat, primal, dual, comp)
 

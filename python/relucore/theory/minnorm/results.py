@@ -1,4 +1,5 @@
 """Result classes of :func:`relucore.minnorm`: the solution and its certificates."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,9 +53,22 @@ def _search_title(c: "SearchCertificate") -> str:
     return f"{state}, optimum {c.optimum:.6g}, lower bound {c.lower_bound:.6g}, {c.nodes} nodes"
 
 
-@summarized(title=_search_title, rows=("optimum", "lower_bound", "complete", "n_patterns", "nodes",
-                                       ("pruned", "closed_feasible", "leaves"), "patterns_pruned",
-                                       "patterns_by_symmetry", "min_pruned_bound", "runner_up", "tol"))
+@summarized(
+    title=_search_title,
+    rows=(
+        "optimum",
+        "lower_bound",
+        "complete",
+        "n_patterns",
+        "nodes",
+        ("pruned", "closed_feasible", "leaves"),
+        "patterns_pruned",
+        "patterns_by_symmetry",
+        "min_pruned_bound",
+        "runner_up",
+        "tol",
+    ),
+)
 @dataclasses.dataclass(frozen=True)
 class SearchCertificate:
     """Evidence of global optimality from the branch and bound over activation patterns.
@@ -120,8 +134,10 @@ def _solution_title(s: "MinNormSolution") -> str:
     return sizes(m=m, n=n, d=d) + ("" if d is not None else " (Gram-only)") + f"; {s.kind}"
 
 
-@summarized(title=_solution_title, rows=("message", ("success", "status"), "nit", "objective", "norm", "exact",
-                                         "certificate", "search"))
+@summarized(
+    title=_solution_title,
+    rows=("message", ("success", "status"), "nit", "objective", "norm", "exact", "certificate", "search"),
+)
 @dataclasses.dataclass(frozen=True)
 class MinNormSolution:
     """Minimum-norm solution of ``sum_k s_k relu(w_k^T x_i) = y_i`` (Eq. 7, 8, 52).

@@ -6,6 +6,7 @@ its parent's relaxed optimum), or by trying every pattern (``method="exhaustive"
 tests). When the budget runs out the best candidate is returned as an upper bound together
 with the smallest bound still open.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,8 +46,14 @@ class PatternSearch:
         self.best_val = inc["objective"] if inc["status"] == 0 else np.inf
         self.best = (self.inc_pattern, inc)
         self.runner_up = np.inf
-        self.stats = {"nodes": 1, "pruned": 0, "closed_feasible": 0, "leaves": 1, "patterns_pruned": 0,
-                      "patterns_by_symmetry": 0}
+        self.stats = {
+            "nodes": 1,
+            "pruned": 0,
+            "closed_feasible": 0,
+            "leaves": 1,
+            "patterns_pruned": 0,
+            "patterns_by_symmetry": 0,
+        }
         self.min_pruned = np.inf
         self.complete = True
         self.reasons: List[str] = []
@@ -100,8 +107,9 @@ class PatternSearch:
         while stack:
             partial, parent_lb, classes = stack.pop()
             if self.stats["nodes"] >= self.max_nodes:
-                self._give_up(f"the search budget of {self.max_nodes} QPs was used up", parent_lb,
-                              *(b for _, b, _ in stack))
+                self._give_up(
+                    f"the search budget of {self.max_nodes} QPs was used up", parent_lb, *(b for _, b, _ in stack)
+                )
                 break
             stack.extend(self._visit(partial, parent_lb, classes))
 
@@ -148,7 +156,7 @@ class PatternSearch:
         natural = tuple(int(k) for k in np.flatnonzero(beta[:, worst] > 0))
         canonical = []
         for A in self.pieces_all[worst]:
-            if all(tuple(k for k in C if k in A) == C[:sum(k in A for k in C)] for C in classes):
+            if all(tuple(k for k in C if k in A) == C[: sum(k in A for k in C)] for C in classes):
                 canonical.append(A)
             else:
                 child = list(partial)
@@ -171,20 +179,26 @@ class PatternSearch:
         s = self.stats
         lower_bound = self.best_val if self.complete else min([self.best_val] + self.open_bounds)
         return SearchCertificate(
-            optimum=float(self.best_val), lower_bound=float(lower_bound), complete=self.complete,
-            n_patterns=self.n_patterns, nodes=s["nodes"], pruned=s["pruned"], closed_feasible=s["closed_feasible"],
-            leaves=s["leaves"], patterns_pruned=int(s["patterns_pruned"]),
-            patterns_by_symmetry=int(s["patterns_by_symmetry"]), min_pruned_bound=float(self.min_pruned),
-            runner_up=float(self.runner_up), tol=self.rel,
+            optimum=float(self.best_val),
+            lower_bound=float(lower_bound),
+            complete=self.complete,
+            n_patterns=self.n_patterns,
+            nodes=s["nodes"],
+            pruned=s["pruned"],
+            closed_feasible=s["closed_feasible"],
+            leaves=s["leaves"],
+            patterns_pruned=int(s["patterns_pruned"]),
+            patterns_by_symmetry=int(s["patterns_by_symmetry"]),
+            min_pruned_bound=float(self.min_pruned),
+            runner_up=float(self.runner_up),
+            tol=self.rel,
         )
 
 
 def minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, tol: float) -> MinNormSolution:
     for sg, name in ((1, "positive"), (-1, "negative")):
         if np.any(sg * y > 0) and not np.any(sg * signs > 0):
-            raise ValueError(
-                f"Eq. (52) has no solution: there are {name} labels but no neuron with a {name} sign"
-            )
+            raise ValueError(f"Eq. (52) has no solution: there are {name} labels but no neuron with a {name} sign")
     L = check_pd(K)
     Kinv = kinv(L)
     qp = PatternQP(Kinv, y, signs)
@@ -210,8 +224,7 @@ def _solution(search: PatternSearch, res, X, K, Kinv, L, y, signs) -> MinNormSol
     m, n = signs.size, y.size
     # Report the smallest piece that holds the solution (ties on a boundary
     # such as beta_minus,i = 0 belong to both S1 and S2; S1 is reported).
-    pattern = pattern_of(res["z"].reshape(m, n), y, signs, search.pieces_all,
-                         1e-12 * float(np.max(np.abs(res["z"]))))
+    pattern = pattern_of(res["z"].reshape(m, n), y, signs, search.pieces_all, 1e-12 * float(np.max(np.abs(res["z"]))))
     beta = res["z"].reshape(m, n).copy()
     alpha = ksolve(L, beta.T).T.copy()
     W = None if X is None else alpha @ X
@@ -235,8 +248,19 @@ def _solution(search: PatternSearch, res, X, K, Kinv, L, y, signs) -> MinNormSol
         f"({stats['patterns_pruned']} patterns), {stats['closed_feasible']} closed by a feasible relaxation; {cert}"
     )
     return MinNormSolution(
-        W=W, alpha=alpha, beta=beta_chk if X is not None else beta, signs=signs.copy(),
-        objective=float(0.5 * np.sum(alpha * beta)), active_set=active, partition=lemma4_partition(pattern, y, signs),
-        certificate=cert, search=sc, exact=complete, kind=kind, success=True, status=0 if complete else 1, message=msg,
+        W=W,
+        alpha=alpha,
+        beta=beta_chk if X is not None else beta,
+        signs=signs.copy(),
+        objective=float(0.5 * np.sum(alpha * beta)),
+        active_set=active,
+        partition=lemma4_partition(pattern, y, signs),
+        certificate=cert,
+        search=sc,
+        exact=complete,
+        kind=kind,
+        success=True,
+        status=0 if complete else 1,
+        message=msg,
         nit=stats["nodes"],
     )

@@ -1,4 +1,5 @@
 """One neuron (Lai et al. 2026, eq. (7), Lemma 3): the dual bound-constrained QP solved in C++."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,10 +40,13 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
         wn = max(knorm(K, alpha), 1e-300)
         stat = knorm(K, alpha[0] - phi) / wn
     pred = beta[0]
-    primal = max(
-        float(np.max(np.abs(pred[fit] - t[fit]), initial=0.0)),
-        float(np.max(np.maximum(pred[~fit], 0.0), initial=0.0)),
-    ) / ymax
+    primal = (
+        max(
+            float(np.max(np.abs(pred[fit] - t[fit]), initial=0.0)),
+            float(np.max(np.maximum(pred[~fit], 0.0), initial=0.0)),
+        )
+        / ymax
+    )
     mscale = max(float(np.max(np.abs(z))), 1e-300)
     dual = float(np.max(np.maximum(-mu, 0.0), initial=0.0)) / mscale
     comp = float(np.max(np.abs(mu * pred) * (~fit), initial=0.0)) / max(mscale * ymax, 1e-300)
@@ -58,7 +62,19 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
         else f"active-set solver failed (status {status}); {cert}"
     )
     return MinNormSolution(
-        W=W, alpha=alpha, beta=beta, signs=np.array([s]), objective=obj, active_set=active, partition=None,
-        certificate=cert, search=None, exact=ok, kind="exact" if ok else "failed", success=ok, status=status,
-        message=msg, nit=int(info["block_iterations"]) + int(info["primal_iterations"]),
+        W=W,
+        alpha=alpha,
+        beta=beta,
+        signs=np.array([s]),
+        objective=obj,
+        active_set=active,
+        partition=None,
+        certificate=cert,
+        search=None,
+        exact=ok,
+        kind="exact" if ok else "failed",
+        success=ok,
+        status=status,
+        message=msg,
+        nit=int(info["block_iterations"]) + int(info["primal_iterations"]),
     )
