@@ -4,6 +4,7 @@
 #include <string>
 
 #include "relucore/core/parallel.hpp"
+#include "relucore/version.hpp"
 
 namespace py = pybind11;
 
@@ -17,7 +18,7 @@ void bind_defaults(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
-    m.attr("__version__") = RELUCORE_VERSION;
+    m.attr("__version__") = RELUCORE_VERSION_STRING;
     m.attr("has_openmp") = relucore::has_openmp();
     m.attr("_pybind11_version") = std::to_string(PYBIND11_VERSION_MAJOR) + "." +
                                   std::to_string(PYBIND11_VERSION_MINOR) + "." + std::to_string(PYBIND11_VERSION_PATCH);

@@ -2,16 +2,34 @@
 // checks the results against docs/math.md §5: with one neuron (s = +1) and the
 // all-positive init, GD converges to the minimum-distance interpolant of the
 // positive examples, w_inf = argmin_{X+ w = y+} ||w - w1||, which stays
-// inactive on the negative examples. Exits non-zero on failure.
+// inactive on the negative examples. It also checks that the version header
+// and the OpenMP choice are the ones the CMake package reported. Exits
+// non-zero on failure.
 #include <relucore/relucore.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#if !defined(RELUCORE_VERSION_MAJOR) || !defined(RELUCORE_VERSION_STRING)
+#error "relucore::core should put the generated relucore/version.hpp on the include path"
+#endif
+static_assert(RELUCORE_VERSION_MAJOR > 0 || RELUCORE_VERSION_MINOR >= 1, "relucore 0.1 or later");
+
 int main() {
+    std::printf("relucore %s (%d.%d.%d), openmp %s\n", RELUCORE_VERSION_STRING, RELUCORE_VERSION_MAJOR,
+                RELUCORE_VERSION_MINOR, RELUCORE_VERSION_PATCH, relucore::has_openmp() ? "on" : "off");
+#if defined(CONSUMER_EXPECTED_VERSION) && defined(CONSUMER_EXPECTED_OPENMP)
+    if (std::strcmp(RELUCORE_VERSION_STRING, CONSUMER_EXPECTED_VERSION) != 0 ||
+        relucore::has_openmp() != bool(CONSUMER_EXPECTED_OPENMP)) {
+        std::printf("consumer FAILED: the package reported relucore %s, OpenMP %d\n", CONSUMER_EXPECTED_VERSION,
+                    int(CONSUMER_EXPECTED_OPENMP));
+        return 1;
+    }
+#endif
     using relucore::Index;
     using relucore::RowMatrix;
     using relucore::Vector;

@@ -1,6 +1,13 @@
 // Umbrella header: everything in relucore's C++ core.
 #pragma once
 
+// relucore/version.hpp (RELUCORE_VERSION_MAJOR/MINOR/PATCH/STRING) is generated
+// by CMake; a build that only adds cpp/include to the include path has no
+// version macros but compiles all the same.
+#if __has_include("relucore/version.hpp")
+#include "relucore/version.hpp"
+#endif
+
 #include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
