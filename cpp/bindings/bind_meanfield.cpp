@@ -29,7 +29,7 @@ RngStream to_stream(int s) {
 
 }  // namespace
 
-void bind_meanfield(py::module_& m) {
+static void bind_meanfield_settings(py::module_& m) {
     py::enum_<OutputScale>(m, "OutputScale")
         .value("inv_n", OutputScale::inv_n)
         .value("inv_sqrt_n", OutputScale::inv_sqrt_n)
@@ -52,7 +52,9 @@ void bind_meanfield(py::module_& m) {
             "key", [](const WeightGDSettings& s) { return py::make_tuple(s.key[0], s.key[1]); },
             [](WeightGDSettings& s, std::pair<std::uint64_t, std::uint64_t> k) { s.key = Key2{k.first, k.second}; })
         .def("validate", &WeightGDSettings::validate);
+}
 
+static void bind_meanfield_runs(py::module_& m) {
     m.def(
         "weight_gd_run",
         [](const CArray<double>& X, const CArray<double>& y, CArray<double> theta, const WeightGDSettings& settings,
@@ -136,7 +138,9 @@ void bind_meanfield(py::module_& m) {
         },
         py::arg("N"), py::arg("P"), py::arg("scale"), py::arg("key0"), py::arg("key1"), py::arg("fixed_outer"),
         "theta_i ~ N(0, scale^2 I) from the generator's init stream (outer weights +-1 when fixed_outer).");
+}
 
+static void bind_meanfield_random_streams(py::module_& m) {
     m.def(
         "philox4x64",
         [](std::array<std::uint64_t, 4> counter, std::array<std::uint64_t, 2> key) {
@@ -170,4 +174,10 @@ void bind_meanfield(py::module_& m) {
         },
         py::arg("key0"), py::arg("key1"), py::arg("step"), py::arg("neuron"), py::arg("stream"), py::arg("count"),
         "The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.");
+}
+
+void bind_meanfield(py::module_& m) {
+    bind_meanfield_settings(m);
+    bind_meanfield_runs(m);
+    bind_meanfield_random_streams(m);
 }

@@ -138,7 +138,7 @@ void bind_gram_trial_settings(py::module_& m) {
 
 }  // namespace
 
-void bind_sweep(py::module_& m) {
+static void bind_seeds_and_sampler(py::module_& m) {
     m.def(
         "seed_keys",
         [](const CArray<std::uint32_t>& entropy, const CArray<std::uint32_t>& prefix,
@@ -191,7 +191,9 @@ void bind_sweep(py::module_& m) {
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
         "K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the "
         "raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).");
+}
 
+static void bind_minnorm_and_gram_trials(py::module_& m) {
     m.def(
         "minnorm1_batch",
         [](const CArray<double>& K, const CArray<double>& y, double sign, CArray<double> z, CArray<double> f,
@@ -263,4 +265,9 @@ void bind_sweep(py::module_& m) {
         "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
         "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
         "(a GramTrialError code, 0: none).");
+}
+
+void bind_sweep(py::module_& m) {
+    bind_seeds_and_sampler(m);
+    bind_minnorm_and_gram_trials(m);
 }

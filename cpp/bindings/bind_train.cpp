@@ -142,7 +142,7 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
 
 }  // namespace
 
-void bind_train(py::module_& m) {
+static void bind_model_settings_and_dual_runs(py::module_& m) {
     py::enum_<Activation>(m, "Activation").value("relu", Activation::relu).value("leaky_relu", Activation::leaky_relu);
     py::enum_<Loss> loss_enum(m, "Loss");
     for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
@@ -207,7 +207,9 @@ void bind_train(py::module_& m) {
         py::arg("history"), py::arg("n_threads") = 0,
         "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in "
         "place.");
+}
 
+static void bind_positive_start(py::module_& m) {
     m.def(
         "positive_start_batch",
         [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, double eps, double C_alpha,
@@ -274,7 +276,9 @@ void bind_train(py::module_& m) {
         py::arg("y"), py::arg("m"), py::arg("C_alpha"),
         "The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) "
         "(relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).");
+}
 
+static void bind_weights_and_dense_runs(py::module_& m) {
     m.def(
         "weights_from_dual_batch",
         [](const CArray<double>& X, const CArray<double>& W0, const CArray<double>& alpha0, const CArray<double>& alpha,
@@ -330,4 +334,10 @@ void bind_train(py::module_& m) {
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
         py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
         "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.");
+}
+
+void bind_train(py::module_& m) {
+    bind_model_settings_and_dual_runs(m);
+    bind_positive_start(m);
+    bind_weights_and_dense_runs(m);
 }

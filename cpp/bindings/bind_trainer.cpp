@@ -109,14 +109,12 @@ py::dict summary_dict(const RunSummary& s) {
 
 }  // namespace
 
-void bind_trainer(py::module_& m) {
-    py::class_<DualTrainer>(m, "DualTrainer",
-                            "One primal-dual GD engine kept between calls (private: use relucore.Trainer).")
-        .def(py::init<const CArray<double>&, const CArray<double>&, const CArray<double>&, const CArray<double>&,
-                      const CArray<double>&, const GDSettings&>(),
-             py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
-             py::arg("alpha0").noconvert(), py::arg("beta0").noconvert(), py::arg("settings"),
-             "Copies K (n, n), y (n), outer (m), alpha0 and beta0 (m, n); evaluates the starting state.")
+static void bind_trainer_construction_and_step(py::class_<DualTrainer>& cls) {
+    cls.def(py::init<const CArray<double>&, const CArray<double>&, const CArray<double>&, const CArray<double>&,
+                     const CArray<double>&, const GDSettings&>(),
+            py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(),
+            py::arg("alpha0").noconvert(), py::arg("beta0").noconvert(), py::arg("settings"),
+            "Copies K (n, n), y (n), outer (m), alpha0 and beta0 (m, n); evaluates the starting state.")
         .def(
             "restore",
             [](DualTrainer& t, std::int64_t steps_taken, const CArray<std::uint8_t>& mask, std::int64_t stable_step) {
@@ -142,60 +140,63 @@ void bind_trainer(py::module_& m) {
                     is_long(static_cast<double>(k) * e.n_neurons() * e.n_samples() * e.n_samples()));
                 return taken;
             },
-            py::arg("k") = 1, "Takes k GD steps with the GIL released (Ctrl-C stops after the current step).")
-        .def(
-            "run",
-            [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
-                DualTrainer::Busy busy(t);
-                if (t.in_run_) throw std::runtime_error("run() cannot be called from its own callback");
-                DualGD& e = t.engine();
-                GDSettings s = e.settings();
-                s.max_steps = max_steps;
-                s.tol = tol;
-                s.validate();
-                e.settings() = s;
-                const double remaining = static_cast<double>(std::max<std::int64_t>(max_steps - e.steps_taken(), 0));
-                RunSummary summary;
-                std::exception_ptr callback_error;
-                // Runs the Python callback with the GIL and without the busy mark,
-                // then takes the mark back (failing if another thread took it).
-                auto call = [&](DualGD&) -> bool {
-                    py::gil_scoped_acquire acquire;
-                    bool stop = true;
-                    t.busy_.store(false);
-                    try {
-                        stop = py::bool_(callback());
-                    } catch (...) {
-                        callback_error = std::current_exception();
-                    }
-                    if (t.busy_.exchange(true) && !callback_error)
-                        callback_error = std::make_exception_ptr(
-                            std::runtime_error("another thread used this Trainer during the run's callback"));
-                    return stop || static_cast<bool>(callback_error);
-                };
-                t.in_run_ = true;
-                try {
-                    run_without_gil(
-                        [&](const std::atomic<bool>* cancel) {
-                            DualTrainer::CancelGuard guard(e, cancel);
-                            if (callback.is_none() || every <= 0)
-                                summary = e.run(nullptr);
-                            else
-                                summary = e.run(nullptr, every, call);
-                        },
-                        is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
-                } catch (...) {
-                    t.in_run_ = false;
-                    throw;
-                }
-                t.in_run_ = false;
-                if (callback_error) std::rethrow_exception(callback_error);
-                return summary_dict(summary);
-            },
-            py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
-            "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
-            "callback() is called with the GIL every `every` steps (it may step or change the trainer) "
-            "and stops the run by returning True.")
+            py::arg("k") = 1, "Takes k GD steps with the GIL released (Ctrl-C stops after the current step).");
+}
+
+static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
+    cls.def(
+           "run",
+           [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
+               DualTrainer::Busy busy(t);
+               if (t.in_run_) throw std::runtime_error("run() cannot be called from its own callback");
+               DualGD& e = t.engine();
+               GDSettings s = e.settings();
+               s.max_steps = max_steps;
+               s.tol = tol;
+               s.validate();
+               e.settings() = s;
+               const double remaining = static_cast<double>(std::max<std::int64_t>(max_steps - e.steps_taken(), 0));
+               RunSummary summary;
+               std::exception_ptr callback_error;
+               // Runs the Python callback with the GIL and without the busy mark,
+               // then takes the mark back (failing if another thread took it).
+               auto call = [&](DualGD&) -> bool {
+                   py::gil_scoped_acquire acquire;
+                   bool stop = true;
+                   t.busy_.store(false);
+                   try {
+                       stop = py::bool_(callback());
+                   } catch (...) {
+                       callback_error = std::current_exception();
+                   }
+                   if (t.busy_.exchange(true) && !callback_error)
+                       callback_error = std::make_exception_ptr(
+                           std::runtime_error("another thread used this Trainer during the run's callback"));
+                   return stop || static_cast<bool>(callback_error);
+               };
+               t.in_run_ = true;
+               try {
+                   run_without_gil(
+                       [&](const std::atomic<bool>* cancel) {
+                           DualTrainer::CancelGuard guard(e, cancel);
+                           if (callback.is_none() || every <= 0)
+                               summary = e.run(nullptr);
+                           else
+                               summary = e.run(nullptr, every, call);
+                       },
+                       is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
+               } catch (...) {
+                   t.in_run_ = false;
+                   throw;
+               }
+               t.in_run_ = false;
+               if (callback_error) std::rethrow_exception(callback_error);
+               return summary_dict(summary);
+           },
+           py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
+           "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
+           "callback() is called with the GIL every `every` steps (it may step or change the trainer) "
+           "and stops the run by returning True.")
         .def(
             "set_labels",
             [](DualTrainer& t, const CArray<double>& y) {
@@ -217,14 +218,17 @@ void bind_trainer(py::module_& m) {
                 const DualGD& e = self.cast<DualTrainer&>().engine();
                 return readonly_view(self, e.alpha().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
             },
-            "Dual coordinates (m, n): a read-only view of the engine's memory, updated in place by every step.")
-        .def_property_readonly(
-            "beta",
-            [](py::object self) {
-                const DualGD& e = self.cast<DualTrainer&>().engine();
-                return readonly_view(self, e.beta().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
-            },
-            "Primal coordinates beta_k = X w_k (m, n): a read-only view, updated in place by every step.")
+            "Dual coordinates (m, n): a read-only view of the engine's memory, updated in place by every step.");
+}
+
+static void bind_trainer_state(py::class_<DualTrainer>& cls) {
+    cls.def_property_readonly(
+           "beta",
+           [](py::object self) {
+               const DualGD& e = self.cast<DualTrainer&>().engine();
+               return readonly_view(self, e.beta().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
+           },
+           "Primal coordinates beta_k = X w_k (m, n): a read-only view, updated in place by every step.")
         .def_property_readonly(
             "mask",
             [](py::object self) {
@@ -276,4 +280,12 @@ void bind_trainer(py::module_& m) {
         .def_property_readonly(
             "settings", [](const DualTrainer& t) { return t.engine().settings(); },
             "A copy of the engine's GDSettings.");
+}
+
+void bind_trainer(py::module_& m) {
+    py::class_<DualTrainer> cls(m, "DualTrainer",
+                                "One primal-dual GD engine kept between calls (private: use relucore.Trainer).");
+    bind_trainer_construction_and_step(cls);
+    bind_trainer_run_and_setters(cls);
+    bind_trainer_state(cls);
 }

@@ -7,6 +7,7 @@
 #include "relucore/gd/run.hpp"
 #include "relucore/random/rng.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -95,5 +96,27 @@ struct WeightGDSummary {
     std::int64_t nit = 0;               // global step count at the end
     Scalar objective = 0;               // L at the final state
 };
+
+// The first step >= u at which the threads must meet: a record, a snapshot,
+// a cancellation check (every check_every steps from start) or the end.
+inline std::int64_t next_sync_step(const WeightGDSettings& settings, const WeightGDRecord* rec, std::int64_t u,
+                                   std::int64_t start, std::int64_t end, std::int64_t check_every) {
+    std::int64_t next = std::min(end, start + ((u - start + check_every - 1) / check_every) * check_every);
+    if (rec) {
+        const std::int64_t k = settings.record_every;
+        if (k > 0 && rec->capacity > 0) next = std::min(next, ((u + k - 1) / k) * k);
+        for (Index s = 0; s < rec->n_snapshots; ++s)
+            if (rec->snapshot_steps[s] >= u) next = std::min(next, rec->snapshot_steps[s]);
+    }
+    return next;
+}
+
+// Whether step t is a record or snapshot step.
+inline bool records_at(const WeightGDSettings& settings, const WeightGDRecord& rec, std::int64_t t) {
+    if (settings.record_every > 0 && t % settings.record_every == 0 && rec.capacity > 0) return true;
+    for (Index s = 0; s < rec.n_snapshots; ++s)
+        if (rec.snapshot_steps[s] == t) return true;
+    return false;
+}
 
 }  // namespace relucore

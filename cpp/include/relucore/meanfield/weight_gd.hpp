@@ -17,16 +17,9 @@
 //     L_B = (1/|B|) sum_{j in B} (h(x_j) - y_j)^2 + (lambda/N) sum_i ||theta_i||^2,
 //
 // i.e. plain SGD with step s on the sampled objective plus Gaussian noise of
-// temperature T = 1/beta (xi_i ~ N(0, I) on the trained coordinates). Written
-// out for the mean-field scale kappa = 1/N this is the paper's update
-//
-//     theta_i <- theta_i - (s/N) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
-//                + sqrt(4 (s/N) / beta) xi_i,
-//
-// the Euler-Maruyama discretisation, with time step s/N, of the Langevin
-// dynamics d theta = -2 grad Psi dt + sqrt(4/beta) dB whose law solves the
-// paper's Wasserstein flow (drift 2 grad Psi, diffusion 2/beta). The paper's
-// "step size s_N = 1e-3" at N = 1000 is s = 1 here. grad sigma uses the strict
+// temperature T = 1/beta (xi_i ~ N(0, I) on the trained coordinates): the
+// Euler-Maruyama step of the paper's Langevin dynamics (docs/math.md §11 derives
+// it; s = 1 at N = 1000 is the paper's s_N = 1e-3). grad sigma uses the strict
 // ReLU derivative 1[w^T x + b > 0].
 //
 // Randomness (the batch of step t, the noise of neuron i at step t, the
@@ -319,25 +312,11 @@ private:
         return tb;
     }
 
-    // The first step >= u at which the threads must meet: a record, a
-    // snapshot, a cancellation check or the end.
     std::int64_t next_event(std::int64_t u, std::int64_t start, std::int64_t end, const WeightGDRecord* rec) const {
-        std::int64_t next = std::min(end, start + ((u - start + kCheckEvery - 1) / kCheckEvery) * kCheckEvery);
-        if (rec) {
-            const std::int64_t k = settings_.record_every;
-            if (k > 0 && rec->capacity > 0) next = std::min(next, ((u + k - 1) / k) * k);
-            for (Index s = 0; s < rec->n_snapshots; ++s)
-                if (rec->snapshot_steps[s] >= u) next = std::min(next, rec->snapshot_steps[s]);
-        }
-        return next;
+        return next_sync_step(settings_, rec, u, start, end, kCheckEvery);
     }
 
-    bool wants_record(const WeightGDRecord& rec, std::int64_t t) const {
-        if (settings_.record_every > 0 && t % settings_.record_every == 0 && rec.capacity > 0) return true;
-        for (Index s = 0; s < rec.n_snapshots; ++s)
-            if (rec.snapshot_steps[s] == t) return true;
-        return false;
-    }
+    bool wants_record(const WeightGDRecord& rec, std::int64_t t) const { return records_at(settings_, rec, t); }
 
     void record(WeightGDRecord& rec, std::int64_t t, bool final_state = false) {
         const bool hist = (final_state || (settings_.record_every > 0 && t % settings_.record_every == 0));

@@ -137,6 +137,48 @@ inline Vector reduced_gradient(const Eigen::Ref<const RowMatrix>& H, const Eigen
     return r;
 }
 
+// The working-set entry whose multiplier has the wrong sign by more than threshold, most of all (-1: none).
+inline Index most_violated_bound(const std::vector<signed char>& state, const Vector& r, double threshold) {
+    Index worst = -1;
+    double worst_val = threshold;
+    for (Index j = 0; j < static_cast<Index>(state.size()); ++j) {
+        double v = 0.0;
+        if (state[j] < 0)
+            v = -r[j];
+        else if (state[j] > 0)
+            v = r[j];
+        if (v > worst_val) {
+            worst_val = v;
+            worst = j;
+        }
+    }
+    return worst;
+}
+
+// Ratio test: shortens tau (<= 1 on entry) to the first bound a free variable hits along step.
+inline void longest_feasible_step(const Vector& step, const Vector& z, const Vector& lower, const Vector& upper,
+                                  const std::vector<signed char>& state, double& tau, Index& block,
+                                  signed char& block_side) {
+    for (Index j = 0; j < step.size(); ++j) {
+        if (state[j] != 0) continue;
+        if (step[j] < 0 && std::isfinite(lower[j])) {
+            const double t = (lower[j] - z[j]) / step[j];
+            if (t < tau) {
+                tau = t;
+                block = j;
+                block_side = -1;
+            }
+        } else if (step[j] > 0 && std::isfinite(upper[j])) {
+            const double t = (upper[j] - z[j]) / step[j];
+            if (t < tau) {
+                tau = t;
+                block = j;
+                block_side = 1;
+            }
+        }
+    }
+}
+
 }  // namespace detail
 
 // Primal active-set method from a feasible z (E z = e, bounds), with the given
@@ -186,19 +228,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
             gscale = std::max(gscale, (r - (H * z - c)).cwiseAbs().maxCoeff());
             gscale = std::max(gscale, (H * z).cwiseAbs().maxCoeff());
             // Release the working bound whose multiplier has the wrong sign by the most.
-            Index worst = -1;
-            double worst_val = s.tol * gscale;
-            for (Index j = 0; j < n; ++j) {
-                double v = 0.0;
-                if (state[j] < 0)
-                    v = -r[j];
-                else if (state[j] > 0)
-                    v = r[j];
-                if (v > worst_val) {
-                    worst_val = v;
-                    worst = j;
-                }
-            }
+            const Index worst = detail::most_violated_bound(state, r, s.tol * gscale);
             if (worst < 0) {
                 out.z = z;
                 out.nu = nu;
@@ -214,24 +244,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         double tau = 1.0;
         Index block = -1;
         signed char block_side = 0;
-        for (Index j = 0; j < n; ++j) {
-            if (state[j] != 0) continue;
-            if (step[j] < 0 && std::isfinite(lower[j])) {
-                const double t = (lower[j] - z[j]) / step[j];
-                if (t < tau) {
-                    tau = t;
-                    block = j;
-                    block_side = -1;
-                }
-            } else if (step[j] > 0 && std::isfinite(upper[j])) {
-                const double t = (upper[j] - z[j]) / step[j];
-                if (t < tau) {
-                    tau = t;
-                    block = j;
-                    block_side = 1;
-                }
-            }
-        }
+        detail::longest_feasible_step(step, z, lower, upper, state, tau, block, block_side);
         tau = std::max(tau, 0.0);
         z += tau * step;
         if (block >= 0) {
