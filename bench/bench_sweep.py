@@ -206,11 +206,15 @@ def fmt(x):
     return f"{x:,.0f}" if x >= 100 else (f"{x:.1f}" if x >= 1 else f"{x:.3g}")
 
 
-def main():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["ratios", "threads", "breakdown", "flat"], help="run one section")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
     q = args.quick
     print(
         f"# relucore {relucore.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
@@ -220,129 +224,145 @@ def main():
     sweep_rate(10, 1000, 4, use_gram=False)  # warm up (imports, first calls)
     sweep_rate(10, 1000, 4, use_gram=True)
     print(f"# machine: numpy normal variates {normal_rate / 1e6:.0f} M/s, BLAS GEMM {gemm / 1e9:.1f} GFLOP/s")
-
     if args.only in (None, "ratios"):
-        section(
-            "trials per second (1 thread each)",
-            [
-                "n",
-                "d",
-                "numpy",
-                "relucore X",
-                "relucore K",
-                "X / numpy",
-                "K / numpy",
-                "sampling floor X",
-                "mean gap, numpy draws",
-                "mean gap, relucore draws",
-            ],
-        )
-        for n, d in SIZES:
-            tn = 2 if d >= 100_000 else (4 if q else 10)
-            tx = 4 if d >= 100_000 else (16 if q else 64)
-            tk = 256 if q else 2048
-            r_np, gaps = numpy_rate(n, d, tn)
-            r_x, tab = sweep_rate(n, d, tx, use_gram=False)
-            r_k, _ = sweep_rate(n, d, tk, use_gram=True)
-            floor = normal_rate / (n * d)
-            print(
-                f"| {n} | {d:.0e} | {fmt(r_np)} | {fmt(r_x)} | {fmt(r_k)} | {r_x / r_np:.1f} | {r_k / r_np:,.0f} | "
-                f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |",
-                flush=True,
-            )
-
+        ratios_section(q, normal_rate)
     if args.only in (None, "threads"):
-        section(
-            "thread scaling (trials/s)",
-            [
-                "n",
-                "d",
-                "mode",
-                "1 thread",
-                "2 threads (in-process)",
-                "x",
-                "CPU ms/trial 1 -> 2 threads",
-                "cores obtained 1 -> 2 threads",
-                "2 spawned workers",
-                "x",
-            ],
-        )
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
-            for n, d, use_gram, trials in [
-                (40, 10_000, False, 32 if q else 96),
-                (40, 100_000, True, 256 if q else 1024),
-                (10, 1_000, True, 512 if q else 2048),
-            ]:
-                r1, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=1)
-                c1 = sweep_rate.cpu_ms
-                r2, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=2)
-                c2 = sweep_rate.cpu_ms
-                sweep_rate(n, d, 8, use_gram=use_gram, executor=ex1, batch_size=4)  # warm the workers
-                sweep_rate(n, d, 8, use_gram=use_gram, executor=ex2, batch_size=4)
-                bs = max(1, trials // 8)
-                p1, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex1, batch_size=bs)
-                p2, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex2, batch_size=bs)
-                mode = "K" if use_gram else "X"
-                print(
-                    f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {c1:.3g} -> {c2:.3g} | "
-                    f"{c1 * r1 / 1e3:.2f} -> {c2 * r2 / 1e3:.2f} | "
-                    f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |",
-                    flush=True,
-                )
-
+        threads_section(q)
     if args.only in (None, "breakdown"):
-        section(
-            "where the time goes (ms per trial, 1 thread)",
-            [
-                "n",
-                "d",
-                "who",
-                "sampling",
-                "K",
-                "prepare",
-                "GD",
-                "QP",
-                "gram_stats",
-                "total",
-                "floor: normals",
-                "floor: K (GEMM)",
-            ],
+        breakdown_section(normal_rate, gemm)
+    if args.only in (None, "flat"):
+        flat_section(q)
+
+
+def ratios_section(q, normal_rate):
+    """Trials per second of the numpy peer and relucore (X and K), one thread each."""
+    section(
+        "trials per second (1 thread each)",
+        [
+            "n",
+            "d",
+            "numpy",
+            "relucore X",
+            "relucore K",
+            "X / numpy",
+            "K / numpy",
+            "sampling floor X",
+            "mean gap, numpy draws",
+            "mean gap, relucore draws",
+        ],
+    )
+    for n, d in SIZES:
+        tn = 2 if d >= 100_000 else (4 if q else 10)
+        tx = 4 if d >= 100_000 else (16 if q else 64)
+        tk = 256 if q else 2048
+        r_np, gaps = numpy_rate(n, d, tn)
+        r_x, tab = sweep_rate(n, d, tx, use_gram=False)
+        r_k, _ = sweep_rate(n, d, tk, use_gram=True)
+        floor = normal_rate / (n * d)
+        print(
+            f"| {n} | {d:.0e} | {fmt(r_np)} | {fmt(r_x)} | {fmt(r_k)} | {r_x / r_np:.1f} | {r_k / r_np:,.0f} | "
+            f"{fmt(floor)} | {np.mean(gaps):.4g} | {tab['gap'].mean():.4g} |",
+            flush=True,
         )
-        for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
-            trials = (4 if d >= 100_000 else 32) if not use_gram else 2048
-            parts, nit = breakdown(n, d, trials, use_gram)
-            r, _ = sweep_rate(n, d, trials, use_gram=use_gram, gram_stats=True)
-            floor_rng = (n * n if use_gram else n * d) / normal_rate
-            floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
-            cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())
-            who = "relucore K" if use_gram else "relucore X"
+
+
+def threads_section(q):
+    """In-process n_threads 1 vs 2, and 1 vs 2 spawned worker processes."""
+    section(
+        "thread scaling (trials/s)",
+        [
+            "n",
+            "d",
+            "mode",
+            "1 thread",
+            "2 threads (in-process)",
+            "x",
+            "CPU ms/trial 1 -> 2 threads",
+            "cores obtained 1 -> 2 threads",
+            "2 spawned workers",
+            "x",
+        ],
+    )
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=ctx) as ex1, ProcessPoolExecutor(2, mp_context=ctx) as ex2:
+        for n, d, use_gram, trials in [
+            (40, 10_000, False, 32 if q else 96),
+            (40, 100_000, True, 256 if q else 1024),
+            (10, 1_000, True, 512 if q else 2048),
+        ]:
+            r1, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=1)
+            c1 = sweep_rate.cpu_ms
+            r2, _ = sweep_rate(n, d, trials, use_gram=use_gram, n_threads=2)
+            c2 = sweep_rate.cpu_ms
+            sweep_rate(n, d, 8, use_gram=use_gram, executor=ex1, batch_size=4)  # warm the workers
+            sweep_rate(n, d, 8, use_gram=use_gram, executor=ex2, batch_size=4)
+            bs = max(1, trials // 8)
+            p1, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex1, batch_size=bs)
+            p2, _ = sweep_rate(n, d, trials, use_gram=use_gram, executor=ex2, batch_size=bs)
+            mode = "K" if use_gram else "X"
             print(
-                f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | {1e3 * floor_k:.3g} |",
+                f"| {n} | {d:.0e} | {mode} | {fmt(r1)} | {fmt(r2)} | {r2 / r1:.2f} | {c1:.3g} -> {c2:.3g} | "
+                f"{c1 * r1 / 1e3:.2f} -> {c2 * r2 / 1e3:.2f} | "
+                f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} |",
                 flush=True,
             )
-            if not use_gram or d == 100_000:
-                nt = 2 if d >= 100_000 else 8
-                times = {}
-                rng = np.random.default_rng(1)
-                t0 = time.perf_counter()
-                for _ in range(nt):
-                    numpy_trial(n, d, rng, times=times)
-                tot = (time.perf_counter() - t0) / nt
-                c = {k: f"{1e3 * v / nt:.3g}" for k, v in times.items()}
-                print(
-                    f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
-                    f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |",
-                    flush=True,
-                )
 
-    if args.only in (None, "flat"):
-        section("Gram-mode trial time against d (n = 40, 1 thread)", ["d", "ms per trial", "relative to d = 1e3"])
-        base = None
-        for d in [10**3, 10**5, 10**7, 10**9]:
-            r, _ = sweep_rate(40, d, 256 if q else 2048, use_gram=True)
-            base = base or 1e3 / r
-            print(f"| {d:.0e} | {1e3 / r:.3g} | {1e3 / r / base:.2f} |", flush=True)
+
+def breakdown_section(normal_rate, gemm):
+    """Milliseconds per trial of each stage, relucore and the numpy peer, against the machine's floors."""
+    section(
+        "where the time goes (ms per trial, 1 thread)",
+        [
+            "n",
+            "d",
+            "who",
+            "sampling",
+            "K",
+            "prepare",
+            "GD",
+            "QP",
+            "gram_stats",
+            "total",
+            "floor: normals",
+            "floor: K (GEMM)",
+        ],
+    )
+    for n, d, use_gram in [(40, 100_000, False), (40, 10_000, False), (40, 100_000, True), (10, 1_000, True)]:
+        trials = (4 if d >= 100_000 else 32) if not use_gram else 2048
+        parts, nit = breakdown(n, d, trials, use_gram)
+        r, _ = sweep_rate(n, d, trials, use_gram=use_gram, gram_stats=True)
+        floor_rng = (n * n if use_gram else n * d) / normal_rate
+        floor_k = 0.0 if use_gram else n * n * d / gemm  # syrk: n^2 d flops
+        cells = " | ".join(f"{1e3 * v:.3g}" for v in parts.values())
+        who = "relucore K" if use_gram else "relucore X"
+        print(
+            f"| {n} | {d:.0e} | {who} | {cells} | {1e3 / r:.3g} | {1e3 * floor_rng:.3g} | {1e3 * floor_k:.3g} |",
+            flush=True,
+        )
+        if not use_gram or d == 100_000:
+            nt = 2 if d >= 100_000 else 8
+            times = {}
+            rng = np.random.default_rng(1)
+            t0 = time.perf_counter()
+            for _ in range(nt):
+                numpy_trial(n, d, rng, times=times)
+            tot = (time.perf_counter() - t0) / nt
+            c = {k: f"{1e3 * v / nt:.3g}" for k, v in times.items()}
+            print(
+                f"| {n} | {d:.0e} | numpy | {c['sampling']} | {c['K']} | | {c['GD']} (incl. init) | {c['QP']} | | "
+                f"{1e3 * tot:.3g} | {1e3 * n * d / normal_rate:.3g} | {1e3 * n * n * d / gemm:.3g} |",
+                flush=True,
+            )
+
+
+def flat_section(q):
+    """Gram-mode trial time from d = 1e3 to 1e9 (independent of d)."""
+    section("Gram-mode trial time against d (n = 40, 1 thread)", ["d", "ms per trial", "relative to d = 1e3"])
+    base = None
+    for d in [10**3, 10**5, 10**7, 10**9]:
+        r, _ = sweep_rate(40, d, 256 if q else 2048, use_gram=True)
+        base = base or 1e3 / r
+        print(f"| {d:.0e} | {1e3 / r:.3g} | {1e3 / r / base:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

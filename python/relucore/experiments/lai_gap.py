@@ -130,6 +130,20 @@ def fig2(
     in_n = col["panel"] == "n"
     iso = (col["panel"] == "lambda") & (col["spectrum"] == "isotropic")
     pl = (col["panel"] == "lambda") & (col["spectrum"] != "isotropic")
+    slopes = _slopes(col, in_n, iso, pl, n_boot, seed)
+    c_implied, lower, upper = _bracket(col)
+    claims = _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, powerlaw_d)
+    fits = slopes["n_minus"], slopes["lambda_isotropic"], slopes["lambda_powerlaw"]
+    fig = _figure(col, in_n, iso, pl, *fits, lower, upper, d_fixed, n_fixed, powerlaw_d)
+    return ExperimentResult("fig2", params, rows, claims, fig, data=dict(slopes=slopes))
+
+
+def _slopes(col, in_n, iso, pl, n_boot: int, seed: int) -> dict:
+    """Fitted log-log slopes with bootstrap intervals: gap against n_- and against ||lambda||_1.
+
+    The power-law fit is ``(nan, (nan, nan))`` when the power-law spectra give fewer than
+    two distinct ``||lambda||_1``.
+    """
     s_n, ci_n = bootstrap_slope(col["n_minus"][in_n], col["gap"][in_n], n_boot=n_boot, rng=seed)
     s_d, ci_d = bootstrap_slope(col["lambda_l1"][iso], col["gap"][iso], n_boot=n_boot, rng=seed + 1)
     lam_all = col["panel"] == "lambda"
@@ -137,14 +151,24 @@ def fig2(
     s_p, ci_p = (np.nan, (np.nan, np.nan))
     if len(set(col["lambda_l1"][pl])) >= 2:
         s_p, ci_p = bootstrap_slope(col["lambda_l1"][pl], col["gap"][pl], n_boot=n_boot, rng=seed + 3)
+    return dict(n_minus=(s_n, ci_n), lambda_isotropic=(s_d, ci_d), lambda_powerlaw=(s_p, ci_p), lambda_all=(s_l, ci_l))
 
-    # The upper bound's constant (16) is explicit; the lower bound's universal C is not, so we
-    # report the smallest C for which every trial satisfies it and draw the bracket with that C.
-    # Bounds are drawn on the normalised scale gap * sqrt(||lambda||_1 / n_-).
+
+def _bracket(col) -> Tuple[float, np.ndarray, np.ndarray]:
+    """The Theorem 2 bracket on the normalised scale ``gap sqrt(||lambda||_1 / n_-)``: (C, lower, upper).
+
+    The upper bound's constant (16) is explicit; the lower bound's universal C is not, so
+    C is the smallest for which every trial satisfies it, and the lower bound is drawn with it.
+    """
     scale = np.sqrt(col["lambda_l1"] / col["n_minus"])
     c_implied = float(np.max((col["thm2_lower_C1"] / col["gap"]) ** 2))
     upper = col["thm2_upper"] * scale
     lower = col["thm2_lower_C1"] / np.sqrt(max(c_implied, 1.0)) * scale
+    return c_implied, lower, upper
+
+
+def _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, powerlaw_d) -> list:
+    """The claims of Fig. 2: the three slopes, Theorem 2's upper bound, a flat normalised gap, convergence."""
     below_upper = col["gap"] <= col["thm2_upper"]
     means = [
         col["normalised_gap"][(col["panel"] == p) & (col["n"] == n) & (col["lambda_l1"] == l)].mean()
@@ -152,7 +176,8 @@ def fig2(
     ]
     spread = max(means) / min(means)
 
-    def slope_claim(name, what, s, ci, target):
+    def slope_claim(name, what, fit, target):
+        s, ci = fit
         return claim(
             name,
             f"log-log slope {target:+.1f} ({what})",
@@ -161,10 +186,15 @@ def fig2(
         )
 
     claims = [
-        slope_claim("slope_n_minus", f"gap vs n_- at d={d_fixed}", s_n, ci_n, 0.5),
-        slope_claim("slope_lambda_isotropic", f"gap vs ||lambda||_1 = d at n={n_fixed}", s_d, ci_d, -0.5),
+        slope_claim("slope_n_minus", f"gap vs n_- at d={d_fixed}", slopes["n_minus"], 0.5),
         slope_claim(
-            "slope_lambda_all", "gap vs ||lambda||_1, isotropic and power-law spectra together", s_l, ci_l, -0.5
+            "slope_lambda_isotropic", f"gap vs ||lambda||_1 = d at n={n_fixed}", slopes["lambda_isotropic"], -0.5
+        ),
+        slope_claim(
+            "slope_lambda_all",
+            "gap vs ||lambda||_1, isotropic and power-law spectra together",
+            slopes["lambda_all"],
+            -0.5,
         ),
         claim(
             "theorem2_upper_bound",
@@ -187,6 +217,7 @@ def fig2(
             bool(col["converged"].all()),
         ),
     ]
+    s_p, ci_p = slopes["lambda_powerlaw"]
     if np.isfinite(s_p):
         claims.insert(
             3,
@@ -197,14 +228,7 @@ def fig2(
                 abs(s_p + 0.5) <= 2 * slope_tolerance,
             ),
         )
-
-    fig = _figure(col, in_n, iso, pl, (s_n, ci_n), (s_d, ci_d), (s_p, ci_p), lower, upper, d_fixed, n_fixed, powerlaw_d)
-    data = dict(
-        slopes=dict(
-            n_minus=(s_n, ci_n), lambda_isotropic=(s_d, ci_d), lambda_powerlaw=(s_p, ci_p), lambda_all=(s_l, ci_l)
-        )
-    )
-    return ExperimentResult("fig2", params, rows, claims, fig, data=data)
+    return claims
 
 
 def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> list:

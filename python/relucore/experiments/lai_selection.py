@@ -12,7 +12,7 @@ init and of examples that were active early and died.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -67,62 +67,84 @@ def fig3(
         seed=seed,
     )
     data_rng, init_rng = child_rngs(seed, 2)
-    # Redraw until at least half the labels are positive: with fewer there is
-    # little to select from (y ~ N(0, 1) as in the caption otherwise).
-    for _ in range(1000):
-        X = data_rng.standard_normal((n, d))
-        y = data_rng.standard_normal(n)
-        if np.sum(y > 0) >= n / 2:
-            break
+    X, y = _data(data_rng, n, d)
     W0 = np.sqrt(init_variance) * init_rng.standard_normal((n_inits, 1, d))
     Xb = np.broadcast_to(X, (n_inits, n, d)).copy()
     yb = np.broadcast_to(y, (n_inits, n)).copy()
     res = train(Xb, yb, init=W0, eta=np.full(n_inits, eta), steps=steps, record=record)
-    yt = np.maximum(y, 0.0)
     rows, subsets, lemma1, mni = [], [], [], []
     for b in range(n_inits):
-        w = res.W[b, 0]
-        S = np.flatnonzero(res.beta[b, 0] > 0)
+        row, S = _init_row(res, X, y, b)
+        rows.append(row)
         subsets.append(tuple(S))
-        w_mni = X[S].T @ np.linalg.solve(X[S] @ X[S].T, yt[S]) if S.size else np.zeros(d)
-        # A recorded state at or after t0: from there GD is linear regression on S (Lemma 1).
-        r = int(res.history.n_records[b])
-        steps_b = res.history.steps[b, :r]
-        j = int(np.searchsorted(steps_b, res.pattern_stable_step[b]))
-        w_t0 = res.W0[b, 0] + (res.history.alpha[b, j, 0] - res.alpha0[b, 0]) @ X
-        w_lemma1 = _project(X, w_t0, S, y[S]) if S.size else w_t0
-        scale = max(np.linalg.norm(w), 1e-300)
-        lemma1.append(float(np.linalg.norm(w - w_lemma1) / scale))
-        mni.append(float(np.linalg.norm(w - w_mni) / np.linalg.norm(w_mni)) if S.size else np.nan)
-
-        # w_GD - w_MNI,S = (I - P_S) w^(t0): split into the init's and the dead examples' memory.
-        def perp(v):
-            return v - X[S].T @ np.linalg.solve(X[S] @ X[S].T, X[S] @ v) if S.size else v
-
-        mem_init = perp(res.W0[b, 0])
-        mem_dead = perp(w_t0 - res.W0[b, 0])
-        norm_mni = np.linalg.norm(w_mni) if S.size else np.nan
-        rows.append(
-            dict(
-                init=b,
-                S=fmt_set(S),
-                size_S=int(S.size),
-                S_within_positives=bool(np.all(y[S] > 0)),
-                final_loss=float(res.loss[b]),
-                converged=bool(res.success[b]),
-                nit=int(res.nit[b]),
-                pattern_stable_step=int(res.pattern_stable_step[b]),
-                dist_lemma1=lemma1[-1],
-                dist_mni_S=mni[-1],
-                init_memory=float(np.linalg.norm(mem_init) / norm_mni),
-                dead_example_memory=float(np.linalg.norm(mem_dead) / norm_mni),
-            )
-        )
-    distinct = sorted(set(subsets))
+        lemma1.append(row["dist_lemma1"])
+        mni.append(row["dist_mni_S"])
     a = 0
     others = [b for b in range(n_inits) if subsets[b] != subsets[a]]
     bsel = others[0] if others else min(1, n_inits - 1)
-    claims = [
+    claims = _claims(res, rows, subsets, lemma1, mni, n_inits, mni_tolerance)
+    fig = _figure(res, X, y, a, bsel, subsets, n, d, eta)
+    return ExperimentResult("fig3", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
+
+
+def _data(rng: np.random.Generator, n: int, d: int) -> Tuple[np.ndarray, np.ndarray]:
+    """``X ~ N(0, I)``, ``y ~ N(0, 1)``, redrawn until at least half the labels are positive.
+
+    With fewer positive labels there is little to select from.
+    """
+    for _ in range(1000):
+        X = rng.standard_normal((n, d))
+        y = rng.standard_normal(n)
+        if np.sum(y > 0) >= n / 2:
+            break
+    return X, y
+
+
+def _init_row(res, X: np.ndarray, y: np.ndarray, b: int) -> Tuple[dict, np.ndarray]:
+    """The table row of init ``b`` and its selected subset S (the examples active at the end)."""
+    d = X.shape[1]
+    yt = np.maximum(y, 0.0)
+    w = res.W[b, 0]
+    S = np.flatnonzero(res.beta[b, 0] > 0)
+    w_mni = X[S].T @ np.linalg.solve(X[S] @ X[S].T, yt[S]) if S.size else np.zeros(d)
+    # A recorded state at or after t0: from there GD is linear regression on S (Lemma 1).
+    r = int(res.history.n_records[b])
+    steps_b = res.history.steps[b, :r]
+    j = int(np.searchsorted(steps_b, res.pattern_stable_step[b]))
+    w_t0 = res.W0[b, 0] + (res.history.alpha[b, j, 0] - res.alpha0[b, 0]) @ X
+    w_lemma1 = _project(X, w_t0, S, y[S]) if S.size else w_t0
+    scale = max(np.linalg.norm(w), 1e-300)
+    lemma1 = float(np.linalg.norm(w - w_lemma1) / scale)
+    mni = float(np.linalg.norm(w - w_mni) / np.linalg.norm(w_mni)) if S.size else np.nan
+
+    # w_GD - w_MNI,S = (I - P_S) w^(t0): split into the init's and the dead examples' memory.
+    def perp(v):
+        return v - X[S].T @ np.linalg.solve(X[S] @ X[S].T, X[S] @ v) if S.size else v
+
+    mem_init = perp(res.W0[b, 0])
+    mem_dead = perp(w_t0 - res.W0[b, 0])
+    norm_mni = np.linalg.norm(w_mni) if S.size else np.nan
+    row = dict(
+        init=b,
+        S=fmt_set(S),
+        size_S=int(S.size),
+        S_within_positives=bool(np.all(y[S] > 0)),
+        final_loss=float(res.loss[b]),
+        converged=bool(res.success[b]),
+        nit=int(res.nit[b]),
+        pattern_stable_step=int(res.pattern_stable_step[b]),
+        dist_lemma1=lemma1,
+        dist_mni_S=mni,
+        init_memory=float(np.linalg.norm(mem_init) / norm_mni),
+        dead_example_memory=float(np.linalg.norm(mem_dead) / norm_mni),
+    )
+    return row, S
+
+
+def _claims(res, rows, subsets, lemma1, mni, n_inits: int, mni_tolerance: float) -> list:
+    """The claims of Fig. 3: distinct subsets, Lemma 1, the caption's linear MNI on S, S positive, convergence."""
+    distinct = sorted(set(subsets))
+    return [
         claim(
             "different_subsets",
             "different random inits select different example subsets S (S != S')",
@@ -158,8 +180,6 @@ def fig3(
             bool(np.all(res.success)),
         ),
     ]
-    fig = _figure(res, X, y, a, bsel, subsets, n, d, eta)
-    return ExperimentResult("fig3", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
 
 
 def _figure(res, X, y, a, b, subsets, n, d, eta):

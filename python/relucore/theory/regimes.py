@@ -222,17 +222,7 @@ def regimes(
         raise TypeError("y is required")
     C_y = check_positive(C_y, "C_y")
     C_alpha = check_positive(C_alpha, "C_alpha")
-    steps, beta, alpha = hist.steps, hist.beta, hist.alpha
-    if result.batched:
-        if problem is None:
-            raise ValueError("result is batched: pass problem=b to choose one problem")
-        b = check_int(problem, "problem", minimum=0)
-        if b >= beta.shape[0]:
-            raise ValueError(f"problem must be < {beta.shape[0]}, got {b}")
-        r = int(hist.n_records[b])
-        steps, beta, alpha = steps[b, :r], beta[b, :r], alpha[b, :r]
-    elif problem not in (None, 0):
-        raise ValueError("problem is only meaningful for a batched result")
+    steps, beta, alpha = _problem_history(result, problem)
     R, m, n = beta.shape
     if R == 0:
         raise ValueError("result.history holds no records")
@@ -240,20 +230,7 @@ def regimes(
     if y.shape[0] != n:
         raise ValueError(f"Found input variables with inconsistent numbers of samples (history: {n}, y: {y.shape[0]})")
     if lambda_l1 is None:
-        if gram is not None:
-            K = as_float_array(gram, "gram", ndim=2)
-            if K.shape != (n, n):
-                raise ValueError(f"gram must have shape ({n}, {n}), got {K.shape}")
-            lambda_l1 = float(np.trace(K)) / n
-        elif X is not None:
-            Xa = as_float_array(X, "X", ndim=2)
-            if Xa.shape[0] != n:
-                raise ValueError(
-                    f"Found input variables with inconsistent numbers of samples (X: {Xa.shape[0]}, y: {n})"
-                )
-            lambda_l1 = float(np.einsum("ij,ij->", Xa, Xa)) / n
-        else:
-            raise TypeError("pass X, gram or lambda_l1 (needed for Lemma 6's thresholds)")
+        lambda_l1 = _estimate_lambda_l1(X, gram, n)
     lambda_l1 = check_positive(lambda_l1, "lambda_l1")
 
     ay = np.abs(y)
@@ -263,14 +240,7 @@ def regimes(
     signs = np.asarray(result.signs, dtype=float)
 
     active = beta > 0
-    h = np.einsum("k,tkn->tn", signs, _activation(beta, result.activation, result.leaky_slope))
-    resid = np.linalg.norm(h - y, axis=1)
-    residual_ok = resid <= C_y * np.linalg.norm(y)
-    # beta_k >= s_k h for s_k = +-1; for general outer weights, neuron k's own share h / s_k.
-    covers = beta >= (h[:, None, :] / signs[None, :, None])
-    agree = (np.sign(signs)[:, None] * y[None, :]) > 0
-    blue = agree[None] & active & covers & residual_ok[:, None, None]
-
+    blue, residual_ok = _primal_stable(result, beta, active, y, signs, C_y)
     red_threshold = y_min / (C_alpha * lambda_l1)
     red_norm_bound = C_alpha * np.sqrt(n) * y_max / lambda_l1
     small = np.linalg.norm(alpha, axis=2) <= red_norm_bound  # (R, m)
@@ -281,18 +251,7 @@ def regimes(
     state = np.full((R, m, n), UNDETERMINED, dtype=np.int8)
     state[red] = DUAL_FROZEN
     state[blue] = PRIMAL_STABLE
-
-    if R > 1:
-        flat = (state[:-1].astype(np.int64) * 3 + state[1:]).reshape(R - 1, -1)
-        offsets = np.arange(R - 1)[:, None] * 9
-        transitions = np.bincount((flat + offsets).ravel(), minlength=9 * (R - 1)).reshape(R - 1, 3, 3)
-        changed = np.any(active[1:] != active[:-1], axis=(1, 2))
-        last = int(np.flatnonzero(changed)[-1]) + 1 if changed.any() else 0
-        l5 = int(np.sum(blue[:-1] & ~active[1:]))
-        l6 = int(np.sum(red[:-1] & (active[:-1] | (alpha[1:] != alpha[:-1]))))
-    else:
-        transitions = np.zeros((0, 3, 3), dtype=np.int64)
-        last, l5, l6 = 0, 0, 0
+    transitions, last, l5, l6 = _transitions(state, active, blue, red, alpha)
     diffs = np.diff(steps)
     record_every = int(diffs[0]) if diffs.size else 1
 
@@ -316,3 +275,63 @@ def regimes(
         red_threshold=float(red_threshold),
         red_norm_bound=float(red_norm_bound),
     )
+
+
+def _problem_history(result, problem: Optional[int]):
+    """The recorded ``(steps, beta, alpha)`` of the run, or of problem ``problem`` of a batched run."""
+    hist = result.history
+    steps, beta, alpha = hist.steps, hist.beta, hist.alpha
+    if result.batched:
+        if problem is None:
+            raise ValueError("result is batched: pass problem=b to choose one problem")
+        b = check_int(problem, "problem", minimum=0)
+        if b >= beta.shape[0]:
+            raise ValueError(f"problem must be < {beta.shape[0]}, got {b}")
+        r = int(hist.n_records[b])
+        steps, beta, alpha = steps[b, :r], beta[b, :r], alpha[b, :r]
+    elif problem not in (None, 0):
+        raise ValueError("problem is only meaningful for a batched result")
+    return steps, beta, alpha
+
+
+def _estimate_lambda_l1(X, gram, n: int) -> float:
+    """``trace(K) / n`` from ``gram`` (preferred) or ``X``, the unbiased estimate of ``||lambda||_1``."""
+    if gram is not None:
+        K = as_float_array(gram, "gram", ndim=2)
+        if K.shape != (n, n):
+            raise ValueError(f"gram must have shape ({n}, {n}), got {K.shape}")
+        return float(np.trace(K)) / n
+    if X is not None:
+        Xa = as_float_array(X, "X", ndim=2)
+        if Xa.shape[0] != n:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples (X: {Xa.shape[0]}, y: {n})")
+        return float(np.einsum("ij,ij->", Xa, Xa)) / n
+    raise TypeError("pass X, gram or lambda_l1 (needed for Lemma 6's thresholds)")
+
+
+def _primal_stable(result, beta, active, y, signs, C_y: float):
+    """Lemma 5's condition per entry, shape (R, m, n), and the risk condition per record, shape (R,)."""
+    h = np.einsum("k,tkn->tn", signs, _activation(beta, result.activation, result.leaky_slope))
+    resid = np.linalg.norm(h - y, axis=1)
+    residual_ok = resid <= C_y * np.linalg.norm(y)
+    # beta_k >= s_k h for s_k = +-1; for general outer weights, neuron k's own share h / s_k.
+    covers = beta >= (h[:, None, :] / signs[None, :, None])
+    agree = (np.sign(signs)[:, None] * y[None, :]) > 0
+    blue = agree[None] & active & covers & residual_ok[:, None, None]
+    return blue, residual_ok
+
+
+def _transitions(state, active, blue, red, alpha):
+    """Regime transition counts, the index of the record the pattern is stable from, and the
+    Lemma 5 and Lemma 6 violation counts."""
+    R = state.shape[0]
+    if R <= 1:
+        return np.zeros((0, 3, 3), dtype=np.int64), 0, 0, 0
+    flat = (state[:-1].astype(np.int64) * 3 + state[1:]).reshape(R - 1, -1)
+    offsets = np.arange(R - 1)[:, None] * 9
+    transitions = np.bincount((flat + offsets).ravel(), minlength=9 * (R - 1)).reshape(R - 1, 3, 3)
+    changed = np.any(active[1:] != active[:-1], axis=(1, 2))
+    last = int(np.flatnonzero(changed)[-1]) + 1 if changed.any() else 0
+    l5 = int(np.sum(blue[:-1] & ~active[1:]))
+    l6 = int(np.sum(red[:-1] & (active[:-1] | (alpha[1:] != alpha[:-1]))))
+    return transitions, last, l5, l6
