@@ -98,7 +98,7 @@ private:
 void bind_gram_trial_settings(py::module_& m) {
     const GramTrialSettings d;
     py::class_<GramTrialSettings>(m, "GramTrialSettings",
-                                  "Settings of one Gram-mode sweep trial (relucore/sweep_gram.hpp); zero or a "
+                                  "Settings of one Gram-mode sweep trial (relucore/sweep/sweep_gram.hpp); zero or a "
                                   "negative value asks for the default rule named on the field.")
         .def(py::init([](double sign, double eps, double C_alpha, double eta, double tol, std::int64_t max_steps,
                          double max_condition, bool minnorm, double norm1) {
