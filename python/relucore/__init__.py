@@ -42,47 +42,20 @@ from relucore.theory.sampling import Dataset, GramDataset, Spectrum, sample, sam
 #: or a registry of experiments that ``import relucore`` should not pay for).
 _LAZY_SUBPACKAGES = ("meanfield", "experiments", "plots", "cli")
 
+# fmt: off
 __all__ = [
     "__version__",
     # gradient descent
-    "train",
-    "Trainer",
-    "TrainOptions",
-    "TrainResult",
-    "History",
-    "DivergenceError",
-    "default_eta",
+    "train", "Trainer", "TrainOptions", "TrainResult", "History", "DivergenceError", "default_eta",
     # theory toolkit
-    "sample",
-    "sample_gram",
-    "sample_gram_batch",
-    "Dataset",
-    "GramDataset",
-    "Spectrum",
-    "gram_stats",
-    "GramStats",
-    "predicted_limit",
-    "check_limit",
-    "LimitCheck",
-    "minnorm",
-    "MinNormSolution",
-    "KKTCertificate",
-    "SearchCertificate",
-    "limit_gap",
-    "normalized_gap",
-    "theorem2_bounds",
-    "theorem4_bounds",
-    "theorem6_bound",
-    "step_constant",
-    "regimes",
-    "Regimes",
-    "training_metrics",
-    "TrainingMetrics",
+    "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
+    "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
+    "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
+    "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics",
     # sweeps
-    "sweep",
-    "save_table",
-    "CheckpointError",
+    "sweep", "save_table", "CheckpointError",
 ]
+# fmt: on
 
 
 def __getattr__(name):

@@ -274,36 +274,20 @@ def run_prepared(
 
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
-    if engine == "dual":
-        return dict(
-            _core.run_dual_batch(
-                K=p.K,
-                y=p.y,
-                outer=p.signs,
-                alpha=alpha,
-                beta=beta,
-                eta=p.eta,
-                tol=p.tol,
-                settings=settings,
-                history=hist,
-                n_threads=n_threads,
-            )
-        )
-    W = p.W0.copy()
-    out = dict(
-        _core.run_dense_batch(
-            X=p.X,
-            y=p.y,
-            outer=p.signs,
-            W=W,
-            alpha=alpha,
-            beta=beta,
-            eta=p.eta,
-            tol=p.tol,
-            settings=settings,
-            history=hist,
-            n_threads=n_threads,
-        )
+    shared = dict(
+        y=p.y,
+        outer=p.signs,
+        alpha=alpha,
+        beta=beta,
+        eta=p.eta,
+        tol=p.tol,
+        settings=settings,
+        history=hist,
+        n_threads=n_threads,
     )
+    if engine == "dual":
+        return dict(_core.run_dual_batch(K=p.K, **shared))
+    W = p.W0.copy()
+    out = dict(_core.run_dense_batch(X=p.X, W=W, **shared))
     out["W"] = W
     return out
