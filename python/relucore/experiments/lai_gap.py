@@ -21,7 +21,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure
+from relucore.experiments._common import child_rngs, claim, figure, progress_bar
 from relucore.gd.train import train
 from relucore.theory.bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
 from relucore.theory.minnorm import minnorm
@@ -233,12 +233,10 @@ def _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, pow
 
 def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> list:
     """One row per setting and trial: the GD gap, its step and the Theorem 2 bracket at that step."""
-    from tqdm.auto import tqdm
-
     rows = []
-    for (panel, n, d, spectrum, kind), rng in tqdm(
-        list(zip(settings, rngs)), desc="fig2", disable=_no_bar(progress), leave=False
-    ):
+    bar = progress_bar(progress, "fig2", len(settings), unit="setting")
+    for (panel, n, d, spectrum, kind), rng in zip(settings, rngs):
+        bar.set_postfix_str(f"panel {panel}: n={n}, d={d}")
         # sample_gram is O(n^3) for the isotropic spectrum; a power law has d distinct
         # eigenvalues, where drawing X (O(n d)) and forming K is the faster route.
         draw = sample_gram if spectrum == "isotropic" else sample
@@ -273,11 +271,9 @@ def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> li
                     y_max=y_max,
                 )
             )
+        bar.update()
+    bar.close()
     return rows
-
-
-def _no_bar(progress) -> Optional[bool]:
-    return None if progress is None else (not progress)
 
 
 def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fixed, powerlaw_d):
