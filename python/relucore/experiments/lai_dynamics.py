@@ -111,7 +111,7 @@ def _draw(res, b, X, y, reg, title):
             beta[:, k, :],
             y=y[b],
             ax=axes[0, k],
-            legend=(k == 0),
+            legend=False,
             targets=False,
             ylabel=rf"$\beta_{{{k},i}}$ (neuron {k}, $s={names[k]}1$)",
             title=f"neuron {k} (s = {res.signs[k]:+g}): primal variables",
@@ -126,6 +126,18 @@ def _draw(res, b, X, y, reg, title):
         legend=False,
         ylabel=r"network output $h(x_i)$",
         title="output h (dotted: labels)",
+    )
+    # The example key goes outside the curves: right of the last panel of the row, whose colours it names.
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[0, m].legend(
+        handles,
+        labels,
+        fontsize=6,
+        title="example",
+        title_fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.03, 1.0),
+        borderaxespad=0.0,
     )
     plot_activation_timeline(
         steps, hist.mask[b, :r], ax=axes[1, m], stable_step=int(res.pattern_stable_step[b]), title="activation pattern"

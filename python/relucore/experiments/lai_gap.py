@@ -277,7 +277,7 @@ def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> li
 
 
 def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fixed, powerlaw_d):
-    from relucore.plots import plot_gap_scaling
+    from relucore.plots import label_log_axis, label_log_ticks, plot_gap_scaling
 
     fig, axes = figure(
         2,
@@ -320,10 +320,7 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
             marker="s",
         )
     ax.set_title(rf"(b) gap vs $\|\lambda\|_1$ at fixed n={n_fixed}", fontsize=9)
-
-    from matplotlib.ticker import NullFormatter
-
-    from relucore.plots import label_log_ticks
+    label_log_axis(ax)
 
     band_label = r"Thm 2 bracket, $C_g = 1/(\eta \|\lambda\|_1)$, smallest valid $C$"
     for ax, series, xkey, xlabel, title in (
@@ -368,7 +365,7 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
         if xkey == "n_minus":
             label_log_ticks(ax, xs)
         else:
-            ax.xaxis.set_minor_formatter(NullFormatter())
+            label_log_axis(ax)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(r"$\|w^{(\infty)} - w^\star\| \sqrt{\|\lambda\|_1 / n_-}$")
         ax.set_title(title, fontsize=9)

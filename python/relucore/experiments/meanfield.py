@@ -323,11 +323,13 @@ def _grid_figure(res, an, st, weight_decay):
     from relucore.plots._style import pyplot
 
     plt = pyplot()
-    fig = plt.figure(figsize=(13.5, 8.6), layout="constrained")
-    ax1 = fig.add_subplot(2, 2, 1)
-    ax2 = fig.add_subplot(2, 2, 2)
-    ax3 = fig.add_subplot(2, 2, 3, projection="3d")
-    ax4 = fig.add_subplot(2, 2, 4)
+    # Three square panels side by side, the objective (a time series) as a wide strip below them.
+    fig = plt.figure(figsize=(14.0, 8.0), layout="constrained")
+    grid = fig.add_gridspec(2, 3, height_ratios=(1.7, 1.0))
+    ax1 = fig.add_subplot(grid[0, 0])
+    ax2 = fig.add_subplot(grid[0, 1])
+    ax3 = fig.add_subplot(grid[0, 2], projection="3d")
+    ax4 = fig.add_subplot(grid[1, :])
     plot_meanfield_function(res, an, ax=ax1)
     ax1.set_title(f"learned h and its {an.kinks.shape[0]} kink lines", fontsize=10)
     plot_meanfield_directions(res, an, ax=ax2)
