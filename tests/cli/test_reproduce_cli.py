@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -100,3 +101,50 @@ def test_old_name_on_the_command_line_warns(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "warning: experiment name 'meanfield_noise' is deprecated" in err and "use 'meanfield-noise'" in err
     assert "unknown experiment 'no-such-figure'" in err
+
+
+@pytest.fixture
+def two_tiny(monkeypatch):
+    """A registry of two tiny experiments; the second records what had been printed and written when it started."""
+    monkeypatch.setattr(_base, "_REGISTRY", {})
+    seen = {}
+
+    def first(*, quick=False, seed=0, progress=None):
+        seen["first_progress"] = progress
+        return ExperimentResult("tiny-first", {}, [{"x": 1}], [Claim("first_claim", "1", "1", True)])
+
+    def second(*, quick=False, seed=0, progress=None):
+        seen["stdout_before_second"] = seen["capsys"].readouterr().out
+        seen["files_before_second"] = sorted(os.listdir(seen["out"]))
+        return ExperimentResult("tiny-second", {}, [{"x": 2}], [Claim("second_claim", "2", "3", False)])
+
+    _base.register("tiny-first", "first")(first)
+    _base.register("tiny-second", "second")(second)
+    return seen
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_claims_stream_as_each_experiment_finishes(two_tiny, tmp_path, capsys, monkeypatch, tty):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    two_tiny.update(capsys=capsys, out=str(tmp_path))
+    assert cli.main(["reproduce", "all", "--out", str(tmp_path)]) == 0
+    before = two_tiny["stdout_before_second"]
+    assert before.startswith("relucore reproduce (full settings, seed 0)")
+    assert "PASS first_claim" in before and "second_claim" not in before
+    # The first experiment's outputs and the summary so far are on disk before the second starts.
+    assert {"tiny-first.csv", "tiny-first.json", "summary.json", "summary.txt"} <= set(two_tiny["files_before_second"])
+    # progress=None (no --no-progress) reaches the experiments as "on a terminal or not".
+    assert two_tiny["first_progress"] is tty
+    captured = capsys.readouterr()
+    assert "FAIL second_claim" in captured.out and "2 experiments" in captured.out
+    assert ("reproduce:" in captured.err) is tty
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [e["name"] for e in summary["experiments"]] == ["tiny-first", "tiny-second"]
+
+
+def test_no_progress_reaches_the_experiments(two_tiny, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    two_tiny.update(capsys=capsys, out=str(tmp_path))
+    assert cli.main(["reproduce", "all", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert two_tiny["first_progress"] is False
+    assert capsys.readouterr().err == ""

@@ -51,3 +51,27 @@ def test_predictions_regimes_timeline(run):
         np.asarray(mesh.get_array()).reshape(2 * len(y), -1), np.concatenate([reg.state[:, 0].T, reg.state[:, 1].T])
     )
     plt.close("all")
+
+
+@pytest.mark.parametrize(
+    "lo, hi, expected",
+    [
+        (250.0, 8000.0, ["500", "1000", "2000", "5000"]),  # 1, 2, 5 times the powers of ten
+        (0.18, 0.6, ["0.2", "0.3", "0.4", "0.5", "0.6"]),  # under a decade: every multiple
+        (1e-4, 1.0, ["0.0001", "0.001", "0.01", "0.1", "1"]),  # the powers of ten suffice
+    ],
+)
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_label_log_axis_labels_at_least_three_ticks(lo, hi, expected, axis):
+    fig, ax = plt.subplots()
+    ax.plot([lo, hi], [lo, hi])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    plots.label_log_axis(ax, axis)
+    fig.canvas.draw()
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    shown = [t.label1.get_text() for t in target.get_major_ticks() if lo * (1 - 1e-9) <= t.get_loc() <= hi * (1 + 1e-9)]
+    assert shown == expected
+    plt.close(fig)

@@ -63,8 +63,35 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _claims_printer(header: str) -> Callable[[dict], None]:
+    """Callback printing each experiment's claims on stdout as soon as it finished, flushed.
+
+    Lines go above any progress bar; ``header`` precedes the first experiment.
+    """
+    from tqdm.auto import tqdm
+
+    from relucore import experiments
+    from relucore.experiments.reproduce import format_record
+
+    col = max([14] + [len(n) for n in experiments.names()])
+    pending = [header + "\n"]
+
+    def on_result(record: dict) -> None:
+        tqdm.write("".join(pending) + format_record(record, col=col), file=sys.stdout)
+        pending.clear()
+        sys.stdout.flush()
+
+    return on_result
+
+
 def _reproduce_run(args: argparse.Namespace) -> int:
-    from relucore.experiments.reproduce import format_list, format_summary, missing_extras, reproduce
+    from relucore.experiments.reproduce import (
+        format_header,
+        format_list,
+        format_totals,
+        missing_extras,
+        reproduce,
+    )
 
     if args.list:
         print(format_list())
@@ -88,6 +115,7 @@ def _reproduce_run(args: argparse.Namespace) -> int:
                     out=args.out,
                     seed=args.seed,
                     progress=False if args.no_progress else None,
+                    on_result=_claims_printer(format_header(quick=args.quick, seed=args.seed)),
                 )
             finally:
                 for w in caught:
@@ -95,8 +123,8 @@ def _reproduce_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"relucore reproduce: error: {exc}", file=sys.stderr)
         return 2
-    print(format_summary(records, quick=args.quick, seed=args.seed))
-    print(f"outputs in {args.out}/")
+    print(format_totals(records))
+    print(f"outputs in {args.out}/ (all claims again in summary.txt)", flush=True)
     if any(r["error"] is not None for r in records):
         for r in records:
             if r["error"] is not None:

@@ -157,7 +157,10 @@ def register(
     (old spellings) still resolve to it, with a DeprecationWarning, for one release.
 
     The function must accept ``quick: bool``, ``seed: int`` and ``progress``
-    keyword arguments besides its own parameters.
+    keyword arguments besides its own parameters, and report its loop over
+    seeds, configurations or stages with
+    :func:`~relucore.experiments._common.progress_bar` (``progress=None``: only
+    when stderr is a terminal).
     """
     if "_" in name:
         raise ValueError(f"experiment names are hyphenated: {name!r}")

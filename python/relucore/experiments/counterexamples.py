@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure
+from relucore.experiments._common import child_rngs, claim, figure, progress_bar
 from relucore.gd.train import train
 
 __all__ = ["b4", "vardi_shamir", "b4_limit"]
@@ -59,6 +59,7 @@ def b4(
     params = dict(
         d=d, delta_fraction=delta_fraction, eta_fraction=eta_fraction, steps=steps, n_perturb=n_perturb, seed=seed
     )
+    bar = progress_bar(progress, "b4", 2, unit="stage")
     rng, prng = child_rngs(seed, 2)
     for _ in range(1000):
         X = rng.standard_normal((2, d))
@@ -71,6 +72,7 @@ def b4(
     W0 = (X.T @ np.linalg.solve(K, np.array([-delta, delta])))[None, :]
     eta = eta_fraction / float(np.linalg.eigvalsh(K)[-1])
     res = train(X, y, init=W0, eta=eta, steps=steps, record=1)
+    bar.update()
     beta1 = res.history.beta[:, 0, 0]
     predicted = b4_limit(X, y, delta)
     w = res.W[0]
@@ -83,6 +85,8 @@ def b4(
     w_glob = X.T @ np.linalg.solve(K, y)
     global_loss = 0.5 * float(np.sum((np.maximum(X @ w_glob, 0) - y) ** 2))
     drop = float(res.loss - losses.min())
+    bar.update()
+    bar.close()
     claims = [
         claim(
             "example1_inactive",
@@ -179,7 +183,10 @@ def vardi_shamir(
     X = np.stack([np.array([[3.0, -1.0, 0.0], [4.0, 2.0, 0.0], [0.0, g, g]]) for g in gammas])
     y = np.tile(np.array([16.0, 18.0, 0.0]), (B, 1))
     W0 = np.full((B, 1, 3), init)
+    bar = progress_bar(progress, "vardi-shamir", 1, unit="batch")
     res = train(X, y, init=W0, eta=np.full(B, eta), steps=steps, record=record)
+    bar.update()
+    bar.close()
     w_star = np.array([5.0, -1.0, 0.0])
     W = res.W[:, 0, :]
     rows = []

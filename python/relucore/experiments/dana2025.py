@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import power_law
+from relucore.experiments._common import power_law, progress_bar
 
 __all__ = ["convergence_probability", "trained_outer_gd", "wilson_interval", "fit_threshold"]
 
@@ -235,12 +235,17 @@ def convergence_probability(
         d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 6, 8), 12, 16, 3000
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
-    run = dict(rng=rng, n_factors=n_factors, p=p, trials=trials, engine=engine, loss_threshold=loss_threshold)
+    n_points = [len({max(2, int(round(f * d))) for f in n_factors}) for d in d_grid]
+    bar = progress_bar(
+        progress, "convergence-probability", sum(n_points) + (n_points[0] if check_step_size else 0), unit="(d, n)"
+    )
+    run = dict(rng=rng, n_factors=n_factors, p=p, trials=trials, engine=engine, loss_threshold=loss_threshold, bar=bar)
     curves = [_run_curve(d, eta_factor, steps, **run) for d in d_grid]
     check = None
     if check_step_size:
         # Same gradient-flow time eta * steps with half the step: a step-size artefact would move n*.
         check = _run_curve(d_grid[0], eta_factor / 2, 2 * steps, **run)
+    bar.close()
     elapsed = time.perf_counter() - t0
     q, _ = power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
     table = _convergence_table(curves, p, trials)
@@ -273,12 +278,17 @@ def convergence_probability(
     )
 
 
-def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_threshold) -> dict:
-    """P(global minimum) against n = n_factors * d at one d: successes, Wilson intervals, threshold fit."""
+def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_threshold, bar=None) -> dict:
+    """P(global minimum) against n = n_factors * d at one d: successes, Wilson intervals, threshold fit.
+
+    ``bar`` (a progress bar) advances by one per n.
+    """
     n_values = sorted({max(2, int(round(f * d))) for f in n_factors})
     # One batch of trials per n (grouping by n avoids padding work).
     losses = []
     for n in n_values:
+        if bar is not None:
+            bar.set_postfix_str(f"d={d}, n={n}")
         X, y = _sphere_data(rng, trials, n, d)
         mu1 = np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
         W0 = rng.standard_normal((trials, p, d)) / np.sqrt(d)
@@ -288,6 +298,8 @@ def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_thr
         else:
             loss_n, _, _ = trained_outer_gd(X, y, np.ones((trials, n)), W0, a0, eta_f / mu1, n_steps)
         losses.append(loss_n)
+        if bar is not None:
+            bar.update()
     loss = np.stack(losses)
     succ = (loss < loss_threshold).sum(axis=1)
     lo, hi = wilson_interval(succ, trials)

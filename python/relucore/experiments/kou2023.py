@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
+from relucore.experiments._common import progress_bar
 from relucore.gd.train import train
 from relucore.theory.metrics import TrainingMetrics, training_metrics
 
@@ -105,10 +106,14 @@ def kou_stable_rank(
     X, y, a, W0, near_orth = _kou_data(np.random.default_rng(seed), trials, n, d, m, init_scale)
     t0 = time.perf_counter()
     mets: Dict[str, TrainingMetrics] = {}
+    bar = progress_bar(progress, "kou-stable-rank", 2, unit="activation")
     for act in ("relu", "leaky_relu"):
+        bar.set_postfix_str(act)
         mets[act] = log_recorded_run(
             X, y, W0=W0, steps=steps, signs=a, loss="logistic", activation=act, leaky_slope=leaky_slope, eta=eta
         )
+        bar.update()
+    bar.close()
     elapsed = time.perf_counter() - t0
     table = _kou_table(mets)
     claims = _kou_claims(mets, steps)

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data, progress_bar
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
 from relucore.gd.train import train
 from relucore.theory.gram_stats import gram_stats
@@ -37,8 +37,8 @@ def _batch(seed: int, n_seeds: int, n: int, d: int):
     return np.stack([x for x, _ in data]), np.stack([y for _, y in data])
 
 
-def _analyse(res, X, y, C_y, C_alpha):
-    """Per-problem regimes and summary numbers."""
+def _analyse(res, X, y, C_y, C_alpha, bar=None):
+    """Per-problem regimes and summary numbers; ``bar`` (a progress bar) advances by one per problem, then closes."""
     out = []
     for b in range(y.shape[0]):
         reg = regimes(res, X[b], y[b], problem=b, C_y=C_y, C_alpha=C_alpha)
@@ -54,7 +54,23 @@ def _analyse(res, X, y, C_y, C_alpha):
                 converged=bool(res.success[b]),
             )
         )
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
     return out
+
+
+def _train_bar(progress, name: str, n_seeds: int):
+    """Progress over one experiment: the batched GD run, then the regimes of each problem."""
+    bar = progress_bar(progress, name, 1 + n_seeds, unit="task")
+    bar.set_postfix_str(f"GD on {n_seeds} problems")
+    return bar
+
+
+def _analysis_started(bar) -> None:
+    bar.update()
+    bar.set_postfix_str("regimes")
 
 
 def _table(stats, y, extra=None):
@@ -95,7 +111,7 @@ def _draw(res, b, X, y, reg, title):
             beta[:, k, :],
             y=y[b],
             ax=axes[0, k],
-            legend=(k == 0),
+            legend=False,
             targets=False,
             ylabel=rf"$\beta_{{{k},i}}$ (neuron {k}, $s={names[k]}1$)",
             title=f"neuron {k} (s = {res.signs[k]:+g}): primal variables",
@@ -111,18 +127,31 @@ def _draw(res, b, X, y, reg, title):
         ylabel=r"network output $h(x_i)$",
         title="output h (dotted: labels)",
     )
+    # The example key goes outside the curves: right of the last panel of the row, whose colours it names.
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[0, m].legend(
+        handles,
+        labels,
+        fontsize=6,
+        title="example",
+        title_fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.03, 1.0),
+        borderaxespad=0.0,
+    )
     plot_activation_timeline(
         steps, hist.mask[b, :r], ax=axes[1, m], stable_step=int(res.pattern_stable_step[b]), title="activation pattern"
     )
     return fig
 
 
-def _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed):
+def _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar):
     """The 2-ReLU runs from the positive init of fig4 and fig6: (params, X, y, result, stats)."""
     params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, C_y=C_y, C_alpha=C_alpha, seed=seed)
     X, y = _batch(seed, n_seeds, n, d)
     res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
-    return params, X, y, res, _analyse(res, X, y, C_y, C_alpha)
+    _analysis_started(bar)
+    return params, X, y, res, _analyse(res, X, y, C_y, C_alpha, bar)
 
 
 def _run(X, y, signs, init, eps, steps, rng):
@@ -152,7 +181,8 @@ def fig4(
     """
     if quick:
         n_seeds = min(n_seeds, 6)
-    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed)
+    bar = _train_bar(progress, "fig4", n_seeds)
+    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar)
     dist = []
     for b in range(n_seeds):
         Wst = predicted_limit(X[b], y[b], signs=(1.0, -1.0), eps=res.beta0[b], eta=float(res.eta[b]))
@@ -238,8 +268,10 @@ def fig5(
     params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, init_scale=init_scale, C_y=C_y, C_alpha=C_alpha, seed=seed)
     X, y = _batch(seed, n_seeds, n, d)
     init_rng = child_rngs(seed + 1_000_003, 1)[0]
+    bar = _train_bar(progress, "fig5", n_seeds)
     res = train(X, y, signs=(1.0, -1.0), init="gaussian", init_scale=init_scale, steps=steps, record=1, rng=init_rng)
-    stats = _analyse(res, X, y, C_y, C_alpha)
+    _analysis_started(bar)
+    stats = _analyse(res, X, y, C_y, C_alpha, bar)
     extra, stuck_pos, not_red_neg = [], 0, 0
     for b, s in enumerate(stats):
         last = s["regimes"].state[-1]
@@ -320,7 +352,8 @@ def fig6(
     """
     if quick:
         n_seeds = min(n_seeds, 6)
-    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed)
+    bar = _train_bar(progress, "fig6", n_seeds)
+    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar)
     # ||K/||lambda||_1 - I||_2 with the true ||lambda||_1 = d (isotropic features).
     dev = [float(gram_stats(X[b], spectrum=np.ones(d)).deviation) for b in range(n_seeds)]
     t0s = np.array([s["t0"] for s in stats])
@@ -401,8 +434,10 @@ def fig7(
     ymin = np.abs(y).min(axis=1)
     eps = eps_rng.uniform(0.0, 1.0, (n_seeds, m, n)) * (eps_scale * ymin)[:, None, None]
     eps = np.maximum(eps, 1e-12)
+    bar = _train_bar(progress, "fig7", n_seeds)
     res = _run(X, y, signs, "positive", eps, steps, None)
-    stats = _analyse(res, X, y, C_y, C_alpha)
+    _analysis_started(bar)
+    stats = _analyse(res, X, y, C_y, C_alpha, bar)
     shares, lost = [], []
     for b, s in enumerate(stats):
         reg = s["regimes"]

@@ -21,7 +21,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure
+from relucore.experiments._common import child_rngs, claim, figure, progress_bar
 from relucore.gd.train import train
 from relucore.theory.bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
 from relucore.theory.minnorm import minnorm
@@ -233,12 +233,10 @@ def _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, pow
 
 def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> list:
     """One row per setting and trial: the GD gap, its step and the Theorem 2 bracket at that step."""
-    from tqdm.auto import tqdm
-
     rows = []
-    for (panel, n, d, spectrum, kind), rng in tqdm(
-        list(zip(settings, rngs)), desc="fig2", disable=_no_bar(progress), leave=False
-    ):
+    bar = progress_bar(progress, "fig2", len(settings), unit="setting")
+    for (panel, n, d, spectrum, kind), rng in zip(settings, rngs):
+        bar.set_postfix_str(f"panel {panel}: n={n}, d={d}")
         # sample_gram is O(n^3) for the isotropic spectrum; a power law has d distinct
         # eigenvalues, where drawing X (O(n d)) and forming K is the faster route.
         draw = sample_gram if spectrum == "isotropic" else sample
@@ -273,15 +271,13 @@ def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> li
                     y_max=y_max,
                 )
             )
+        bar.update()
+    bar.close()
     return rows
 
 
-def _no_bar(progress) -> Optional[bool]:
-    return None if progress is None else (not progress)
-
-
 def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fixed, powerlaw_d):
-    from relucore.plots import plot_gap_scaling
+    from relucore.plots import label_log_axis, label_log_ticks, plot_gap_scaling
 
     fig, axes = figure(
         2,
@@ -324,10 +320,7 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
             marker="s",
         )
     ax.set_title(rf"(b) gap vs $\|\lambda\|_1$ at fixed n={n_fixed}", fontsize=9)
-
-    from matplotlib.ticker import NullFormatter
-
-    from relucore.plots import label_log_ticks
+    label_log_axis(ax)
 
     band_label = r"Thm 2 bracket, $C_g = 1/(\eta \|\lambda\|_1)$, smallest valid $C$"
     for ax, series, xkey, xlabel, title in (
@@ -372,7 +365,7 @@ def _figure(col, in_n, iso, pl, fit_n, fit_d, fit_p, lower, upper, d_fixed, n_fi
         if xkey == "n_minus":
             label_log_ticks(ax, xs)
         else:
-            ax.xaxis.set_minor_formatter(NullFormatter())
+            label_log_axis(ax)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(r"$\|w^{(\infty)} - w^\star\| \sqrt{\|\lambda\|_1 / n_-}$")
         ax.set_title(title, fontsize=9)

@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, fmt_set
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set, progress_bar
 from relucore.gd.train import train
 
 __all__ = ["fig3"]
@@ -71,7 +71,9 @@ def fig3(
     W0 = np.sqrt(init_variance) * init_rng.standard_normal((n_inits, 1, d))
     Xb = np.broadcast_to(X, (n_inits, n, d)).copy()
     yb = np.broadcast_to(y, (n_inits, n)).copy()
+    bar = progress_bar(progress, "fig3", 1 + n_inits, unit="task")
     res = train(Xb, yb, init=W0, eta=np.full(n_inits, eta), steps=steps, record=record)
+    bar.update()
     rows, subsets, lemma1, mni = [], [], [], []
     for b in range(n_inits):
         row, S = _init_row(res, X, y, b)
@@ -79,6 +81,8 @@ def fig3(
         subsets.append(tuple(S))
         lemma1.append(row["dist_lemma1"])
         mni.append(row["dist_mni_S"])
+        bar.update()
+    bar.close()
     a = 0
     others = [b for b in range(n_inits) if subsets[b] != subsets[a]]
     bsel = others[0] if others else min(1, n_inits - 1)

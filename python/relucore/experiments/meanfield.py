@@ -29,6 +29,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
+from relucore.experiments._common import progress_bar
 
 __all__ = ["GRID_X", "GRID_LABELS", "ONE_D_SETS", "collapse_index", "lipschitz_constant"]
 
@@ -157,7 +158,9 @@ def meanfield_1d(
     akw = _analysis_kw(quick)
     fig, axes = _figure(4, 2, width=3.6, height=3.3)
     rows, claims, data = [], [], {}
+    bar = progress_bar(progress, "meanfield-1d", len(ONE_D_SETS), unit="data set")
     for q, (name, x1, yy) in enumerate(ONE_D_SETS):
+        bar.set_postfix_str(name)
         X = np.array([[x1], [-x1]])
         y = np.array(yy)
         res = meanfield.train(
@@ -206,6 +209,8 @@ def meanfield_1d(
         axes[0, q].set_title(name, fontsize=10)
         plot_meanfield_directions(res, an, ax=axes[1, q])
         data[name] = dict(result=res, analysis=an)
+        bar.update()
+    bar.close()
     fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
     return ExperimentResult(
         "meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims, fig, data
@@ -235,16 +240,11 @@ def meanfield_grid(
     direction activates a point; at most two patterns per binary pattern).
     """
     from relucore import meanfield
-    from relucore.plots import (
-        plot_meanfield_directions,
-        plot_meanfield_function,
-        plot_meanfield_objective,
-        plot_meanfield_trajectories,
-    )
-    from relucore.plots._style import pyplot
 
     st = _settings(quick, 2_000_000, N=N, iters=iters)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
+    bar = progress_bar(progress, "meanfield-grid", 2, unit="stage")
+    bar.set_postfix_str("SGD")
     res = meanfield.train(
         GRID_X,
         y,
@@ -255,7 +255,11 @@ def meanfield_grid(
         progress=progress,
         **st,
     )
+    bar.update()
+    bar.set_postfix_str("analysis")
     an = meanfield.analyze(res, **_analysis_kw(quick))
+    bar.update()
+    bar.close()
     spread = float(an.spread_max.max()) if an.n_directions else 0.0
     claims = [
         Claim(
@@ -297,12 +301,35 @@ def meanfield_grid(
         )
         for k in range(an.n_directions)
     ]
+    fig = _grid_figure(res, an, st, weight_decay)
+    return ExperimentResult(
+        "meanfield-grid",
+        dict(st, weight_decay=weight_decay, seed=seed, quick=quick, labels=y.tolist()),
+        rows,
+        claims,
+        fig,
+        dict(result=res, analysis=an),
+    )
+
+
+def _grid_figure(res, an, st, weight_decay):
+    """The four panels of Figs. 1-2: learned function, directions, trajectories, objective."""
+    from relucore.plots import (
+        plot_meanfield_directions,
+        plot_meanfield_function,
+        plot_meanfield_objective,
+        plot_meanfield_trajectories,
+    )
+    from relucore.plots._style import pyplot
+
     plt = pyplot()
-    fig = plt.figure(figsize=(13.5, 8.6), layout="constrained")
-    ax1 = fig.add_subplot(2, 2, 1)
-    ax2 = fig.add_subplot(2, 2, 2)
-    ax3 = fig.add_subplot(2, 2, 3, projection="3d")
-    ax4 = fig.add_subplot(2, 2, 4)
+    # Three square panels side by side, the objective (a time series) as a wide strip below them.
+    fig = plt.figure(figsize=(14.0, 8.0), layout="constrained")
+    grid = fig.add_gridspec(2, 3, height_ratios=(1.7, 1.0))
+    ax1 = fig.add_subplot(grid[0, 0])
+    ax2 = fig.add_subplot(grid[0, 1])
+    ax3 = fig.add_subplot(grid[0, 2], projection="3d")
+    ax4 = fig.add_subplot(grid[1, :])
     plot_meanfield_function(res, an, ax=ax1)
     ax1.set_title(f"learned h and its {an.kinks.shape[0]} kink lines", fontsize=10)
     plot_meanfield_directions(res, an, ax=ax2)
@@ -314,14 +341,7 @@ def meanfield_grid(
     fig.suptitle(
         f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
     )
-    return ExperimentResult(
-        "meanfield-grid",
-        dict(st, weight_decay=weight_decay, seed=seed, quick=quick, labels=y.tolist()),
-        rows,
-        claims,
-        fig,
-        dict(result=res, analysis=an),
-    )
+    return fig
 
 
 @register(
@@ -351,7 +371,9 @@ def meanfield_weight_decay(
     fig, axes = _figure(len(weight_decays), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     lips = []
+    bar = progress_bar(progress, "meanfield-weight-decay", len(weight_decays), unit="lambda")
     for _q, lam in enumerate(weight_decays):
+        bar.set_postfix_str(f"λ={lam}")
         res = meanfield.train(
             GRID_X, y, weight_decay=lam, seed=seed, record=max(1, st["iters"] // 100), progress=progress, **st
         )
@@ -369,6 +391,8 @@ def meanfield_weight_decay(
             )
         )
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
+        bar.update()
+    bar.close()
     _plot_row(fig, axes, [data[lam] for lam in weight_decays])
     order = np.argsort(weight_decays)
     lips_sorted = np.array(lips)[order]
@@ -423,7 +447,9 @@ def meanfield_noise(
     fig, axes = _figure(len(temperatures), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     cidx = []
+    bar = progress_bar(progress, "meanfield-noise", len(temperatures), unit="temperature")
     for _q, T in enumerate(temperatures):
+        bar.set_postfix_str(f"1/β={T:g}")
         res = meanfield.train(
             GRID_X,
             y,
@@ -453,6 +479,8 @@ def meanfield_noise(
             )
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
+        bar.update()
+    bar.close()
     _plot_row(fig, axes, [data[T] for T in temperatures])
     order = np.argsort(temperatures)
     c_sorted = np.array(cidx)[order]

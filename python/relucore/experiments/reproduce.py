@@ -4,6 +4,10 @@ A claim that fails is a measurement, not an error: it is printed as FAIL in
 the summary and recorded in ``summary.json``, and the exit status stays 0
 (``--strict`` makes it 1). An experiment that raises is reported with its
 error, the others still run, and the exit status is 1.
+
+Results stream: each experiment's files and the summary so far are written as
+soon as it finishes, and ``on_result`` (the CLI prints the claims there) is
+called with its record before the next one starts.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import shutil
 import textwrap
 import time
 import traceback
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
-__all__ = ["reproduce", "format_summary", "format_list"]
+__all__ = ["reproduce", "format_summary", "format_record", "format_list"]
 
 
 def _resolve(names: Sequence[str]) -> List[str]:
@@ -78,6 +82,7 @@ def reproduce(
     out: Optional[str] = "reproduce-out",
     seed: int = 0,
     progress: Optional[bool] = None,
+    on_result: Optional[Callable[[Dict], None]] = None,
 ) -> List[Dict]:
     """Runs experiments and saves each one's table (CSV), parameters and claims (JSON) and figure (PNG).
 
@@ -92,7 +97,11 @@ def reproduce(
     seed : int
         Seed passed to every experiment.
     progress : bool or None
-        Progress bar over experiments (None: only on a terminal).
+        Progress bars on stderr, over the experiments and within each one
+        (None: only when stderr is a terminal).
+    on_result : callable or None
+        Called with each experiment's record as soon as it finishes (after its
+        files are written), before the next experiment starts.
 
     Returns
     -------
@@ -103,16 +112,25 @@ def reproduce(
     from tqdm.auto import tqdm
 
     from relucore import experiments
+    from relucore.experiments._common import show_progress
 
     todo = _resolve(names)
-    records = []
-    bar = tqdm(todo, desc="reproduce", unit="exp", disable=None if progress is None else not progress)
+    records: List[Dict] = []
+    show = show_progress(progress)
+    # No time estimate: the experiments' durations differ by two orders of magnitude.
+    bar = tqdm(
+        todo,
+        desc="reproduce",
+        unit="exp",
+        disable=not show,
+        bar_format="{desc}: {n_fmt}/{total_fmt} [{elapsed}]{postfix}",
+    )
     for name in bar:
         bar.set_postfix_str(name)
         t0 = time.perf_counter()
         rec: Dict = dict(name=name, summary=experiments._base.summary(name), claims=[], files=[], error=None)
         try:
-            result = experiments.run(name, quick=quick, seed=seed, progress=False)
+            result = experiments.run(name, quick=quick, seed=seed, progress=show)
             rec["claims"] = [
                 dict(name=c.name, expected=c.expected, measured=c.measured, passed=c.passed) for c in result.claims
             ]
@@ -127,54 +145,73 @@ def reproduce(
             rec["traceback"] = traceback.format_exc()
         rec["seconds"] = time.perf_counter() - t0
         records.append(rec)
+        if out is not None:
+            _write_summary(out, records, quick=quick, seed=seed)
+        if on_result is not None:
+            on_result(rec)
     bar.close()
-    if out is not None:
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "summary.json"), "w") as fh:
-            json.dump(
-                dict(
-                    quick=quick,
-                    seed=seed,
-                    experiments=[{k: v for k, v in r.items() if k != "traceback"} for r in records],
-                ),
-                fh,
-                indent=2,
-            )
-        with open(os.path.join(out, "summary.txt"), "w") as fh:
-            fh.write(format_summary(records, quick=quick, seed=seed) + "\n")
+    if out is not None and not records:
+        _write_summary(out, records, quick=quick, seed=seed)
     return records
+
+
+def _write_summary(out: str, records: List[Dict], *, quick: bool, seed: int) -> None:
+    """``summary.json`` and ``summary.txt`` for the experiments run so far."""
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "summary.json"), "w") as fh:
+        json.dump(
+            dict(
+                quick=quick,
+                seed=seed,
+                experiments=[{k: v for k, v in r.items() if k != "traceback"} for r in records],
+            ),
+            fh,
+            indent=2,
+        )
+    with open(os.path.join(out, "summary.txt"), "w") as fh:
+        fh.write(format_summary(records, quick=quick, seed=seed) + "\n")
+
+
+def format_header(*, quick: bool = False, seed: int = 0) -> str:
+    """First line of the report: the settings and the seed."""
+    return f"relucore reproduce ({'quick' if quick else 'full'} settings, seed {seed})"
+
+
+def format_record(r: Dict, *, col: int = 14, width: int = 100) -> str:
+    """One experiment's block of the report: its time, then each claim (PASS/FAIL, expected, measured)."""
+    if r["error"] is not None:
+        return f"{r['name']:<{col}} ERROR after {r['seconds']:.1f} s: {r['error']}\n"
+    wrap = dict(width=width, initial_indent="", subsequent_indent=" " * 16)
+    ok = sum(c["passed"] for c in r["claims"])
+    lines = [f"{r['name']:<{col}} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}"]
+    for c in r["claims"]:
+        lines.append(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}")
+        lines.append(textwrap.fill("      expected: " + c["expected"], **wrap))
+        lines.append(textwrap.fill("      measured: " + c["measured"], **wrap))
+    lines.append("")
+    return "\n".join(lines)
+
+
+def format_totals(records: List[Dict]) -> str:
+    """Last lines of the report: counts of experiments and claims, and the failed claims."""
+    n_claims = sum(len(r["claims"]) for r in records if r["error"] is None)
+    n_pass = sum(c["passed"] for r in records if r["error"] is None for c in r["claims"])
+    n_err = sum(r["error"] is not None for r in records)
+    total = sum(r["seconds"] for r in records)
+    lines = [
+        f"{len(records)} experiments in {total:.1f} s: {n_pass}/{n_claims} claims hold, "
+        f"{n_claims - n_pass} failed, {n_err} experiments raised"
+    ]
+    if n_claims - n_pass:
+        failed = [f"{r['name']}:{c['name']}" for r in records for c in r["claims"] if not c["passed"]]
+        lines.append("failed claims (measurements on random data, not crashes): " + ", ".join(failed))
+    return "\n".join(lines)
 
 
 def format_summary(records: List[Dict], *, quick: bool = False, seed: int = 0, width: int = 100) -> str:
     """Human-readable report: per experiment and claim, what was expected and what was measured."""
-    lines = [f"relucore reproduce ({'quick' if quick else 'full'} settings, seed {seed})", ""]
-    n_claims = n_pass = n_err = 0
-    total = 0.0
-    wrap = dict(width=width, initial_indent="", subsequent_indent=" " * 16)
     col = max([14] + [len(r["name"]) for r in records])
-    for r in records:
-        total += r["seconds"]
-        if r["error"] is not None:
-            n_err += 1
-            lines.append(f"{r['name']:<{col}} ERROR after {r['seconds']:.1f} s: {r['error']}")
-            lines.append("")
-            continue
-        ok = sum(c["passed"] for c in r["claims"])
-        n_claims += len(r["claims"])
-        n_pass += ok
-        lines.append(
-            f"{r['name']:<{col}} {r['seconds']:6.1f} s  {ok}/{len(r['claims'])} claims hold  -- {r['summary']}"
-        )
-        for c in r["claims"]:
-            lines.append(f"  {'PASS' if c['passed'] else 'FAIL'} {c['name']}")
-            lines.append(textwrap.fill("      expected: " + c["expected"], **wrap))
-            lines.append(textwrap.fill("      measured: " + c["measured"], **wrap))
-        lines.append("")
-    lines.append(
-        f"{len(records)} experiments in {total:.1f} s: {n_pass}/{n_claims} claims hold, "
-        f"{n_claims - n_pass} failed, {n_err} experiments raised"
-    )
-    if n_claims - n_pass:
-        failed = [f"{r['name']}:{c['name']}" for r in records for c in r["claims"] if not c["passed"]]
-        lines.append("failed claims (measurements on random data, not crashes): " + ", ".join(failed))
+    lines = [format_header(quick=quick, seed=seed), ""]
+    lines += [format_record(r, col=col, width=width) for r in records]
+    lines.append(format_totals(records))
     return "\n".join(lines)

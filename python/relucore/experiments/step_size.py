@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import power_law
+from relucore.experiments._common import power_law, progress_bar
 from relucore.gd.train import train
 
 __all__ = ["step_size", "orthogonal_minnorm", "minnorm_alpha"]
@@ -213,8 +213,12 @@ def step_size(
     eta_units = np.asarray(eta_units, dtype=float)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
+    bar = progress_bar(progress, "step-size", 1 + len(n_grid) + len(d_grid) + len(eps_grid), unit="sweep")
+    bar.set_postfix_str("gap against eta")
     g = _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps)
-    fl = _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps)
+    bar.update()
+    fl = _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps, bar)
+    bar.close()
     elapsed = time.perf_counter() - t0
     table = _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid)
     claims = _step_size_claims(eta_units, g, fl, n, d)
@@ -293,13 +297,25 @@ def _local_exponents(x, fl):
     return np.diff(np.log(f)) / np.diff(np.log(np.asarray(x, float)))
 
 
-def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps) -> dict:
-    """Floors over n at fixed d, over d at fixed n and over the init offset, with power-law fits."""
-    floors_n = [_floor_estimate(rng, trials, nn, d, floor_etas, conv_steps) for nn in n_grid]
-    floors_d = [_floor_estimate(rng, trials, n, dd, floor_etas, conv_steps) for dd in d_grid]
+def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps, bar=None) -> dict:
+    """Floors over n at fixed d, over d at fixed n and over the init offset, with power-law fits.
+
+    ``bar`` (a progress bar) advances by one per floor estimate.
+    """
+
+    def estimate(nn, dd, eps_frac=None):
+        if bar is not None:
+            bar.set_postfix_str(f"floor at n={nn}, d={dd}" + ("" if eps_frac is None else f", eps={eps_frac:g} y_min"))
+        out = _floor_estimate(rng, trials, nn, dd, floor_etas, conv_steps, eps_frac=eps_frac)
+        if bar is not None:
+            bar.update()
+        return out
+
+    floors_n = [estimate(nn, d) for nn in n_grid]
+    floors_d = [estimate(n, dd) for dd in d_grid]
     p_n, _ = power_law(np.asarray(n_grid, float), np.array([f[0] for f in floors_n]))
     p_d, _ = power_law(np.asarray(d_grid, float), np.array([f[0] for f in floors_d]))
-    floors_eps = [_floor_estimate(rng, trials, n, d, floor_etas, conv_steps, eps_frac=f) for f in eps_grid]
+    floors_eps = [estimate(n, d, eps_frac=f) for f in eps_grid]
     p_eps, _ = power_law(np.asarray(eps_grid, float), np.array([f[0] for f in floors_eps]))
     rel = lambda fl: np.array([f[0] / f[2] for f in fl])  # noqa: E731
     p_n_rel, _ = power_law(np.asarray(n_grid, float), rel(floors_n))

@@ -10,6 +10,7 @@ from relucore.plots._style import new_axes, pyplot
 
 __all__ = [
     "fit_loglog",
+    "label_log_axis",
     "label_log_ticks",
     "plot_gap_scaling",
     "plot_predictions",
@@ -51,6 +52,26 @@ def label_log_ticks(ax, values, axis: str = "x") -> None:
         ax.set_xticklabels([f"{v:g}" for v in vals])
     else:
         ax.set_yticklabels([f"{v:g}" for v in vals])
+
+
+def label_log_axis(ax, axis: str = "x", min_labels: int = 3) -> None:
+    """Plain-number labels on a log axis: at the powers of ten, or at 1, 2 and 5 times them, or
+    at all nine multiples, whichever first gives ``min_labels`` labels in view; minor ticks unlabelled.
+
+    Use it where the data span less than a few decades, so that the default locator
+    labels only one power of ten (or none).
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    decades = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
+    for subs in ((1.0,), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10))):
+        if sum(lo <= m * 10**k <= hi for k in decades for m in subs) >= min_labels:
+            break
+    target.set_major_locator(LogLocator(base=10.0, subs=subs, numticks=30))
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
 
 
 def plot_gap_scaling(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relucore.plots._gd import label_log_axis
 from relucore.plots._style import new_axes, pyplot
 
 __all__ = [
@@ -301,4 +302,5 @@ def plot_meanfield_objective(result, *, ax=None, **kw):
     ax.loglog(steps, result.objective, color=kw.pop("color", "tab:blue"), **kw)
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective L")
+    label_log_axis(ax, "y")  # the objective often spans less than a decade
     return ax
