@@ -19,6 +19,7 @@ from relucore._inputs import gram_of, single_problem
 from relucore._validation import as_float_array, check_int
 from relucore.theory.minnorm.linalg import check_pd
 from relucore.theory.minnorm.results import KKTCertificate, MinNormSolution, SearchCertificate
+from relucore.theory.minnorm.scaling import normalize, scale_back
 from relucore.theory.minnorm.search import minnorm_multi
 from relucore.theory.minnorm.single import minnorm_single
 
@@ -83,11 +84,16 @@ def minnorm(
     if method not in ("bnb", "exhaustive"):
         raise ValueError(f"method must be 'bnb' or 'exhaustive', got {method!r}")
     max_nodes = check_int(max_nodes, "max_nodes", minimum=1)
-    X, K, y = single_problem(X, y, gram)
+    # Solved on an exactly rescaled copy (X / 2^ex, y / 2^ey) and scaled back: the
+    # answer does not depend on the scale of the data, and no intermediate over- or underflows.
+    Xs, ys, Gs, scaling = normalize(X, y, gram)
+    Xs, K, ys = single_problem(Xs, ys, Gs)
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
         raise ValueError("signs must be non-zero")
     if signs_arr.size == 1:
         check_pd(K)
-        return minnorm_single(X, K, y, float(signs_arr[0]))
-    return minnorm_multi(X, K, y, signs_arr, max_nodes=max_nodes, method=method, assignment=assignment, tol=tol)
+        sol = minnorm_single(Xs, K, ys, float(signs_arr[0]))
+    else:
+        sol = minnorm_multi(Xs, K, ys, signs_arr, max_nodes=max_nodes, method=method, assignment=assignment, tol=tol)
+    return scale_back(sol, scaling, "X" if X is not None else "gram")
