@@ -338,3 +338,29 @@ def test_minnorm_tiny_data_is_solved_or_refused_never_nan():
     ):
         with pytest.raises(ValueError, match="too small .* float64 cannot represent"):
             call()
+
+
+def test_budget_and_time_limit_report_a_valid_positive_lower_bound(capsys):
+    ds = rc.sample(5, 60, rng=1)
+    signs = (1, -1, 1, -1)
+    full = rc.minnorm(ds.X, ds.y, signs=signs, time_limit=None)
+    assert full.exact and full.search.lower_bound == pytest.approx(full.objective, rel=1e-12)
+    cut = rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3)
+    assert not cut.exact and cut.kind.startswith("upper bound")
+    # The root has no relaxed constraint here (two neurons of each sign), so the
+    # parents' bounds are 0; the open subtrees' own relaxations give a positive bound.
+    assert 0 < cut.search.lower_bound <= full.objective * (1 + 1e-12)
+    assert cut.objective >= full.objective * (1 - 1e-12)
+    assert "search budget of 3 QPs" in cut.message and "proven lower bound" in cut.message
+    timed = rc.minnorm(ds.X, ds.y, signs=signs, time_limit=1e-4)
+    assert not timed.exact and "time limit of 0.0001 s was reached" in timed.message
+    assert 0 <= timed.search.lower_bound <= full.objective * (1 + 1e-12)
+    capsys.readouterr()
+    rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3, progress=True)
+    assert "minnorm" in capsys.readouterr().err
+    rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3, progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="time_limit must be positive"):
+        rc.minnorm(ds.X, ds.y, signs=signs, time_limit=0)
+    with pytest.raises(TypeError, match="progress must be None, True or False"):
+        rc.minnorm(ds.X, ds.y, signs=signs, progress="yes")

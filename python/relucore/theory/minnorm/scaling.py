@@ -83,7 +83,13 @@ def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSol
             min_pruned_bound=_scaled(search.min_pruned_bound, p_obj),
             runner_up=_scaled(search.runner_up, p_obj),
         )
-    out = dataclasses.replace(sol, W=W, alpha=alpha, beta=beta, objective=objective, search=search)
+    message = sol.message
+    if search is not None and not search.complete:
+        message = (
+            f"not proven optimal: an upper bound 1/2 sum ||w_k||^2 = {search.optimum:.6g} with a proven lower "
+            f"bound {search.lower_bound:.6g}; {message}"
+        )
+    out = dataclasses.replace(sol, W=W, alpha=alpha, beta=beta, objective=objective, search=search, message=message)
     if out.success and not (
         math.isfinite(out.certificate.max_residual) and math.isfinite(out.certificate.stationarity)
     ):
