@@ -25,6 +25,8 @@ __all__ = [
     "check_n_threads",
     "check_positive_per_problem",
     "check_history_memory",
+    "available_memory",
+    "check_available_memory",
     "check_gram_finite",
 ]
 
@@ -48,6 +50,12 @@ def as_float_array(
     """
     if value is None:
         raise TypeError(f"{name} is required, got None")
+    if isinstance(value, np.ma.MaskedArray):
+        # np.asarray would drop the mask and use the hidden values.
+        raise TypeError(
+            f"{name} must not be a numpy masked array: its mask would be dropped; "
+            f"fill it (np.ma.filled) or keep the unmasked examples (compress) first"
+        )
     try:
         arr = np.asarray(value)
     except ValueError as exc:  # ragged nested sequences
@@ -179,6 +187,44 @@ def check_history_memory(n_bytes: float, name: str, detail: str) -> None:
         raise ValueError(
             f"{name}: {detail} needs {n_bytes / 2**30:.3g} GiB, more than the {physical / 2**30:.3g} GiB "
             "of memory of this machine"
+        )
+
+
+def available_memory() -> float:
+    """Bytes of memory available now (``MemAvailable``), else the physical total, else inf."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        try:
+            return float(os.sysconf("SC_PAGE_SIZE")) * float(os.sysconf(pages))
+        except (AttributeError, ValueError, OSError):
+            continue
+    return float("inf")
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n / 2**10:.3g} KiB"
+
+
+def check_available_memory(n_bytes: float, what: str, hint: str = "") -> None:
+    """Refuses an allocation of ``n_bytes`` larger than the memory available now.
+
+    ``what`` names the buffer (and the arguments that size it); ``hint`` says
+    what to do instead.
+    """
+    avail = available_memory()
+    if n_bytes > avail:
+        raise ValueError(
+            f"{what} needs {_bytes(n_bytes)}, more than the {_bytes(avail)} of memory available"
+            + (f"; {hint}" if hint else "")
         )
 
 

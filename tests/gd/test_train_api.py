@@ -80,6 +80,19 @@ def test_status_and_messages():
     assert zero.nit == 0 and np.array_equal(zero.beta, zero.beta0)
 
 
+def test_step_budget_message_with_tol_zero():
+    X, y = fig4_problem(1)
+    res = relucore.train(X, y, tol=0, steps=100)
+    assert res.status == 1
+    assert res.message.startswith("step budget of 100 used up (tol = 0: never stop early); gradient norm ")
+    assert "> tol" not in res.message
+    # A tol that prints like the gradient norm at 3 digits gets more digits.
+    g = float(relucore.train(X, y, steps=5).grad_norm)
+    close = relucore.train(X, y, steps=5, tol=g * (1 - 1e-9))
+    printed = close.message.split("gradient norm ")[1].split(" still above tol ")
+    assert close.status == 1 and float(printed[0]) > float(printed[1])
+
+
 def test_divergence_is_a_status_or_an_error():
     X, y = fig4_problem(2)
     res = relucore.train(X, y, signs=(1, -1), eta=1.0, steps=1000)

@@ -106,3 +106,17 @@ def test_predicted_limit_stays_a_plain_array():
     W = rc.predicted_limit(X, y)
     assert type(W) is np.ndarray and W.shape == (1, 300)
     np.testing.assert_array_equal(W - 0.0, W)  # arithmetic works as on any array
+
+
+def test_check_limit_names_shapes_of_data_that_is_not_the_runs():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((5, 40))
+    y = np.array([0.5, -0.3, 0.8, -1.0, 0.2])
+    res = rc.train(X, y)
+    with pytest.raises(ValueError, match=r"X has d=10 features .* but the run has d=40"):
+        rc.check_limit(res, X[:, :10], y)
+    with pytest.raises(ValueError, match=r"X has n=4 examples but the run has n=5"):
+        rc.check_limit(res, X[:4], y[:4])
+    with pytest.raises(ValueError, match=r"gram has n=4 examples but the run has n=5"):
+        rc.check_limit(res, None, y[:4], gram=(X @ X.T)[:4, :4])
+    assert rc.check_limit(res, X, y).applies

@@ -301,3 +301,66 @@ def test_m2_general_signs_against_clarabel():
         if status == "Solved":
             best = min(best, 0.5 * float(w @ w))
     assert sol.objective == pytest.approx(best, rel=1e-7)
+
+
+@pytest.mark.parametrize("signs", [(1,), (1, -1)])
+@pytest.mark.parametrize("k", [-500, 500])
+def test_minnorm_is_exactly_scale_invariant(signs, k):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((8, 60))
+    y = rng.uniform(0.1, 1, 8) * rng.choice([-1.0, 1.0], 8)
+    if len(signs) == 1:
+        y = np.abs(y)
+    a = rc.minnorm(X, y, signs=signs)
+    b = rc.minnorm(X * 2.0**k, y, signs=signs)
+    assert a.exact and b.exact and b.success
+    # X -> c X maps W -> W / c, alpha -> alpha / c^2, the objective -> objective / c^2; beta stays.
+    assert np.array_equal(b.W, a.W * 2.0**-k)
+    assert np.array_equal(b.alpha, a.alpha * 2.0 ** (-2 * k))
+    assert np.array_equal(b.beta, a.beta) and b.objective == a.objective * 2.0 ** (-2 * k)
+    assert b.certificate == a.certificate
+    g = rc.minnorm(gram=(X @ X.T) * 2.0 ** (2 * k), y=y, signs=signs)
+    ag = rc.minnorm(gram=X @ X.T, y=y, signs=signs)
+    assert np.array_equal(g.alpha, ag.alpha * 2.0 ** (-2 * k)) and g.objective == ag.objective * 2.0 ** (-2 * k)
+    # y -> l y maps W -> l W.
+    c = rc.minnorm(X, y * 2.0**k, signs=signs)
+    assert np.array_equal(c.W, a.W * 2.0**k) and np.array_equal(c.beta, a.beta * 2.0**k)
+
+
+def test_minnorm_tiny_data_is_solved_or_refused_never_nan():
+    sol = rc.minnorm(np.eye(2) * 1e-100, [1.0, -1.0], signs=(1, -1))
+    assert sol.success and sol.exact and np.allclose(sol.W, np.diag([1e100, 1e100]))
+    assert np.isfinite(sol.W).all() and np.isfinite(sol.certificate.max_residual)
+    for call in (
+        lambda: rc.minnorm([[1e-155]], [1.0]),
+        lambda: rc.minnorm(None, [1.0, 2.0], gram=np.eye(2) * 1e-310),
+        lambda: rc.minnorm(np.eye(2) * 1e-155, [1.0, -1.0], signs=(1, -1)),
+    ):
+        with pytest.raises(ValueError, match="too small .* float64 cannot represent"):
+            call()
+
+
+def test_budget_and_time_limit_report_a_valid_positive_lower_bound(capsys):
+    ds = rc.sample(5, 60, rng=1)
+    signs = (1, -1, 1, -1)
+    full = rc.minnorm(ds.X, ds.y, signs=signs, time_limit=None)
+    assert full.exact and full.search.lower_bound == pytest.approx(full.objective, rel=1e-12)
+    cut = rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3)
+    assert not cut.exact and cut.kind.startswith("upper bound")
+    # The root has no relaxed constraint here (two neurons of each sign), so the
+    # parents' bounds are 0; the open subtrees' own relaxations give a positive bound.
+    assert 0 < cut.search.lower_bound <= full.objective * (1 + 1e-12)
+    assert cut.objective >= full.objective * (1 - 1e-12)
+    assert "search budget of 3 QPs" in cut.message and "proven lower bound" in cut.message
+    timed = rc.minnorm(ds.X, ds.y, signs=signs, time_limit=1e-4)
+    assert not timed.exact and "time limit of 0.0001 s was reached" in timed.message
+    assert 0 <= timed.search.lower_bound <= full.objective * (1 + 1e-12)
+    capsys.readouterr()
+    rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3, progress=True)
+    assert "minnorm" in capsys.readouterr().err
+    rc.minnorm(ds.X, ds.y, signs=signs, max_nodes=3, progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="time_limit must be positive"):
+        rc.minnorm(ds.X, ds.y, signs=signs, time_limit=0)
+    with pytest.raises(TypeError, match="progress must be None, True or False"):
+        rc.minnorm(ds.X, ds.y, signs=signs, progress="yes")

@@ -112,3 +112,24 @@ def test_explicit_spectrum_keeps_its_order():
     np.testing.assert_array_equal(ds.spectrum, lam)
     np.testing.assert_allclose(ds.X.var(axis=0), lam, rtol=0.05)
     assert ds.d_inf == pytest.approx(6.1 / 5.0)
+
+
+def test_sample_refuses_an_X_larger_than_memory_at_once():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"needs 7\.28 TiB.*sample_gram") as info:
+        rc.sample(1000, 10**9)
+    assert time.perf_counter() - t0 < 2.0
+    assert "n=1000, d=1000000000" in str(info.value)
+
+
+def test_sample_gram_batch_names_a_bad_seed():
+    from relucore.theory.sampling import sample_gram_batch
+
+    with pytest.raises(ValueError, match=r"seeds\[0\] must be a non-negative integer.*got -1"):
+        sample_gram_batch(5, 50, seeds=[-1, 2])
+    with pytest.raises(TypeError, match=r"seeds\[1\] must be a non-negative integer.*2\.5"):
+        sample_gram_batch(5, 50, seeds=[1, 2.5])
+    K, y = sample_gram_batch(5, 50, seeds=[np.int64(3), np.random.SeedSequence(3)])
+    assert np.array_equal(K[0], K[1]) and np.array_equal(y[0], y[1])

@@ -36,7 +36,11 @@ def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: f
     if status == 0:
         return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
     if status == 1:
-        return f"step budget of {steps} used up: gradient norm {grad:.3g} > tol {tol:.3g}"
+        if tol == 0:
+            return f"step budget of {steps} used up (tol = 0: never stop early); gradient norm {grad:.3g}"
+        # Enough digits that the two printed numbers differ as the values do.
+        digits = next((k for k in range(3, 18) if f"{grad:.{k}g}" != f"{tol:.{k}g}"), 17)
+        return f"step budget of {steps} used up: gradient norm {grad:.{digits}g} still above tol {tol:.{digits}g}"
     if status == 2:
         what = (
             f"loss {loss:.3g} is not finite or exploded"

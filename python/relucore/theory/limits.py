@@ -268,6 +268,7 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     if getattr(result, "batched", False):
         return _check_batch(result, X, y, gram)
     X, K, y = single_problem(X, y, gram)
+    _check_run_shapes(result, X, K)
     signs = np.asarray(result.signs, dtype=float)
     beta0 = np.asarray(result.beta0, dtype=float)
     alpha0 = np.asarray(result.alpha0, dtype=float)
@@ -311,6 +312,22 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
         mask_step1=mask1,
         mask_final=mask_final,
     )
+
+
+def _check_run_shapes(result, X, K) -> None:
+    """Refuses data of another size than the run's: n from beta, d from W."""
+    n_run = np.shape(result.beta)[-1]
+    if K.shape[0] != n_run:
+        given = "X" if X is not None else "gram"
+        raise ValueError(
+            f"{given} has n={K.shape[0]} examples but the run has n={n_run} (result.beta has shape "
+            f"{np.shape(result.beta)}); pass the data the run was trained on"
+        )
+    if X is not None and result.W is not None and np.shape(result.W)[-1] != X.shape[1]:
+        raise ValueError(
+            f"X has d={X.shape[1]} features (shape {X.shape}) but the run has d={np.shape(result.W)[-1]} "
+            f"(result.W has shape {np.shape(result.W)}); pass the X the run was trained on"
+        )
 
 
 def _check_batch(result, X, y, gram) -> list:

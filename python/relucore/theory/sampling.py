@@ -31,11 +31,12 @@ V
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 import numpy as np
 
 from relucore._summary import sizes, summarized
-from relucore._validation import as_float_array, check_int, check_rng
+from relucore._validation import as_float_array, check_available_memory, check_int, check_rng
 
 __all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
 
@@ -341,6 +342,7 @@ def sample(
     n = check_int(n, "n", minimum=1)
     d = check_int(d, "d", minimum=1)
     rng = check_rng(rng)
+    _check_sample_memory(n, d, orthogonal, V)
     sp = make_spectrum(spectrum, d)
     if isinstance(spectrum, (str, tuple, Spectrum)):
         lam = sp.to_array()
@@ -381,6 +383,20 @@ def sample(
         X = np.ascontiguousarray(X)
     y = _labels(labels, n, rng)
     return Dataset(X=X, y=y, spectrum=lam, orthogonal=bool(orthogonal))
+
+
+def _check_sample_memory(n: int, d: int, orthogonal: bool, V) -> None:
+    """Refuses an X that does not fit in the memory available, before drawing anything."""
+    # Copies of the n x d array alive at once: X itself; G, Q and X for the
+    # orthogonal rows; X and X V^T for a rotation (plus V itself, d x d).
+    copies = 3 if orthogonal else (1 if isinstance(V, str) and V == "identity" else 2)
+    extra = d * d if isinstance(V, str) and V == "haar" else 0
+    n_bytes = 8.0 * (copies * n * d + extra + d)
+    check_available_memory(
+        n_bytes,
+        f"sample(n={n}, d={d}): X (n x d float64)",
+        f"use sample_gram(n, d, ...) to draw K = X X^T (n x n, {8.0 * n * n / 2**20:.3g} MiB) without X",
+    )
 
 
 def wishart_bartlett(n: int, df: int, rng: np.random.Generator) -> np.ndarray:
@@ -552,9 +568,18 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     values, counts, kind, lo, hi, _ = plan
     keys = np.empty((len(seeds), 2), dtype=np.uint64)
     for b, s in enumerate(seeds):
-        ss = s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(s)
-        keys[b] = ss.generate_state(2, np.uint64)
+        keys[b] = _seed_sequence(s, f"seeds[{b}]").generate_state(2, np.uint64)
     return sample_gram_keys(n, keys, plan, n_threads)
+
+
+def _seed_sequence(seed, name: str) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be a non-negative integer or a SeedSequence, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer or a SeedSequence, got {seed}")
+    return np.random.SeedSequence(int(seed))
 
 
 def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):

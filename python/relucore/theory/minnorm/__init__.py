@@ -11,14 +11,15 @@ found by an exact branch and bound over the patterns (:mod:`.search`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from relucore._inputs import gram_of, single_problem
-from relucore._validation import as_float_array, check_int
+from relucore._validation import as_float_array, check_int, check_positive
 from relucore.theory.minnorm.linalg import check_pd
 from relucore.theory.minnorm.results import KKTCertificate, MinNormSolution, SearchCertificate
+from relucore.theory.minnorm.scaling import normalize, scale_back
 from relucore.theory.minnorm.search import minnorm_multi
 from relucore.theory.minnorm.single import minnorm_single
 
@@ -35,6 +36,8 @@ def minnorm(
     max_nodes: int = 5_000,
     assignment=None,
     tol: float = 1e-10,
+    time_limit: Optional[float] = 60.0,
+    progress: Optional[bool] = None,
 ) -> MinNormSolution:
     """Minimum-norm solution of a shallow ReLU network (Lai et al. 2026, Eq. 7, 8 and 52).
 
@@ -75,6 +78,15 @@ def minnorm(
     tol : float, default 1e-10
         Relative pruning tolerance: a subtree is pruned when its lower bound is
         at least ``optimum * (1 - tol)``.
+    time_limit : float or None, default 60
+        For m >= 2: seconds the search may take (None: no limit). When the time
+        or ``max_nodes`` runs out, the best candidate is returned as an upper
+        bound (``exact=False``) with ``search.lower_bound`` the smallest relaxed
+        optimum of the subtrees still open (the open subtrees are solved for it
+        for up to a tenth of ``time_limit`` more).
+    progress : bool or None, default None
+        For m >= 2: a tqdm progress bar of the search on stderr (None: only
+        when stderr is a terminal).
 
     Returns
     -------
@@ -83,11 +95,31 @@ def minnorm(
     if method not in ("bnb", "exhaustive"):
         raise ValueError(f"method must be 'bnb' or 'exhaustive', got {method!r}")
     max_nodes = check_int(max_nodes, "max_nodes", minimum=1)
-    X, K, y = single_problem(X, y, gram)
+    if time_limit is not None:
+        time_limit = check_positive(time_limit, "time_limit")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be None, True or False, got {type(progress).__name__}")
+    # Solved on an exactly rescaled copy (X / 2^ex, y / 2^ey) and scaled back: the
+    # answer does not depend on the scale of the data, and no intermediate over- or underflows.
+    Xs, ys, Gs, scaling = normalize(X, y, gram)
+    Xs, K, ys = single_problem(Xs, ys, Gs)
     signs_arr = as_float_array(signs, "signs", ndim=1)
     if np.any(signs_arr == 0):
         raise ValueError("signs must be non-zero")
     if signs_arr.size == 1:
         check_pd(K)
-        return minnorm_single(X, K, y, float(signs_arr[0]))
-    return minnorm_multi(X, K, y, signs_arr, max_nodes=max_nodes, method=method, assignment=assignment, tol=tol)
+        sol = minnorm_single(Xs, K, ys, float(signs_arr[0]))
+    else:
+        sol = minnorm_multi(
+            Xs,
+            K,
+            ys,
+            signs_arr,
+            max_nodes=max_nodes,
+            method=method,
+            assignment=assignment,
+            tol=tol,
+            time_limit=time_limit,
+            progress=progress,
+        )
+    return scale_back(sol, scaling, "X" if X is not None else "gram")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import List
+import sys
+import time
+from typing import List, Optional
 
 import numpy as np
 
@@ -33,10 +35,24 @@ __all__ = ["minnorm_multi", "PatternSearch"]
 class PatternSearch:
     """State of one search: the incumbent, the counters and what is still open."""
 
-    def __init__(self, qp: PatternQP, y: np.ndarray, signs: np.ndarray, *, max_nodes: int, tol: float, assignment):
+    def __init__(
+        self,
+        qp: PatternQP,
+        y: np.ndarray,
+        signs: np.ndarray,
+        *,
+        max_nodes: int,
+        tol: float,
+        assignment,
+        time_limit: Optional[float] = None,
+        progress: Optional[bool] = None,
+    ):
         self.qp, self.y, self.signs = qp, y, signs
         self.m, self.n = signs.size, y.size
         self.max_nodes, self.rel = max_nodes, tol
+        self.time_limit = time_limit
+        self.start = time.monotonic()
+        self.bar = _progress_bar(progress, max_nodes)
         self.pieces_all = [admissible_pieces(float(y[i]), signs) for i in range(self.n)]
         self.n_patterns = int(np.prod([len(p) for p in self.pieces_all], dtype=object))
         self.ftol = 1e-10 * float(np.max(np.abs(y)))
@@ -58,6 +74,7 @@ class PatternSearch:
         self.complete = True
         self.reasons: List[str] = []
         self.open_bounds: List[float] = []
+        self.bounds_solved = 0
 
     def count(self, partial) -> int:
         """Number of complete patterns below a partial one."""
@@ -70,7 +87,27 @@ class PatternSearch:
     def _give_up(self, reason: str, *bounds: float) -> None:
         self.complete = False
         self.reasons.append(reason)
-        self.open_bounds.extend(bounds)
+        # The objective is a sum of squares: 0 bounds any subtree without a relaxation.
+        self.open_bounds.extend(max(b, 0.0) for b in bounds)
+
+    def _out_of_budget(self) -> Optional[str]:
+        """Why the search must stop now (the node budget or the time limit), or None."""
+        if self.stats["nodes"] >= self.max_nodes:
+            return f"the search budget of {self.max_nodes} QPs was used up"
+        if self.time_limit is not None and time.monotonic() - self.start > self.time_limit:
+            return f"the time limit of {self.time_limit:g} s was reached"
+        return None
+
+    def _tick(self) -> None:
+        self.stats["nodes"] += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            if self.stats["nodes"] % 10 == 0:
+                self.bar.set_postfix(best=f"{self.best_val:.6g}", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
     def _offer(self, value: float, pattern, res) -> None:
         """A solved complete pattern: the new incumbent if it is better."""
@@ -85,11 +122,12 @@ class PatternSearch:
             pat = list(combo)
             if pat == self.inc_pattern:
                 continue
-            if self.stats["nodes"] >= self.max_nodes:
-                self._give_up(f"the search budget of {self.max_nodes} QPs was used up", -np.inf)
+            reason = self._out_of_budget()
+            if reason is not None:
+                self._give_up(reason, 0.0)
                 break
             res = self.qp.solve_fast(pat)
-            self.stats["nodes"] += 1
+            self._tick()
             self.stats["leaves"] += 1
             if res["status"] != 0:
                 self._give_up("a pattern QP failed", -np.inf)
@@ -106,17 +144,37 @@ class PatternSearch:
         stack = [([None] * self.n, -np.inf, root_classes)]
         while stack:
             partial, parent_lb, classes = stack.pop()
-            if self.stats["nodes"] >= self.max_nodes:
-                self._give_up(
-                    f"the search budget of {self.max_nodes} QPs was used up", parent_lb, *(b for _, b, _ in stack)
-                )
+            reason = self._out_of_budget()
+            if reason is not None:
+                self._give_up(reason, *self._open_bounds([(partial, parent_lb)] + [(p, b) for p, b, _ in stack]))
                 break
             stack.extend(self._visit(partial, parent_lb, classes))
+
+    def _open_bounds(self, open_nodes) -> List[float]:
+        """Lower bounds of the open subtrees: each node's own relaxed optimum where there is time to solve it.
+
+        An open node carries its parent's relaxed optimum, which can be far below its own
+        (0 for the children of a root without relaxed constraints). The nodes with the
+        smallest bounds are solved first, for at most a tenth of the time limit (1 s without one).
+        """
+        extra = 1.0 if self.time_limit is None else max(0.1 * self.time_limit, 0.05)
+        stop = time.monotonic() + extra
+        threshold = self.best_val - self.rel * max(abs(self.best_val), 1e-300)
+        bounds = []
+        for partial, parent_lb in sorted(open_nodes, key=lambda node: node[1]):
+            lb = max(parent_lb, 0.0)
+            if lb < threshold and time.monotonic() < stop:
+                res = self.qp.solve_fast(partial)
+                self.bounds_solved += 1
+                if res["status"] == 0:
+                    lb = max(lb, res["objective"])
+            bounds.append(lb)
+        return bounds
 
     def _visit(self, partial, parent_lb, classes) -> list:
         """Solves one node's relaxation; returns its children to explore (none if pruned or closed)."""
         res = self.qp.solve_fast(partial)
-        self.stats["nodes"] += 1
+        self._tick()
         if res["status"] != 0:
             # Numerical failure: the subtree can be neither pruned nor closed.
             self._give_up("a relaxed QP failed", parent_lb)
@@ -195,18 +253,46 @@ class PatternSearch:
         )
 
 
-def minnorm_multi(X, K, y, signs, *, max_nodes: int, method: str, assignment, tol: float) -> MinNormSolution:
+def _progress_bar(progress: Optional[bool], total: int):
+    """A tqdm bar over the QPs of the search (None: only when stderr is a terminal), or None."""
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="minnorm", unit="QP", leave=False)
+
+
+def minnorm_multi(
+    X,
+    K,
+    y,
+    signs,
+    *,
+    max_nodes: int,
+    method: str,
+    assignment,
+    tol: float,
+    time_limit: Optional[float] = None,
+    progress: Optional[bool] = None,
+) -> MinNormSolution:
     for sg, name in ((1, "positive"), (-1, "negative")):
         if np.any(sg * y > 0) and not np.any(sg * signs > 0):
             raise ValueError(f"Eq. (52) has no solution: there are {name} labels but no neuron with a {name} sign")
     L = check_pd(K)
     Kinv = kinv(L)
     qp = PatternQP(Kinv, y, signs)
-    search = PatternSearch(qp, y, signs, max_nodes=max_nodes, tol=tol, assignment=assignment)
-    if method == "exhaustive":
-        search.exhaustive()
-    else:
-        search.branch_and_bound()
+    search = PatternSearch(
+        qp, y, signs, max_nodes=max_nodes, tol=tol, assignment=assignment, time_limit=time_limit, progress=progress
+    )
+    try:
+        if method == "exhaustive":
+            search.exhaustive()
+        else:
+            search.branch_and_bound()
+    finally:
+        search.close()
     pattern, res = search.best
     best_val = search.best_val
     if not np.isfinite(best_val):
@@ -242,6 +328,8 @@ def _solution(search: PatternSearch, res, X, K, Kinv, L, y, signs) -> MinNormSol
     sc = search.certificate()
     stats, complete = search.stats, search.complete
     kind = "exact" if complete else "upper bound (best candidate)"
+    if search.bounds_solved:
+        search.reasons.append(f"{search.bounds_solved} relaxations of open subtrees solved for the lower bound")
     msg = (
         f"{'global optimum' if complete else 'best candidate (' + '; '.join(dict.fromkeys(search.reasons)) + ')'} "
         f"over {search.n_patterns} activation patterns: {stats['nodes']} QPs, {stats['pruned']} subtrees pruned "
