@@ -93,6 +93,15 @@ def test_step_budget_message_with_tol_zero():
     assert close.status == 1 and float(printed[0]) > float(printed[1])
 
 
+def test_rng_with_a_deterministic_init_warns_and_changes_nothing():
+    X, y = fig4_problem(1)
+    with pytest.warns(UserWarning, match="rng only affects init='gaussian'.*init='positive'.*rng=5 is ignored"):
+        res = relucore.train(X, y, rng=5, steps=10)
+    assert np.array_equal(res.W, relucore.train(X, y, steps=10).W)
+    with pytest.warns(UserWarning, match="an array init"):
+        relucore.train(X, y, init=res.W0, rng=5, steps=1)
+
+
 def test_divergence_is_a_status_or_an_error():
     X, y = fig4_problem(2)
     res = relucore.train(X, y, signs=(1, -1), eta=1.0, steps=1000)

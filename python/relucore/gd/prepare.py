@@ -10,6 +10,7 @@ Every error it raises is listed in docs/errors.md.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -93,6 +94,13 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
     engine, assignment, init_scale, C_g, C_alpha = o.engine, o.assignment, o.init_scale, o.C_g, o.C_alpha
     loss, activation, leaky_slope = o.loss, o.activation, o.leaky_slope
+    if rng is not None and not (isinstance(init, str) and init == "gaussian"):
+        what = f"init={init!r}" if isinstance(init, str) else "an array init"
+        warnings.warn(
+            f"rng only affects init='gaussian'; with {what} the start is deterministic and rng={rng!r} is ignored",
+            UserWarning,
+            stacklevel=3,
+        )
     leaky_slope, n_threads, C_g, C_alpha = _check_options(
         engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
     )

@@ -197,7 +197,7 @@ def _train(cfg, task, inits, X, y, K):
         eps=_eps(cfg, y),
         eta=cfg["eta"],
         tol=cfg["tol"],
-        rng=0,
+        rng=0 if isinstance(init, str) and init == "gaussian" else None,
         n_threads=task["n_threads"] or None,
         gram=K,
         engine=cfg["engine"],
