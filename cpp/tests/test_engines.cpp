@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,7 +59,20 @@ static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, c
                                       const RowMatrix&, const GDSettings&>);
 static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+static_assert(std::is_constructible_v<DualGD, const ConstMatrixRef&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, const Vector&, const Vector&,
+                                      const RowMatrix&, const RowMatrix&, const GDSettings&>);
+// Rvalues that own their storage (a temporary K such as gram_matrix(X)) are refused.
+static_assert(!std::is_constructible_v<DualGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, const RowMatrix&&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DenseGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
 static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
                                        const RowMatrix&, const GDSettings&>);
