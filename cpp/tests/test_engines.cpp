@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,7 +59,20 @@ static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, c
                                       const RowMatrix&, const GDSettings&>);
 static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+static_assert(std::is_constructible_v<DualGD, const ConstMatrixRef&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, const Vector&, const Vector&,
+                                      const RowMatrix&, const RowMatrix&, const GDSettings&>);
+// Rvalues that own their storage (a temporary K such as gram_matrix(X)) are refused.
+static_assert(!std::is_constructible_v<DualGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, const RowMatrix&&, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(!std::is_constructible_v<DenseGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                       const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
 static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
                                        const RowMatrix&, const GDSettings&>);
@@ -282,7 +296,18 @@ TEST_CASE("stopping rules: tol, divergence and the cancel flag") {
     c.set_cancel_flag(&cancel);
     CHECK(c.step(10) == 0 && c.steps_taken() == 0);
     CHECK(c.run().status == Status::cancelled);
+    // Cancellation wins over the other stopping rules that hold at the same state.
+    GDSettings done = settings_for(0.1, 0);  // budget used up at step 0
+    done.cancel = &cancel;
+    DualGD over_budget = DualGD::positive_init(p.X, p.y, outer, 1e-3, done);
+    CHECK(over_budget.run().status == Status::cancelled && over_budget.steps_taken() == 0);
+    done.max_steps = 100;
+    done.tol = 1e300;  // converged at step 0
+    DualGD converged = DualGD::positive_init(p.X, p.y, outer, 1e-3, done);
+    CHECK(converged.run().status == Status::cancelled && converged.steps_taken() == 0);
     cancel = false;
+    CHECK(converged.run().status == Status::converged);
+    CHECK(over_budget.run().status == Status::max_steps);
     CHECK(c.step(10) == 10);
     c.set_cancel_flag(nullptr);
 }

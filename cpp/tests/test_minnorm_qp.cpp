@@ -50,13 +50,13 @@ TEST_CASE("m = 1 dual of Eq. (7): KKT holds and both methods agree") {
         }
         QPSettings s;
         const QPResult a = solve_box_qp(p.K, c, lo, up, s);
-        CHECK(a.status == 0);
+        CHECK(a.status == QPStatus::solved);
         CHECK(box_kkt(p.K, c, lo, up, a.z) <= 1e-12);
         QPSettings force;
         force.max_block_iter = 1;
         force.stall_limit = 1;
         const QPResult b = solve_box_qp(p.K, c, lo, up, force);
-        CHECK(b.status == 0);
+        CHECK(b.status == QPStatus::solved);
         CHECK(b.used_fallback);
         CHECK_CLOSE(b.z, a.z, 1e-9, 1e-12);
     }
@@ -76,7 +76,7 @@ TEST_CASE("primal active-set method with an equality row") {
     z0 << 1.0, 0.0;
     std::vector<signed char> state(2, 0);
     const QPResult r = solve_qp_primal(H, c, E, e, lo, up, z0, state, QPSettings{});
-    CHECK(r.status == 0);
+    CHECK(r.status == QPStatus::solved);
     Vector want(2);
     want << 0.8, 0.2;
     CHECK_CLOSE(r.z, want, 1e-14, 1e-14);

@@ -401,7 +401,7 @@ class WeightGDSettings:
         ...
 class GramTrialSettings:
     """
-    Settings of one Gram-mode sweep trial (relucore/sweep_gram.hpp); zero or a negative value asks for the default rule named on the field.
+    Settings of one Gram-mode sweep trial (relucore/sweep/sweep_gram.hpp); zero or a negative value asks for the default rule named on the field.
     """
     def __init__(self, *, sign: typing.SupportsFloat | typing.SupportsIndex = 1.0, eps: typing.SupportsFloat | typing.SupportsIndex = 0.0, C_alpha: typing.SupportsFloat | typing.SupportsIndex = 10.0, eta: typing.SupportsFloat | typing.SupportsIndex = 0.0, tol: typing.SupportsFloat | typing.SupportsIndex = -1.0, max_steps: typing.SupportsInt | typing.SupportsIndex = 10000, max_condition: typing.SupportsFloat | typing.SupportsIndex = 1000000000000.0, minnorm: bool = True, norm1: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
         ...

@@ -29,7 +29,8 @@ class DenseGD : public EngineBase<DenseGD> {
 public:
     /// @param X        n x d data. Only a view is kept: X must outlive the
     ///                 engine and be a row-major Scalar matrix or Map (anything
-    ///                 else is refused at compile time).
+    ///                 else is refused at compile time), and not an rvalue
+    ///                 that owns its storage (also refused).
     /// @param y        n labels (copied)
     /// @param outer    m outer weights (copied)
     /// @param W0       m x d starting weights (copied)
@@ -53,6 +54,12 @@ public:
     /// copy that dies with the call: refused at compile time.
     template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
     DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
+
+    /// An X that is an rvalue owning its storage (a RowMatrix temporary,
+    /// std::move(X), a Ref<const RowMatrix> temporary) dies with the call:
+    /// refused at compile time.
+    template <class XArg, class... Rest, std::enable_if_t<dies_with_call<XArg>, int> = 0>
+    DenseGD(XArg&& X, Rest&&...) = delete;
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {

@@ -70,7 +70,8 @@ public:
     ///                 the engine and stay unchanged, and must be a row-major
     ///                 Scalar matrix or Map (anything else is refused at compile
     ///                 time, since it would bind to a temporary copy that dies
-    ///                 with the call). For n <= 16 the engine also keeps a
+    ///                 with the call), and not an rvalue that owns its
+    ///                 storage (gram_matrix(X) as an argument is refused). For n <= 16 the engine also keeps a
     ///                 zero-padded copy of K for its step.
     /// @param y        n labels (copied)
     /// @param outer    m outer weights a_k: the signs s_k of the paper or values
@@ -90,6 +91,13 @@ public:
     /// RowMatrix, a Map of one, or a shared_ptr to one instead).
     template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
     DualGD(const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
+
+    /// A K that is an rvalue owning its storage (a RowMatrix temporary such
+    /// as gram_matrix(X), std::move(K), or a Ref<const RowMatrix> temporary,
+    /// which may hold a copy) dies with the call: refused at compile time.
+    /// Keep K in a variable, or hand it over as a shared_ptr.
+    template <class KArg, class... Rest, std::enable_if_t<dies_with_call<KArg>, int> = 0>
+    DualGD(KArg&& K, Rest&&...) = delete;
 
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.

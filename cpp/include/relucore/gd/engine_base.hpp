@@ -17,9 +17,35 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace relucore {
+
+namespace detail {
+
+template <class D>
+std::true_type is_plain_object(const Eigen::PlainObjectBase<D>*);
+std::false_type is_plain_object(...);
+
+template <class T>
+struct is_const_ref : std::false_type {};
+template <class P, int Options, class Stride>
+struct is_const_ref<Eigen::Ref<const P, Options, Stride>> : std::true_type {};
+
+}  // namespace detail
+
+/// True when an argument of type T (as deduced by a forwarding reference)
+/// is an rvalue whose storage dies with the call: an Eigen matrix or array
+/// (RowMatrix&&, a fixed-size temporary, gram_matrix(X)) or a
+/// Ref<const ...>, which may hold a private copy of what it was made from.
+/// Engines that keep a view of an argument refuse these at compile time; Maps
+/// and Blocks view memory owned elsewhere and stay accepted.
+template <class T>
+inline constexpr bool dies_with_call =
+    !std::is_lvalue_reference_v<T> &&
+    (decltype(detail::is_plain_object(std::declval<std::remove_cv_t<std::remove_reference_t<T>>*>()))::value ||
+     detail::is_const_ref<std::remove_cv_t<std::remove_reference_t<T>>>::value);
 
 template <class Derived>
 class EngineBase {

@@ -209,8 +209,10 @@ void advance(Engine& e, long) {
 ///      callback may change the engine between steps (set_labels, set_eta,
 ///      settings(), even step()): the run continues from the state it leaves,
 ///      re-evaluated if needed, and changes to `s` apply to the rest of the run;
-///   4. the stopping rules are checked in this order: diverged, converged
-///      (grad_norm < s.tol), max_steps (t >= s.max_steps), cancelled;
+///   4. the stopping rules are checked in this order: diverged, cancelled
+///      (the flag s.cancel is set), converged (grad_norm < s.tol), max_steps
+///      (t >= s.max_steps); so a cancelled run reports cancelled even when
+///      it had also converged or used up its budget;
 ///   5. otherwise one GD step is applied and the loop continues.
 /// The returned loss and gradient norm therefore belong to the returned state,
 /// and the final state is always recorded (when recording is on).
@@ -249,16 +251,18 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
             out.status = Status::diverged;
             break;
         }
+        // A raised cancel flag wins over converged and max_steps: a cancelled
+        // run says so even when it was also done.
+        if (s.cancel && s.cancel->load(std::memory_order_relaxed)) {
+            out.status = Status::cancelled;
+            break;
+        }
         if (engine.grad_norm() < s.tol) {
             out.status = Status::converged;
             break;
         }
         if (t >= s.max_steps) {
             out.status = Status::max_steps;
-            break;
-        }
-        if (s.cancel && s.cancel->load(std::memory_order_relaxed)) {
-            out.status = Status::cancelled;
             break;
         }
         detail::advance(engine, 0);

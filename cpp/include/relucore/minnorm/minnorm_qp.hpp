@@ -46,6 +46,7 @@ struct QPSettings {
     double tol = defaults::minnorm_tol;                     // relative tolerance of the sign tests
 };
 
+/// How a QP solve ended (the Python layer sees the integer values).
 enum class QPStatus : int { solved = 0, max_iter = 1, singular = 2, infeasible_start = 3 };
 
 struct QPResult {
@@ -53,7 +54,7 @@ struct QPResult {
     Vector nu;                       // equality multipliers (H z - c + E^T nu = r)
     Vector r;                        // reduced gradient: >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere
     std::vector<signed char> state;  // -1 at lower bound, +1 at upper bound, 0 free
-    int status = 0;
+    QPStatus status = QPStatus::solved;
     int block_iterations = 0;
     int primal_iterations = 0;
     bool used_fallback = false;
@@ -195,7 +196,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
     for (Index j = 0; j < n; ++j) {
         const double slack = 1e-9 * scale;
         if (z[j] < lower[j] - slack || z[j] > upper[j] + slack) {
-            out.status = static_cast<int>(QPStatus::infeasible_start);
+            out.status = QPStatus::infeasible_start;
             out.z = z;
             out.state = state;
             return out;
@@ -211,7 +212,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         out.primal_iterations = it + 1;
         znew = z;
         if (!detail::solve_on_working_set(H, c, E, e, lower, upper, state, znew, nu)) {
-            out.status = static_cast<int>(QPStatus::singular);
+            out.status = QPStatus::singular;
             break;
         }
         Vector step = znew - z;
@@ -234,7 +235,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
                 out.nu = nu;
                 out.r = r;
                 out.state = state;
-                out.status = static_cast<int>(QPStatus::solved);
+                out.status = QPStatus::solved;
                 return out;
             }
             state[worst] = 0;
@@ -255,9 +256,9 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
             for (Index j = 0; j < n; ++j)
                 if (state[j] == 0) z[j] = std::min(std::max(z[j], lower[j]), upper[j]);
         }
-        if (it + 1 == max_iter) out.status = static_cast<int>(QPStatus::max_iter);
+        if (it + 1 == max_iter) out.status = QPStatus::max_iter;
     }
-    if (out.status == 0) out.status = static_cast<int>(QPStatus::max_iter);
+    if (out.status == QPStatus::solved) out.status = QPStatus::max_iter;
     out.z = z;
     out.nu = nu.size() == p ? nu : Vector::Zero(p);
     out.r = detail::reduced_gradient(H, c, E, z, out.nu);
@@ -333,7 +334,7 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
         out.nu = Vector(0);
         out.r = H * z - c;
         out.state = state;
-        out.status = static_cast<int>(QPStatus::solved);
+        out.status = QPStatus::solved;
         return out;
     }
     // Fallback: start the primal method from the projection of the last iterate,
@@ -371,7 +372,7 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
 struct MinNorm1Result {
     Vector z;              // dual coordinates alpha*
     double objective = 0;  // 1/2 z^T K z
-    int status = 0;        // QPStatus
+    int status = 0;        // QPStatus as an int
     int block_iterations = 0, primal_iterations = 0;
     bool used_fallback = false;
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
@@ -393,7 +394,7 @@ inline MinNorm1Result minnorm_single_gram(ConstMatrixRef K, ConstVectorRef y, do
     const QPResult qp = solve_box_qp(K, c, lower, upper, settings, &guess);
     MinNorm1Result out;
     out.z = qp.z;
-    out.status = qp.status;
+    out.status = static_cast<int>(qp.status);
     out.block_iterations = qp.block_iterations;
     out.primal_iterations = qp.primal_iterations;
     out.used_fallback = qp.used_fallback;
