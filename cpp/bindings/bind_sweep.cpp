@@ -39,11 +39,6 @@ Key2 key_of(const CArray<std::uint64_t>& keys, Index b) {
     return Key2{keys.data()[2 * b], keys.data()[2 * b + 1]};
 }
 
-// Work above which a call polls for Ctrl-C (see run_without_gil).
-bool is_long(double flops) {
-    return flops > 2e7;
-}
-
 // The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
 struct GramTrialOutputs {
     py::dict arrays;

@@ -89,11 +89,6 @@ struct Outcomes {
     }
 };
 
-// Work estimate above which a run is made interruptible (see run_without_gil).
-bool is_long(double flops) {
-    return flops > 2e7;
-}
-
 // Problem b's slices of the arrays both engines share.
 struct ProblemViews {
     ConstVectorMap y, outer;

@@ -93,10 +93,6 @@ py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t
     return a;
 }
 
-bool is_long(double flops) {
-    return flops > 2e7;
-}
-
 py::dict summary_dict(const RunSummary& s) {
     py::dict d;
     d["status"] = static_cast<int>(s.status);

@@ -35,6 +35,12 @@ void require_shape(const CArray<T>& a, const char* name, std::vector<py::ssize_t
             throw py::value_error(std::string(name) + ": wrong extent along axis " + std::to_string(i));
 }
 
+// Work estimate (flops) above which a call is made interruptible: it then polls
+// for Ctrl-C (see run_without_gil).
+inline bool is_long(double flops) {
+    return flops > 2e7;
+}
+
 // Runs work(cancel) without the GIL. Large jobs run on a helper thread while
 // this thread wakes every few milliseconds to let Python handle signals; a
 // pending KeyboardInterrupt raises the cancel flag, waits for the engines to
