@@ -113,29 +113,26 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         and assignment is None
         and loss == "square"
     )
-    # The all-positive start from X runs its numerical checks (finite X, label range, conditioning)
-    # in C++; every other case checks them here.
-    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, numeric=not positive)
-    signs_arr = _check_signs(signs)
+    # The all-positive start from X: types and shapes here, every numerical check (finite X and y,
+    # label range, non-zero signs, conditioning) in C++. A refusal, or inputs whose types or shapes
+    # do not fit, go through the full checks below, which name the reason as docs/errors.md does.
     if positive:
-        p = _positive_start(
-            X,
-            y,
-            batched,
-            signs_arr,
-            eps=eps,
-            eta=eta,
-            tol=tol,
-            C_alpha=C_alpha,
-            n_threads=n_threads,
-            activation=activation,
-            leaky_slope=leaky_slope,
-        )
-        if p is not None:
-            return p
-        # C++ refused a problem: the checks below name the reason in the words of docs/errors.md.
-        X = as_float_array(X, "X", ndim=3)
-        _check_labels(y, loss)
+        inputs = _positive_inputs(X, y, signs)
+        if inputs is not None:
+            p = _positive_start(
+                *inputs,
+                eps=eps,
+                eta=eta,
+                tol=tol,
+                C_alpha=C_alpha,
+                n_threads=n_threads,
+                activation=activation,
+                leaky_slope=leaky_slope,
+            )
+            if p is not None:
+                return p
+    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
+    signs_arr = _check_signs(signs)
     p = _prepare_general(
         X,
         Kin,
@@ -239,11 +236,8 @@ def _check_options(engine, loss, activation, leaky_slope, n_threads, C_g, C_alph
     return leaky_slope, n_threads, C_g, C_alpha
 
 
-def _resolve_data(X, y, gram, engine, loss, numeric: bool = True):
-    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``.
-
-    ``numeric=False`` leaves the finiteness of X and the range of the labels to the C++ checks.
-    """
+def _resolve_data(X, y, gram, engine, loss):
+    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``."""
     if y is None:
         raise TypeError("y is required")
     y = as_float_array(y, "y", ndim=(1, 2))
@@ -251,7 +245,7 @@ def _resolve_data(X, y, gram, engine, loss, numeric: bool = True):
     if X is None and gram is None:
         raise TypeError("X is required (or pass gram= for Gram-only mode)")
     if X is not None:
-        X = as_float_array(X, "X", ndim=(2, 3), finite=numeric)
+        X = as_float_array(X, "X", ndim=(2, 3))
         if (X.ndim == 3) != batched:
             raise ValueError(
                 f"X and y disagree on batching: X has shape {X.shape}, y has shape {y.shape} "
@@ -278,8 +272,7 @@ def _resolve_data(X, y, gram, engine, loss, numeric: bool = True):
             raise ValueError(f"gram and y hold different numbers of problems: {Kin.shape[0]} and {B}")
     if engine == "weights" and X is None:
         raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
-    if numeric:
-        _check_labels(y, loss)
+    _check_labels(y, loss)
     return X, Kin, y, batched
 
 
@@ -404,6 +397,20 @@ def _step_size(eta, mu1, signs_arr, loss, n, batched, what) -> np.ndarray:
             f"({eta_default[b]:.3g}), so a GD step would not change the state in float64"
         )
     return eta_arr
+
+
+def _positive_inputs(X, y, signs):
+    """``(X (B, n, d), y (B, n), batched, signs)`` converted for the C++ start, or None if a type or shape is off."""
+    try:
+        X = as_float_array(X, "X", ndim=(2, 3), finite=False)
+        y = as_float_array(y, "y", ndim=(1, 2), finite=False)
+        signs_arr = as_float_array(signs, "signs", ndim=1, finite=False)
+    except (TypeError, ValueError):
+        return None
+    if X.ndim != y.ndim + 1 or X.shape[:-1] != y.shape:
+        return None
+    batched = y.ndim == 2
+    return (X, y, batched, signs_arr) if batched else (X[None], y[None], batched, signs_arr)
 
 
 def _positive_start(
