@@ -39,18 +39,7 @@ ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" -E '^compil
 status=${PIPESTATUS[0]}
 set -e
 
-reports=$(ls "$log_dir"/* 2>/dev/null || true)
-if [ -n "$reports" ]; then
-  echo "cpp_asan.sh: sanitizer reports:" >&2
-  cat $reports >&2
-  exit 1
-fi
-if grep -qE "runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer" "$log"; then
-  echo "cpp_asan.sh: sanitizer report in the test output" >&2
-  exit 1
-fi
-if [ "$status" -ne 0 ]; then
-  echo "cpp_asan.sh: ctest failed under the sanitizers (exit $status)" >&2
-  exit "$status"
-fi
+# shellcheck source=.ci/sanitizer_verdict.sh
+source .ci/sanitizer_verdict.sh   # (the script runs from the repository root)
+sanitizer_verdict cpp_asan.sh "$log_dir/*" "$log" "$status"
 echo "cpp_asan.sh: clean ($((SECONDS - start))s)"

@@ -78,18 +78,7 @@ LD_PRELOAD="$libasan $libstdcxx" python -m pytest -q -p no:cacheprovider -m "not
 status=${PIPESTATUS[0]}
 set -e
 
-reports=$(ls "$log_dir"/sanitizer.* 2>/dev/null || true)
-if [ -n "$reports" ]; then
-  echo "sanitize.sh: sanitizer reports:" >&2
-  cat $reports >&2
-  exit 1
-fi
-if grep -qE "runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log"; then
-  echo "sanitize.sh: sanitizer report in the test output" >&2
-  exit 1
-fi
-if [ "$status" -ne 0 ]; then
-  echo "sanitize.sh: tests failed under the sanitizers (exit $status)" >&2
-  exit "$status"
-fi
+# shellcheck source=.ci/sanitizer_verdict.sh
+source .ci/sanitizer_verdict.sh   # (the script runs from the repository root)
+sanitizer_verdict sanitize.sh "$log_dir/sanitizer.*" "$log" "$status"
 echo "sanitize.sh: clean"

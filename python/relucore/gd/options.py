@@ -17,7 +17,7 @@ import numpy as np
 
 from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, STEPS
 
-__all__ = ["TrainOptions", "with_options_signature", "PREPARE_FIELDS"]
+__all__ = ["TrainOptions", "with_options_signature"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,27 +68,8 @@ class TrainOptions:
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(TrainOptions))
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainOptions)}
 
-#: The options that shape the problem and its starting point (what ``prepare`` reads).
-PREPARE_FIELDS = (
-    "signs",
-    "init",
-    "eps",
-    "eta",
-    "tol",
-    "rng",
-    "n_threads",
-    "engine",
-    "assignment",
-    "init_scale",
-    "C_g",
-    "C_alpha",
-    "loss",
-    "activation",
-    "leaky_slope",
-)
 
-
-def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(), extra=(), method=False):
+def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(), method=False):
     """Decorator: the function's signature becomes ``(X=None, y=None, *, gram=None, <options>, options=None)``.
 
     ``help()`` and :func:`inspect.signature` then list every option with its default,
@@ -105,7 +86,6 @@ def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(
             for f in dataclasses.fields(TrainOptions)
             if f.name not in exclude
         ]
-        params += [P(name, P.KEYWORD_ONLY, default=default) for name, default in extra]
         params.append(P("options", P.KEYWORD_ONLY, default=None))
         fn.__signature__ = inspect.Signature(params)
         return fn

@@ -88,7 +88,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     """Validates train's inputs and builds the starting point (see :func:`relucore.train`).
 
     Takes the options of :class:`~relucore.gd.options.TrainOptions` that shape the problem
-    (``PREPARE_FIELDS``) as keywords or as ``options``.
+    (all but ``steps``, ``record`` and ``on_divergence``) as keywords or as ``options``.
     """
     o = TrainOptions.collect("prepare", options, kwargs)
     signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
