@@ -59,6 +59,14 @@ def figure(nrows: int, ncols: int, *, width: float = 4.2, height: float = 3.2, t
     return fig, axes
 
 
+def optional_figure(draw, *args):
+    """``draw(*args)``, or None when matplotlib is missing (the experiment's table and claims stand alone)."""
+    try:
+        return draw(*args)
+    except ImportError:
+        return None
+
+
 def power_law(x, y) -> Tuple[float, float]:
     """Exponent and prefactor of ``y = C x^p`` (least squares in log-log)."""
     p, logc = np.polyfit(np.log(x), np.log(y), 1)

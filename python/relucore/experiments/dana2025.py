@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import power_law, progress_bar
+from relucore.experiments._common import optional_figure, power_law, progress_bar
 
 __all__ = ["convergence_probability", "trained_outer_gd", "wilson_interval", "fit_threshold"]
 
@@ -250,10 +250,7 @@ def convergence_probability(
     q, _ = power_law(np.array(d_grid, float), np.array([c["n_star"] for c in curves]))
     table = _convergence_table(curves, p, trials)
     claims = _convergence_claims(curves, check, q, p, d_grid, eta_factor)
-    try:
-        fig = _convergence_figure(curves, check, q, d_grid, p, trials, eta_factor, loss_threshold, steps)
-    except ImportError:
-        fig = None
+    fig = optional_figure(_convergence_figure, curves, check, q, d_grid, p, trials, eta_factor, loss_threshold, steps)
 
     params = dict(
         d_grid=d_grid,

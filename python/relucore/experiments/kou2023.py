@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import progress_bar
+from relucore.experiments._common import optional_figure, progress_bar
 from relucore.gd.train import train
 from relucore.theory.metrics import TrainingMetrics, training_metrics
 
@@ -117,10 +117,7 @@ def kou_stable_rank(
     elapsed = time.perf_counter() - t0
     table = _kou_table(mets)
     claims = _kou_claims(mets, steps)
-    try:
-        fig = _kou_figure(mets, leaky_slope, n, d, m, init_scale, trials, near_orth)
-    except ImportError:
-        fig = None
+    fig = optional_figure(_kou_figure, mets, leaky_slope, n, d, m, init_scale, trials, near_orth)
 
     params = dict(
         n=n,

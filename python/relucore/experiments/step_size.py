@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import power_law, progress_bar
+from relucore.experiments._common import optional_figure, power_law, progress_bar
 from relucore.gd.train import train
 
 __all__ = ["step_size", "orthogonal_minnorm", "minnorm_alpha"]
@@ -222,10 +222,7 @@ def step_size(
     elapsed = time.perf_counter() - t0
     table = _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid)
     claims = _step_size_claims(eta_units, g, fl, n, d)
-    try:
-        fig = _step_size_figure(eta_units, g, fl, n, d, trials, n_grid, d_grid)
-    except ImportError:
-        fig = None
+    fig = optional_figure(_step_size_figure, eta_units, g, fl, n, d, trials, n_grid, d_grid)
 
     params = dict(
         n=n,
@@ -347,40 +344,13 @@ def _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid):
                 "gap_near_orthogonal_std": float(g["gaps_n"][:, j].std()),
             }
         )
-    for nn, f in zip(n_grid, fl["floors_n"]):
-        table.append(
-            {
-                "part": "floor_vs_n",
-                "n": nn,
-                "d": d,
-                "floor": f[0],
-                "floor_over_norm_Wstar": f[0] / f[2],
-                "own_sign_fraction": f[4],
-            }
-        )
-    for dd, f in zip(d_grid, fl["floors_d"]):
-        table.append(
-            {
-                "part": "floor_vs_d",
-                "n": n,
-                "d": dd,
-                "floor": f[0],
-                "floor_over_norm_Wstar": f[0] / f[2],
-                "own_sign_fraction": f[4],
-            }
-        )
-    for e, f in zip(eps_grid, fl["floors_eps"]):
-        table.append(
-            {
-                "part": "floor_vs_eps",
-                "n": n,
-                "d": d,
-                "eps_over_ymin": e,
-                "floor": f[0],
-                "floor_over_norm_Wstar": f[0] / f[2],
-                "own_sign_fraction": f[4],
-            }
-        )
+    floors = [("floor_vs_n", {"n": nn, "d": d}, f) for nn, f in zip(n_grid, fl["floors_n"])]
+    floors += [("floor_vs_d", {"n": n, "d": dd}, f) for dd, f in zip(d_grid, fl["floors_d"])]
+    floors += [("floor_vs_eps", {"n": n, "d": d, "eps_over_ymin": e}, f) for e, f in zip(eps_grid, fl["floors_eps"])]
+    for part, where, f in floors:
+        row = {"part": part, **where}
+        row.update(floor=f[0], floor_over_norm_Wstar=f[0] / f[2], own_sign_fraction=f[4])
+        table.append(row)
     return table
 
 
