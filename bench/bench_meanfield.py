@@ -136,7 +136,7 @@ def main(argv=None):
     samples = np.random.default_rng(1).integers(0, X.shape[0], K)
     big = np.random.default_rng(2).normal(0, 0.5, (N, 4))  # large enough for ReLUs to switch
     ref = meanfield.train(
-        X, y, N=N, step=step, weight_decay=lam, iters=K, init=big, samples=samples[:, None], record=0
+        X, y, N=N, eta=step, weight_decay=lam, steps=K, init=big, samples=samples[:, None], record=0
     ).theta
     diff_np = np.max(np.abs(numpy_loop(X, y, big, iters=K, step=step, lam=lam, T=0, rng=None, samples=samples) - ref))
     print(f"agreement after {K} steps on shared samples: max |engine - numpy| = {diff_np:.1e}", end="")
@@ -157,12 +157,12 @@ def main(argv=None):
                 X,
                 y,
                 N=N,
-                step=step,
+                eta=step,
                 weight_decay=lam,
                 temperature=T,
-                iters=iters,
+                steps=iters,
                 init=theta0,
-                seed=0,
+                rng=0,
                 record=0,
                 n_threads=n_threads,
             )

@@ -135,16 +135,16 @@ def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
         X,
         y,
         N=N,
-        step=step,
+        eta=step,
         weight_decay=lam,
         temperature=T,
-        iters=iters,
+        steps=iters,
         batch_size=B,
         bias=bias,
         train_outer=outer,
         output_scale=scale,
         init=theta0,
-        seed=42,
+        rng=42,
         record=10,
     )
     kappa = meanfield.output_scale_factor(scale, N)
@@ -168,7 +168,7 @@ def test_given_samples_are_used(data2d):
     samples = np.random.default_rng(3).integers(0, 6, (iters, 2))
     samples[:, 1] = (samples[:, 0] + 1) % 6
     res = meanfield.train(
-        X, y, N=N, step=0.3, weight_decay=0.05, iters=iters, batch_size=2, init=theta0, samples=samples, seed=0
+        X, y, N=N, eta=0.3, weight_decay=0.05, steps=iters, batch_size=2, init=theta0, samples=samples, rng=0
     )
     ref = _reference(
         X,
@@ -199,15 +199,15 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
         X,
         y,
         N=N,
-        step=step,
+        eta=step,
         weight_decay=lam,
-        iters=1,
+        steps=1,
         batch_size=None,
         bias=bias,
         train_outer=outer,
         output_scale=scale,
         init=theta0,
-        seed=0,
+        rng=0,
     )
     grad = (theta0 - res.theta) / step
     kappa = meanfield.output_scale_factor(scale, N)
@@ -232,7 +232,7 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
 def test_objective_decreases_full_batch(data2d):
     X, y = data2d
     res = meanfield.train(
-        X, y, N=300, step=0.5, weight_decay=0.01, init_scale=0.3, iters=3000, batch_size=None, seed=5, record=10
+        X, y, N=300, eta=0.5, weight_decay=0.01, init_scale=0.3, steps=3000, batch_size=None, rng=5, record=10
     )
     assert res.success
     assert np.all(np.diff(res.objective) <= 1e-12)
@@ -244,13 +244,13 @@ def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size,
     X, y = data2d
     kw = dict(
         N=700,
-        step=1.0,
+        eta=1.0,
         weight_decay=0.01,
         temperature=1e-3,
-        iters=400,
+        steps=400,
         batch_size=batch_size,
         bias=bias,
-        seed=7,
+        rng=7,
         record=50,
         track=5,
         snapshots=(0, 123, 400),
@@ -268,9 +268,9 @@ def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size,
 
 def test_seed_and_key_reproduce(data2d):
     X, y = data2d
-    a = meanfield.train(X, y, N=50, iters=100, temperature=0.01, seed=3)
-    b = meanfield.train(X, y, N=50, iters=100, temperature=0.01, key=a.key)
-    c = meanfield.train(X, y, N=50, iters=100, temperature=0.01, seed=4)
+    a = meanfield.train(X, y, N=50, steps=100, temperature=0.01, rng=3)
+    b = meanfield.train(X, y, N=50, steps=100, temperature=0.01, key=a.key)
+    c = meanfield.train(X, y, N=50, steps=100, temperature=0.01, rng=4)
     assert np.array_equal(a.theta, b.theta)
     assert not np.array_equal(a.theta, c.theta)
 
@@ -283,12 +283,12 @@ def test_noise_increment_is_standard_normal():
         X,
         np.array([1.0, -1.0]),
         N=N,
-        step=step,
+        eta=step,
         temperature=T,
         weight_decay=0.1,
         init=np.zeros((N, 4)),
-        iters=1,
-        seed=9,
+        steps=1,
+        rng=9,
     )
     sd = np.sqrt(4 * step / N * T)
     # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
@@ -315,7 +315,7 @@ def test_single_sample_indices_are_uniform():
 def test_divergence_is_reported(data2d):
     X, y = data2d
     res = meanfield.train(
-        X, 1e3 * y, N=20, step=50.0, output_scale="1", init_scale=1.0, iters=2000, batch_size=None, seed=0, record=0
+        X, 1e3 * y, N=20, eta=50.0, output_scale="1", init_scale=1.0, steps=2000, batch_size=None, rng=0, record=0
     )
     assert not res.success and res.status == 2
     assert res.nit < 2000
@@ -325,20 +325,20 @@ def test_divergence_is_reported(data2d):
 @pytest.mark.parametrize(
     "kw,err",
     [
-        (dict(step=0.0), ValueError),
+        (dict(eta=0.0), ValueError),
         (dict(batch_size=7), ValueError),
         (dict(output_scale="N"), ValueError),
         (dict(init=np.zeros((3, 4))), ValueError),
         (dict(snapshots=(11,)), ValueError),
         (dict(N=0), ValueError),
         (dict(samples=np.zeros((10, 1), int) + 6), ValueError),
-        (dict(seed=True), TypeError),
+        (dict(rng=True), TypeError),
         (dict(temperature=-1.0), ValueError),
     ],
 )
 def test_validation(data2d, kw, err):
     X, y = data2d
-    args = dict(N=5, iters=10)
+    args = dict(N=5, steps=10)
     args.update(kw)
     with pytest.raises(err):
         meanfield.train(X, y, **args)
@@ -347,7 +347,7 @@ def test_validation(data2d, kw, err):
 def test_inconsistent_lengths(data2d):
     X, y = data2d
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-        meanfield.train(X, y[:-1], N=5, iters=1)
+        meanfield.train(X, y[:-1], N=5, steps=1)
 
 
 class _Stop(Exception):
@@ -368,7 +368,7 @@ def test_signal_cancels_a_long_run(data2d):
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.3)
         with pytest.raises(_Stop):
-            meanfield.train(X, y, N=1000, iters=30_000_000, record=0, seed=0)  # minutes if not cancelled
+            meanfield.train(X, y, N=1000, steps=30_000_000, record=0, rng=0)  # minutes if not cancelled
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -380,7 +380,7 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
     X, y = rng.standard_normal((5, d)), rng.standard_normal(5)
     N, iters = 11, 50
     theta0 = rng.normal(0, 0.7, (N, d + 2))
-    res = meanfield.train(X, y, N=N, step=0.5, weight_decay=0.1, temperature=0.02, iters=iters, init=theta0, seed=1)
+    res = meanfield.train(X, y, N=N, eta=0.5, weight_decay=0.1, temperature=0.02, steps=iters, init=theta0, rng=1)
     ref = _reference(
         X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True, B=1, key=res.key
     )
@@ -412,14 +412,14 @@ def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
     theta0 = rng.normal(0, 0.7, (N, d + (2 if bias else 1)))
     kw = dict(
         N=N,
-        step=0.5,
+        eta=0.5,
         weight_decay=0.1,
         temperature=T,
-        iters=iters,
+        steps=iters,
         bias=bias,
         train_outer=outer,
         init=theta0,
-        seed=3,
+        rng=3,
         record=20,
     )
     runs = {}
@@ -446,7 +446,7 @@ def test_simd_paths_agree_in_the_benchmark_setting(monkeypatch):
     for path in SIMD_PATHS:
         monkeypatch.setenv("RELUCORE_SIMD", path)
         out.append(
-            meanfield.train(X, y, N=1000, step=1.0, weight_decay=1e-2, iters=500, init=theta0, seed=0, record=0).theta
+            meanfield.train(X, y, N=1000, eta=1.0, weight_decay=1e-2, steps=500, init=theta0, rng=0, record=0).theta
         )
     assert all(t.tobytes() == out[0].tobytes() for t in out)
 
@@ -455,4 +455,26 @@ def test_simd_cap_is_validated(monkeypatch, data2d):
     X, y = data2d
     monkeypatch.setenv("RELUCORE_SIMD", "avx9")
     with pytest.raises(ValueError, match="RELUCORE_SIMD"):
-        meanfield.train(X, y, N=5, iters=3)
+        meanfield.train(X, y, N=5, steps=3)
+
+
+def test_renamed_options_warn_and_agree(data2d):
+    """The old names step/iters/seed still work for a release, warn naming the new one, and give the same run."""
+    X, y = data2d
+    new = meanfield.train(X, y, N=7, eta=0.5, steps=40, rng=3, record=10, temperature=0.01)
+    with pytest.warns(DeprecationWarning) as caught:
+        old = meanfield.train(X, y, N=7, step=0.5, iters=40, seed=3, record=10, temperature=0.01)
+    texts = sorted(str(w.message) for w in caught)
+    assert [t.split("(")[1].split("=")[0] for t in texts] == ["iters", "seed", "step"]
+    assert all("use " in t and "removed in 0.3" in t for t in texts)
+    assert np.array_equal(old.theta, new.theta) and np.array_equal(old.objective, new.objective)
+    assert new.params["eta"] == 0.5 and new.params["steps"] == 40
+    with pytest.raises(TypeError, match="both step= and its new name eta="):
+        meanfield.train(X, y, N=7, step=0.5, eta=0.5, steps=1)
+
+
+def test_status_codes_match_train(data2d):
+    """A run that uses its whole budget has train's max_steps code (a success here: no convergence test)."""
+    X, y = data2d
+    res = meanfield.train(X, y, N=5, steps=3)
+    assert res.status == int(_core.Status.max_steps) and res.success and res.nit == 3

@@ -28,6 +28,7 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from relucore._deprecation import renamed_parameters
 from relucore.experiments._base import Claim, ExperimentResult, register
 from relucore.experiments._common import progress_bar
 
@@ -45,17 +46,17 @@ ONE_D_SETS = (
 )
 
 
-def _settings(quick: bool, full_iters: int, *, N=None, iters=None, quick_divisor: int = 10) -> Dict[str, object]:
-    """Engine settings: full (N = 1000) or quick (N = 200, iters / quick_divisor), then the caller's overrides."""
+def _settings(quick: bool, full_steps: int, *, N=None, steps=None, quick_divisor: int = 10) -> Dict[str, object]:
+    """Engine settings: full (N = 1000) or quick (N = 200, steps / quick_divisor), then the caller's overrides."""
     st = (
-        dict(N=200, iters=full_iters // quick_divisor, init_scale=1e-3, step=1.0)
+        dict(N=200, steps=full_steps // quick_divisor, init_scale=1e-3, eta=1.0)
         if quick
-        else dict(N=1000, iters=full_iters, init_scale=1e-3, step=1.0)
+        else dict(N=1000, steps=full_steps, init_scale=1e-3, eta=1.0)
     )
     if N is not None:
         st["N"] = N
-    if iters is not None:
-        st["iters"] = iters
+    if steps is not None:
+        st["steps"] = steps
     return st
 
 
@@ -135,13 +136,14 @@ def _plot_row(fig, axes, entries):
     deprecated_names=("meanfield_1d",),
     summary="Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D",
 )
+@renamed_parameters(iters="steps")
 def meanfield_1d(
     *,
     quick: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
     N: Optional[int] = None,
-    iters: Optional[int] = None,
+    steps: Optional[int] = None,
     weight_decay: float = 1e-2,
     position_tol: float = 0.03,
 ) -> ExperimentResult:
@@ -154,7 +156,7 @@ def meanfield_1d(
     from relucore import meanfield
     from relucore.plots import plot_meanfield_directions, plot_meanfield_function
 
-    st = _settings(quick, 1_000_000, N=N, iters=iters)
+    st = _settings(quick, 1_000_000, N=N, steps=steps)
     akw = _analysis_kw(quick)
     fig, axes = _figure(4, 2, width=3.6, height=3.3)
     rows, claims, data = [], [], {}
@@ -164,7 +166,7 @@ def meanfield_1d(
         X = np.array([[x1], [-x1]])
         y = np.array(yy)
         res = meanfield.train(
-            X, y, weight_decay=weight_decay, seed=seed + q, record=max(1, st["iters"] // 200), progress=progress, **st
+            X, y, weight_decay=weight_decay, rng=seed + q, record=max(1, st["steps"] // 200), progress=progress, **st
         )
         an = meanfield.analyze(res, **akw)
         even = yy[0] == yy[1]
@@ -211,7 +213,7 @@ def meanfield_1d(
         data[name] = dict(result=res, analysis=an)
         bar.update()
     bar.close()
-    fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
+    fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['steps']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
     return ExperimentResult(
         "meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims, fig, data
     )
@@ -222,13 +224,14 @@ def meanfield_1d(
     deprecated_names=("meanfield_grid",),
     summary="Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid",
 )
+@renamed_parameters(iters="steps")
 def meanfield_grid(
     *,
     quick: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
     N: Optional[int] = None,
-    iters: Optional[int] = None,
+    steps: Optional[int] = None,
     weight_decay: float = 1e-2,
     labels: Optional[Sequence[float]] = None,
     spread_tol: float = 1e-2,
@@ -241,7 +244,7 @@ def meanfield_grid(
     """
     from relucore import meanfield
 
-    st = _settings(quick, 2_000_000, N=N, iters=iters)
+    st = _settings(quick, 2_000_000, N=N, steps=steps)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
     bar = progress_bar(progress, "meanfield-grid", 2, unit="stage")
     bar.set_postfix_str("SGD")
@@ -249,8 +252,8 @@ def meanfield_grid(
         GRID_X,
         y,
         weight_decay=weight_decay,
-        seed=seed,
-        record=max(1, st["iters"] // 400),
+        rng=seed,
+        record=max(1, st["steps"] // 400),
         track=60,
         progress=progress,
         **st,
@@ -339,7 +342,7 @@ def _grid_figure(res, an, st, weight_decay):
     plot_meanfield_objective(res, ax=ax4)
     ax4.set_title("objective", fontsize=10)
     fig.suptitle(
-        f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['iters']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
+        f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['steps']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
     )
     return fig
 
@@ -349,13 +352,14 @@ def _grid_figure(res, an, st, weight_decay):
     deprecated_names=("meanfield_weight_decay",),
     summary="Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda",
 )
+@renamed_parameters(iters="steps")
 def meanfield_weight_decay(
     *,
     quick: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
     N: Optional[int] = None,
-    iters: Optional[int] = None,
+    steps: Optional[int] = None,
     weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
     labels: Optional[Sequence[float]] = None,
 ) -> ExperimentResult:
@@ -366,7 +370,7 @@ def meanfield_weight_decay(
     """
     from relucore import meanfield
 
-    st = _settings(quick, 1_000_000, N=N, iters=iters)
+    st = _settings(quick, 1_000_000, N=N, steps=steps)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
     fig, axes = _figure(len(weight_decays), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
@@ -375,7 +379,7 @@ def meanfield_weight_decay(
     for _q, lam in enumerate(weight_decays):
         bar.set_postfix_str(f"λ={lam}")
         res = meanfield.train(
-            GRID_X, y, weight_decay=lam, seed=seed, record=max(1, st["iters"] // 100), progress=progress, **st
+            GRID_X, y, weight_decay=lam, rng=seed, record=max(1, st["steps"] // 100), progress=progress, **st
         )
         an = meanfield.analyze(res, **_analysis_kw(quick))
         lip = lipschitz_constant(res)
@@ -405,7 +409,7 @@ def meanfield_weight_decay(
             mono,
         )
     )
-    fig.suptitle(f"Fig. 5: weight decay sweep, N={st['N']}, {st['iters']:.0e} steps, no noise", fontsize=11)
+    fig.suptitle(f"Fig. 5: weight decay sweep, N={st['N']}, {st['steps']:.0e} steps, no noise", fontsize=11)
     return ExperimentResult(
         "meanfield-weight-decay",
         dict(st, weight_decays=list(weight_decays), seed=seed, quick=quick),
@@ -421,13 +425,14 @@ def meanfield_weight_decay(
     deprecated_names=("meanfield_noise",),
     summary="Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes",
 )
+@renamed_parameters(iters="steps")
 def meanfield_noise(
     *,
     quick: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
     N: Optional[int] = None,
-    iters: Optional[int] = None,
+    steps: Optional[int] = None,
     temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
     weight_decay: float = 1e-2,
     labels: Optional[Sequence[float]] = None,
@@ -442,7 +447,7 @@ def meanfield_noise(
     from relucore import meanfield
 
     # Quick: a third of the usual quick budget; the noise costs ~50 ns per neuron and step (Philox + Box-Muller).
-    st = _settings(quick, 1_000_000, N=N, iters=iters, quick_divisor=30)
+    st = _settings(quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
     fig, axes = _figure(len(temperatures), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
@@ -455,8 +460,8 @@ def meanfield_noise(
             y,
             weight_decay=weight_decay,
             temperature=T,
-            seed=seed,
-            record=max(1, st["iters"] // 100),
+            rng=seed,
+            record=max(1, st["steps"] // 100),
             progress=progress,
             **st,
         )
@@ -492,7 +497,7 @@ def meanfield_noise(
             bool(np.all(np.diff(c_sorted) <= 1e-3)),
         )
     )
-    fig.suptitle(f"Fig. 6: noise sweep, N={st['N']}, {st['iters']:.0e} steps, λ={weight_decay}", fontsize=11)
+    fig.suptitle(f"Fig. 6: noise sweep, N={st['N']}, {st['steps']:.0e} steps, λ={weight_decay}", fontsize=11)
     return ExperimentResult(
         "meanfield-noise",
         dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=seed, quick=quick),

@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from relucore import _core
+from relucore._deprecation import renamed_parameters
 from relucore._summary import sizes, summarized
 from relucore._validation import (
     as_float_array,
@@ -24,10 +25,13 @@ from relucore._validation import (
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
 _SCALES = {"1/N": _core.OutputScale.inv_n, "1/sqrt(N)": _core.OutputScale.inv_sqrt_n, "1": _core.OutputScale.one}
+#: success and message per engine status (the codes of ``relucore._core.Status``, as in
+#: :func:`relucore.train`). There is no convergence test: using up the step budget is the
+#: normal end of a run, so ``max_steps`` is a success here.
 _STATUS = {
-    1: (True, "all iterations ran"),
-    2: (False, "diverged: a prediction became non-finite or exceeded the divergence bound"),
-    3: (False, "cancelled"),
+    int(_core.Status.max_steps): (True, "all steps ran"),
+    int(_core.Status.diverged): (False, "diverged: a prediction became non-finite or exceeded the divergence bound"),
+    int(_core.Status.cancelled): (False, "cancelled"),
 }
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
@@ -40,17 +44,17 @@ def output_scale_factor(output_scale: str, N: int) -> float:
     return {"1/N": 1.0 / N, "1/sqrt(N)": 1.0 / np.sqrt(N), "1": 1.0}[output_scale]
 
 
-def seed_key(seed) -> np.ndarray:
-    """The generator key (2 uint64) for ``seed``: None | int | SeedSequence | Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
-    if isinstance(seed, (bool, np.bool_)):
-        raise TypeError("seed must be None, an int, a SeedSequence or a numpy Generator, got bool")
-    if seed is None or isinstance(seed, (numbers.Integral, np.integer)):
-        seed = np.random.SeedSequence(None if seed is None else int(seed))
-    if isinstance(seed, np.random.SeedSequence):
-        return seed.generate_state(2, dtype=np.uint64)
-    raise TypeError(f"seed must be None, an int, a SeedSequence or a numpy Generator, got {type(seed).__name__}")
+def seed_key(rng) -> np.ndarray:
+    """The generator key (2 uint64) for ``rng``: None | int | SeedSequence | Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError("rng must be None, an int, a SeedSequence or a numpy Generator, got bool")
+    if rng is None or isinstance(rng, (numbers.Integral, np.integer)):
+        rng = np.random.SeedSequence(None if rng is None else int(rng))
+    if isinstance(rng, np.random.SeedSequence):
+        return rng.generate_state(2, dtype=np.uint64)
+    raise TypeError(f"rng must be None, an int, a SeedSequence or a numpy Generator, got {type(rng).__name__}")
 
 
 def _meanfield_title(r: "MeanFieldResult") -> str:
@@ -86,13 +90,14 @@ class MeanFieldResult:
     nit : int
         Iterations run.
     status, success, message
-        scipy-style outcome: 1 all iterations ran (success), 2 diverged,
-        3 cancelled.
+        scipy-style outcome with the status codes of :func:`relucore.train`:
+        1 (``max_steps``) all steps ran, which is a success here (there is no
+        convergence test), 2 diverged, 3 cancelled.
     key : ndarray of uint64, shape (2,)
-        The generator key: passing ``seed=np.random.SeedSequence`` is not
+        The generator key: passing ``rng=np.random.SeedSequence`` is not
         needed to rerun; ``train(..., key=result.key)`` repeats the run.
     params : dict
-        The settings of the run (N, step, weight_decay, temperature, ...).
+        The settings of the run (N, eta, steps, weight_decay, temperature, ...).
     X, y : ndarray
         The training data (X as (M, d)).
     """
@@ -143,22 +148,23 @@ def _prepare_X(X) -> np.ndarray:
     return X
 
 
+@renamed_parameters(step="eta", iters="steps", seed="rng")
 def train(
     X,
     y,
     *,
     N: int = 1000,
-    step: float = 1.0,
+    eta: float = 1.0,
     weight_decay: float = 1e-2,
     temperature: float = 0.0,
     init_scale: float = 1e-3,
-    iters: int = 100_000,
+    steps: int = 100_000,
     batch_size: Optional[int] = 1,
     bias: bool = True,
     train_outer: bool = True,
     output_scale: str = "1/N",
     init=None,
-    seed=None,
+    rng=None,
     key=None,
     record: int = 1000,
     snapshots: Sequence[int] = (),
@@ -175,7 +181,7 @@ def train(
 
         theta_i <- theta_i - s * grad_{theta_i} L_{B_t}(Theta) + sqrt(4 (s/N) T) xi_i,
 
-    plain SGD with step ``s = step`` on the sampled objective plus Gaussian
+    plain SGD with step size ``s = eta`` on the sampled objective plus Gaussian
     noise of temperature ``T = temperature`` (= 1/beta), xi_i ~ N(0, I). For
     the mean-field scale ("1/N") this reads
 
@@ -185,7 +191,9 @@ def train(
     the Euler-Maruyama step, of length s/N, of the Langevin dynamics whose law
     follows the paper's Wasserstein flow (drift 2 grad Psi, diffusion
     2/beta). The paper's experiments (step size 1e-3 at N = 1000) are
-    ``step=1``.
+    ``eta=1``. The names ``eta``, ``steps``, ``rng``, ``record``, ``n_threads`` and the status
+    codes mean what they mean in :func:`relucore.train`; the old names ``step``, ``iters`` and
+    ``seed`` still work until 0.3, with a DeprecationWarning.
 
     Parameters
     ----------
@@ -194,8 +202,8 @@ def train(
     y : array, shape (M,)
     N : int
         Number of neurons.
-    step : float
-        s > 0 above.
+    eta : float
+        The step size s > 0 above.
     weight_decay : float
         lambda >= 0.
     temperature : float
@@ -203,7 +211,7 @@ def train(
     init_scale : float
         nu: theta_i ~ N(0, nu^2 I) when ``init`` is None (with
         ``train_outer=False`` the fixed outer weights are random signs ±1).
-    iters : int
+    steps : int
         Number of SGD steps.
     batch_size : int or None
         Samples per step, drawn uniformly without replacement (1: the paper's
@@ -216,19 +224,19 @@ def train(
         kappa = c/N with c = 1, sqrt(N) or N.
     init : array, shape (N, P), optional
         Starting parameters (columns a, w_1..w_d[, b]).
-    seed : None, int, SeedSequence or Generator
+    rng : None, int, SeedSequence or Generator
         Seeds the counter-based generator (noise, batches, init).
     key : array of 2 uint64, optional
-        The generator key itself (e.g. ``result.key``); overrides ``seed``.
+        The generator key itself (e.g. ``result.key``); overrides ``rng``.
     record : int
         Record the objective and the tracked neurons every ``record`` steps
         (0: only at the end).
     snapshots : sequence of int
-        Steps in [0, iters] at which to copy all of theta.
+        Steps in [0, steps] at which to copy all of theta.
     track : int or sequence of int
         Neurons whose trajectories are recorded: their indices, or a number
         of evenly spaced ones.
-    samples : int array, shape (iters, batch_size), optional
+    samples : int array, shape (steps, batch_size), optional
         Sample indices to use instead of drawing them (for exact comparisons).
     n_threads : int, optional
         Threads for the neuron loop. None: one per 16384 neurons (4096 with
@@ -257,11 +265,11 @@ def train(
     check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
     M, d = X.shape
     N = check_int(N, "N", minimum=1)
-    step = check_positive(step, "step")
+    eta = check_positive(eta, "eta")
     weight_decay = check_nonnegative(weight_decay, "weight_decay")
     temperature = check_nonnegative(temperature, "temperature")
     init_scale = check_nonnegative(init_scale, "init_scale")
-    iters = check_int(iters, "iters", minimum=0)
+    steps = check_int(steps, "steps", minimum=0)
     batch_size = M if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
     if batch_size > M:
         raise ValueError(f"batch_size must be at most the number of samples ({M}), got {batch_size}")
@@ -271,16 +279,16 @@ def train(
     bias, train_outer = bool(bias), bool(train_outer)
     P = d + (2 if bias else 1)
 
-    key = _resolve_key(seed, key)
+    key = _resolve_key(rng, key)
     theta = _initial_theta(init, N, P, init_scale, key, train_outer)
     track_idx = _track_indices(track, N)
-    snap = _check_snapshots(snapshots, iters)
-    samples = _check_samples(samples, iters, batch_size, M)
+    snap = _check_snapshots(snapshots, steps)
+    samples = _check_samples(samples, steps, batch_size, M)
     settings = _engine_settings(
-        step, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key, n_threads_arg, N
+        eta, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key, n_threads_arg, N
     )
 
-    R = (iters // record + 2) if record > 0 else 1
+    R = (steps // record + 2) if record > 0 else 1
     bufs = dict(
         steps=np.zeros(R, np.int64),
         objective=np.zeros(R),
@@ -290,16 +298,16 @@ def train(
     )
     show = sys.stderr.isatty() if progress is None else bool(progress)
     count, status, nit = _run_segments(
-        X, y, theta, settings, _segment_bounds(iters, record, show), iters, bufs, track_idx, snap, samples, show
+        X, y, theta, settings, _segment_bounds(steps, record, show), steps, bufs, track_idx, snap, samples, show
     )
     success, message = _STATUS[status]
     params = dict(
         N=N,
-        step=step,
+        eta=eta,
         weight_decay=weight_decay,
         temperature=temperature,
         init_scale=init_scale,
-        iters=iters,
+        steps=steps,
         batch_size=batch_size,
         bias=bias,
         train_outer=train_outer,
@@ -326,10 +334,10 @@ def train(
     )
 
 
-def _resolve_key(seed, key) -> np.ndarray:
-    """The generator key: ``key`` itself (2 uint64) when given, else derived from ``seed``."""
+def _resolve_key(rng, key) -> np.ndarray:
+    """The generator key: ``key`` itself (2 uint64) when given, else derived from ``rng``."""
     if key is None:
-        return seed_key(seed)
+        return seed_key(rng)
     key = np.asarray(key, dtype=np.uint64).reshape(-1)
     if key.size != 2:
         raise ValueError("key must hold two unsigned 64-bit integers")
@@ -362,26 +370,26 @@ def _track_indices(track, N: int) -> np.ndarray:
     return np.ascontiguousarray(track_idx)
 
 
-def _check_snapshots(snapshots, iters: int) -> np.ndarray:
+def _check_snapshots(snapshots, steps: int) -> np.ndarray:
     snap = np.ascontiguousarray(np.asarray(list(snapshots), dtype=np.int64).reshape(-1))
-    if snap.size and (snap.min() < 0 or snap.max() > iters):
-        raise ValueError(f"snapshots must be steps in [0, iters] = [0, {iters}]")
+    if snap.size and (snap.min() < 0 or snap.max() > steps):
+        raise ValueError(f"snapshots must be steps in [0, steps] = [0, {steps}]")
     return snap
 
 
-def _check_samples(samples, iters: int, batch_size: int, M: int):
+def _check_samples(samples, steps: int, batch_size: int, M: int):
     if samples is None:
         return None
     samples = np.ascontiguousarray(np.asarray(samples), dtype=np.int64)
-    if samples.shape != (iters, batch_size):
-        raise ValueError(f"samples must have shape (iters, batch_size) = ({iters}, {batch_size}), got {samples.shape}")
+    if samples.shape != (steps, batch_size):
+        raise ValueError(f"samples must have shape (steps, batch_size) = ({steps}, {batch_size}), got {samples.shape}")
     if samples.size and (samples.min() < 0 or samples.max() >= M):
         raise ValueError(f"samples must be indices in [0, {M})")
     return samples
 
 
 def _engine_settings(
-    step,
+    eta,
     weight_decay,
     temperature,
     output_scale,
@@ -395,7 +403,7 @@ def _engine_settings(
 ):
     """The C++ engine's settings; ``n_threads_arg == 0`` picks the thread count from the width."""
     settings = _core.WeightGDSettings()
-    settings.step = step
+    settings.step = eta
     settings.weight_decay = weight_decay
     settings.temperature = temperature
     settings.scale = _SCALES[output_scale]
@@ -411,66 +419,66 @@ def _engine_settings(
     return settings
 
 
-def _segment_bounds(iters: int, record: int, show: bool) -> np.ndarray:
+def _segment_bounds(steps: int, record: int, show: bool) -> np.ndarray:
     """Steps at which the run is cut (for the progress bar): multiples of record, so the history stays aligned."""
     n_seg = 1
-    if show and iters > 0:
-        n_seg = min(100, iters)
-    bounds = np.unique(np.linspace(0, iters, n_seg + 1).round().astype(np.int64))
+    if show and steps > 0:
+        n_seg = min(100, steps)
+    bounds = np.unique(np.linspace(0, steps, n_seg + 1).round().astype(np.int64))
     if record > 0 and bounds.size > 2:
         inner = np.unique((bounds[1:-1] // record) * record)
-        bounds = np.unique(np.r_[0, inner[(inner > 0) & (inner < iters)], iters])
+        bounds = np.unique(np.r_[0, inner[(inner > 0) & (inner < steps)], steps])
     return bounds
 
 
-def _run_segments(X, y, theta, settings, bounds, iters: int, bufs, track_idx, snap, samples, show: bool):
+def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, snap, samples, show: bool):
     """Runs the engine segment by segment into ``bufs``; returns (records written, status, nit)."""
     bar = None
     if show:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=iters, desc="meanfield.train", unit="it")
+        bar = tqdm(total=steps, desc="meanfield.train", unit="it")
     count = 0
-    status, nit = 1, 0
+    status, nit = int(_core.Status.max_steps), 0
     steps_buf, obj_buf, traj_buf = bufs["steps"], bufs["objective"], bufs["trajectories"]
     try:
         for s0, s1 in zip(bounds[:-1], bounds[1:]) if bounds.size > 1 else [(0, 0)]:
-            last = s1 == iters
+            last = s1 == steps
             out = _core.weight_gd_run(
-                X,
-                y,
-                theta,
-                settings,
-                int(s0),
-                int(s1 - s0),
-                bool(last),
-                steps_buf[count:],
-                obj_buf[count:],
-                track_idx,
-                traj_buf[count:],
-                snap,
-                bufs["snapshots"],
-                bufs["taken"],
-                None if samples is None else np.ascontiguousarray(samples[s0:s1]),
+                X=X,
+                y=y,
+                theta=theta,
+                settings=settings,
+                start=int(s0),
+                iters=int(s1 - s0),
+                record_final=bool(last),
+                steps=steps_buf[count:],
+                objective=obj_buf[count:],
+                track=track_idx,
+                trajectories=traj_buf[count:],
+                snapshot_steps=snap,
+                snapshots=bufs["snapshots"],
+                snapshot_taken=bufs["taken"],
+                samples=None if samples is None else np.ascontiguousarray(samples[s0:s1]),
             )
             count += out["n_records"]
             status, nit = out["status"], out["nit"]
             if bar is not None:
                 bar.update(int(s1 - s0))
-            if status != 1:
+            if status != int(_core.Status.max_steps):
                 if not last:  # record the state where the run stopped
                     tail = _core.weight_gd_run(
-                        X,
-                        y,
-                        theta,
-                        settings,
-                        int(nit),
-                        0,
-                        True,
-                        steps_buf[count:],
-                        obj_buf[count:],
-                        track_idx,
-                        traj_buf[count:],
+                        X=X,
+                        y=y,
+                        theta=theta,
+                        settings=settings,
+                        start=int(nit),
+                        iters=0,
+                        record_final=True,
+                        steps=steps_buf[count:],
+                        objective=obj_buf[count:],
+                        track=track_idx,
+                        trajectories=traj_buf[count:],
                     )
                     count += tail["n_records"]
                 break
