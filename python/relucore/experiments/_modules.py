@@ -7,9 +7,10 @@ from relucore.experiments import (
     counterexamples,  # noqa: F401  b4, vardi-shamir
     dana2025,  # noqa: F401  convergence-probability
     kou2023,  # noqa: F401  kou-stable-rank
-    lai_dynamics,  # noqa: F401  fig4-fig7
+    lai_dynamics,  # noqa: F401  fig4-fig6
     lai_gap,  # noqa: F401  fig2
     lai_selection,  # noqa: F401  fig3
+    lai_shared_signs,  # noqa: F401  fig7
     meanfield,  # noqa: F401
     step_size,  # noqa: F401  step-size
 )

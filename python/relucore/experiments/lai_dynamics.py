@@ -1,4 +1,4 @@
-"""Figures 4-7 of Lai et al. (2026): prediction dynamics and Lemma 5/6 regime diagrams.
+"""Figures 4-6 of Lai et al. (2026): prediction dynamics and Lemma 5/6 regime diagrams.
 
 Every experiment trains a batch of independent problems of the caption's
 setting (``n_seeds`` of them) with the whole history recorded (``record=1``),
@@ -10,7 +10,7 @@ every neuron and the activation timeline.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from relucore.theory.gram_stats import gram_stats
 from relucore.theory.limits import predicted_limit
 from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
 
-__all__ = ["fig4", "fig5", "fig6", "fig7"]
+__all__ = ["fig4", "fig5", "fig6"]
 
 
 def _predicted_state(signs: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -94,8 +94,11 @@ def _table(stats, y, extra=None):
     return rows
 
 
-def _draw(res, b, X, y, reg, title):
-    """Top: beta_k per neuron and h; bottom: regime diagram per neuron and the activation timeline."""
+def _draw(res, b, X, y, reg, title, extra=None):
+    """Top: beta_k per neuron and h; bottom: regime diagram per neuron and the activation timeline.
+
+    ``extra(top_ax, bottom_ax)``, when given, draws into one more column on the right.
+    """
     from relucore.plots import plot_activation_timeline, plot_predictions, plot_regimes
 
     hist = res.history
@@ -103,7 +106,7 @@ def _draw(res, b, X, y, reg, title):
     steps = hist.steps[b, :r]
     beta = hist.beta[b, :r]
     m = beta.shape[1]
-    fig, axes = figure(2, m + 1, width=3.6, height=3.3, title=title)
+    fig, axes = figure(2, m + 1 + (extra is not None), width=3.6, height=3.3, title=title)
     names = [("+" if s > 0 else "-") for s in res.signs]
     for k in range(m):
         plot_predictions(
@@ -142,6 +145,8 @@ def _draw(res, b, X, y, reg, title):
     plot_activation_timeline(
         steps, hist.mask[b, :r], ax=axes[1, m], stable_step=int(res.pattern_stable_step[b]), title="activation pattern"
     )
+    if extra is not None:
+        extra(axes[0, m + 1], axes[1, m + 1])
     return fig
 
 
@@ -396,81 +401,3 @@ def fig6(
         f"Fig. 6: 2-ReLU, n={n}, d={d}, all-positive init (problem {show} of {n_seeds})",
     )
     return ExperimentResult("fig6", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
-
-
-@register("fig7", "Fig. 7: m=4 with shared signs: same-sign neurons leave the primal-stable regime")
-def fig7(
-    *,
-    n: int = 10,
-    d: int = 2000,
-    signs: Sequence[float] = (1.0, 1.0, -1.0, -1.0),
-    n_seeds: int = 20,
-    steps: int = 20_000,
-    eps_scale: float = 1.0,
-    C_y: float = 2.0,
-    C_alpha: float = C_ALPHA,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
-) -> ExperimentResult:
-    """Figure 7: m=4 neurons, signs (+1, +1, -1, -1), n=10, d=2000.
-
-    All-positive init with independent offsets ``eps_{k,i} ~ U(0, eps_scale *
-    y_min)`` per neuron (the caption gives no scale; equal offsets would keep
-    same-sign neurons identical forever). Checks: same-sign neurons sharing an
-    example violate Lemma 5's ``beta_k >= s_k h``, so matching-sign entries
-    are not primal-stable; the activation pattern changes after step 1 in
-    some problems (unstable patterns).
-    """
-    if quick:
-        n_seeds = min(n_seeds, 6)
-    signs = tuple(float(s) for s in signs)
-    m = len(signs)
-    params = dict(
-        n=n, d=d, signs=signs, n_seeds=n_seeds, steps=steps, eps_scale=eps_scale, C_y=C_y, C_alpha=C_alpha, seed=seed
-    )
-    X, y = _batch(seed, n_seeds, n, d)
-    eps_rng = child_rngs(seed + 2_000_003, 1)[0]
-    ymin = np.abs(y).min(axis=1)
-    eps = eps_rng.uniform(0.0, 1.0, (n_seeds, m, n)) * (eps_scale * ymin)[:, None, None]
-    eps = np.maximum(eps, 1e-12)
-    bar = _train_bar(progress, "fig7", n_seeds)
-    res = _run(X, y, signs, "positive", eps, steps, None)
-    _analysis_started(bar)
-    stats = _analyse(res, X, y, C_y, C_alpha, bar)
-    shares, lost = [], []
-    for b, s in enumerate(stats):
-        reg = s["regimes"]
-        agree = (np.sign(res.signs)[:, None] * y[b][None, :]) > 0
-        after = reg.state[1:]
-        shares.append(float(np.mean(after[:, agree] == PRIMAL_STABLE)))
-        act = reg.active
-        lost.append(int(np.sum(np.any(act[:-1] & ~act[1:], axis=0) & agree)))
-    t0s = np.array([s["t0"] for s in stats])
-    claims = [
-        claim(
-            "not_primal_stable",
-            "matching-sign entries do not stay primal-stable (Lemma 5/15 conditions fail)",
-            f"share of matching-sign entries primal-stable after step 1: mean {np.mean(shares):.2f}",
-            np.mean(shares) < 0.5,
-        ),
-        claim(
-            "pattern_unstable",
-            "activation pattern not fixed after step 1 in some problems",
-            f"pattern_stable_step > 1 in {int(np.sum(t0s > 1))}/{n_seeds} problems (max {t0s.max()})",
-            np.any(t0s > 1),
-        ),
-    ]
-    table = _table(
-        stats, y, [dict(share_matching_blue=shares[b], matching_entries_deactivated=lost[b]) for b in range(n_seeds)]
-    )
-    show = int(np.argmax(t0s))
-    fig = _draw(
-        res,
-        show,
-        X,
-        y,
-        stats[show]["regimes"],
-        f"Fig. 7: m={m}, s=({', '.join(f'{v:+g}' for v in signs)}), n={n}, d={d}, all-positive init (problem {show} of {n_seeds})",
-    )
-    return ExperimentResult("fig7", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
