@@ -1,0 +1,311 @@
+"""relucore against the loops a researcher of this field writes, in the settings the field runs.
+
+Each row runs one setting with relucore and with its peers side by side in this process,
+one thread each, float64 unless said, checks that they agree, and reports the ratio
+``peer time / relucore time`` (above 1: relucore is faster). Everything a call does is
+timed (relucore's set-up included: K, eigenvalues, the init solve, W).
+
+Settings:
+
+- ``dana1``: n = 1300 > d = 100, m = 36 neurons, outer layer fixed (signs +-1), 200 GD steps,
+  init and eta given (Dana et al.'s Exp. 1 sizes). Peers: PyTorch autograd + SGD, JAX jit.
+- ``dana2``: d = 2000, n = 1000, p = 35, both layers trained, full batch, 50 steps (Dana et
+  al.'s Exp. 2 sizes) via ``meanfield.train(batch_size=None, train_outer=True, bias=False)``.
+  Peer: PyTorch.
+- ``boursier``: 1-D inputs with bias, N = 20 000 neurons, 40 points, both layers, full batch,
+  200 steps, via ``meanfield.train``. Peers: PyTorch float64 and float32.
+- ``dual100``/``dual200``: n = 100, d = 10^4, m = 2, 500 steps; n = 200, d = 5*10^4, 100
+  steps. Peer: JAX jit + lax.scan of the dual step (K formed by JAX too).
+- ``batch64``: 64 problems n = 10, d = 2000, m = 2, 2000 steps in one call. Peer: JAX vmap.
+- ``gram``: K = X X^T at n = 400, d = 5*10^4. Peer: OpenBLAS dsyrk through scipy.
+
+    python bench/bench_peers.py                 # every setting
+    python bench/bench_peers.py dana1 gram      # some of them
+    pip install torch==2.13.0 jax jaxlib        # the peers (optional; a missing one is skipped)
+"""
+
+from __future__ import annotations
+
+import os
+
+# One thread for every peer: set before numpy/jax/torch start their pools.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+
+import numpy as np  # noqa: E402
+from _common import best_of, problem  # noqa: E402
+
+import relucore  # noqa: E402
+from relucore import meanfield  # noqa: E402
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    return torch
+
+
+def _jax():
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _rel(a, b) -> float:
+    return float(np.linalg.norm(np.asarray(a) - np.asarray(b)) / np.linalg.norm(np.asarray(b)))
+
+
+# --- peers: fixed outer layer, weight space -------------------------------------------------
+
+
+def torch_fixed_outer(X, y, W0, signs, eta, steps):
+    """Autograd + torch.optim.SGD on 1/2 ||sum_k s_k relu(X w_k) - y||^2."""
+    torch = _torch()
+    Xt, yt, st = torch.from_numpy(X), torch.from_numpy(y), torch.from_numpy(signs)
+    W = torch.nn.Parameter(torch.from_numpy(W0.copy()))
+    opt = torch.optim.SGD([W], lr=eta)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = 0.5 * (((st[:, None] * torch.relu(W @ Xt.T)).sum(0) - yt) ** 2).sum()
+        loss.backward()
+        opt.step()
+    return W.detach().numpy()
+
+
+def jax_fixed_outer(X, y, W0, signs, eta, steps):
+    """The same GD as jax.grad inside a jitted lax.scan (compile time excluded by a warm-up call)."""
+    jax = _jax()
+    jnp = jax.numpy
+
+    def loss(W):
+        return 0.5 * jnp.sum((jnp.sum(signs[:, None] * jax.nn.relu(W @ X.T), axis=0) - y) ** 2)
+
+    @jax.jit
+    def run(W):
+        return jax.lax.scan(lambda W, _: (W - eta * jax.grad(loss)(W), None), W, None, length=steps)[0]
+
+    run(W0).block_until_ready()
+    return lambda: np.asarray(run(W0).block_until_ready())
+
+
+# --- peers: the dual step -------------------------------------------------------------------
+
+
+def jax_dual(X, y, beta0, signs, eta, steps):
+    """alpha, beta of the dual engine: beta_k <- beta_k - eta s_k K (1[beta_k > 0] * g), K formed in JAX."""
+    jax = _jax()
+    jnp = jax.numpy
+
+    @jax.jit
+    def run(X, beta0):
+        K = X @ X.T
+
+        def step(carry, _):
+            alpha, beta = carry
+            g = jnp.sum(signs[:, None] * jax.nn.relu(beta), axis=0) - y
+            u = eta * signs[:, None] * (beta > 0) * g[None, :]
+            return (alpha - u, beta - u @ K), None
+
+        alpha0 = jnp.zeros_like(beta0)
+        return jax.lax.scan(step, (alpha0, beta0), None, length=steps)[0]
+
+    run(X, beta0)[1].block_until_ready()
+    return lambda: tuple(np.asarray(a) for a in run(X, beta0))
+
+
+def jax_dual_vmap(Xb, yb, beta0, signs, eta, steps):
+    """jax_dual over a batch with vmap (one eta per problem)."""
+    jax = _jax()
+    jnp = jax.numpy
+
+    def one(X, y, b0, e):
+        K = X @ X.T
+
+        def step(beta, _):
+            g = jnp.sum(signs[:, None] * jax.nn.relu(beta), axis=0) - y
+            return beta - (e * signs[:, None] * (beta > 0) * g[None, :]) @ K, None
+
+        return jax.lax.scan(step, b0, None, length=steps)[0]
+
+    run = jax.jit(jax.vmap(one))
+    run(Xb, yb, beta0, eta).block_until_ready()
+    return lambda: np.asarray(run(Xb, yb, beta0, eta).block_until_ready())
+
+
+# --- peers: both layers trained (mean-field parametrisation) --------------------------------
+
+
+def torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dtype="float64"):
+    """h = kappa sum_j a_j relu(w_j x (+ b_j)), loss mean (h - y)^2, SGD on every parameter."""
+    torch = _torch()
+    dt = getattr(torch, dtype)
+    Xt, yt = torch.from_numpy(X).to(dt), torch.from_numpy(y).to(dt)
+    d = X.shape[1]
+    a = torch.nn.Parameter(torch.from_numpy(theta0[:, 0].copy()).to(dt))
+    W = torch.nn.Parameter(torch.from_numpy(theta0[:, 1 : 1 + d].copy()).to(dt))
+    params = [a, W]
+    b = None
+    if bias:
+        b = torch.nn.Parameter(torch.from_numpy(theta0[:, 1 + d].copy()).to(dt))
+        params.append(b)
+    opt = torch.optim.SGD(params, lr=lr)
+    for _ in range(steps):
+        opt.zero_grad()
+        pre = Xt @ W.T + (b if bias else 0.0)
+        loss = ((kappa * torch.relu(pre) @ a - yt) ** 2).mean()
+        loss.backward()
+        opt.step()
+    cols = [a.detach()[:, None], W.detach()] + ([b.detach()[:, None]] if bias else [])
+    return torch.cat(cols, dim=1).double().numpy()
+
+
+# --- the settings ---------------------------------------------------------------------------
+
+
+def run_dana1(repeat):
+    n, d, m, steps = 1300, 100, 36, 200
+    X, y, _ = problem(n, d, 1)
+    rng = np.random.default_rng(1)
+    signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+    W0 = rng.standard_normal((m, d)) / np.sqrt(d)
+    eta = 0.1 / np.linalg.norm(X, 2) ** 2
+    rows = []
+    for engine in ("dual", "weights"):
+
+        def rc(engine=engine):
+            return relucore.train(X, y, signs=signs, init=W0, eta=eta, steps=steps, tol=0.0, n_threads=1, engine=engine)
+
+        t_rc, res = best_of(rc, repeat)
+        peers = []
+        if _torch() is not None:
+            t, W = best_of(lambda: torch_fixed_outer(X, y, W0, signs, eta, steps), repeat)
+            peers.append(("PyTorch autograd+SGD", t, _rel(W, res.W)))
+        if _jax() is not None:
+            t, W = best_of(jax_fixed_outer(X, y, W0, signs, eta, steps), repeat)
+            peers.append(("JAX jit+scan (grad)", t, _rel(W, res.W)))
+        rows.append(("dana1", f"relucore train(engine={engine!r})", t_rc, peers))
+    return rows
+
+
+def _two_layer(name, X, y, N, steps, bias, lr, kappa_name, repeat, dtypes):
+    rng = np.random.default_rng(2)
+    P = X.shape[1] + (2 if bias else 1)
+    theta0 = rng.standard_normal((N, P)) * 0.5
+    kappa = meanfield.output_scale_factor(kappa_name, N)
+
+    def rc():
+        return meanfield.train(
+            X, y, N=N, eta=lr, steps=steps, weight_decay=0.0, temperature=0.0, batch_size=None, bias=bias,
+            train_outer=True, output_scale=kappa_name, init=theta0, record=0, n_threads=1, progress=False,
+        )  # fmt: skip
+
+    t_rc, res = best_of(rc, repeat)
+    lines = []
+    if _torch() is not None:
+        for dt in dtypes:
+            t, th = best_of(lambda dt=dt: torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dt), repeat)
+            lines.append((f"PyTorch autograd+SGD {dt}", t, _rel(th, res.theta)))
+    return [(name, "relucore meanfield.train", t_rc, lines)]
+
+
+def run_dana2(repeat):
+    n, d, p, steps = 1000, 2000, 35, 50
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.sign(rng.standard_normal(n))
+    return _two_layer("dana2", X, y, p, steps, False, 0.5, "1/sqrt(N)", repeat, ("float64",))
+
+
+def run_boursier(repeat):
+    M, N, steps = 40, 20_000, 200
+    rng = np.random.default_rng(4)
+    X = np.sort(rng.uniform(-1, 1, M))[:, None]
+    y = np.sin(3 * X[:, 0])
+    return _two_layer("boursier", X, y, N, steps, True, 0.05, "1/N", repeat, ("float64", "float32"))
+
+
+def run_dual(name, n, d, m, steps, repeat):
+    X, y, signs = problem(n, d, m)
+    t_rc, res = best_of(lambda: relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1), repeat)
+    peers = []
+    if _jax() is not None:
+        run = jax_dual(X, y, res.beta0, signs, float(res.eta), steps)
+        t, (alpha, beta) = best_of(run, repeat)
+        peers.append(("JAX jit+scan (dual step)", t, max(_rel(beta, res.beta), _rel(res.alpha0 + alpha, res.alpha))))
+    return [(name, "relucore train (dual)", t_rc, peers)]
+
+
+def run_batch64(repeat):
+    B, n, d, m, steps = 64, 10, 2000, 2, 2000
+    data = [problem(n, d, m, seed=b) for b in range(B)]
+    Xb, yb, signs = np.stack([a for a, _, _ in data]), np.stack([b for _, b, _ in data]), data[0][2]
+    t_rc, res = best_of(lambda: relucore.train(Xb, yb, signs=signs, steps=steps, tol=0.0, n_threads=1), repeat)
+    peers = []
+    if _jax() is not None:
+        run = jax_dual_vmap(Xb, yb, res.beta0, signs, res.eta, steps)
+        t, beta = best_of(run, repeat)
+        peers.append(("JAX vmap(jit+scan)", t, _rel(beta, res.beta)))
+    return [("batch64", "relucore train (batched)", t_rc, peers)]
+
+
+def run_gram(repeat):
+    from scipy.linalg.blas import dsyrk
+    from threadpoolctl import threadpool_limits
+
+    X, _, _ = problem(400, 50_000, 1)
+    K = np.empty((1, 400, 400))
+    t_rc, _ = best_of(lambda: relucore._core.gram_batch(X[None], K, 1), repeat)
+    with threadpool_limits(1):
+        t, Ks = best_of(lambda: dsyrk(1.0, X), repeat)
+    Ku = np.triu(Ks)
+    return [("gram", "relucore gram_batch", t_rc, [("OpenBLAS dsyrk (scipy)", t, _rel(np.triu(K[0]), Ku))])]
+
+
+RUNNERS = {
+    "dana1": run_dana1,
+    "dana2": run_dana2,
+    "boursier": run_boursier,
+    "dual100": lambda r: run_dual("dual100", 100, 10_000, 2, 500, r),
+    "dual200": lambda r: run_dual("dual200", 200, 50_000, 2, 100, r),
+    "batch64": run_batch64,
+    "gram": run_gram,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("settings", nargs="*", help=f"any of {', '.join(RUNNERS)} (default: all)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    chosen = args.settings or list(RUNNERS)
+    unknown = sorted(set(chosen) - set(RUNNERS))
+    if unknown:
+        ap.error(f"unknown setting(s) {unknown}; choose from {list(RUNNERS)}")
+    torch, jax = _torch(), _jax()
+    print(
+        f"# bench_peers  relucore {relucore.__version__}, numpy {np.__version__}, "
+        f"torch {torch.__version__ if torch else 'absent'}, jax {jax.__version__ if jax else 'absent'}, "
+        f"{platform.machine()}, load {os.getloadavg()[0]:.1f}; one thread each"
+    )
+    print()
+    print("| setting | relucore | relucore s | peer | peer s | peer s / relucore s | max rel diff |")
+    print("|---|---|---|---|---|---|---|")
+    for name in chosen:
+        for setting, label, t_rc, peers in RUNNERS[name](args.repeat):
+            if not peers:
+                print(f"| {setting} | {label} | {t_rc:.4f} | (no peer installed) | | | |")
+            for peer, t, diff in peers:
+                print(f"| {setting} | {label} | {t_rc:.4f} | {peer} | {t:.4f} | {t / t_rc:.2f} | {diff:.1e} |")
+
+
+if __name__ == "__main__":
+    main()
