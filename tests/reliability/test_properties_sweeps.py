@@ -38,6 +38,7 @@ POOL = [
     {"n": 4, "d": 30, "use_gram": True, "signs": [1, -1], "steps": 200, "eta": 0.01},
     {"n": 6, "d": 3, "steps": 50},  # n > d: every trial fails (K singular)
     {"n": 3, "d": 30, "labels": "positive", "steps": 300},
+    {"n": 4, "d": 30, "use_gram": True, "init": "gaussian", "signs": [1, -1], "steps": 200},
 ]
 
 grids = st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=3, unique=True)
@@ -154,3 +155,11 @@ def test_every_configuration_key_has_a_fixed_column_type():
     assert alone.loc[0, "labels"] == "" and alone.loc[0, "spectrum"] == "" and alone.loc[0, "z"] == ""
     assert pd.api.types.is_string_dtype(alone["labels"]) and alone["init_scale"].dtype == np.float64
     assert alone["n"].dtype == np.int64 and alone["use_gram"].dtype == bool
+
+
+def test_gaussian_inits_in_gram_mode_run():
+    """Regression: every trial of a use_gram configuration with init='gaussian' failed with
+    AttributeError ('GramDataset' object has no attribute 'X')."""
+    table = sweep([len(POOL) - 1], 3, batch_size=2)
+    assert (table.status != "error").all(), table.error.tolist()
+    assert np.isfinite(table.loss).all() and np.isfinite(table.gap).all()
