@@ -52,6 +52,27 @@ def test_powers_of_two_scale_the_limit_bitwise(seed, n, case, kc, kl):
 
 
 @settings(max_examples=15)
+@given(seed=seeds, n=st.integers(2, 6), case=cases, kc=st.integers(-100, 100), kl=st.integers(-100, 100))
+def test_check_limit_gives_the_same_verdict_and_relative_distance_on_rescaled_data(seed, n, case, kc, kl):
+    signs, init = case
+    X, y = problem(seed, n, 3 * n + 2)
+    c, lam = 2.0**kc, 2.0**kl
+    ref = relucore.check_limit(relucore.train(X, y, signs=signs, init=init, steps=300, record=1), X, y)
+    res = relucore.check_limit(
+        relucore.train(c * X, lam * y, signs=signs, init=init, steps=300, record=1), c * X, lam * y
+    )
+    assert (res.applies, res.frozen_after_step1, res.pattern_as_predicted) == (
+        ref.applies,
+        ref.frozen_after_step1,
+        ref.pattern_as_predicted,
+    )
+    assert res.relative_distance == pytest.approx(ref.relative_distance, rel=1e-6, abs=1e-12)
+    np.testing.assert_allclose(
+        res.W_closed, (lam / c) * ref.W_closed, rtol=0, atol=1e-12 * (lam / c) * np.abs(ref.W_closed).max()
+    )
+
+
+@settings(max_examples=15)
 @given(seed=seeds, n=st.integers(2, 8), case=cases, c=st.sampled_from([1e-150, 1e150, 0.3, 7.0]))
 def test_decimal_scales_give_the_same_limit_to_rounding(seed, n, case, c):
     signs, init = case
