@@ -204,3 +204,20 @@ def test_zero_labels_give_valid_regimes_and_no_nan_but_the_documented_ones(seed,
         assert np.isfinite(getattr(met, name)).all(), name
     lo = met.margins.min(axis=-1)
     assert np.array_equal(np.isnan(met.margin_ratio), lo <= 0)
+
+
+def test_training_metrics_of_a_batched_run_name_a_wrong_number_of_problems():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3, 4, 12))
+    y = rng.uniform(0.1, 1, (3, 4)) * rng.choice([-1, 1], (3, 4))
+    res = relucore.train(X, y, signs=(1, -1), record=1, steps=20)
+    met = training_metrics(res, y, X=X)
+    for b in range(3):
+        one = training_metrics(relucore.train(X[b], y[b], signs=(1, -1), record=1, steps=20), y[b], X=X[b])
+        r = int(res.history.n_records[b])
+        np.testing.assert_allclose(met.margins[b, :r], one.margins, rtol=1e-12, atol=1e-15)
+        assert np.isnan(met.margins[b, r:]).all()  # padding of a batched history
+    with pytest.raises(ValueError, match="X holds 2 problems, but the run has 3"):
+        training_metrics(res, y, X=X[:2])
+    with pytest.raises(ValueError, match="y must have shape"):
+        training_metrics(res, y[:2], X=X)

@@ -143,8 +143,10 @@ def _check_shapes(result, y, K, X, given: str) -> None:
     lead, n = np.shape(result.alpha)[:-2], np.shape(result.alpha)[-1]
     if y.shape != lead + (n,):
         raise ValueError(f"y must have shape {lead + (n,)} (the run's labels), got {y.shape}")
-    if K.shape != lead + (n, n):
-        raise ValueError(f"{given} holds {K.shape[-1]} examples (shape {K.shape[:-1]}), but the run has n={n}")
+    if K.shape[:-2] != lead:
+        raise ValueError(f"{given} holds {K.shape[0]} problems, but the run has {lead[0]}")
+    if K.shape[-2:] != (n, n):
+        raise ValueError(f"{given} holds {K.shape[-1]} examples, but the run has n={n}")
     W0 = getattr(result, "W0", None)
     if X is not None and W0 is not None and X.shape[-1] != np.shape(W0)[-1]:
         raise ValueError(f"X has d={X.shape[-1]} features but the run has d={np.shape(W0)[-1]} (result.W0)")
