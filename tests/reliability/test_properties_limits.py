@@ -219,10 +219,13 @@ def test_theorem2_bounds_are_homogeneous_even_beyond_the_float_range_of_y_square
         lambda: relucore.normalized_gap(float("nan"), 1.0, 2),
         lambda: relucore.normalized_gap(-1.0, 1.0, 2),
         lambda: relucore.limit_gap(np.full(3, 1e308), np.full(3, -1e308)),
+        lambda: relucore.theory.bounds.step_constant(1e-300, 1e-300),
+        lambda: relucore.theory.bounds.step_constant(float("inf"), 1.0),
     ],
 )
 def test_bounds_refuse_what_would_be_nan_or_inf(call):
-    """Regression: NaN labels gave NaN bounds, y_min > y_max was accepted, 1e300 labels raised OverflowError."""
+    """Regression: NaN labels gave NaN bounds, y_min > y_max was accepted, 1e300 labels raised
+    OverflowError, step_constant(1e-300, 1e-300) raised ZeroDivisionError."""
     with pytest.raises((ValueError, TypeError)):
         call()
 
@@ -246,3 +249,23 @@ def test_limit_gap_is_homogeneous_and_never_overflows_in_its_squares(W, seed, gr
         assert got == math.ldexp(ref, W)
     else:
         assert got == pytest.approx(math.ldexp(ref, W), rel=1e-12)
+
+
+@given(eta=st.floats(1e-6, 1e3), norm1=st.floats(1e-3, 1e9), k=st.integers(-1000, 1000), j=st.integers(-1000, 1000))
+def test_step_constant_is_homogeneous_and_exact_where_the_plain_formula_holds(eta, norm1, k, j):
+    """``C_g = 1 / (eta ||lambda||_1)``: ``eta -> 2^k eta``, ``norm1 -> 2^j norm1`` divide it by ``2^(k+j)``
+    (regression: a ZeroDivisionError when the product underflowed, 0 instead of the subnormal
+    result when it overflowed)."""
+    from relucore.theory.bounds import step_constant
+
+    ref = step_constant(eta, norm1)
+    assert ref == 1.0 / (eta * norm1)
+    with np.errstate(all="ignore"):
+        want = float(np.ldexp(ref, -(k + j)))
+    try:
+        got = step_constant(math.ldexp(eta, k), math.ldexp(norm1, j))
+    except ValueError as exc:
+        assert "overflows" in str(exc) and not np.isfinite(want)
+        return
+    if want >= np.finfo(float).tiny:
+        assert got == want

@@ -206,4 +206,10 @@ def theorem6_bound(
 
 def step_constant(eta: float, norm1: float) -> float:
     """The ``C_g`` for which ``eta = 1/(C_g ||lambda||_1)`` (top of the theorems' step window)."""
-    return 1.0 / (check_positive(eta, "eta") * check_positive(norm1, "norm1"))
+    eta, norm1 = check_positive(eta, "eta"), check_positive(norm1, "norm1")
+    product = eta * norm1
+    if sys.float_info.min <= product < math.inf:
+        return 1.0 / product
+    # The product over- or underflows: the same formula on the mantissas, scaled back (or a ValueError).
+    (a, p), (b, q) = math.frexp(eta), math.frexp(norm1)
+    return _scaled(1.0 / (a * b), -(p + q), "step_constant")
