@@ -110,7 +110,8 @@ MEASURED: Tuple[Column, ...] = (
         "gap_normalised",
         "f",
         "gap * sqrt(||lambda||_1 / n_-) for one neuron (Theorem 2), "
-        "gap * sqrt(||lambda||_1 / (m n)) otherwise (Theorem 6)",
+        "gap * sqrt(||lambda||_1 / (m n)) otherwise (Theorem 6); NaN with minnorm=False, and for one "
+        "neuron when no example has a label it must leave inactive (n_- = 0 for s = +1: undefined)",
         MINNORM,
         CORE,
     ),

@@ -22,6 +22,7 @@ from relucore._validation import check_int
 
 __all__ = [
     "DEFAULTS",
+    "CONFIG_KINDS",
     "SAMPLER_KEYS",
     "expand_grid",
     "canonical_json",
@@ -54,6 +55,32 @@ DEFAULTS: Dict[str, Any] = {
     "activation": "relu",
     "minnorm": True,  # compute w* and the gap (a QP per trial)
     "gram_stats": True,  # compute the gram_* columns (relucore.gram_stats)
+}
+
+#: The type of each key's table column, fixed by the key so that a row never depends on the
+#: other configurations of the grid: "i" int64, "b" bool, "U" text (None as "", lists as
+#: JSON), "f" float64 (None as NaN; text, with lists as JSON, when some configuration of the
+#: grid gives the key a list, such as per-example ``eps``).
+CONFIG_KINDS: Dict[str, str] = {
+    "n": "i",
+    "d": "i",
+    "spectrum": "U",
+    "z": "U",
+    "labels": "U",
+    "use_gram": "b",
+    "m": "i",
+    "signs": "U",
+    "init": "U",
+    "init_scale": "f",
+    "eps": "f",
+    "eta": "f",
+    "steps": "i",
+    "tol": "f",
+    "engine": "U",
+    "loss_name": "U",
+    "activation": "U",
+    "minnorm": "b",
+    "gram_stats": "b",
 }
 
 #: Keys forwarded to the sampler (only when not None).

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Sequence
 import numpy as np
 
 from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
-from relucore.sweeps.config import DEFAULTS, canonical_json, config_key, seed_string
+from relucore.sweeps.config import CONFIG_KINDS, DEFAULTS, canonical_json, config_key, seed_string
 from relucore.sweeps.store import write_atomically
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
@@ -30,6 +30,16 @@ def _kind(values: Sequence[Any]) -> str:
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
         return "f"
     return "U"
+
+
+def _config_kind(key: str, cells: Sequence[Any]) -> str:
+    """The column type of a configuration key: fixed by the key (config.CONFIG_KINDS), not by the grid."""
+    kind = CONFIG_KINDS[key]
+    if kind == "f" and any(isinstance(v, str) for v in cells):
+        return "U"  # a list-valued setting (as JSON text), e.g. per-example eps
+    if kind in ("i", "b") and _kind(cells) != kind:
+        return _kind(cells)  # not reached for normalised configurations; never lose a value
+    return kind
 
 
 def _column(values: Sequence[Any], kind: str) -> np.ndarray:
@@ -123,7 +133,7 @@ class Results:
         )
         for k in DEFAULTS:
             per_config = [_config_cell(c[k]) for c in configs]
-            col = _column(per_config, _kind(per_config))
+            col = _column(per_config, _config_kind(k, per_config))
             cols[k] = col[ci] if len(col) else col
         for c in MEASURED:
             cols[c.name] = cat(c.name, c.dtype)[order]

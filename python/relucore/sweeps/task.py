@@ -133,7 +133,7 @@ def _init_for(cfg, rng, data, n: int, d: int):
         return cfg["init"], None
     scale = DEFAULT_INIT_SCALE if cfg["init_scale"] is None else float(cfg["init_scale"])
     m = len(cfg["signs"])
-    if data.X is not None:
+    if getattr(data, "X", None) is not None:  # a GramDataset has no X
         return scale * rng.standard_normal((m, d)), None
     return "gaussian", (scale, rng)
 

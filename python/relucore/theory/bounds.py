@@ -14,11 +14,13 @@ and norms are the quadratic forms ``sqrt(alpha^T K alpha)``.
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Dict, NamedTuple
 
 import numpy as np
 
-from relucore._validation import as_float_array, check_positive
+from relucore._validation import as_float_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "GapBounds",
@@ -64,21 +66,84 @@ def limit_gap(W_inf, W_star, *, gram=None) -> float:
     b = np.atleast_2d(as_float_array(W_star, "W_star", ndim=(1, 2)))
     if a.shape != b.shape:
         raise ValueError(f"W_inf and W_star must have the same shape, got {a.shape} and {b.shape}")
-    diff = a - b
+    with np.errstate(over="ignore"):
+        diff = a - b
+    if not np.isfinite(diff).all():
+        raise ValueError("W_inf - W_star overflows float64: rescale the weights (the gap is homogeneous)")
+    # Computed on an exactly rescaled copy (powers of two) so that no square over- or underflows:
+    # bitwise the plain formula whenever that formula does not, and covariant under W -> c W.
+    e = _exponent(diff)
+    diff = np.ldexp(diff, -e)
     if gram is None:
-        return float(np.linalg.norm(diff))
+        return _scaled(np.linalg.norm(diff), e, "limit_gap")
     K = as_float_array(gram, "gram", ndim=2)
     if K.shape != (diff.shape[1], diff.shape[1]):
         raise ValueError(f"gram must have shape ({diff.shape[1]}, {diff.shape[1]}), got {K.shape}")
-    return float(np.sqrt(max(np.einsum("ki,ij,kj->", diff, K, diff), 0.0)))
+    k = _exponent(K) // 2
+    q = np.einsum("ki,ij,kj->", diff, np.ldexp(K, -2 * k), diff)
+    return _scaled(np.sqrt(max(q, 0.0)), e + k, "limit_gap")
+
+
+def _exponent(a) -> int:
+    """The binary exponent of ``max |a|`` (0 for zeros): ``a / 2^e`` has entries of order one."""
+    top = float(np.max(np.abs(a), initial=0.0))
+    return math.frexp(top)[1] if top > 0 else 0
+
+
+def _scaled(value, e: int, what: str) -> float:
+    """``value * 2^e`` as a float; a ValueError (never inf or NaN) when float64 cannot hold it."""
+    try:
+        v = math.ldexp(float(value), e)
+    except OverflowError:
+        v = math.inf
+    if not math.isfinite(v):
+        raise ValueError(f"{what} overflows float64: rescale the data (the quantities are homogeneous in y and X)")
+    return v
+
+
+def _root_ratio(count: float, y: float, factors, what: str) -> float:
+    """``sqrt(count y^2 / (f_1 f_2 ...))`` for ``factors = (f_1, f_2, ...)``, never over- or underflowing.
+
+    The plain formula when ``y^2``, the product and the ratio are normal floats (bitwise
+    the formula as written); otherwise the same formula on y and the factors rescaled
+    exactly by powers of two (``y = 2^e y'``, ``f_j = 2^k_j f_j'``), scaled back at the end.
+    """
+    tiny = sys.float_info.min
+    try:
+        y2 = y**2
+        z = count * y2 / math.prod(factors)
+    except (OverflowError, ZeroDivisionError):
+        y2 = z = math.inf
+    if math.isfinite(z) and (y == 0 or (y2 >= tiny and z >= tiny)):
+        return _scaled(math.sqrt(z), 0, what)
+    e = _exponent(y)
+    yy = math.ldexp(y, -e)
+    denom, shift = 1.0, 0
+    for f in factors:
+        k = _exponent(f)
+        denom *= math.ldexp(f, -k)
+        shift += k
+    if shift % 2:
+        denom, shift = 2.0 * denom, shift - 1
+    return _scaled(math.sqrt(count * (yy * yy) / denom), e - shift // 2, what)
+
+
+def _labels(y_min, y_max):
+    """``y_min`` and ``y_max`` checked: finite, ``0 <= y_min <= y_max``."""
+    y_min = check_nonnegative(y_min, "y_min")
+    y_max = check_nonnegative(y_max, "y_max")
+    if y_min > y_max:
+        raise ValueError(f"y_min must be <= y_max (they are min_i |y_i| and max_i |y_i|), got {y_min} > {y_max}")
+    return y_min, y_max
 
 
 def normalized_gap(gap: float, norm1: float, n_minus: int) -> float:
     """``gap * sqrt(||lambda||_1 / n_-)``: Theta(1) by Theorem 2 (Fig. 2)."""
-    check_positive(norm1, "norm1")
-    if n_minus <= 0:
+    gap = check_nonnegative(gap, "gap")
+    norm1 = check_positive(norm1, "norm1")
+    if check_int(n_minus, "n_minus") <= 0:
         raise ValueError("normalized_gap needs n_minus >= 1 (with no negative labels the gap is 0)")
-    return float(gap * np.sqrt(norm1 / n_minus))
+    return _scaled(gap * np.sqrt(norm1 / n_minus), 0, "normalized_gap")
 
 
 def theorem2_bounds(
@@ -95,10 +160,10 @@ def theorem2_bounds(
     norm1 = check_positive(norm1, "norm1")
     C = check_positive(C, "C")
     C_g = check_positive(C_g, "C_g")
-    if n_minus < 0:
-        raise ValueError("n_minus must be >= 0")
-    lower = float(np.sqrt(n_minus * y_min**2 / (C * C_g * norm1)))
-    upper = float(np.sqrt(16.0 * n_minus * y_max**2 / (C_g * norm1)))
+    n_minus = check_int(n_minus, "n_minus", minimum=0)
+    y_min, y_max = _labels(y_min, y_max)
+    lower = _root_ratio(n_minus, y_min, (C, C_g, norm1), "theorem2_bounds")
+    upper = _root_ratio(16.0 * n_minus, y_max, (C_g, norm1), "theorem2_bounds")
     return GapBounds(lower, upper)
 
 
@@ -132,11 +197,19 @@ def theorem6_bound(
 ) -> float:
     """Theorem 6: ``sqrt(sum_k ||w_k^(inf) - w_k*||^2) <= sqrt(4 C_g C_alpha^2 m n y_max^2 / ||lambda||_1)``."""
     norm1 = check_positive(norm1, "norm1")
-    return float(
-        np.sqrt(4.0 * check_positive(C_g, "C_g") * check_positive(C_alpha, "C_alpha") ** 2 * m * n * y_max**2 / norm1)
-    )
+    m = check_int(m, "m", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    y_max = check_nonnegative(y_max, "y_max")
+    count = 4.0 * check_positive(C_g, "C_g") * check_positive(C_alpha, "C_alpha") ** 2 * m * n
+    return _root_ratio(count, y_max, (norm1,), "theorem6_bound")
 
 
 def step_constant(eta: float, norm1: float) -> float:
     """The ``C_g`` for which ``eta = 1/(C_g ||lambda||_1)`` (top of the theorems' step window)."""
-    return 1.0 / (check_positive(eta, "eta") * check_positive(norm1, "norm1"))
+    eta, norm1 = check_positive(eta, "eta"), check_positive(norm1, "norm1")
+    product = eta * norm1
+    if sys.float_info.min <= product < math.inf:
+        return 1.0 / product
+    # The product over- or underflows: the same formula on the mantissas, scaled back (or a ValueError).
+    (a, p), (b, q) = math.frexp(eta), math.frexp(norm1)
+    return _scaled(1.0 / (a * b), -(p + q), "step_constant")

@@ -68,24 +68,33 @@ def closed_form(K, y, signs, beta0, alpha0, eta) -> dict:
     return {"alpha1": alpha1, "beta1": beta1, "sets": sets, "alpha": alpha, "beta": alpha @ K}
 
 
-def _init_state(K, y, signs, init, eps, assignment, C_g, C_alpha):
-    from relucore.gd.defaults import default_eps
-    from relucore.gd.inits import disjoint_init, positive_init
+def _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha):
+    """``(X, K, y, signs, beta0, alpha0, eta)`` of one problem, prepared as :func:`relucore.train` prepares it.
 
-    m = signs.size
-    if init == "positive":
-        if m > 2 or (m == 2 and signs[0] * signs[1] > 0):
-            raise ValueError(
-                "init='positive' closed forms exist for m = 1 (Theorem 1) and m = 2 with opposite signs "
-                "(Theorem 3); use init='disjoint' (Theorem 5) for other networks"
-            )
-    eps_val = default_eps(y[None], m, C_alpha) if eps is None else eps
-    Kb = K[None]
-    if init == "positive":
-        beta0, alpha0, _ = positive_init(None, Kb, y[None], m, eps_val)
-    else:
-        beta0, alpha0, _ = disjoint_init(None, Kb, y[None], signs, eps_val, assignment, check_positive(C_g, "C_g"))
-    return beta0[0], alpha0[0]
+    The one path of ``train`` (``relucore.gd.prepare``): the same checks (finite data, full
+    row rank, a K that float64 can hold, eps and eta), the same error messages, and
+    bitwise the same starting point and default step as the run the closed form describes.
+    """
+    from relucore.gd.prepare import prepare
+
+    signs_arr = as_float_array(signs, "signs", ndim=1)
+    if np.any(signs_arr == 0):
+        raise ValueError("signs must be non-zero")
+    m = signs_arr.size
+    if init == "positive" and (m > 2 or (m == 2 and signs_arr[0] * signs_arr[1] > 0)):
+        raise ValueError(
+            "init='positive' closed forms exist for m = 1 (Theorem 1) and m = 2 with opposite signs "
+            "(Theorem 3); use init='disjoint' (Theorem 5) for other networks"
+        )
+    if eta is not None:
+        eta = check_positive(eta, "eta")
+    p = prepare(
+        X, y, gram=gram, signs=signs_arr, init=init, eps=eps, eta=eta, assignment=assignment, C_g=C_g, C_alpha=C_alpha
+    )
+    if p.batched:
+        raise ValueError("X (or gram) and y must hold one problem here: X (n, d) or gram (n, n) with y (n,)")
+    Xa = None if X is None else as_float_array(X, "X", ndim=2)
+    return Xa, p.K[0], p.y[0], signs_arr, p.beta0[0], p.alpha0[0], float(p.eta[0])
 
 
 def predicted_limit(
@@ -141,8 +150,6 @@ def predicted_limit(
     form describes a given run, use :func:`check_limit`, which returns the limit
     (``W_closed``, ``alpha_closed``) together with the predicted activation sets.
     """
-    from relucore.gd.defaults import default_eta
-
     check_choice(init, "init", ("positive", "disjoint"))
     yb = np.asarray(y) if y is not None else None
     if yb is not None and yb.ndim == 2:
@@ -170,14 +177,7 @@ def predicted_limit(
                 for b in range(B)
             ]
         )
-    X, K, y = single_problem(X, y, gram)
-    signs_arr = as_float_array(signs, "signs", ndim=1)
-    if np.any(signs_arr == 0):
-        raise ValueError("signs must be non-zero")
-    beta0, alpha0 = _init_state(K, y, signs_arr, init, eps, assignment, C_g, C_alpha)
-    if eta is None:
-        eta = float(default_eta(np.linalg.eigvalsh(K)[-1], signs_arr))
-    eta = check_positive(eta, "eta")
+    X, K, y, signs_arr, beta0, alpha0, eta = _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha)
     cf = closed_form(K, y, signs_arr, beta0, alpha0, eta)
     return cf["alpha"] @ X if X is not None else cf["alpha"]
 

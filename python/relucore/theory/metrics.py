@@ -138,6 +138,20 @@ def margins(beta, signs, y, *, activation="relu", leaky_slope=0.01) -> np.ndarra
     return np.asarray(y, dtype=float) * f
 
 
+def _check_shapes(result, y, K, X, given: str) -> None:
+    """Refuses y, K (from X or gram) and X whose sizes are not the run's (n from alpha, d from W0)."""
+    lead, n = np.shape(result.alpha)[:-2], np.shape(result.alpha)[-1]
+    if y.shape != lead + (n,):
+        raise ValueError(f"y must have shape {lead + (n,)} (the run's labels), got {y.shape}")
+    if K.shape[:-2] != lead:
+        raise ValueError(f"{given} holds {K.shape[0]} problems, but the run has {lead[0]}")
+    if K.shape[-2:] != (n, n):
+        raise ValueError(f"{given} holds {K.shape[-1]} examples, but the run has n={n}")
+    W0 = getattr(result, "W0", None)
+    if X is not None and W0 is not None and X.shape[-1] != np.shape(W0)[-1]:
+        raise ValueError(f"X has d={X.shape[-1]} features but the run has d={np.shape(W0)[-1]} (result.W0)")
+
+
 def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingMetrics:
     """Stable rank, normalised margins and loss of every recorded state of a run.
 
@@ -164,17 +178,21 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
         raise TypeError("training_metrics needs X or gram (the Gram matrix K = X X^T)")
     batched = np.ndim(result.alpha) == 3
     y = as_float_array(y, "y", ndim=2 if batched else 1)
+    Xa = None if X is None else as_float_array(X, "X", ndim=3 if batched else 2)
     if gram is not None:
         K = as_float_array(gram, "gram", ndim=3 if batched else 2)
     else:
-        Xa = as_float_array(X, "X", ndim=3 if batched else 2)
         K = gram_of_batch(Xa if batched else Xa[None])
         K = K if batched else K[0]
+    _check_shapes(result, y, K, Xa, "gram" if gram is not None else "X")
     if W0_gram is None and X is not None and result.W0 is not None:
         W0 = np.asarray(result.W0)
         W0_gram = W0 @ np.swapaxes(W0, -1, -2)
     elif W0_gram is not None:
         W0_gram = as_float_array(W0_gram, "W0_gram", ndim=3 if batched else 2)
+        m = np.shape(result.alpha)[-2]
+        if W0_gram.shape[-2:] != (m, m):
+            raise ValueError(f"W0_gram must be W0 W0^T of shape ({m}, {m}) per problem, got {W0_gram.shape}")
 
     h = result.history
     if h is None:
@@ -202,10 +220,8 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     by_sign = {}
     for key, idx in (("stable_rank_pos", np.flatnonzero(signs > 0)), ("stable_rank_neg", np.flatnonzero(signs < 0))):
         by_sign[key] = stable_rank(G[..., idx[:, None], idx[None, :]]) if idx.size else np.full(srank.shape, np.nan)
-        marg = margins(
-            beta, result.signs, y[..., None, :], activation=result.activation, leaky_slope=result.leaky_slope
-        )
-        nmarg = marg / np.where(fro > 0, fro, np.nan)[..., None]
+    marg = margins(beta, result.signs, y[..., None, :], activation=result.activation, leaky_slope=result.leaky_slope)
+    nmarg = marg / np.where(fro > 0, fro, np.nan)[..., None]
     lo = marg.min(axis=-1)
     hi = marg.max(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -295,18 +295,36 @@ def _problem_history(result, problem: Optional[int]):
 
 
 def _estimate_lambda_l1(X, gram, n: int) -> float:
-    """``trace(K) / n`` from ``gram`` (preferred) or ``X``, the unbiased estimate of ``||lambda||_1``."""
+    """``trace(K) / n`` from ``gram`` (preferred) or ``X``, the unbiased estimate of ``||lambda||_1``.
+
+    A trace that is not positive and finite is refused with the argument it came from named
+    (lambda_l1 was not passed, so an error about it would not say what to fix).
+    """
     if gram is not None:
         K = as_float_array(gram, "gram", ndim=2)
         if K.shape != (n, n):
             raise ValueError(f"gram must have shape ({n}, {n}), got {K.shape}")
-        return float(np.trace(K)) / n
-    if X is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(np.trace(K)) / n
+        name, how = "gram", "trace(gram) / n"
+    elif X is not None:
         Xa = as_float_array(X, "X", ndim=2)
         if Xa.shape[0] != n:
             raise ValueError(f"Found input variables with inconsistent numbers of samples (X: {Xa.shape[0]}, y: {n})")
-        return float(np.einsum("ij,ij->", Xa, Xa)) / n
-    raise TypeError("pass X, gram or lambda_l1 (needed for Lemma 6's thresholds)")
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(np.einsum("ij,ij->", Xa, Xa)) / n
+        name, how = "X", "sum_i ||x_i||^2 / n"
+    else:
+        raise TypeError("pass X, gram or lambda_l1 (needed for Lemma 6's thresholds)")
+    if not np.isfinite(value):
+        raise ValueError(
+            f"{name} is too large: ||lambda||_1 = {how} overflows float64; rescale {name} "
+            "(the regimes do not change under X -> c X, y -> l y with the run rescaled), or pass lambda_l1"
+        )
+    if value <= 0:
+        what = "all zeros" if name == "X" else "not a Gram matrix (its trace is not positive)"
+        raise ValueError(f"{name} is {what}: ||lambda||_1 = {how} = {value:.3g} must be positive; or pass lambda_l1")
+    return value
 
 
 def _primal_stable(result, beta, active, y, signs, C_y: float):
