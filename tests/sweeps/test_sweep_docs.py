@@ -41,5 +41,5 @@ def test_docs_examples_run_with_the_default_install(tmp_path, monkeypatch):
         exec(compile(block, "docs/sweeps.md", "exec"), namespace)
     table = namespace["table"]
     assert isinstance(table, pd.DataFrame) and (table.status == "converged").all()
-    assert (tmp_path / "fig2.csv").exists() and (tmp_path / "fig2.ckpt").exists()
+    assert (tmp_path / "fig2.csv").exists() and (tmp_path / "fig2.db").exists()
     assert "rng" in namespace
