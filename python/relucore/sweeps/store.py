@@ -43,7 +43,16 @@ import numpy as np
 from relucore.sweeps.config import DEFAULTS, canonical_json
 from relucore.sweeps.files import CheckpointError
 from relucore.sweeps.legacy import is_legacy
-from relucore.sweeps.store_codec import BUILTIN_NAMES, SQL_TYPES, comparable, decode, encode, rows_to_columns
+from relucore.sweeps.store_codec import (
+    BUILTIN_NAMES,
+    NUMERIC_NAMES,
+    SQL_TYPES,
+    TEXT_NAMES,
+    comparable,
+    decode,
+    encode,
+    rows_to_columns,
+)
 
 __all__ = ["Store", "CheckpointError", "STORE_FORMAT", "SCHEMA", "connect_readonly", "sqlite_error"]
 
@@ -386,8 +395,8 @@ def _remove_store_files(path: str) -> None:
 def load_columns(conn: sqlite3.Connection, index: Dict[int, int], trials: Optional[int], extras: Dict[str, int]):
     """Yields the saved rows of the configurations ``index`` maps (store id -> index) with
     ``trial < trials`` (all trials when None), in chunks of columns (``config_index``
-    numbered by ``index``)."""
-    names = ["config", "trial", *BUILTIN_NAMES, *extras]
+    numbered by ``index``). Numbers and text are read by two queries over one snapshot (a
+    read transaction), in primary-key order, the numbers converted by one numpy call a chunk."""
     where, args = [], []
     if trials is not None:
         where.append("trial < ?")
@@ -395,21 +404,31 @@ def load_columns(conn: sqlite3.Connection, index: Dict[int, int], trials: Option
     if len(index) <= 30000:
         where.append(f"config IN ({', '.join('?' * len(index))})")
         args.extend(index)
-    sql = f"SELECT {', '.join(map(_q, names))} FROM trials" + (" WHERE " + " AND ".join(where) if where else "")
+    tail = (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY config, trial"
+    numeric = ", ".join(map(_q, ["config", "trial", *NUMERIC_NAMES]))
+    other = ", ".join(map(_q, [*TEXT_NAMES, *extras]))
     lookup = np.full(max(index, default=0) + 1, -1, dtype=np.int64)
     lookup[list(index)] = list(index.values())
     bools = {k for k, b in extras.items() if b}
-    cur = conn.execute(sql, args)
-    while True:
-        rows = cur.fetchmany(_FETCH)
-        if not rows:
-            return
-        cols = decode(rows, list(extras), bools)
-        ids = cols.pop("config")
-        known = ids < len(lookup)
-        ci = np.where(known, lookup[np.minimum(ids, len(lookup) - 1)], -1)
-        keep = ci >= 0
-        cols["config_index"] = ci
-        if not keep.all():
-            cols = {k: v[keep] for k, v in cols.items()}
-        yield cols
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        cur_num = conn.execute(f"SELECT {numeric} FROM trials{tail}", args)
+        cur_other = conn.execute(f"SELECT {other} FROM trials{tail}", args)
+        while True:
+            rows = cur_num.fetchmany(_FETCH)
+            if not rows:
+                return
+            cols = decode(rows, cur_other.fetchmany(len(rows)), list(extras), bools)
+            ids = cols.pop("config")
+            ci = lookup[np.minimum(ids, len(lookup) - 1)]
+            ci[ids >= len(lookup)] = -1
+            cols["config_index"] = ci
+            keep = ci >= 0
+            if not keep.all():
+                cols = {k: v[keep] for k, v in cols.items()}
+            yield cols
+    finally:
+        if own:
+            conn.execute("COMMIT")

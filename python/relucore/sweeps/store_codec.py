@@ -24,6 +24,8 @@ from relucore.sweeps.columns import MEASURED, TRAILING_COLUMNS
 
 __all__ = [
     "BUILTIN_NAMES",
+    "NUMERIC_NAMES",
+    "TEXT_NAMES",
     "SQL_TYPES",
     "rows_to_columns",
     "encode",
@@ -117,28 +119,42 @@ def _extra_value(v, is_bool: bool):
     return v
 
 
-def decode(rows: List[tuple], extras: Sequence[str], bools: Set[str]) -> Dict[str, np.ndarray]:
-    """Rows fetched as ``SELECT config, trial, <BUILTIN_NAMES>, <extras>`` as typed columns
-    (``config`` still the store's configuration id)."""
-    columns = list(zip(*rows))
+#: The built-in columns read in the numeric query of :func:`decode` (after config and trial),
+#: and those read with the ``measure`` columns in the other.
+NUMERIC_NAMES: Tuple[str, ...] = tuple(k for k in BUILTIN_NAMES if SQL_TYPES[k] != "TEXT")
+TEXT_NAMES: Tuple[str, ...] = tuple(k for k in BUILTIN_NAMES if SQL_TYPES[k] == "TEXT")
+
+
+def _numeric_block(rows: List[tuple]) -> np.ndarray:
+    """``SELECT config, trial, <NUMERIC_NAMES>`` rows as one float64 array (NULL -> NaN) in one
+    numpy call; integers are exact (all far below 2**53). A BLOB (a NaN's 8 bytes, whose last
+    two bytes are not ASCII, so numpy never parses it as a number) takes the slow path."""
+    try:
+        return np.array(rows, dtype=np.float64).reshape(len(rows), 2 + len(NUMERIC_NAMES))
+    except (TypeError, ValueError):
+        pass
+    cols = list(zip(*rows))
+    return np.stack([_float_column(c) for c in cols], axis=1)
+
+
+def decode(numeric: List[tuple], other: List[tuple], extras: Sequence[str], bools: Set[str]) -> Dict[str, np.ndarray]:
+    """The same rows fetched as ``SELECT config, trial, <NUMERIC_NAMES>`` and ``SELECT
+    <TEXT_NAMES>, <extras>`` as typed columns (``config`` still the store's configuration id)."""
+    block = _numeric_block(numeric)
     out: Dict[str, np.ndarray] = {
-        "config": np.array(columns[0], dtype=np.int64),
-        "trial": np.array(columns[1], dtype=np.int64),
+        "config": block[:, 0].astype(np.int64),
+        "trial": block[:, 1].astype(np.int64),
     }
-    for j, name in enumerate(BUILTIN_NAMES, start=2):
-        kind = _KIND.get(name, "U")
-        if kind == "f":
-            # A BLOB here is a NaN's 8 bytes, whose last two bytes (0x7f or 0xff after 0xf0 or
-            # more) are not ASCII: numpy never parses it as a number, it raises.
-            out[name] = _float_column(columns[j])
-        elif kind == "i":
-            out[name] = np.array(columns[j], dtype=np.int64)
-        else:
-            col = np.empty(len(rows), dtype=object)
-            col[:] = [sys.intern(v) for v in columns[j]]
-            out[name] = col
-    for j, name in enumerate(extras, start=2 + len(BUILTIN_NAMES)):
-        col = np.empty(len(rows), dtype=object)
+    for j, name in enumerate(NUMERIC_NAMES, start=2):
+        kind = _KIND[name]
+        out[name] = block[:, j].astype(np.int64) if kind == "i" else np.ascontiguousarray(block[:, j])
+    columns = list(zip(*other))
+    for j, name in enumerate(TEXT_NAMES):
+        col = np.empty(len(other), dtype=object)
+        col[:] = [sys.intern(v) for v in columns[j]]
+        out[name] = col
+    for j, name in enumerate(extras, start=len(TEXT_NAMES)):
+        col = np.empty(len(other), dtype=object)
         is_bool = name in bools
         col[:] = [_extra_value(v, is_bool) for v in columns[j]]
         out[name] = col
