@@ -7,7 +7,9 @@ store, ...) so that a change of the machine's load hits both:
 
 - ``no store``: ``relucore.sweep(...)``;
 - ``store``: ``relucore.sweep(..., checkpoint="x.db")`` into a new file (WAL,
-  ``synchronous=FULL``, one transaction per batch).
+  ``synchronous=NORMAL``, one transaction per batch: the default);
+- ``store FULL``: the same with ``synchronous=FULL`` (an fsync per commit), to show what the
+  default saves.
 
 Then: the store's size per trial (after the sweep closed it: WAL merged), the time to read it
 back as a table (``relucore.sweeps.store_read.read_table``) and the time of a resume that finds
@@ -35,7 +37,7 @@ import time
 import pandas as pd
 
 import relucore
-from relucore.sweeps import store_read
+from relucore.sweeps import store, store_read
 
 GRID = {"n": 10, "d": 100_000, "use_gram": True}
 
@@ -61,23 +63,29 @@ def main() -> None:
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, relucore {relucore.__version__}")
     print(f"# sweep {GRID}, {args.trials} trials; store in {folder}")
     print(f"# load average at start: {_load()}")
-    plain_rates, store_rates, ref, table = [], [], None, None
+    rates = {"no store": [], "store": [], "store FULL": []}
+    ref = None
     for r in range(args.repeat):
         path = os.path.join(folder, f"bench-{r}.db")
-        ref, t_plain, c_plain = _timed(lambda: relucore.sweep(GRID, trials=args.trials, seed=r, progress=False))
-        table, t_store, c_store = _timed(
-            lambda: relucore.sweep(GRID, trials=args.trials, seed=r, checkpoint=path, progress=False)
-        )
-        pd.testing.assert_frame_equal(table, ref, check_exact=True)
-        plain_rates.append(args.trials / t_plain)
-        store_rates.append(args.trials / t_store)
-        print(
-            f"round {r}: no store {args.trials / t_plain:9,.0f} trials/s (cpu {c_plain:6.1f} s) | "
-            f"store {args.trials / t_store:9,.0f} trials/s (cpu {c_store:6.1f} s) | "
-            f"ratio {t_plain / t_store:.2f} | load {_load()}"
-        )
-    print(f"best rates: no store {max(plain_rates):,.0f}/s, store {max(store_rates):,.0f}/s, "
-          f"ratio of bests {max(store_rates) / max(plain_rates):.2f}")  # fmt: skip
+        line = [f"round {r}:"]
+        for peer in rates:
+            target = None if peer == "no store" else (path if peer == "store" else path + "-full.db")
+            store.SYNCHRONOUS = "FULL" if peer == "store FULL" else "NORMAL"
+            table, wall, cpu = _timed(
+                lambda: relucore.sweep(GRID, trials=args.trials, seed=r, checkpoint=target, progress=False)
+            )
+            if peer == "no store":
+                ref, wall0, cpu0 = table, wall, cpu
+            else:
+                pd.testing.assert_frame_equal(table, ref, check_exact=True)
+            rates[peer].append(args.trials / wall)
+            ratio = "" if peer == "no store" else f", x{wall0 / wall:.2f} wall, x{cpu0 / cpu:.2f} cpu"
+            line.append(f"{peer} {args.trials / wall:8,.0f}/s (cpu {cpu:5.1f} s{ratio})")
+        store.SYNCHRONOUS = "NORMAL"
+        print(line[0] + " " + " | ".join(line[1:]) + f" | load {_load()}")
+    best = {k: max(v) for k, v in rates.items()}
+    print("best rates: " + ", ".join(f"{k} {v:,.0f}/s" for k, v in best.items()) +
+          f"; store/no store {best['store'] / best['no store']:.2f}")  # fmt: skip
     path = os.path.join(folder, f"bench-{args.repeat - 1}.db")
     size = os.path.getsize(path)
     print(f"store size: {size / 1e6:.1f} MB, {size / args.trials:.0f} bytes per trial")

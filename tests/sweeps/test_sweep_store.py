@@ -68,22 +68,34 @@ def test_two_writer_processes_on_one_store_give_the_uninterrupted_table(tmp_path
     pd.testing.assert_frame_equal(store_read.read_table(path), uninterrupted, check_exact=True)
 
 
+def _saved(path):
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
 def test_sigkill_at_random_moments_then_resume_is_bitwise_equal(tmp_path, uninterrupted, monkeypatch):
+    """Three runs killed with SIGKILL, each at a random moment (0-0.3 s) after it committed
+    its first batch: mid-write, mid-transaction or mid-computation."""
     path = tmp_path / "killed.db"
     rng = random.Random(2026)
-    saved = []
+    saved = [0]
     for _ in range(3):
         proc = _child(path)
-        time.sleep(rng.uniform(1.5, 3.0))  # import takes ~1 s; the whole sweep ~4 s more
+        deadline = time.monotonic() + 120
+        while _saved(path) <= saved[-1]:
+            assert proc.poll() is None and time.monotonic() < deadline, "no batch was committed"
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
-        if os.path.exists(path):
-            with sqlite3.connect(path) as conn:
-                assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-                saved.append(conn.execute("SELECT count(*) FROM trials").fetchone()[0])
-            conn.close()
-    assert saved == sorted(saved)  # nothing committed is ever lost
-    assert any(0 < n < 120 for n in saved)  # at least one kill landed mid-sweep
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        conn.close()
+        saved.append(_saved(path))
+    assert saved == sorted(saved) and 0 < saved[-1] < 120  # nothing committed is lost; killed mid-sweep
     table, ran = _resume_counting(path, monkeypatch)
     assert len(ran) == 120 - saved[-1]
     pd.testing.assert_frame_equal(table, uninterrupted, check_exact=True)

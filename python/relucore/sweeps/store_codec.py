@@ -83,7 +83,10 @@ def encode(cols: Dict[str, Any], config_ids: Sequence[int]) -> Tuple[List[str], 
     the built-in columns, then ``extras``, the ``measure`` columns), one parameter tuple per
     row, and the extras that held a bool."""
     n = len(cols["trial"])
-    values: List[List[Any]] = [list(map(int, config_ids)), np.asarray(cols["trial"], dtype=np.int64).tolist()]
+    values: List[List[Any]] = [
+        np.asarray(config_ids, dtype=np.int64).tolist(),
+        np.asarray(cols["trial"], dtype=np.int64).tolist(),
+    ]
     for name in BUILTIN_NAMES:
         kind = _KIND.get(name, "U")
         if kind == "f":
@@ -91,7 +94,8 @@ def encode(cols: Dict[str, Any], config_ids: Sequence[int]) -> Tuple[List[str], 
         elif kind == "i":
             values.append(np.asarray(cols[name], dtype=np.int64).tolist())
         else:
-            values.append([str(v) for v in cols[name]])
+            text = list(cols[name])
+            values.append(text if all(type(v) is str for v in text) else [str(v) for v in text])
     extras = [k for k in cols if k not in ("config_index", "trial", "seed") and k not in SQL_TYPES]
     bools: Set[str] = set()
     for name in extras:
