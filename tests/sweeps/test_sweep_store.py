@@ -76,6 +76,15 @@ def _saved(path):
         return 0  # not created yet
 
 
+def _check_partial(path, uninterrupted):
+    """The rows saved so far, read while a sweep writes, are rows of the uninterrupted table."""
+    partial = store_read.read_table(path)
+    assert 0 < len(partial) < 120 and str(store_read.status(path)).count("\n") == 6
+    key = ["config_index", "trial"]
+    want = uninterrupted.set_index(key).loc[pd.MultiIndex.from_frame(partial[key])].reset_index()
+    pd.testing.assert_frame_equal(partial, want, check_exact=True)
+
+
 def test_sigkill_at_random_moments_then_resume_is_bitwise_equal(tmp_path, uninterrupted, monkeypatch):
     """Three runs killed with SIGKILL, each at a random moment (0-0.3 s) after it committed
     its first batch: mid-write, mid-transaction or mid-computation."""
@@ -88,6 +97,7 @@ def test_sigkill_at_random_moments_then_resume_is_bitwise_equal(tmp_path, uninte
         while _saved(path) <= saved[-1]:
             assert proc.poll() is None and time.monotonic() < deadline, "no batch was committed"
             time.sleep(0.005)
+        _check_partial(path, uninterrupted)  # readable while the sweep writes to it
         time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
