@@ -185,6 +185,6 @@ def test_incompatible_checkpoint_message_is_short_and_names_the_keys(tmp_path):
     with pytest.raises(relucore.CheckpointError) as info:
         relucore.sweep(H.GRID, trials=3, seed=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
     message = str(info.value)
-    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message
+    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message and str(ckpt) in message
     assert "measure: null in the file" in message and "same seed and measure" in message
     assert "configs" not in message and "relucore:" not in message

@@ -21,7 +21,8 @@ IGNORE`` of its rows, ``COMMIT``) with ``synchronous=NORMAL``: a committed batch
 death of the process (SIGKILL, an exception, Ctrl-C), and the store stays consistent through
 anything; an OS crash or power cut may take back the last batches committed before it, which
 a resume recomputes bit for bit (rows are deterministic). ``FULL`` (an fsync per commit)
-would buy durability of recomputable rows for ~0.5 us per trial.
+would buy durability of recomputable rows at the price of a commit rate bounded by the
+disk's fsync latency.
 
 Many writers: a row depends only on its configuration, trial and the store's ``seed``,
 ``measure`` and ``sweep_format``, all checked when the store is opened; so writers of the same
