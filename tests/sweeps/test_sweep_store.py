@@ -210,3 +210,17 @@ def test_status_counts_errors_rate_and_eta(tmp_path):
     text = str(st)
     assert f"total: 8 of 12 trials saved, {sum(want_errors)} errors, 4 to run" in text
     assert "2 trials/s" in text and "ETA 0:00:02" in text
+
+
+def measure_config_and_loss(data, result):
+    return {"config": 1, "Loss": 2.0}
+
+
+def test_measure_columns_sqlite_cannot_tell_apart_are_refused_by_name(tmp_path):
+    path = tmp_path / "m.db"
+    assert relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, progress=False)[
+        "Loss"
+    ].tolist() == [2.0, 2.0]  # fine without a store
+    with pytest.raises(relucore.CheckpointError, match=r"m\.db.*measure column 'Loss'.*'loss'"):
+        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, checkpoint=path,
+                       progress=False)  # fmt: skip

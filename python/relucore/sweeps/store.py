@@ -367,7 +367,13 @@ class Store:
         if not new:
             return
         self._extras = dict(conn.execute("SELECT name, bools FROM extras").fetchall())  # another writer's
+        taken = {name.lower(): name for (name,) in conn.execute("SELECT name FROM pragma_table_info('trials')")}
         for k in extras:
+            if k not in self._extras and k.lower() in taken:
+                raise CheckpointError(
+                    f"store {self.path!r} cannot hold the measure column {k!r}: SQLite column names ignore "
+                    f"case and the trials table has {taken[k.lower()]!r}; rename the column"
+                )
             if k not in self._extras:
                 conn.execute(f"ALTER TABLE trials ADD COLUMN {_q(k)}")
                 conn.execute("INSERT INTO extras (name, bools) VALUES (?, ?)", (k, int(k in bools)))
