@@ -12,8 +12,10 @@ A row depends on nothing but its configuration and its trial's seed (docs/sweeps
   status is not ``error`` holds a NaN only where its meaning says so.
 """
 
+import contextlib
 import json
 import math
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -95,12 +97,16 @@ def test_more_trials_or_configurations_leave_the_earlier_rows_unchanged(idx, tri
 @settings(max_examples=8)
 @given(idx=grids, trials=st.integers(2, 4), more=st.integers(0, 2), keep=st.integers(0, 6))
 def test_a_resumed_checkpoint_equals_the_uninterrupted_run(tmp_path_factory, idx, trials, more, keep):
-    path = tmp_path_factory.mktemp("ckpt") / "sweep.ckpt"
+    path = tmp_path_factory.mktemp("ckpt") / "sweep.db"
     full = sweep(idx, trials + more, batch_size=1, n_threads=1)
     sweep(idx, trials, batch_size=1, n_threads=1, checkpoint=path)
-    # Interrupted after `keep` batches: the header and the first records survive.
-    lines = path.read_bytes().split(b"\n")
-    path.write_bytes(b"\n".join(lines[: 1 + keep]) + b"\n")
+    # Interrupted with only `keep` trials committed: the store keeps a prefix of its rows.
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            "DELETE FROM trials WHERE (config, trial) NOT IN "
+            "(SELECT config, trial FROM trials ORDER BY config, trial LIMIT ?)",
+            (keep,),
+        )
     resumed = sweep(idx, trials + more, batch_size=2, checkpoint=path)
     pd.testing.assert_frame_equal(resumed, full, check_exact=True)
     # Everything is now saved: a rerun computes nothing and returns the same table.

@@ -7,7 +7,6 @@ runs) with the configurations it does not cover.
 
 import contextlib
 import os
-import pathlib
 import signal
 import subprocess
 import sys
@@ -398,6 +397,17 @@ SWEEP_CHILD = textwrap.dedent(
 )
 
 
+def _committed_batches(path: str) -> int:
+    """Batches a sweep has committed to its store (0 while the store is being created)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM batches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
     """Ctrl-C ends a sweep promptly; rerunning resumes and gives the uninterrupted table bitwise."""
     pd = pytest.importorskip("pandas")
@@ -405,13 +415,13 @@ def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
     sys.path.insert(0, here)
     import _sweep_helpers as H
 
-    ckpt = str(tmp_path / "sweep.ckpt")
+    ckpt = str(tmp_path / "sweep.db")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     code = SWEEP_CHILD.format(here=here, ckpt=ckpt)
     with _python_child(code, env) as proc:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
         deadline = time.monotonic() + 120
-        while not (os.path.exists(ckpt) and pathlib.Path(ckpt).read_bytes().count(b"\n") >= 4):
+        while _committed_batches(ckpt) < 3:
             assert time.monotonic() < deadline and proc.poll() is None, "no checkpoint records appeared"
             time.sleep(0.01)
         _interrupt_promptly(proc)

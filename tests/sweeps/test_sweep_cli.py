@@ -12,8 +12,7 @@ from relucore.cli import sweep as _sweep_cli
 def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
     cfg.write_text(
-        'trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.ckpt"\n'
-        "[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n"
+        'trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.db"\n[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n'
     )
     assert cli.main(["sweep", str(cfg), "--no-progress", "--batch-size", "2"]) == 0
     table = pd.read_csv(tmp_path / "out.csv")
@@ -69,10 +68,10 @@ def test_cli_missing_file_and_bad_options_are_one_line_with_exit_status_2(tmp_pa
 
 def test_cli_checkpoint_of_another_sweep_is_one_line_with_exit_status_2(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
-    cfg.write_text('trials = 2\nseed = 0\ncheckpoint = "s.ckpt"\n[grid]\nn = [5]\nd = 200\n')
+    cfg.write_text('trials = 2\nseed = 0\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 0
     capsys.readouterr()
-    cfg.write_text('trials = 2\nseed = 1\ncheckpoint = "s.ckpt"\n[grid]\nn = [5]\nd = 200\n')
+    cfg.write_text('trials = 2\nseed = 1\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 2
     _one_line_error(capsys, r"different arguments \(seed: ")
 

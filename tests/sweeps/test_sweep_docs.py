@@ -41,5 +41,7 @@ def test_docs_examples_run_with_the_default_install(tmp_path, monkeypatch):
         exec(compile(block, "docs/sweeps.md", "exec"), namespace)
     table = namespace["table"]
     assert isinstance(table, pd.DataFrame) and (table.status == "converged").all()
-    assert (tmp_path / "fig2.csv").exists() and (tmp_path / "fig2.ckpt").exists()
+    assert (tmp_path / "fig2.csv").exists() and (tmp_path / "fig2.db").exists()
     assert "rng" in namespace
+    # the store read while it could still be running: 2 x 3 configurations x 100 trials
+    assert len(namespace["partial"]) == 600 and len(namespace["by_size"]) == 6 and namespace["errors"].empty

@@ -45,7 +45,7 @@ def test_dask_local_cluster(reference, tmp_path):
             trials=2,
             seed=0,
             executor=client.get_executor(),
-            checkpoint=tmp_path / "c.ckpt",
+            checkpoint=tmp_path / "c.db",
             progress=False,
         )
         assert (t.status == "error").all() and t.error.str.contains("rank-deficient").all()

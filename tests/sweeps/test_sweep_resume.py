@@ -1,9 +1,10 @@
-"""Checkpointed sweeps: SIGKILL mid-sweep and resume, torn records, mismatched arguments."""
+"""Sweeps with a store: SIGKILL mid-sweep and resume, more trials and configurations,
+mismatched arguments, a failed table write."""
 
-import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,8 +13,6 @@ import pandas as pd
 import pytest
 
 import relucore
-from relucore.sweeps import store
-from relucore.sweeps.store import Checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
@@ -22,8 +21,12 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _records(path):
-    with open(path, "rb") as f:
-        return f.read().count(b"\n") - 1  # minus the header
+    """Batches committed to the store so far (0 while it is being created)."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM batches").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,7 @@ def uninterrupted():
 
 
 def test_resume_after_sigkill(tmp_path, uninterrupted):
-    ckpt = str(tmp_path / "sweep.ckpt")
+    ckpt = str(tmp_path / "sweep.db")
     code = f"import sys; sys.path.insert(0, {HERE!r}); import _sweep_helpers; _sweep_helpers.run_slow({ckpt!r})"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-c", code], env=env)
@@ -79,7 +82,9 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
     # Everything is now saved exactly once; a third run computes nothing.
     rows = _saved_rows(ckpt)
-    assert sorted((r["config_index"], r["trial"]) for r in rows) == [(c, t) for c in range(3) for t in range(40)]
+    keys = sorted({r["config_index"] for r in rows})
+    assert len(keys) == 3
+    assert sorted((r["config_index"], r["trial"]) for r in rows) == [(k, t) for k in keys for t in range(40)]
     relucore.sweeps.api.run_batch = counting
     calls.clear()
     try:
@@ -91,12 +96,10 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
 
 
 def _saved_rows(path):
-    with open(path, "rb") as f:
-        arguments = json.loads(f.readline())["arguments"]
-    rows = []
-    identity = {k: arguments[k] for k in ("seed", "measure", "relucore")}
-    Checkpoint(path, identity, arguments["configs"], 10**9, on_rows=rows.extend)
-    return rows
+    """(config key, trial) of every row in the store, as dicts."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT c.key, t.trial FROM trials t JOIN configs c ON c.id = t.config").fetchall()
+    return [{"config_index": k, "trial": t} for k, t in rows]
 
 
 def _small(ckpt, **kw):
@@ -105,74 +108,25 @@ def _small(ckpt, **kw):
     )
 
 
-def test_torn_last_record_is_ignored_and_truncated(tmp_path):
-    ckpt = tmp_path / "c.ckpt"
-    full = _small(ckpt)
-    data = ckpt.read_bytes()
-    lines = data.split(b"\n")
-    # Keep header + 2 records, then half of the third record without its newline.
-    torn = b"\n".join(lines[:3]) + b"\n" + lines[3][: len(lines[3]) // 2]
-    ckpt.write_bytes(torn)
-    again = _small(ckpt)
-    pd.testing.assert_frame_equal(again, full, check_exact=True)
-    text = ckpt.read_bytes()
-    assert text.endswith(b"\n") and text.count(b"\n") == 5  # header + 4 whole records, no garbage
-    for line in text.split(b"\n")[1:-1]:
-        json.loads(line)
-
-
-def test_damaged_record_in_the_middle_raises(tmp_path):
-    ckpt = tmp_path / "c.ckpt"
-    _small(ckpt)
-    lines = ckpt.read_bytes().split(b"\n")
-    lines[1] = lines[1].replace(b'"rows"', b'"rowz"')
-    ckpt.write_bytes(b"\n".join(lines))
-    with pytest.raises(relucore.CheckpointError, match="record 1 is damaged"):
-        _small(ckpt)
-
-
 def test_checkpoint_of_other_arguments_is_refused(tmp_path):
-    ckpt = tmp_path / "c.ckpt"
+    ckpt = tmp_path / "c.db"
     _small(ckpt)
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
         relucore.sweep({"n": [5, 6], "d": 200}, trials=4, seed=2, checkpoint=ckpt, progress=False)
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
         _small(ckpt, measure=H.measure_norms)
-    (tmp_path / "x.ckpt").write_text("hello\n")
-    with pytest.raises(relucore.CheckpointError, match="not a relucore sweep checkpoint"):
-        _small(tmp_path / "x.ckpt")
+    (tmp_path / "x.db").write_text("hello\n")
+    with pytest.raises(relucore.CheckpointError, match="not a relucore sweep store"):
+        _small(tmp_path / "x.db")
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(relucore.CheckpointError, match="SQLite database but not a relucore sweep store"):
+        _small(other)
 
 
 def _disk_full(*args, **kwargs):
     raise OSError(28, "No space left on device")
-
-
-def test_failed_checkpoint_creation_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
-    ckpt = tmp_path / "c.ckpt"
-    monkeypatch.setattr(store.os, "fsync", _disk_full)
-    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
-        _small(ckpt)
-    assert info.value.errno == 28 and info.value.filename == str(ckpt)
-    assert os.listdir(tmp_path) == []
-
-
-def test_failed_append_names_the_path_and_leaves_no_torn_record(tmp_path, monkeypatch):
-    ckpt = tmp_path / "c.ckpt"
-    full = _small(ckpt)
-    ckpt.write_bytes(b"\n".join(ckpt.read_bytes().split(b"\n")[:3]) + b"\n")  # header + 2 of 4 records
-    before = ckpt.read_bytes()
-
-    def half_then_full(fd, data):
-        os.write(fd, data[: len(data) // 2])
-        _disk_full()
-
-    monkeypatch.setattr(store, "_write_all", half_then_full)
-    with pytest.raises(OSError, match=re.escape(str(ckpt))) as info:
-        _small(ckpt)
-    assert info.value.errno == 28
-    assert ckpt.read_bytes() == before and os.listdir(tmp_path) == ["c.ckpt"]
-    monkeypatch.undo()
-    pd.testing.assert_frame_equal(_small(ckpt), full, check_exact=True)
 
 
 def test_failed_table_write_names_the_path_and_leaves_no_temp_file(tmp_path, monkeypatch):
@@ -199,7 +153,7 @@ def _counted(monkeypatch):
 
 
 def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monkeypatch):
-    ckpt = tmp_path / "c.ckpt"
+    ckpt = tmp_path / "c.db"
 
     def run(grid, trials, checkpoint):
         return relucore.sweep(
@@ -226,11 +180,11 @@ def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monk
 
 
 def test_incompatible_checkpoint_message_is_short_and_names_the_keys(tmp_path):
-    ckpt = tmp_path / "c.ckpt"
+    ckpt = tmp_path / "c.db"
     relucore.sweep(H.GRID, trials=2, seed=1, checkpoint=ckpt, progress=False)
     with pytest.raises(relucore.CheckpointError) as info:
         relucore.sweep(H.GRID, trials=3, seed=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
     message = str(info.value)
-    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message
+    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message and str(ckpt) in message
     assert "measure: null in the file" in message and "same seed and measure" in message
     assert "configs" not in message and "relucore:" not in message

@@ -5,7 +5,7 @@ The file holds the arguments of :func:`relucore.sweep`::
     trials = 20
     seed = 2026
     output = "fig2.csv"          # optional, .csv or .parquet (relative to the file)
-    checkpoint = "fig2.ckpt"     # optional: resumable
+    checkpoint = "fig2.db"       # optional: the SQLite store, resumable
     batch_size = 32              # optional
     n_threads = 2                # optional
 
@@ -16,9 +16,17 @@ The file holds the arguments of :func:`relucore.sweep`::
 or, instead of ``[grid]``, a list of configurations as ``[[configs]]`` tables.
 Command-line options override the file.
 
+Three more forms read a store (the SQLite database named by ``checkpoint``), also while sweeps
+write to it::
+
+    relucore sweep status STORE.db            # rows and errors per configuration, trials/s, ETA
+    relucore sweep export STORE.db OUT.csv    # the saved rows as a table (.csv or .parquet)
+    relucore sweep import OLD.ckpt NEW.db     # copy an old JSON-lines checkpoint into a store
+
 Exit status: 0 when the sweep ran (failed trials are rows with status "error"); 2 on a
 mistake in the command or its files (unreadable or invalid TOML, a bad key or value, a
-checkpoint of another sweep), reported in one line; 1, also in one line, when a file
+store of another sweep, a damaged store, an old checkpoint to import first, a missing
+store), reported in one line; 1, also in one line, when a file
 cannot be written (a full disk, a missing folder). Anything else is a bug and shows its
 traceback.
 """
@@ -68,9 +76,14 @@ def load_config(path: str) -> Dict[str, Any]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declares the options of ``relucore sweep``."""
-    p.add_argument("config", help="TOML file with grid/configs, trials, seed, ... (see examples/sweep_fig2.toml)")
+    p.add_argument(
+        "config",
+        help="TOML file with grid/configs, trials, seed, ... (see examples/sweep_fig2.toml); "
+        "or status, export or import followed by their files",
+    )
+    p.add_argument("files", nargs="*", help="status STORE | export STORE OUT | import OLD NEW")
     p.add_argument("-o", "--output", help="write the table here (.csv, or .parquet with pyarrow)")
-    p.add_argument("--checkpoint", help="append-only checkpoint file (rerun the same command to resume)")
+    p.add_argument("--checkpoint", help="the sweep's store, a SQLite file such as run.db (rerun to resume)")
     p.add_argument("--workers", type=int, help="run on N local worker processes (spawn), one thread each")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--threads", type=int, dest="n_threads", help="threads (in-process) or OpenMP threads per batch")
@@ -154,11 +167,49 @@ def _sweep(args: argparse.Namespace, run: Dict[str, Any]):
     return relucore.sweep(run["grid"], **kw)
 
 
+#: Store commands: name -> number of files.
+STORE_COMMANDS = {"status": 1, "export": 2, "import": 2}
+
+
+def _store_command(args: argparse.Namespace) -> None:
+    from relucore.sweeps import store_read
+    from relucore.sweeps.table import save_table
+
+    name, files = args.config, args.files
+    if len(files) != STORE_COMMANDS[name]:
+        usage = {"status": "STORE", "export": "STORE OUT.csv", "import": "OLD.ckpt NEW.db"}[name]
+        raise UsageError(f"usage: relucore sweep {name} {usage}")
+    if name == "status":
+        print(store_read.status(files[0]))
+    elif name == "export":
+        if os.path.splitext(files[1])[1].lower() not in (".csv", ".parquet"):
+            raise UsageError(f"the output must end in .csv or .parquet, got {files[1]!r}")
+        table = store_read.read_table(files[0])
+        save_table(table, files[1])
+        print(f"wrote {len(table)} rows to {files[1]}", file=sys.stderr)
+    else:
+        counts = store_read.import_checkpoint(files[0], files[1])
+        torn = f"; left out an unfinished last record ({counts['torn_bytes']} bytes)" if counts["torn_bytes"] else ""
+        dup = counts["rows"] - counts["inserted"]
+        dup_text = f"; {dup} rows were already in the store (identical)" if dup else ""
+        print(f"imported {counts['inserted']} rows from {files[0]} into {files[1]}{dup_text}{torn}")
+
+
 def main(args: argparse.Namespace) -> int:
     """Runs the ``sweep`` subcommand; returns the exit status (see the module's docstring)."""
     import relucore
 
     try:
+        if args.config in STORE_COMMANDS:
+            try:
+                _store_command(args)
+            except FileNotFoundError as exc:
+                raise UsageError(f"{exc.filename}: no such file") from None
+            except relucore.CheckpointError as exc:
+                raise UsageError(exc) from None
+            return 0
+        if args.files:
+            raise UsageError(f"unexpected argument(s) {args.files}: give one TOML file")
         run = _read(args)
         try:
             table = _sweep(args, run)

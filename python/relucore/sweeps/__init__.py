@@ -6,7 +6,8 @@
 - :mod:`~relucore.sweeps.task`: one batch of trials (the general path);
 - :mod:`~relucore.sweeps.gram_trial`: whole Gram-mode trials in one C++ call;
 - :mod:`~relucore.sweeps.table`: the table;
-- :mod:`~relucore.sweeps.store`: the checkpoint;
+- :mod:`~relucore.sweeps.store`: the store (a SQLite database) a sweep checkpoints to;
+- :mod:`~relucore.sweeps.store_read`: reading a store (table, status, old checkpoints);
 - :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself.
 
 The public names are re-exported by :mod:`relucore`.

@@ -12,11 +12,11 @@ import numpy as np
 
 from relucore._core import __version__
 from relucore._validation import check_int, check_n_threads
-from relucore.sweeps.config import config_key, expand_grid, root_entropy
+from relucore.sweeps.config import SWEEP_FORMAT, config_key, expand_grid, root_entropy
 from relucore.sweeps.gram_trial import fast_trials_ok
-from relucore.sweeps.store import Checkpoint, CheckpointError
+from relucore.sweeps.store import CheckpointError, Store
 from relucore.sweeps.table import Results, save_table
-from relucore.sweeps.task import batch_size_of, columns_to_rows, run_batch
+from relucore.sweeps.task import batch_size_of, run_batch
 
 __all__ = ["sweep", "check_arguments", "save_table", "CheckpointError", "default_batch_size"]
 
@@ -110,10 +110,14 @@ def sweep(
         Trials per batch (one task, one train call, one checkpoint record).
         Default :func:`default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
-        Append-only file that records every finished batch durably; rerunning
-        runs only the trials not yet saved, also with more ``trials`` or more
-        configurations (the saved rows are reused). One written with another
-        ``seed``, ``measure`` or relucore version raises :class:`CheckpointError`.
+        The sweep's store, a SQLite database (created when the path is new; ``.db`` by
+        convention) that commits every finished batch; rerunning runs only the trials
+        not yet saved, also with more ``trials`` or more configurations (the saved rows
+        are reused), and several processes may run the same sweep on one store. One
+        written with another ``seed``, ``measure`` or sweep format raises
+        :class:`CheckpointError`, as does a damaged database or an old JSON-lines
+        checkpoint (import it: ``relucore sweep import OLD.ckpt NEW.db``). See
+        docs/sweeps.md, "Stores and resuming".
     progress : bool, optional
         tqdm progress bar; default: only when stderr is a terminal.
 
@@ -145,16 +149,21 @@ def sweep(
     results = Results(len(configs), trials)
     store = None
     if checkpoint is not None:
-        identity = {"seed": str(entropy), "measure": _callable_name(measure), "relucore": __version__}
-        store = Checkpoint(checkpoint, identity, configs, trials, on_rows=results.add)
-    tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
-    bar = _progress_bar(progress, len(configs) * trials, len(results))
-
+        identity = {"seed": str(entropy), "measure": _callable_name(measure), "sweep_format": SWEEP_FORMAT}
+        store = Store(
+            checkpoint, identity, configs, trials, on_columns=results.add_columns, relucore_version=__version__
+        )
     try:
-        _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar))
+        tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
+        bar = _progress_bar(progress, len(configs) * trials, len(results))
+        try:
+            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar))
+        finally:
+            if bar is not None:
+                bar.close()
     finally:
-        if bar is not None:
-            bar.close()
+        if store is not None:
+            store.close()
     return results.table(configs, entropy)
 
 
@@ -175,15 +184,15 @@ def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_thread
     return configs, trials, entropy, batch_size
 
 
-def _record(results: Results, store: Optional[Checkpoint], bar, out: Dict[str, Any]) -> None:
-    """Keeps one finished batch: in the checkpoint (as rows), in the results, on the bar."""
+def _record(results: Results, store: Optional[Store], bar, out: Dict[str, Any]) -> None:
+    """Keeps one finished batch: in the store (committed first), in the results, on the bar."""
     if "rows" in out:
         if store is not None:
-            store.append(out["rows"])
+            store.append_rows(out["rows"])
         results.add(out["rows"])
     else:
         if store is not None:
-            store.append(columns_to_rows(out["columns"]))
+            store.append_columns(out["columns"])
         results.add_columns(out["columns"])
     if bar is not None:
         bar.update(batch_size_of(out))

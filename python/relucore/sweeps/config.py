@@ -21,6 +21,7 @@ import numpy as np
 from relucore._validation import check_int
 
 __all__ = [
+    "SWEEP_FORMAT",
     "DEFAULTS",
     "CONFIG_KINDS",
     "SAMPLER_KEYS",
@@ -32,6 +33,12 @@ __all__ = [
     "root_entropy",
     "sampler_option",
 ]
+
+#: Version of what a row is a function of besides its configuration and seed: the random
+#: streams (numpy's generators, the Philox Bartlett sampler), the seeding rule
+#: (:func:`trial_seed`, :func:`config_key`) and the configuration keys. A store records it and
+#: refuses to resume rows of another version. Bump it with any change that alters rows.
+SWEEP_FORMAT = 1
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
 #: function the key is passed to" (``sample``/``sample_gram`` or ``train``).

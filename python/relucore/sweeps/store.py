@@ -1,255 +1,449 @@
-"""Append-only checkpoint file of a sweep.
+"""The store of a sweep: a SQLite database (Python's standard ``sqlite3``) holding its rows.
 
-Format (UTF-8 text, one JSON document per line):
+Schema (``meta.schema`` = 1):
 
-- line 1, the header: ``{"format": "relucore-sweep", "version": 1,
-  "fingerprint": <sha256 of the arguments>, "arguments": {"seed", "measure",
-  "relucore", "configs": [every configuration the file has rows of]}}``;
-  created atomically (temporary file, fsync, rename, fsync of the directory),
-  and rewritten the same way when a sweep adds configurations.
-- every further line, one finished batch: ``{"sha": <sha256 of rows>,
-  "rows": [...]}`` (``config_index`` numbering the header's ``configs``),
-  appended with a single write, flushed and fsync'ed before the sweep moves on.
+- ``meta(key, value)``: ``format`` (``relucore-sweep-store``), ``schema``, ``sweep_format``
+  (:data:`relucore.sweeps.config.SWEEP_FORMAT` of the rows), ``seed`` (root entropy, text),
+  ``measure`` (the ``measure`` function's name, NULL without one), ``relucore`` (the version
+  that created the store), ``created`` (Unix time);
+- ``configs(id, key, json, trials, <one column per configuration key>)``: every configuration
+  the store has rows of, ``key`` the SHA-256 of its canonical JSON, ``trials`` the most
+  trials a sweep asked of it; the key columns (lists as JSON text) are there for SQL;
+- ``trials(config, trial, <built-in columns>, status, error, <measure columns>)`` with
+  ``PRIMARY KEY (config, trial)`` (a ``WITHOUT ROWID`` table): one row per trial;
+- ``extras(name, bools)``: the ``measure`` columns, and whether one held bools;
+- ``batches(id, at, rows, writer)``: when each batch was committed, by whom (for ``status``);
+- the view ``results``: ``trials`` joined with the configuration keys.
 
-A process killed mid-write leaves at most a torn last line (no newline,
-invalid JSON or a checksum mismatch); the reader drops it and the writer
-truncates it away before appending. Damage anywhere else is an error.
-Floats are written with ``repr`` so that they read back bit for bit.
+The database runs in WAL mode, so readers (``relucore sweep status``, pandas, DuckDB) never
+block a writer. Each batch of trials is one transaction (``BEGIN IMMEDIATE``, ``INSERT OR
+IGNORE`` of its rows, ``COMMIT``) with ``synchronous=NORMAL``: a committed batch survives the
+death of the process (SIGKILL, an exception, Ctrl-C), and the store stays consistent through
+anything; an OS crash or power cut may take back the last batches committed before it, which
+a resume recomputes bit for bit (rows are deterministic). ``FULL`` (an fsync per commit)
+would buy durability of recomputable rows at the price of a commit rate bounded by the
+disk's fsync latency.
+
+Many writers: a row depends only on its configuration, trial and the store's ``seed``,
+``measure`` and ``sweep_format``, all checked when the store is opened; so writers of the same
+sweep compute identical rows and each simply inserts with ``INSERT OR IGNORE``. A row another
+writer committed first is compared with this writer's, bit for bit (a difference is a
+:class:`CheckpointError`), never duplicated. See docs/sweeps.md for why not leases.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
-import json
 import os
+import socket
+import sqlite3
+import time
+import urllib.parse
 from typing import Any, Callable, Dict, List, Optional
 
-from relucore.sweeps.config import canonical_json
+import numpy as np
 
-__all__ = ["Checkpoint", "CheckpointError", "write_atomically"]
+from relucore.sweeps.config import DEFAULTS, canonical_json
+from relucore.sweeps.files import CheckpointError
+from relucore.sweeps.legacy import is_legacy
+from relucore.sweeps.store_codec import (
+    BUILTIN_NAMES,
+    NUMERIC_NAMES,
+    SQL_TYPES,
+    TEXT_NAMES,
+    comparable,
+    decode,
+    encode,
+    rows_to_columns,
+)
 
-FORMAT = "relucore-sweep"
-VERSION = 1
+__all__ = ["Store", "CheckpointError", "STORE_FORMAT", "SCHEMA", "connect_readonly", "sqlite_error"]
+
+STORE_FORMAT = "relucore-sweep-store"
+SCHEMA = 1
+#: SQLite's ``synchronous`` setting of a writer (see the module's docstring for why NORMAL).
+SYNCHRONOUS = "NORMAL"
+#: Seconds a writer waits for another writer's transaction before giving up.
+BUSY_TIMEOUT = 600.0
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_FETCH = 65536
 
 
-class CheckpointError(ValueError):
-    """The checkpoint file is damaged or belongs to a different sweep."""
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
-def _rows_sha(rows_json: str) -> str:
-    return hashlib.sha256(rows_json.encode()).hexdigest()
+def _schema_sql() -> List[str]:
+    trial_cols = ", ".join(f"{_q(k)} {SQL_TYPES[k]}" for k in BUILTIN_NAMES)
+    key_cols = ", ".join(_q(k) for k in DEFAULTS)
+    view_keys = ", ".join(f"c.{_q(k)}" for k in DEFAULTS if k not in SQL_TYPES)
+    return [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value)",
+        f"CREATE TABLE configs (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, json TEXT NOT NULL, "
+        f"trials INTEGER NOT NULL, {key_cols})",
+        f"CREATE TABLE trials (config INTEGER NOT NULL REFERENCES configs(id), trial INTEGER NOT NULL, "
+        f"{trial_cols}, PRIMARY KEY (config, trial)) WITHOUT ROWID",
+        "CREATE TABLE extras (name TEXT PRIMARY KEY, bools INTEGER NOT NULL DEFAULT 0)",
+        "CREATE TABLE batches (id INTEGER PRIMARY KEY, at REAL NOT NULL, rows INTEGER NOT NULL, writer TEXT)",
+        f"CREATE VIEW results AS SELECT {view_keys}, t.* FROM trials t JOIN configs c ON c.id = t.config",
+    ]
 
 
-def _fsync_dir(path: str) -> None:
+def sqlite_error(exc: sqlite3.Error, path: str) -> Exception:
+    """A ``sqlite3`` error as relucore reports it: :class:`CheckpointError` for a damaged
+    database, else an ``OSError`` (errno ENOSPC, EACCES, EBUSY or EIO) naming ``path``."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or "not a database" in text:
+        return CheckpointError(
+            f"store {path!r} is damaged (SQLite: {text}); committed rows may be recovered with the sqlite3 "
+            f"shell's .recover, or start a new store"
+        )
+    if name.startswith("SQLITE_FULL"):
+        code, what = errno.ENOSPC, "No space left on device"
+    elif name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+        code, what = errno.EACCES, "cannot write here"
+    elif name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        code, what = errno.EBUSY, f"locked by another writer for over {BUSY_TIMEOUT:.0f} s"
+    else:
+        code, what = errno.EIO, "input/output error"
+    return OSError(code, f"{what} (SQLite: {text})", path)
+
+
+def connect_readonly(path: str) -> sqlite3.Connection:
+    """A read-only connection (also in a read-only folder, where WAL's shared-memory file
+    cannot be created: then the file is opened as immutable)."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "No such file", path)
+    _check_head(path)
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
     try:
-        fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
-    except OSError:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        conn.close()
+        raise sqlite_error(exc, path) from None
+    return conn
+
+
+def _check_head(path: str) -> None:
+    """Refuses a file that is neither empty nor a SQLite database (an old checkpoint says how
+    to import it)."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if not head or head.startswith(_SQLITE_MAGIC):
         return
+    if is_legacy(head):
+        raise CheckpointError(
+            f"{path!r} is a JSON-lines checkpoint of an older relucore; import it into a store with "
+            f"`relucore sweep import {path} NEW.db`, then resume with checkpoint='NEW.db'"
+        )
+    raise CheckpointError(f"{path!r} is not a relucore sweep store (neither SQLite nor an old checkpoint)")
+
+
+def quick_check(conn: sqlite3.Connection, path: str) -> None:
+    """SQLite's ``PRAGMA quick_check``; damage raises :class:`CheckpointError` naming ``path``."""
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    except sqlite3.Error as exc:
+        raise sqlite_error(exc, path) from None
+    if problems != ["ok"]:
+        raise CheckpointError(
+            f"store {path!r} is damaged (SQLite quick_check: {'; '.join(problems)}); committed rows may be "
+            f"recovered with the sqlite3 shell's .recover, or start a new store"
+        )
 
 
-def _named(exc: OSError, path: str) -> OSError:
-    """``exc`` naming ``path`` (``os.write`` and ``fsync`` errors name no file), same errno and class."""
-    if exc.errno is not None:
-        return OSError(exc.errno, exc.strerror or str(exc), path)
-    named = OSError(f"could not write {path!r}: {exc}")
-    named.filename, named.strerror = path, str(exc)
-    return named
-
-
-@contextlib.contextmanager
-def _undo_on_failure(path: str, undo: Callable[[], None]):
-    """On any exception calls ``undo`` (its own errors ignored); an ``OSError`` is raised
-    again naming ``path``."""
-    try:
-        yield
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            undo()
-        if isinstance(exc, OSError):
-            raise _named(exc, path) from exc
-        raise
-
-
-def write_atomically(path: str, write: Callable[[str], None]) -> None:
-    """Writes ``path`` whole or not at all: ``write(tmp)`` fills a temporary file next to it,
-    which is fsync'ed and renamed over ``path``. On any failure the temporary file is removed;
-    an ``OSError`` is raised again naming ``path``."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with _undo_on_failure(path, lambda: os.remove(tmp)):
-        write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    _fsync_dir(path)
-
-
-def _write_header_and(path: str, header: bytes, records: bytes) -> None:
-    """Writes (or replaces) a checkpoint atomically: ``header`` then ``records``."""
-
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as f:
-            f.write(header)
-            f.write(records)
-
-    write_atomically(path, write)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
+def read_meta(conn: sqlite3.Connection, path: str) -> Dict[str, Any]:
+    """The ``meta`` table, after checking the database is a relucore sweep store."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "meta" not in tables:
+        raise CheckpointError(f"{path!r} is a SQLite database but not a relucore sweep store (no meta table)")
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("format") != STORE_FORMAT:
+        raise CheckpointError(f"{path!r} is a SQLite database but not a relucore sweep store")
+    if meta.get("schema") != SCHEMA:
+        raise CheckpointError(f"store {path!r} has schema {meta.get('schema')}; this relucore reads schema {SCHEMA}")
+    return meta
 
 
 def _short(value: Any, limit: int = 60) -> str:
+    import json
+
     text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class Checkpoint:
-    """Opens (creating or resuming) the checkpoint of a sweep.
+def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -> None:
+    stored = meta.get("sweep_format")
+    if stored != identity["sweep_format"]:
+        raise CheckpointError(
+            f"store {path!r} holds rows of sweep format {stored} (relucore {meta.get('relucore')}), but this "
+            f"sweep computes format {identity['sweep_format']}: the random streams or seeding differ, so its "
+            f"rows cannot be resumed; read or export them (relucore sweep export {path} OUT.csv), or use "
+            f"another store path"
+        )
+    differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]
+    if differ:
+        what = "; ".join(f"{k}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ)
+        raise CheckpointError(
+            f"store {path!r} was written by a sweep with different arguments ({what}); "
+            f"resume with the same {' and '.join(differ)}, or use another store path"
+        )
 
-    A row depends only on its configuration, its trial index and ``identity``, so a checkpoint
+
+def _config_values(cfg: Dict[str, Any]) -> List[Any]:
+    return [canonical_json(cfg[k]) if isinstance(cfg[k], list) else cfg[k] for k in DEFAULTS]
+
+
+def config_hash(cfg: Dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(cfg).encode()).hexdigest()
+
+
+class Store:
+    """Opens (creating or resuming) the store of a sweep at ``path``.
+
+    A row depends only on its configuration, its trial index and ``identity``, so a store
     serves any sweep with the same ``identity``: rows of configurations or trials the sweep
-    does not ask for are skipped (and kept in the file), configurations the file has not seen
-    are added to its header. Rows in the file number configurations by the header's list,
-    which only grows; rows handed to ``on_rows`` or to :meth:`append` by the sweep's list.
+    does not ask for are skipped (and kept), configurations the store has not seen are added.
 
     Parameters
     ----------
     path : str or os.PathLike
     identity : dict
-        Everything besides configuration and trial that determines a row (seed, measure,
-        relucore version); a file with other values raises :class:`CheckpointError`.
+        ``seed`` (text), ``measure`` (name or None) and ``sweep_format``; a store with other
+        values raises :class:`CheckpointError`.
     configs : list of dict
         The sweep's normalised configurations.
     trials : int
         Trials per configuration.
-    on_rows : callable, optional
-        Called with the rows of every saved batch found when resuming.
+    on_columns : callable, optional
+        Called with the saved rows found when resuming, as columns (``config_index`` numbering
+        ``configs``; see :meth:`relucore.sweeps.table.Results.add_columns`).
+    relucore_version : str
+        Recorded when the store is created.
     """
 
-    def __init__(self, path, identity: Dict[str, Any], configs: List[Dict[str, Any]], trials: int, on_rows=None):
+    def __init__(
+        self, path, identity, configs, trials: int, on_columns: Optional[Callable] = None, relucore_version=""
+    ):
         self.path = os.fspath(path)
-        self.identity = dict(identity)
-        self.configs = list(configs)
-        self.trials = trials
         self.n_rows = 0
-        self._on_rows = on_rows
-        self._to_file = list(range(len(configs)))  # sweep's config index -> file's
-        if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
-            self._load()
-        else:
-            _write_header_and(self.path, self._header(self.configs), b"")
-
-    def _header(self, file_configs: List[Dict[str, Any]]) -> bytes:
-        arguments = dict(self.identity, configs=file_configs)
-        fingerprint = hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
-        header = {"format": FORMAT, "version": VERSION, "fingerprint": fingerprint, "arguments": arguments}
-        return (json.dumps(header, sort_keys=True) + "\n").encode("utf-8")
-
-    def _check_header(self, line: bytes) -> List[Dict[str, Any]]:
-        """The header's configurations, after checking the file belongs to this sweep."""
+        self._writer = f"{socket.gethostname()}:{os.getpid()}"
+        self._own_file = self._create_file()  # until another writer is seen to have made the schema
+        self.conn: Optional[sqlite3.Connection] = None
         try:
-            header = json.loads(line)
-        except ValueError as exc:
-            raise CheckpointError(
-                f"{self.path!r} is not a relucore sweep checkpoint (unreadable header: {exc})"
-            ) from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise CheckpointError(f"{self.path!r} is not a relucore sweep checkpoint")
-        if header.get("version") != VERSION:
-            raise CheckpointError(f"checkpoint {self.path!r} has version {header.get('version')}, expected {VERSION}")
-        stored = header.get("arguments")
-        if not isinstance(stored, dict) or not isinstance(stored.get("configs"), list):
-            raise CheckpointError(f"checkpoint {self.path!r} has a damaged header (no configurations)")
-        differ = [k for k in self.identity if stored.get(k) != self.identity[k]]
-        if differ:
-            what = "; ".join(
-                f"{k}: {_short(stored.get(k))} in the file, {_short(self.identity[k])} now" for k in differ
-            )
-            raise CheckpointError(
-                f"checkpoint {self.path!r} was written by a sweep with different arguments ({what}); "
-                f"resume with the same {' and '.join(differ)}, or use another checkpoint path"
-            )
-        return stored["configs"]
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self._open(identity, relucore_version, check=not self._own_file)
+            self._ids = self._register(configs, trials)
+            if on_columns is not None:
+                self._load(configs, trials, on_columns)
+        except BaseException as exc:
+            self.close()
+            if self._own_file:  # a store this call created and failed to finish: no stray files
+                _remove_store_files(self.path)
+            if isinstance(exc, sqlite3.Error):
+                raise sqlite_error(exc, self.path) from None
+            raise
 
-    def _load(self) -> None:
-        with open(self.path, "rb") as f:
-            data = f.read()
-        lines = data.split(b"\n")
-        # A file ending in "\n" splits into [..., b""]; anything after the last
-        # newline is an unfinished (torn) record.
-        complete, tail = lines[:-1], lines[-1]
-        if not complete:
-            raise CheckpointError(f"checkpoint {self.path!r} has no complete header line")
-        file_configs = self._check_header(complete[0])
-        known = {canonical_json(c): i for i, c in enumerate(file_configs)}
-        added = [c for c in self.configs if canonical_json(c) not in known]
-        for c in added:
-            known[canonical_json(c)] = len(file_configs)
-            file_configs.append(c)
-        self._to_file = [known[canonical_json(c)] for c in self.configs]
-        from_file = {fi: ci for ci, fi in enumerate(self._to_file)}
-        good_end = len(complete[0]) + 1
-        records = complete[1:]
-        for i, line in enumerate(records):
-            rows = self._parse(line)
-            if rows is None:
-                if i == len(records) - 1 and not tail:
-                    break  # a torn last record that happened to end in a newline
-                raise CheckpointError(f"checkpoint {self.path!r}: record {i + 1} is damaged")
-            rows = [
-                dict(r, config_index=from_file[r["config_index"]])
-                for r in rows
-                if r["config_index"] in from_file and r["trial"] < self.trials
-            ]
-            self.n_rows += len(rows)
-            if self._on_rows is not None and rows:
-                self._on_rows(rows)
-            good_end += len(line) + 1
-        if added:  # the header names every configuration the file has rows of
-            _write_header_and(self.path, self._header(file_configs), data[len(complete[0]) + 1 : good_end])
-        elif good_end != len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(good_end)
-                f.flush()
-                os.fsync(f.fileno())
-
-    @staticmethod
-    def _parse(line: bytes) -> Optional[List[Dict[str, Any]]]:
+    def _create_file(self) -> bool:
+        """Creates an empty file at a new path (an empty file is an empty database), so that a
+        folder that cannot be written fails here with the system's own error; True if created."""
         try:
-            rec = json.loads(line)
-            rows_json = json.dumps(rec["rows"], sort_keys=True)
-        except (ValueError, KeyError, TypeError):
-            return None
-        if rec.get("sha") != _rows_sha(rows_json):
-            return None
-        return rec["rows"]
-
-    def append(self, rows: List[Dict[str, Any]]) -> None:
-        """Durably appends one batch of rows (one line, flush + fsync)."""
-        if self._to_file != list(range(len(self._to_file))):
-            rows = [dict(r, config_index=self._to_file[r["config_index"]]) for r in rows]
-        rows_json = json.dumps(rows, sort_keys=True)
-        line = json.dumps({"sha": _rows_sha(rows_json), "rows": rows}, sort_keys=True) + "\n"
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            _check_head(self.path)
+            return False
         except OSError as exc:
-            raise _named(exc, self.path) from exc
+            raise OSError(exc.errno, exc.strerror, self.path) from None
+        os.close(fd)
+        return True
+
+    def _open(self, identity, relucore_version: str, check: bool) -> None:
+        conn = self.conn
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+        if check:
+            quick_check(conn, self.path)
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            size = os.fstat(fd).st_size
-            with _undo_on_failure(self.path, lambda: os.ftruncate(fd, size)):  # no torn record left
-                _write_all(fd, line.encode("utf-8"))
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        self.n_rows += len(rows)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables:
+                self._own_file = False
+            else:
+                for sql in _schema_sql():
+                    conn.execute(sql)
+                meta = dict(
+                    format=STORE_FORMAT,
+                    schema=SCHEMA,
+                    created=time.time(),
+                    relucore=relucore_version,
+                    **identity,
+                )
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+            meta = read_meta(conn, self.path)
+            _check_identity(self.path, meta, identity)
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        self._extras = dict(conn.execute("SELECT name, bools FROM extras").fetchall())
+
+    def _register(self, configs, trials: int) -> np.ndarray:
+        """The store's id of each configuration (added when new)."""
+        conn = self.conn
+        keys = [config_hash(c) for c in configs]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cols = ", ".join(_q(k) for k in DEFAULTS)
+            marks = ", ".join("?" * (3 + len(DEFAULTS)))
+            conn.executemany(
+                f"INSERT OR IGNORE INTO configs (key, json, trials, {cols}) VALUES ({marks})",
+                [(k, canonical_json(c), trials, *_config_values(c)) for k, c in zip(keys, configs)],
+            )
+            conn.executemany("UPDATE configs SET trials = max(trials, ?) WHERE key = ?", [(trials, k) for k in keys])
+            ids = dict(conn.execute("SELECT key, id FROM configs").fetchall())
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        return np.array([ids[k] for k in keys], dtype=np.int64)
+
+    def _load(self, configs, trials: int, on_columns: Callable) -> None:
+        index = {int(i): ci for ci, i in enumerate(self._ids)}
+        for cols in load_columns(self.conn, index, trials, self._extras):
+            self.n_rows += len(cols["trial"])
+            on_columns(cols)
+
+    def append_rows(self, rows: List[Dict[str, Any]]) -> None:
+        """Saves one batch given as row dicts (``config_index`` numbering the sweep's configs)."""
+        if rows:
+            self.append_columns(rows_to_columns(rows))
+
+    def append_columns(self, cols: Dict[str, Any]) -> None:
+        """Saves one batch given as columns, in one transaction: committed (on disk) when this
+        returns, or not at all (an ``OSError`` naming the store, or :class:`CheckpointError`)."""
+        if len(cols["trial"]) == 0:
+            return
+        names, params, extras, bools = encode(cols, self._ids[np.asarray(cols["config_index"], dtype=np.int64)])
+        try:
+            self._insert(names, params, extras, bools)
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc, self.path) from None
+
+    def _insert(self, names, params, extras, bools) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._add_extras(extras, bools)
+            before = conn.total_changes
+            sql = f"INSERT OR IGNORE INTO trials ({', '.join(map(_q, names))}) VALUES ({', '.join('?' * len(names))})"
+            conn.executemany(sql, params)
+            inserted = conn.total_changes - before
+            if inserted < len(params):
+                self._same_as_stored(names, params)
+            conn.execute(
+                "INSERT INTO batches (at, rows, writer) VALUES (?, ?, ?)", (time.time(), inserted, self._writer)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
+        self.n_rows += len(params)
+
+    def _add_extras(self, extras, bools) -> None:
+        conn = self.conn
+        new = [k for k in extras if k not in self._extras or (k in bools and not self._extras[k])]
+        if not new:
+            return
+        self._extras = dict(conn.execute("SELECT name, bools FROM extras").fetchall())  # another writer's
+        taken = {name.lower(): name for (name,) in conn.execute("SELECT name FROM pragma_table_info('trials')")}
+        for k in extras:
+            if k not in self._extras and k.lower() in taken:
+                raise CheckpointError(
+                    f"store {self.path!r} cannot hold the measure column {k!r}: SQLite column names ignore "
+                    f"case and the trials table has {taken[k.lower()]!r}; rename the column"
+                )
+            if k not in self._extras:
+                conn.execute(f"ALTER TABLE trials ADD COLUMN {_q(k)}")
+                conn.execute("INSERT INTO extras (name, bools) VALUES (?, ?)", (k, int(k in bools)))
+            elif k in bools and not self._extras[k]:
+                conn.execute("UPDATE extras SET bools = 1 WHERE name = ?", (k,))
+        self._extras = dict(conn.execute("SELECT name, bools FROM extras").fetchall())
+
+    def _same_as_stored(self, names, params) -> None:
+        """Rows already in the store (another writer's) must equal ours bit for bit."""
+        sql = f"SELECT {', '.join(map(_q, names))} FROM trials WHERE config = ? AND trial = ?"
+        for row in params:
+            stored = self.conn.execute(sql, row[:2]).fetchone()
+            if comparable(stored) != comparable(row):
+                bad = [n for n, a, b in zip(names, comparable(stored), comparable(row)) if a != b]
+                raise CheckpointError(
+                    f"store {self.path!r}: configuration id {row[0]} trial {row[1]} was saved by another writer "
+                    f"with other values in {bad}: the writers do not compute the same rows (different relucore "
+                    f"builds?)"
+                )
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+            self.conn = None
+
+
+def _remove_store_files(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.remove(path + suffix)
+
+
+def load_columns(conn: sqlite3.Connection, index: Dict[int, int], trials: Optional[int], extras: Dict[str, int]):
+    """Yields the saved rows of the configurations ``index`` maps (store id -> index) with
+    ``trial < trials`` (all trials when None), in chunks of columns (``config_index``
+    numbered by ``index``). Numbers and text are read by two queries over one snapshot (a
+    read transaction), in primary-key order, the numbers converted by one numpy call a chunk."""
+    where, args = [], []
+    if trials is not None:
+        where.append("trial < ?")
+        args.append(trials)
+    if len(index) <= 30000:
+        where.append(f"config IN ({', '.join('?' * len(index))})")
+        args.extend(index)
+    tail = (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY config, trial"
+    numeric = ", ".join(map(_q, ["config", "trial", *NUMERIC_NAMES]))
+    other = ", ".join(map(_q, [*TEXT_NAMES, *extras]))
+    lookup = np.full(max(index, default=0) + 1, -1, dtype=np.int64)
+    lookup[list(index)] = list(index.values())
+    bools = {k for k, b in extras.items() if b}
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        cur_num = conn.execute(f"SELECT {numeric} FROM trials{tail}", args)
+        cur_other = conn.execute(f"SELECT {other} FROM trials{tail}", args)
+        while True:
+            rows = cur_num.fetchmany(_FETCH)
+            if not rows:
+                return
+            cols = decode(rows, cur_other.fetchmany(len(rows)), list(extras), bools)
+            ids = cols.pop("config")
+            ci = lookup[np.minimum(ids, len(lookup) - 1)]
+            ci[ids >= len(lookup)] = -1
+            cols["config_index"] = ci
+            keep = ci >= 0
+            if not keep.all():
+                cols = {k: v[keep] for k, v in cols.items()}
+            yield cols
+    finally:
+        if own:
+            conn.execute("COMMIT")

@@ -11,7 +11,7 @@ import numpy as np
 
 from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
 from relucore.sweeps.config import CONFIG_KINDS, DEFAULTS, canonical_json, config_key, seed_string
-from relucore.sweeps.store import write_atomically
+from relucore.sweeps.files import write_atomically
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
 
@@ -89,8 +89,8 @@ class Results:
 
     def add_columns(self, cols: Dict[str, np.ndarray]) -> None:
         """Adds one batch given as columns: ``config_index``, ``trial``, every
-        built-in column and ``status``/``error``, one array each (no extra
-        columns: the batches that come this way have no ``measure``)."""
+        built-in column and ``status``/``error``, one array each, and any ``measure``
+        columns as object arrays (rows read back from a store)."""
         chunk = {
             "config_index": np.asarray(cols["config_index"], dtype=np.int64),
             "trial": np.asarray(cols["trial"], dtype=np.int64),
@@ -101,6 +101,9 @@ class Results:
             chunk[c.name] = np.asarray(cols[c.name], dtype=c.dtype)
         for k in TRAILING_COLUMNS:
             chunk[k] = np.array([sys.intern(str(v)) for v in cols[k]], dtype=object)
+        i = len(self._chunks)
+        for k in sorted(set(cols) - set(chunk) - {"seed"}):
+            self._extra.setdefault(k, []).append((i, np.asarray(cols[k], dtype=object)))
         self._append(chunk)
 
     def _append(self, chunk: Dict[str, np.ndarray]) -> None:

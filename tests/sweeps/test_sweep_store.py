@@ -1,0 +1,226 @@
+"""The SQLite store: many writers, SIGKILL at random moments, bitwise floats, writer conflicts,
+format versions, status. Faults of the file system are in test_sweep_store_faults.py."""
+
+import math
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import relucore
+from relucore.sweeps import store_read
+from relucore.sweeps.columns import MEASURED
+from relucore.sweeps.store import Store
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _sweep_helpers as H  # noqa: E402
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHILD = f"import sys; sys.path.insert(0, {HERE!r}); import _sweep_helpers; _sweep_helpers.run_slow(sys.argv[1])"
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    return relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+
+
+def _child(path):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(path)], env=env, stderr=subprocess.PIPE)
+
+
+def _resume_counting(path, monkeypatch):
+    ran = []
+    orig = relucore.sweeps.api.run_batch
+    monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
+    table = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, checkpoint=path, progress=False)
+    monkeypatch.undo()
+    return table, ran
+
+
+def _bits(table):
+    """Every float column as its bit patterns (NaN signs and payloads included)."""
+    return {c: table[c].to_numpy(np.float64).view(np.uint64) for c in table.columns if table[c].dtype == np.float64}
+
+
+def test_two_writer_processes_on_one_store_give_the_uninterrupted_table(tmp_path, uninterrupted, monkeypatch):
+    path = tmp_path / "two.db"
+    procs = [_child(path), _child(path)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()[-2000:]
+    with sqlite3.connect(path) as conn:
+        n_rows, n_keys = conn.execute("SELECT count(*), count(DISTINCT config || '-' || trial) FROM trials").fetchone()
+        inserted, writers = conn.execute("SELECT sum(rows), count(DISTINCT writer) FROM batches").fetchone()
+    conn.close()
+    assert n_rows == n_keys == inserted == 120  # every trial once, none lost or doubled
+    assert writers == 2  # both processes committed batches
+    table, ran = _resume_counting(path, monkeypatch)
+    assert ran == []
+    pd.testing.assert_frame_equal(table, uninterrupted, check_exact=True)
+    pd.testing.assert_frame_equal(store_read.read_table(path), uninterrupted, check_exact=True)
+
+
+def _saved(path):
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+def _check_partial(path, uninterrupted):
+    """The rows saved so far, read while a sweep writes, are rows of the uninterrupted table."""
+    partial = store_read.read_table(path)
+    assert 0 < len(partial) < 120 and str(store_read.status(path)).count("\n") == 6
+    key = ["config_index", "trial"]
+    want = uninterrupted.set_index(key).loc[pd.MultiIndex.from_frame(partial[key])].reset_index()
+    pd.testing.assert_frame_equal(partial, want, check_exact=True)
+
+
+def test_sigkill_at_random_moments_then_resume_is_bitwise_equal(tmp_path, uninterrupted, monkeypatch):
+    """Three runs killed with SIGKILL, each at a random moment (0-0.3 s) after it committed
+    its first batch: mid-write, mid-transaction or mid-computation."""
+    path = tmp_path / "killed.db"
+    rng = random.Random(2026)
+    saved = [0]
+    for _ in range(3):
+        proc = _child(path)
+        deadline = time.monotonic() + 120
+        while _saved(path) <= saved[-1]:
+            assert proc.poll() is None and time.monotonic() < deadline, "no batch was committed"
+            time.sleep(0.005)
+        _check_partial(path, uninterrupted)  # readable while the sweep writes to it
+        time.sleep(rng.uniform(0.0, 0.3))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        conn.close()
+        saved.append(_saved(path))
+    assert saved == sorted(saved) and 0 < saved[-1] < 120  # nothing committed is lost; killed mid-sweep
+    table, ran = _resume_counting(path, monkeypatch)
+    assert len(ran) == 120 - saved[-1]
+    pd.testing.assert_frame_equal(table, uninterrupted, check_exact=True)
+
+
+def measure_special(data, result):
+    """Values SQLite cannot hold as they are: NaNs of both signs, infinities, bools, None."""
+    neg_nan = -np.float64(np.nan)
+    first = bool(data.y[0] > 0)
+    return {
+        "neg_nan": float(neg_nan),
+        "nan": math.nan,
+        "inf": math.inf if first else -math.inf,
+        "flag": first,
+        "maybe": None if first else 1.5,
+        "word": "up" if first else "down",
+    }
+
+
+def test_floats_nan_inf_bools_and_none_come_back_bitwise(tmp_path):
+    grid = [{"n": 5, "d": 100, "gram_stats": False}, {"n": 5, "d": 100, "use_gram": True, "minnorm": False}]
+    ref = relucore.sweep(grid, trials=6, seed=3, measure=measure_special, batch_size=4, progress=False)
+    assert np.signbit(ref["neg_nan"]).all() and not np.signbit(ref["nan"]).any()
+    assert ref["flag"].dtype == bool and ref["gram_mu_max"].isna().any()
+    path = tmp_path / "special.db"
+    relucore.sweep(grid, trials=6, seed=3, measure=measure_special, checkpoint=path, progress=False)
+    resumed = relucore.sweep(grid, trials=6, seed=3, measure=measure_special, checkpoint=path, progress=False)
+    for table in (resumed, store_read.read_table(path)):
+        pd.testing.assert_frame_equal(table, ref, check_exact=True)
+        got, want = _bits(table), _bits(ref)
+        assert got.keys() == want.keys() and all((got[c] == want[c]).all() for c in got)
+    with sqlite3.connect(path) as conn:  # typed columns; the canonical NaN is NULL for SQL
+        types = dict(conn.execute("SELECT name, type FROM pragma_table_info('trials')").fetchall())
+        assert types["loss"] == "REAL" and types["nit"] == "INTEGER" and types["status"] == "TEXT"
+        assert conn.execute("SELECT count(*) FROM trials WHERE gram_mu_max IS NULL").fetchone()[0] == 6
+        assert conn.execute("SELECT DISTINCT typeof(neg_nan) FROM trials").fetchall() == [("blob",)]
+    conn.close()
+
+
+def _row(trial, **changes):
+    row = {c.name: (1.25 if c.kind == "f" else 3) for c in MEASURED}
+    row.update(config_index=0, trial=trial, status="converged", error="")
+    row.update(changes)
+    return row
+
+
+def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
+    identity = {"seed": "1", "measure": None, "sweep_format": relucore.sweeps.config.SWEEP_FORMAT}
+    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    a = Store(tmp_path / "s.db", identity, cfg, 4)
+    b = Store(tmp_path / "s.db", identity, cfg, 4)
+    try:
+        a.append_rows([_row(0), _row(1, loss=0.0)])
+        b.append_rows([_row(0), _row(1, loss=0.0), _row(2)])  # the same rows again: ignored, checked
+        with pytest.raises(relucore.CheckpointError, match=r"s\.db.*trial 1 .*\['loss'\]"):
+            b.append_rows([_row(1, loss=-0.0)])  # differs only in the sign bit
+        rows = a.conn.execute("SELECT trial, loss FROM trials ORDER BY trial").fetchall()
+        assert rows == [(0, 1.25), (1, 0.0), (2, 1.25)] and math.copysign(1, rows[1][1]) == 1
+    finally:
+        a.close()
+        b.close()
+
+
+def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
+    path = tmp_path / "f.db"
+    relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+    monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", 2)  # what the 0.2.0 bump does
+    with pytest.raises(relucore.CheckpointError) as info:
+        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+    msg = str(info.value)
+    assert str(path) in msg and "sweep format 1" in msg and "computes format 2" in msg
+    assert "relucore sweep export" in msg
+
+
+def test_status_counts_errors_rate_and_eta(tmp_path):
+    path = tmp_path / "st.db"
+    table = relucore.sweep(
+        H.GRID[:2], trials=6, seed=7, measure=H.measure_fail_some, batch_size=3, progress=False, checkpoint=path
+    )
+    errors = table.status.eq("error")
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM trials WHERE config = 2 AND trial >= 2")  # 4 trials of config 2 to run
+        conn.execute("DELETE FROM batches")
+        conn.executemany(
+            "INSERT INTO batches (at, rows, writer) VALUES (?, ?, ?)",
+            [(1000.0, 5, "a"), (1010.0, 10, "b"), (1020.0, 30, "a"), (900.0, 99, "old")],
+        )
+    conn.close()
+    st = store_read.status(path)
+    want_errors = [
+        int(errors[table.config_index == 0].sum()),
+        int(errors[(table.config_index == 1) & (table.trial < 2)].sum()),
+    ]
+    assert 0 < sum(want_errors) < 8
+    assert [(r["id"], r["done"], r["trials"], r["errors"]) for r in st.rows] == [
+        (1, 6, 6, want_errors[0]),
+        (2, 2, 6, want_errors[1]),
+    ]
+    # the window is the 60 s before the last batch; the first batch in it only marks its start
+    assert st.rate == pytest.approx((10 + 30) / 20.0) and st.remaining == 4 and st.eta == pytest.approx(4 / 2.0)
+    assert st.writers == 2
+    text = str(st)
+    assert f"total: 8 of 12 trials saved, {sum(want_errors)} errors, 4 to run" in text
+    assert "2 trials/s" in text and "ETA 0:00:02" in text
+
+
+def measure_config_and_loss(data, result):
+    return {"config": 1, "Loss": 2.0}
+
+
+def test_measure_columns_sqlite_cannot_tell_apart_are_refused_by_name(tmp_path):
+    path = tmp_path / "m.db"
+    assert relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, progress=False)[
+        "Loss"
+    ].tolist() == [2.0, 2.0]  # fine without a store
+    with pytest.raises(relucore.CheckpointError, match=r"m\.db.*measure column 'Loss'.*'loss'"):
+        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, checkpoint=path,
+                       progress=False)  # fmt: skip
