@@ -72,7 +72,8 @@ enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
 inline CounterPath counter_path() {
 #if defined(RELUCORE_SIMD_DISPATCH)
     const int level = simd::level();
-    if (level >= simd::kAvx512 && simd::has_avx512f()) return CounterPath::avx512;
+    // (the AVX-512F path finishes its remainders with the AVX2 code)
+    if (level >= simd::kAvx512 && simd::has_avx512f() && simd::has_avx2()) return CounterPath::avx512;
     if (level >= simd::kAvx && simd::has_avx2()) return CounterPath::avx2;
 #endif
     return CounterPath::scalar;
