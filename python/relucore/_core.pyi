@@ -555,6 +555,26 @@ class Defaults:
         """
         Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.
         """
+def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
+    """
+    out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).
+    """
+def counter_path() -> str:
+    """
+    The path the counter-based generator takes here: 'scalar', 'avx2' or 'avx512' (capped by RELUCORE_SIMD).
+    """
+def counter_rademacher(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
+    """
+    out[k] = Rademacher variate start + k (+1 or -1) of (key, stream) (one bit each).
+    """
+def counter_uniforms(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
+    """
+    out[k] = uniform start + k in [0, 1) of (key, stream) (53 bits of a 64-bit word).
+    """
+def counter_words(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, block0: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.uint32]) -> None:
+    """
+    out[j] = Philox4x32-10 of counter (block0 + j, stream) under key: the raw words (count, 4) uint32.
+    """
 def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], m: typing.SupportsInt | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) (relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).
@@ -562,6 +582,10 @@ def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
+    """
+def fused_gram(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str = 'gaussian', scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, keep_x: bool = False, block_columns: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
+    """
+    K = X X^T for x_it = scale[t] z_it, z_it = variate i*d + t of (key, stream), drawn in column blocks; (K, X) if keep_x.
     """
 def gram_batch(X: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """

@@ -1,0 +1,135 @@
+// Private bindings of the counter-based generator (random/counter.hpp) and the
+// fused draw-and-Gram kernel (random/fused_gram.hpp), for tests and benchmarks.
+#include "common.hpp"
+
+#include <pybind11/stl.h>
+
+#include "relucore/random/counter.hpp"
+#include "relucore/random/fused_gram.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace py = pybind11;
+using namespace relucore;
+using namespace relucore::bindings;
+
+namespace {
+
+CArray<double>& writable_vector(CArray<double>& out) {
+    require_shape(out, "out", {-1});
+    if (!out.writeable()) throw py::value_error("out: the array is read-only");
+    return out;
+}
+
+template <class Fill>
+void fill_vector(std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double>& out, Fill fill) {
+    writable_vector(out);
+    const std::int64_t count = static_cast<std::int64_t>(out.shape(0));
+    if (count > 0 && start > UINT64_MAX - static_cast<std::uint64_t>(count - 1))
+        throw py::value_error("start + len(out) exceeds the 2^64 variates of a stream");
+    double* p = out.mutable_data();
+    const CounterStream s(key, stream);
+    run_without_gil([&](const std::atomic<bool>*) { fill(s, start, count, p); }, false);
+}
+
+ZLaw z_law(const std::string& z) {
+    if (z == "gaussian") return ZLaw::gaussian;
+    if (z == "rademacher") return ZLaw::rademacher;
+    if (z == "uniform") return ZLaw::uniform;
+    throw py::value_error("z must be 'gaussian', 'rademacher' or 'uniform'; got '" + z + "'");
+}
+
+}  // namespace
+
+void bind_random(py::module_& m) {
+    m.def(
+        "counter_path", [] { return std::string(counter_path_name(counter_path())); },
+        "The path the counter-based generator takes here: 'scalar', 'avx2' or 'avx512' (capped by RELUCORE_SIMD).");
+
+    m.def(
+        "counter_words",
+        [](std::uint64_t key, std::uint64_t stream, std::uint64_t block0, CArray<std::uint32_t> out) {
+            require_shape(out, "out", {-1, 4});
+            const std::int64_t count = static_cast<std::int64_t>(out.shape(0));
+            std::uint32_t* p = out.mutable_data();
+            const CounterStream s(key, stream);
+            py::gil_scoped_release release;
+            std::uint64_t a[256], b[256];
+            for (std::int64_t k = 0; k < count; k += 256) {
+                const std::int64_t nb = std::min<std::int64_t>(256, count - k);
+                s.words(block0 + static_cast<std::uint64_t>(k), nb, a, b);
+                for (std::int64_t j = 0; j < nb; ++j) {
+                    std::uint32_t* w = p + 4 * (k + j);
+                    w[0] = static_cast<std::uint32_t>(a[j]);
+                    w[1] = static_cast<std::uint32_t>(a[j] >> 32);
+                    w[2] = static_cast<std::uint32_t>(b[j]);
+                    w[3] = static_cast<std::uint32_t>(b[j] >> 32);
+                }
+            }
+        },
+        py::arg("key"), py::arg("stream"), py::arg("block0"), py::arg("out").noconvert(),
+        "out[j] = Philox4x32-10 of counter (block0 + j, stream) under key: the raw words (count, 4) uint32.");
+
+    m.def(
+        "counter_normals",
+        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
+            fill_vector(key, stream, start, out,
+                        [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.normals(i, c, p); });
+        },
+        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
+        "out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).");
+
+    m.def(
+        "counter_uniforms",
+        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
+            fill_vector(
+                key, stream, start, out,
+                [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.uniforms(i, c, p); });
+        },
+        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
+        "out[k] = uniform start + k in [0, 1) of (key, stream) (53 bits of a 64-bit word).");
+
+    m.def(
+        "counter_rademacher",
+        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
+            fill_vector(
+                key, stream, start, out,
+                [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.rademacher(i, c, p); });
+        },
+        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
+        "out[k] = Rademacher variate start + k (+1 or -1) of (key, stream) (one bit each).");
+
+    m.def(
+        "fused_gram",
+        [](std::uint64_t key, std::uint64_t stream, Index n, Index d, const std::string& z,
+           std::optional<CArray<double>> scale, bool keep_x, Index block_columns) -> py::object {
+            if (n < 1 || d < 1) throw py::value_error("n and d must be positive");
+            if (block_columns < 0) throw py::value_error("block_columns must be >= 0");
+            const ZLaw law = z_law(z);
+            const double* sp = nullptr;
+            if (scale) {
+                require_shape(*scale, "scale", {d});
+                sp = scale->data();
+                for (Index t = 0; t < d; ++t)
+                    if (!(std::isfinite(sp[t]) && sp[t] >= 0))
+                        throw py::value_error("scale must hold finite non-negative numbers");
+            }
+            CArray<double> K({n, n});
+            std::optional<CArray<double>> X;
+            if (keep_x) X.emplace(std::vector<py::ssize_t>{n, d});
+            double* kp = K.mutable_data();
+            double* xp = X ? X->mutable_data() : nullptr;
+            const CounterStream s(key, stream);
+            run_without_gil([&](const std::atomic<bool>*) { fused_draw_gram(s, law, n, d, sp, kp, xp, block_columns); },
+                            false);
+            if (X) return py::make_tuple(K, *X);
+            return K;
+        },
+        py::arg("key"), py::arg("stream"), py::arg("n"), py::arg("d"), py::arg("z") = "gaussian",
+        py::arg("scale") = py::none(), py::arg("keep_x") = false, py::arg("block_columns") = 0,
+        "K = X X^T for x_it = scale[t] z_it, z_it = variate i*d + t of (key, stream), drawn in column blocks; "
+        "(K, X) if keep_x.");
+}

@@ -1,0 +1,489 @@
+// A vectorised counter-based generator: Philox4x32-10 keyed by
+// (key, stream, counter), with uniform, Rademacher and normal variates.
+//
+// Philox4x32-10 (Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as
+// easy as 1, 2, 3", SC'11) maps a 128-bit counter under a 64-bit key through
+// ten rounds of 32x32->64-bit products; it passes TestU01's BigCrush in the
+// paper's Table 2 and is the function of Random123's philox4x32 (the
+// known-answer vectors in tests/random/ are Random123's). Its products have
+// an AVX2 form (vpmuludq: four 32x32->64 products per instruction), so eight
+// blocks are computed at once on AVX2 and sixteen on AVX-512F.
+//
+// Layout. Block j of (key, stream) is
+//     philox4x32_10(counter = (lo j, hi j, lo stream, hi stream), key = (lo key, hi key)),
+// four 32-bit words w0..w3, read as two 64-bit words a_j = w0 + 2^32 w1 and
+// b_j = w2 + 2^32 w3. The variates with index i of (key, stream) are:
+//   * uniform i:    (v >> 11) 2^-53 in [0, 1), v = a_j for i = 2j, b_j for i = 2j + 1;
+//   * Rademacher i: 1 - 2 bit, the bit (i mod 128) of (a_j, b_j), j = i / 128
+//                   (bits 0..63 from a_j, 64..127 from b_j);
+//   * normal i:     the Box-Muller pair of (a_j, b_j), j = i / 2: normal 2j is
+//                   r cos(2 pi u2), normal 2j + 1 is r sin(2 pi u2), with
+//                   u1 = 1 - (a_j >> 11) 2^-53, u2 = (b_j >> 11) 2^-53,
+//                   r = sqrt(-2 log u1) (detail::box_muller_words of rng.hpp:
+//                   the same polynomial log and sincos, no libm).
+// So every variate is a pure function of (key, stream, index): a range of
+// indices gives the same numbers however it is cut into calls, on any thread.
+//
+// Paths: scalar, AVX2 and AVX-512F, chosen at run time (counter_path();
+// the environment variable RELUCORE_SIMD of simd.hpp caps it: scalar or sse2
+// give the scalar path, avx the AVX2 path). The Philox words are integers;
+// the transform performs the same IEEE operations in the same order on every
+// path (no FMA), so all paths give bitwise the same numbers.
+#pragma once
+
+#include "relucore/random/rng.hpp"
+#include "relucore/simd.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace relucore {
+
+using Counter4x32 = std::array<std::uint32_t, 4>;
+using Key2x32 = std::array<std::uint32_t, 2>;
+
+namespace detail {
+constexpr std::uint32_t philox32_m0 = 0xD2511F53u, philox32_m1 = 0xCD9E8D57u;  // round multipliers
+constexpr std::uint32_t philox32_w0 = 0x9E3779B9u, philox32_w1 = 0xBB67AE85u;  // key schedule increments
+}  // namespace detail
+
+// Philox4x32 with 10 rounds (Random123's philox4x32_R(10, c, k)).
+inline Counter4x32 philox4x32_10(Counter4x32 c, Key2x32 k) {
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k[0] += detail::philox32_w0;
+            k[1] += detail::philox32_w1;
+        }
+        const std::uint64_t p0 = static_cast<std::uint64_t>(detail::philox32_m0) * c[0];
+        const std::uint64_t p1 = static_cast<std::uint64_t>(detail::philox32_m1) * c[2];
+        c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<std::uint32_t>(p1),
+                        static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<std::uint32_t>(p0)};
+    }
+    return c;
+}
+
+// The code paths of the generator, narrowest first.
+enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
+
+// The widest path the CPU supports, capped by RELUCORE_SIMD (read on every
+// call: call once per batch of work).
+inline CounterPath counter_path() {
+#if defined(RELUCORE_SIMD_DISPATCH)
+    const int level = simd::level();
+    // (the AVX-512F path finishes its remainders with the AVX2 code)
+    if (level >= simd::kAvx512 && simd::has_avx512f() && simd::has_avx2()) return CounterPath::avx512;
+    if (level >= simd::kAvx && simd::has_avx2()) return CounterPath::avx2;
+#endif
+    return CounterPath::scalar;
+}
+
+inline const char* counter_path_name(CounterPath p) {
+    return p == CounterPath::avx512 ? "avx512" : p == CounterPath::avx2 ? "avx2" : "scalar";
+}
+
+namespace detail {
+
+struct CounterKeys {
+    std::uint32_t k0[10], k1[10];  // round keys
+    std::uint32_t s0, s1;          // the stream's words
+};
+
+inline CounterKeys counter_keys(std::uint64_t key, std::uint64_t stream) {
+    CounterKeys r{};
+    std::uint32_t k0 = static_cast<std::uint32_t>(key), k1 = static_cast<std::uint32_t>(key >> 32);
+    for (int round = 0; round < 10; ++round) {
+        r.k0[round] = k0;
+        r.k1[round] = k1;
+        k0 += philox32_w0;
+        k1 += philox32_w1;
+    }
+    r.s0 = static_cast<std::uint32_t>(stream);
+    r.s1 = static_cast<std::uint32_t>(stream >> 32);
+    return r;
+}
+
+// Blocks block0 .. block0 + count - 1 as 64-bit word pairs (a, b), one at a time.
+inline void counter_words_scalar(const CounterKeys& k, std::uint64_t block0, std::int64_t count, std::uint64_t* a,
+                                 std::uint64_t* b) {
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
+        Counter4x32 c{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32), k.s0, k.s1};
+        for (int round = 0; round < 10; ++round) {
+            const std::uint64_t p0 = static_cast<std::uint64_t>(philox32_m0) * c[0];
+            const std::uint64_t p1 = static_cast<std::uint64_t>(philox32_m1) * c[2];
+            c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k.k0[round], static_cast<std::uint32_t>(p1),
+                            static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k.k1[round], static_cast<std::uint32_t>(p0)};
+        }
+        a[i] = static_cast<std::uint64_t>(c[0]) | (static_cast<std::uint64_t>(c[1]) << 32);
+        b[i] = static_cast<std::uint64_t>(c[2]) | (static_cast<std::uint64_t>(c[3]) << 32);
+    }
+}
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+// One Philox4x32 round on eight blocks (block b in 32-bit lane b of c0..c3);
+// the 32x32->64 products of the even and the odd lanes by vpmuludq.
+__attribute__((target("avx2"), always_inline)) inline void philox_round_avx2(__m256i& c0, __m256i& c1, __m256i& c2,
+                                                                             __m256i& c3, __m256i k0, __m256i k1) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(philox32_m0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(philox32_m1));
+    const __m256i pe0 = _mm256_mul_epu32(c0, m0), po0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
+    const __m256i pe1 = _mm256_mul_epu32(c2, m1), po1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
+    const __m256i lo0 = _mm256_blend_epi32(pe0, _mm256_slli_epi64(po0, 32), 0xAA);
+    const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(pe0, 32), po0, 0xAA);
+    const __m256i lo1 = _mm256_blend_epi32(pe1, _mm256_slli_epi64(po1, 32), 0xAA);
+    const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(pe1, 32), po1, 0xAA);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), k0);
+    c1 = lo1;
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), k1);
+    c3 = lo0;
+}
+
+// Stores eight blocks as a and b words, in block order.
+__attribute__((target("avx2"), always_inline)) inline void philox_store_avx2(__m256i c0, __m256i c1, __m256i c2,
+                                                                             __m256i c3, std::uint64_t* a,
+                                                                             std::uint64_t* b) {
+    // (c0, c1) interleaved are the a words of blocks 0 1 | 4 5 and 2 3 | 6 7.
+    const __m256i alo = _mm256_unpacklo_epi32(c0, c1), ahi = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i blo = _mm256_unpacklo_epi32(c2, c3), bhi = _mm256_unpackhi_epi32(c2, c3);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), _mm256_permute2x128_si256(alo, ahi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 4), _mm256_permute2x128_si256(alo, ahi, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b), _mm256_permute2x128_si256(blo, bhi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + 4), _mm256_permute2x128_si256(blo, bhi, 0x31));
+}
+
+// Sixteen blocks per iteration as two independent groups of eight (their
+// rounds interleave, hiding the products' latency). A group of blocks whose
+// low counter word would wrap is done by the scalar code. Returns the blocks done.
+__attribute__((target("avx2"))) inline std::int64_t counter_words_avx2(const CounterKeys& k, std::uint64_t block0,
+                                                                       std::int64_t count, std::uint64_t* a,
+                                                                       std::uint64_t* b) {
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), eight = _mm256_set1_epi32(8);
+    std::int64_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
+        if (static_cast<std::uint32_t>(j) > 0xFFFFFFFFu - 15u) {
+            counter_words_scalar(k, j, 16, a + i, b + i);
+            continue;
+        }
+        __m256i x0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j))), lanes);
+        __m256i y0 = _mm256_add_epi32(x0, eight);
+        __m256i x1 = _mm256_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j >> 32))), y1 = x1;
+        __m256i x2 = _mm256_set1_epi32(static_cast<int>(k.s0)), y2 = x2;
+        __m256i x3 = _mm256_set1_epi32(static_cast<int>(k.s1)), y3 = x3;
+        for (int round = 0; round < 10; ++round) {
+            const __m256i k0 = _mm256_set1_epi32(static_cast<int>(k.k0[round]));
+            const __m256i k1 = _mm256_set1_epi32(static_cast<int>(k.k1[round]));
+            philox_round_avx2(x0, x1, x2, x3, k0, k1);
+            philox_round_avx2(y0, y1, y2, y3, k0, k1);
+        }
+        philox_store_avx2(x0, x1, x2, x3, a + i, b + i);
+        philox_store_avx2(y0, y1, y2, y3, a + i + 8, b + i + 8);
+    }
+    return i;
+}
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as the unused source
+// of unmasked operations, which -Wmaybe-uninitialized reports once inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+// philox_round_avx2 on sixteen blocks.
+__attribute__((target("avx512f"), always_inline)) inline void philox_round_avx512(__m512i& c0, __m512i& c1, __m512i& c2,
+                                                                                  __m512i& c3, __m512i k0, __m512i k1) {
+    constexpr __mmask16 odd = 0xAAAA;
+    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox32_m0));
+    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox32_m1));
+    const __m512i pe0 = _mm512_mul_epu32(c0, m0), po0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
+    const __m512i pe1 = _mm512_mul_epu32(c2, m1), po1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
+    const __m512i lo0 = _mm512_mask_blend_epi32(odd, pe0, _mm512_slli_epi64(po0, 32));
+    const __m512i hi0 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe0, 32), po0);
+    const __m512i lo1 = _mm512_mask_blend_epi32(odd, pe1, _mm512_slli_epi64(po1, 32));
+    const __m512i hi1 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe1, 32), po1);
+    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), k0);
+    c1 = lo1;
+    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), k1);
+    c3 = lo0;
+}
+
+__attribute__((target("avx512f"), always_inline)) inline void philox_store_avx512(__m512i c0, __m512i c1, __m512i c2,
+                                                                                  __m512i c3, std::uint64_t* a,
+                                                                                  std::uint64_t* b) {
+    // unpack: blocks 0 1 | 4 5 | 8 9 | 12 13 and 2 3 | 6 7 | 10 11 | 14 15.
+    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    const __m512i alo = _mm512_unpacklo_epi32(c0, c1), ahi = _mm512_unpackhi_epi32(c0, c1);
+    const __m512i blo = _mm512_unpacklo_epi32(c2, c3), bhi = _mm512_unpackhi_epi32(c2, c3);
+    _mm512_storeu_si512(a, _mm512_permutex2var_epi64(alo, first, ahi));
+    _mm512_storeu_si512(a + 8, _mm512_permutex2var_epi64(alo, second, ahi));
+    _mm512_storeu_si512(b, _mm512_permutex2var_epi64(blo, first, bhi));
+    _mm512_storeu_si512(b + 8, _mm512_permutex2var_epi64(blo, second, bhi));
+}
+
+// Thirty-two blocks per iteration on AVX-512F, two groups of sixteen.
+__attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(const CounterKeys& k, std::uint64_t block0,
+                                                                            std::int64_t count, std::uint64_t* a,
+                                                                            std::uint64_t* b) {
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i sixteen = _mm512_set1_epi32(16);
+    std::int64_t i = 0;
+    for (; i + 32 <= count; i += 32) {
+        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
+        if (static_cast<std::uint32_t>(j) > 0xFFFFFFFFu - 31u) {
+            counter_words_scalar(k, j, 32, a + i, b + i);
+            continue;
+        }
+        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j))), lanes);
+        __m512i y0 = _mm512_add_epi32(x0, sixteen);
+        __m512i x1 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j >> 32))), y1 = x1;
+        __m512i x2 = _mm512_set1_epi32(static_cast<int>(k.s0)), y2 = x2;
+        __m512i x3 = _mm512_set1_epi32(static_cast<int>(k.s1)), y3 = x3;
+        for (int round = 0; round < 10; ++round) {
+            const __m512i k0 = _mm512_set1_epi32(static_cast<int>(k.k0[round]));
+            const __m512i k1 = _mm512_set1_epi32(static_cast<int>(k.k1[round]));
+            philox_round_avx512(x0, x1, x2, x3, k0, k1);
+            philox_round_avx512(y0, y1, y2, y3, k0, k1);
+        }
+        philox_store_avx512(x0, x1, x2, x3, a + i, b + i);
+        philox_store_avx512(y0, y1, y2, y3, a + i + 16, b + i + 16);
+    }
+    return i;
+}
+
+// box_muller_words (rng.hpp) on eight pairs at a time: the same operations in
+// the same order (no FMA), so the numbers are bitwise those of the scalar and
+// AVX2 code. Returns the pairs done (a multiple of 8).
+__attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline std::int64_t box_muller_words_avx512(
+    const std::uint64_t* w1, const std::uint64_t* w2, double* z0, double* z1, std::int64_t n) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const __m512i magic_bits = _mm512_set1_epi64(0x4330000000000000LL);
+    const __m512d magic52 = _mm512_set1_pd(4503599627370496.0), one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0);
+    const __m512i low21 = _mm512_set1_epi64(0x1FFFFF), mant = _mm512_set1_epi64(0x000FFFFFFFFFFFFFLL),
+                  expo1 = _mm512_set1_epi64(0x3FF0000000000000LL);
+    const __m512d mg = _mm512_set1_pd(6755399441055744.0);
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d u[2];
+        for (int h = 0; h < 2; ++h) {  // top53 of the two words
+            const __m512i w = _mm512_loadu_si512(h == 0 ? w1 + i : w2 + i);
+            const __m512d hi =
+                _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(w, 32), magic_bits)), magic52);
+            const __m512d lo = _mm512_sub_pd(
+                _mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(w, 11), low21), magic_bits)),
+                magic52);
+            u[h] = _mm512_add_pd(_mm512_mul_pd(hi, _mm512_set1_pd(2097152.0)), lo);
+        }
+        const __m512d u1 = _mm512_sub_pd(one, _mm512_mul_pd(u[0], _mm512_set1_pd(0x1.0p-53)));
+        const __m512d u2 = _mm512_mul_pd(u[1], _mm512_set1_pd(0x1.0p-53));
+        // log u1 (bm_log)
+        const __m512i bits = _mm512_castpd_si512(u1);
+        __m512d e = _mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(bits, 52), magic_bits));
+        e = _mm512_sub_pd(_mm512_sub_pd(e, magic52), _mm512_set1_pd(1023.0));
+        __m512d m = _mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(bits, mant), expo1));
+        const __m512d big =
+            _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(m, _mm512_set1_pd(1.4142135623730951), _CMP_GT_OQ), one);
+        m = _mm512_mul_pd(m, _mm512_sub_pd(one, _mm512_mul_pd(_mm512_set1_pd(0.5), big)));
+        e = _mm512_add_pd(e, big);
+        const __m512d t = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+        const __m512d q = _mm512_mul_pd(t, t);
+        __m512d p = _mm512_set1_pd(log_coefficients[0]);
+        for (std::size_t c = 1; c < sizeof(log_coefficients) / sizeof(double); ++c)
+            p = _mm512_add_pd(_mm512_mul_pd(p, q), _mm512_set1_pd(log_coefficients[c]));
+        const __m512d logm =
+            _mm512_add_pd(_mm512_mul_pd(two, t), _mm512_mul_pd(_mm512_mul_pd(two, t), _mm512_mul_pd(q, p)));
+        const __m512d lg =
+            _mm512_add_pd(_mm512_mul_pd(e, _mm512_set1_pd(6.93147180369123816490e-01)),
+                          _mm512_add_pd(_mm512_mul_pd(e, _mm512_set1_pd(1.90821492927058770002e-10)), logm));
+        const __m512d r = _mm512_sqrt_pd(_mm512_mul_pd(_mm512_set1_pd(-2.0), lg));
+        // sincos(2 pi u2) (bm_sincos_2pi)
+        const __m512d qq = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(4.0), u2), mg), mg);
+        const __m512d x = _mm512_mul_pd(_mm512_set1_pd(6.283185307179586476925286766559),
+                                        _mm512_sub_pd(u2, _mm512_mul_pd(_mm512_set1_pd(0.25), qq)));
+        const __m512d x2 = _mm512_mul_pd(x, x);
+        __m512d ps = _mm512_set1_pd(sin_coefficients[0]), pc = _mm512_set1_pd(cos_coefficients[0]);
+        for (std::size_t c = 1; c < sizeof(sin_coefficients) / sizeof(double); ++c)
+            ps = _mm512_add_pd(_mm512_mul_pd(ps, x2), _mm512_set1_pd(sin_coefficients[c]));
+        for (std::size_t c = 1; c < sizeof(cos_coefficients) / sizeof(double); ++c)
+            pc = _mm512_add_pd(_mm512_mul_pd(pc, x2), _mm512_set1_pd(cos_coefficients[c]));
+        const __m512d S = _mm512_add_pd(x, _mm512_mul_pd(x, _mm512_mul_pd(x2, ps)));
+        const __m512d C = _mm512_add_pd(one, _mm512_mul_pd(x2, pc));
+        __m512d eq[5];
+        for (int v = 0; v < 5; ++v)
+            eq[v] =
+                _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(qq, _mm512_set1_pd(static_cast<double>(v)), _CMP_EQ_OQ), one);
+        const __m512d ca = _mm512_sub_pd(_mm512_add_pd(eq[0], eq[4]), eq[2]);
+        const __m512d cb = _mm512_sub_pd(eq[1], eq[3]);
+        const __m512d sn = _mm512_add_pd(_mm512_mul_pd(ca, S), _mm512_mul_pd(cb, C));
+        const __m512d cs = _mm512_sub_pd(_mm512_mul_pd(ca, C), _mm512_mul_pd(cb, S));
+        _mm512_storeu_pd(z0 + i, _mm512_mul_pd(r, cs));
+        _mm512_storeu_pd(z1 + i, _mm512_mul_pd(r, sn));
+    }
+    return i;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+// Box-Muller on n word pairs by the given path (the scalar loop finishes).
+inline void box_muller_path(CounterPath path, const std::uint64_t* w1, const std::uint64_t* w2, double* z0, double* z1,
+                            std::int64_t n) {
+    std::int64_t i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (path == CounterPath::avx512) i = box_muller_words_avx512(w1, w2, z0, z1, n);
+    if (path != CounterPath::scalar)
+        i += box_muller_words_avx2(w1 + i, w2 + i, z0 + i, z1 + i, static_cast<long>(n - i));
+#else
+    (void)path;
+#endif
+    for (; i < n; ++i) {
+        const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
+        const double u2 = top53(w2[i]) * 0x1.0p-53;
+        const double r = std::sqrt(-2.0 * bm_log(u1));
+        double sn, cs;
+        bm_sincos_2pi(u2, sn, cs);
+        z0[i] = r * cs;
+        z1[i] = r * sn;
+    }
+}
+
+}  // namespace detail
+
+namespace detail {
+// v[m][q] = 1 - 2 (bit q of m): the Rademacher variates of a nibble.
+struct RademacherNibbles {
+    double v[16][4];
+    constexpr RademacherNibbles() : v{} {
+        for (int m = 0; m < 16; ++m)
+            for (int q = 0; q < 4; ++q) v[m][q] = 1.0 - 2.0 * ((m >> q) & 1);
+    }
+};
+}  // namespace detail
+
+inline const detail::RademacherNibbles& rademacher_nibbles() {
+    static constexpr detail::RademacherNibbles table{};
+    return table;
+}
+
+// The variates of one (key, stream); see the top of this file for the layout.
+class CounterStream {
+public:
+    CounterStream(std::uint64_t key, std::uint64_t stream, CounterPath path = counter_path())
+        : keys_(detail::counter_keys(key, stream)), path_(path) {}
+
+    CounterPath path() const { return path_; }
+
+    // a[i], b[i] = the 64-bit words of block block0 + i, i < count.
+    void words(std::uint64_t block0, std::int64_t count, std::uint64_t* a, std::uint64_t* b) const {
+        std::int64_t i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512) i = detail::counter_words_avx512(keys_, block0, count, a, b);
+        if (path_ != CounterPath::scalar)
+            i += detail::counter_words_avx2(keys_, block0 + static_cast<std::uint64_t>(i), count - i, a + i, b + i);
+#endif
+        detail::counter_words_scalar(keys_, block0 + static_cast<std::uint64_t>(i), count - i, a + i, b + i);
+    }
+
+    // out[k] = normal start + k, k < count.
+    void normals(std::uint64_t start, std::int64_t count, double* out) const {
+        alignas(64) std::uint64_t a[kChunk], b[kChunk];
+        alignas(64) double z0[kChunk], z1[kChunk];
+        std::int64_t k = 0;
+        if (count > 0 && (start & 1u)) {  // an odd start: the sine of its pair
+            pairs(start >> 1, 1, a, b, z0, z1);
+            out[k++] = z1[0];
+        }
+        while (count - k >= 2) {
+            const std::int64_t np = std::min<std::int64_t>(kChunk, (count - k) / 2);
+            pairs((start + static_cast<std::uint64_t>(k)) >> 1, np, a, b, z0, z1);
+            for (std::int64_t p = 0; p < np; ++p) {
+                out[k + 2 * p] = z0[p];
+                out[k + 2 * p + 1] = z1[p];
+            }
+            k += 2 * np;
+        }
+        if (k < count) {  // an even last index: the cosine of its pair
+            pairs((start + static_cast<std::uint64_t>(k)) >> 1, 1, a, b, z0, z1);
+            out[k] = z0[0];
+        }
+    }
+
+    // out[k] = uniform start + k in [0, 1), k < count.
+    void uniforms(std::uint64_t start, std::int64_t count, double* out) const {
+        for_each_word(start, count,
+                      [&](std::int64_t k, std::uint64_t w) { out[k] = static_cast<double>(w >> 11) * 0x1.0p-53; });
+    }
+
+    // out[k] = scale (2 u - 1) with u = uniform start + k: uniform on [-scale, scale).
+    void symmetric_uniforms(std::uint64_t start, std::int64_t count, double scale, double* out) const {
+        for_each_word(start, count, [&](std::int64_t k, std::uint64_t w) {
+            out[k] = (2.0 * (static_cast<double>(w >> 11) * 0x1.0p-53) - 1.0) * scale;
+        });
+    }
+
+    // out[k] = Rademacher variate start + k (+1 or -1), k < count.
+    void rademacher(std::uint64_t start, std::int64_t count, double* out) const {
+        alignas(64) std::uint64_t a[kChunk], b[kChunk];
+        std::int64_t k = 0;
+        while (k < count) {
+            const std::uint64_t i = start + static_cast<std::uint64_t>(k);
+            const std::uint64_t j0 = i >> 7;
+            const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 7;
+            const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
+            words(j0, nb, a, b);
+            const std::int64_t end = std::min<std::int64_t>(
+                count, k + static_cast<std::int64_t>((j0 + static_cast<std::uint64_t>(nb)) * 128 - i));
+            while (k < end) {
+                const std::uint64_t bit = (start + static_cast<std::uint64_t>(k)) - (j0 << 7);
+                const std::uint64_t blk = bit >> 7, pos = bit & 127u;
+                const std::uint64_t w = (pos < 64 ? a[blk] : b[blk]) >> (pos & 63u);
+                if ((pos & 3u) == 0 && end - k >= 4) {  // four variates from a nibble
+                    const double* v = rademacher_nibbles().v[w & 15u];
+                    for (int q = 0; q < 4; ++q) out[k + q] = v[q];
+                    k += 4;
+                } else {
+                    out[k++] = 1.0 - 2.0 * static_cast<double>(w & 1u);
+                }
+            }
+        }
+    }
+
+private:
+    static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
+
+    void pairs(std::uint64_t block0, std::int64_t np, std::uint64_t* a, std::uint64_t* b, double* z0,
+               double* z1) const {
+        words(block0, np, a, b);
+        detail::box_muller_path(path_, a, b, z0, z1, np);
+    }
+
+    // f(k, w) for k < count with w the 64-bit word of index start + k (two per block).
+    template <class F>
+    void for_each_word(std::uint64_t start, std::int64_t count, F&& f) const {
+        alignas(64) std::uint64_t a[kChunk], b[kChunk];
+        std::int64_t k = 0;
+        while (k < count) {
+            const std::uint64_t i = start + static_cast<std::uint64_t>(k);
+            const std::uint64_t j0 = i >> 1;
+            const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 1;
+            const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
+            words(j0, nb, a, b);
+            const std::int64_t end = std::min<std::int64_t>(
+                count, k + static_cast<std::int64_t>(2 * (j0 + static_cast<std::uint64_t>(nb)) - i));
+            for (; k < end; ++k) {
+                const std::uint64_t off = (start + static_cast<std::uint64_t>(k)) - 2 * j0;
+                f(k, (off & 1u) ? b[off >> 1] : a[off >> 1]);
+            }
+        }
+    }
+
+    detail::CounterKeys keys_;
+    CounterPath path_;
+};
+
+}  // namespace relucore

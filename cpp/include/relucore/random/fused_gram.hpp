@@ -1,0 +1,120 @@
+// Draw-and-accumulate: K = X X^T for an explicit X with entries
+// x_it = s_t z_it, drawn from a CounterStream (random/counter.hpp) in column
+// blocks that stay in cache, so X never has to exist whole.
+//
+// Entry (i, t) of the n x d matrix Z is variate i d + t of the stream under
+// the chosen law (normal, Rademacher, or uniform on [-sqrt 3, sqrt 3]; all
+// mean 0, variance 1), so Z is the same whatever the block width, and the
+// kept X (when asked for) is exactly what counter_normals & co. give for the
+// range [0, n d) times the column scales. s_t = sqrt(lambda_t) sets the
+// spectrum (Lai et al. 2026, Sec. 2: x = Lambda^{1/2} z with V = identity).
+//
+// K is accumulated block by block with the Gram kernel of linalg/gram.hpp
+// (AVX2 + FMA when the CPU has them, else Eigen's rank update), lower
+// triangle then mirrored: exactly symmetric. Its rounding is that of a
+// column-blocked sum, so K agrees with gram_matrix(X) to rounding, not bitwise.
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/linalg/gram.hpp"
+#include "relucore/random/counter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace relucore {
+
+// The law of the entries of z.
+enum class ZLaw : int { gaussian = 0, rademacher = 1, uniform = 2 };
+
+// out[k] = variate start + k of the stream under the law z, k < count.
+inline void draw_variates(const CounterStream& s, ZLaw z, std::uint64_t start, std::int64_t count, double* out) {
+    switch (z) {
+        case ZLaw::gaussian:
+            s.normals(start, count, out);
+            break;
+        case ZLaw::rademacher:
+            s.rademacher(start, count, out);
+            break;
+        case ZLaw::uniform:
+            s.symmetric_uniforms(start, count, std::sqrt(3.0), out);
+            break;
+    }
+}
+
+namespace detail {
+
+// K(lower) += B B^T for the n x w block B (row stride ld) at columns [c0, c0 + w).
+inline void gram_accumulate(const double* B, Index ld, Index c0, Index w, Index n, double* K) {
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx2_fma()) {
+        const Index c4 = c0 + w / 4 * 4;
+        if (c4 > c0) {
+            Index i0 = 0;
+            for (; i0 + 4 <= n; i0 += 4) gram_row_block_avx2<4>(B, ld, i0, c0, c4, K, n);
+            switch (n - i0) {
+                case 3:
+                    gram_row_block_avx2<3>(B, ld, i0, c0, c4, K, n);
+                    break;
+                case 2:
+                    gram_row_block_avx2<2>(B, ld, i0, c0, c4, K, n);
+                    break;
+                case 1:
+                    gram_row_block_avx2<1>(B, ld, i0, c0, c4, K, n);
+                    break;
+                default:
+                    break;
+            }
+        }
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j <= i; ++j) {
+                double acc = 0;
+                for (Index t = c4; t < c0 + w; ++t) acc += B[i * ld + t] * B[j * ld + t];
+                K[i * n + j] += acc;
+            }
+        return;
+    }
+#endif
+    using Block = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+    MatrixMap(K, n, n).selfadjointView<Eigen::Lower>().rankUpdate(Block(B + c0, n, w, Eigen::OuterStride<>(ld)));
+}
+
+}  // namespace detail
+
+// Columns per block for n rows: about 256 KiB of X, a multiple of 8.
+inline Index fused_block_columns(Index n) {
+    return std::max<Index>(64, Index(32768) / std::max<Index>(n, 1) / 8 * 8);
+}
+
+// K (n x n, row-major) = X X^T with x_it = scale[t] z_it (scale == nullptr:
+// all 1), z_it = variate i d + t of s under z. If X is not null it receives
+// the n x d matrix (row-major) and K is accumulated from it; otherwise the
+// blocks live in a buffer of n * fused_block_columns(n) doubles. block_columns
+// (0: the default) changes only the rounding of K, never X.
+inline void fused_draw_gram(const CounterStream& s, ZLaw z, Index n, Index d, const double* scale, double* K,
+                            double* X = nullptr, Index block_columns = 0) {
+    const Index bw = block_columns > 0 ? block_columns : fused_block_columns(n);
+    std::vector<double> buffer;
+    if (X == nullptr) buffer.resize(static_cast<std::size_t>(n * std::min(bw, d)));
+    std::fill(K, K + n * n, 0.0);
+    for (Index c0 = 0; c0 < d; c0 += bw) {
+        const Index w = std::min(bw, d - c0);
+        double* B = X != nullptr ? X : buffer.data();
+        const Index ld = X != nullptr ? d : w, off = X != nullptr ? c0 : 0;
+        for (Index i = 0; i < n; ++i) {
+            double* row = B + i * ld + off;
+            draw_variates(
+                s, z, static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(d) + static_cast<std::uint64_t>(c0), w,
+                row);
+            if (scale != nullptr)
+                for (Index t = 0; t < w; ++t) row[t] *= scale[c0 + t];
+        }
+        detail::gram_accumulate(B, ld, off, w, n, K);
+    }
+    for (Index i = 0; i < n; ++i)
+        for (Index j = i + 1; j < n; ++j) K[i * n + j] = K[j * n + i];
+}
+
+}  // namespace relucore

@@ -1,0 +1,172 @@
+"""The counter-based generator (cpp/include/relucore/random/counter.hpp, docs/math.md §8).
+
+Known answers of Philox4x32-10 (Random123's test vectors), the laws of the
+normal, uniform and Rademacher variates against scipy's distributions, the
+independence of neighbouring streams, keys and counters, and the invariance of
+a range of variates to how it is cut into calls and to the SIMD path.
+
+Every statistical check is a test at level 1e-3 with fixed keys (so the
+outcome is deterministic): a KS p-value above 1e-3, or a standardised
+statistic inside +-3.29 (the two-sided 1e-3 normal quantile).
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from relucore import _core
+
+Z_CRIT = stats.norm.isf(0.5e-3)  # 3.29: two-sided level 1e-3
+P_MIN = 1e-3
+N = 1_000_000
+PATHS = ("scalar", "sse2", "avx", "avx512")
+
+
+def normals(key, stream, start, count):
+    out = np.empty(count)
+    _core.counter_normals(key, stream, start, out)
+    return out
+
+
+def uniforms(key, stream, start, count):
+    out = np.empty(count)
+    _core.counter_uniforms(key, stream, start, out)
+    return out
+
+
+def rademacher(key, stream, start, count):
+    out = np.empty(count)
+    _core.counter_rademacher(key, stream, start, out)
+    return out
+
+
+def words(key, stream, block0, count):
+    out = np.empty((count, 4), dtype=np.uint32)
+    _core.counter_words(key, stream, block0, out)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("key", "stream", "block0", "expected"),
+    [
+        (0, 0, 0, [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+        (2**64 - 1, 2**64 - 1, 2**64 - 1, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+        (0x299F31D0A4093822, 0x0370734413198A2E, 0x85A308D3243F6A88, [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ],
+)
+def test_philox4x32_known_answers(key, stream, block0, expected):
+    # Random123's kat_vectors for philox4x32_10: counter (lo block, hi block, lo stream, hi stream), key (lo, hi).
+    assert words(key, stream, block0, 1)[0].tolist() == expected
+
+
+def test_variates_are_the_documented_functions_of_the_words():
+    w = words(5, 9, 0, 64).astype(np.uint64)
+    a = w[:, 0] | (w[:, 1] << np.uint64(32))
+    b = w[:, 2] | (w[:, 3] << np.uint64(32))
+    inter = np.stack([a, b], axis=1).ravel()
+    np.testing.assert_array_equal(uniforms(5, 9, 0, 128), (inter >> np.uint64(11)).astype(float) * 2.0**-53)
+    bits = np.unpackbits(inter.view(np.uint8), bitorder="little")  # bit q of word m at 64 m + q
+    np.testing.assert_array_equal(rademacher(5, 9, 0, bits.size), 1.0 - 2.0 * bits)
+    # Box-Muller of (a_j, b_j), to within a few ulp of numpy's log/sin/cos.
+    u1 = 1.0 - (a >> np.uint64(11)).astype(float) * 2.0**-53
+    u2 = (b >> np.uint64(11)).astype(float) * 2.0**-53
+    r = np.sqrt(-2.0 * np.log(u1))
+    expected = np.stack([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)], axis=1).ravel()
+    np.testing.assert_allclose(normals(5, 9, 0, 128), expected, rtol=1e-13, atol=1e-13)
+
+
+def _standardised_moments(z, moments):
+    """(sample moment - exact) / its standard error, for each (power, exact value, variance of z^power)."""
+    return [(np.mean(z**p) - m) / np.sqrt(v / z.size) for p, m, v in moments]
+
+
+def test_normals_law():
+    z = normals(2024, 1, 0, N)
+    assert stats.kstest(z, "norm").pvalue > P_MIN
+    # E z = 0, E z^2 = 1, E z^3 = 0, E z^4 = 3; Var z^p = E z^2p - (E z^p)^2 = 1, 2, 15, 96.
+    scores = _standardised_moments(z, [(1, 0, 1), (2, 1, 2), (3, 0, 15), (4, 3, 96)])
+    assert np.all(np.abs(scores) < Z_CRIT), scores
+    # the tails: counts beyond 3 and 4 standard deviations, binomial tests
+    for c in (3.0, 4.0):
+        k = int(np.sum(np.abs(z) > c))
+        assert stats.binomtest(k, z.size, 2 * stats.norm.sf(c)).pvalue > P_MIN
+
+
+def test_uniforms_law():
+    u = uniforms(7, 3, 11, N)
+    assert u.min() >= 0.0 and u.max() < 1.0
+    assert stats.kstest(u, "uniform").pvalue > P_MIN
+    counts = np.bincount((u * 1000).astype(int), minlength=1000)
+    assert stats.chisquare(counts).pvalue > P_MIN
+
+
+def test_rademacher_law():
+    r = rademacher(7, 4, 3, N)
+    assert set(np.unique(r)) == {-1.0, 1.0}
+    assert stats.binomtest(int(np.sum(r > 0)), r.size, 0.5).pvalue > P_MIN
+    # pairs of neighbours are uniform on the four sign patterns
+    pairs = (r[0::2] > 0) * 2 + (r[1::2] > 0)
+    assert stats.chisquare(np.bincount(pairs, minlength=4)).pvalue > P_MIN
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((1, 0, 0), (1, 1, 0)),  # neighbouring streams
+        ((1, 0, 0), (2, 0, 0)),  # neighbouring keys
+        ((1, 0, 0), (1, 0, 1)),  # lag one: the two halves of a Box-Muller pair
+        ((1, 0, 0), (1, 0, 2)),  # lag two: the next pair
+        ((2**63, 5, 0), (2**63 + 1, 5, 0)),
+    ],
+)
+def test_streams_keys_and_lags_are_uncorrelated(first, second):
+    n = 400_000
+    for draw in (normals, uniforms, rademacher):
+        x, y = draw(*first, n), draw(*second, n)
+        r = np.corrcoef(x, y)[0, 1]
+        assert abs(r) * np.sqrt(n) < Z_CRIT, (draw.__name__, r)
+        # squares too (Box-Muller pairs share a radius)
+        if draw is normals:
+            r2 = np.corrcoef(x**2, y**2)[0, 1]
+            assert abs(r2) * np.sqrt(n) < Z_CRIT, r2
+
+
+@pytest.mark.parametrize("draw", [normals, uniforms, rademacher])
+def test_a_range_does_not_depend_on_how_it_is_cut(draw):
+    start, count = 12_345, 5_000
+    whole = draw(3, 8, start, count)
+    rng = np.random.default_rng(0)
+    cuts = np.sort(rng.choice(np.arange(1, count), size=40, replace=False))
+    pieces = [draw(3, 8, start + lo, hi - lo) for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, count])]
+    np.testing.assert_array_equal(np.concatenate(pieces), whole)
+    for k in (0, 1, 127, 128, 4_999):  # single variates at odd, even and block-edge indices
+        assert draw(3, 8, start + k, 1)[0] == whole[k]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_simd_paths_give_bitwise_the_scalar_numbers(monkeypatch, path):
+    monkeypatch.setenv("RELUCORE_SIMD", "scalar")
+    assert _core.counter_path() == "scalar"
+    count, start = 10_001, 2**32 * 3 - 301  # crosses a carry of the low counter word
+    ref = [draw(11, 2, start, count) for draw in (normals, uniforms, rademacher)]
+    ref_words = words(11, 2, 2**32 - 40, 100)
+    monkeypatch.setenv("RELUCORE_SIMD", path)
+    assert _core.counter_path() in ("scalar", "avx2", "avx512")
+    for draw, expected in zip((normals, uniforms, rademacher), ref):
+        np.testing.assert_array_equal(draw(11, 2, start, count), expected)
+    np.testing.assert_array_equal(words(11, 2, 2**32 - 40, 100), ref_words)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="read-only"):
+        out = np.empty(4)
+        out.setflags(write=False)
+        _core.counter_normals(1, 2, 0, out)
+    with pytest.raises(ValueError, match="dimensions"):
+        _core.counter_normals(1, 2, 0, np.empty((2, 2)))
+    with pytest.raises(ValueError, match="2\\^64"):
+        _core.counter_uniforms(1, 2, 2**64 - 2, np.empty(4))
+    with pytest.raises(TypeError):
+        _core.counter_normals(-1, 2, 0, np.empty(4))
+    with pytest.raises(TypeError):
+        _core.counter_normals(1, 2, 0, np.empty(4, dtype=np.float32))
