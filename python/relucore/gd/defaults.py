@@ -47,6 +47,8 @@ MAX_CONDITION = _cpp.max_condition
 MAX_STEPS = 2**62
 #: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
 TOL_FACTOR = _cpp.tol_factor
+#: An example no neuron is active on is unfit when ``|h_i - y_i| > UNFIT_RTOL |y_i|`` (square loss).
+UNFIT_RTOL = _cpp.unfit_rtol
 #: Standard deviation of the default "gaussian" init (Lai et al. 2026, Fig. 3: variance 2e-6).
 DEFAULT_INIT_SCALE = _cpp.init_scale
 #: C_alpha of the default positive-init offset eps = y_min / (C_alpha m) (Lai et al. 2026, Theorems 1, 3, 5).
