@@ -111,7 +111,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     tol : float, optional
         Stop once ``||grad_W R||_F < tol`` (0: never stop early). Default
         ``1e-12 sqrt(mu_1(K)) ||y||`` for the square loss (about 1e-12 of the
-        gradient at a small init) and 0 (never stop early) for the logistic loss.
+        gradient at a small init; with ``y = 0``, ``||h(X; W0)||`` replaces ``||y||``)
+        and 0 (never stop early) for the logistic loss. A run whose gradient
+        norm falls below ``tol`` at a stationary point that leaves examples
+        unfit ends "stalled" (status 5, see ``TrainResult.unfit``).
     record : int, default 0
         Keep the loss, beta, alpha and the activation masks every ``record``
         steps (and at the end) in ``result.history``; 0 keeps nothing.
@@ -147,7 +150,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     -------
     TrainResult
         Final W, alpha, beta, loss, status, the pattern-stabilisation step and
-        the history. ``success`` is True when the gradient norm fell below ``tol``.
+        the history. ``success`` is True when the gradient norm fell below ``tol``
+        at a state that leaves no example unfit.
 
     Examples
     --------

@@ -164,10 +164,14 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     } else {
         eta = eta_default;
     }
+    // Default tol: tol_factor sqrt(mu_1) ||y||; with y = 0 the scale of the
+    // outputs is that of the start, ||h0 - y|| = ||h0|| (the gradient at the
+    // start is about sqrt(mu_1) ||h0 - y|| either way).
+    const Scalar scale_sq = y_sq > 0 ? y_sq : loss0;
     if (opt.tol >= 0)
         tol = opt.tol;
     else
-        tol = loss_traits(opt.loss).relative_tol ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(y_sq), tiny)
+        tol = loss_traits(opt.loss).relative_tol ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(scale_sq), tiny)
                                                  : Scalar(0);
     return StartCheck::ok;
 }
