@@ -7,6 +7,7 @@
 #include "problems.hpp"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace relucore;
@@ -142,6 +143,12 @@ TEST_CASE("GrowingHistory: grows with the run, same records as preallocated buff
     DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, early);
     c.run(&small.history());
     CHECK(small.count() == 1 && small.steps().size() == 64);
+}
+
+TEST_CASE("default_tolerance: ||y||, or the start's ||h0|| when y = 0") {
+    CHECK(default_tolerance(1e-12, 4.0, 3.0, 5.0) == 1e-12 * 2.0 * 3.0);
+    CHECK(default_tolerance(1e-12, 4.0, 0.0, 5.0) == 1e-12 * 2.0 * 5.0);
+    CHECK(default_tolerance(1e-12, 4.0, 0.0, 0.0) == std::numeric_limits<double>::min());
 }
 
 RELUCORE_TEST_MAIN
