@@ -11,7 +11,11 @@
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
 
-#include <optional>
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <new>
+#include <vector>
 
 namespace py = pybind11;
 using namespace relucore;
@@ -19,57 +23,92 @@ using namespace relucore::bindings;
 
 namespace {
 
-// Optional per-problem history buffers, all shaped (B, R, ...).
-struct HistoryArrays {
-    std::optional<CArray<std::int64_t>> steps;
-    std::optional<CArray<double>> loss, beta, alpha;
-    std::optional<CArray<std::uint8_t>> mask;
-    Index capacity = 0;
+// Per-problem histories that grow with the run (GrowingHistory): memory
+// follows the steps actually run, not the step budget. history = {"limit": R,
+// "states": bool} with R the most slots a run can fill (0 or absent: none);
+// "initial" (optional) the first chunk. After the runs, to_dict() copies them
+// into arrays (B, R_max, ...) padded with steps -1, loss and states NaN, mask 0.
+struct HistoryStores {
+    std::vector<std::unique_ptr<GrowingHistory>> stores;
+    std::int64_t limit = 0, initial = 64;
+    bool states = true;
+    Index mn = 0;
 
-    History view(Index b, Index mn) {
-        History h;
-        h.capacity = capacity;
-        if (capacity == 0) return h;
-        if (steps) h.steps = steps->mutable_data() + b * capacity;
-        if (loss) h.loss = loss->mutable_data() + b * capacity;
-        if (beta) h.beta = beta->mutable_data() + b * capacity * mn;
-        if (alpha) h.alpha = alpha->mutable_data() + b * capacity * mn;
-        if (mask) h.mask = mask->mutable_data() + b * capacity * mn;
-        return h;
+    HistoryStores(const py::dict& hist, Index B, Index mn_) : mn(mn_) {
+        if (hist.contains("limit")) limit = hist["limit"].cast<std::int64_t>();
+        if (hist.contains("states")) states = hist["states"].cast<bool>();
+        if (hist.contains("initial")) initial = hist["initial"].cast<std::int64_t>();
+        if (limit < 0 || initial < 1) throw py::value_error("history: limit must be >= 0 and initial >= 1");
+        if (limit > 0) stores.resize(static_cast<std::size_t>(B));
+    }
+    // Problem b's history (created on the problem's thread), or null.
+    History* view(Index b) {
+        if (limit == 0) return nullptr;
+        auto& slot = stores[static_cast<std::size_t>(b)];
+        slot = std::make_unique<GrowingHistory>(mn, limit, std::min(limit, initial), states);
+        return &slot->history();
+    }
+    bool failed() const {
+        for (const auto& g : stores)
+            if (g && g->failed()) return true;
+        return false;
+    }
+    py::dict to_dict(Index m, Index n) const {
+        py::dict d;
+        const auto B = static_cast<py::ssize_t>(stores.size());
+        std::int64_t R = 0;
+        for (const auto& g : stores) R = std::max(R, g->count());
+        CArray<std::int64_t> steps({B, static_cast<py::ssize_t>(R)});
+        CArray<double> loss({B, static_cast<py::ssize_t>(R)});
+        std::fill_n(steps.mutable_data(), steps.size(), -1);
+        std::fill_n(loss.mutable_data(), loss.size(), std::numeric_limits<double>::quiet_NaN());
+        for (py::ssize_t b = 0; b < B; ++b) {
+            const GrowingHistory& g = *stores[static_cast<std::size_t>(b)];
+            std::copy_n(g.steps().data(), g.count(), steps.mutable_data() + b * R);
+            std::copy_n(g.loss().data(), g.count(), loss.mutable_data() + b * R);
+        }
+        d["steps"] = steps;
+        d["loss"] = loss;
+        if (!states) return d;
+        const std::vector<py::ssize_t> shape{B, static_cast<py::ssize_t>(R), m, n};
+        CArray<double> beta(shape), alpha(shape);
+        CArray<std::uint8_t> mask(shape);
+        std::fill_n(beta.mutable_data(), beta.size(), std::numeric_limits<double>::quiet_NaN());
+        std::fill_n(alpha.mutable_data(), alpha.size(), std::numeric_limits<double>::quiet_NaN());
+        std::fill_n(mask.mutable_data(), mask.size(), std::uint8_t(0));
+        for (py::ssize_t b = 0; b < B; ++b) {
+            const GrowingHistory& g = *stores[static_cast<std::size_t>(b)];
+            const std::size_t used = static_cast<std::size_t>(g.count()) * static_cast<std::size_t>(mn);
+            const std::size_t at =
+                static_cast<std::size_t>(b) * static_cast<std::size_t>(R) * static_cast<std::size_t>(mn);
+            std::copy_n(g.beta().data(), used, beta.mutable_data() + at);
+            std::copy_n(g.alpha().data(), used, alpha.mutable_data() + at);
+            std::copy_n(g.mask().data(), used, mask.mutable_data() + at);
+        }
+        d["beta"] = beta;
+        d["alpha"] = alpha;
+        d["mask"] = mask;
+        return d;
     }
 };
-
-HistoryArrays history_arrays(const py::dict& hist, Index B, Index m, Index n) {
-    HistoryArrays h;
-    if (hist.contains("capacity")) h.capacity = hist["capacity"].cast<Index>();
-    if (h.capacity == 0) return h;
-    auto get = [&](const char* key, auto& slot, std::vector<py::ssize_t> shape) {
-        if (!hist.contains(key) || hist[key].is_none()) return;
-        using Arr = typename std::decay_t<decltype(slot)>::value_type;
-        auto arr = py::reinterpret_borrow<py::object>(hist[key]);
-        if (!py::isinstance<Arr>(arr)) throw py::type_error(std::string("history[") + key + "] has the wrong dtype");
-        Arr a = arr.cast<Arr>();
-        if (!(a.flags() & py::array::c_style))
-            throw py::value_error(std::string("history[") + key + "] must be C-contiguous");
-        require_shape(a, key, shape);
-        slot = a;
-    };
-    const auto R = static_cast<py::ssize_t>(h.capacity);
-    get("steps", h.steps, {B, R});
-    get("loss", h.loss, {B, R});
-    get("beta", h.beta, {B, R, m, n});
-    get("alpha", h.alpha, {B, R, m, n});
-    get("mask", h.mask, {B, R, m, n});
-    return h;
-}
 
 // Per-problem outcome arrays returned to Python.
 struct Outcomes {
     CArray<std::int32_t> status;
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
     CArray<double> loss, grad_norm;
-    explicit Outcomes(Index B) : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B) {}
-    void store(Index b, const RunSummary& s) {
+    CArray<std::uint8_t> unfit;  // (B, n): 1 where example_unfit() holds in a stalled run
+    Outcomes(Index B, Index n)
+        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B), unfit({B, n}) {
+        std::fill_n(unfit.mutable_data(), unfit.size(), std::uint8_t(0));
+    }
+    // Stores problem b's summary and, when it stalled, its unfit examples.
+    template <class Engine>
+    void store(Index b, const RunSummary& s, const Engine& e) {
+        if (s.status == Status::stalled) {
+            const Index n = e.n_samples();
+            for (Index i = 0; i < n; ++i) unfit.mutable_data()[b * n + i] = example_unfit(e, i) ? 1 : 0;
+        }
         status.mutable_data()[b] = static_cast<std::int32_t>(s.status);
         nit.mutable_data()[b] = s.nit;
         pattern_stable_step.mutable_data()[b] = s.pattern_stable_step;
@@ -85,6 +124,7 @@ struct Outcomes {
         d["n_records"] = n_records;
         d["loss"] = loss;
         d["grad_norm"] = grad_norm;
+        d["unfit"] = unfit;
         return d;
     }
 };
@@ -98,9 +138,10 @@ struct ProblemViews {
 // Runs one engine per problem with its own eta[b] and tol[b], the GIL released
 // and OpenMP across problems, after checking the shared arrays: y (B, n),
 // outer (m), alpha and beta (B, m, n), eta and tol (B). run_one(b, views,
-// settings, history) builds problem b's engine, runs it, writes its state back
-// and returns its summary; cost is the work of one step of one neuron. Returns
-// the per-problem outcomes as a dict of arrays.
+// settings, history, outcomes) builds problem b's engine, runs it, writes its
+// state back and stores its summary (outcomes.store); cost is the work of one
+// step of one neuron. Returns the per-problem outcomes as a dict of arrays
+// (with "history" when one was kept).
 template <class RunOne>
 py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArray<double>& outer, CArray<double>& alpha,
                           CArray<double>& beta, const CArray<double>& eta, const CArray<double>& tol,
@@ -114,8 +155,8 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
     require_shape(eta, "eta", {B});
     require_shape(tol, "tol", {B});
     settings.validate();
-    HistoryArrays hist = history_arrays(history, B, m, n);
-    Outcomes out(B);
+    HistoryStores hist(history, B, m * n);
+    Outcomes out(B, n);
     const double *yp = y.data(), *ep = eta.data(), *tp = tol.data();
     double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
     run_without_gil(
@@ -125,14 +166,17 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
                 s.eta = ep[b];
                 s.tol = tp[b];
                 s.cancel = cancel;
-                History h = hist.view(b, m * n);
+                History* h = hist.view(b);
                 ProblemViews v{ConstVectorMap(yp + b * n, n), ConstVectorMap(outer.data(), m),
                                MatrixMap(ap + b * m * n, m, n), MatrixMap(bp + b * m * n, m, n)};
-                out.store(b, run_one(b, v, s, h));
+                run_one(b, v, s, h, out);
             });
         },
         is_long(static_cast<double>(B) * settings.max_steps * m * cost));
-    return out.to_dict();
+    if (hist.failed()) throw std::bad_alloc();
+    py::dict d = out.to_dict();
+    if (hist.limit > 0) d["history"] = hist.to_dict(m, n);
+    return d;
 }
 
 }  // namespace
@@ -159,7 +203,8 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
         .value("max_steps", Status::max_steps)
         .value("diverged", Status::diverged)
         .value("cancelled", Status::cancelled)
-        .value("stopped", Status::stopped);
+        .value("stopped", Status::stopped)
+        .value("stalled", Status::stalled);
 
     py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/gd/run.hpp).")
         .def(py::init<>())
@@ -189,12 +234,11 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
             const double* kp = K.data();
             return run_engine_batch(
                 B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * n,
-                [&](Index b, ProblemViews& v, const GDSettings& s, History& h) {
+                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
                     DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, v.outer, v.alpha, v.beta, s);
-                    const RunSummary r = engine.run(&h);
+                    out.store(b, engine.run(h), engine);
                     v.alpha = engine.alpha();
                     v.beta = engine.beta();
-                    return r;
                 });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
@@ -315,14 +359,13 @@ static void bind_weights_and_dense_runs(py::module_& m) {
             double* wp = W.mutable_data();
             return run_engine_batch(
                 B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * d,
-                [&](Index b, ProblemViews& v, const GDSettings& s, History& h) {
+                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
                     MatrixMap W_b(wp + b * m_ * d, m_, d);
                     DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, v.outer, W_b, v.alpha, s);
-                    const RunSummary r = engine.run(&h);
+                    out.store(b, engine.run(h), engine);
                     W_b = engine.W();
                     v.alpha = engine.alpha();
                     v.beta = engine.beta();
-                    return r;
                 });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),

@@ -9,6 +9,7 @@
 #include "relucore/gd/run.hpp"
 
 #include <atomic>
+#include <vector>
 #include <memory>
 
 namespace py = pybind11;
@@ -93,8 +94,15 @@ py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t
     return a;
 }
 
-py::dict summary_dict(const RunSummary& s) {
+// The run's summary; "unfit" lists the examples example_unfit() reports when
+// the run stalled (empty otherwise).
+py::dict summary_dict(const RunSummary& s, const DualGD& e) {
     py::dict d;
+    std::vector<std::int64_t> unfit;
+    if (s.status == Status::stalled)
+        for (Index i = 0; i < e.n_samples(); ++i)
+            if (example_unfit(e, i)) unfit.push_back(i);
+    d["unfit"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(unfit.size()), unfit.data());
     d["status"] = static_cast<int>(s.status);
     d["nit"] = s.nit;
     d["loss"] = s.loss;
@@ -187,7 +195,7 @@ static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
                }
                t.in_run_ = false;
                if (callback_error) std::rethrow_exception(callback_error);
-               return summary_dict(summary);
+               return summary_dict(summary, e);
            },
            py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
            "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "

@@ -279,11 +279,14 @@ TEST_CASE("a callback may change labels and eta between steps (a simulator)") {
 }
 
 TEST_CASE("stopping rules: tol, divergence and the cancel flag") {
+    // d = 400 >> n: the neuron keeps every example (at d = 40 it dies on one
+    // and the run stalls).
+    const Problem wide = make_problem(8, 400, 8);
     const Problem p = make_problem(8, 40, 8);
     Vector outer = Vector::Ones(1);
     GDSettings s = settings_for(0.3, 100000);
     s.tol = 1e-9;
-    DualGD gd = DualGD::positive_init(p.X, p.y.cwiseAbs(), outer, 1e-3, s);
+    DualGD gd = DualGD::positive_init(wide.X, wide.y.cwiseAbs(), outer, 1e-3, s);
     const RunSummary r = gd.run();
     CHECK(r.status == Status::converged && r.grad_norm < 1e-9 && r.nit < 100000);
 

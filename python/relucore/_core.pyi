@@ -112,12 +112,15 @@ class Status:
       cancelled
     
       stopped
+    
+      stalled
     """
     __members__: typing.ClassVar[dict[str, Status]]
     cancelled: typing.ClassVar[Status]
     converged: typing.ClassVar[Status]
     diverged: typing.ClassVar[Status]
     max_steps: typing.ClassVar[Status]
+    stalled: typing.ClassVar[Status]
     stopped: typing.ClassVar[Status]
     @typing.overload
     def __eq__(self, other: Status) -> bool:
@@ -554,6 +557,11 @@ class Defaults:
     def tol_factor(self) -> float:
         """
         Default gradient tolerance tol_factor * sqrt(mu_1(K)) * ||y||.
+        """
+    @property
+    def unfit_rtol(self) -> float:
+        """
+        An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).
         """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """

@@ -174,20 +174,14 @@ def check_positive_per_problem(value, name: str, B: int, batched: bool) -> np.nd
 
 
 def check_history_memory(n_bytes: float, name: str, detail: str) -> None:
-    """Refuses buffers larger than the machine's physical memory.
+    """Refuses, before anything is allocated, a history that could need more than the memory available now.
 
-    numpy would allocate them lazily and the kernel's out-of-memory killer
-    would end the interpreter while they fill: an error is better.
+    ``n_bytes`` is the most the request can use (a history grows with the run
+    up to it); :func:`available_memory` is ``MemAvailable``, else the physical
+    memory. Allocating anyway could end the interpreter in the out-of-memory
+    killer: an error naming the size is better.
     """
-    try:
-        physical = float(os.sysconf("SC_PAGE_SIZE")) * float(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        physical = float("inf")
-    if n_bytes > physical:
-        raise ValueError(
-            f"{name}: {detail} needs {n_bytes / 2**30:.3g} GiB, more than the {physical / 2**30:.3g} GiB "
-            "of memory of this machine"
-        )
+    check_available_memory(n_bytes, f"{name}: {detail}", "use a larger record or fewer steps")
 
 
 def available_memory() -> float:

@@ -42,8 +42,10 @@ def test_batch_is_summarised_per_batch_not_per_problem(quickstart):
         batch,
         contains=[
             "64 problems, m=1, n=10, d=200",
-            "success: 64 of 64",
-            "status: 64 × converged",
+            # d = 200 is too small for n = 10 (Theorem 1): the neuron dies on
+            # some examples in 9 of the 64 problems, which stall.
+            "success: 55 of 64",
+            "status: 55 × converged, 9 × stalled",
             "W, W0: array(shape=(64, 1, 200)",
         ],
     )

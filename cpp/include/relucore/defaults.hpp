@@ -15,6 +15,13 @@ constexpr double C_alpha = 10.0;
 constexpr double C_g = 2.0;
 /// Default gradient tolerance: tol = tol_factor * sqrt(mu_1(K)) * ||y|| (square loss).
 constexpr double tol_factor = 1e-12;
+/// An example on which no neuron is active counts as unfit at the end of a
+/// converged run when its residual exceeds unfit_rtol * |y_i| (square loss;
+/// gd/run.hpp, example_unfit()). With the ReLU such an example has h_i = 0 and
+/// residual exactly |y_i|, so any value below 1 separates the two cases; 1e-3
+/// leaves room for the leaky ReLU, whose residual at a stationary point is
+/// bounded by the gradient norm.
+constexpr double unfit_rtol = 1e-3;
 /// Largest condition number mu_1 / mu_n accepted by the starts that need K^{-1}.
 constexpr double max_condition = 1e12;
 /// Smallest reciprocal condition estimate of a Cholesky factor of K accepted

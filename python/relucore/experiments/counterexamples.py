@@ -109,9 +109,9 @@ def b4(
         claim(
             "local_minimum",
             "zero gradient and no perturbation within the inactive region lowers the loss",
-            f"gradient norm {res.grad_norm:.1e} (converged {res.success}); over {n_perturb} perturbations "
+            f"gradient norm {res.grad_norm:.1e} (stationary {res.stationary}); over {n_perturb} perturbations "
             f"min(perturbed loss - final loss) = {-drop:+.1e}",
-            bool(res.success) and drop <= 1e-12,
+            bool(res.stationary) and drop <= 1e-12,
         ),
     ]
     rows = [

@@ -51,7 +51,7 @@ def _analyse(res, X, y, C_y, C_alpha, bar=None):
                 share_split=float(np.mean(after == pred[None])),
                 t0=int(res.pattern_stable_step[b]),
                 loss=float(res.loss[b]),
-                converged=bool(res.success[b]),
+                converged=bool(res.stationary[b]),
             )
         )
         if bar is not None:

@@ -45,7 +45,7 @@ def _gaps(K: np.ndarray, y: np.ndarray, steps: int, eta) -> Tuple[np.ndarray, np
     for b in range(y.shape[0]):
         star = minnorm(None, y[b], gram=K[b])
         gaps[b] = limit_gap(res.alpha[b], star.alpha, gram=K[b])
-    return gaps, np.asarray(res.eta), np.asarray(res.success)
+    return gaps, np.asarray(res.eta), np.asarray(res.stationary)
 
 
 def bootstrap_slope(x: np.ndarray, gap: np.ndarray, *, n_boot: int = 2000, rng=None, level: float = 0.95):

@@ -134,7 +134,7 @@ def _init_row(res, X: np.ndarray, y: np.ndarray, b: int) -> Tuple[dict, np.ndarr
         size_S=int(S.size),
         S_within_positives=bool(np.all(y[S] > 0)),
         final_loss=float(res.loss[b]),
-        converged=bool(res.success[b]),
+        converged=bool(res.stationary[b]),
         nit=int(res.nit[b]),
         pattern_stable_step=int(res.pattern_stable_step[b]),
         dist_lemma1=lemma1,
@@ -180,8 +180,8 @@ def _claims(res, rows, subsets, lemma1, mni, n_inits: int, mni_tolerance: float)
         claim(
             "converged",
             "GD converged for every init",
-            f"{int(np.sum(res.success))}/{n_inits}",
-            bool(np.all(res.success)),
+            f"{int(np.sum(res.stationary))}/{n_inits}",
+            bool(np.all(res.stationary)),
         ),
     ]
 

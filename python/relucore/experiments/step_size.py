@@ -123,7 +123,7 @@ def _gd_gaps(K, y, alpha_star, eta_units, *, conv_steps: float, eps=None):
     steps = int(np.ceil(conv_steps * np.max(mu1 / mun) / np.min(eta_units)))
     res = train(None, yB, gram=KB, signs=(1.0, -1.0), init="positive", eps=eps, eta=etaB, steps=steps)
     gaps = _gap(res.alpha, np.repeat(alpha_star, E, axis=0), KB).reshape(trials, E)
-    return gaps, float(np.mean(res.success))
+    return gaps, float(np.mean(res.stationary))
 
 
 def _fit_floor(eta, gap, p=1.0):

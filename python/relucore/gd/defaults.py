@@ -47,6 +47,8 @@ MAX_CONDITION = _cpp.max_condition
 MAX_STEPS = 2**62
 #: Default relative gradient tolerance: tol = TOL_FACTOR * sqrt(mu_1(K)) * ||y||.
 TOL_FACTOR = _cpp.tol_factor
+#: An example no neuron is active on is unfit when ``|h_i - y_i| > UNFIT_RTOL |y_i|`` (square loss).
+UNFIT_RTOL = _cpp.unfit_rtol
 #: Standard deviation of the default "gaussian" init (Lai et al. 2026, Fig. 3: variance 2e-6).
 DEFAULT_INIT_SCALE = _cpp.init_scale
 #: C_alpha of the default positive-init offset eps = y_min / (C_alpha m) (Lai et al. 2026, Theorems 1, 3, 5).
@@ -96,12 +98,20 @@ def default_eps(y: np.ndarray, m: int, C_alpha: float = C_ALPHA) -> np.ndarray:
     return default_offset_batch(np.asarray(y, dtype=float), m, C_alpha)[:, None, None]
 
 
-def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
+def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str, h0: Optional[np.ndarray] = None) -> np.ndarray:
     """Per-problem gradient tolerance: ``TOL_FACTOR sqrt(mu_1) ||y||`` (square loss), 0 (logistic).
 
-    At least the smallest normal number for the square loss, so that an exactly
-    stationary point (zero gradient, e.g. with y = 0) counts as converged.
+    A problem with ``y = 0`` takes the scale of its start instead,
+    ``TOL_FACTOR sqrt(mu_1) ||h0||`` with ``h0`` (B, n) the starting predictions
+    (the gradient at the start is about ``sqrt(mu_1) ||h0 - y||`` either way):
+    a tolerance proportional to ``||y|| = 0`` could only be met by an exactly
+    stationary point. At least the smallest normal number, so that an exactly
+    stationary point (zero gradient) counts as converged. The positive start
+    from X applies the same rule in C++ (relucore/gd/positive_start.hpp).
     """
     if not loss_traits(loss)["relative_tol"]:
         return np.zeros(y.shape[0])
-    return np.maximum(TOL_FACTOR * np.sqrt(mu1) * np.linalg.norm(y, axis=1), np.finfo(float).tiny)
+    scale = np.linalg.norm(y, axis=1)
+    if h0 is not None and not scale.all():
+        scale = np.where(scale > 0, scale, np.linalg.norm(h0, axis=1))
+    return np.maximum(TOL_FACTOR * np.sqrt(mu1) * scale, np.finfo(float).tiny)

@@ -203,7 +203,11 @@ def _prepare_general(
     )
     _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
     eta_arr = _step_size(eta, mu[:, -1], signs_arr, loss, n, batched, what)
-    tol_arr = default_tol(mu[:, -1], y, loss) if tol is None else np.full(B, check_nonnegative(tol, "tol"))
+    if tol is None:
+        h0 = None if np.any(y, axis=1).all() else _predictions(beta0, signs_arr, activation, leaky_slope)
+        tol_arr = default_tol(mu[:, -1], y, loss, h0)
+    else:
+        tol_arr = np.full(B, check_nonnegative(tol, "tol"))
     return Prepared(
         X=X,
         K=K,
@@ -504,6 +508,12 @@ def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
         )
 
 
+def _predictions(beta, signs, activation, leaky_slope) -> np.ndarray:
+    """h = sum_k s_k phi(beta_k) for beta (B, m, n): (B, n)."""
+    act = np.maximum(beta, 0.0) if activation == "relu" else np.where(beta > 0, beta, leaky_slope * beta)
+    return np.einsum("k,bkn->bn", signs, act)
+
+
 def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:
     """The starting point must be finite with a finite loss, or no run makes sense."""
     culprit = {"positive": "eps", "disjoint": "eps, C_g", "gaussian": "init_scale", "array": "init"}[init_name]
@@ -518,8 +528,7 @@ def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0
                     f"the starting point is too large: {label} overflows float64 (check {culprit}; "
                     f"max |beta0| = {np.max(np.abs(beta0)):.3g})"
                 )
-        act = np.maximum(beta0, 0.0) if activation == "relu" else np.where(beta0 > 0, beta0, leaky_slope * beta0)
-        h0 = np.einsum("k,bkn->bn", signs, act)
+        h0 = _predictions(beta0, signs, activation, leaky_slope)
         loss0 = 0.5 * np.sum(np.square(h0 - y), axis=-1)
     if not np.all(np.isfinite(loss0)):
         # (For the logistic loss this is a bound: its loss is finite when h0 is.)

@@ -19,6 +19,8 @@ STATUS_MESSAGES = {
     int(_core.Status.diverged): "diverged",
     int(_core.Status.cancelled): "cancelled",
     int(_core.Status.stopped): "stopped by the callback",
+    int(_core.Status.stalled): "stalled: the gradient norm fell below tol at a stationary point that leaves examples "
+    "unfit (no neuron active on them)",
 }
 _STATUS_NAMES = {int(v): k for k, v in _core.Status.__members__.items()}
 
@@ -119,10 +121,13 @@ class TrainResult:
     nit : int
         GD steps taken.
     success : bool
-        True when the gradient norm fell below ``tol`` (``status == 0``).
+        True when the gradient norm fell below ``tol`` at a state that leaves
+        no example unfit (``status == 0``).
     status : int
         0 converged, 1 step budget used up, 2 diverged, 3 cancelled,
-        4 stopped by a callback (:meth:`relucore.Trainer.run`).
+        4 stopped by a callback (:meth:`relucore.Trainer.run`), 5 stalled: the
+        gradient norm fell below ``tol`` at a stationary point that leaves
+        examples unfit (see ``unfit``).
     message : str
     pattern_stable_step : int
         First step after which no activation mask ``D(beta_k)`` changed again
@@ -131,6 +136,15 @@ class TrainResult:
         Recorded states when ``record`` was given.
     tol : float
         The gradient-norm tolerance the run used.
+    unfit : ndarray of int, or list of them for a batch
+        The examples a stalled run (status 5) leaves unfit, empty otherwise:
+        no neuron is active on example ``i`` (so no gradient reaches it),
+        some neuron could fit it (``s_k y_i > 0`` for the ReLU; any
+        ``y_i != 0`` for the leaky ReLU), and ``|h_i - y_i| >
+        relucore.gd.defaults.UNFIT_RTOL * |y_i|`` (square loss) or
+        ``y_i h_i <= 0`` (logistic loss: misclassified, since the loss never
+        reaches 0 there). With X of full row rank a stationary point leaves no
+        example unfit exactly when it is a global minimum.
     """
 
     W: Optional[np.ndarray]
@@ -155,11 +169,20 @@ class TrainResult:
     loss_name: str = "square"
     activation: str = "relu"
     leaky_slope: float = 0.01
+    unfit: Union[np.ndarray, list, None] = None
 
     @property
     def batched(self) -> bool:
         """True when this result holds a batch of problems."""
         return self.alpha.ndim == 3
+
+    @property
+    def stationary(self):
+        """True where the gradient norm fell below ``tol``: converged (0) or stalled (5).
+
+        ``success`` is the stricter "converged with no example left unfit".
+        """
+        return np.isin(self.status, (0, 5)) if self.batched else self.status in (0, 5)
 
     @property
     def mask(self) -> np.ndarray:

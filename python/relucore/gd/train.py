@@ -12,7 +12,7 @@ import numpy as np
 
 from relucore import _core
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
-from relucore.gd.defaults import MAX_STEPS, default_eta
+from relucore.gd.defaults import MAX_STEPS, UNFIT_RTOL, default_eta
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
 from relucore.gd.results import STATUS_MESSAGES, History, TrainResult
@@ -32,7 +32,28 @@ def overflow_message(nit: int, eta: float) -> str:
     )
 
 
-def _message(status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int) -> str:
+def unfit_message(nit: int, loss: float, grad: float, tol: float, unfit, loss_name: str) -> str:
+    """Status-5 message: the stationary point reached and the examples it leaves unfit."""
+    idx = [int(i) for i in unfit]
+    shown = ", ".join(map(str, idx[:10])) + (f", ... ({len(idx)} in all)" if len(idx) > 10 else "")
+    why = (
+        "y_i h_i <= 0: misclassified"
+        if loss_name == "logistic"
+        else f"|h_i - y_i| > {UNFIT_RTOL:g} |y_i|, and some neuron has the sign of y_i"
+    )
+    return (
+        f"stalled after {nit} steps at a stationary point (gradient norm {grad:.3g} < tol {tol:.3g}, "
+        f"loss {loss:.3g}) that leaves example{'s' if len(idx) != 1 else ''} [{shown}] unfit: no neuron is "
+        f"active on {'them' if len(idx) != 1 else 'it'} ({why}), so GD cannot fit "
+        f"{'them' if len(idx) != 1 else 'it'}; try a smaller eta or another init"
+    )
+
+
+def _message(
+    status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int, unfit=(), loss_name="square"
+) -> str:
+    if status == 5:
+        return unfit_message(nit, loss, grad, tol, unfit, loss_name)
     if status == 0:
         return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
     if status == 1:
@@ -90,7 +111,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     tol : float, optional
         Stop once ``||grad_W R||_F < tol`` (0: never stop early). Default
         ``1e-12 sqrt(mu_1(K)) ||y||`` for the square loss (about 1e-12 of the
-        gradient at a small init) and 0 (never stop early) for the logistic loss.
+        gradient at a small init; with ``y = 0``, ``||h(X; W0)||`` replaces ``||y||``)
+        and 0 (never stop early) for the logistic loss. A run whose gradient
+        norm falls below ``tol`` at a stationary point that leaves examples
+        unfit ends "stalled" (status 5, see ``TrainResult.unfit``).
     record : int, default 0
         Keep the loss, beta, alpha and the activation masks every ``record``
         steps (and at the end) in ``result.history``; 0 keeps nothing.
@@ -126,7 +150,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     -------
     TrainResult
         Final W, alpha, beta, loss, status, the pattern-stabilisation step and
-        the history. ``success`` is True when the gradient norm fell below ``tol``.
+        the history. ``success`` is True when the gradient norm fell below ``tol``
+        at a state that leaves no example unfit.
 
     Examples
     --------
@@ -157,23 +182,44 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     )
 
 
-def _history_buffers(B: int, m: int, n: int, steps: int, record: int) -> dict:
+def _history_request(B: int, m: int, n: int, steps: int, record: int) -> dict:
+    """The engines' history request: at most ``steps // record + 2`` states per problem.
+
+    The engines grow each history with the run (a chunk, then doubling), so
+    memory follows the steps actually run; the guard refuses, before anything
+    is allocated, a run whose full budget could need more than the memory
+    available now (states are kept twice at the end: the growing buffers and
+    the returned arrays).
+    """
     if record <= 0:
-        return {"capacity": 0}
+        return {"limit": 0}
     R = steps // record + 2
     check_history_memory(
-        float(B) * R * (16 + 17 * m * n),
+        2.0 * B * R * (16 + 17 * m * n),
         "record",
-        f"keeping {R} states of {B} problem(s) (steps={steps}, record={record})",
+        f"keeping up to {R} states of {B} problem(s) (steps={steps}, record={record})",
     )
-    return {
-        "capacity": R,
-        "steps": np.full((B, R), -1, dtype=np.int64),
-        "loss": np.full((B, R), np.nan),
-        "beta": np.full((B, R, m, n), np.nan),
-        "alpha": np.full((B, R, m, n), np.nan),
-        "mask": np.zeros((B, R, m, n), dtype=np.uint8),
-    }
+    return {"limit": R, "states": True}
+
+
+def _messages(p: Prepared, out: dict, steps: int):
+    """Per problem: the unfit examples (indices) and the message of the engine's status."""
+    unfit = [np.flatnonzero(row) for row in out["unfit"]]
+    messages = [
+        _message(
+            int(out["status"][b]),
+            int(out["nit"][b]),
+            float(out["loss"][b]),
+            float(out["grad_norm"][b]),
+            float(p.tol[b]),
+            float(p.eta[b]),
+            steps,
+            unfit[b],
+            p.loss,
+        )
+        for b in range(len(unfit))
+    ]
+    return unfit, messages
 
 
 def run_prepared(
@@ -182,7 +228,7 @@ def run_prepared(
     """Runs a prepared batch on an engine and packages the result."""
     B, m, n = p.beta0.shape
     settings = p.settings(steps, record)
-    hist = _history_buffers(B, m, n, steps, record)
+    hist = _history_request(B, m, n, steps, record)
     alpha = p.alpha0.copy()
     beta = p.beta0.copy()
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
@@ -195,12 +241,7 @@ def run_prepared(
 
     status = out["status"].astype(int)
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
-    messages = [
-        _message(
-            int(status[b]), int(nit[b]), float(loss[b]), float(grad_norm[b]), float(p.tol[b]), float(p.eta[b]), steps
-        )
-        for b in range(B)
-    ]
+    unfit, messages = _messages(p, out, steps)
     # No non-finite number may leave in a result that is not marked diverged:
     # the engines watch the loss, but a state can overflow where the loss
     # does not see it (inactive units, or W rebuilt from alpha).
@@ -219,6 +260,7 @@ def run_prepared(
         for b in np.flatnonzero(~finite & ~diverged):
             status[b] = 2
             messages[b] = overflow_message(int(nit[b]), float(p.eta[b]))
+            unfit[b] = unfit[b][:0]
         diverged = status == 2
     if on_divergence == "raise" and diverged.any():
         b = int(np.flatnonzero(diverged)[0])
@@ -226,12 +268,13 @@ def run_prepared(
 
     history = None
     if record > 0:
+        h = out["history"]
         history = History(
-            steps=hist["steps"],
-            loss=hist["loss"],
-            beta=hist["beta"],
-            alpha=hist["alpha"],
-            mask=hist["mask"].astype(bool),
+            steps=h["steps"],
+            loss=h["loss"],
+            beta=h["beta"],
+            alpha=h["alpha"],
+            mask=h["mask"].view(bool),
             n_records=out["n_records"].copy(),
         )
         if not p.batched:
@@ -274,6 +317,7 @@ def run_prepared(
         loss_name=p.loss,
         activation=p.activation,
         leaky_slope=p.leaky_slope,
+        unfit=unfit if p.batched else unfit[0],
     )
 
 

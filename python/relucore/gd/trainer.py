@@ -306,18 +306,22 @@ class Trainer:
         py_callback = None if callback is None else (lambda: callback(self))
         out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
         status = int(out["status"])
-        message = _message(status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until)
+        unfit = np.asarray(out["unfit"], dtype=np.int64)
+        loss_name = self._engine.settings.loss.name
+        message = _message(
+            status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until, unfit, loss_name
+        )
         with np.errstate(over="ignore", invalid="ignore"):
             W = self.W
         parts = [self.alpha, self.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
         if status != 2 and not all(np.isfinite(a).all() for a in parts):
             # No non-finite number leaves in a result that is not marked diverged.
-            status, message = 2, overflow_message(int(out["nit"]), self.eta)
+            status, message, unfit = 2, overflow_message(int(out["nit"]), self.eta), unfit[:0]
         if status == 2 and self._on_divergence == "raise":
             raise DivergenceError(message)
-        return self._result(status, message, tol, out)
+        return self._result(status, message, tol, out, unfit)
 
-    def _result(self, status: int, message: str, tol: float, out: dict) -> TrainResult:
+    def _result(self, status: int, message: str, tol: float, out: dict, unfit=None) -> TrainResult:
         with np.errstate(over="ignore", invalid="ignore"):
             W = self.W
         s = self._engine.settings
@@ -344,6 +348,7 @@ class Trainer:
             loss_name=s.loss.name,
             activation=s.activation.name,
             leaky_slope=float(s.leaky_slope),
+            unfit=np.zeros(0, dtype=np.int64) if unfit is None else unfit,
         )
 
     # --------------------------------------------------------- checkpoints

@@ -121,7 +121,7 @@ MEASURED: Tuple[Column, ...] = (
 )
 
 TRAILING: Tuple[Column, ...] = (
-    Column("status", "U", "converged, max_steps, diverged or error", TRAIN, CORE),
+    Column("status", "U", "converged, stalled, max_steps, diverged or error", TRAIN, CORE),
     Column("error", "U", "the exception of a failed trial ('' otherwise)", MESSAGE, CORE),
 )
 

@@ -13,6 +13,7 @@
 #include "relucore/gd/run.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -67,7 +68,7 @@ public:
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
         for (Index k = 0; k < W_.rows(); ++k) d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
-        grad_norm_ = d_W_.norm() / settings_.eta;
+        grad_norm_ = weights_grad_norm();
         evaluated_ = true;
     }
 
@@ -86,6 +87,18 @@ public:
     const RowMatrix& W() const { return W_; }
 
 private:
+    /// ||d_W|| / eta; when the sum of squares under- or overflows (X far from
+    /// 1 in scale), from d_W divided by its largest entry. Ordinary scales
+    /// keep the plain formula bit for bit.
+    Scalar weights_grad_norm() const {
+        constexpr Scalar tiny = std::numeric_limits<Scalar>::min() / std::numeric_limits<Scalar>::epsilon();
+        const Scalar sq = d_W_.squaredNorm();
+        if (sq >= tiny && sq <= std::numeric_limits<Scalar>::max()) return std::sqrt(sq) / settings_.eta;
+        const Scalar c = d_W_.cwiseAbs().maxCoeff();
+        if (!std::isfinite(c) || c == 0) return std::sqrt(sq) / settings_.eta;
+        return (d_W_ / c).norm() * c / settings_.eta;
+    }
+
     void compute_beta() {
         for (Index k = 0; k < W_.rows(); ++k) beta_.row(k).transpose().noalias() = X_ * W_.row(k).transpose();
     }

@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
@@ -148,7 +149,7 @@ public:
         } else {
             loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
             dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-            grad_norm_ = apply_gram() / settings_.eta;
+            grad_norm_ = grad_norm_from(apply_gram());
         }
         evaluated_ = true;
     }
@@ -195,7 +196,7 @@ private:
     /// with a non-zero coefficient: inactive examples cost nothing (K is
     /// symmetric). Plain loops over contiguous rows: for the small n typical
     /// here they beat Eigen's expression overhead and still vectorise.
-    /// @return ||grad_W R||_F * eta = sqrt(sum_k d_alpha_k^T K d_alpha_k)
+    /// @return eta^2 ||grad_W R||_F^2 = sum_k d_alpha_k^T K d_alpha_k
     Scalar apply_gram() {
         const Index m = d_alpha_.rows();
         const Index n = d_alpha_.cols();
@@ -206,7 +207,34 @@ private:
             gram_times(da, db);
             for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
         }
-        return std::sqrt(std::max<Scalar>(sq, 0));
+        return sq;
+    }
+
+    /// ||grad_W R||_F from sq = sum_k d_alpha_k^T K d_alpha_k (= eta^2 times its
+    /// square) and the d_alpha, d_beta = K d_alpha of the evaluated state. sq
+    /// under- or overflows when X is far from 1 in scale (X 1e150 times
+    /// larger: d_alpha ~ 1e-300, sq below the smallest normal number); then
+    /// the sum is recomputed with d_alpha and d_beta divided by their largest
+    /// entries. Otherwise the plain sqrt(sq) / eta is returned, bit for bit.
+    Scalar grad_norm_from(Scalar sq) const {
+        constexpr Scalar tiny = std::numeric_limits<Scalar>::min() / std::numeric_limits<Scalar>::epsilon();
+        if (sq >= tiny && sq <= std::numeric_limits<Scalar>::max()) return std::sqrt(sq) / settings_.eta;
+        const Index m = d_alpha_.rows();
+        const Index n = d_alpha_.cols();
+        const Index stride = d_beta_.cols();
+        Scalar ca = 0, cb = 0;
+        for (Index k = 0; k < m; ++k)
+            for (Index j = 0; j < n; ++j) {
+                ca = std::max(ca, std::abs(d_alpha_(k, j)));
+                cb = std::max(cb, std::abs(d_beta_.data()[k * stride + j]));
+            }
+        // A non-finite step is left to the divergence check; a zero one has norm 0.
+        if (!std::isfinite(ca) || !std::isfinite(cb)) return std::sqrt(std::max<Scalar>(sq, 0)) / settings_.eta;
+        if (ca == 0 || cb == 0) return 0;
+        Scalar q = 0;
+        for (Index k = 0; k < m; ++k)
+            for (Index j = 0; j < n; ++j) q += (d_beta_.data()[k * stride + j] / cb) * (d_alpha_(k, j) / ca);
+        return std::sqrt(std::max<Scalar>(q, 0)) * std::sqrt(ca) * std::sqrt(cb) / settings_.eta;
     }
 
     /// db = K da (db holds d_beta_.cols() >= n entries), summing c_i K_i over
@@ -377,7 +405,7 @@ private:
                 gram_times(dak, dbk);
             for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
         }
-        grad_norm_ = std::sqrt(std::max<Scalar>(sq, 0)) / eta;
+        grad_norm_ = grad_norm_from(sq);
         evaluated_ = true;
     }
 

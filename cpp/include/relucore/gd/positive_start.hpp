@@ -94,6 +94,17 @@ inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, S
     return StartCheck::ok;
 }
 
+/// The default gradient tolerance of the square loss: tol_factor sqrt(mu_1) ||y||,
+/// with ||h0||, the norm of the starting predictions, in place of ||y|| when
+/// y = 0 (the gradient at the start is about sqrt(mu_1) ||h0 - y|| either way,
+/// and a tolerance proportional to ||y|| = 0 is met only by an exactly
+/// stationary point); at least the smallest normal number, so that an exactly
+/// stationary point counts as converged.
+inline Scalar default_tolerance(Scalar tol_factor, Scalar mu1, Scalar y_norm, Scalar h0_norm) {
+    const Scalar scale = y_norm > 0 ? y_norm : h0_norm;
+    return std::max(tol_factor * std::sqrt(mu1) * scale, std::numeric_limits<Scalar>::min());
+}
+
 /// Builds the all-positive start w_k = X^T K^{-1} eps for one problem.
 ///
 /// @param X      n x d inputs
@@ -164,11 +175,13 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
     } else {
         eta = eta_default;
     }
+    // loss0 = ||h0 - y||^2 is ||h0||^2 when y = 0.
     if (opt.tol >= 0)
         tol = opt.tol;
     else
-        tol = loss_traits(opt.loss).relative_tol ? std::max(opt.tol_factor * std::sqrt(mu1) * std::sqrt(y_sq), tiny)
-                                                 : Scalar(0);
+        tol = loss_traits(opt.loss).relative_tol
+                  ? default_tolerance(opt.tol_factor, mu1, std::sqrt(y_sq), y_sq > 0 ? Scalar(0) : std::sqrt(loss0))
+                  : Scalar(0);
     return StartCheck::ok;
 }
 

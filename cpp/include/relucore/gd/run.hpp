@@ -21,9 +21,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace relucore {
 
@@ -63,6 +65,10 @@ enum class Status : int {
     diverged = 2,   ///< loss became non-finite or exploded
     cancelled = 3,  ///< the cancel flag was raised
     stopped = 4,    ///< the run's callback asked to stop
+    /// the gradient norm fell below tol at a stationary point that leaves
+    /// examples unfit (example_unfit()): no neuron is active on them, so GD
+    /// cannot reach them any more, though a neuron of their label's sign exists
+    stalled = 5,
 };
 
 /// Outcome of run_to_stop(). The loss and gradient norm belong to the final state.
@@ -73,7 +79,46 @@ struct RunSummary {
     Scalar grad_norm = 0;                  ///< ||grad_W R||_F at the final state
     std::int64_t pattern_stable_step = 0;  ///< first step after which no mask changed
     std::int64_t n_records = 0;            ///< states written to the history
+    std::int64_t n_unfit = 0;              ///< examples unfit at the final state (counted when stalled)
 };
+
+/// Whether example i is left unfit by the engine's current (evaluated) state:
+///   - no neuron is active on it (beta_{k,i} <= 0 for every k), so no gradient
+///     of the ReLU reaches it and GD cannot change its prediction any more;
+///   - the model could fit it: some neuron has s_k y_i > 0 (for the ReLU; the
+///     leaky ReLU outputs either sign, so any y_i != 0). An example that no
+///     neuron can fit (y_i < 0 with only positive s_k) is at its best value
+///     h_i = 0, part of the global minimum, and never counts;
+///   - it is not fit: |h_i - y_i| > defaults::unfit_rtol |y_i| for the square
+///     loss (scale-aware: relative to its own label), and y_i h_i <= 0
+///     (misclassified) for the logistic loss, whose loss never reaches 0 and
+///     where fitting an example means classifying it correctly.
+/// With K positive definite (X of full row rank) a stationary point leaves no
+/// example unfit exactly when it is a global minimum.
+template <class Engine>
+bool example_unfit(const Engine& e, Index i) {
+    const auto& beta = e.beta();
+    const auto& outer = e.outer();
+    const ModelSpec& spec = e.settings().model;
+    const Scalar y = e.labels()[i];
+    bool fittable = spec.activation != Activation::relu && y != 0;
+    for (Index k = 0; k < beta.rows(); ++k) {
+        if (beta(k, i) > 0) return false;
+        fittable = fittable || outer[k] * y > 0;
+    }
+    if (!fittable) return false;
+    const Scalar h = e.predictions()[i];
+    if (spec.loss == Loss::logistic) return !(y * h > 0);
+    return std::abs(h - y) > defaults::unfit_rtol * std::abs(y);
+}
+
+/// Number of examples example_unfit() reports at the engine's current state.
+template <class Engine>
+std::int64_t count_unfit(const Engine& e) {
+    std::int64_t count = 0;
+    for (Index i = 0; i < e.beta().cols(); ++i) count += example_unfit(e, i) ? 1 : 0;
+    return count;
+}
 
 /// Follows the activation masks D(beta_k) = 1[beta_k > 0] and remembers the
 /// last step at which any of them changed: every mask is constant from
@@ -120,7 +165,8 @@ private:
 /// kept). Slot r holds the state of step steps[r]; beta/alpha/mask are m x n
 /// row-major blocks, so `beta` must hold capacity * m * n doubles. Records
 /// beyond `capacity` are dropped (never written); size the buffers with
-/// history_capacity().
+/// history_capacity(), or set `grow` (see GrowingHistory) to enlarge them as
+/// the run goes.
 struct History {
     std::int64_t* steps = nullptr;
     Scalar* loss = nullptr;
@@ -129,10 +175,16 @@ struct History {
     std::uint8_t* mask = nullptr;
     std::int64_t capacity = 0;
     std::int64_t count = 0;
+    /// Called with `grow_context` when a record finds every slot used; it may
+    /// enlarge the buffers (updating the pointers and capacity). Null: drop.
+    void (*grow)(History&, void*) = nullptr;
+    void* grow_context = nullptr;
 
-    /// Writes the engine's current state into slot `count` (if one is left).
+    /// Writes the engine's current state into slot `count` (growing the
+    /// buffers first if they are full and `grow` is set; dropped if still full).
     template <class Engine>
     void record(const Engine& e, std::int64_t step) {
+        if (count >= capacity && grow) grow(*this, grow_context);
         if (count >= capacity) return;
         const Index mn = e.beta().size();
         if (steps) steps[count] = step;
@@ -150,6 +202,74 @@ inline std::int64_t history_capacity(std::int64_t max_steps, std::int64_t record
     if (record_every <= 0) return 0;
     return max_steps / record_every + 2;
 }
+
+/// History storage that grows with the run instead of being sized for the
+/// whole step budget: it starts with `initial` slots and doubles (up to
+/// `limit`, the most the run can fill: history_capacity()) when a record
+/// finds it full, so memory follows the steps actually run and the loop
+/// allocates only at those chunk boundaries. A failed allocation keeps the
+/// records so far, drops the rest and sets failed().
+class GrowingHistory {
+public:
+    /// @param mn      m * n, the size of one beta/alpha/mask record
+    /// @param limit   most slots ever needed; @param initial  slots to start with
+    /// @param keep_states keep beta, alpha and mask (false: steps and loss only)
+    GrowingHistory(Index mn, std::int64_t limit, std::int64_t initial, bool keep_states = true)
+        : mn_(mn), limit_(limit), keep_states_(keep_states) {
+        history_.grow = &GrowingHistory::grow_hook;
+        history_.grow_context = this;
+        resize(std::min(std::max<std::int64_t>(initial, 1), std::max<std::int64_t>(limit, 0)));
+    }
+    GrowingHistory(const GrowingHistory&) = delete;
+    GrowingHistory& operator=(const GrowingHistory&) = delete;
+
+    /// The view run_to_stop() writes through (valid while this object lives).
+    History& history() { return history_; }
+    std::int64_t count() const { return history_.count; }
+    bool failed() const { return failed_; }
+    const std::vector<std::int64_t>& steps() const { return steps_; }
+    const std::vector<Scalar>& loss() const { return loss_; }
+    const std::vector<Scalar>& beta() const { return beta_; }
+    const std::vector<Scalar>& alpha() const { return alpha_; }
+    const std::vector<std::uint8_t>& mask() const { return mask_; }
+
+private:
+    static void grow_hook(History& h, void* self) {
+        auto* g = static_cast<GrowingHistory*>(self);
+        if (g->failed_ || h.capacity >= g->limit_) return;
+        try {
+            g->resize(std::min(g->limit_, std::max<std::int64_t>(2 * h.capacity, 1)));
+        } catch (const std::bad_alloc&) {
+            g->failed_ = true;
+        }
+    }
+    void resize(std::int64_t slots) {
+        const auto r = static_cast<std::size_t>(slots);
+        const auto block = r * static_cast<std::size_t>(mn_);
+        steps_.resize(r);
+        loss_.resize(r);
+        if (keep_states_) {
+            beta_.resize(block);
+            alpha_.resize(block);
+            mask_.resize(block);
+        }
+        history_.steps = steps_.data();
+        history_.loss = loss_.data();
+        history_.beta = keep_states_ ? beta_.data() : nullptr;
+        history_.alpha = keep_states_ ? alpha_.data() : nullptr;
+        history_.mask = keep_states_ ? mask_.data() : nullptr;
+        history_.capacity = slots;
+    }
+
+    Index mn_;
+    std::int64_t limit_;
+    bool keep_states_;
+    bool failed_ = false;
+    History history_;
+    std::vector<std::int64_t> steps_;
+    std::vector<Scalar> loss_, beta_, alpha_;
+    std::vector<std::uint8_t> mask_;
+};
 
 namespace detail {
 
@@ -214,6 +334,9 @@ void advance(Engine& e, long) {
 ///      (t >= s.max_steps); so a cancelled run reports cancelled even when
 ///      it had also converged or used up its budget;
 ///   5. otherwise one GD step is applied and the loop continues.
+/// A converged run whose final state leaves examples unfit (example_unfit():
+/// no neuron active on them) is reported as Status::stalled instead, with
+/// their count in n_unfit: one decision for every caller of this loop.
 /// The returned loss and gradient norm therefore belong to the returned state,
 /// and the final state is always recorded (when recording is on).
 /// The divergence threshold is s.divergence_factor * max(loss at the first
@@ -274,6 +397,10 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
     out.grad_norm = engine.grad_norm();
     out.pattern_stable_step = engine.pattern().stable_step();
     out.n_records = history ? history->count : 0;
+    if (out.status == Status::converged) {
+        out.n_unfit = count_unfit(engine);
+        if (out.n_unfit > 0) out.status = Status::stalled;
+    }
     return out;
 }
 

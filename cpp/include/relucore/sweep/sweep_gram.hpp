@@ -156,9 +156,10 @@ inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const Gram
         return out;
     }
     out.eta = st.eta > 0 ? st.eta : 1.0 / (st.sign * st.sign * out.mu1);
-    out.tol = st.tol >= 0
-                  ? st.tol
-                  : std::max(defaults::tol_factor * std::sqrt(out.mu1) * y.norm(), std::numeric_limits<double>::min());
+    // h0 = s eps on every example: its norm |s| eps sqrt(n) stands in for ||y|| = 0.
+    out.tol = st.tol >= 0 ? st.tol
+                          : default_tolerance(defaults::tol_factor, out.mu1, y.norm(),
+                                              std::abs(st.sign) * eps * std::sqrt(static_cast<double>(n)));
     GDSettings s;
     s.eta = out.eta;
     s.tol = out.tol;
