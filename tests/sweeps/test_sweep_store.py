@@ -172,12 +172,23 @@ def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
 def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
     path = tmp_path / "f.db"
     relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
-    monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", 2)  # what the 0.2.0 bump does
+    now = relucore.sweeps.config.SWEEP_FORMAT
+    monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", now + 1)  # what the next bump does
     with pytest.raises(relucore.CheckpointError) as info:
         relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
     msg = str(info.value)
-    assert str(path) in msg and "sweep format 1" in msg and "computes format 2" in msg
+    assert str(path) in msg and f"sweep format {now}" in msg and f"computes format {now + 1}" in msg
     assert "relucore sweep export" in msg
+
+
+def test_a_format_1_store_names_what_changed(tmp_path):
+    """A store of relucore 0.1.0's rows (format 1) is refused with what format 2 changed."""
+    path = tmp_path / "old.db"
+    relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = 1 WHERE key = 'sweep_format'")
+    with pytest.raises(relucore.CheckpointError, match="format 2: runs that stop at a stationary point"):
+        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
 
 
 def test_status_counts_errors_rate_and_eta(tmp_path):

@@ -20,6 +20,7 @@ from relucore.cli import app as cli
 from relucore.sweeps import store_read
 from relucore.sweeps.columns import MEASURED, TRAILING_COLUMNS
 from relucore.sweeps.store import sqlite_error
+from relucore.sweeps.store_read import read_table
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
@@ -185,9 +186,19 @@ def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_
     assert cli.main(["sweep", "import", str(old), str(new)]) == 0
     out = capsys.readouterr().out
     assert "imported 12 rows" in out and "4 rows were already in the store" in out and "(11 bytes)" in out
+    # The imported rows read back as they were written (format 1: rows of relucore 0.1.0) ...
+    part = read_table(new)
+    key = ["config_index", "trial"]
+    merged = part[key].merge(full.reset_index(drop=True), on=key, how="left")
+    assert len(part) == 12
+    pd.testing.assert_frame_equal(part[full.columns].reset_index(drop=True), merged[full.columns], check_exact=True)
+    # ... but a sweep of this relucore (format 2) does not resume them: it says why.
+    with pytest.raises(relucore.CheckpointError, match="sweep format 1.*computes format 2.*stalled"):
+        relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=new, progress=False)
     ran = []
     orig = relucore.sweeps.api.run_batch
     monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
+    monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", 1)  # a relucore of format 1 resumes them
     resumed = relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=new, progress=False)
     assert len(ran) == 3  # only the rows the old file lacked
     pd.testing.assert_frame_equal(resumed, full, check_exact=True)

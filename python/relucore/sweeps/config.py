@@ -22,6 +22,7 @@ from relucore._validation import check_int
 
 __all__ = [
     "SWEEP_FORMAT",
+    "FORMAT_CHANGES",
     "DEFAULTS",
     "CONFIG_KINDS",
     "SAMPLER_KEYS",
@@ -38,7 +39,15 @@ __all__ = [
 #: streams (numpy's generators, the Philox Bartlett sampler), the seeding rule
 #: (:func:`trial_seed`, :func:`config_key`) and the configuration keys. A store records it and
 #: refuses to resume rows of another version. Bump it with any change that alters rows.
-SWEEP_FORMAT = 1
+#: 1: relucore 0.1.0. 2: a run that stops at a stationary point leaving examples unfit reads
+#: ``stalled`` (it read ``converged``). The planned changes of 0.2.0 (new random streams,
+#: ``engine="auto"``, renamed keys) belong to this same format break: 2 is the format of 0.2.0.
+SWEEP_FORMAT = 2
+
+#: What each sweep format changed in the rows, for the message that refuses to resume a store.
+FORMAT_CHANGES = {
+    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged')",
+}
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
 #: function the key is passed to" (``sample``/``sample_gram`` or ``train``).

@@ -45,7 +45,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from relucore.sweeps.config import DEFAULTS, canonical_json
+from relucore.sweeps.config import DEFAULTS, FORMAT_CHANGES, canonical_json
 from relucore.sweeps.files import CheckpointError
 from relucore.sweeps.legacy import is_legacy
 from relucore.sweeps.store_codec import (
@@ -181,13 +181,23 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _format_changes(old, new) -> str:
+    """``" (format 2: ...)"`` for the formats between ``old`` and ``new``; "" when unknown."""
+    try:
+        lo, hi = sorted((int(old), int(new)))
+    except (TypeError, ValueError):
+        return ""
+    notes = [f"format {v}: {FORMAT_CHANGES[v]}" for v in range(lo + 1, hi + 1) if v in FORMAT_CHANGES]
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
 def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -> None:
     stored = meta.get("sweep_format")
     if stored != identity["sweep_format"]:
         raise CheckpointError(
             f"store {path!r} holds rows of sweep format {stored} (relucore {meta.get('relucore')}), but this "
-            f"sweep computes format {identity['sweep_format']}: the random streams or seeding differ, so its "
-            f"rows cannot be resumed; read or export them (relucore sweep export {path} OUT.csv), or use "
+            f"sweep computes format {identity['sweep_format']}{_format_changes(stored, identity['sweep_format'])}, "
+            f"so its rows cannot be resumed; read or export them (relucore sweep export {path} OUT.csv), or use "
             f"another store path"
         )
     differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]
