@@ -107,9 +107,14 @@ inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, S
 /// @param[in,out] eta the step size: > 0 on entry keeps it (checked), otherwise the default is written
 /// @param[out] tol    the gradient tolerance (given or default)
 /// @return StartCheck::ok, or the first check that failed (outputs are then partial)
-inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, const StartOptions& opt,
-                                 MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0, MatrixRef W0,
-                                 Scalar& eta, Scalar& tol) {
+///
+/// A template (Matrix is always RowMatrix) so that its eigen-solver is
+/// compiled only in the translation units that call it: the engines include
+/// this header for solve_positive_start() (docs/embedding.md, compile cost).
+template <class Matrix = RowMatrix>
+StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, const StartOptions& opt,
+                          MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0, MatrixRef W0, Scalar& eta,
+                          Scalar& tol) {
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     constexpr Scalar machine_eps = std::numeric_limits<Scalar>::epsilon();
     const Index n = X.rows();
@@ -132,7 +137,7 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
 
     gram_matrix(X, K);
     if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
-    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(K, Eigen::EigenvaluesOnly);
+    Eigen::SelfAdjointEigenSolver<Matrix> eig(K, Eigen::EigenvaluesOnly);
     if (eig.info() != Eigen::Success) return StartCheck::gram_not_finite;
     mu = eig.eigenvalues();
     const Scalar mu1 = mu[n - 1], mun = mu[0];
@@ -141,7 +146,7 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
 
     if (opt.eps >= 0) beta0.setConstant(opt.eps == 0 ? default_offset(y, m, opt.C_alpha) : opt.eps);
     if (!(beta0.array() > 0).all() || !beta0.allFinite()) return StartCheck::eps_invalid;
-    Eigen::LLT<RowMatrix> llt(n);
+    Eigen::LLT<Matrix> llt(n);
     const StartCheck solved = solve_positive_start(K, beta0, 0, llt, alpha0);
     if (solved != StartCheck::ok) return solved;
     W0.setZero();
