@@ -62,7 +62,7 @@ struct StartOptions {
 /// of Lai et al. 2026 (docs/math.md). Labels with a 0 use max_i |y_i| instead
 /// and all-zero labels use 1; as with numpy's min and max, a NaN label makes
 /// both references NaN, so the offset is then 1 / (C_alpha m).
-inline Scalar default_offset(ConstVectorRef y, Index m, Scalar C_alpha) {
+inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
     Scalar y_min = std::numeric_limits<Scalar>::infinity(), y_max = 0;
     bool nan = false;
     for (Index i = 0; i < y.size(); ++i) {
@@ -85,7 +85,7 @@ inline Scalar default_offset(ConstVectorRef y, Index m, Scalar C_alpha) {
 /// rank-deficient X with tiny positive pivots. Callers that have bounded
 /// mu_1 / mu_n by the eigenvalues of K already pass rcond_min = 0. alpha0 is
 /// written only when the check passes; its finiteness is the caller's check.
-inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, Scalar rcond_min,
+inline StartCheck solve_positive_start(const ConstMatrixRef& K, const ConstMatrixRef& beta0, Scalar rcond_min,
                                        Eigen::LLT<RowMatrix>& llt, MatrixRef alpha0) {
     llt.compute(K);
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
@@ -112,9 +112,9 @@ inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, S
 /// compiled only in the translation units that call it: the engines include
 /// this header for solve_positive_start() (docs/embedding.md, compile cost).
 template <class Matrix = RowMatrix>
-StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, const StartOptions& opt,
-                          MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0, MatrixRef W0, Scalar& eta,
-                          Scalar& tol) {
+StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                          const StartOptions& opt, MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0,
+                          MatrixRef W0, Scalar& eta, Scalar& tol) {
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     constexpr Scalar machine_eps = std::numeric_limits<Scalar>::epsilon();
     const Index n = X.rows();
