@@ -7,6 +7,7 @@
 #     vendored Eigen and an "installed" Eigen3 package;
 #   - cpp/examples/subproject (add_subdirectory) and cpp/examples/fetchcontent
 #     (FetchContent from a file:// archive of this checkout).
+# First, every public header alone under strict warnings (.ci/strict_headers.sh).
 # The downstream code is compiled with -Wall -Wextra -Werror. Relucore's headers
 # are system headers for a consumer of the installed package (imported target),
 # ordinary headers for the add_subdirectory/FetchContent projects, so -Werror
@@ -44,6 +45,10 @@ if [[ " ${COMPILERS[*]} " == *" clang++ "* ]]; then
     }
   fi
 fi
+
+# Every public header warning-free under -Wall -Wextra -Wpedantic -Wshadow
+# -Wconversion -Wsign-conversion -Werror, both compilers (fails fast, before the build).
+bash "$ROOT/.ci/strict_headers.sh"
 
 VERSION="$(sed -n 's/^version = "\([0-9][0-9.]*\)".*/\1/p' "$ROOT/pyproject.toml" | head -n 1)"
 

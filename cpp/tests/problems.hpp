@@ -1,7 +1,7 @@
 // Small random problems shared by the C++ tests.
 #pragma once
 
-#include "relucore/relucore.hpp"
+#include "relucore/analysis.hpp"
 
 #include <random>
 

@@ -1,4 +1,9 @@
-// Umbrella header: everything in relucore's C++ core.
+// Umbrella header of the engines: everything a simulator that trains networks
+// needs (types, defaults, the GD engines and their runs, the positive start,
+// Gram kernels, the mean-field engine, random streams, the thread helpers).
+// The analysis code (minimum-norm QPs, Gram statistics and sampling, the Gram
+// sweep trial) has its own umbrella, relucore/analysis.hpp, so that a
+// simulator does not compile it (docs/embedding.md, compile cost).
 #pragma once
 
 // relucore/version.hpp (RELUCORE_VERSION_MAJOR/MINOR/PATCH/STRING) is generated
@@ -20,9 +25,5 @@
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
 #include "relucore/meanfield/weight_gd.hpp"
-#include "relucore/minnorm/minnorm_qp.hpp"
-#include "relucore/random/gram_sample.hpp"
 #include "relucore/random/rng.hpp"
 #include "relucore/simd.hpp"
-#include "relucore/stats/gram_stats.hpp"
-#include "relucore/sweep/sweep_gram.hpp"

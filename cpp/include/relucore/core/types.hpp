@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -31,6 +32,11 @@ using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using VectorMap = Eigen::Map<Vector>;
 using ConstVectorMap = Eigen::Map<const Vector>;
 using MaskMap = Eigen::Map<Mask>;
+
+/// The extent of a local array with N entries, at least 1 (N = 0 stands for a
+/// size known only at run time), as the size_t an array bound is.
+template <int N>
+inline constexpr std::size_t array_extent = N > 0 ? static_cast<std::size_t>(N) : 1;
 
 /// True when an Eigen expression of type T binds to ConstMatrixRef without a
 /// copy (row-major double storage with unit inner stride). Engines that keep a

@@ -38,6 +38,8 @@ public:
     /// @param alpha0   m x n starting dual coordinates (copied; only accumulated)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
+    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
+    // their signatures until named construction (settings and initial-state structs) replaces them.
     DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0, ConstMatrixRef alpha0,
             const GDSettings& settings)
         : Base(y, outer, alpha0, RowMatrix::Zero(outer.size(), y.size()), settings), X_(X), W_(W0) {
@@ -50,6 +52,7 @@ public:
         compute_beta();
         start();
     }
+    // NOLINTEND(performance-unnecessary-value-param)
 
     /// An X that is not row-major double storage would bind to a temporary
     /// copy that dies with the call: refused at compile time.

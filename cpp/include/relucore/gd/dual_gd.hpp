@@ -81,11 +81,14 @@ public:
     /// @param beta0    m x n starting predictions X w_k^(0) (copied)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
+    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
+    // their signatures until named construction (settings and initial-state structs) replaces them.
     DualGD(ConstMatrixRef K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
            const GDSettings& settings)
         : Base(y, outer, alpha0, beta0, settings), K_(K) {
         setup();
     }
+    // NOLINTEND(performance-unnecessary-value-param)
 
     /// Any K that is not row-major double storage would bind to a temporary
     /// copy that dies with the call: refused at compile time (pass a
@@ -102,11 +105,14 @@ public:
 
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.
+    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
+    // their signatures until named construction (settings and initial-state structs) replaces them.
     DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0,
            ConstMatrixRef beta0, const GDSettings& settings)
         : Base(y, outer, alpha0, beta0, settings), K_owner_(require_nonnull(std::move(K))), K_(*K_owner_) {
         setup();
     }
+    // NOLINTEND(performance-unnecessary-value-param)
 
     /// The all-positive initialisation of Lai et al. 2026 (Theorems 1, 3):
     /// w_k^(0) = X^T K^{-1} eps_k, i.e. beta_k^(0) = eps_k and
@@ -117,8 +123,8 @@ public:
     /// @param eps m x n positive entries
     /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
     ///         shapes, non-positive eps or invalid settings
-    static DualGD positive_init(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef eps,
-                                const GDSettings& settings) {
+    static DualGD positive_init(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                                const ConstMatrixRef& eps, const GDSettings& settings) {
         const Index n = X.rows();
         if (eps.rows() != outer.size() || eps.cols() != n) throw std::invalid_argument("eps must be m x n");
         if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
@@ -134,8 +140,8 @@ public:
     }
 
     /// positive_init() with eps_{k,i} = eps for every neuron and example.
-    static DualGD positive_init(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, Scalar eps,
-                                const GDSettings& settings) {
+    static DualGD positive_init(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                                Scalar eps, const GDSettings& settings) {
         return positive_init(X, y, outer, RowMatrix::Constant(outer.size(), X.rows(), eps), settings);
     }
 
@@ -287,7 +293,7 @@ private:
     template <int NP>
     void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
         using Width = std::integral_constant<Index, NP>;
-        Scalar acc[NP];
+        Scalar acc[array_extent<NP>];
         for (int j = 0; j < NP; ++j) acc[j] = 0;
         add_active_rows(K_pad_.data(), Width{}, K_.rows(), Width{}, da, acc);
         for (int j = 0; j < NP; ++j) db[j] = acc[j];

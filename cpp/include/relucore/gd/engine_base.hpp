@@ -82,7 +82,7 @@ public:
 
     /// Replaces the labels between steps (a simulator moving its targets) and
     /// re-evaluates. @throws std::invalid_argument if y has the wrong size
-    void set_labels(ConstVectorRef y) {
+    void set_labels(const ConstVectorRef& y) {
         require_labels(y.size(), y_.size());
         y_ = y;
         evaluated_ = false;
@@ -151,6 +151,9 @@ public:
 protected:
     /// Copies the labels, outer weights, starting alpha and beta and the
     /// settings (validated); checks the shapes they share.
+    // NOLINTBEGIN(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility): the
+    // engines' constructors keep their signatures until named construction replaces them;
+    // protected (not private with a friend) so that each engine derives from it plainly.
     EngineBase(ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
                const GDSettings& settings)
         : y_(y), outer_(outer), alpha_(alpha0), beta_(beta0), settings_(settings) {
@@ -164,6 +167,7 @@ protected:
         g_.resize(n);
         d_alpha_.resize(m, n);
     }
+    // NOLINTEND(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility)
 
     /// @throws std::invalid_argument unless there are n labels (one per row of the data)
     static void require_labels(Index size, Index n) {

@@ -62,7 +62,7 @@ struct StartOptions {
 /// of Lai et al. 2026 (docs/math.md). Labels with a 0 use max_i |y_i| instead
 /// and all-zero labels use 1; as with numpy's min and max, a NaN label makes
 /// both references NaN, so the offset is then 1 / (C_alpha m).
-inline Scalar default_offset(ConstVectorRef y, Index m, Scalar C_alpha) {
+inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
     Scalar y_min = std::numeric_limits<Scalar>::infinity(), y_max = 0;
     bool nan = false;
     for (Index i = 0; i < y.size(); ++i) {
@@ -85,7 +85,7 @@ inline Scalar default_offset(ConstVectorRef y, Index m, Scalar C_alpha) {
 /// rank-deficient X with tiny positive pivots. Callers that have bounded
 /// mu_1 / mu_n by the eigenvalues of K already pass rcond_min = 0. alpha0 is
 /// written only when the check passes; its finiteness is the caller's check.
-inline StartCheck solve_positive_start(ConstMatrixRef K, ConstMatrixRef beta0, Scalar rcond_min,
+inline StartCheck solve_positive_start(const ConstMatrixRef& K, const ConstMatrixRef& beta0, Scalar rcond_min,
                                        Eigen::LLT<RowMatrix>& llt, MatrixRef alpha0) {
     llt.compute(K);
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
@@ -118,9 +118,14 @@ inline Scalar default_tolerance(Scalar tol_factor, Scalar mu1, Scalar y_norm, Sc
 /// @param[in,out] eta the step size: > 0 on entry keeps it (checked), otherwise the default is written
 /// @param[out] tol    the gradient tolerance (given or default)
 /// @return StartCheck::ok, or the first check that failed (outputs are then partial)
-inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, const StartOptions& opt,
-                                 MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0, MatrixRef W0,
-                                 Scalar& eta, Scalar& tol) {
+///
+/// A template (Matrix is always RowMatrix) so that its eigen-solver is
+/// compiled only in the translation units that call it: the engines include
+/// this header for solve_positive_start() (docs/embedding.md, compile cost).
+template <class Matrix = RowMatrix>
+StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                          const StartOptions& opt, MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0,
+                          MatrixRef W0, Scalar& eta, Scalar& tol) {
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     constexpr Scalar machine_eps = std::numeric_limits<Scalar>::epsilon();
     const Index n = X.rows();
@@ -143,7 +148,7 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
 
     gram_matrix(X, K);
     if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
-    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(K, Eigen::EigenvaluesOnly);
+    Eigen::SelfAdjointEigenSolver<Matrix> eig(K, Eigen::EigenvaluesOnly);
     if (eig.info() != Eigen::Success) return StartCheck::gram_not_finite;
     mu = eig.eigenvalues();
     const Scalar mu1 = mu[n - 1], mun = mu[0];
@@ -152,7 +157,7 @@ inline StartCheck positive_start(ConstMatrixRef X, ConstVectorRef y, ConstVector
 
     if (opt.eps >= 0) beta0.setConstant(opt.eps == 0 ? default_offset(y, m, opt.C_alpha) : opt.eps);
     if (!(beta0.array() > 0).all() || !beta0.allFinite()) return StartCheck::eps_invalid;
-    Eigen::LLT<RowMatrix> llt(n);
+    Eigen::LLT<Matrix> llt(n);
     const StartCheck solved = solve_positive_start(K, beta0, 0, llt, alpha0);
     if (solved != StartCheck::ok) return solved;
     W0.setZero();

@@ -36,15 +36,15 @@ __attribute__((target("avx2,fma"))) inline double hsum256(__m256d v) {
 template <int R, int C>
 __attribute__((target("avx2,fma"))) inline void gram_block_avx2(const double* X, Index ld, Index i0, Index j0, Index c0,
                                                                 Index c1, double* K, Index ldk) {
-    __m256d acc[R][C];
+    __m256d acc[array_extent<R>][array_extent<C>];
     for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_pd();
-    const double* xi[R];
-    const double* xj[C];
+    const double* xi[array_extent<R>];
+    const double* xj[array_extent<C>];
     for (int r = 0; r < R; ++r) xi[r] = X + (i0 + r) * ld;
     for (int c = 0; c < C; ++c) xj[c] = X + (j0 + c) * ld;
     for (Index t = c0; t < c1; t += 4) {
-        __m256d b[C];
+        __m256d b[array_extent<C>];
         for (int c = 0; c < C; ++c) b[c] = _mm256_loadu_pd(xj[c] + t);
         for (int r = 0; r < R; ++r) {
             const __m256d a = _mm256_loadu_pd(xi[r] + t);
@@ -66,7 +66,7 @@ __attribute__((target("avx2,fma"))) inline void gram_row_block_avx2(const double
     if (j0 < jend) gram_block_avx2<R, 1>(X, ld, i0, j0, c0, c1, K, ldk);
 }
 
-__attribute__((target("avx2,fma"))) inline void gram_matrix_avx2(ConstMatrixRef X, MatrixRef K) {
+__attribute__((target("avx2,fma"))) inline void gram_matrix_avx2(const ConstMatrixRef& X, MatrixRef K) {
     const Index n = X.rows(), d = X.cols(), ld = X.outerStride(), ldk = K.outerStride();
     const double* x = X.data();
     double* k = K.data();
@@ -105,7 +105,7 @@ __attribute__((target("avx2,fma"))) inline void gram_matrix_avx2(ConstMatrixRef 
 }  // namespace detail
 
 // K = X X^T, exactly symmetric (the lower triangle is computed and mirrored).
-inline void gram_matrix(ConstMatrixRef X, MatrixRef K) {
+inline void gram_matrix(const ConstMatrixRef& X, MatrixRef K) {
     const Index n = X.rows();
 #if defined(RELUCORE_SIMD_DISPATCH)
     if (simd::has_avx2_fma() && X.cols() >= 4) {
@@ -121,7 +121,7 @@ inline void gram_matrix(ConstMatrixRef X, MatrixRef K) {
         for (Index j = i + 1; j < n; ++j) K(i, j) = K(j, i);
 }
 
-inline RowMatrix gram_matrix(ConstMatrixRef X) {
+inline RowMatrix gram_matrix(const ConstMatrixRef& X) {
     RowMatrix K(X.rows(), X.rows());
     gram_matrix(X, K);
     return K;

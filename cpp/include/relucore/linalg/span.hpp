@@ -26,19 +26,20 @@ template <int L>
 __attribute__((target("avx2,fma"))) inline Index add_row_combination_avx2(const double* C, Index ldc, const double* X,
                                                                           Index ldx, double* W, Index ldw, Index m,
                                                                           Index n, Index t0, Index d) {
-    const Index t1 = t0 + (d - t0) / (4 * L) * (4 * L);
+    constexpr Index width = 4 * Index{L};  // doubles per iteration
+    const Index t1 = t0 + (d - t0) / width * width;
     for (Index k = 0; k < m; ++k) {
         const double* ck = C + k * ldc;
         double* wk = W + k * ldw;
-        for (Index t = t0; t < t1; t += 4 * L) {
-            __m256d acc[L];
-            for (int l = 0; l < L; ++l) acc[l] = _mm256_loadu_pd(wk + t + 4 * l);
+        for (Index t = t0; t < t1; t += width) {
+            __m256d acc[array_extent<L>];
+            for (Index l = 0; l < L; ++l) acc[l] = _mm256_loadu_pd(wk + t + 4 * l);
             for (Index i = 0; i < n; ++i) {
                 const __m256d c = _mm256_set1_pd(ck[i]);
                 const double* xi = X + i * ldx + t;
-                for (int l = 0; l < L; ++l) acc[l] = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4 * l), acc[l]);
+                for (Index l = 0; l < L; ++l) acc[l] = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4 * l), acc[l]);
             }
-            for (int l = 0; l < L; ++l) _mm256_storeu_pd(wk + t + 4 * l, acc[l]);
+            for (Index l = 0; l < L; ++l) _mm256_storeu_pd(wk + t + 4 * l, acc[l]);
         }
     }
     return t1;
@@ -49,7 +50,7 @@ __attribute__((target("avx2,fma"))) inline Index add_row_combination_avx2(const 
 
 /// W += C X for C (m x n), X (n x d), W (m x d): every output entry sums its
 /// n terms in increasing i onto the value already in W.
-inline void add_row_combination(ConstMatrixRef C, ConstMatrixRef X, MatrixRef W) {
+inline void add_row_combination(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef W) {
     const Index m = C.rows(), n = C.cols(), d = X.cols();
     Index t0 = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
@@ -73,8 +74,8 @@ inline void add_row_combination(ConstMatrixRef C, ConstMatrixRef X, MatrixRef W)
 /// W0 (m x d) and alpha0 (m x n) are the starting point the engine was built
 /// from; W (m x d) is written; `scratch` (m x n) holds alpha - alpha0. For the
 /// data-span inits (positive_init()) W0 = alpha0 X, so W = alpha X.
-inline void weights_from_dual(ConstMatrixRef X, ConstMatrixRef W0, ConstMatrixRef alpha0, ConstMatrixRef alpha,
-                              MatrixRef W, MatrixRef scratch) {
+inline void weights_from_dual(const ConstMatrixRef& X, const ConstMatrixRef& W0, const ConstMatrixRef& alpha0,
+                              const ConstMatrixRef& alpha, MatrixRef W, MatrixRef scratch) {
     if (W0.rows() != alpha.rows() || W0.cols() != X.cols() || alpha0.rows() != alpha.rows() ||
         alpha0.cols() != X.rows() || alpha.cols() != X.rows() || W.rows() != W0.rows() || W.cols() != W0.cols() ||
         scratch.rows() != alpha.rows() || scratch.cols() != alpha.cols())
@@ -85,8 +86,8 @@ inline void weights_from_dual(ConstMatrixRef X, ConstMatrixRef W0, ConstMatrixRe
 }
 
 /// weights_from_dual() with its own scratch space.
-inline void weights_from_dual(ConstMatrixRef X, ConstMatrixRef W0, ConstMatrixRef alpha0, ConstMatrixRef alpha,
-                              MatrixRef W) {
+inline void weights_from_dual(const ConstMatrixRef& X, const ConstMatrixRef& W0, const ConstMatrixRef& alpha0,
+                              const ConstMatrixRef& alpha, MatrixRef W) {
     RowMatrix scratch(alpha.rows(), alpha.cols());
     weights_from_dual(X, W0, alpha0, alpha, W, scratch);
 }

@@ -53,7 +53,7 @@ template <int D, bool Outer, bool Bias, bool Noisy>
 inline void fused_scalar(Index i, Index n, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z,
                          Scalar* const* w, Scalar* __restrict lanes, const Scalar* __restrict xi, const Scalar* xk_in,
                          const Scalar* xnk_in, Scalar s, Scalar decay, Scalar g0, Scalar sd) {
-    Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];  // local: the stores below cannot change them
+    Scalar xk[array_extent<D>], xnk[array_extent<D>];  // local: the stores below cannot change them
     for (int k = 0; k < D; ++k) {
         xk[k] = xk_in[k];
         xnk[k] = xnk_in[k];
@@ -95,13 +95,13 @@ inline Index fused_sse2(Index i, Index n, Scalar* __restrict a, Scalar* __restri
                         const Scalar* xnk, Scalar s, Scalar decay, Scalar g0, Scalar sd) {
     const __m128d zero = _mm_setzero_pd(), g0v = _mm_set1_pd(g0), sv = _mm_set1_pd(s), sgv = _mm_set1_pd(s * g0),
                   dv = _mm_set1_pd(decay), sdv = _mm_set1_pd(sd);
-    __m128d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
+    __m128d xkv[array_extent<D>], xnv[array_extent<D>];
     for (int k = 0; k < D; ++k) {
         xkv[k] = _mm_set1_pd(xk[k]);
         xnv[k] = _mm_set1_pd(xnk[k]);
     }
     __m128d acc[4];  // lanes (0, 1), (2, 3), (4, 5), (6, 7)
-    for (int l = 0; l < 4; ++l) acc[l] = _mm_loadu_pd(lanes + 2 * l);
+    for (Index l = 0; l < 4; ++l) acc[l] = _mm_loadu_pd(lanes + 2 * l);
     for (; i + 2 <= n; i += 2) {
         const __m128d ri = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
         const __m128d ci = _mm_and_pd(_mm_cmpgt_pd(ri, zero), _mm_mul_pd(_mm_mul_pd(sv, ai), g0v));
@@ -128,7 +128,7 @@ inline Index fused_sse2(Index i, Index n, Scalar* __restrict a, Scalar* __restri
         _mm_storeu_pd(z + i, rn);
         acc[(i >> 1) & 3] = _mm_add_pd(acc[(i >> 1) & 3], _mm_mul_pd(an, rn));
     }
-    for (int l = 0; l < 4; ++l) _mm_storeu_pd(lanes + 2 * l, acc[l]);
+    for (Index l = 0; l < 4; ++l) _mm_storeu_pd(lanes + 2 * l, acc[l]);
     return i;
 }
 #endif
@@ -178,8 +178,8 @@ __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Sc
     __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
     const __m256d g0v = _mm256_set1_pd(g0), sv = _mm256_set1_pd(s), sgv = _mm256_set1_pd(s * g0),
                   dv = _mm256_set1_pd(decay), sdv = _mm256_set1_pd(sd);
-    __m256d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
-    Scalar* w[D > 0 ? D : 1];
+    __m256d xkv[array_extent<D>], xnv[array_extent<D>];
+    Scalar* w[array_extent<D>];
     for (int k = 0; k < D; ++k) {
         xkv[k] = _mm256_set1_pd(xk[k]);
         xnv[k] = _mm256_set1_pd(xnk[k]);
@@ -259,8 +259,8 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void fused_avx512(
 #endif
     const __m512d zero = _mm512_setzero_pd(), g0v = _mm512_set1_pd(g0), sv = _mm512_set1_pd(s),
                   sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay);
-    __m512d xkv[D > 0 ? D : 1], xnv[D > 0 ? D : 1];
-    Scalar* w[D > 0 ? D : 1];
+    __m512d xkv[array_extent<D>], xnv[array_extent<D>];
+    Scalar* w[array_extent<D>];
     for (int k = 0; k < D; ++k) {
         xkv[k] = _mm512_set1_pd(xk[k]);
         xnv[k] = _mm512_set1_pd(xnk[k]);

@@ -79,6 +79,8 @@ public:
 
     // X: M x d inputs, y: M labels, theta0: N x P initial parameters with
     // columns (a, w_1..w_d, b) (P = d + 2) or (a, w_1..w_d) without bias.
+    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
+    // their signatures until named construction (settings and initial-state structs) replaces them.
     WeightGD(ConstMatrixRef X, ConstVectorRef y, ConstMatrixRef theta0, const WeightGDSettings& settings)
         : X_(X), y_(y), settings_(settings) {
         settings_.validate();
@@ -115,6 +117,7 @@ public:
         simd_ = simd_level();
         philox_keys_ = PhiloxKeys(settings_.key);
     }
+    // NOLINTEND(performance-unnecessary-value-param)
 
     // The widest SIMD path of the fused kernels: the best the CPU supports,
     // capped by the environment variable RELUCORE_SIMD (scalar, sse2, avx,
@@ -134,7 +137,7 @@ public:
     Index P() const { return P_; }
     std::int64_t steps_taken() const { return t_; }
 
-    void set_theta(ConstMatrixRef theta) {
+    void set_theta(const ConstMatrixRef& theta) {
         if (theta.rows() != N_ || theta.cols() != P_) throw std::invalid_argument("theta has the wrong shape");
         for (Index i = 0; i < N_; ++i) {
             arow()[i] = theta(i, 0);
@@ -301,11 +304,12 @@ private:
 
     ThreadBuffers buffers(int tid) {
         const auto t = static_cast<size_t>(tid);
-        ThreadBuffers tb{perm_.data() + t * M_,
-                         swaps_.data() + t * B_,
-                         batch_.data() + 2 * t * B_,
-                         batch_.data() + (2 * t + 1) * B_,
-                         g_.data() + t * B_,
+        const auto M = static_cast<size_t>(M_), B = static_cast<size_t>(B_);
+        ThreadBuffers tb{perm_.data() + t * M,
+                         swaps_.data() + t * B,
+                         batch_.data() + 2 * t * B,
+                         batch_.data() + (2 * t + 1) * B,
+                         g_.data() + t * B,
                          scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
@@ -472,9 +476,9 @@ private:
         Scalar* __restrict a = arow() + i0;
         Scalar* __restrict b = brow() + i0;
         Scalar* __restrict z = zrow(0) + i0;
-        Scalar* w[D > 0 ? D : 1];
+        Scalar* w[array_extent<D>];
         for (int k = 0; k < D; ++k) w[k] = wrow(k) + i0;
-        Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
+        Scalar xk[array_extent<D>], xnk[array_extent<D>];
         for (int k = 0; k < D; ++k) {
             xk[k] = x[k];
             xnk[k] = xn[k];
@@ -500,8 +504,8 @@ private:
         if (!Noisy && simd_ >= kSimdAvx512) {  // all chunks in one call
             if (c0 >= c1) return;
             const Scalar* x = &X_(tb.batch[0], 0);
-            Scalar xk[D > 0 ? D : 1], xnk[D > 0 ? D : 1];
-            Scalar* wb[D > 0 ? D : 1];
+            Scalar xk[array_extent<D>], xnk[array_extent<D>];
+            Scalar* wb[array_extent<D>];
             for (int k = 0; k < D; ++k) {
                 xk[k] = x[k];
                 xnk[k] = xn[k];

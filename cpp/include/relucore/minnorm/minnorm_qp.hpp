@@ -33,8 +33,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace relucore {
@@ -62,6 +64,11 @@ struct QPResult {
 
 namespace detail {
 
+/// Position j of a std::vector indexed like the Eigen vectors (0 <= j < size).
+inline std::size_t idx(Index j) {
+    return static_cast<std::size_t>(j);
+}
+
 inline bool is_fixed(signed char s) {
     return s != 0;
 }
@@ -76,9 +83,9 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
     std::vector<Index> F;
     F.reserve(static_cast<size_t>(n));
     for (Index j = 0; j < n; ++j) {
-        if (state[j] < 0)
+        if (state[idx(j)] < 0)
             z[j] = lower[j];
-        else if (state[j] > 0)
+        else if (state[idx(j)] > 0)
             z[j] = upper[j];
         else
             F.push_back(j);
@@ -89,7 +96,7 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
     for (Index j : F) zW[j] = 0.0;
     Vector rhs(nf + p);
     const Vector HzW = H * zW;
-    for (Index a = 0; a < nf; ++a) rhs[a] = c[F[a]] - HzW[F[a]];
+    for (Index a = 0; a < nf; ++a) rhs[a] = c[F[idx(a)]] - HzW[F[idx(a)]];
     if (p > 0) rhs.tail(p) = e - E * zW;
     if (nf == 0) {
         nu = Vector::Zero(p);
@@ -99,7 +106,7 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
     }
     RowMatrix Hff(nf, nf);
     for (Index a = 0; a < nf; ++a)
-        for (Index b = 0; b < nf; ++b) Hff(a, b) = H(F[a], F[b]);
+        for (Index b = 0; b < nf; ++b) Hff(a, b) = H(F[idx(a)], F[idx(b)]);
     if (p == 0) {
         Eigen::LLT<Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>> llt(Hff);
         if (llt.info() != Eigen::Success) return false;
@@ -107,7 +114,7 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
         // One step of iterative refinement (the re-solve that fixes the last digits).
         Vector res = rhs - Hff * x;
         x += llt.solve(res);
-        for (Index a = 0; a < nf; ++a) z[F[a]] = x[a];
+        for (Index a = 0; a < nf; ++a) z[F[idx(a)]] = x[a];
         nu.resize(0);
         return true;
     }
@@ -116,15 +123,15 @@ inline bool solve_on_working_set(const Eigen::Ref<const RowMatrix>& H, const Eig
     KKT.topLeftCorner(nf, nf) = Hff;
     for (Index r = 0; r < p; ++r)
         for (Index a = 0; a < nf; ++a) {
-            KKT(nf + r, a) = E(r, F[a]);
-            KKT(a, nf + r) = E(r, F[a]);
+            KKT(nf + r, a) = E(r, F[idx(a)]);
+            KKT(a, nf + r) = E(r, F[idx(a)]);
         }
     Eigen::FullPivLU<Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>> lu(KKT);
     if (!lu.isInvertible()) return false;
     Vector x = lu.solve(rhs);
     Vector res = rhs - KKT * x;
     x += lu.solve(res);
-    for (Index a = 0; a < nf; ++a) z[F[a]] = x[a];
+    for (Index a = 0; a < nf; ++a) z[F[idx(a)]] = x[a];
     // The solve gives the multipliers of E z = e with the sign convention
     // H z - c + E^T nu = 0 on the free variables.
     nu = x.tail(p);
@@ -144,9 +151,9 @@ inline Index most_violated_bound(const std::vector<signed char>& state, const Ve
     double worst_val = threshold;
     for (Index j = 0; j < static_cast<Index>(state.size()); ++j) {
         double v = 0.0;
-        if (state[j] < 0)
+        if (state[idx(j)] < 0)
             v = -r[j];
-        else if (state[j] > 0)
+        else if (state[idx(j)] > 0)
             v = r[j];
         if (v > worst_val) {
             worst_val = v;
@@ -161,7 +168,7 @@ inline void longest_feasible_step(const Vector& step, const Vector& z, const Vec
                                   const std::vector<signed char>& state, double& tau, Index& block,
                                   signed char& block_side) {
     for (Index j = 0; j < step.size(); ++j) {
-        if (state[j] != 0) continue;
+        if (state[idx(j)] != 0) continue;
         if (step[j] < 0 && std::isfinite(lower[j])) {
             const double t = (lower[j] - z[j]) / step[j];
             if (t < tau) {
@@ -198,12 +205,12 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         if (z[j] < lower[j] - slack || z[j] > upper[j] + slack) {
             out.status = QPStatus::infeasible_start;
             out.z = z;
-            out.state = state;
+            out.state = std::move(state);
             return out;
         }
         z[j] = std::min(std::max(z[j], lower[j]), upper[j]);
-        if (state[j] < 0 && !std::isfinite(lower[j])) state[j] = 0;
-        if (state[j] > 0 && !std::isfinite(upper[j])) state[j] = 0;
+        if (state[detail::idx(j)] < 0 && !std::isfinite(lower[j])) state[detail::idx(j)] = 0;
+        if (state[detail::idx(j)] > 0 && !std::isfinite(upper[j])) state[detail::idx(j)] = 0;
     }
     const int max_iter = s.max_iter > 0 ? s.max_iter : static_cast<int>(20 * (n + p) + 100);
     Vector znew = z, nu;
@@ -234,11 +241,11 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
                 out.z = z;
                 out.nu = nu;
                 out.r = r;
-                out.state = state;
+                out.state = std::move(state);
                 out.status = QPStatus::solved;
                 return out;
             }
-            state[worst] = 0;
+            state[detail::idx(worst)] = 0;
             continue;
         }
         // Longest feasible step towards znew; the first bound hit joins the working set.
@@ -249,12 +256,12 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         tau = std::max(tau, 0.0);
         z += tau * step;
         if (block >= 0) {
-            state[block] = block_side;
+            state[detail::idx(block)] = block_side;
             z[block] = block_side < 0 ? lower[block] : upper[block];
         } else {
             z = znew;  // full step: take the solve's values (no rounding from z + step)
             for (Index j = 0; j < n; ++j)
-                if (state[j] == 0) z[j] = std::min(std::max(z[j], lower[j]), upper[j]);
+                if (state[detail::idx(j)] == 0) z[j] = std::min(std::max(z[j], lower[j]), upper[j]);
         }
         if (it + 1 == max_iter) out.status = QPStatus::max_iter;
     }
@@ -262,7 +269,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
     out.z = z;
     out.nu = nu.size() == p ? nu : Vector::Zero(p);
     out.r = detail::reduced_gradient(H, c, E, z, out.nu);
-    out.state = state;
+    out.state = std::move(state);
     return out;
 }
 
@@ -304,9 +311,10 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
         const double zt = s.tol * z.cwiseAbs().maxCoeff();
         std::vector<Index> bad;
         for (Index j = 0; j < n; ++j) {
-            if (state[j] == 0) {
+            if (state[detail::idx(j)] == 0) {
                 if (z[j] < lower[j] - zt || z[j] > upper[j] + zt) bad.push_back(j);
-            } else if ((state[j] < 0 && r[j] < -s.tol * gscale) || (state[j] > 0 && r[j] > s.tol * gscale)) {
+            } else if ((state[detail::idx(j)] < 0 && r[j] < -s.tol * gscale) ||
+                       (state[detail::idx(j)] > 0 && r[j] > s.tol * gscale)) {
                 bad.push_back(j);
             }
         }
@@ -322,10 +330,10 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
             break;
         }
         for (Index j : bad) {
-            if (state[j] == 0)
-                state[j] = z[j] < lower[j] ? -1 : 1;
+            if (state[detail::idx(j)] == 0)
+                state[detail::idx(j)] = z[j] < lower[j] ? -1 : 1;
             else
-                state[j] = 0;
+                state[detail::idx(j)] = 0;
         }
     }
     if (ok) {
@@ -333,7 +341,7 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
         out.z = z;
         out.nu = Vector(0);
         out.r = H * z - c;
-        out.state = state;
+        out.state = std::move(state);
         out.status = QPStatus::solved;
         return out;
     }
@@ -343,16 +351,16 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
         if (!std::isfinite(z[j])) z[j] = 0.0;
         if (z[j] <= lower[j]) {
             z[j] = lower[j];
-            state[j] = -1;
+            state[detail::idx(j)] = -1;
         } else if (z[j] >= upper[j]) {
             z[j] = upper[j];
-            state[j] = 1;
+            state[detail::idx(j)] = 1;
         } else {
-            state[j] = 0;
+            state[detail::idx(j)] = 0;
         }
         if (!std::isfinite(z[j])) {
             z[j] = 0.0;
-            state[j] = 0;
+            state[detail::idx(j)] = 0;
         }
     }
     QPResult res = solve_qp_primal(H, c, E0, e0, lower, upper, z, state, s);
@@ -378,7 +386,7 @@ struct MinNorm1Result {
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
 };
 
-inline MinNorm1Result minnorm_single_gram(ConstMatrixRef K, ConstVectorRef y, double s,
+inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVectorRef& y, double s,
                                           const QPSettings& settings = QPSettings{}) {
     const Index n = K.rows();
     const double inf = std::numeric_limits<double>::infinity();

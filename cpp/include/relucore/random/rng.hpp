@@ -446,7 +446,7 @@ private:
     Key2 key_;
     Counter4 ctr_{0, 0, 0, 0};
     Counter4 buf_{0, 0, 0, 0};
-    int pos_ = 4;
+    std::size_t pos_ = 4;
 };
 
 // Gamma(a, 1) for a >= 1 by Marsaglia and Tsang (2000): exact rejection

@@ -24,7 +24,7 @@ struct GramStatistics {
 
 // norm1 is ||lambda||_1 (E K_ii); the deviation uses the extreme eigenvalues,
 // because || K/s - I ||_2 = max(|mu_1/s - 1|, |mu_n/s - 1|) for symmetric K.
-inline GramStatistics gram_statistics(ConstMatrixRef K, double norm1) {
+inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1) {
     const Index n = K.rows();
     GramStatistics g;
     Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> A = K;

@@ -87,7 +87,7 @@ inline double laguerre_extreme_eigenvalue(const Vector& a, const Vector& b, bool
 // The largest and smallest eigenvalues of a symmetric K: Householder
 // tridiagonalisation (Eigen) and Laguerre's iteration from outside the
 // spectrum on each end (the tridiagonal QR of a full eigensolver costs 3x more).
-inline void extreme_eigenvalues(ConstMatrixRef K, double& mu_max, double& mu_min) {
+inline void extreme_eigenvalues(const ConstMatrixRef& K, double& mu_max, double& mu_min) {
     const Index n = K.rows();
     Eigen::MatrixXd T = K;
     Vector diag(n), sub(std::max<Index>(n - 1, 1)), hc(std::max<Index>(n - 1, 1));
@@ -131,7 +131,7 @@ struct GramTrialResult {
 };
 
 // Trains and measures one trial on a given K (n x n) and y (n).
-inline GramTrialResult gram_trial(ConstMatrixRef K, ConstVectorRef y, const GramTrialSettings& st) {
+inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef& y, const GramTrialSettings& st) {
     const Index n = K.rows();
     GramTrialResult out;
     for (Index i = 0; i < n; ++i) (y[i] > 0 ? out.n_pos : out.n_neg) += 1;
