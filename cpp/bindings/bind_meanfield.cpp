@@ -9,6 +9,7 @@
 #include "relucore/random/rng.hpp"
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace py = pybind11;
@@ -52,6 +53,17 @@ static void bind_meanfield_settings(py::module_& m) {
             "key", [](const WeightGDSettings& s) { return py::make_tuple(s.key[0], s.key[1]); },
             [](WeightGDSettings& s, std::pair<std::uint64_t, std::uint64_t> k) { s.key = Key2{k.first, k.second}; })
         .def("validate", &WeightGDSettings::validate);
+}
+
+// The neurons of a packed N x P theta (columns a, w_1..w_d[, b], d the columns of X) by name.
+static WeightGDStart start_of(ConstMatrixRef theta, Index d, bool bias) {
+    if (theta.cols() != d + (bias ? 2 : 1))
+        throw std::invalid_argument("theta0 must have d + 2 columns (d + 1 without bias)");
+    WeightGDStart start;
+    start.a = theta.col(0);
+    start.w = theta.middleCols(1, d);
+    if (bias) start.b = theta.col(d + 1);
+    return start;
 }
 
 static void bind_meanfield_runs(py::module_& m) {
@@ -107,7 +119,8 @@ static void bind_meanfield_runs(py::module_& m) {
                     WeightGDSettings s = settings;
                     s.cancel = cancel;
                     MatrixMap th(tp, N, P);
-                    WeightGD engine(ConstMatrixMap(X.data(), M, d), ConstVectorMap(y.data(), M), th, s);
+                    WeightGD engine(ConstMatrixMap(X.data(), M, d), ConstVectorMap(y.data(), M),
+                                    start_of(th, d, s.bias), s);
                     summary = engine.run(start, iters, record_final, &rec, fixed);
                     engine.theta(th);
                 },

@@ -216,7 +216,7 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
                         fb[3] = r.dual_feasibility;
                         fb[4] = r.complementarity;
                         std::int32_t* ib = ip + 4 * b;
-                        ib[0] = r.status;
+                        ib[0] = static_cast<std::int32_t>(r.status);
                         ib[1] = r.block_iterations;
                         ib[2] = r.primal_iterations;
                         ib[3] = r.used_fallback ? 1 : 0;

@@ -232,14 +232,18 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
             const Index B = K.shape(0), n = K.shape(1);
             require_shape(K, "K", {B, n, n});
             const double* kp = K.data();
-            return run_engine_batch(
-                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * n,
-                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
-                    DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, v.outer, v.alpha, v.beta, s);
-                    out.store(b, engine.run(h), engine);
-                    v.alpha = engine.alpha();
-                    v.beta = engine.beta();
-                });
+            return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
+                                    static_cast<double>(n) * n,
+                                    [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
+                                        DualGD::Start start;
+                                        start.outer = v.outer;
+                                        start.alpha = v.alpha;
+                                        start.beta = v.beta;
+                                        DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
+                                        out.store(b, engine.run(h), engine);
+                                        v.alpha = engine.alpha();
+                                        v.beta = engine.beta();
+                                    });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
         py::arg("beta").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
@@ -357,16 +361,20 @@ static void bind_weights_and_dense_runs(py::module_& m) {
             require_shape(W, "W", {B, m_, d});
             const double* xp = X.data();
             double* wp = W.mutable_data();
-            return run_engine_batch(
-                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * d,
-                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
-                    MatrixMap W_b(wp + b * m_ * d, m_, d);
-                    DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, v.outer, W_b, v.alpha, s);
-                    out.store(b, engine.run(h), engine);
-                    W_b = engine.W();
-                    v.alpha = engine.alpha();
-                    v.beta = engine.beta();
-                });
+            return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
+                                    static_cast<double>(n) * d,
+                                    [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
+                                        MatrixMap W_b(wp + b * m_ * d, m_, d);
+                                        DenseGD::Start start;
+                                        start.outer = v.outer;
+                                        start.W = W_b;
+                                        start.alpha = v.alpha;
+                                        DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, std::move(start), s);
+                                        out.store(b, engine.run(h), engine);
+                                        W_b = engine.W();
+                                        v.alpha = engine.alpha();
+                                        v.beta = engine.beta();
+                                    });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),

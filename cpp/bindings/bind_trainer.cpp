@@ -73,8 +73,11 @@ private:
         require_shape(beta0, "beta0", {m, n});
         // The trainer owns its copy of K: the caller's array may change or go away.
         auto Kown = std::make_shared<const RowMatrix>(ConstMatrixMap(K.data(), n, n));
-        return DualGD(std::move(Kown), ConstVectorMap(y.data(), n), ConstVectorMap(outer.data(), m),
-                      ConstMatrixMap(alpha0.data(), m, n), ConstMatrixMap(beta0.data(), m, n), s);
+        DualGD::Start start;
+        start.outer = ConstVectorMap(outer.data(), m);
+        start.alpha = ConstMatrixMap(alpha0.data(), m, n);
+        start.beta = ConstMatrixMap(beta0.data(), m, n);
+        return DualGD(std::move(Kown), ConstVectorMap(y.data(), n), std::move(start), s);
     }
 
     DualGD engine_;

@@ -3,7 +3,10 @@
 
 #include "relucore/analysis.hpp"
 
+#include <Eigen/LU>
+
 #include <random>
+#include <vector>
 
 namespace relucore_test {
 
@@ -36,6 +39,80 @@ inline Problem make_problem(Index n, Index d, unsigned seed) {
     for (Index i = 0; i < n; ++i) p.y[i] = (i % 2 == 0 ? 1.0 : -1.0) * mag(gen);
     p.K = relucore::gram_matrix(p.X);
     return p;
+}
+
+// The engines' named starts filled from positional arguments, for tests that
+// build many engines (each helper names what it fills).
+inline relucore::DualGD::Start dual_start(const Vector& outer, const RowMatrix& alpha, const RowMatrix& beta) {
+    relucore::DualGD::Start s;
+    s.outer = outer;
+    s.alpha = alpha;
+    s.beta = beta;
+    return s;
+}
+
+inline relucore::DenseGD::Start dense_start(const Vector& outer, const RowMatrix& W, const RowMatrix& alpha) {
+    relucore::DenseGD::Start s;
+    s.outer = outer;
+    s.W = W;
+    s.alpha = alpha;
+    return s;
+}
+
+// The all-positive start with one offset for every beta_{k,i} ...
+inline relucore::DualGD::PositiveStart positive_offsets(const Vector& outer, double offset) {
+    relucore::DualGD::PositiveStart s;
+    s.outer = outer;
+    s.offset = offset;
+    return s;
+}
+
+// ... or with an m x n matrix of offsets.
+inline relucore::DualGD::PositiveStart positive_offsets(const Vector& outer, const RowMatrix& eps) {
+    relucore::DualGD::PositiveStart s;
+    s.outer = outer;
+    s.eps = eps;
+    return s;
+}
+
+// The one-neuron minimum-norm dual (Eq. 7) by brute force: min 1/2 z^T K z -
+// t+^T z+ subject to z_j <= 0 where t_j = y_j / s <= 0, solved on every face
+// (a subset F of the constrained coordinates left free, the others held at 0)
+// by a dense LU; the optimum is the feasible face solution of least objective
+// (the problem is strictly convex). 2^|S-| solves: small n only.
+inline Vector minnorm_single_brute_force(const RowMatrix& K, const Vector& y, double s) {
+    const Index n = K.rows();
+    std::vector<Index> fit, bound;
+    for (Index i = 0; i < n; ++i) (y[i] / s > 0 ? fit : bound).push_back(i);
+    Vector best;
+    double best_obj = 0;
+    for (unsigned long mask = 0; mask < (1ul << bound.size()); ++mask) {
+        std::vector<Index> free = fit;
+        for (std::size_t q = 0; q < bound.size(); ++q)
+            if (mask >> q & 1ul) free.push_back(bound[q]);
+        const Index f = Index(free.size());
+        Eigen::MatrixXd KF(f, f);
+        Eigen::VectorXd cF(f);
+        for (Index a = 0; a < f; ++a) {
+            cF[a] = y[free[a]] / s > 0 ? y[free[a]] / s : 0.0;
+            for (Index b = 0; b < f; ++b) KF(a, b) = K(free[a], free[b]);
+        }
+        const Eigen::VectorXd zF = KF.fullPivLu().solve(cF);
+        Vector z = Vector::Zero(n);
+        bool feasible = true;
+        for (Index a = 0; a < f; ++a) {
+            z[free[a]] = zF[a];
+            if (!(y[free[a]] / s > 0) && zF[a] > 0) feasible = false;
+        }
+        if (!feasible) continue;
+        double obj = 0.5 * z.dot(K * z);
+        for (Index i : fit) obj -= y[i] / s * z[i];
+        if (best.size() == 0 || obj < best_obj) {
+            best = z;
+            best_obj = obj;
+        }
+    }
+    return best;
 }
 
 }  // namespace relucore_test

@@ -34,8 +34,8 @@ void check_dual_matches_dense(const ModelSpec& model, const char* what) {
     const RowMatrix alpha0 = RowMatrix::Zero(m, p.X.rows());
     GDSettings s = settings_for(0.2, 300);
     s.model = model;
-    DualGD dual(p.K, p.y, outer, alpha0, beta0, s);
-    DenseGD dense(p.X, p.y, outer, W0, alpha0, s);
+    DualGD dual(p.K, p.y, dual_start(outer, alpha0, beta0), s);
+    DenseGD dense(p.X, p.y, dense_start(outer, W0, alpha0), s);
     dual.step(300);
     dense.step(300);
     RowMatrix W(m, p.X.cols());
@@ -102,7 +102,7 @@ TEST_CASE("Theorem 1: one step from the positive init, w1 = eta X^T (y - eps + K
     Vector y = p.y.cwiseAbs();
     y[3] = -y[3];
     Vector outer = Vector::Ones(1);
-    DualGD gd = DualGD::positive_init(p.X, y, outer, eps, settings_for(eta, 1));
+    DualGD gd = DualGD::positive_start(p.X, y, positive_offsets(outer, eps), settings_for(eta, 1));
     CHECK_CLOSE(gd.beta(), RowMatrix::Constant(1, 10, eps), 0, 0);  // beta0 = eps exactly
     CHECK(gd.step(1) == 1);
     const Vector e = Vector::Constant(10, eps);
@@ -125,7 +125,7 @@ TEST_CASE("Theorem 3: one step with signs (+1, -1) from the positive init") {
         eps(0, i) = 1e-3 * (1 + 0.1 * i);
         eps(1, i) = 2e-3 * (1 + 0.05 * i);
     }
-    DualGD gd = DualGD::positive_init(p.X, p.y, outer, eps, settings_for(eta, 1));
+    DualGD gd = DualGD::positive_start(p.X, p.y, positive_offsets(outer, eps), settings_for(eta, 1));
     gd.step();
     const Vector ep = eps.row(0).transpose(), em = eps.row(1).transpose();
     const auto llt = p.K.llt();
@@ -136,17 +136,20 @@ TEST_CASE("Theorem 3: one step with signs (+1, -1) from the positive init") {
     CHECK_CLOSE(W.row(1).transpose(), wm, 1e-10, 1e-12);
 }
 
-TEST_CASE("positive_init rejects a rank-deficient X and bad eps") {
+TEST_CASE("positive_start rejects a rank-deficient X and bad eps") {
     Problem p = make_problem(6, 20, 9);
     p.X.row(5) = p.X.row(4);
     Vector outer = Vector::Ones(1);
-    CHECK_THROWS(DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.1, 1)), std::invalid_argument);
+    CHECK_THROWS(DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.1, 1)),
+                 std::invalid_argument);
     const Problem q = make_problem(6, 20, 9);
-    CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, -1.0, settings_for(0.1, 1)), std::invalid_argument);
-    CHECK_THROWS(DualGD::positive_init(q.X, q.y, outer, 1e-3, settings_for(-0.1, 1)), std::invalid_argument);
+    CHECK_THROWS(DualGD::positive_start(q.X, q.y, positive_offsets(outer, -1.0), settings_for(0.1, 1)),
+                 std::invalid_argument);
+    CHECK_THROWS(DualGD::positive_start(q.X, q.y, positive_offsets(outer, 1e-3), settings_for(-0.1, 1)),
+                 std::invalid_argument);
 }
 
-TEST_CASE("positive_init: alpha0 is the Cholesky solve K^-1 eps, bit for bit; its message on a singular K") {
+TEST_CASE("positive_start: alpha0 is the Cholesky solve K^-1 eps, bit for bit; its message on a singular K") {
     const Problem p = make_problem(9, 30, 4);
     Vector outer(2);
     outer << 1.0, -1.0;
@@ -155,7 +158,7 @@ TEST_CASE("positive_init: alpha0 is the Cholesky solve K^-1 eps, bit for bit; it
         eps(0, i) = 1e-3 * (1 + 0.3 * i);
         eps(1, i) = 3e-3 / (1 + 0.2 * i);
     }
-    const DualGD gd = DualGD::positive_init(p.X, p.y, outer, eps, settings_for(0.1, 1));
+    const DualGD gd = DualGD::positive_start(p.X, p.y, positive_offsets(outer, eps), settings_for(0.1, 1));
     const Eigen::LLT<RowMatrix> llt(gram_matrix(p.X));
     const RowMatrix expected = llt.solve(eps.transpose()).transpose();
     CHECK((gd.alpha().array() == expected.array()).all());
@@ -164,7 +167,7 @@ TEST_CASE("positive_init: alpha0 is the Cholesky solve K^-1 eps, bit for bit; it
     q.X.row(5) = q.X.row(4);
     std::string message;
     try {
-        DualGD::positive_init(q.X, q.y, Vector::Ones(1), 1e-3, settings_for(0.1, 1));
+        DualGD::positive_start(q.X, q.y, positive_offsets(Vector::Ones(1), 1e-3), settings_for(0.1, 1));
     } catch (const std::invalid_argument& e) {
         message = e.what();
     }
@@ -187,9 +190,9 @@ TEST_CASE("constructor validates shapes and evaluates the initial state") {
     const Problem p = make_problem(6, 20, 2);
     Vector outer = Vector::Ones(2);
     const RowMatrix a0 = RowMatrix::Zero(2, 6), b0 = RowMatrix::Constant(2, 6, 0.1);
-    CHECK_THROWS(DualGD(p.K, p.y.head(5), outer, a0, b0, settings_for(0.1, 1)), std::invalid_argument);
-    CHECK_THROWS(DualGD(p.K, p.y, outer, a0.topRows(1), b0, settings_for(0.1, 1)), std::invalid_argument);
-    DualGD gd(p.K, p.y, outer, a0, b0, settings_for(0.1, 1));
+    CHECK_THROWS(DualGD(p.K, p.y.head(5), dual_start(outer, a0, b0), settings_for(0.1, 1)), std::invalid_argument);
+    CHECK_THROWS(DualGD(p.K, p.y, dual_start(outer, a0.topRows(1), b0), settings_for(0.1, 1)), std::invalid_argument);
+    DualGD gd(p.K, p.y, dual_start(outer, a0, b0), settings_for(0.1, 1));
     CHECK(gd.evaluated());
     // h = 2 * 0.1 for every example; loss = 1/2 ||h - y||^2
     CHECK_CLOSE(gd.loss(), 0.5 * (Vector::Constant(6, 0.2) - p.y).squaredNorm(), 1e-14, 0);
@@ -203,7 +206,7 @@ TEST_CASE("step(k) equals run() with max_steps = k, bitwise") {
     const Problem p = make_problem(10, 30, 4);
     Vector outer(2);
     outer << 1.0, -1.0;
-    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 137));
+    DualGD a = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.2, 137));
     DualGD b = a;  // copies share the engine's Gram matrix
     CHECK(a.step(137) == 137);
     const RunSummary r = b.run();
@@ -213,7 +216,7 @@ TEST_CASE("step(k) equals run() with max_steps = k, bitwise") {
     CHECK(a.loss() == r.loss && a.grad_norm() == r.grad_norm);
     CHECK(a.pattern().stable_step() == r.pattern_stable_step);
     // Stepping in pieces is the same as stepping at once.
-    DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 137));
+    DualGD c = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.2, 137));
     c.step(50);
     c.step(0);
     c.step(87);
@@ -224,10 +227,10 @@ TEST_CASE("run with a callback every k steps: observes, stops, and does not pert
     const Problem p = make_problem(10, 30, 6);
     Vector outer = Vector::Ones(1);
     GDSettings s = settings_for(0.2, 95);
-    DualGD plain = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD plain = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary r0 = plain.run();
 
-    DualGD observed = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD observed = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     std::vector<std::int64_t> seen;
     std::vector<double> losses;
     const RunSummary r1 = observed.run(nullptr, 10, [&](const DualGD& e) {
@@ -239,7 +242,7 @@ TEST_CASE("run with a callback every k steps: observes, stops, and does not pert
     CHECK(seen.size() == 9 && seen.front() == 10 && seen.back() == 90);
     CHECK(losses.size() == 9 && losses.back() <= losses.front());
 
-    DualGD stopped = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD stopped = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     int calls = 0;
     const RunSummary r2 = stopped.run(nullptr, 15, [&](const DualGD& e) {
         ++calls;
@@ -257,7 +260,7 @@ TEST_CASE("a callback may change labels and eta between steps (a simulator)") {
     Vector outer(2);
     outer << 1.0, -1.0;
     GDSettings s = settings_for(0.2, 120);
-    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD a = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     DualGD b = a;
     const Vector y2 = 0.5 * p.y;
     const RunSummary r = a.run(nullptr, 40, [&](DualGD& e) {
@@ -286,27 +289,27 @@ TEST_CASE("stopping rules: tol, divergence and the cancel flag") {
     Vector outer = Vector::Ones(1);
     GDSettings s = settings_for(0.3, 100000);
     s.tol = 1e-9;
-    DualGD gd = DualGD::positive_init(wide.X, wide.y.cwiseAbs(), outer, 1e-3, s);
+    DualGD gd = DualGD::positive_start(wide.X, wide.y.cwiseAbs(), positive_offsets(outer, 1e-3), s);
     const RunSummary r = gd.run();
     CHECK(r.status == Status::converged && r.grad_norm < 1e-9 && r.nit < 100000);
 
     GDSettings big = settings_for(50.0, 1000);
-    DualGD blow = DualGD::positive_init(p.X, p.y.cwiseAbs(), outer, 1e-3, big);
+    DualGD blow = DualGD::positive_start(p.X, p.y.cwiseAbs(), positive_offsets(outer, 1e-3), big);
     CHECK(blow.run().status == Status::diverged);
 
     std::atomic<bool> cancel{true};
-    DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.1, 100));
+    DualGD c = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.1, 100));
     c.set_cancel_flag(&cancel);
     CHECK(c.step(10) == 0 && c.steps_taken() == 0);
     CHECK(c.run().status == Status::cancelled);
     // Cancellation wins over the other stopping rules that hold at the same state.
     GDSettings done = settings_for(0.1, 0);  // budget used up at step 0
     done.cancel = &cancel;
-    DualGD over_budget = DualGD::positive_init(p.X, p.y, outer, 1e-3, done);
+    DualGD over_budget = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), done);
     CHECK(over_budget.run().status == Status::cancelled && over_budget.steps_taken() == 0);
     done.max_steps = 100;
     done.tol = 1e300;  // converged at step 0
-    DualGD converged = DualGD::positive_init(p.X, p.y, outer, 1e-3, done);
+    DualGD converged = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), done);
     CHECK(converged.run().status == Status::cancelled && converged.steps_taken() == 0);
     cancel = false;
     CHECK(converged.run().status == Status::converged);
@@ -319,7 +322,7 @@ TEST_CASE("set_eta, set_labels and settings() between steps") {
     const Problem p = make_problem(10, 30, 12);
     Vector outer(2);
     outer << 1.0, -1.0;
-    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.2, 0));
+    DualGD a = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.2, 0));
     a.step(20);
     DualGD b = a, c = a;
     a.set_eta(0.1);
@@ -328,7 +331,7 @@ TEST_CASE("set_eta, set_labels and settings() between steps") {
     b.step(20);
     CHECK(a.alpha() == b.alpha() && a.loss() == b.loss());
     // Same state, fresh engine with eta = 0.1: identical trajectory.
-    DualGD fresh(a.gram(), p.y, outer, c.alpha(), c.beta(), settings_for(0.1, 0));
+    DualGD fresh(a.gram(), p.y, dual_start(outer, c.alpha(), c.beta()), settings_for(0.1, 0));
     fresh.step(20);
     CHECK(fresh.alpha() == a.alpha());
     const Vector y2 = -p.y;
@@ -345,12 +348,12 @@ TEST_CASE("a checkpoint (alpha, beta, step count, pattern) resumes bitwise") {
     const RowMatrix W0 = gaussian(3, 30, gen, 0.2);
     const RowMatrix beta0 = W0 * p.X.transpose();
     const RowMatrix alpha0 = RowMatrix::Zero(3, 12);
-    DualGD a(p.K, p.y, outer, alpha0, beta0, settings_for(0.2, 0));
+    DualGD a(p.K, p.y, dual_start(outer, alpha0, beta0), settings_for(0.2, 0));
     a.step(40);
     const RowMatrix alpha = a.alpha(), beta = a.beta();
     const Mask mask = a.mask();
     const std::int64_t t = a.steps_taken(), stable = a.pattern().stable_step();
-    DualGD b(p.K, p.y, outer, alpha, beta, settings_for(0.2, 0));
+    DualGD b(p.K, p.y, dual_start(outer, alpha, beta), settings_for(0.2, 0));
     b.restore(t, mask, stable);
     a.step(60);
     b.step(60);
@@ -374,7 +377,7 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
     h.loss = loss.data();
     h.beta = beta.data();
     h.capacity = cap;
-    DualGD gd = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD gd = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary r = gd.run(&h);
     // steps 0, 7, ..., 49 and the final state 50
     CHECK(r.n_records == 9 && h.count == 9);
@@ -388,7 +391,7 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
     History h2;
     h2.steps = small.data();
     h2.capacity = 3;
-    DualGD gd2 = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD gd2 = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     CHECK(gd2.run(&h2).n_records == 3);
     CHECK(small[0] == 0 && small[1] == 7 && small[2] == 14 && small[3] == -1);
 }
@@ -398,7 +401,7 @@ TEST_CASE("DenseGD mirrors the DualGD API") {
     Vector outer = Vector::Ones(1);
     std::mt19937_64 gen(3);
     const RowMatrix W0 = gaussian(1, 20, gen, 0.3);
-    DenseGD a(p.X, p.y, outer, W0, RowMatrix::Zero(1, 8), settings_for(0.2, 60));
+    DenseGD a(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(1, 8)), settings_for(0.2, 60));
     DenseGD b = a;
     int calls = 0;
     const RunSummary r = a.run(nullptr, 20, [&](const DenseGD&) { return ++calls == 2; });

@@ -1,6 +1,7 @@
 // minnorm/minnorm_qp.hpp and stats/gram_stats.hpp: KKT conditions of the QPs checked
 // directly, the block method against the primal fallback, a problem with
-// equality rows, and the Gram statistics against their definitions.
+// equality rows, minnorm_single_gram against a brute force over the faces of
+// its QP, and the Gram statistics against their definitions.
 #include "check.hpp"
 #include "problems.hpp"
 
@@ -82,6 +83,25 @@ TEST_CASE("primal active-set method with an equality row") {
     CHECK_CLOSE(r.z, want, 1e-14, 1e-14);
     CHECK(r.state[1] == 1);
     CHECK(r.r[1] <= 0.0);  // upper-bound multiplier sign
+}
+
+TEST_CASE("minnorm_single_gram: the brute-force optimum over every face, and its certificates") {
+    int cases = 0;
+    for (Index d : {12, 40, 200})
+        for (double sign : {1.0, -1.0, 0.5}) {
+            const Problem p = make_problem(9, d, 31 + static_cast<unsigned>(d));
+            const MinNorm1Result r = minnorm_single_gram(p.K, p.y, sign);
+            CHECK(r.status == QPStatus::solved);
+            const Vector z = minnorm_single_brute_force(p.K, p.y, sign);
+            const double scale = std::sqrt(z.dot(p.K * z));
+            const Vector diff = r.z - z;
+            CHECK(std::sqrt(std::max(diff.dot(p.K * diff), 0.0)) <= 1e-10 * scale);
+            CHECK_CLOSE(r.objective, 0.5 * z.dot(p.K * z), 1e-10, 0.0);
+            CHECK(std::max(std::max(r.stationarity, r.primal_feasibility),
+                           std::max(r.dual_feasibility, r.complementarity)) < 1e-10);
+            ++cases;
+        }
+    CHECK(cases == 9);
 }
 
 TEST_CASE("gram statistics match their definitions") {

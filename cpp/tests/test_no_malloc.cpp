@@ -69,7 +69,7 @@ TEST_CASE("DualGD::step and run allocate nothing") {
             spec.activation = Activation::leaky_relu;
             spec.loss = Loss::logistic;
         }
-        DualGD gd(p.K, p.y, outer, RowMatrix::Zero(4, 24), beta0, settings_for(0.2, 200, spec));
+        DualGD gd(p.K, p.y, dual_start(outer, RowMatrix::Zero(4, 24), beta0), settings_for(0.2, 200, spec));
         CHECK(allocations_during([&] { gd.step(100); }) == 0);
         CHECK(gd.steps_taken() == 100);
         // Recording into caller-owned buffers, a callback and the stopping rules: still nothing.
@@ -100,7 +100,7 @@ TEST_CASE("DenseGD::step allocates nothing") {
     outer << 1.0, -1.0;
     std::mt19937_64 gen(3);
     const RowMatrix W0 = gaussian(2, 40, gen, 0.3);
-    DenseGD gd(p.X, p.y, outer, W0, RowMatrix::Zero(2, 16), settings_for(0.2, 50));
+    DenseGD gd(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(2, 16)), settings_for(0.2, 50));
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
 }

@@ -53,7 +53,7 @@ TEST_CASE("engine runs over problems do not depend on the thread count") {
     auto solve = [&](int threads) {
         std::vector<RowMatrix> out(B);
         parallel_for(B, threads, [&](Index b) {
-            DualGD gd = DualGD::positive_init(problems[b].X, problems[b].y, outer, 1e-3, s);
+            DualGD gd = DualGD::positive_start(problems[b].X, problems[b].y, positive_offsets(outer, 1e-3), s);
             gd.run();
             out[b] = gd.alpha();
         });

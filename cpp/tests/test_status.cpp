@@ -56,7 +56,7 @@ TEST_CASE("stalled: a stationary point with examples no neuron is active on") {
 
     // Mixed labels and one positive neuron: the negative examples cannot be
     // fit (h >= 0), h = 0 is their best value, and the run converges.
-    DualGD mixed = DualGD::positive_init(p.X, p.y, outer, 1e-3, settings_for(0.5, 100000, 1e-12));
+    DualGD mixed = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), settings_for(0.5, 100000, 1e-12));
     const RunSummary rm = mixed.run();
     CHECK(rm.status == Status::converged && rm.n_unfit == 0);
     CHECK(rm.loss > 0.1);  // the negative labels' floor
@@ -90,13 +90,14 @@ TEST_CASE("gradient norm: X scaled by 1e150 and 2^-500 takes the unscaled steps"
     Vector outer(2);
     outer << 1.0, -1.0;
     const RowMatrix eps = RowMatrix::Constant(2, 8, 1e-2);
-    DualGD ref = DualGD::positive_init(p.X, p.y, outer, eps, settings_for(0.25, 100000, 1e-10));
+    DualGD ref = DualGD::positive_start(p.X, p.y, positive_offsets(outer, eps), settings_for(0.25, 100000, 1e-10));
     const RunSummary r0 = ref.run();
     CHECK(r0.status == Status::converged);
     for (double c : {1e150, 1e-150, std::ldexp(1.0, 500), std::ldexp(1.0, -500)}) {
         const RowMatrix Xc = p.X * c;
         // eta scales by 1/c^2 and the gradient norm (hence tol) by c.
-        DualGD gd = DualGD::positive_init(Xc, p.y, outer, eps, settings_for(0.25 / (c * c), 100000, 1e-10 * c));
+        DualGD gd = DualGD::positive_start(Xc, p.y, positive_offsets(outer, eps),
+                                           settings_for(0.25 / (c * c), 100000, 1e-10 * c));
         const RunSummary r = gd.run();
         CHECK(r.status == Status::converged && r.nit == r0.nit);
         CHECK_CLOSE(r.grad_norm / c, r0.grad_norm, 1e-9, 0.0);
@@ -120,10 +121,10 @@ TEST_CASE("GrowingHistory: grows with the run, same records as preallocated buff
     h.alpha = alpha.data();
     h.mask = mask.data();
     h.capacity = cap;
-    DualGD a = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD a = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary ra = a.run(&h);
     GrowingHistory g(6, cap, 2);  // starts with 2 slots: grows 2 -> 4 -> 8 -> 16 -> 18
-    DualGD b = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
+    DualGD b = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary rb = b.run(&g.history());
     CHECK(ra.n_records == 18 && rb.n_records == 18 && g.count() == 18 && !g.failed());
     CHECK(g.history().capacity == 18);
@@ -140,7 +141,7 @@ TEST_CASE("GrowingHistory: grows with the run, same records as preallocated buff
     early.max_steps = 1000000;
     early.tol = 1e300;  // converged at step 0
     GrowingHistory small(6, history_capacity(early.max_steps, 3), 64);
-    DualGD c = DualGD::positive_init(p.X, p.y, outer, 1e-3, early);
+    DualGD c = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), early);
     c.run(&small.history());
     CHECK(small.count() == 1 && small.steps().size() == 64);
 }

@@ -46,8 +46,10 @@ int main() {
     s.eta = 0.5;
     s.max_steps = 20000;
     s.tol = 1e-11;
-    const Vector outer = Vector::Ones(1);
-    auto gd = relucore::DualGD::positive_init(X, y, outer, 1e-3, s);
+    relucore::DualGD::PositiveStart start;
+    start.outer = Vector::Ones(1);
+    start.offset = 1e-3;
+    auto gd = relucore::DualGD::positive_start(X, y, start, s);
     gd.step(1);
     const RowMatrix W1 = gd.alpha() * X;  // w1 of Theorem 1 (positive init: W = alpha X)
 
@@ -92,7 +94,7 @@ int main() {
     std::vector<double> losses(4);
     relucore::parallel_for(4, 0, [&](Index b) {
         Vector yb = y * (1.0 + 0.1 * double(b));
-        auto e = relucore::DualGD::positive_init(X, yb, outer, 1e-3, s);
+        auto e = relucore::DualGD::positive_start(X, yb, start, s);
         losses[b] = e.run().loss - floor_of(yb);
     });
     std::printf("openmp %s, batch losses above the floor %.1e %.1e %.1e %.1e\n", relucore::has_openmp() ? "on" : "off",

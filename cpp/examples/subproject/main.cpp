@@ -28,15 +28,17 @@ int main() {
     s.eta = 0.2;
     s.max_steps = 2000;
     s.tol = 1e-12;
-    const relucore::Vector outer = relucore::Vector::Ones(2);
+    relucore::DualGD::PositiveStart start;
+    start.outer = relucore::Vector::Ones(2);
+    start.offset = 1e-3;
     auto labels = [&](relucore::Index b) { return relucore::Vector::LinSpaced(n, 1.0, 2.0 + double(b)); };
 
     std::vector<double> parallel(problems), serial(problems);
     relucore::parallel_for(problems, 0, [&](relucore::Index b) {
-        parallel[b] = relucore::DualGD::positive_init(X, labels(b), outer, 1e-3, s).run().loss;
+        parallel[b] = relucore::DualGD::positive_start(X, labels(b), start, s).run().loss;
     });
     for (relucore::Index b = 0; b < problems; ++b) {
-        serial[b] = relucore::DualGD::positive_init(X, labels(b), outer, 1e-3, s).run().loss;
+        serial[b] = relucore::DualGD::positive_start(X, labels(b), start, s).run().loss;
         ok = ok && parallel[b] == serial[b];
     }
     std::printf("losses %.3e %.3e %.3e %.3e\n%s\n", parallel[0], parallel[1], parallel[2], parallel[3],

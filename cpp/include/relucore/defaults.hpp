@@ -25,7 +25,7 @@ constexpr double unfit_rtol = 1e-3;
 /// Largest condition number mu_1 / mu_n accepted by the starts that need K^{-1}.
 constexpr double max_condition = 1e12;
 /// Smallest reciprocal condition estimate of a Cholesky factor of K accepted
-/// as non-singular (DualGD::positive_init).
+/// as non-singular (DualGD::positive_start).
 constexpr double cholesky_rcond_min = 1e-12;
 /// A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
 constexpr double divergence_factor = 1e12;

@@ -1,6 +1,7 @@
 // Must compile: the same constructions as the compile-fail cases with
 // arguments whose storage outlives the engine, so a failing case fails for
-// its refusal and not for a mistake in the fixture.
+// its refusal and not for a mistake in the fixture. The named entry points
+// first, then the deprecated positional ones (still refused the same way).
 #include "fixture.hpp"
 
 #include <memory>
@@ -8,18 +9,28 @@
 int main() {
     using namespace relucore;
     relucore_compile_fail::Inputs in;
-    DualGD lvalue(in.K, in.y, in.outer, in.alpha0, in.beta0, in.settings);
-    DualGD map(ConstMatrixMap(in.K.data(), 4, 4), in.y, in.outer, in.alpha0, in.beta0, in.settings);
-    DualGD block(in.K.topLeftCorner(4, 4), in.y, in.outer, in.alpha0, in.beta0, in.settings);
+    DualGD lvalue(in.K, in.y, in.dual_start(), in.settings);
+    DualGD map(ConstMatrixMap(in.K.data(), 4, 4), in.y, in.dual_start(), in.settings);
+    DualGD block(in.K.topLeftCorner(4, 4), in.y, in.dual_start(), in.settings);
     const ConstMatrixRef ref(in.K);
-    DualGD named_ref(ref, in.y, in.outer, in.alpha0, in.beta0, in.settings);
-    DualGD owned(std::make_shared<const RowMatrix>(gram_matrix(in.X)), in.y, in.outer, in.alpha0, in.beta0,
-                 in.settings);
-    DenseGD dense(in.X, in.y, in.outer, in.W0, in.alpha0, in.settings);
-    DenseGD dense_map(ConstMatrixMap(in.X.data(), 4, 6), in.y, in.outer, in.W0, in.alpha0, in.settings);
-    return lvalue.steps_taken() + map.steps_taken() + block.steps_taken() + named_ref.steps_taken() +
-                       owned.steps_taken() + dense.steps_taken() + dense_map.steps_taken() ==
-                   0
-               ? 0
-               : 1;
+    DualGD named_ref(ref, in.y, in.dual_start(), in.settings);
+    DualGD owned(std::make_shared<const RowMatrix>(gram_matrix(in.X)), in.y, in.dual_start(), in.settings);
+    DenseGD dense(in.X, in.y, in.dense_start(), in.settings);
+    DenseGD dense_map(ConstMatrixMap(in.X.data(), 4, 6), in.y, in.dense_start(), in.settings);
+    std::int64_t steps = lvalue.steps_taken() + map.steps_taken() + block.steps_taken() + named_ref.steps_taken() +
+                         owned.steps_taken() + dense.steps_taken() + dense_map.steps_taken();
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    DualGD old_lvalue(in.K, in.y, in.outer, in.alpha0, in.beta0, in.settings);
+    DualGD old_map(ConstMatrixMap(in.K.data(), 4, 4), in.y, in.outer, in.alpha0, in.beta0, in.settings);
+    DualGD old_owned(std::make_shared<const RowMatrix>(gram_matrix(in.X)), in.y, in.outer, in.alpha0, in.beta0,
+                     in.settings);
+    DenseGD old_dense(in.X, in.y, in.outer, in.W0, in.alpha0, in.settings);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+    steps += old_lvalue.steps_taken() + old_map.steps_taken() + old_owned.steps_taken() + old_dense.steps_taken();
+    return steps == 0 ? 0 : 1;
 }

@@ -25,6 +25,22 @@ struct Inputs {
         s.max_steps = 10;
         return s;
     }();
+
+    /// The named starts of the same engines.
+    DualGD::Start dual_start() const {
+        DualGD::Start s;
+        s.outer = outer;
+        s.alpha = alpha0;
+        s.beta = beta0;
+        return s;
+    }
+    DenseGD::Start dense_start() const {
+        DenseGD::Start s;
+        s.outer = outer;
+        s.W = W0;
+        s.alpha = alpha0;
+        return s;
+    }
 };
 
 }  // namespace relucore_compile_fail

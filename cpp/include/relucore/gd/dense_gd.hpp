@@ -28,31 +28,32 @@ class DenseGD : public EngineBase<DenseGD> {
     using Base = EngineBase<DenseGD>;
 
 public:
+    /// The starting network in weight space, set field by field (explicit
+    /// constructor: positional brace-initialisation does not compile):
+    /// @code
+    ///   relucore::DenseGD::Start start;
+    ///   start.outer = signs;                        // m
+    ///   start.W = W0;                               // m x d
+    ///   start.alpha = relucore::RowMatrix::Zero(m, n);
+    /// @endcode
+    struct Start {
+        explicit Start() = default;
+        Vector outer;     ///< m outer weights a_k
+        RowMatrix W;      ///< m x d starting weights
+        RowMatrix alpha;  ///< m x n starting dual coordinates (only accumulated: zero unless resuming)
+    };
+
     /// @param X        n x d data. Only a view is kept: X must outlive the
     ///                 engine and be a row-major Scalar matrix or Map (anything
     ///                 else is refused at compile time), and not an rvalue
     ///                 that owns its storage (also refused).
     /// @param y        n labels (copied)
-    /// @param outer    m outer weights (copied)
-    /// @param W0       m x d starting weights (copied)
-    /// @param alpha0   m x n starting dual coordinates (copied; only accumulated)
+    /// @param start    outer weights, W0 and alpha0 (moved in: pass
+    ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
-    // their signatures until named construction (settings and initial-state structs) replaces them.
-    DenseGD(ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef W0, ConstMatrixRef alpha0,
-            const GDSettings& settings)
-        : Base(y, outer, alpha0, RowMatrix::Zero(outer.size(), y.size()), settings), X_(X), W_(W0) {
-        const Index n = X.rows();
-        const Index d = X.cols();
-        const Index m = outer.size();
-        require_labels(y.size(), n);
-        if (W0.rows() != m || W0.cols() != d) throw std::invalid_argument("W0 must be m x d");
-        d_W_.resize(m, d);
-        compute_beta();
-        start();
-    }
-    // NOLINTEND(performance-unnecessary-value-param)
+    DenseGD(ConstMatrixRef X, ConstVectorRef y, Start start, const GDSettings& settings)
+        : DenseGD(X, y, std::move(start), start.outer.size(), settings) {}
 
     /// An X that is not row-major double storage would bind to a temporary
     /// copy that dies with the call: refused at compile time.
@@ -64,6 +65,14 @@ public:
     /// refused at compile time.
     template <class XArg, class... Rest, std::enable_if_t<dies_with_call<XArg>, int> = 0>
     DenseGD(XArg&& X, Rest&&...) = delete;
+
+    /// Deprecated (removed in 0.3): outer and y, W0 and alpha0 swap silently
+    /// when their sizes agree. Use DenseGD(X, y, DenseGD::Start, settings).
+    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(ConstMatrixRef X, ConstVectorRef y,
+                                                                          ConstVectorRef outer, ConstMatrixRef W0,
+                                                                          ConstMatrixRef alpha0,
+                                                                          const GDSettings& settings)
+        : DenseGD(X, y, make_start(outer, W0, alpha0), settings) {}
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
@@ -100,6 +109,28 @@ private:
         const Scalar c = d_W_.cwiseAbs().maxCoeff();
         if (!std::isfinite(c) || c == 0) return std::sqrt(sq) / settings_.eta;
         return (d_W_ / c).norm() * c / settings_.eta;
+    }
+
+    /// st is taken by reference so that m is read before anything is moved out of it.
+    DenseGD(ConstMatrixRef X, ConstVectorRef y, Start&& st, Index m, const GDSettings& settings)
+        : Base(y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, y.size()), settings),
+          X_(X),
+          W_(std::move(st.W)) {
+        const Index n = X.rows();
+        const Index d = X.cols();
+        require_labels(y.size(), n);
+        if (W_.rows() != m || W_.cols() != d) throw std::invalid_argument("W0 must be m x d");
+        d_W_.resize(m, d);
+        compute_beta();
+        start();
+    }
+
+    static Start make_start(ConstVectorRef outer, ConstMatrixRef W0, ConstMatrixRef alpha0) {
+        Start s;
+        s.outer = outer;
+        s.W = W0;
+        s.alpha = alpha0;
+        return s;
     }
 
     void compute_beta() {

@@ -17,7 +17,10 @@
 /// @code
 ///   relucore::GDSettings s;
 ///   s.eta = 0.1; s.max_steps = 10000; s.tol = 1e-10;
-///   auto gd = relucore::DualGD::positive_init(X, y, outer, /*eps=*/1e-3, s);
+///   relucore::DualGD::PositiveStart start;
+///   start.outer = outer;                // m outer weights
+///   start.offset = 1e-3;                // beta_k^(0) = eps = 1e-3
+///   auto gd = relucore::DualGD::positive_start(X, y, start, s);
 ///   gd.step(100);                       // 100 plain GD steps
 ///   double L = gd.loss();               // state read without copies
 ///   const relucore::RowMatrix& beta = gd.beta();
@@ -65,6 +68,33 @@ class DualGD : public EngineBase<DualGD> {
     using Base = EngineBase<DualGD>;
 
 public:
+    /// The starting network in primal-dual coordinates, set field by field:
+    /// @code
+    ///   relucore::DualGD::Start start;
+    ///   start.outer = signs;    // m
+    ///   start.alpha = alpha0;   // m x n
+    ///   start.beta = beta0;     // m x n
+    /// @endcode
+    /// Its constructor is explicit, so positional brace-initialisation
+    /// (`Start{signs, alpha0, beta0}`, where alpha and beta would swap
+    /// silently) does not compile.
+    struct Start {
+        explicit Start() = default;
+        Vector outer;     ///< m outer weights a_k: the signs s_k of the paper or values such as +-1/m
+        RowMatrix alpha;  ///< m x n starting dual coordinates alpha_k^(0)
+        RowMatrix beta;   ///< m x n starting predictions beta_k^(0) = X w_k^(0)
+    };
+
+    /// The all-positive start of positive_start(), set field by field (explicit
+    /// constructor, as for Start).
+    struct PositiveStart {
+        explicit PositiveStart() = default;
+        Vector outer;   ///< m outer weights a_k
+        RowMatrix eps;  ///< m x n positive offsets beta_k^(0); empty: every entry is `offset`
+        Scalar offset =
+            0;  ///< when eps is empty: > 0 the offset; 0 the default default_offset(y, m, defaults::C_alpha)
+    };
+
     /// Builds an engine that views the caller's Gram matrix.
     ///
     /// @param K        n x n Gram matrix X X^T. A view is kept: K must outlive
@@ -75,20 +105,24 @@ public:
     ///                 storage (gram_matrix(X) as an argument is refused). For n <= 16 the engine also keeps a
     ///                 zero-padded copy of K for its step.
     /// @param y        n labels (copied)
-    /// @param outer    m outer weights a_k: the signs s_k of the paper or values
-    ///                 such as +-1/m (copied)
-    /// @param alpha0   m x n starting dual coordinates (copied)
-    /// @param beta0    m x n starting predictions X w_k^(0) (copied)
+    /// @param start    outer weights and starting point (moved in: pass
+    ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
-    // their signatures until named construction (settings and initial-state structs) replaces them.
-    DualGD(ConstMatrixRef K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
-           const GDSettings& settings)
-        : Base(y, outer, alpha0, beta0, settings), K_(K) {
+    DualGD(ConstMatrixRef K, ConstVectorRef y, Start start, const GDSettings& settings)
+        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings), K_(K) {
         setup();
     }
-    // NOLINTEND(performance-unnecessary-value-param)
+
+    /// Builds an engine that shares ownership of K (for example one K used by
+    /// several engines, or a K computed on the fly). Same arguments otherwise.
+    /// @throws std::invalid_argument if K is null, as above otherwise
+    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, Start start, const GDSettings& settings)
+        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
+          K_owner_(require_nonnull(std::move(K))),
+          K_(*K_owner_) {
+        setup();
+    }
 
     /// Any K that is not row-major double storage would bind to a temporary
     /// copy that dies with the call: refused at compile time (pass a
@@ -103,47 +137,71 @@ public:
     template <class KArg, class... Rest, std::enable_if_t<dies_with_call<KArg>, int> = 0>
     DualGD(KArg&& K, Rest&&...) = delete;
 
-    /// Builds an engine that shares ownership of K (for example one K used by
-    /// several engines, or a K computed on the fly). Same arguments otherwise.
-    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
-    // their signatures until named construction (settings and initial-state structs) replaces them.
-    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0,
-           ConstMatrixRef beta0, const GDSettings& settings)
-        : Base(y, outer, alpha0, beta0, settings), K_owner_(require_nonnull(std::move(K))), K_(*K_owner_) {
-        setup();
-    }
-    // NOLINTEND(performance-unnecessary-value-param)
-
     /// The all-positive initialisation of Lai et al. 2026 (Theorems 1, 3):
     /// w_k^(0) = X^T K^{-1} eps_k, i.e. beta_k^(0) = eps_k and
     /// alpha_k^(0) = K^{-1} eps_k (Cholesky factorisation of K). The engine
-    /// owns K = X X^T; the weights are W = alpha X (w_k^perp = 0).
+    /// owns K = X X^T (X is not kept); the weights are W = alpha X (w_k^perp = 0).
     ///
-    /// @param X   n x d data with full row rank (K positive definite)
-    /// @param eps m x n positive entries
+    /// @param X     n x d data with full row rank (K positive definite)
+    /// @param y     n labels (copied)
+    /// @param start outer weights and the offsets eps (m x n positive, or one offset)
     /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
     ///         shapes, non-positive eps or invalid settings
-    static DualGD positive_init(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
-                                const ConstMatrixRef& eps, const GDSettings& settings) {
+    static DualGD positive_start(ConstMatrixRef X, ConstVectorRef y, const PositiveStart& start,
+                                 const GDSettings& settings) {
         const Index n = X.rows();
-        if (eps.rows() != outer.size() || eps.cols() != n) throw std::invalid_argument("eps must be m x n");
-        if (!(eps.array() > 0).all()) throw std::invalid_argument("eps must be positive");
+        const Index m = start.outer.size();
+        Start s;
+        s.outer = start.outer;
+        if (start.eps.size() > 0)
+            s.beta = start.eps;
+        else
+            s.beta =
+                RowMatrix::Constant(m, n, start.offset != 0 ? start.offset : default_offset(y, m, defaults::C_alpha));
+        if (s.beta.rows() != m || s.beta.cols() != n) throw std::invalid_argument("eps must be m x n");
+        if (!(s.beta.array() > 0).all()) throw std::invalid_argument("eps must be positive");
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
         Eigen::LLT<RowMatrix> llt(n);
-        RowMatrix alpha0(eps.rows(), n);
+        s.alpha.resize(m, n);
         // The factorisation succeeding is not enough: its reciprocal condition
         // estimate must be above cholesky_rcond_min too.
-        if (solve_positive_start(*K, eps, defaults::cholesky_rcond_min, llt, alpha0) != StartCheck::ok)
+        if (solve_positive_start(*K, s.beta, defaults::cholesky_rcond_min, llt, s.alpha) != StartCheck::ok)
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
-        return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, outer, alpha0, eps, settings);
+        return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, std::move(s), settings);
     }
 
-    /// positive_init() with eps_{k,i} = eps for every neuron and example.
-    static DualGD positive_init(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
-                                Scalar eps, const GDSettings& settings) {
-        return positive_init(X, y, outer, RowMatrix::Constant(outer.size(), X.rows(), eps), settings);
+    /// @name Deprecated entry points (removed in 0.3)
+    /// Positional forms in which two arguments of the same type (y and outer,
+    /// alpha0 and beta0) swap silently: use Start and PositiveStart.
+    ///@{
+    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(ConstMatrixRef K, ConstVectorRef y,
+                                                                       ConstVectorRef outer, ConstMatrixRef alpha0,
+                                                                       ConstMatrixRef beta0, const GDSettings& settings)
+        : DualGD(K, y, make_start(outer, alpha0, beta0), settings) {}
+
+    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(std::shared_ptr<const RowMatrix> K,
+                                                                       ConstVectorRef y, ConstVectorRef outer,
+                                                                       ConstMatrixRef alpha0, ConstMatrixRef beta0,
+                                                                       const GDSettings& settings)
+        : DualGD(std::move(K), y, make_start(outer, alpha0, beta0), settings) {}
+
+    [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
+        ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef eps, const GDSettings& settings) {
+        PositiveStart start;
+        start.outer = outer;
+        start.eps = eps;
+        return positive_start(X, y, start, settings);
     }
+
+    [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
+        ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, Scalar eps, const GDSettings& settings) {
+        PositiveStart start;
+        start.outer = outer;
+        start.eps = RowMatrix::Constant(outer.size(), X.rows(), eps);
+        return positive_start(X, y, start, settings);
+    }
+    ///@}
 
     /// Computes the loss, the gradient norm and the pending update at the
     /// current state. Pure function of the state: calling it twice changes
@@ -413,6 +471,14 @@ private:
         }
         grad_norm_ = grad_norm_from(sq);
         evaluated_ = true;
+    }
+
+    static Start make_start(ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0) {
+        Start s;
+        s.outer = outer;
+        s.alpha = alpha0;
+        s.beta = beta0;
+        return s;
     }
 
     static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {

@@ -156,7 +156,11 @@ protected:
     // protected (not private with a friend) so that each engine derives from it plainly.
     EngineBase(ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
                const GDSettings& settings)
-        : y_(y), outer_(outer), alpha_(alpha0), beta_(beta0), settings_(settings) {
+        : EngineBase(y, Vector(outer), RowMatrix(alpha0), RowMatrix(beta0), settings) {}
+
+    /// The same, taking over the outer weights and the starting alpha and beta.
+    EngineBase(ConstVectorRef y, Vector&& outer, RowMatrix&& alpha0, RowMatrix&& beta0, const GDSettings& settings)
+        : y_(y), outer_(std::move(outer)), alpha_(std::move(alpha0)), beta_(std::move(beta0)), settings_(settings) {
         const Index n = y_.size();
         const Index m = outer_.size();
         if (m < 1) throw std::invalid_argument("at least one neuron is needed");

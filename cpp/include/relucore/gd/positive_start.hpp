@@ -12,7 +12,7 @@
 ///
 /// The rules of that start live here once: default_offset() (the default eps)
 /// and solve_positive_start() (Cholesky, conditioning check, K^{-1} eps), also
-/// used by DualGD::positive_init and the Gram sweep trial (sweep/sweep_gram.hpp).
+/// used by DualGD::positive_start and the Gram sweep trial (sweep/sweep_gram.hpp).
 #pragma once
 
 #include "relucore/core/types.hpp"

@@ -73,7 +73,7 @@ inline void add_row_combination(const ConstMatrixRef& C, const ConstMatrixRef& X
 /// (Lai et al. 2026: w_k = w_k^perp + X^T alpha_k and w_k^perp never changes).
 /// W0 (m x d) and alpha0 (m x n) are the starting point the engine was built
 /// from; W (m x d) is written; `scratch` (m x n) holds alpha - alpha0. For the
-/// data-span inits (positive_init()) W0 = alpha0 X, so W = alpha X.
+/// data-span inits (DualGD::positive_start()) W0 = alpha0 X, so W = alpha X.
 inline void weights_from_dual(const ConstMatrixRef& X, const ConstMatrixRef& W0, const ConstMatrixRef& alpha0,
                               const ConstMatrixRef& alpha, MatrixRef W, MatrixRef scratch) {
     if (W0.rows() != alpha.rows() || W0.cols() != X.cols() || alpha0.rows() != alpha.rows() ||

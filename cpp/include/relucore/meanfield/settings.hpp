@@ -71,6 +71,35 @@ struct WeightGDSettings {
     }
 };
 
+namespace detail {
+struct PackedTheta {};  // selects WeightGD's constructor from packed parameters
+}  // namespace detail
+
+// The initial neurons of WeightGD by name, set field by field (the explicit
+// constructor refuses positional brace-initialisation):
+//     WeightGDStart start;  start.a = a;  start.w = W;  start.b = b;
+struct WeightGDStart {
+    explicit WeightGDStart() = default;
+    Vector a;     // N outer weights a_i
+    RowMatrix w;  // N x d inner weights, one row per neuron
+    Vector b;     // N biases b_i; empty when the settings have bias = false
+
+    // The packed N x P parameters (a, w_1..w_d, b), or (a, w_1..w_d) without
+    // bias: the layout of WeightGD::set_theta() and theta().
+    RowMatrix theta(bool bias, Index d) const {
+        const Index N = a.size();
+        if (w.rows() != N || w.cols() != d)
+            throw std::invalid_argument("start.w must be N x d (one row per entry of a)");
+        if (b.size() != (bias ? N : 0))
+            throw std::invalid_argument(bias ? "start.b must have N entries" : "start.b must be empty without bias");
+        RowMatrix out(N, d + (bias ? 2 : 1));
+        out.col(0) = a;
+        out.middleCols(1, d) = w;
+        if (bias) out.col(d + 1) = b;
+        return out;
+    }
+};
+
 // Caller-owned output buffers of a run (null pointers: not recorded).
 //   history:      steps[r], objective[r] for r < capacity; trajectories[r] is
 //                 an n_track x P block holding the tracked neurons' theta.

@@ -77,12 +77,18 @@ public:
     static constexpr Index kChunk = meanfield::kChunk;  // neurons per work unit (fixed: sets the sum order)
     static constexpr std::int64_t kCheckEvery = 1024;   // steps between cancellation checks
 
-    // X: M x d inputs, y: M labels, theta0: N x P initial parameters with
-    // columns (a, w_1..w_d, b) (P = d + 2) or (a, w_1..w_d) without bias.
-    // NOLINTBEGIN(performance-unnecessary-value-param): the engine constructors keep
-    // their signatures until named construction (settings and initial-state structs) replaces them.
-    WeightGD(ConstMatrixRef X, ConstVectorRef y, ConstMatrixRef theta0, const WeightGDSettings& settings)
-        : X_(X), y_(y), settings_(settings) {
+    // X: M x d inputs and y: M labels (both copied), the initial neurons by name.
+    WeightGD(ConstMatrixRef X, ConstVectorRef y, const WeightGDStart& start, const WeightGDSettings& settings)
+        : WeightGD(X, y, start.theta(settings.bias, X.cols()), settings, detail::PackedTheta{}) {}
+    // Deprecated (removed in 0.3): theta0 N x P, columns (a, w_1..w_d, b), or (a, w) without bias.
+    [[deprecated("use WeightGD(X, y, WeightGDStart, settings)")]] WeightGD(ConstMatrixRef X, ConstVectorRef y,
+                                                                           ConstMatrixRef theta0,
+                                                                           const WeightGDSettings& settings)
+        : WeightGD(X, y, theta0, settings, detail::PackedTheta{}) {}
+
+private:
+    WeightGD(ConstMatrixRef X, ConstVectorRef y, ConstMatrixRef theta0, const WeightGDSettings& s, detail::PackedTheta)
+        : X_(X), y_(y), settings_(s) {
         settings_.validate();
         M_ = X.rows();
         d_ = X.cols();
@@ -117,8 +123,8 @@ public:
         simd_ = simd_level();
         philox_keys_ = PhiloxKeys(settings_.key);
     }
-    // NOLINTEND(performance-unnecessary-value-param)
 
+public:
     // The widest SIMD path of the fused kernels: the best the CPU supports,
     // capped by the environment variable RELUCORE_SIMD (scalar, sse2, avx,
     // avx512; read when an engine is built). All paths give bitwise the same
@@ -588,8 +594,7 @@ private:
     std::vector<std::int64_t> perm_, swaps_, batch_;
     std::vector<Scalar> g_, scratch_;
     std::vector<std::uint64_t> words_;
-    std::int64_t t_ = 0;
-    std::int64_t last_history_ = -1;
+    std::int64_t t_ = 0, last_history_ = -1;
 };
 
 }  // namespace relucore

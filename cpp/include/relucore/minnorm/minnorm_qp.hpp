@@ -378,9 +378,9 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
 // binds" (w* = X_+^T K_++^{-1} t_+, exact when d >> n, Lemma 3), which usually
 // saves the first n x n factorisation.
 struct MinNorm1Result {
-    Vector z;              // dual coordinates alpha*
-    double objective = 0;  // 1/2 z^T K z
-    int status = 0;        // QPStatus as an int
+    Vector z;                            // dual coordinates alpha*
+    double objective = 0;                // 1/2 z^T K z
+    QPStatus status = QPStatus::solved;  // how the QP solve ended
     int block_iterations = 0, primal_iterations = 0;
     bool used_fallback = false;
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
@@ -402,7 +402,7 @@ inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVe
     const QPResult qp = solve_box_qp(K, c, lower, upper, settings, &guess);
     MinNorm1Result out;
     out.z = qp.z;
-    out.status = static_cast<int>(qp.status);
+    out.status = qp.status;
     out.block_iterations = qp.block_iterations;
     out.primal_iterations = qp.primal_iterations;
     out.used_fallback = qp.used_fallback;

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace relucore {
 
@@ -125,7 +126,7 @@ struct GramTrialResult {
     double eta = 0, tol = 0, mu1 = 0, mun = 0, cond = 0;
     double gap = std::numeric_limits<double>::quiet_NaN(), gap_normalised = std::numeric_limits<double>::quiet_NaN();
     double certificate = std::numeric_limits<double>::quiet_NaN();  // largest KKT residual of w*
-    int qp_status = 0;
+    QPStatus qp_status = QPStatus::solved;                          // of the minimum-norm QP (when solved)
     std::int64_t n_pos = 0, n_neg = 0;
     GramTrialError error = GramTrialError::none;
 };
@@ -164,8 +165,11 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     s.eta = out.eta;
     s.tol = out.tol;
     s.max_steps = st.max_steps;
-    const Vector outer = Vector::Constant(1, st.sign);
-    DualGD engine(K, y, outer, alpha0, beta0, s);
+    DualGD::Start start;
+    start.outer = Vector::Constant(1, st.sign);
+    start.alpha = std::move(alpha0);
+    start.beta = beta0;
+    DualGD engine(K, y, std::move(start), s);
     out.run = engine.run(nullptr);
     if (out.run.status != Status::diverged && !(engine.alpha().allFinite() && engine.beta().allFinite() &&
                                                 std::isfinite(out.run.loss) && std::isfinite(out.run.grad_norm)))
@@ -186,7 +190,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     out.qp_status = mn.status;
     out.certificate =
         std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
-    if (mn.status != 0) {
+    if (mn.status != QPStatus::solved) {
         out.error = GramTrialError::minnorm_failed;
         return out;
     }

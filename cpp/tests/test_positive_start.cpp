@@ -1,0 +1,147 @@
+// gd/positive_start.hpp: the one-pass all-positive start against its
+// definitions computed here by other means (K by explicit dot products, its
+// eigenvalues by a Jacobi SVD, alpha0 by the residual of K alpha0 = eps, the
+// default step and tolerance by their formulas), the default offset against
+// its closed form, and every refusal (StartCheck) on a problem built to fail it.
+#include "check.hpp"
+#include "problems.hpp"
+
+#include <Eigen/SVD>
+
+#include <cmath>
+#include <limits>
+
+using namespace relucore;
+using namespace relucore_test;
+
+namespace {
+
+struct Outputs {
+    RowMatrix K, beta0, alpha0, W0;
+    Vector mu;
+    double eta = 0, tol = 0;
+    Outputs(Index n, Index m, Index d) : K(n, n), beta0(m, n), alpha0(m, n), W0(m, d), mu(n) {}
+};
+
+StartCheck run(const RowMatrix& X, const Vector& y, const Vector& outer, const StartOptions& opt, Outputs& o) {
+    return positive_start(X, y, outer, opt, o.K, o.mu, o.beta0, o.alpha0, o.W0, o.eta, o.tol);
+}
+
+}  // namespace
+
+TEST_CASE("positive_start: K, eigenvalues, offsets, alpha0, W0, default step and tolerance") {
+    const Problem p = make_problem(9, 50, 21);
+    const Index n = 9, m = 3, d = 50;
+    Vector outer(m);
+    outer << 1.0, -1.0, 0.5;
+    Outputs o(n, m, d);
+    CHECK(run(p.X, p.y, outer, StartOptions{}, o) == StartCheck::ok);
+    // K_ij = x_i . x_j, by explicit loops.
+    RowMatrix K(n, n);
+    for (Index i = 0; i < n; ++i)
+        for (Index j = 0; j < n; ++j) {
+            double s = 0;
+            for (Index k = 0; k < d; ++k) s += p.X(i, k) * p.X(j, k);
+            K(i, j) = s;
+        }
+    CHECK_CLOSE(o.K, K, 1e-13, 1e-15);
+    // K is symmetric positive definite: its eigenvalues are its singular values.
+    const Eigen::MatrixXd Kd = K;
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Kd);
+    const Vector sv = svd.singularValues();  // descending
+    for (Index i = 0; i < n; ++i) CHECK_CLOSE(o.mu[i], sv[n - 1 - i], 1e-12, 1e-14);
+    // Default offset y_min / (C_alpha m) in every entry of beta0.
+    const double y_min = p.y.cwiseAbs().minCoeff();
+    const double eps = y_min / (defaults::C_alpha * static_cast<double>(m));
+    CHECK((o.beta0.array() == eps).all());
+    // alpha0 solves K alpha0_k = eps_k; W0 = alpha0 X, so X W0^T = K alpha0^T = beta0^T.
+    CHECK_CLOSE(RowMatrix(o.alpha0 * K), o.beta0, 1e-10, 1e-14);
+    CHECK_CLOSE(o.W0, RowMatrix(o.alpha0 * p.X), 1e-12, 1e-15);
+    CHECK_CLOSE(RowMatrix(o.W0 * p.X.transpose()), o.beta0, 1e-10, 1e-14);
+    // Square loss: eta = 1 / (||s||^2 mu_1), tol = tol_factor sqrt(mu_1) ||y||.
+    CHECK_CLOSE(o.eta, 1.0 / (outer.squaredNorm() * sv[0]), 1e-12, 0.0);
+    CHECK_CLOSE(o.tol, defaults::tol_factor * std::sqrt(sv[0]) * p.y.norm(), 1e-12, 0.0);
+
+    // A given eps, eta and tol are kept; eps < 0 reads the offsets from beta0.
+    StartOptions given;
+    given.eps = 2e-3;
+    given.tol = 1e-9;
+    Outputs g(n, m, d);
+    g.eta = 0.25;
+    CHECK(run(p.X, p.y, outer, given, g) == StartCheck::ok);
+    CHECK((g.beta0.array() == 2e-3).all() && g.eta == 0.25 && g.tol == 1e-9);
+    StartOptions from_beta;
+    from_beta.eps = -1;
+    Outputs b(n, m, d);
+    b.beta0 = RowMatrix::Constant(m, n, 2e-3);
+    b.beta0(1, 4) = 5e-3;
+    CHECK(run(p.X, p.y, outer, from_beta, b) == StartCheck::ok);
+    CHECK(b.beta0(1, 4) == 5e-3);
+    CHECK_CLOSE(RowMatrix(b.alpha0 * K), b.beta0, 1e-10, 1e-14);
+    // The logistic loss: curvature 1/(4n), tolerance 0.
+    StartOptions logistic;
+    logistic.loss = Loss::logistic;
+    Outputs l(n, m, d);
+    CHECK(run(p.X, p.y.cwiseSign(), outer, logistic, l) == StartCheck::ok);
+    CHECK_CLOSE(l.eta, 4.0 * static_cast<double>(n) / (outer.squaredNorm() * sv[0]), 1e-12, 0.0);
+    CHECK(l.tol == 0.0);
+}
+
+TEST_CASE("positive_start: each refusal on a problem built to fail it") {
+    const Problem p = make_problem(6, 30, 5);
+    const Index n = 6, m = 2, d = 30;
+    const Vector outer = Vector::Ones(m);
+    auto check_of = [&](const RowMatrix& X, const Vector& y, const Vector& a, const StartOptions& opt, double eta) {
+        Outputs o(n, m, d);
+        o.eta = eta;
+        return run(X, y, a, opt, o);
+    };
+    const StartOptions def;
+    Vector y_nan = p.y;
+    y_nan[2] = std::nan("");
+    CHECK(check_of(p.X, y_nan, outer, def, 0) == StartCheck::labels_invalid);
+    Vector zero_outer = outer;
+    zero_outer[1] = 0;
+    CHECK(check_of(p.X, p.y, zero_outer, def, 0) == StartCheck::outer_invalid);
+    RowMatrix X_inf = p.X;
+    X_inf(0, 0) = std::numeric_limits<double>::infinity();
+    CHECK(check_of(X_inf, p.y, outer, def, 0) == StartCheck::gram_not_finite);
+    CHECK(check_of(RowMatrix::Zero(n, d), p.y, outer, def, 0) == StartCheck::gram_degenerate);
+    RowMatrix X_dup = p.X;
+    X_dup.row(3) = X_dup.row(1);  // rank n - 1: mu_n ~ 0
+    CHECK(check_of(X_dup, p.y, outer, def, 0) == StartCheck::ill_conditioned);
+    StartOptions bad_eps;
+    bad_eps.eps = std::numeric_limits<double>::infinity();
+    CHECK(check_of(p.X, p.y, outer, bad_eps, 0) == StartCheck::eps_invalid);
+    CHECK(check_of(p.X, p.y, outer, def, 1e-300) == StartCheck::step_invalid);
+}
+
+TEST_CASE("default_offset: y_min / (C_alpha m), with the rules for zero and NaN labels") {
+    Vector y(4);
+    y << 0.5, -0.25, 2.0, -1.0;
+    CHECK(default_offset(y, 2, 10.0) == 0.25 / 20.0);
+    y[1] = 0.0;  // a zero label: the reference is max |y_i|
+    CHECK(default_offset(y, 2, 10.0) == 2.0 / 20.0);
+    CHECK(default_offset(Vector::Zero(3), 4, 5.0) == 1.0 / 20.0);
+    y[0] = std::nan("");
+    CHECK(default_offset(y, 3, 10.0) == 1.0 / 30.0);
+}
+
+TEST_CASE("solve_positive_start: the Cholesky solve and its conditioning rule") {
+    const Problem p = make_problem(7, 40, 9);
+    const RowMatrix beta0 = RowMatrix::Constant(2, 7, 1e-3);
+    Eigen::LLT<RowMatrix> llt(7);
+    RowMatrix alpha0(2, 7);
+    CHECK(solve_positive_start(p.K, beta0, defaults::cholesky_rcond_min, llt, alpha0) == StartCheck::ok);
+    CHECK_CLOSE(RowMatrix(alpha0 * p.K), beta0, 1e-10, 1e-15);
+    RowMatrix indefinite = p.K;
+    indefinite(0, 0) = -1.0;
+    CHECK(solve_positive_start(indefinite, beta0, 0, llt, alpha0) == StartCheck::not_definite);
+    // Nearly singular but factorisable: refused only when a condition bound is asked for.
+    RowMatrix near = RowMatrix::Identity(7, 7);
+    near(6, 6) = 1e-14;
+    CHECK(solve_positive_start(near, beta0, 1e-12, llt, alpha0) == StartCheck::ill_conditioned);
+    CHECK(solve_positive_start(near, beta0, 0, llt, alpha0) == StartCheck::ok);
+}
+
+RELUCORE_TEST_MAIN

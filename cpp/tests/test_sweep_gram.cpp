@@ -1,0 +1,89 @@
+// sweep/sweep_gram.hpp: the extreme eigenvalues against a Jacobi SVD, and one
+// whole Gram-mode trial against its pieces redone independently: the step and
+// tolerance by their formulas, the run by the weight-space engine (DenseGD)
+// from the same start, and the gap against the minimum-norm dual solved by
+// brute force over its faces.
+#include "check.hpp"
+#include "problems.hpp"
+
+#include <Eigen/SVD>
+
+#include <cmath>
+#include <limits>
+
+using namespace relucore;
+using namespace relucore_test;
+
+TEST_CASE("extreme_eigenvalues: Laguerre on the tridiagonal form agrees with a Jacobi SVD") {
+    for (Index n : {1, 2, 5, 12, 40}) {
+        const Problem p = make_problem(n, 3 * n + 10, 100 + static_cast<unsigned>(n));
+        double mu_max = 0, mu_min = 0;
+        extreme_eigenvalues(p.K, mu_max, mu_min);
+        const Vector sv = Eigen::JacobiSVD<Eigen::MatrixXd>(Eigen::MatrixXd(p.K)).singularValues();
+        CHECK_CLOSE(mu_max, sv[0], 1e-12, 1e-15);
+        CHECK_CLOSE(mu_min, sv[n - 1], 1e-10, 1e-15);
+    }
+}
+
+TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomputations") {
+    const Index n = 10, d = 300;
+    const Problem p = make_problem(n, d, 44);
+    for (double sign : {1.0, -1.0}) {
+        GramTrialSettings st;
+        st.sign = sign;
+        st.norm1 = 1.0;
+        const GramTrialResult r = gram_trial(p.K, p.y, st);
+        CHECK(r.error == GramTrialError::none && r.qp_status == QPStatus::solved);
+        const Vector sv = Eigen::JacobiSVD<Eigen::MatrixXd>(Eigen::MatrixXd(p.K)).singularValues();
+        CHECK_CLOSE(r.mu1, sv[0], 1e-12, 0.0);
+        CHECK_CLOSE(r.cond, sv[0] / sv[n - 1], 1e-9, 0.0);
+        CHECK_CLOSE(r.eta, 1.0 / sv[0], 1e-12, 0.0);
+        CHECK_CLOSE(r.tol, defaults::tol_factor * std::sqrt(sv[0]) * p.y.norm(), 1e-12, 0.0);
+        std::int64_t n_pos = 0;
+        for (Index i = 0; i < n; ++i) n_pos += p.y[i] > 0;
+        CHECK(r.n_pos == n_pos && r.n_neg == n - n_pos);
+        CHECK(r.run.status == Status::converged);
+        CHECK(r.certificate < 1e-10);
+
+        // The same start and steps in weight space: w0 = X^T K^{-1} eps, alpha0 = K^{-1} eps.
+        const double eps = default_offset(p.y, 1, defaults::C_alpha);
+        const RowMatrix beta0 = RowMatrix::Constant(1, n, eps);
+        const RowMatrix alpha0 = p.K.llt().solve(beta0.transpose()).transpose();
+        GDSettings s;
+        s.eta = r.eta;
+        s.tol = r.tol;
+        s.max_steps = st.max_steps;
+        DenseGD::Start start;
+        start.outer = Vector::Constant(1, sign);
+        start.W = alpha0 * p.X;
+        start.alpha = alpha0;
+        DenseGD dense(p.X, p.y, std::move(start), s);
+        const RunSummary dr = dense.run();
+        CHECK(dr.status == Status::converged);
+        CHECK(std::llabs(dr.nit - r.run.nit) <= 1);
+        CHECK_CLOSE(dr.loss, r.run.loss, 1e-8, 1e-14);
+        // The gap ||w_GD - w*|| with w* from the brute-force dual and w_GD = X^T alpha (W0 = alpha0 X).
+        const Vector z = minnorm_single_brute_force(p.K, p.y, sign);
+        const Vector w_star = p.X.transpose() * z;
+        const double gap = (dense.W().row(0).transpose() - w_star).norm();
+        std::printf("  sign %+.0f: gap %.6e (trial) vs %.6e (dense engine + brute-force w*), %lld steps\n", sign, r.gap,
+                    gap, static_cast<long long>(r.run.nit));
+        CHECK_CLOSE(r.gap, gap, 1e-6, 1e-12);
+        const double n_off = static_cast<double>(sign > 0 ? r.n_neg : r.n_pos);
+        CHECK_CLOSE(r.gap_normalised, gap * std::sqrt(st.norm1 / n_off), 1e-6, 1e-12);
+    }
+}
+
+TEST_CASE("gram_trial: a singular K is refused; minnorm = false leaves the gap NaN") {
+    Problem p = make_problem(6, 20, 3);
+    RowMatrix X = p.X;
+    X.row(4) = X.row(2);
+    const RowMatrix K = gram_matrix(X);
+    CHECK(gram_trial(K, p.y, GramTrialSettings{}).error == GramTrialError::ill_conditioned);
+    GramTrialSettings st;
+    st.minnorm = false;
+    const GramTrialResult r = gram_trial(p.K, p.y, st);
+    CHECK(r.error == GramTrialError::none && std::isnan(r.gap) && std::isnan(r.certificate));
+}
+
+RELUCORE_TEST_MAIN
