@@ -516,6 +516,11 @@ class Defaults:
         gamma of the leaky ReLU max(u, gamma u).
         """
     @property
+    def limit_max_steps(self) -> int:
+        """
+        GD step budget of train(steps=inf) while certifying the limit.
+        """
+    @property
     def max_condition(self) -> float:
         """
         Largest mu_1 / mu_n accepted by the starts that need K^-1.
