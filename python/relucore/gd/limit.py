@@ -252,18 +252,22 @@ def _divergence(engine, K, y, signs) -> ValueError:
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
     """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
     or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached."""
-    chunk = 1
+    chunk, cert = 1, None
     while True:
-        out = engine.run(min(engine.steps_taken + chunk, max_steps), tol, 0, None)
+        before = int(engine.steps_taken)
+        out = engine.run(min(before + chunk, max_steps), tol, 0, None)
         status = int(out["status"])
         alpha, beta = np.array(engine.alpha), np.array(engine.beta)
         if status == 2 or not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
             raise _divergence(engine, K, y, signs)
-        cert, ph = certify_gd(K, y, signs, alpha, beta, float(engine.eta), int(engine.steps_taken))
-        if cert.holds:
-            alpha, beta = ph["alpha_inf"], ph["beta_inf"]
-            break
-        if status == 0 or engine.steps_taken >= max_steps:
+        last = status in (0, 1) and (status == 0 or engine.steps_taken >= max_steps)
+        # Try the proof when the pattern held through the last chunk (and always at the end).
+        if int(out["pattern_stable_step"]) <= before or last or cert is None:
+            cert, ph = certify_gd(K, y, signs, alpha, beta, float(engine.eta), int(engine.steps_taken))
+            if cert.holds:
+                alpha, beta = ph["alpha_inf"], ph["beta_inf"]
+                break
+        if last:
             break
         chunk *= 2
     r = signs @ np.maximum(beta, 0.0) - y
