@@ -15,6 +15,7 @@ void bind_trainer(py::module_& m);
 void bind_meanfield(py::module_& m);
 void bind_sweep(py::module_& m);
 void bind_defaults(py::module_& m);
+void bind_flow(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_core, m) {
     bind_meanfield(m);
     bind_sweep(m);
     bind_defaults(m);
+    bind_flow(m);
 }

@@ -97,23 +97,10 @@ class CertifiedResult(TrainResult):
     certificate: Optional[object] = None
 
 
-def _schur(K: np.ndarray, S: np.ndarray) -> tuple:
-    """``Q = K - K_{:,S} K_SS^{-1} K_{S,:}`` and ``P = I - E_S K_SS^{-1} K_{S,:}`` (identity when S is empty)."""
-    n = K.shape[0]
-    if S.size == 0:
-        return K, None
-    G = np.linalg.solve(K[np.ix_(S, S)], K[S, :])  # (|S|, n)
-    Q = K - K[:, S] @ G
-    Q[S, :] = 0.0
-    Q[:, S] = 0.0
-    P = np.eye(n)
-    P[S, :] -= G
-    return Q, P
-
-
 def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict:
     """The linear dynamics of one activation pattern in modal form (docs/math.md §13).
 
+    Computed in C++ (``relucore/gd/linear_phase.hpp``, shared with :func:`relucore.flow`).
     With ``D_k = diag(active[k])`` and (flow only) entries ``sliding[k]`` held at zero,
     ``r_A`` decays as ``exp(-M t) r_A`` (flow) or ``(I - eta M)^t r_A`` (GD) and
     ``beta_k(t) = beta_inf_k + B_k M^{-1} r_A(t)``, ``alpha_k(t) = alpha_inf_k + C_k M^{-1} r_A(t)``.
@@ -124,44 +111,8 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
     passes ``r`` (carried in modal form from the previous phase, so that it keeps its relative
     accuracy when it is far below the rounding level of ``beta``); by default it is computed from beta.
     """
-    m, n = beta.shape
-    sliding = np.zeros_like(active) if sliding is None else sliding
-    A = np.flatnonzero(active.any(axis=0))
-    r = signs @ np.where(active, beta, 0.0) - y if r is None else r
-    B = np.zeros((m, n, A.size))
-    C = np.zeros((m, n, A.size))
-    M = np.zeros((A.size, A.size))
-    for k in range(m):
-        Dk = active[k, A].astype(float)
-        if not Dk.any():
-            continue
-        Q, P = _schur(K, np.flatnonzero(sliding[k]))
-        B[k] = signs[k] * Q[:, A] * Dk
-        C[k] = signs[k] * (np.eye(n)[:, A] if P is None else P[:, A]) * Dk
-        M += signs[k] * (Dk[:, None] * B[k][A])
-    M = 0.5 * (M + M.T)
-    rA = r[A]
-    if A.size:
-        lam, V = np.linalg.eigh(M)
-    else:
-        lam, V = np.zeros(0), np.zeros((0, 0))
-    c = V.T @ rA
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = V @ np.where(lam > 0, c / lam, 0.0)
-    return dict(
-        A=A,
-        M=M,
-        lam=lam,
-        V=V,
-        c=c,
-        z=z,
-        rA=rA,
-        r=r,
-        B=B,
-        C=C,
-        beta_inf=beta - B @ z,
-        alpha_inf=alpha - C @ z,
-    )
+    sliding = np.zeros(np.shape(active), dtype=bool) if sliding is None else sliding
+    return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
 
 
 def _error_terms(K, signs, beta, ph) -> tuple:
