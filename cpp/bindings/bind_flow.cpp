@@ -145,6 +145,7 @@ void bind_flow(py::module_& m) {
             d["margin"] = o.margin;
             d["rate"] = o.rate;
             d["last_event"] = o.last_event;
+            d["fp_error"] = kTiny;
             return d;
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),

@@ -506,6 +506,11 @@ class Defaults:
         A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
         """
     @property
+    def flow_max_events(self) -> int:
+        """
+        Events relucore.flow follows at most.
+        """
+    @property
     def init_scale(self) -> float:
         """
         Standard deviation of Gaussian initial weights, sqrt(2e-6).

@@ -27,9 +27,7 @@ from relucore.gd.prepare import prepare
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
 #: Events followed at most before :func:`flow` stops with status ``"max_events"``.
-DEFAULT_MAX_EVENTS = 10_000
-#: Relative size below which the C++ event finder treats a value as rounding (reported as fp_error).
-_TINY = 64 * np.finfo(float).eps / 2
+DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
 
 
 def _flow_title(r: "FlowResult") -> str:
@@ -162,8 +160,10 @@ def flow(
     )
     cert = None
     if run.pop("limit"):
-        cert = Certificate(True, run["last_event"], run["margin"], run["rate"], _TINY, "", run["pattern"].copy())
-    for key in ("margin", "rate", "last_event"):
+        cert = Certificate(
+            True, run["last_event"], run["margin"], run["rate"], run["fp_error"], "", run["pattern"].copy()
+        )
+    for key in ("margin", "rate", "last_event", "fp_error"):
         run.pop(key)
     run["certificate"] = cert
     run["event_times"] = np.asarray(run["event_times"], dtype=float)
