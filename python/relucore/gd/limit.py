@@ -32,8 +32,13 @@ def _gamma(k: float) -> float:
     return k * _U / (1.0 - k * _U)
 
 
+def _since(step) -> str:
+    """``from step T`` (GD) or ``from t = T`` (the flow's certificate starts at an event time)."""
+    return f" from step {step}" if isinstance(step, (int, np.integer)) else f" from t = {step:.6g}"
+
+
 @summarized(
-    title=lambda c: f"{'holds' if c.holds else 'does not hold'}" + (f" from step {c.step}" if c.holds else ""),
+    title=lambda c: ("holds" if c.holds else "does not hold") + (_since(c.step) if c.holds else ""),
     rows=("holds", "step", "margin", "contraction", "fp_error", "reason"),
 )
 @dataclasses.dataclass(frozen=True)
