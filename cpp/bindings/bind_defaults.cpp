@@ -33,6 +33,9 @@ void bind_defaults(py::module_& m) {
     constant(cls, "steps", d::steps, "GD step budget.");
     constant(cls, "unfit_rtol", d::unfit_rtol,
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
+    constant(cls, "limit_max_steps", d::limit_max_steps,
+             "GD step budget of train(steps=inf) while certifying the limit.");
+    constant(cls, "flow_max_events", d::flow_max_events, "Events relucore.flow follows at most.");
     constant(cls, "record", d::record, "Keep every record-th state in the history (0: none).");
     constant(cls, "leaky_slope", d::leaky_slope, "gamma of the leaky ReLU max(u, gamma u).");
     constant(cls, "init_scale", d::init_scale, "Standard deviation of Gaussian initial weights, sqrt(2e-6).");

@@ -16,6 +16,7 @@ void bind_meanfield(py::module_& m);
 void bind_sweep(py::module_& m);
 void bind_defaults(py::module_& m);
 void bind_random(py::module_& m);
+void bind_flow(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
     bind_sweep(m);
     bind_defaults(m);
     bind_random(m);
+    bind_flow(m);
 }

@@ -31,6 +31,7 @@ from relucore.theory.bounds import (
     theorem4_bounds,
     theorem6_bound,
 )
+from relucore.theory.flow import FlowResult, flow
 from relucore.theory.gram_stats import GramStats, gram_stats
 from relucore.theory.limits import LimitCheck, check_limit, predicted_limit
 from relucore.theory.metrics import TrainingMetrics, training_metrics
@@ -51,7 +52,7 @@ __all__ = [
     "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
-    "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics",
+    "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics", "flow", "FlowResult",
     # sweeps
     "sweep", "save_table", "CheckpointError",
 ]

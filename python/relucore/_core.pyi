@@ -509,6 +509,11 @@ class Defaults:
         A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
         """
     @property
+    def flow_max_events(self) -> int:
+        """
+        Events relucore.flow follows at most.
+        """
+    @property
     def init_scale(self) -> float:
         """
         Standard deviation of Gaussian initial weights, sqrt(2e-6).
@@ -517,6 +522,11 @@ class Defaults:
     def leaky_slope(self) -> float:
         """
         gamma of the leaky ReLU max(u, gamma u).
+        """
+    @property
+    def limit_max_steps(self) -> int:
+        """
+        GD step budget of train(steps=inf) while certifying the limit.
         """
     @property
     def max_condition(self) -> float:
@@ -591,6 +601,10 @@ def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
     """
+def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times.
+    """
 def fused_gram(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str = 'gaussian', scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, keep_x: bool = False, block_columns: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
     """
     K = X X^T for x_it = scale[t] z_it, z_it = variate i*d + t of (key, stream), drawn in column blocks; (K, X) if keep_x.
@@ -602,6 +616,10 @@ def gram_batch(X: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[n
 def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], norm1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], out: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
+    """
+def linear_phase(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], active: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], sliding: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> dict:
+    """
+    The linear phase of an activation pattern in modal form (docs/math.md §13): dict with A, M, lam, V, c, z, rA, r, B, C (m, n, |A|), beta_inf, alpha_inf.
     """
 def loss_curvature(loss: Loss, n: typing.SupportsInt | typing.SupportsIndex) -> float:
     """

@@ -31,6 +31,11 @@ constexpr double cholesky_rcond_min = 1e-12;
 constexpr double divergence_factor = 1e12;
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
+/// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to
+/// certify that the activation pattern is frozen (docs/math.md, certified limits).
+constexpr std::int64_t limit_max_steps = 10000000;
+/// Events relucore.flow follows at most before it stops with status "max_events".
+constexpr std::int64_t flow_max_events = 10000;
 /// Keep every record-th state in the history (0: none).
 constexpr std::int64_t record = 0;
 /// gamma of the leaky ReLU max(u, gamma u).

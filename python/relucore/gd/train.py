@@ -13,6 +13,7 @@ import numpy as np
 from relucore import _core
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
 from relucore.gd.defaults import MAX_STEPS, UNFIT_RTOL, default_eta
+from relucore.gd.limit import check_limit_settings, train_to_limit
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
 from relucore.gd.results import STATUS_MESSAGES, History, TrainResult
@@ -106,8 +107,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     eta : float or array of shape (B,), optional
         Step size. Default ``1 / (||s||^2 mu_1(K))`` (square loss) or
         ``4 n / (||s||^2 mu_1(K))`` (logistic): see :func:`default_eta`.
-    steps : int, default 10000
-        Maximum number of GD steps.
+    steps : int or np.inf, default 10000
+        Maximum number of GD steps. ``np.inf`` (square loss, ReLU): run until the activation
+        pattern is proved frozen, then jump to the limit in closed form; the result is a
+        :class:`relucore.gd.limit.CertifiedResult` with ``certificate`` (docs/math.md §13).
     tol : float, optional
         Stop once ``||grad_W R||_F < tol`` (0: never stop early). Default
         ``1e-12 sqrt(mu_1(K)) ||y||`` for the square loss (about 1e-12 of the
@@ -163,6 +166,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     (True, True)
     """
     o = TrainOptions.collect("train", options, kwargs)
+    if isinstance(o.steps, (float, np.floating)) and o.steps == np.inf:
+        # The certified limit (docs/math.md §13): relucore.gd.limit.
+        check_limit_settings(o.loss, o.activation, o.engine, o.record)
+        return train_to_limit(prepare(X, y, gram=gram, options=o), check_n_threads(o.n_threads))
     steps = check_int(o.steps, "steps", minimum=0)
     if steps > MAX_STEPS:
         raise ValueError(f"steps must be <= 2**62, got {steps}")

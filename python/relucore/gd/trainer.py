@@ -321,6 +321,17 @@ class Trainer:
             raise DivergenceError(message)
         return self._result(status, message, tol, out, unfit)
 
+    def run_to_limit(self) -> TrainResult:
+        """Steps until the activation pattern is proved frozen, then returns the limit in closed form.
+
+        As ``train(..., steps=np.inf)`` (docs/math.md §13): a
+        :class:`relucore.gd.limit.CertifiedResult` with ``certificate``. The trainer keeps the
+        state it reached (step ``certificate.step``); the limit is in the result.
+        """
+        from relucore.gd.limit import trainer_to_limit
+
+        return trainer_to_limit(self)
+
     def _result(self, status: int, message: str, tol: float, out: dict, unfit=None) -> TrainResult:
         with np.errstate(over="ignore", invalid="ignore"):
             W = self.W

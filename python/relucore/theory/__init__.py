@@ -5,6 +5,7 @@
 - :mod:`~relucore.theory.limits`: the closed-form GD limits and ``check_limit``;
 - :mod:`~relucore.theory.bounds`: the gap bounds and step constants;
 - :mod:`~relucore.theory.regimes`: activation regimes of a recorded run;
+- :mod:`~relucore.theory.flow`: exact gradient flow, event to event (certified GD limits: ``relucore.gd.limit``);
 - :mod:`~relucore.theory.metrics`: stable rank and normalised margins;
 - :mod:`~relucore.theory.minnorm`: exact minimum-norm solutions with certificates.
 

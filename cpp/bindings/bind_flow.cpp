@@ -1,0 +1,155 @@
+// relucore._core.linear_phase and relucore._core.flow_follow: the linear phase of an activation
+// pattern and the exact gradient flow (docs/math.md §13).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "common.hpp"
+#include "relucore/gd/flow_follow.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace py = pybind11;
+using relucore::Index;
+using relucore::RowMatrix;
+using relucore::bindings::CArray;
+using namespace relucore::flow;
+
+namespace {
+
+Mat to_mat(const CArray<double>& a) {
+    Mat M(a.shape(0), a.shape(1));
+    auto v = a.unchecked<2>();
+    for (Index i = 0; i < M.rows(); ++i)
+        for (Index j = 0; j < M.cols(); ++j) M(i, j) = v(i, j);
+    return M;
+}
+
+RowMatrix to_row(const CArray<double>& a) {
+    return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
+}
+
+Vec to_vec(const CArray<double>& a) {
+    return Eigen::Map<const Vec>(a.data(), a.shape(0));
+}
+
+BoolMat to_bool(const CArray<bool>& a) {
+    BoolMat B(a.shape(0), a.shape(1));
+    auto v = a.unchecked<2>();
+    for (Index i = 0; i < B.rows(); ++i)
+        for (Index j = 0; j < B.cols(); ++j) B(i, j) = v(i, j);
+    return B;
+}
+
+template <class M>
+py::array_t<double> out_mat(const M& x) {
+    py::array_t<double> a({static_cast<py::ssize_t>(x.rows()), static_cast<py::ssize_t>(x.cols())});
+    auto v = a.mutable_unchecked<2>();
+    for (Index i = 0; i < x.rows(); ++i)
+        for (Index j = 0; j < x.cols(); ++j) v(i, j) = x(i, j);
+    return a;
+}
+
+py::array_t<double> out_vec(const Vec& x) {
+    py::array_t<double> a(static_cast<py::ssize_t>(x.size()));
+    std::copy(x.data(), x.data() + x.size(), a.mutable_data());
+    return a;
+}
+
+py::array_t<double> out_stack(const std::vector<Mat>& xs, Index rows, Index cols) {
+    py::array_t<double> a(
+        {static_cast<py::ssize_t>(xs.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+    auto v = a.mutable_unchecked<3>();
+    for (size_t k = 0; k < xs.size(); ++k)
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < cols; ++j) v(k, i, j) = xs[k](i, j);
+    return a;
+}
+
+py::array_t<bool> out_bools(const std::vector<BoolMat>& xs, Index rows, Index cols) {
+    py::array_t<bool> a(
+        {static_cast<py::ssize_t>(xs.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+    auto v = a.mutable_unchecked<3>();
+    for (size_t k = 0; k < xs.size(); ++k)
+        for (Index i = 0; i < rows; ++i)
+            for (Index j = 0; j < cols; ++j) v(k, i, j) = xs[k](i, j);
+    return a;
+}
+
+py::dict phase_dict(const Phase& ph, Index m, Index n) {
+    const Index nA = ph.lam.size();
+    py::dict d;
+    d["A"] =
+        py::array_t<std::int64_t>(static_cast<py::ssize_t>(nA), reinterpret_cast<const std::int64_t*>(ph.A.data()));
+    d["M"] = out_mat(ph.M);
+    d["lam"] = out_vec(ph.lam);
+    d["V"] = out_mat(ph.V);
+    d["c"] = out_vec(ph.c);
+    d["z"] = out_vec(ph.z);
+    d["rA"] = out_vec(ph.rA);
+    d["r"] = out_vec(ph.r);
+    d["B"] = out_stack(ph.B, n, nA);
+    d["C"] = out_stack(ph.C, n, nA);
+    d["beta_inf"] = out_mat(ph.beta_inf);
+    d["alpha_inf"] = out_mat(ph.alpha_inf);
+    (void)m;
+    return d;
+}
+
+}  // namespace
+
+void bind_flow(py::module_& m) {
+    m.def(
+        "linear_phase",
+        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
+           const CArray<double>& beta, const CArray<bool>& active, const CArray<bool>& sliding,
+           std::optional<CArray<double>> r) {
+            const Mat Km = to_mat(K);
+            const Vec rv = r ? to_vec(*r) : Vec();
+            const Phase ph = linear_phase(Km, to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), to_bool(active),
+                                          to_bool(sliding), r ? &rv : nullptr);
+            return phase_dict(ph, beta.shape(0), beta.shape(1));
+        },
+        py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("active"),
+        py::arg("sliding"), py::arg("r") = py::none(),
+        "The linear phase of an activation pattern in modal form (docs/math.md §13): dict with A, M, lam, V, c, "
+        "z, rA, r, B, C (m, n, |A|), beta_inf, alpha_inf.");
+    m.def(
+        "flow_follow",
+        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
+           const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events) {
+            const Index mm = beta.shape(0), n = beta.shape(1);
+            FlowOutput o;
+            {
+                py::gil_scoped_release release;
+                o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times, max_events);
+            }
+            py::dict d;
+            d["status"] = o.status;
+            d["message"] = o.message;
+            d["t_final"] = o.t_final;
+            d["event_times"] = o.event_times;
+            d["event_patterns"] = out_bools(o.event_patterns, mm, n);
+            d["event_sliding"] = out_bools(o.event_sliding, mm, n);
+            d["event_kinds"] = o.event_kinds;
+            std::vector<Mat> at(o.alpha_t.begin(), o.alpha_t.end()), bt(o.beta_t.begin(), o.beta_t.end());
+            d["alpha_t"] = out_stack(at, mm, n);
+            d["beta_t"] = out_stack(bt, mm, n);
+            d["alpha"] = out_mat(o.alpha);
+            d["beta"] = out_mat(o.beta);
+            d["pattern"] = out_bools({o.active}, mm, n)[py::int_(0)];
+            d["sliding"] = out_bools({o.sliding}, mm, n)[py::int_(0)];
+            d["limit"] = o.limit;
+            d["margin"] = o.margin;
+            d["rate"] = o.rate;
+            d["last_event"] = o.last_event;
+            d["fp_error"] = kTiny;
+            return d;
+        },
+        py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),
+        py::arg("times"), py::arg("max_events"),
+        "Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event "
+        "(docs/math.md §13); the state at the sorted times.");
+}

@@ -1,0 +1,102 @@
+// gd/linear_phase.hpp and gd/flow_follow.hpp: the linear phase against its defining
+// equations, a sliding phase's constraint, and a flow without events against the closed form.
+#include "check.hpp"
+
+#include "relucore/gd/flow_follow.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace relucore;
+using namespace relucore::flow;
+using namespace relucore_test;
+
+namespace {
+
+struct Problem {
+    Mat X, K;
+    Vec y;
+};
+
+Problem make(Index n, Index d, unsigned seed, bool positive) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> g;
+    std::uniform_real_distribution<double> u(0.2, 1.0);
+    Problem p{Mat(n, d), Mat(), Vec(n)};
+    for (Index i = 0; i < n; ++i) {
+        for (Index j = 0; j < d; ++j) p.X(i, j) = g(gen);
+        p.y(i) = u(gen) * ((positive || i % 2 == 0) ? 1.0 : -1.0);
+    }
+    p.K = p.X * p.X.transpose();
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("linear_phase_limit_interpolates_the_active_examples") {
+    const Problem p = make(6, 40, 1, false);
+    Vec s(2);
+    s << 1.0, -1.0;
+    RowMatrix beta(2, 6), alpha;
+    for (Index i = 0; i < 6; ++i) {
+        beta(0, i) = p.y(i) > 0 ? 0.1 : -0.1;
+        beta(1, i) = p.y(i) > 0 ? -0.1 : 0.1;
+    }
+    alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    const BoolMat active = beta.array() > 0, sliding = BoolMat::Constant(2, 6, false);
+    const Phase ph = linear_phase(p.K, p.y, s, alpha, beta, active, sliding);
+    CHECK(ph.A.size() == 6u);
+    CHECK(ph.lam.minCoeff() > 0);
+    // The limit interpolates: h = s_+ beta_+ - beta_- on the active sets equals y.
+    for (Index i = 0; i < 6; ++i) {
+        const double h = active(0, i) ? ph.beta_inf(0, i) : -ph.beta_inf(1, i);
+        CHECK_CLOSE(h, p.y(i), 1e-12, 1e-12);
+    }
+    // beta_inf = K alpha_inf: the two coordinates stay consistent.
+    const RowMatrix Ka = (p.K * ph.alpha_inf.transpose()).transpose();
+    CHECK(((Ka - ph.beta_inf).cwiseAbs().maxCoeff()) < 1e-10);
+}
+
+TEST_CASE("sliding_entries_do_not_move") {
+    const Problem p = make(5, 30, 2, true);
+    Vec s = Vec::Ones(1);
+    RowMatrix beta = RowMatrix::Constant(1, 5, 0.05);
+    beta(0, 2) = 0.0;
+    const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    BoolMat active = beta.array() > 0, sliding = BoolMat::Constant(1, 5, false);
+    sliding(0, 2) = true;
+    const Phase ph = linear_phase(p.K, p.y, s, alpha, beta, active, sliding);
+    for (Index a = 0; a < static_cast<Index>(ph.A.size()); ++a) CHECK(std::abs(ph.B[0](2, a)) < 1e-12);
+    CHECK(std::abs(ph.beta_inf(0, 2)) < 1e-12);
+}
+
+TEST_CASE("flow_without_events_is_the_minimum_distance_interpolant") {
+    const Problem p = make(6, 50, 3, true);
+    Vec s = Vec::Ones(1);
+    const RowMatrix beta = RowMatrix::Constant(1, 6, 0.01);
+    const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    const double inf = std::numeric_limits<double>::infinity();
+    const FlowOutput out = follow(p.K, p.y, s, alpha, beta, inf, {0.0, 1e-3}, 100);
+    CHECK(out.status == "limit");
+    CHECK(out.event_times.empty());
+    CHECK(out.limit && out.margin > 0);
+    CHECK(out.beta_t.size() == 2u);
+    CHECK(((out.beta_t[0] - beta).cwiseAbs().maxCoeff()) == 0.0);
+    for (Index i = 0; i < 6; ++i) CHECK_CLOSE(out.beta(0, i), p.y(i), 1e-12, 1e-12);
+}
+
+TEST_CASE("flow_stops_at_t_max_and_max_events") {
+    const Problem p = make(6, 8, 4, false);
+    Vec s(2);
+    s << 1.0, -1.0;
+    const RowMatrix beta = RowMatrix::Constant(2, 6, 0.01);
+    const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    const FlowOutput part = follow(p.K, p.y, s, alpha, beta, 1e-3, {}, 1000);
+    CHECK(part.status == "t_max" && part.t_final == 1e-3);
+    const FlowOutput none = follow(p.K, p.y, s, alpha, beta, std::numeric_limits<double>::infinity(), {}, 0);
+    CHECK(none.status == "max_events" || none.status == "limit");
+}
+
+RELUCORE_TEST_MAIN

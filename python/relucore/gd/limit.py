@@ -1,0 +1,340 @@
+"""Certified GD limits: ``train(..., steps=np.inf)`` and ``Trainer.run_to_limit()`` (docs/math.md §13).
+
+Once the activation pattern is frozen, GD on the square loss is linear: the residual on
+the examples active in some neuron obeys ``r_A <- (I - eta M) r_A`` with
+``M = sum_k s_k^2 (D_k K D_k)_AA`` symmetric positive definite, and every ``beta_k`` is
+an affine function of ``r_A``. The limit is then one n x n solve away, and a rigorous bound
+on the rest of the trajectory proves that no entry of any ``beta_k`` changes sign again.
+The run steps GD in growing chunks until that proof (the :class:`Certificate`) holds,
+then jumps to the limit. :func:`linear_phase` is shared with :func:`relucore.flow`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from relucore import _core
+from relucore._summary import sizes, summarized
+from relucore.gd.results import TrainResult
+
+__all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMIT_MAX_STEPS"]
+
+#: GD steps taken at most while trying to certify the limit.
+LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
+_U = np.finfo(float).eps / 2  # unit roundoff
+
+
+def _gamma(k: float) -> float:
+    """Higham's gamma_k = k u / (1 - k u): the relative error bound of a k-term sum."""
+    return k * _U / (1.0 - k * _U)
+
+
+def _since(step) -> str:
+    """``from step T`` (GD) or ``from t = T`` (the flow's certificate starts at an event time)."""
+    return f" from step {step}" if isinstance(step, (int, np.integer)) else f" from t = {step:.6g}"
+
+
+@summarized(
+    title=lambda c: ("holds" if c.holds else "does not hold") + (_since(c.step) if c.holds else ""),
+    rows=("holds", "step", "margin", "contraction", "fp_error", "reason"),
+)
+@dataclasses.dataclass(frozen=True)
+class Certificate:
+    """Proof that the activation pattern stays frozen for all later steps (docs/math.md §13).
+
+    Attributes
+    ----------
+    holds : bool
+        The proof succeeded: from ``step`` on, every entry of every ``beta_k`` keeps its sign
+        for ever (exact arithmetic from the state at ``step``), so the returned limit is the
+        limit of the run.
+    step : int
+        GD step of the state the proof starts from (-1 when it does not hold). For
+        :func:`relucore.flow`: the time of the last event, as a float.
+    margin : float
+        ``min_{k,i} (sigma_ki beta_inf_ki - sup_t |beta_ki(t) - beta_inf_ki| - fp_ki)`` over the
+        entries that move (``sigma = +1`` active, ``-1`` inactive): every entry keeps its sign
+        with at least this much room. Positive exactly when the proof holds.
+    contraction : float
+        ``rho = ||I - eta M||_2`` (upper bound), the rate of the final phase; for the flow
+        ``exp(-mu_min(M))`` per unit time.
+    fp_error : float
+        Largest floating-point error bound ``fp_ki`` added to what the margin must beat.
+    reason : str
+        Why the proof fails (empty when it holds).
+    pattern : ndarray of bool, shape (m, n)
+        The frozen activation pattern ``beta > 0``.
+    """
+
+    holds: bool
+    step: float
+    margin: float
+    contraction: float
+    fp_error: float
+    reason: str
+    pattern: np.ndarray
+
+
+def _limit_title(r) -> str:
+    m, n = r.alpha.shape[-2:]
+    d = None if r.W is None else r.W.shape[-1]
+    return sizes(B=r.alpha.shape[0] if r.batched else None, m=m, n=n, d=d) + ", steps=inf"
+
+
+@summarized(
+    title=_limit_title,
+    rows=("message", "certificate", "success", "status", "nit", "loss", "grad_norm", "eta", "tol"),
+    batch=lambda r: r.alpha.shape[0] if r.batched else None,
+)
+@dataclasses.dataclass(frozen=True)
+class CertifiedResult(TrainResult):
+    """A :class:`~relucore.gd.results.TrainResult` of ``train(..., steps=np.inf)``.
+
+    ``W``, ``alpha``, ``beta`` are the limit when ``certificate.holds`` (``nit`` is the
+    number of GD steps actually taken); otherwise the state where the run stopped (at
+    ``tol`` or after ``LIMIT_MAX_STEPS`` steps), which is not proved to be the limit.
+    ``certificate`` is a :class:`Certificate` (a list of them for a batch).
+    """
+
+    certificate: Optional[object] = None
+
+
+def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict:
+    """The linear dynamics of one activation pattern in modal form (docs/math.md §13).
+
+    Computed in C++ (``relucore/gd/linear_phase.hpp``, shared with :func:`relucore.flow`).
+    With ``D_k = diag(active[k])`` and (flow only) entries ``sliding[k]`` held at zero,
+    ``r_A`` decays as ``exp(-M t) r_A`` (flow) or ``(I - eta M)^t r_A`` (GD) and
+    ``beta_k(t) = beta_inf_k + B_k M^{-1} r_A(t)``, ``alpha_k(t) = alpha_inf_k + C_k M^{-1} r_A(t)``.
+
+    Returns a dict with ``A`` (indices of the examples active in some neuron), ``M``,
+    ``lam`` and ``V`` (``M = V diag(lam) V^T``), ``c = V^T r_A``, ``z = M^{-1} r_A``,
+    ``B``, ``C`` (m, n, |A|), ``beta_inf``, ``alpha_inf`` and ``r`` (the full residual). The flow
+    passes ``r`` (carried in modal form from the previous phase, so that it keeps its relative
+    accuracy when it is far below the rounding level of ``beta``); by default it is computed from beta.
+    """
+    sliding = np.zeros(np.shape(active), dtype=bool) if sliding is None else sliding
+    return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
+
+
+def _error_terms(K, signs, beta, ph) -> tuple:
+    """Rigorous bounds: a lower bound on mu_min(M), an upper bound on mu_max(M), on ``||z||``, and
+    the error of each computed ``beta_inf`` entry (docs/math.md §13, floating point)."""
+    A, M, lam, z, rA, B = ph["A"], ph["M"], ph["lam"], ph["z"], ph["rA"], ph["B"]
+    nA, m = max(A.size, 1), signs.size
+    s2 = float(np.sum(np.square(signs)))
+    KA = K[np.ix_(A, A)]
+    dM = _gamma(m + 2) * s2 * float(np.linalg.norm(KA)) + _gamma(2 * A.size + 2) * s2 * float(np.linalg.norm(KA))
+    dlam = 8 * nA * _U * float(np.linalg.norm(M)) + dM
+    lam_lo, lam_hi = float(lam[0]) - dlam, float(lam[-1]) + dlam
+    nz = float(np.linalg.norm(z))
+    res = float(np.linalg.norm(rA - M @ z))
+    res += _gamma(nA + 1) * (float(np.linalg.norm(rA)) + float(np.linalg.norm(M)) * nz) + dM * nz
+    Bn = np.linalg.norm(B, axis=2) * (1 + _gamma(nA + 1))
+    if not lam_lo > 0:
+        return lam_lo, lam_hi, np.inf, Bn, np.full(beta.shape, np.inf)
+    dz = res / lam_lo
+    err = Bn * dz + _gamma(nA + 2) * (np.abs(beta) + np.abs(B) @ np.abs(z)) + _gamma(2) * np.abs(beta)
+    return lam_lo, lam_hi, nz + dz, Bn, err
+
+
+def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
+    """The certificate of the state ``(alpha, beta)`` at GD step ``step``, and the linear phase.
+
+    Returns ``(Certificate, phase dict)``; ``phase["alpha_inf"]``, ``phase["beta_inf"]`` is the
+    limit when the certificate holds.
+    """
+    active = beta > 0
+    ph = linear_phase(K, y, signs, alpha, beta, active)
+    if ph["A"].size == 0:
+        return Certificate(True, step, np.inf, 0.0, 0.0, "", active), ph
+    lam_lo, lam_hi, zbound, Bn, err = _error_terms(K, signs, beta, ph)
+    if lam_lo <= 0:
+        return _fails(step, "the final phase is not strictly contracting (mu_min(M) <= its error bound)", active), ph
+    rho = max(abs(1 - eta * lam_lo), abs(1 - eta * lam_hi)) * (1 + 4 * _U)
+    if rho >= 1:
+        why = f"eta mu_max(M) = {eta * float(ph['lam'][-1]):.6g} >= 2: the linear phase of this pattern diverges"
+        return _fails(step, why, active, contraction=rho), ph
+    sigma = np.where(active, 1.0, -1.0)
+    moving = active.any(axis=1)  # a neuron with no active entry never moves again (exactly)
+    bound = Bn * rho * zbound
+    slack = sigma * ph["beta_inf"] - bound - err
+    margin = float(np.min(slack[moving])) if moving.any() else np.inf
+    fp = float(np.max(err[moving])) if moving.any() else 0.0
+    if margin > 0:
+        return Certificate(True, step, margin, rho, fp, "", active), ph
+    k, i = np.unravel_index(np.argmin(np.where(moving[:, None], slack, np.inf)), slack.shape)
+    why = (
+        f"entry beta[{k}, {i}] is not proved to keep its sign: limit {ph['beta_inf'][k, i]:.3g}, "
+        f"deviation bound {bound[k, i]:.3g}, floating-point bound {err[k, i]:.3g}"
+    )
+    return Certificate(False, -1, margin, rho, fp, why, active), ph
+
+
+def _fails(step, reason, active, contraction=np.nan) -> Certificate:
+    return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active)
+
+
+def check_limit_settings(loss: str, activation: str, engine: str = "dual", record: int = 0) -> None:
+    """Refuses, with the reason, the settings whose limit is not derived in closed form."""
+    if loss != "square":
+        raise ValueError(
+            f"steps=inf needs the square loss: the {loss} loss has no finite limit (on separable data "
+            "the weights grow without bound), so there is no limit to certify"
+        )
+    if activation != "relu":
+        raise ValueError(
+            "steps=inf is derived for activation='relu' only; the final phase of the leaky ReLU is not derived"
+        )
+    if engine != "dual":
+        raise ValueError("steps=inf runs the primal-dual engine (engine='dual')")
+    if record not in (0, False):
+        raise ValueError("steps=inf keeps no history: use record=0")
+
+
+def _divergence(engine, K, y, signs) -> ValueError:
+    beta = np.array(engine.beta)
+    ph = linear_phase(K, y, signs, np.array(engine.alpha), np.nan_to_num(beta), np.nan_to_num(beta) > 0)
+    mu = float(ph["lam"][-1]) if ph["lam"].size else 0.0
+    return ValueError(
+        f"steps=inf: the run diverged at step {engine.steps_taken}: eta = {engine.eta:.6g} and the pattern's "
+        f"eta mu_max(M) = {engine.eta * mu:.6g} >= 2, so the linear final phase diverges; use a smaller eta"
+    )
+
+
+def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
+    """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
+    or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached."""
+    chunk, cert = 1, None
+    while True:
+        before = int(engine.steps_taken)
+        out = engine.run(min(before + chunk, max_steps), tol, 0, None)
+        status = int(out["status"])
+        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
+        if status == 2 or not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
+            raise _divergence(engine, K, y, signs)
+        last = status in (0, 1) and (status == 0 or engine.steps_taken >= max_steps)
+        # Try the proof when the pattern held through the last chunk (and always at the end).
+        if int(out["pattern_stable_step"]) <= before or last or cert is None:
+            cert, ph = certify_gd(K, y, signs, alpha, beta, float(engine.eta), int(engine.steps_taken))
+            if cert.holds:
+                alpha, beta = ph["alpha_inf"], ph["beta_inf"]
+                break
+        if last:
+            break
+        chunk *= 2
+    r = signs @ np.maximum(beta, 0.0) - y
+    g = signs[:, None] * (beta > 0) * r[None, :]
+    grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
+    if cert.holds:
+        status = 0
+        message = (
+            f"certified limit: the activation pattern is proved frozen from step {cert.step} "
+            f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
+        )
+    else:
+        what = f"gradient norm below tol {tol:.3g}" if status == 0 else f"{max_steps} steps taken"
+        message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
+    return dict(
+        alpha=alpha,
+        beta=beta,
+        loss=0.5 * float(r @ r),
+        grad_norm=grad,
+        nit=int(engine.steps_taken),
+        status=status,
+        message=message,
+        pattern_stable_step=int(out["pattern_stable_step"]),
+        certificate=cert,
+    )
+
+
+def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResult:
+    """``train(..., steps=np.inf)`` on a prepared batch (``relucore.gd.prepare.Prepared``)."""
+    check_limit_settings(p.loss, p.activation)
+    B = p.y.shape[0]
+    runs = []
+    for b in range(B):
+        settings = p.settings(0, 0)
+        settings.eta, settings.tol = float(p.eta[b]), float(p.tol[b])
+        engine = _core.DualTrainer(p.K[b], p.y[b], p.signs, p.alpha0[b], p.beta0[b], settings)
+        runs.append(run_engine_to_limit(engine, p.K[b], p.y[b], p.signs, float(p.tol[b]), max_steps))
+    alpha = np.stack([r["alpha"] for r in runs])
+    W = None
+    if p.X is not None:
+        W = np.empty_like(p.W0)
+        _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
+
+    def field(name, cast):
+        vals = [r[name] for r in runs]
+        if name in ("alpha", "beta"):
+            return np.stack(vals) if p.batched else vals[0]
+        if name in ("message", "certificate"):
+            return vals if p.batched else vals[0]
+        return np.array(vals, dtype=cast) if p.batched else cast(vals[0])
+
+    def one(a):
+        return a if p.batched or a is None else a[0]
+
+    status = field("status", int)
+    return CertifiedResult(
+        W=one(W),
+        alpha=field("alpha", float),
+        beta=field("beta", float),
+        W0=one(p.W0),
+        alpha0=one(p.alpha0),
+        beta0=one(p.beta0),
+        signs=p.signs.copy(),
+        eta=p.eta.copy() if p.batched else float(p.eta[0]),
+        loss=field("loss", float),
+        grad_norm=field("grad_norm", float),
+        nit=field("nit", int),
+        success=status == 0,
+        status=status,
+        message=field("message", str),
+        pattern_stable_step=field("pattern_stable_step", int),
+        history=None,
+        tol=p.tol.copy() if p.batched else float(p.tol[0]),
+        engine="dual",
+        init=p.init,
+        loss_name=p.loss,
+        activation=p.activation,
+        leaky_slope=p.leaky_slope,
+        certificate=field("certificate", object),
+    )
+
+
+def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResult:
+    """``Trainer.run_to_limit()``: steps the trainer until its limit is certified (it keeps the state
+    reached; the limit is in the result)."""
+    e = trainer._engine
+    s = e.settings
+    check_limit_settings(s.loss.name, s.activation.name)
+    K, y, signs = np.array(e.K), np.array(e.labels), np.array(e.outer)
+    run = run_engine_to_limit(e, K, y, signs, trainer.tol, max_steps)
+    W = None
+    if trainer._X is not None:
+        W = np.empty((1,) + trainer._W0.shape)
+        _core.weights_from_dual_batch(
+            trainer._X[None], trainer._W0[None], trainer._alpha0[None], run["alpha"][None], W, 1
+        )
+        W = W[0]
+    return CertifiedResult(
+        W=W,
+        W0=None if trainer._W0 is None else trainer._W0.copy(),
+        alpha0=trainer._alpha0.copy(),
+        beta0=trainer._beta0.copy(),
+        signs=signs,
+        eta=float(e.eta),
+        success=run["status"] == 0,
+        history=None,
+        tol=float(trainer.tol),
+        engine="dual",
+        init=trainer._init,
+        loss_name=s.loss.name,
+        activation=s.activation.name,
+        leaky_slope=float(s.leaky_slope),
+        **run,
+    )

@@ -1,0 +1,177 @@
+"""Exact gradient flow of a shallow ReLU network on the square loss (docs/math.md §13).
+
+Between activation events the flow is linear: with the pattern fixed, ``r_A' = -M r_A``
+(``M`` symmetric positive definite) and every ``beta_k``, ``alpha_k`` is affine in ``r_A``.
+:func:`flow` solves each phase by an eigendecomposition, finds the first time any watched
+quantity reaches zero with a root finder that cannot skip a root (a quadratic lower bound
+from the second-derivative bound of the exponential sum), switches the pattern and goes on.
+An entry pushed back onto zero from both sides slides (Filippov): it is held at zero, with the
+convex combination of the two gradients that keeps it there, until that combination leaves
+``[0, 1]``. Gradient descent with a small step shows the same sliding as chatter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from relucore import _core
+from relucore._summary import sizes, summarized
+from relucore._validation import check_int
+from relucore.gd.limit import Certificate, check_limit_settings
+from relucore.gd.options import TrainOptions
+from relucore.gd.prepare import prepare
+
+__all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
+
+#: Events followed at most before :func:`flow` stops with status ``"max_events"``.
+DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
+
+
+def _flow_title(r: "FlowResult") -> str:
+    m, n = r.beta.shape
+    d = None if r.W is None else r.W.shape[1]
+    return f"{sizes(m=m, n=n, d=d)}, {r.event_times.size} events, t = {r.t_final:.6g}"
+
+
+@summarized(
+    title=_flow_title,
+    rows=("status", "message", "certificate", "t_final", "loss", ("event_times",)),
+)
+@dataclasses.dataclass(frozen=True)
+class FlowResult:
+    """Outcome of :func:`relucore.flow`.
+
+    Attributes
+    ----------
+    status : str
+        ``"limit"`` (no event after the last one: ``alpha``, ``beta``, ``W`` are the limit
+        t = inf, with ``certificate``), ``"t_max"`` (state at ``t_max``), ``"max_events"``
+        or ``"stuck"`` (an event whose continuation could not be decided; ``message`` says which).
+    message : str
+    certificate : Certificate or None
+        For ``"limit"``: holds, ``step`` the time of the last event, ``margin`` the smallest
+        ``sigma beta_inf`` over the entries not sliding.
+    t_final : float
+        Time of the returned state (inf for the limit).
+    event_times : ndarray, shape (E,)
+    event_patterns, event_sliding : ndarray of bool, shape (E, m, n)
+        Active entries ``beta > 0`` and sliding entries (held at zero) after each event.
+    event_kinds : list of str
+        ``"off k i"``, ``"on k i"``, ``"slide k i"``, ``"leave-off k i"``, ``"leave-on k i"``.
+    times : ndarray, shape (T,)
+    alpha_t, beta_t : ndarray, shape (T, m, n)
+        The state at the requested ``times``.
+    alpha, beta : ndarray, shape (m, n)
+    W : ndarray, shape (m, d), or None (Gram-only mode)
+    loss : float
+    alpha0, beta0 : ndarray, shape (m, n); W0 : ndarray or None; signs : ndarray, shape (m,)
+    pattern, sliding : ndarray of bool, shape (m, n)
+        Final activation pattern and sliding entries.
+    """
+
+    status: str
+    message: str
+    certificate: Optional[Certificate]
+    t_final: float
+    event_times: np.ndarray
+    event_patterns: np.ndarray
+    event_sliding: np.ndarray
+    event_kinds: list
+    times: np.ndarray
+    alpha_t: np.ndarray
+    beta_t: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    W: Optional[np.ndarray]
+    loss: float
+    alpha0: np.ndarray
+    beta0: np.ndarray
+    W0: Optional[np.ndarray]
+    signs: np.ndarray
+    pattern: np.ndarray
+    sliding: np.ndarray
+
+    @property
+    def success(self) -> bool:
+        """True when the flow was followed to its limit (``status == "limit"``)."""
+        return self.status == "limit"
+
+
+def flow(
+    X=None,
+    y=None,
+    *,
+    gram=None,
+    t_max: float = np.inf,
+    times=None,
+    max_events: int = DEFAULT_MAX_EVENTS,
+    options: Optional[TrainOptions] = None,
+    **kwargs,
+) -> FlowResult:
+    """Exact gradient flow ``dW/dt = -grad R(W)`` of ``h(x) = sum_k s_k relu(w_k^T x)`` on the square loss.
+
+    Follows the flow from event to event in closed form (docs/math.md §13): no step size,
+    no discretisation error; entries pushed onto zero from both sides slide (Filippov). The
+    event loop runs in C++ (``relucore/gd/flow.hpp``, ``flow_follow.hpp``).
+
+    Parameters
+    ----------
+    X, y, gram
+        As for :func:`relucore.train` (one problem).
+    t_max : float, default inf
+        Follow the flow up to this time; ``inf``: to the limit, with its certificate.
+    times : array_like, optional
+        Times at which to return the state (``alpha_t``, ``beta_t``).
+    max_events : int, default 10000
+        Stop with status ``"max_events"`` after this many events.
+    options, **kwargs
+        The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
+        ``init_scale``, ``rng``, ``C_g``, ``C_alpha`` (``eta``, ``steps``, ``tol`` are unused).
+
+    Returns
+    -------
+    FlowResult
+    """
+    o = TrainOptions.collect("flow", options, kwargs)
+    check_limit_settings(o.loss, o.activation)
+    t_max = float(t_max)
+    if not t_max >= 0:
+        raise ValueError(f"t_max must be >= 0, got {t_max}")
+    p = prepare(X, y, gram=gram, options=o)
+    if p.batched:
+        raise ValueError("flow follows one problem: X of shape (n, d) (or gram (n, n)) and y of shape (n,)")
+    times = np.sort(np.atleast_1d(np.asarray([] if times is None else times, dtype=float)))
+    if times.size and not (np.isfinite(times).all() and times[0] >= 0):
+        raise ValueError("times must be finite and >= 0")
+    run = dict(
+        _core.flow_follow(
+            K=p.K[0],
+            y=p.y[0],
+            signs=p.signs,
+            alpha=p.alpha0[0],
+            beta=p.beta0[0],
+            t_max=t_max,
+            times=times.tolist(),
+            max_events=check_int(max_events, "max_events", minimum=0),
+        )
+    )
+    cert = None
+    if run.pop("limit"):
+        cert = Certificate(
+            True, run["last_event"], run["margin"], run["rate"], run["fp_error"], "", run["pattern"].copy()
+        )
+    for key in ("margin", "rate", "last_event", "fp_error"):
+        run.pop(key)
+    run["certificate"] = cert
+    run["event_times"] = np.asarray(run["event_times"], dtype=float)
+    run["times"] = times
+    X0 = None if p.X is None else p.X[0]
+    W0 = None if p.W0 is None else p.W0[0]
+    W = None if X0 is None else W0 + (run["alpha"] - p.alpha0[0]) @ X0
+    r = p.signs @ np.maximum(run["beta"], 0.0) - p.y[0]
+    return FlowResult(
+        W=W, loss=0.5 * float(r @ r), alpha0=p.alpha0[0], beta0=p.beta0[0], W0=W0, signs=p.signs.copy(), **run
+    )

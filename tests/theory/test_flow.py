@@ -1,0 +1,150 @@
+"""relucore.flow: exact gradient flow from event to event, with sliding (docs/math.md §13)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relucore as rc
+
+
+def _fig4(seed, n=10, d=2000):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fig4_flow():
+    X, y = _fig4(3)
+    return X, y, rc.flow(X, y, signs=(1, -1), times=[2e-5, 1e-3])
+
+
+def test_gd_approaches_the_flow_at_rate_eta(fig4_flow):
+    # GD with step eta run for t / eta steps is at distance O(eta) of the flow at time t:
+    # the fitted slope over three decades of eta is 1. t = 2e-5 lies among the events.
+    X, y, f = fig4_flow
+    assert f.event_times[0] < 2e-5 < f.event_times[-1]
+    for T, beta_t in zip(f.times, f.beta_t):
+        Ns = np.array([30, 300, 3000, 30000])
+        errs = [np.abs(rc.train(X, y, signs=(1, -1), eta=T / N, steps=N, tol=0).beta - beta_t).max() for N in Ns]
+        slope = np.polyfit(np.log(T / Ns), np.log(errs), 1)[0]
+        assert 0.85 < slope < 1.2, (T, errs)
+
+
+def test_flow_limit_is_the_small_step_limit_of_gd(fig4_flow):
+    X, y, f = fig4_flow
+    assert f.status == "limit" and f.success and f.certificate.holds and f.t_final == np.inf
+    mu1 = np.linalg.eigvalsh(X @ X.T)[-1]
+    gaps = []
+    for eta in (1e-2 / mu1, 1e-3 / mu1):
+        g = rc.train(X, y, signs=(1, -1), eta=eta, steps=200_000)
+        gaps.append(np.linalg.norm(g.W - f.W) / np.linalg.norm(f.W))
+    assert gaps[1] < 1e-3 and 5 < gaps[0] / gaps[1] < 20, gaps
+
+
+def test_sliding_entries_are_where_small_step_gd_chatters(fig4_flow):
+    X, y, f = fig4_flow
+    assert any(k.startswith("slide") for k in f.event_kinds)
+    assert np.all(f.beta[f.sliding] == 0.0)
+    eta = 1e-3 / np.linalg.eigvalsh(X @ X.T)[-1]
+    g = rc.train(X, y, signs=(1, -1), eta=eta, steps=100_000, tol=0)
+    near_zero = np.abs(g.beta) < 1e-6 * np.abs(y).max()
+    # The flow's limit is zero there: held (sliding), or left onto a side so late that it moved
+    # by less than 1e-6 (the sliding condition theta(t) tends to a limit of its slowest modes).
+    flow_zero = f.sliding | (np.abs(f.beta) < 1e-6 * np.abs(y).max())
+    assert near_zero.sum() >= 3
+    np.testing.assert_array_equal(near_zero, flow_zero)
+    assert g.pattern_stable_step > 90_000  # GD keeps switching those entries: chatter
+
+
+def test_events_and_states_are_consistent(fig4_flow):
+    X, y, f = fig4_flow
+    E = f.event_times.size
+    assert E == len(f.event_kinds) == f.event_patterns.shape[0] == f.event_sliding.shape[0]
+    assert np.all(np.diff(f.event_times) >= 0)
+    # Between events the state at a requested time has the sign pattern of the last event before it.
+    for t, beta_t in zip(f.times, f.beta_t):
+        e = np.searchsorted(f.event_times, t) - 1
+        pattern, sliding = f.event_patterns[e], f.event_sliding[e]
+        assert np.all(beta_t[pattern & ~sliding] > 0) and np.all(beta_t[~pattern & ~sliding] <= 0)
+        assert np.all(beta_t[sliding] == 0)
+    assert "events" in repr(f)
+
+
+def test_t_max_stops_there_and_times_agree():
+    X, y = _fig4(4, d=500)
+    full = rc.flow(X, y, signs=(1, -1), times=[0.0, 1e-5, 3e-4])
+    part = rc.flow(X, y, signs=(1, -1), t_max=3e-4)
+    assert part.status == "t_max" and part.t_final == 3e-4
+    np.testing.assert_allclose(part.beta, full.beta_t[2], atol=1e-13)
+    np.testing.assert_array_equal(full.beta_t[0], full.beta0)
+    assert part.certificate is None
+
+
+def test_theorem1_flow_without_events_is_the_linear_regression_limit():
+    # m = 1, all labels positive, positive init: no entry ever reaches zero, the flow is one
+    # linear phase and its limit is the minimum-distance interpolant from the start.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 50))
+    y = rng.uniform(0.5, 1.0, 6)
+    f = rc.flow(X, y)
+    assert f.event_times.size == 0 and f.status == "limit"
+    w0 = f.W0[0]
+    w = w0 + X.T @ np.linalg.solve(X @ X.T, y - X @ w0)
+    np.testing.assert_allclose(f.W[0], w, atol=1e-12 * np.linalg.norm(w))
+
+
+def test_refusals():
+    X, y = _fig4(5, d=40)
+    with pytest.raises(ValueError, match="no finite limit"):
+        rc.flow(X, np.sign(y), loss="logistic")
+    with pytest.raises(ValueError, match="t_max"):
+        rc.flow(X, y, t_max=-1.0)
+    with pytest.raises(ValueError, match="one problem"):
+        rc.flow(np.stack([X, X]), np.stack([y, y]))
+
+
+@settings(deadline=None, max_examples=12)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 6), extra=st.integers(1, 20), m=st.integers(1, 3))
+def test_random_flows_match_small_step_gd(seed, n, extra, m):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n + extra))
+    y = rng.standard_normal(n)
+    signs = rng.choice([-1.0, 1.0], m)
+    W0 = 0.3 * rng.standard_normal((m, n + extra))
+    f = rc.flow(X, y, signs=signs, init=W0, t_max=1.0 / np.linalg.eigvalsh(X @ X.T)[0])
+    assert f.status == "t_max"
+    T = f.t_final
+    errs = []
+    for N in (2000, 20000):
+        g = rc.train(X, y, signs=signs, init=W0, eta=T / N, steps=N, tol=0)
+        errs.append(np.abs(g.beta - f.beta).max())
+    scale = np.abs(f.beta).max() + np.abs(y).max()
+    # O(eta): ten times smaller step, about ten times closer (or both at rounding level).
+    assert errs[1] <= 0.3 * errs[0] or errs[1] < 1e-9 * scale, errs
+
+
+@settings(deadline=None, max_examples=20)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(2, 8),
+    extra=st.integers(1, 30),
+    m=st.integers(1, 3),
+    scale=st.sampled_from([1e-6, 1e-2, 1.0]),
+)
+def test_random_flow_limits_are_stationary(seed, n, extra, m, scale):
+    # Starts down to 1e-6 (near-degenerate: many entries start next to zero). The limit must be
+    # a rest point: zero residual on every example some neuron is active on, sliding entries at
+    # zero, and the reported pattern the sign pattern of the limit.
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n + extra))
+    y = rng.standard_normal(n)
+    signs = rng.choice([-1.0, 1.0], m)
+    f = rc.flow(X, y, signs=signs, init=scale * rng.standard_normal((m, n + extra)))
+    assert f.status == "limit" and f.certificate.holds and f.certificate.margin >= 0
+    h = signs @ np.maximum(f.beta, 0.0)
+    assert np.abs((h - y)[f.pattern.any(axis=0)]).max(initial=0.0) <= 1e-9 * (1 + np.abs(y).max())
+    assert np.all(f.beta[f.sliding] == 0.0)
+    assert np.all(f.beta[f.pattern & ~f.sliding] >= 0) and np.all(f.beta[~f.pattern & ~f.sliding] <= 0)
