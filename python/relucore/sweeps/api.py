@@ -30,7 +30,7 @@ BATCH_BYTES = 256 * 2**20
 
 
 def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
-    """Trials per batch: up to :data:`MAX_BATCH` (:data:`FAST_MAX_BATCH` for trials that run
+    """Trials per batch: up to ``MAX_BATCH`` (``FAST_MAX_BATCH`` for trials that run
     whole in C++, ``fast``), at most ~256 MiB of X and weights, and at most ``share`` (a
     thread's share of the trials, so that every thread gets work)."""
     n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
@@ -108,7 +108,7 @@ def sweep(
         See docs/sweeps.md, "Batches and threads".
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
-        Default :func:`default_batch_size`. Results do not depend on it.
+        Default :func:`~relucore.sweeps.api.default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         Append-only file that records every finished batch durably; rerunning
         runs only the trials not yet saved, also with more ``trials`` or more
