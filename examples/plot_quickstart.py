@@ -1,6 +1,6 @@
 """
 Quickstart: train, the minimum-norm network and the closed form
-================================================================
+===============================================================
 
 Train a two-neuron ReLU network (signs +1 and -1) from the positive initialisation on
 n = 10 examples in d = 2000 dimensions, then compare the limit of gradient descent with

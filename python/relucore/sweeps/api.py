@@ -159,7 +159,7 @@ def sweep(
 
 
 def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
-    """Checks the arguments of :func:`sweep` (``ValueError``/``TypeError`` on a bad one) without
+    """Checks the arguments of :func:`~relucore.sweep` (``ValueError``/``TypeError`` on a bad one) without
     running anything; returns ``(configs, trials, entropy, batch_size)`` normalised."""
     configs = expand_grid(grid)
     trials = check_int(trials, "trials", minimum=1)
