@@ -160,13 +160,32 @@ def _check_public_names(app):
                 log.warning(f"{module}.{name} is public (in __all__) but not listed on docs/{page}")
 
 
-def _mark_doxygen(app, docname, source):
-    """Without doxygen the C++ reference page keeps only its note."""
+#: Pages of docs/ that are not user-guide pages.
+NOT_GUIDE = {"index", "cite", "changelog"}
+
+
+def _edit_sources(app, docname, source):
+    """Fill in what the sources leave to the build.
+
+    - Without doxygen the C++ reference page keeps only its note.
+    - A Markdown page of docs/ that the user guide's toctree does not list yet (a new page)
+      is appended to it, so that a new page is on the site and the strict build, which
+      refuses a page in no toctree, still passes (CI builds afresh; an incremental build
+      needs ``-E`` once after a page is added); listing it in docs/guide/index.md puts it
+      in its place.
+    """
     if docname == "api/cpp" and not DOXYGEN:
         source[0] = re.sub(r"\.\. BEGIN-BREATHE.*?\.\. END-BREATHE", "", source[0], flags=re.S)
+    if docname == "guide/index":
+        listed = set(re.findall(r"^/(\w+)$", source[0], flags=re.M))
+        extra = [p.stem for p in sorted(HERE.glob("*.md")) if p.stem not in listed | NOT_GUIDE]
+        if extra:
+            toc = re.search(r"```\{toctree\}.*?\n```", source[0], flags=re.S)
+            end = toc.end() - 3
+            source[0] = source[0][:end] + "".join(f"/{stem}\n" for stem in extra) + source[0][end:]
 
 
 def setup(app):
     app.connect("builder-inited", _run_doxygen)
     app.connect("builder-inited", _check_public_names)
-    app.connect("source-read", _mark_doxygen)
+    app.connect("source-read", _edit_sources)
