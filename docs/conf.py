@@ -79,7 +79,7 @@ numpydoc_class_members_toctree = False
 numpydoc_show_inherited_class_members = False
 numpydoc_xref_param_type = False
 
-numpydoc_validation_checks = set()
+numpydoc_validation_checks = {"SS01"}  # every documented object has a summary line
 
 # -- MyST: the existing Markdown pages (math.md's $...$ and $$...$$) render as they are --
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
