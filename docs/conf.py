@@ -101,6 +101,8 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "min_reported_time": 1,
+    # the execution-time pages load their table scripts from CDNs: not on an offline site
+    "write_computation_times": False,
 }
 
 # -- HTML --------------------------------------------------------------------------------
