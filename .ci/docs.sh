@@ -29,7 +29,7 @@ else
 fi
 
 echo "== docs: sphinx-build -W --keep-going"
-rm -rf docs/_build/html docs/api/generated docs/auto_examples
+rm -rf docs/_build/html docs/api/generated docs/auto_examples docs/sg_execution_times.rst
 MPLBACKEND=Agg python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 # Offline: no page may load anything from another host (scripts, styles, fonts, images).
 python - <<'PY'

@@ -54,7 +54,7 @@ if DOXYGEN:
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_templates", "screenshots", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_templates", "screenshots", "sg_execution_times.rst", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 nitpicky = True
 # Type words in the docstrings and signatures that name no documented object.
