@@ -1,6 +1,6 @@
 """
-The gap to the minimum-norm network grows like the root of the negatives (Figure 2)
-===================================================================================
+Figure 2: the gap to the minimum-norm network grows like √n₋
+============================================================
 
 Lai et al. (2026), Theorem 2: a single ReLU neuron trained by GD from the positive
 initialisation does not reach the minimum-norm interpolant; the distance
