@@ -64,6 +64,15 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
         Draw the mean stable rank of the two sign groups (solid), as in Kou et al.
     whole : bool
         Draw the stable rank of the whole W (dashed).
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     t = _steps(metrics)
@@ -105,6 +114,15 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
         Prefactor c of the line ``c eta`` fitted on the orthogonal data.
     floor : (float, float) or (float, float, float), optional
         ``(floor, c[, p])`` of ``floor + c eta^p`` fitted on the near-orthogonal data.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     e = np.asarray(eta_units, dtype=float)
@@ -153,6 +171,15 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
         without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
         experiment's ``data["curves"]``.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     for j, c in enumerate(curves):

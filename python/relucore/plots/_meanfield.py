@@ -59,6 +59,11 @@ def plot_meanfield_function(
         Grid points per axis.
     **kw
         Passed to ``ax.plot`` (1-D) or ``ax.imshow`` (2-D).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     res, theta, X = _theta_X(result, X)
     X = X.reshape(X.shape[0], -1)
