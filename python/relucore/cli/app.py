@@ -1,6 +1,6 @@
 """The ``relucore`` console script.
 
-Subcommands register themselves through :data:`SUBCOMMANDS`: each entry maps a
+Subcommands register themselves through ``SUBCOMMANDS``: each entry maps a
 name to ``(add_arguments, run)`` where ``add_arguments(parser)`` declares its
 options and ``run(args) -> int`` executes it.
 """

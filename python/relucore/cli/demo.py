@@ -1,7 +1,7 @@
 """``relucore demo``: the Figure 4 setting of Lai et al. (2026) in one table.
 
 Two ReLU neurons with signs (+1, -1), n = 10, d = 2000, x ~ N(0, I),
-|y| ~ U(0.1, 1) with random signs, all-positive init. Theorem 3 predicts that
+``|y| ~ U(0.1, 1)`` with random signs, all-positive init. Theorem 3 predicts that
 after one step the positive examples are fitted by the + neuron only, the
 negative ones by the - neuron only, and that the GD limit is the closed form
 of :func:`relucore.predicted_limit` (docs/math.md); the demo prints what a real run does.

@@ -159,7 +159,7 @@ def register(
     The function must accept ``quick: bool``, ``seed: int`` and ``progress``
     keyword arguments besides its own parameters, and report its loop over
     seeds, configurations or stages with
-    :func:`~relucore.experiments._common.progress_bar` (``progress=None``: only
+    ``relucore.experiments._common.progress_bar`` (``progress=None``: only
     when stderr is a terminal).
     """
     if "_" in name:

@@ -135,10 +135,10 @@ def angular_distances(Z: np.ndarray) -> np.ndarray:
 
 
 def ternary_patterns(directions, X, *, tol: float = 1e-2) -> np.ndarray:
-    """sgn(u^T (x_j, 1)) in {-1, 0, +1} with zero for |angle to the hyperplane| <= tol.
+    """``sgn(u^T (x_j, 1))`` in {-1, 0, +1} with zero for ``|angle to the hyperplane| <= tol``.
 
     The angle between the unit direction u and the hyperplane
-    {z : z^T (x_j, 1) = 0} is arcsin(|u^T (x_j, 1)| / ||(x_j, 1)||).
+    ``{z : z^T (x_j, 1) = 0}`` is ``arcsin(|u^T (x_j, 1)| / ||(x_j, 1)||)``.
     """
     U = np.atleast_2d(np.asarray(directions, dtype=float))
     X = np.asarray(X, dtype=float)

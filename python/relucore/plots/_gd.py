@@ -106,6 +106,15 @@ def plot_gap_scaling(
         Draw a dashed reference line with this slope through the data's centre.
     plain_ticks : bool, default False
         Label the x axis with the distinct ``x`` values as plain numbers.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     x = np.asarray(x, dtype=float).ravel()
@@ -172,6 +181,15 @@ def plot_predictions(
         Draw the labels as dotted horizontal lines (when ``y`` is given).
     xscale : str, default "symlog"
         ``"symlog"`` shows the first steps and the tail together.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     plt = pyplot()
@@ -234,6 +252,15 @@ def plot_regimes(
         Draw entries that meet Lemma 6's condition but are active (so the
         lemma's conclusion ``beta <= 0`` fails, e.g. in low dimension) in
         orange instead of red.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.patches import Patch
@@ -307,6 +334,15 @@ def plot_activation_timeline(
         E.g. ``result.history.mask``.
     stable_step : int, optional
         Pattern-stabilisation step, drawn as a vertical line.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch

@@ -64,6 +64,15 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
         Draw the mean stable rank of the two sign groups (solid), as in Kou et al.
     whole : bool
         Draw the stable rank of the whole W (dashed).
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     t = _steps(metrics)
@@ -84,6 +93,22 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
 
     Steps where some example is still misclassified (ratio undefined) are left out.
     Both axes are logarithmic; the ratio tends to 1 (Kou et al. 2023).
+
+    Parameters
+    ----------
+    metrics : relucore.TrainingMetrics
+        The metrics of a recorded run (``relucore.training_metrics``); a batch is averaged.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    label : str, optional
+        Legend label of the curve.
+    **kw
+        Passed on to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     t = _steps(metrics)
@@ -105,6 +130,15 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
         Prefactor c of the line ``c eta`` fitted on the orthogonal data.
     floor : (float, float) or (float, float, float), optional
         ``(floor, c[, p])`` of ``floor + c eta^p`` fitted on the near-orthogonal data.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     e = np.asarray(eta_units, dtype=float)
@@ -128,7 +162,26 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
 
 
 def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
-    """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits."""
+    """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits.
+
+    Parameters
+    ----------
+    n_grid, floors_n : array_like, same length
+        The values of n and the floor measured at each (d fixed at ``fixed_d``).
+    d_grid, floors_d : array_like, same length
+        The values of d and the floor measured at each (n fixed at ``fixed_n``).
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    fixed_d, fixed_n : int, optional
+        The fixed d and n, shown in the legend.
+    **kw
+        Passed on to ``ax.plot`` of the measured points.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = new_axes(ax)
     for x, f, label, color in (
         (n_grid, floors_n, f"against n (d={fixed_d})", "C2"),
@@ -153,6 +206,15 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
         without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
         experiment's ``data["curves"]``.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     ax = new_axes(ax)
     for j, c in enumerate(curves):

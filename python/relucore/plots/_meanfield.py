@@ -59,6 +59,11 @@ def plot_meanfield_function(
         Grid points per axis.
     **kw
         Passed to ``ax.plot`` (1-D) or ``ax.imshow`` (2-D).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     res, theta, X = _theta_X(result, X)
     X = X.reshape(X.shape[0], -1)
@@ -150,6 +155,26 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
     from (0, 0, 1), so the whole sphere fits in a disc of radius pi), with the
     great circles {z : z^T (x_j, 1) = 0} of the data points (grey) and the
     learned directions as red stars. Unclustered neurons are grey dots.
+
+    Parameters
+    ----------
+    result : relucore.meanfield.MeanFieldResult
+        The trained network.
+    analysis : relucore.meanfield.MeanFieldAnalysis
+        Its clusters (``relucore.meanfield.analyze``).
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    X : array_like, shape (M, 1) or (M, 2), optional
+        Inputs whose lines or great circles are drawn; default the training inputs.
+    max_points : int, default 2000
+        At most this many kept neurons are drawn.
+    **kw
+        Only ``s``, the marker size of the neurons (default 14), is read; other keys are ignored.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     res, theta, X = _theta_X(result, X)
     X = X.reshape(X.shape[0], -1)
@@ -251,6 +276,22 @@ def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
     (w1, w2, b) space on 3-D axes (pass ``ax`` created with
     ``projection="3d"``, or none). Coloured by final cluster when ``analysis``
     is given; a dot marks the end of each trajectory.
+
+    Parameters
+    ----------
+    result : relucore.meanfield.MeanFieldResult
+        A run trained with ``track=``.
+    analysis : relucore.meanfield.MeanFieldAnalysis, optional
+        Colours the trajectories by final cluster.
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to ``ax.plot`` of each trajectory.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
     """
     from relucore.meanfield import MeanFieldResult
 
@@ -296,7 +337,22 @@ def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
 
 
 def plot_meanfield_objective(result, *, ax=None, **kw):
-    """The recorded objective L against the iteration (log-log)."""
+    """The recorded objective L against the iteration (log-log).
+
+    Parameters
+    ----------
+    result : relucore.meanfield.MeanFieldResult
+        The trained network (``result.steps``, ``result.objective``).
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to ``ax.loglog`` (``color`` default ``"tab:blue"``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = new_axes(ax)
     steps = np.maximum(result.steps, 1)
     ax.loglog(steps, result.objective, color=kw.pop("color", "tab:blue"), **kw)

@@ -30,7 +30,7 @@ BATCH_BYTES = 256 * 2**20
 
 
 def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
-    """Trials per batch: up to :data:`MAX_BATCH` (:data:`FAST_MAX_BATCH` for trials that run
+    """Trials per batch: up to ``MAX_BATCH`` (``FAST_MAX_BATCH`` for trials that run
     whole in C++, ``fast``), at most ~256 MiB of X and weights, and at most ``share`` (a
     thread's share of the trials, so that every thread gets work)."""
     n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
@@ -108,7 +108,7 @@ def sweep(
         See docs/sweeps.md, "Batches and threads".
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
-        Default :func:`default_batch_size`. Results do not depend on it.
+        Default :func:`~relucore.sweeps.api.default_batch_size`. Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         The sweep's store, a SQLite database (created when the path is new; ``.db`` by
         convention) that commits every finished batch; rerunning runs only the trials
@@ -168,7 +168,7 @@ def sweep(
 
 
 def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
-    """Checks the arguments of :func:`sweep` (``ValueError``/``TypeError`` on a bad one) without
+    """Checks the arguments of :func:`~relucore.sweep` (``ValueError``/``TypeError`` on a bad one) without
     running anything; returns ``(configs, trials, entropy, batch_size)`` normalised."""
     configs = expand_grid(grid)
     trials = check_int(trials, "trials", minimum=1)

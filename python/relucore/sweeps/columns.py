@@ -1,9 +1,9 @@
 """The columns of a sweep table, each defined once: name, dtype, meaning and what fills it.
 
-A row holds, in this order: :data:`LEADING` (``config_index, trial, seed``),
+A row holds, in this order: ``LEADING`` (``config_index, trial, seed``),
 the configuration's keys (``relucore.sweeps.config.DEFAULTS``), the measured
-columns :data:`MEASURED`, the columns of the user's ``measure`` (sorted by
-name) and :data:`TRAILING` (``status, error``).
+columns ``MEASURED``, the columns of the user's ``measure`` (sorted by
+name) and ``TRAILING`` (``status, error``).
 
 Two paths fill the measured columns:
 
@@ -11,9 +11,9 @@ Two paths fill the measured columns:
   ``minnorm`` in Python, batched per configuration;
 * the Gram fast path (:mod:`relucore.sweeps.gram_trial`): whole trials in one
   ``_core.sweep_gram_batch`` call, whose per-trial outputs come back as named
-  arrays (:data:`CORE_OUTPUTS`).
+  arrays (``CORE_OUTPUTS``).
 
-:attr:`Column.general` and :attr:`Column.fast` say where each path takes a
+``Column.general`` and ``Column.fast`` say where each path takes a
 column from (one of the source names below). This module only describes; it
 computes nothing and imports nothing from the rest of the package.
 """
@@ -131,7 +131,7 @@ TRAILING_COLUMNS: Tuple[str, ...] = tuple(c.name for c in TRAILING)
 BUILTIN_COLUMNS: Dict[str, str] = {c.name: c.kind for c in MEASURED}
 
 #: Per-trial outputs of ``_core.sweep_gram_batch`` (name -> kind), besides K (B, n, n) and y (B, n).
-#: The names of :data:`MEASURED` with source :data:`CORE` are among them; the others serve the
+#: The names of ``MEASURED`` with source ``CORE`` are among them; the others serve the
 #: fast path itself: ``status`` (a relucore._core.Status code), ``error`` (a GramTrialError code,
 #: 0: none), ``cond`` (cond(K), for the error message), ``certificate`` (largest KKT residual of
 #: w*) and ``mu1`` (mu_1(K)).

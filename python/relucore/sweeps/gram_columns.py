@@ -1,4 +1,4 @@
-"""The ``gram_*`` columns of a batch (:data:`relucore.sweeps.columns.GRAM_FIELDS`) from one
+"""The ``gram_*`` columns of a batch (``relucore.sweeps.columns.GRAM_FIELDS``) from one
 batched :func:`relucore.gram_stats` call; both sweep paths use it."""
 
 from __future__ import annotations

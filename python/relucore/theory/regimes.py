@@ -28,7 +28,7 @@ from relucore._validation import as_float_array, check_int, check_positive
 
 __all__ = ["Regimes", "regimes", "UNDETERMINED", "PRIMAL_STABLE", "DUAL_FROZEN", "REGIME_NAMES"]
 
-#: Codes of the three regimes in :attr:`Regimes.state`.
+#: Codes of the three regimes in ``Regimes.state``.
 UNDETERMINED, PRIMAL_STABLE, DUAL_FROZEN = 0, 1, 2
 REGIME_NAMES = ("undetermined", "primal-stable", "dual-frozen")
 

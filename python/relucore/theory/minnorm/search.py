@@ -1,6 +1,6 @@
 """Several neurons (Lai et al. 2026, eq. (8)/(52)): the exact search over activation patterns.
 
-For a fixed pattern the problem is a convex QP (:class:`PatternQP`); :class:`PatternSearch`
+For a fixed pattern the problem is a convex QP (:class:`~relucore.theory.minnorm.patterns.PatternQP`); :class:`PatternSearch`
 finds the best pattern by branch and bound with valid lower bounds (each open node carries
 its parent's relaxed optimum), or by trying every pattern (``method="exhaustive"``, for
 tests). When the budget runs out the best candidate is returned as an upper bound together
