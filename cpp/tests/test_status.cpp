@@ -41,7 +41,7 @@ TEST_CASE("stalled: a stationary point with examples no neuron is active on") {
     // alpha0 with K alpha0 = beta0: the start lies in the data span.
     const RowMatrix alpha0 = (p.K.llt().solve(beta0.transpose())).transpose();
     const GDSettings s = settings_for(0.5, 100000, 1e-12);
-    DualGD dual(p.K, y, outer, alpha0, beta0, s);
+    DualGD dual(p.K, y, dual_start(outer, alpha0, beta0), s);
     const RunSummary r = dual.run();
     CHECK(r.status == Status::stalled && r.n_unfit == 2);
     CHECK(example_unfit(dual, 1) && example_unfit(dual, 4) && !example_unfit(dual, 0));
@@ -50,7 +50,7 @@ TEST_CASE("stalled: a stationary point with examples no neuron is active on") {
     CHECK_CLOSE(r.loss, 0.5 * (y[1] * y[1] + y[4] * y[4]), 1e-12, 0.0);
 
     const RowMatrix W0 = alpha0 * p.X;
-    DenseGD dense(p.X, y, outer, W0, alpha0, s);
+    DenseGD dense(p.X, y, dense_start(outer, W0, alpha0), s);
     const RunSummary rd = dense.run();
     CHECK(rd.status == Status::stalled && rd.n_unfit == 2);
 
@@ -75,7 +75,7 @@ TEST_CASE("stalled: logistic loss, every neuron dead: misclassified examples") {
     const RowMatrix alpha0 = (p.K.llt().solve(beta0.transpose())).transpose();
     GDSettings s = settings_for(1.0, 1000, 1e-8);
     s.model.loss = Loss::logistic;
-    DualGD gd(p.K, y, outer, alpha0, beta0, s);
+    DualGD gd(p.K, y, dual_start(outer, alpha0, beta0), s);
     const RunSummary r = gd.run();
     CHECK(r.status == Status::stalled && r.nit == 0 && r.grad_norm == 0 && r.n_unfit == 6);
     CHECK_CLOSE(r.loss, std::log(2.0), 1e-15, 0.0);

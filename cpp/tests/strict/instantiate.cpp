@@ -17,10 +17,17 @@ int main() {  // NOLINT(bugprone-exception-escape): a throw here is a failure, a
     s.eta = eta;
     s.max_steps = 50;
     History history;
-    DualGD dual = DualGD::positive_init(X, y, outer, 1e-3, s);
+    DualGD::PositiveStart ps;
+    ps.outer = outer;
+    ps.offset = 1e-3;
+    DualGD dual = DualGD::positive_start(X, y, ps, s);
     dual.run(&history, 10, [](DualGD& e) { return e.loss() < 1e-12; });
     dual.run(nullptr, 10, [](DualGD&) {});
-    DenseGD dense(X, y, outer, W0, alpha0, s);
+    DenseGD::Start ds;
+    ds.outer = outer;
+    ds.W = W0;
+    ds.alpha = alpha0;
+    DenseGD dense(X, y, std::move(ds), s);
     dense.run(&history, 10, [](DenseGD& e) { return e.loss() < 1e-12; });
     return dense.run().status == Status::converged ? 0 : 1;
 }

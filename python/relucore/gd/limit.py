@@ -112,7 +112,7 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
 
     Returns a dict with ``A`` (indices of the examples active in some neuron), ``M``,
     ``lam`` and ``V`` (``M = V diag(lam) V^T``), ``c = V^T r_A``, ``z = M^{-1} r_A``,
-    ``B``, ``C`` (m, n, |A|), ``beta_inf``, ``alpha_inf`` and ``r`` (the full residual). The flow
+    ``B``, ``C`` (m, n, ``|A|``), ``beta_inf``, ``alpha_inf`` and ``r`` (the full residual). The flow
     passes ``r`` (carried in modal form from the previous phase, so that it keeps its relative
     accuracy when it is far below the rounding level of ``beta``); by default it is computed from beta.
     """

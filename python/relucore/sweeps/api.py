@@ -115,7 +115,7 @@ def sweep(
         not yet saved, also with more ``trials`` or more configurations (the saved rows
         are reused), and several processes may run the same sweep on one store. One
         written with another ``seed``, ``measure`` or sweep format raises
-        :class:`CheckpointError`, as does a damaged database or an old JSON-lines
+        :class:`~relucore.CheckpointError`, as does a damaged database or an old JSON-lines
         checkpoint (import it: ``relucore sweep import OLD.ckpt NEW.db``). See
         docs/sweeps.md, "Stores and resuming".
     progress : bool, optional

@@ -77,7 +77,7 @@ def read_checkpoint(path: str) -> LegacyCheckpoint:
 
     An unfinished last record (no final newline: a writer killed mid-write) is left out and
     its size reported in ``torn_bytes``; any other damaged record raises
-    :class:`CheckpointError` naming the file and the record's line.
+    :class:`~relucore.CheckpointError` naming the file and the record's line.
     """
     with open(path, "rb") as f:
         data = f.read()

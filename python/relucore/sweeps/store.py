@@ -28,7 +28,7 @@ Many writers: a row depends only on its configuration, trial and the store's ``s
 ``measure`` and ``sweep_format``, all checked when the store is opened; so writers of the same
 sweep compute identical rows and each simply inserts with ``INSERT OR IGNORE``. A row another
 writer committed first is compared with this writer's, bit for bit (a difference is a
-:class:`CheckpointError`), never duplicated. See docs/sweeps.md for why not leases.
+:class:`~relucore.CheckpointError`), never duplicated. See docs/sweeps.md for why not leases.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _schema_sql() -> List[str]:
 
 
 def sqlite_error(exc: sqlite3.Error, path: str) -> Exception:
-    """A ``sqlite3`` error as relucore reports it: :class:`CheckpointError` for a damaged
+    """A ``sqlite3`` error as relucore reports it: :class:`~relucore.CheckpointError` for a damaged
     database, else an ``OSError`` (errno ENOSPC, EACCES, EBUSY or EIO) naming ``path``."""
     name = getattr(exc, "sqlite_errorname", "") or ""
     text = str(exc)
@@ -149,7 +149,7 @@ def _check_head(path: str) -> None:
 
 
 def quick_check(conn: sqlite3.Connection, path: str) -> None:
-    """SQLite's ``PRAGMA quick_check``; damage raises :class:`CheckpointError` naming ``path``."""
+    """SQLite's ``PRAGMA quick_check``; damage raises :class:`~relucore.CheckpointError` naming ``path``."""
     try:
         problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
     except sqlite3.Error as exc:
@@ -229,7 +229,7 @@ class Store:
     path : str or os.PathLike
     identity : dict
         ``seed`` (text), ``measure`` (name or None) and ``sweep_format``; a store with other
-        values raises :class:`CheckpointError`.
+        values raises :class:`~relucore.CheckpointError`.
     configs : list of dict
         The sweep's normalised configurations.
     trials : int
@@ -341,7 +341,7 @@ class Store:
 
     def append_columns(self, cols: Dict[str, Any]) -> None:
         """Saves one batch given as columns, in one transaction: committed (on disk) when this
-        returns, or not at all (an ``OSError`` naming the store, or :class:`CheckpointError`)."""
+        returns, or not at all (an ``OSError`` naming the store, or :class:`~relucore.CheckpointError`)."""
         if len(cols["trial"]) == 0:
             return
         names, params, extras, bools = encode(cols, self._ids[np.asarray(cols["config_index"], dtype=np.int64)])

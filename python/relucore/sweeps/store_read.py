@@ -55,7 +55,7 @@ def read_table(path, *, check: bool = True):
     ----------
     path : str or os.PathLike
     check : bool
-        Run SQLite's ``quick_check`` first (a damaged store raises :class:`CheckpointError`).
+        Run SQLite's ``quick_check`` first (a damaged store raises :class:`~relucore.CheckpointError`).
     """
     with _reading(path) as (path, conn):
         if check:
@@ -78,7 +78,7 @@ class StoreStatus:
     path: str
     meta: Dict[str, Any]
     rows: List[Dict[str, Any]]  #: per configuration: id, config, trials asked, done, errors
-    rate: Optional[float]  #: trials per second over the last :data:`RATE_WINDOW` s of writes
+    rate: Optional[float]  #: trials per second over the last ``RATE_WINDOW`` s of writes
     last_write: Optional[float]  #: Unix time of the last committed batch
     writers: int  #: distinct writers of the batches in that window
 
@@ -137,7 +137,7 @@ def status(path) -> StoreStatus:
     """Rows saved and errors per configuration, the rate of the most recent writes and an ETA.
 
     Reads the store read-only (safe while sweeps write to it). The rate counts the rows
-    committed in the :data:`RATE_WINDOW` seconds before the last batch; the ETA divides the
+    committed in the ``RATE_WINDOW`` seconds before the last batch; the ETA divides the
     trials not yet saved (configurations' most recent ``trials``) by it.
     """
     with _reading(path) as (path, conn):

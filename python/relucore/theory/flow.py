@@ -2,7 +2,7 @@
 
 Between activation events the flow is linear: with the pattern fixed, ``r_A' = -M r_A``
 (``M`` symmetric positive definite) and every ``beta_k``, ``alpha_k`` is affine in ``r_A``.
-:func:`flow` solves each phase by an eigendecomposition, finds the first time any watched
+:func:`~relucore.flow` solves each phase by an eigendecomposition, finds the first time any watched
 quantity reaches zero with a root finder that cannot skip a root (a quadratic lower bound
 from the second-derivative bound of the exponential sum), switches the pattern and goes on.
 An entry pushed back onto zero from both sides slides (Filippov): it is held at zero, with the
@@ -26,7 +26,7 @@ from relucore.gd.prepare import prepare
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
-#: Events followed at most before :func:`flow` stops with status ``"max_events"``.
+#: Events followed at most before :func:`~relucore.flow` stops with status ``"max_events"``.
 DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
 
 

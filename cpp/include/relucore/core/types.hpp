@@ -46,4 +46,11 @@ template <class T>
 inline constexpr bool binds_as_view =
     bool(Eigen::internal::traits<ConstMatrixRef>::template match<std::decay_t<T>>::MatchAtCompileTime);
 
+namespace detail {
+/// Position j of a std::vector indexed like the Eigen vectors (0 <= j < size).
+inline std::size_t idx(Index j) {
+    return static_cast<std::size_t>(j);
+}
+}  // namespace detail
+
 }  // namespace relucore

@@ -52,7 +52,7 @@ public:
     ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DenseGD(ConstMatrixRef X, ConstVectorRef y, Start start, const GDSettings& settings)
+    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
         : DenseGD(X, y, std::move(start), start.outer.size(), settings) {}
 
     /// An X that is not row-major double storage would bind to a temporary
@@ -68,10 +68,9 @@ public:
 
     /// Deprecated (removed in 0.3): outer and y, W0 and alpha0 swap silently
     /// when their sizes agree. Use DenseGD(X, y, DenseGD::Start, settings).
-    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(ConstMatrixRef X, ConstVectorRef y,
-                                                                          ConstVectorRef outer, ConstMatrixRef W0,
-                                                                          ConstMatrixRef alpha0,
-                                                                          const GDSettings& settings)
+    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(
+        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& W0,
+        const ConstMatrixRef& alpha0, const GDSettings& settings)
         : DenseGD(X, y, make_start(outer, W0, alpha0), settings) {}
 
     /// Loss, gradient norm and pending update at the current state (pure).
@@ -112,7 +111,7 @@ private:
     }
 
     /// st is taken by reference so that m is read before anything is moved out of it.
-    DenseGD(ConstMatrixRef X, ConstVectorRef y, Start&& st, Index m, const GDSettings& settings)
+    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start&& st, Index m, const GDSettings& settings)
         : Base(y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, y.size()), settings),
           X_(X),
           W_(std::move(st.W)) {
@@ -125,7 +124,7 @@ private:
         start();
     }
 
-    static Start make_start(ConstVectorRef outer, ConstMatrixRef W0, ConstMatrixRef alpha0) {
+    static Start make_start(const ConstVectorRef& outer, const ConstMatrixRef& W0, const ConstMatrixRef& alpha0) {
         Start s;
         s.outer = outer;
         s.W = W0;

@@ -109,7 +109,7 @@ public:
     ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DualGD(ConstMatrixRef K, ConstVectorRef y, Start start, const GDSettings& settings)
+    DualGD(const ConstMatrixRef& K, const ConstVectorRef& y, Start start, const GDSettings& settings)
         : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings), K_(K) {
         setup();
     }
@@ -117,7 +117,7 @@ public:
     /// Builds an engine that shares ownership of K (for example one K used by
     /// several engines, or a K computed on the fly). Same arguments otherwise.
     /// @throws std::invalid_argument if K is null, as above otherwise
-    DualGD(std::shared_ptr<const RowMatrix> K, ConstVectorRef y, Start start, const GDSettings& settings)
+    DualGD(std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, Start start, const GDSettings& settings)
         : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
           K_owner_(require_nonnull(std::move(K))),
           K_(*K_owner_) {
@@ -147,7 +147,7 @@ public:
     /// @param start outer weights and the offsets eps (m x n positive, or one offset)
     /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
     ///         shapes, non-positive eps or invalid settings
-    static DualGD positive_start(ConstMatrixRef X, ConstVectorRef y, const PositiveStart& start,
+    static DualGD positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, const PositiveStart& start,
                                  const GDSettings& settings) {
         const Index n = X.rows();
         const Index m = start.outer.size();
@@ -175,19 +175,21 @@ public:
     /// Positional forms in which two arguments of the same type (y and outer,
     /// alpha0 and beta0) swap silently: use Start and PositiveStart.
     ///@{
-    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(ConstMatrixRef K, ConstVectorRef y,
-                                                                       ConstVectorRef outer, ConstMatrixRef alpha0,
-                                                                       ConstMatrixRef beta0, const GDSettings& settings)
+    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(const ConstMatrixRef& K, const ConstVectorRef& y,
+                                                                       const ConstVectorRef& outer,
+                                                                       const ConstMatrixRef& alpha0,
+                                                                       const ConstMatrixRef& beta0,
+                                                                       const GDSettings& settings)
         : DualGD(K, y, make_start(outer, alpha0, beta0), settings) {}
 
-    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(std::shared_ptr<const RowMatrix> K,
-                                                                       ConstVectorRef y, ConstVectorRef outer,
-                                                                       ConstMatrixRef alpha0, ConstMatrixRef beta0,
-                                                                       const GDSettings& settings)
+    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(
+        std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, const ConstVectorRef& outer,
+        const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0, const GDSettings& settings)
         : DualGD(std::move(K), y, make_start(outer, alpha0, beta0), settings) {}
 
     [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
-        ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef eps, const GDSettings& settings) {
+        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& eps,
+        const GDSettings& settings) {
         PositiveStart start;
         start.outer = outer;
         start.eps = eps;
@@ -195,7 +197,8 @@ public:
     }
 
     [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
-        ConstMatrixRef X, ConstVectorRef y, ConstVectorRef outer, Scalar eps, const GDSettings& settings) {
+        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, Scalar eps,
+        const GDSettings& settings) {
         PositiveStart start;
         start.outer = outer;
         start.eps = RowMatrix::Constant(outer.size(), X.rows(), eps);
@@ -473,7 +476,7 @@ private:
         evaluated_ = true;
     }
 
-    static Start make_start(ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0) {
+    static Start make_start(const ConstVectorRef& outer, const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0) {
         Start s;
         s.outer = outer;
         s.alpha = alpha0;

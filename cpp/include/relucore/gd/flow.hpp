@@ -61,7 +61,7 @@ inline Watched watched(const Phase& ph, const Vec& signs, const BoolMat& active,
     Watched w;
     for (Index k = 0; k < m; ++k) {
         if (!(active.row(k) || sliding.row(k)).any()) continue;
-        const Mat BV = ph.B[k] * ph.V;
+        const Mat BV = ph.B[detail::idx(k)] * ph.V;
         for (Index i = 0; i < n; ++i) {
             if (sliding(k, i)) continue;
             as.push_back(Vec::Constant(1, ph.beta_inf(k, i)));
@@ -72,7 +72,7 @@ inline Watched watched(const Phase& ph, const Vec& signs, const BoolMat& active,
         }
     }
     for (Index k = 0; k < m; ++k) {
-        const Mat CV = ph.C[k] * ph.V;
+        const Mat CV = ph.C[detail::idx(k)] * ph.V;
         for (Index i = 0; i < n; ++i) {
             if (!sliding(k, i)) continue;
             const Vec dalpha = -CV.row(i).transpose().cwiseProduct(ph.c);
@@ -101,11 +101,11 @@ inline Watched watched(const Phase& ph, const Vec& signs, const BoolMat& active,
     w.G.resize(F, nA);
     w.Lam.resize(F, nA);
     for (Index j = 0; j < F; ++j) {
-        w.a(j) = as[j](0);
-        w.sigma(j) = sig[j];
-        w.G.row(j) = Gs[j].transpose();
+        w.a(j) = as[detail::idx(j)](0);
+        w.sigma(j) = sig[detail::idx(j)];
+        w.G.row(j) = Gs[detail::idx(j)].transpose();
         w.Lam.row(j) = ph.lam.transpose();
-        if (shift[j]) normalise_row(w, j);
+        if (shift[detail::idx(j)]) normalise_row(w, j);
     }
     return w;
 }
@@ -156,13 +156,13 @@ inline bool leaves_at_zero(const Watched& w, Index j, double* start) {
 /// Earliest s in [0, s_max] where some row reaches zero: (s, j), or (inf, -1).
 inline std::pair<double, Index> first_event(const Watched& w, double s_max) {
     const Index F = w.a.size();
-    std::vector<double> start(F);
+    std::vector<double> start(detail::idx(F));
     for (Index j = 0; j < F; ++j)
-        if (leaves_at_zero(w, j, &start[j])) return {0.0, j};
+        if (leaves_at_zero(w, j, &start[detail::idx(j)])) return {0.0, j};
     double best = s_max;
     Index who = -1;
     for (Index j = 0; j < F; ++j) {
-        double s = start[j];
+        double s = start[detail::idx(j)];
         int it = 0;
         for (; it < kMaxIter && s < best; ++it) {
             const RowEval e = eval_row(w, j, s);
@@ -191,8 +191,8 @@ inline void state_at(const Phase& ph, const BoolMat& sliding, double s, RowMatri
     for (Index l = 0; l < nA; ++l) q(l) = ph.lam(l) > 0 ? std::exp(-ph.lam(l) * s) * ph.c(l) / ph.lam(l) : 0.0;
     const Vec zt = ph.V * q;
     for (Index k = 0; k < beta.rows(); ++k) {
-        alpha.row(k) = ph.alpha_inf.row(k) + (ph.C[k] * zt).transpose();
-        beta.row(k) = ph.beta_inf.row(k) + (ph.B[k] * zt).transpose();
+        alpha.row(k) = ph.alpha_inf.row(k) + (ph.C[detail::idx(k)] * zt).transpose();
+        beta.row(k) = ph.beta_inf.row(k) + (ph.B[detail::idx(k)] * zt).transpose();
     }
     for (Index k = 0; k < beta.rows(); ++k)
         for (Index i = 0; i < beta.cols(); ++i)

@@ -45,7 +45,7 @@ inline std::optional<Switched> switch_pattern(const Mat& K, const Vec& y, const 
         bool ok = true;
         for (Index j = 0; j < out.rows.a.size() && ok; ++j) {
             double start;
-            const Tag& t = out.rows.tags[j];
+            const Tag& t = out.rows.tags[detail::idx(j)];
             if (t.k == tag.k && t.i == tag.i && leaves_at_zero(out.rows, j, &start)) ok = false;
         }
         if (ok) {
@@ -75,7 +75,7 @@ inline void certify_limit(const Phase& ph, const Watched& w, FlowOutput& out) {
     out.limit = true;
     out.margin = std::numeric_limits<double>::infinity();
     for (Index j = 0; j < w.a.size(); ++j)
-        if (w.tags[j].kind == Kind::beta) out.margin = std::min(out.margin, w.sigma(j) * w.a(j));
+        if (w.tags[detail::idx(j)].kind == Kind::beta) out.margin = std::min(out.margin, w.sigma(j) * w.a(j));
     out.rate = ph.lam.size() ? std::exp(-ph.lam(0)) : 0.0;
     out.last_event = out.event_times.empty() ? 0.0 : out.event_times.back();
 }
@@ -135,7 +135,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         state_at(ph, sliding, s_ev, alpha, beta);
         r = residual_at(ph, s_ev);
         t += s_ev;
-        const Tag tag = w.tags[j];
+        const Tag tag = w.tags[detail::idx(j)];
         if (tag.kind == Kind::beta) beta(tag.k, tag.i) = 0.0;
         ready = switch_pattern(K, y, signs, alpha, beta, active, sliding, tag, r);
         if (!ready) {

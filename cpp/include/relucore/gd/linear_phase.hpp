@@ -41,17 +41,17 @@ inline void schur(const Mat& K, const std::vector<Index>& S, Mat& Q, Mat& P) {
     const Index s = static_cast<Index>(S.size());
     Mat KSS(s, s), KS(s, n);
     for (Index a = 0; a < s; ++a) {
-        KS.row(a) = K.row(S[a]);
-        for (Index b = 0; b < s; ++b) KSS(a, b) = K(S[a], S[b]);
+        KS.row(a) = K.row(S[detail::idx(a)]);
+        for (Index b = 0; b < s; ++b) KSS(a, b) = K(S[detail::idx(a)], S[detail::idx(b)]);
     }
     const Mat G = KSS.partialPivLu().solve(KS);  // |S| x n
     Mat KcolS(n, s);
-    for (Index a = 0; a < s; ++a) KcolS.col(a) = K.col(S[a]);
+    for (Index a = 0; a < s; ++a) KcolS.col(a) = K.col(S[detail::idx(a)]);
     Q.noalias() -= KcolS * G;
     for (Index a = 0; a < s; ++a) {
-        Q.row(S[a]).setZero();
-        Q.col(S[a]).setZero();
-        P.row(S[a]) -= G.row(a);
+        Q.row(S[detail::idx(a)]).setZero();
+        Q.col(S[detail::idx(a)]).setZero();
+        P.row(S[detail::idx(a)]) -= G.row(a);
     }
 }
 
@@ -73,27 +73,27 @@ inline Phase linear_phase(const Mat& K, const Vec& y, const Vec& signs, const Ro
                 if (active(k, i)) ph.r(i) += signs(k) * beta(k, i);
     }
     ph.M = Mat::Zero(nA, nA);
-    ph.B.assign(m, Mat::Zero(n, nA));
-    ph.C.assign(m, Mat::Zero(n, nA));
+    ph.B.assign(detail::idx(m), Mat::Zero(n, nA));
+    ph.C.assign(detail::idx(m), Mat::Zero(n, nA));
     Mat Q, P;
     for (Index k = 0; k < m; ++k) {
         Vec Dk(nA);
-        for (Index a = 0; a < nA; ++a) Dk(a) = active(k, ph.A[a]) ? 1.0 : 0.0;
+        for (Index a = 0; a < nA; ++a) Dk(a) = active(k, ph.A[detail::idx(a)]) ? 1.0 : 0.0;
         if (!(Dk.array() > 0).any()) continue;
         std::vector<Index> S;
         for (Index i = 0; i < n; ++i)
             if (sliding(k, i)) S.push_back(i);
         schur(K, S, Q, P);
         for (Index a = 0; a < nA; ++a) {
-            ph.B[k].col(a) = signs(k) * Dk(a) * Q.col(ph.A[a]);
-            ph.C[k].col(a) = signs(k) * Dk(a) * P.col(ph.A[a]);
+            ph.B[detail::idx(k)].col(a) = signs(k) * Dk(a) * Q.col(ph.A[detail::idx(a)]);
+            ph.C[detail::idx(k)].col(a) = signs(k) * Dk(a) * P.col(ph.A[detail::idx(a)]);
         }
         for (Index a = 0; a < nA; ++a)
-            if (Dk(a) > 0) ph.M.row(a) += signs(k) * ph.B[k].row(ph.A[a]);
+            if (Dk(a) > 0) ph.M.row(a) += signs(k) * ph.B[detail::idx(k)].row(ph.A[detail::idx(a)]);
     }
     ph.M = 0.5 * (ph.M + ph.M.transpose()).eval();
     ph.rA.resize(nA);
-    for (Index a = 0; a < nA; ++a) ph.rA(a) = ph.r(ph.A[a]);
+    for (Index a = 0; a < nA; ++a) ph.rA(a) = ph.r(ph.A[detail::idx(a)]);
     if (nA > 0) {
         Eigen::SelfAdjointEigenSolver<Mat> es(ph.M);
         ph.lam = es.eigenvalues();
@@ -109,8 +109,8 @@ inline Phase linear_phase(const Mat& K, const Vec& y, const Vec& signs, const Ro
     ph.beta_inf = beta;
     ph.alpha_inf = alpha;
     for (Index k = 0; k < m; ++k) {
-        ph.beta_inf.row(k) -= (ph.B[k] * ph.z).transpose();
-        ph.alpha_inf.row(k) -= (ph.C[k] * ph.z).transpose();
+        ph.beta_inf.row(k) -= (ph.B[detail::idx(k)] * ph.z).transpose();
+        ph.alpha_inf.row(k) -= (ph.C[detail::idx(k)] * ph.z).transpose();
     }
     return ph;
 }

@@ -41,12 +41,9 @@
 // allocated in the constructor, the step loop allocates nothing. For
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
 // step t + 1 are fused into one sweep over the neurons (meanfield/fused.hpp),
-// with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time
-// (the package is built for baseline x86-64); elsewhere plain loops that the
-// compiler vectorises. No path uses FMA, so all paths give bitwise the same
-// numbers.
-// The environment variable RELUCORE_SIMD = scalar | sse2 | avx | avx512 caps
-// the path (read when an engine is built; for tests and timings; see simd.hpp).
+// with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time,
+// capped by RELUCORE_SIMD (simd.hpp); elsewhere plain loops that the compiler
+// vectorises. No path uses FMA, so all paths give bitwise the same numbers.
 #pragma once
 
 #include "relucore/core/parallel.hpp"
@@ -78,16 +75,19 @@ public:
     static constexpr std::int64_t kCheckEvery = 1024;   // steps between cancellation checks
 
     // X: M x d inputs and y: M labels (both copied), the initial neurons by name.
-    WeightGD(ConstMatrixRef X, ConstVectorRef y, const WeightGDStart& start, const WeightGDSettings& settings)
+    WeightGD(const ConstMatrixRef& X, const ConstVectorRef& y, const WeightGDStart& start,
+             const WeightGDSettings& settings)
         : WeightGD(X, y, start.theta(settings.bias, X.cols()), settings, detail::PackedTheta{}) {}
     // Deprecated (removed in 0.3): theta0 N x P, columns (a, w_1..w_d, b), or (a, w) without bias.
-    [[deprecated("use WeightGD(X, y, WeightGDStart, settings)")]] WeightGD(ConstMatrixRef X, ConstVectorRef y,
-                                                                           ConstMatrixRef theta0,
+    [[deprecated("use WeightGD(X, y, WeightGDStart, settings)")]] WeightGD(const ConstMatrixRef& X,
+                                                                           const ConstVectorRef& y,
+                                                                           const ConstMatrixRef& theta0,
                                                                            const WeightGDSettings& settings)
         : WeightGD(X, y, theta0, settings, detail::PackedTheta{}) {}
 
 private:
-    WeightGD(ConstMatrixRef X, ConstVectorRef y, ConstMatrixRef theta0, const WeightGDSettings& s, detail::PackedTheta)
+    WeightGD(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstMatrixRef& theta0, const WeightGDSettings& s,
+             detail::PackedTheta)
         : X_(X), y_(y), settings_(s) {
         settings_.validate();
         M_ = X.rows();

@@ -64,11 +64,6 @@ struct QPResult {
 
 namespace detail {
 
-/// Position j of a std::vector indexed like the Eigen vectors (0 <= j < size).
-inline std::size_t idx(Index j) {
-    return static_cast<std::size_t>(j);
-}
-
 inline bool is_fixed(signed char s) {
     return s != 0;
 }
