@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _sweep_helpers as H  # noqa: E402
 
 GRID = {"n": [6, 8], "d": 1000, "use_gram": True}  # the Gram fast path: many rows quickly
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python")
+# The folder holding the relucore under test (the checkout's python/ or site-packages).
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(relucore.__file__)))
 
 
 def _fast(path=None, trials=600):
