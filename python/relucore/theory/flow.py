@@ -146,6 +146,22 @@ def flow(
     -------
     FlowResult
         The state at ``t_max`` or the limit, every event on the way and the states at ``times``.
+
+    Examples
+    --------
+    The flow limit, and the certified GD limits approaching it as the step size shrinks:
+
+    >>> import numpy as np, relucore
+    >>> ds = relucore.sample(10, 2000, rng=0)
+    >>> fl = relucore.flow(ds.X, ds.y, signs=(1, -1))
+    >>> fl.status, bool(fl.certificate.holds), fl.loss < 1e-20
+    ('limit', True, True)
+    >>> gd = relucore.train(ds.X, ds.y, signs=(1, -1), steps=np.inf)
+    >>> gd8 = relucore.train(ds.X, ds.y, signs=(1, -1), eta=gd.eta / 8, steps=np.inf)
+    >>> bool(gd8.certificate.holds)
+    True
+    >>> relucore.limit_gap(gd8.W, fl.W) < relucore.limit_gap(gd.W, fl.W) / 4
+    True
     """
     o = TrainOptions.collect("flow", options, kwargs)
     check_limit_settings(o.loss, o.activation)
