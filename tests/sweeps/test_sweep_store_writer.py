@@ -119,14 +119,23 @@ def _configs():
 
 
 def test_an_interrupted_sweep_commits_what_it_handed_over_and_resumes_bitwise(tmp_path, monkeypatch):
-    """Ctrl-C (KeyboardInterrupt) after 5 batches: the 4 batches handed over before it are
-    committed when the sweep closes the store; a resume runs only the others."""
+    """Ctrl-C (KeyboardInterrupt) while the 5th batch computes: the 4 batches handed over
+    before it, still waiting for a slow writer, are committed when the sweep closes the
+    store; a resume runs only the others."""
     ref = _sweep()
     path = tmp_path / "ctrl-c.db"
     orig, ran = api.run_batch, []
+    slow_commit, at_interrupt = Store._commit, []
+
+    def slow(self, cols):
+        time.sleep(0.2)
+        slow_commit(self, cols)
+
+    monkeypatch.setattr(Store, "_commit", slow)
 
     def interrupted(task):
         if len(ran) == 4:
+            at_interrupt.append(len(store_read.read_table(path)))
             raise KeyboardInterrupt
         ran.append(task["trials"])
         return orig(task)
@@ -135,6 +144,7 @@ def test_an_interrupted_sweep_commits_what_it_handed_over_and_resumes_bitwise(tm
     with pytest.raises(KeyboardInterrupt):
         _sweep(path, n_threads=1)
     monkeypatch.undo()
+    assert at_interrupt[0] < 4 * 50  # the interrupt came while batches waited for the writer
     saved = store_read.read_table(path)
     assert len(saved) == 4 * 50
     rerun = []
