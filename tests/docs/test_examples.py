@@ -63,7 +63,7 @@ def _cluster(block):
     distributed = pytest.importorskip("dask.distributed")
     assert source.count(address[0]) == 1, f"{block.id}: {address[0]!r} should occur once"
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
     ) as cluster:
         yield source.replace(address[0], cluster.scheduler_address)
 

@@ -33,7 +33,7 @@ def test_dask_local_cluster(reference, tmp_path):
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, worker_dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=None
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
