@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from relucore._validation import check_int
+from relucore.gd.defaults import resolve_engine
 
 __all__ = [
     "SWEEP_FORMAT",
@@ -33,6 +34,7 @@ __all__ = [
     "seed_string",
     "root_entropy",
     "sampler_option",
+    "engine_of",
 ]
 
 #: Version of what a row is a function of besides its configuration and seed: the random
@@ -101,6 +103,13 @@ CONFIG_KINDS: Dict[str, str] = {
 
 #: Keys forwarded to the sampler (only when not None).
 SAMPLER_KEYS = ("spectrum", "z", "labels")
+
+
+def engine_of(cfg: Dict[str, Any]) -> str:
+    """The engine a configuration's trials run on: ``cfg["engine"]``, with ``"auto"`` resolved by
+    :func:`relucore.gd.defaults.resolve_engine` (Gram-only configurations run the dual engine)."""
+    d = None if cfg["use_gram"] else cfg["d"]
+    return resolve_engine(cfg["engine"], cfg["n"], d, len(cfg["signs"]))
 
 
 def sampler_option(v):
