@@ -355,7 +355,10 @@ def _engine_for(engine, X, signs) -> str:
     Shapes that do not fit resolve to ``"dual"`` and are refused by the checks that follow."""
     if engine != "auto":
         return engine
-    shape, m = np.shape(X), np.size(signs)
+    try:
+        shape, m = np.shape(X), np.size(signs)
+    except (TypeError, ValueError):  # ragged input: refused by the checks that follow
+        return "dual"
     if X is None or len(shape) < 2:
         return "dual"
     return resolve_engine(engine, shape[-2], shape[-1], max(m, 1))
