@@ -35,8 +35,8 @@ constexpr double divergence_factor = 1e12;
 /// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
 /// * n d m (W X^T and the gradient's product with X). K = X X^T is formed by
 /// the prepare step for either engine, so it does not enter the rule.
-constexpr double auto_dual_step_ns = 0.45;
-constexpr double auto_weights_step_ns = 1.6;
+constexpr double auto_dual_step_ns = 0.12;
+constexpr double auto_weights_step_ns = 0.33;
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to
