@@ -129,7 +129,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     gram : array_like, shape (n, n) or (B, n, n), optional
         The Gram matrix ``K = X X^T``; with ``X=None`` training runs in
         Gram-only mode (``W`` is then None; see :func:`relucore.sample_gram`).
-    engine : {"dual", "weights", "auto"}, default "dual"
+    engine : {"dual", "weights", "auto"}, default "auto"
         ``"dual"`` runs the primal-dual engine (O(m n^2) a step), ``"weights"`` the O(m n d)
         weight-space engine (cross-check; faster for small d), ``"auto"`` the one with the
         cheaper step by measured constants (:func:`relucore.gd.defaults.resolve_engine`:

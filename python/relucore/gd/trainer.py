@@ -81,7 +81,7 @@ class Trainer:
         ``y`` of shape (n,)).
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
-    engine : {"dual", "auto"}
+    engine : {"dual", "auto"}, default "auto"
         Only the primal-dual engine is step-wise; ``"auto"`` runs it too.
     record : 0
         Not supported: observe the run with ``run(callback=..., every=k)``.

@@ -48,7 +48,9 @@ SWEEP_FORMAT = 2
 
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
-    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged')",
+    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
+    "the default engine is 'auto' (format 1: 'dual'), which changes every default configuration's key and so its "
+    "draws; non-default inits are set up by the C++ prepare step (last bits of those runs)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -68,7 +70,7 @@ DEFAULTS: Dict[str, Any] = {
     "eta": None,
     "steps": 10_000,
     "tol": None,
-    "engine": "dual",
+    "engine": "auto",
     "loss_name": "square",  # train's loss= ("square" or "logistic")
     "activation": "relu",
     "minnorm": True,  # compute w* and the gap (a QP per trial)
