@@ -31,6 +31,10 @@ void bind_defaults(py::module_& m) {
     constant(cls, "divergence_factor", d::divergence_factor,
              "A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).");
     constant(cls, "steps", d::steps, "GD step budget.");
+    constant(cls, "auto_dual_step_ns", d::auto_dual_step_ns,
+             "engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).");
+    constant(cls, "auto_weights_step_ns", d::auto_weights_step_ns,
+             "engine='auto': nanoseconds of a weight-space GD step per n d m (bench/bench_auto.py).");
     constant(cls, "unfit_rtol", d::unfit_rtol,
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
     constant(cls, "limit_max_steps", d::limit_max_steps,

@@ -5,10 +5,13 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "relucore/core/parallel.hpp"
 #include "relucore/gd/dense_gd.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/positive_start.hpp"
+#include "relucore/gd/prepare.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <algorithm>
@@ -321,6 +324,75 @@ static void bind_positive_start(py::module_& m) {
         "(relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).");
 }
 
+static void bind_prepare(py::module_& m) {
+    py::enum_<StartSolve>(m, "StartSolve", "How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).")
+        .value("none", StartSolve::none)
+        .value("inverse", StartSolve::inverse)
+        .value("least_squares", StartSolve::least_squares);
+    py::enum_<StartBeta>(m, "StartBeta", "Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).")
+        .value("given", StartBeta::given)
+        .value("from_weights", StartBeta::from_weights)
+        .value("gaussian_gram", StartBeta::gaussian_gram);
+    m.def(
+        "prepare_batch",
+        [](const std::optional<CArray<double>>& X, CArray<double> K, const CArray<double>& outer, CArray<double> beta0,
+           CArray<double> alpha0, std::optional<CArray<double>> W0, CArray<double> mu, CArray<double> mu1,
+           CArray<std::int32_t> check, const CArray<double>& eta, bool gram_given, bool need_mu1, StartSolve solve,
+           StartBeta beta, Loss loss, int n_threads) {
+            require_shape(K, "K", {-1, -1, -1});
+            const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
+            const Index d = X ? X->shape(2) : 0;
+            if (X) require_shape(*X, "X", {B, n, -1});
+            if (!X && (!gram_given || beta == StartBeta::from_weights))
+                throw py::value_error("prepare_batch: X is needed unless K is given and beta0 is not from weights");
+            if (X && !W0) throw py::value_error("prepare_batch: W0 is needed with X");
+            require_shape(K, "K", {B, n, n});
+            require_shape(outer, "outer", {m_});
+            require_shape(beta0, "beta0", {B, m_, n});
+            require_shape(alpha0, "alpha0", {B, m_, n});
+            if (W0) require_shape(*W0, "W0", {B, m_, d});
+            require_shape(mu, "mu", {B, n});
+            require_shape(mu1, "mu1", {B});
+            require_shape(check, "check", {B});
+            require_shape(eta, "eta", {B});
+            PrepareRequest req;
+            req.gram_given = gram_given;
+            req.need_mu1 = need_mu1;
+            req.solve = solve;
+            req.beta = beta;
+            req.loss = loss;
+            const double* xp = X ? X->data() : nullptr;
+            double* wp = W0 ? W0->mutable_data() : nullptr;
+            double *kp = K.mutable_data(), *mp = mu.mutable_data(), *m1 = mu1.mutable_data();
+            double *bp = beta0.mutable_data(), *ap = alpha0.mutable_data();
+            const double* ep = eta.data();
+            std::int32_t* cp = check.mutable_data();
+            const ConstVectorMap a(outer.data(), m_);
+            run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    parallel_for(B, n_threads, [&](Index b) {
+                        PrepareRequest r = req;
+                        r.eta = ep[b];
+                        RowMatrix no_w;
+                        const ConstMatrixMap xb(xp ? xp + b * n * d : nullptr, n, d);
+                        const ConstMatrixRef xr(xb);
+                        MatrixMap wb(wp ? wp + b * m_ * d : no_w.data(), m_, wp ? d : 0);
+                        cp[b] = static_cast<std::int32_t>(prepare_start(
+                            xp ? &xr : nullptr, a, r, MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n), m1[b],
+                            MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n), wb));
+                    });
+                },
+                static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
+        },
+        py::arg("X").none(true), py::arg("K").noconvert(), py::arg("outer").noconvert(), py::arg("beta0").noconvert(),
+        py::arg("alpha0").noconvert(), py::arg("W0").none(true), py::arg("mu").noconvert(), py::arg("mu1").noconvert(),
+        py::arg("check").noconvert(), py::arg("eta").noconvert(), py::arg("gram_given"), py::arg("need_mu1"),
+        py::arg("solve"), py::arg("beta"), py::arg("loss"), py::arg("n_threads") = 0,
+        "Prepares B problems for any init (relucore/gd/prepare.hpp): K (unless gram_given), mu_1 when needed or the "
+        "bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0 as solve and beta say; check[b] = 0 when problem b "
+        "was prepared, else the StartCheck that refused it, with the spectrum of K in mu[b].");
+}
+
 static void bind_weights_and_dense_runs(py::module_& m) {
     m.def(
         "weights_from_dual_batch",
@@ -385,5 +457,6 @@ static void bind_weights_and_dense_runs(py::module_& m) {
 void bind_train(py::module_& m) {
     bind_model_settings_and_dual_runs(m);
     bind_positive_start(m);
+    bind_prepare(m);
     bind_weights_and_dense_runs(m);
 }

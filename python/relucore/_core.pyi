@@ -202,6 +202,106 @@ class GDSettings:
     @tol.setter
     def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class StartSolve:
+    """
+    How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).
+    
+    Members:
+    
+      none
+    
+      inverse
+    
+      least_squares
+    """
+    __members__: typing.ClassVar[dict[str, StartSolve]]
+    inverse: typing.ClassVar[StartSolve]
+    least_squares: typing.ClassVar[StartSolve]
+    none: typing.ClassVar[StartSolve]
+    @typing.overload
+    def __eq__(self, other: StartSolve) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: StartSolve) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class StartBeta:
+    """
+    Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).
+    
+    Members:
+    
+      given
+    
+      from_weights
+    
+      gaussian_gram
+    """
+    __members__: typing.ClassVar[dict[str, StartBeta]]
+    from_weights: typing.ClassVar[StartBeta]
+    gaussian_gram: typing.ClassVar[StartBeta]
+    given: typing.ClassVar[StartBeta]
+    @typing.overload
+    def __eq__(self, other: StartBeta) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: StartBeta) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 class DualTrainer:
     """
     One primal-dual GD engine kept between calls (private: use relucore.Trainer).
@@ -499,6 +599,16 @@ class Defaults:
         Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).
         """
     @property
+    def auto_dual_step_ns(self) -> float:
+        """
+        engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).
+        """
+    @property
+    def auto_weights_step_ns(self) -> float:
+        """
+        engine='auto': nanoseconds of a weight-space GD step per n d m (bench/bench_auto.py).
+        """
+    @property
     def cholesky_rcond_min(self) -> float:
         """
         Smallest reciprocal condition estimate of the Cholesky factor of K accepted.
@@ -640,6 +750,10 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
 def positive_start_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], eps: typing.SupportsFloat | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, tol_factor: typing.SupportsFloat | typing.SupportsIndex, max_condition: typing.SupportsFloat | typing.SupportsIndex, loss: Loss, K: numpy.typing.NDArray[numpy.float64], mu: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol_out: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     The all-positive start of B problems (relucore/gd/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
+    """
+def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu: numpy.typing.NDArray[numpy.float64], mu1: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], eta: numpy.typing.NDArray[numpy.float64], gram_given: bool, need_mu1: bool, solve: StartSolve, beta: StartBeta, loss: Loss, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    """
+    Prepares B problems for any init (relucore/gd/prepare.hpp): K (unless gram_given), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0 as solve and beta say; check[b] = 0 when problem b was prepared, else the StartCheck that refused it, with the spectrum of K in mu[b].
     """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """

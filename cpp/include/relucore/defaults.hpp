@@ -29,6 +29,14 @@ constexpr double max_condition = 1e12;
 constexpr double cholesky_rcond_min = 1e-12;
 /// A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
 constexpr double divergence_factor = 1e12;
+/// engine="auto": the measured cost of one GD step of each engine on the
+/// reference machine (bench/bench_auto.py, bench/README.md), in nanoseconds per
+/// unit of work: the primal-dual engine's step costs auto_dual_step_ns * n^2 m
+/// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
+/// * n d m (W X^T and the gradient's product with X). K = X X^T is formed by
+/// the prepare step for either engine, so it does not enter the rule.
+constexpr double auto_dual_step_ns = 0.12;
+constexpr double auto_weights_step_ns = 0.33;
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to

@@ -30,6 +30,7 @@ __all__ = [
     "STEPS",
     "LEAKY_SLOPE",
     "default_eta",
+    "resolve_engine",
     "default_eps",
     "default_tol",
     "loss_traits",
@@ -37,7 +38,10 @@ __all__ = [
 ]
 
 INITS = ("positive", "disjoint", "gaussian")
-ENGINES = ("dual", "weights")
+ENGINES = ("dual", "weights", "auto")
+#: engine="auto": nanoseconds of a GD step per n^2 m (primal-dual) and per n d m (weights), measured.
+AUTO_DUAL_STEP_NS = _cpp.auto_dual_step_ns
+AUTO_WEIGHTS_STEP_NS = _cpp.auto_weights_step_ns
 #: The losses of the C++ loss table (relucore/gd/model.hpp), in its order.
 LOSSES = tuple(_core.Loss.__members__)
 ACTIVATIONS = ("relu", "leaky_relu")
@@ -59,6 +63,23 @@ C_G = _cpp.C_g
 STEPS = _cpp.steps
 #: Default gamma of the leaky ReLU max(u, gamma u).
 LEAKY_SLOPE = _cpp.leaky_slope
+
+
+def resolve_engine(engine: str, n: int, d: Optional[int], m: int) -> str:
+    """The engine that runs: ``engine`` itself, or for ``"auto"`` the cheaper one per step.
+
+    A primal-dual step costs about ``AUTO_DUAL_STEP_NS * n^2 m`` nanoseconds (``K alpha`` for
+    every neuron) and a weight-space step ``AUTO_WEIGHTS_STEP_NS * n d m`` (``W X^T`` and the
+    gradient's product with X), constants measured by ``bench/bench_auto.py``; K is formed by
+    the prepare step for either engine. So ``"auto"`` is ``"dual"`` when
+    ``AUTO_DUAL_STEP_NS * n < AUTO_WEIGHTS_STEP_NS * d`` (broadly d >> n), and in Gram-only
+    mode (``d`` None), ``"weights"`` otherwise.
+    """
+    if engine != "auto":
+        return engine
+    if d is None or AUTO_DUAL_STEP_NS * n * n * m < AUTO_WEIGHTS_STEP_NS * n * d * m:
+        return "dual"
+    return "weights"
 
 
 def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):

@@ -1,21 +1,20 @@
 """The initialisations of Lai et al. 2026 (Sec. 3, Assumption 4) in primal-dual coordinates (docs/math.md).
 
-Each returns ``(beta0, alpha0, W0)`` for a batch: ``beta0``/``alpha0`` of shape
-(B, m, n) and ``W0`` of shape (B, m, d) (None in Gram-only mode, where X is not
-known). ``beta0 = X W0^T`` and ``alpha0 = K^{-1} beta0`` (least squares when K
-is singular, which only the gaussian and array inits allow).
+Each returns what defines the start of a batch: ``beta0`` (B, m, n) for the positive and
+disjoint inits, ``W0`` (B, m, d) for the gaussian init (the draw z^T in Gram-only mode).
+The prepare step (relucore/gd/prepare.hpp, through ``gd/prepare.py``) then computes
+``beta0 = X W0^T``, ``alpha0`` with ``K alpha0 = beta0`` (the minimum-norm solution when K
+is singular, which only the gaussian and array inits allow) and ``W0 = alpha0 X``.
 """
 
 from __future__ import annotations
-
-from typing import Optional, Tuple
 
 import numpy as np
 
 from relucore._validation import as_float_array
 from relucore.gd.defaults import default_eps  # noqa: F401  (re-exported for callers of the init rules)
 
-__all__ = ["positive_init", "disjoint_init", "gaussian_init", "array_init", "default_assignment", "default_eps"]
+__all__ = ["positive_init", "disjoint_init", "gaussian_init", "default_assignment", "default_eps"]
 
 
 def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
@@ -43,29 +42,10 @@ def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
     return out
 
 
-def solve_dual(K: np.ndarray, beta0: np.ndarray) -> np.ndarray:
-    """alpha0 = K^{-1} beta0 per problem (K: (B, n, n), beta0: (B, m, n))."""
-    return np.linalg.solve(K, np.swapaxes(beta0, 1, 2)).swapaxes(1, 2).copy()
-
-
-def lstsq_dual(K: np.ndarray, beta0: np.ndarray) -> np.ndarray:
-    """alpha0 with K alpha0 = beta0 for beta0 in the range of a possibly singular K."""
-    out = np.empty_like(beta0)
-    for b in range(K.shape[0]):
-        out[b] = np.linalg.lstsq(K[b], beta0[b].T, rcond=None)[0].T
-    return out
-
-
-def _weights_from_dual(X: Optional[np.ndarray], alpha0: np.ndarray) -> Optional[np.ndarray]:
-    return None if X is None else np.matmul(alpha0, X)
-
-
-def positive_init(X, K, y, m, eps) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """``w_k = X^T K^{-1} eps_k`` so that ``beta_k = eps_k > 0`` (Theorems 1, 3)."""
+def positive_init(y, m, eps) -> np.ndarray:
+    """beta0 = eps_k > 0 for every neuron (Theorems 1, 3): ``w_k = X^T K^{-1} eps_k``."""
     B, n = y.shape
-    beta0 = _broadcast_eps(eps, B, m, n)
-    alpha0 = solve_dual(K, beta0)
-    return beta0, alpha0, _weights_from_dual(X, alpha0)
+    return _broadcast_eps(eps, B, m, n)
 
 
 def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
@@ -98,7 +78,7 @@ def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return out
 
 
-def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+def disjoint_init(y, signs, eps, assignment, C_g) -> np.ndarray:
     """Appendix D, Assumption 4: ``beta_k = (1/C_g) A_k y + eps_k``.
 
     ``(A_k)_ii = 0`` if ``a_i = k`` or ``s_k y_i < 0``, else ``-sign(y_i)``.
@@ -128,28 +108,14 @@ def disjoint_init(X, K, y, signs, eps, assignment, C_g) -> Tuple[np.ndarray, np.
     for k in range(m):
         other = (a != k) & (signs[k] * y > 0)
         beta0[:, k, :] += np.where(other, -np.sign(y) * y / C_g, 0.0)
-    alpha0 = solve_dual(K, beta0)
-    return beta0, alpha0, _weights_from_dual(X, alpha0)
+    return beta0
 
 
-def gaussian_init(X, K, m, scale, rng, singular) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """``w_k ~ N(0, scale^2 I_d)``. In Gram-only mode ``beta_k ~ N(0, scale^2 K)`` is drawn directly."""
-    B, n, _ = K.shape
+def gaussian_init(X, B, n, m, scale, rng) -> np.ndarray:
+    """``w_k ~ N(0, scale^2 I_d)``: W0 (B, m, d). In Gram-only mode (X None) ``beta_k ~ N(0, scale^2 K)``
+    is drawn directly as ``beta = scale L z`` with ``K = L L^T``: the draw z^T (B, m, n), which the
+    prepare step turns into beta0 = (L z)^T and alpha0 = (L^{-T} z)^T."""
     if X is not None:
-        W0 = scale * rng.standard_normal((B, m, X.shape[2]))
-        beta0 = np.matmul(W0, np.swapaxes(X, 1, 2))
-        alpha0 = lstsq_dual(K, beta0) if singular else solve_dual(K, beta0)
-        return beta0, alpha0, W0
-    # beta = X w has law N(0, scale^2 K); with K = L L^T, beta = scale L z and alpha = scale L^{-T} z.
-    L = np.linalg.cholesky(K)
+        return scale * rng.standard_normal((B, m, X.shape[2]))
     z = scale * rng.standard_normal((B, n, m))
-    beta0 = np.matmul(L, z).swapaxes(1, 2).copy()
-    alpha0 = solve_dual(K, beta0)
-    return beta0, alpha0, None
-
-
-def array_init(X, K, W0, singular) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """Given starting weights W0 of shape (B, m, d)."""
-    beta0 = np.matmul(W0, np.swapaxes(X, 1, 2))
-    alpha0 = lstsq_dual(K, beta0) if singular else solve_dual(K, beta0)
-    return beta0, alpha0, W0
+    return np.ascontiguousarray(z.swapaxes(1, 2))

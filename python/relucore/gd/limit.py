@@ -189,7 +189,7 @@ def check_limit_settings(loss: str, activation: str, engine: str = "dual", recor
         raise ValueError(
             "steps=inf is derived for activation='relu' only; the final phase of the leaky ReLU is not derived"
         )
-    if engine != "dual":
+    if engine not in ("dual", "auto"):
         raise ValueError("steps=inf runs the primal-dual engine (engine='dual')")
     if record not in (0, False):
         raise ValueError("steps=inf keeps no history: use record=0")

@@ -44,7 +44,7 @@ class TrainOptions:
     record: int = 0
     rng: Any = None
     n_threads: Optional[int] = None
-    engine: str = "dual"
+    engine: str = "auto"
     assignment: Any = None
     init_scale: float = DEFAULT_INIT_SCALE
     C_g: float = C_G

@@ -16,7 +16,6 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
-from relucore._inputs import gram_of_batch
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -39,8 +38,10 @@ from relucore.gd.defaults import (
     default_eps,
     default_eta,
     default_tol,
+    loss_traits,
+    resolve_engine,
 )
-from relucore.gd.inits import _broadcast_eps, array_init, disjoint_init, gaussian_init, positive_init
+from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
 from relucore.gd.options import TrainOptions, with_options_signature
 
 __all__ = ["prepare", "Prepared"]
@@ -59,12 +60,19 @@ class Prepared:
     W0: Optional[np.ndarray]  # (B, m, d)
     eta: np.ndarray  # (B,)
     tol: np.ndarray  # (B,)
-    mu: np.ndarray  # (B, n) eigenvalues of K, ascending
+    mu1: np.ndarray  # (B,) largest eigenvalue of K, NaN where no rule needed it (see largest_eigenvalue)
     batched: bool
     init: str
     loss: str
     activation: str
     leaky_slope: float
+    engine: str = "dual"  # the engine that runs it ("auto" resolved: relucore.gd.defaults.resolve_engine)
+
+    def largest_eigenvalue(self) -> np.ndarray:
+        """mu_1(K) per problem, computed now where the prepare step did not need it."""
+        for b in np.flatnonzero(~np.isfinite(self.mu1)):
+            self.mu1[b] = np.linalg.eigvalsh(self.K[b])[-1]
+        return self.mu1
 
     def settings(self, steps: int, record_every: int) -> "_core.GDSettings":
         """Engine settings shared by the batch (eta and tol are passed per problem)."""
@@ -104,6 +112,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     leaky_slope, n_threads, C_g, C_alpha = _check_options(
         engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
     )
+    engine = _engine_for(engine, X, signs)
     positive = (
         isinstance(init, str)
         and init == "positive"
@@ -153,6 +162,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         activation=activation,
         leaky_slope=leaky_slope,
     )
+    p.engine = engine
     if positive:
         raise ValueError(
             "X is rank-deficient or badly conditioned for init='positive': the Cholesky factorisation of "
@@ -182,17 +192,19 @@ def _prepare_general(
     activation,
     leaky_slope,
 ) -> Prepared:
-    """K, its spectrum, the starting point, step and tolerance with numpy's solvers (any init, Gram-only mode)."""
+    """Any init and Gram-only mode: the init's definition here, then one C++ prepare step
+    (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0), then step and tolerance."""
     B, n = y.shape
-    K, mu, cond = _gram_and_spectrum(X, Kin, n_threads)
     what = "gram" if Kin is not None else "X"
-    beta0, alpha0, W0, init_name = _starting_point(
+    if Kin is not None:
+        check_gram_finite(Kin)
+        if X is not None:
+            _check_gram_matches(X, Kin)
+    init_name, beta0, W0, beta_mode, solve = _init_definition(
         init,
         X,
-        K,
         y,
         signs_arr,
-        cond,
         batched,
         eps=eps,
         C_alpha=C_alpha,
@@ -201,11 +213,16 @@ def _prepare_general(
         init_scale=init_scale,
         rng=rng,
     )
+    eta_given = None if eta is None else check_positive_per_problem(eta, "eta", B, batched)
+    need_mu1 = eta is None or (tol is None and loss_traits(loss)["relative_tol"])
+    K, mu1, alpha0, beta0, W0 = prepare_start(
+        X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name
+    )
     _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
-    eta_arr = _step_size(eta, mu[:, -1], signs_arr, loss, n, batched, what)
+    eta_arr = _step_size(eta_given, mu1, signs_arr, loss, n, what)
     if tol is None:
         h0 = None if np.any(y, axis=1).all() else _predictions(beta0, signs_arr, activation, leaky_slope)
-        tol_arr = default_tol(mu[:, -1], y, loss, h0)
+        tol_arr = default_tol(mu1, y, loss, h0)
     else:
         tol_arr = np.full(B, check_nonnegative(tol, "tol"))
     return Prepared(
@@ -213,18 +230,138 @@ def _prepare_general(
         K=K,
         y=y,
         signs=signs_arr,
-        beta0=np.ascontiguousarray(beta0),
-        alpha0=np.ascontiguousarray(alpha0),
+        beta0=beta0,
+        alpha0=alpha0,
         W0=W0,
         eta=np.ascontiguousarray(eta_arr, dtype=float),
         tol=tol_arr,
-        mu=mu,
+        mu1=mu1,
         batched=batched,
         init=init_name,
         loss=loss,
         activation=activation,
         leaky_slope=leaky_slope,
     )
+
+
+def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
+    """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve."""
+    B, n = y.shape
+    m = signs_arr.size
+    if not isinstance(init, str):
+        if X is None:
+            raise ValueError("an array init needs X (starting weights live in R^d)")
+        W0 = as_float_array(init, "init", ndim=(2, 3))
+        W0 = _as_batch(W0, 2) if not batched else W0
+        if W0.shape != (B, m, X.shape[2]):
+            want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
+            raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
+        return "array", None, W0, _core.StartBeta.from_weights, _core.StartSolve.least_squares
+    check_choice(init, "init", INITS)
+    if init == "gaussian":
+        scale = check_positive(init_scale, "init_scale")
+        with np.errstate(over="ignore", invalid="ignore"):
+            draw = gaussian_init(X, B, n, m, scale, check_rng(rng))
+        if X is not None:
+            return init, None, draw, _core.StartBeta.from_weights, _core.StartSolve.least_squares
+        return init, draw, None, _core.StartBeta.gaussian_gram, _core.StartSolve.inverse
+    eps_val = eps
+    if eps is None:
+        with np.errstate(over="ignore"):
+            eps_val = default_eps(y, m, C_alpha)
+        if not np.all(np.isfinite(eps_val)):
+            raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
+    with np.errstate(over="ignore", invalid="ignore"):
+        if init == "positive":
+            beta0 = positive_init(y, m, eps_val)
+        else:
+            beta0 = disjoint_init(y, signs_arr, eps_val, assignment, C_g)
+    return init, beta0, None, _core.StartBeta.given, _core.StartSolve.inverse
+
+
+def prepare_start(X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name):
+    """The C++ prepare step (relucore/gd/prepare.hpp) on a validated batch; a refusal is raised here
+    with the message of docs/errors.md. Returns ``(K, mu1, alpha0, beta0, W0)`` (mu1 NaN where unneeded)."""
+    B, n = (Kin if X is None else X).shape[:2]
+    m = signs_arr.size
+    K = np.empty((B, n, n)) if Kin is None else np.array(Kin, dtype=float, order="C")
+    beta0 = np.empty((B, m, n)) if beta0 is None else np.array(beta0, dtype=float, order="C")
+    if X is not None:
+        X = np.ascontiguousarray(X, dtype=float)
+        W0 = np.empty((B, m, X.shape[2])) if W0 is None else np.array(W0, dtype=float, order="C")
+    alpha0 = np.zeros((B, m, n))
+    mu = np.full((B, n), np.nan)
+    mu1 = np.empty(B)
+    check = np.empty(B, dtype=np.int32)
+    eta_arr = np.zeros(B) if eta_given is None else np.ascontiguousarray(eta_given, dtype=float)
+    _core.prepare_batch(
+        X=X,
+        K=K,
+        outer=signs_arr,
+        beta0=beta0,
+        alpha0=alpha0,
+        W0=W0 if X is not None else None,
+        mu=mu,
+        mu1=mu1,
+        check=check,
+        eta=eta_arr,
+        gram_given=Kin is not None,
+        need_mu1=need_mu1,
+        solve=solve,
+        beta=beta_mode,
+        loss=getattr(_core.Loss, loss),
+        n_threads=n_threads,
+    )
+    if check.any():
+        _refuse(check, mu, X, K, Kin is not None, init_name)
+    return K, mu1, alpha0, beta0, (W0 if X is not None else None)
+
+
+def _refuse(check, mu, X, K, gram_given, init_name) -> None:
+    """Raises the error of docs/errors.md for the first problem the C++ prepare step refused."""
+    b = int(np.flatnonzero(check)[0])
+    if check[b] == 3:  # StartCheck::gram_not_finite
+        check_gram_finite(K[b : b + 1], None if X is None else X[b : b + 1])
+    mu1, mun = mu[b, -1], mu[b, 0]
+    if not mu1 > 0:
+        raise ValueError(
+            "gram is zero or negative definite; a Gram matrix X X^T is positive semidefinite and non-zero"
+            if gram_given
+            else "X is all zeros (K = X X^T vanishes); nothing can be trained"
+        )
+    if gram_given and mun < -1e-10 * mu1:
+        raise ValueError(
+            f"gram is not positive semidefinite: smallest eigenvalue {mun:.3g} (largest {mu1:.3g}); "
+            "a Gram matrix X X^T has none below 0"
+        )
+    what = "gram" if gram_given else "X"
+    if mu1 < np.finfo(float).tiny:
+        raise ValueError(
+            f"{what} is too small: the largest eigenvalue of K = X X^T is {mu1:.3g}, below the smallest "
+            f"normal float64 ({np.finfo(float).tiny:.3g}), so K has lost its precision; rescale {what}"
+        )
+    with np.errstate(over="ignore", divide="ignore"):
+        cond = mu1 / mun if mun > 0 else np.inf
+    n = mu.shape[1]
+    d_txt = f", d={X.shape[2]}" if X is not None else ""
+    raise ValueError(
+        f"X is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}{d_txt}); "
+        f"init={init_name!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
+    )
+
+
+def _engine_for(engine, X, signs) -> str:
+    """``engine``, with ``"auto"`` resolved from the shapes of X and signs (Gram-only mode: dual).
+    Shapes that do not fit resolve to ``"dual"`` and are refused by the checks that follow."""
+    if engine != "auto":
+        return engine
+    try:
+        shape, m = np.shape(X), np.size(signs)
+    except (TypeError, ValueError):  # ragged input: refused by the checks that follow
+        return "dual"
+    if X is None or len(shape) < 2:
+        return "dual"
+    return resolve_engine(engine, shape[-2], shape[-1], max(m, 1))
 
 
 def _check_options(engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha):
@@ -300,107 +437,34 @@ def _check_signs(signs) -> np.ndarray:
     return signs_arr
 
 
-def _gram_and_spectrum(X, Kin, n_threads):
-    """K (given or X X^T), its ascending eigenvalues and cond(K) per problem (inf when singular)."""
-    if Kin is not None:
-        K = Kin
-        check_gram_finite(K)
-        if X is not None:
-            _check_gram_matches(X, K)
-    else:
-        K = gram_of_batch(X, n_threads)
-    mu = np.linalg.eigvalsh(K)
-    mu1 = mu[:, -1]
-    mun = mu[:, 0]
-    what = "gram" if Kin is not None else "X"
-    if not np.all(mu1 > 0):
-        raise ValueError(
-            "gram is zero or negative definite; a Gram matrix X X^T is positive semidefinite and non-zero"
-            if Kin is not None
-            else "X is all zeros (K = X X^T vanishes); nothing can be trained"
-        )
-    if Kin is not None and np.any(mun < -1e-10 * mu1):
-        b = int(np.argmin(mun / mu1))
-        raise ValueError(
-            f"gram is not positive semidefinite: smallest eigenvalue {mun[b]:.3g} (largest {mu1[b]:.3g}); "
-            "a Gram matrix X X^T has none below 0"
-        )
-    if np.any(mu1 < np.finfo(float).tiny):
-        raise ValueError(
-            f"{what} is too small: the largest eigenvalue of K = X X^T is {np.min(mu1):.3g}, below the smallest "
-            f"normal float64 ({np.finfo(float).tiny:.3g}), so K has lost its precision; rescale {what}"
-        )
-    cond = np.full(K.shape[0], np.inf)
-    with np.errstate(over="ignore"):
-        np.divide(mu1, mun, out=cond, where=mun > 0)
-    return K, mu, cond
+def _step_size(eta_given, mu1, signs_arr, loss, n, what) -> np.ndarray:
+    """The per-problem step: the default of :func:`default_eta`, or the checked ``eta_given``.
 
-
-def _starting_point(init, X, K, y, signs_arr, cond, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
-    """``(beta0, alpha0, W0, init name)`` for a named init or an array of starting weights."""
-    B, n = y.shape
-    m = signs_arr.size
-    singular = bool(np.any(cond > MAX_CONDITION))
-    if not isinstance(init, str):
-        return _array_start(init, X, K, m, batched, singular) + ("array",)
-    check_choice(init, "init", INITS)
-    needs_inverse = init in ("positive", "disjoint") or (init == "gaussian" and X is None)
-    if needs_inverse and singular:
-        b = int(np.argmax(cond))
-        d_txt = f", d={X.shape[2]}" if X is not None else ""
-        raise ValueError(
-            f"X is rank-deficient or badly conditioned: cond(K) = {cond[b]:.3g} (n={n}{d_txt}); "
-            f"init={init!r} needs K = X X^T invertible (n <= d and linearly independent examples)"
-        )
-    if init == "gaussian":
-        scale = check_positive(init_scale, "init_scale")
-        return _quietly(gaussian_init, X, K, m, scale, check_rng(rng), singular) + (init,)
-    eps_val = eps
-    if eps is None:
-        with np.errstate(over="ignore"):
-            eps_val = default_eps(y, m, C_alpha)
-        if not np.all(np.isfinite(eps_val)):
-            raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
-    if init == "positive":
-        return _quietly(positive_init, X, K, y, m, eps_val) + (init,)
-    return _quietly(disjoint_init, X, K, y, signs_arr, eps_val, assignment, C_g) + (init,)
-
-
-def _array_start(init, X, K, m, batched, singular):
-    if X is None:
-        raise ValueError("an array init needs X (starting weights live in R^d)")
-    B = K.shape[0]
-    W0 = as_float_array(init, "init", ndim=(2, 3))
-    W0 = _as_batch(W0, 2) if not batched else W0
-    if W0.shape != (B, m, X.shape[2]):
-        want = (m, X.shape[2]) if not batched else (B, m, X.shape[2])
-        raise ValueError(f"init array must have shape {want} (m neurons x d), got {W0.shape}")
-    return _quietly(array_init, X, K, W0, singular)
-
-
-def _step_size(eta, mu1, signs_arr, loss, n, batched, what) -> np.ndarray:
-    """The per-problem step: the default of :func:`default_eta`, or ``eta`` checked against it."""
+    ``mu1`` is NaN where the prepare step did not need it: there the bounds
+    tr(K) / n <= mu_1 <= tr(K) showed that the given step passes both checks.
+    """
+    known = np.isfinite(mu1)
     with np.errstate(over="ignore", divide="ignore"):
-        eta_default = default_eta(mu1, signs_arr, loss, n)
+        eta_default = default_eta(np.where(known, mu1, 1.0), signs_arr, loss, n)
     with np.errstate(over="ignore"):
         s2 = float(np.sum(np.square(signs_arr)))
-    if not np.all(np.isfinite(eta_default)) or not np.all(eta_default >= np.finfo(float).tiny):
-        size = "small" if not np.all(np.isfinite(eta_default)) else "large"
+    bad = known & ~(np.isfinite(eta_default) & (eta_default >= np.finfo(float).tiny))
+    if np.any(bad):
+        size = "small" if not np.all(np.isfinite(eta_default[known])) else "large"
         raise ValueError(
             f"the default step 1/(||s||^2 mu_1(K)) {'overflows' if size == 'small' else 'underflows'} "
-            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1):.3g}): signs or {what} are too {size}; rescale them"
+            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1[known]):.3g}): signs or {what} are too {size}; rescale them"
         )
-    if eta is None:
+    if eta_given is None:
         return eta_default
-    eta_arr = check_positive_per_problem(eta, "eta", mu1.shape[0], batched)
-    tiny_step = eta_arr < np.finfo(float).eps * eta_default
+    tiny_step = known & (eta_given < np.finfo(float).eps * eta_default)
     if np.any(tiny_step):
         b = int(np.argmax(tiny_step))
         raise ValueError(
-            f"eta = {eta_arr[b]:.3g} is too small: it is below machine epsilon times the default step "
+            f"eta = {eta_given[b]:.3g} is too small: it is below machine epsilon times the default step "
             f"({eta_default[b]:.3g}), so a GD step would not change the state in float64"
         )
-    return eta_arr
+    return eta_given
 
 
 def _positive_inputs(X, y, signs):
@@ -471,26 +535,13 @@ def _positive_start(
         W0=W0,
         eta=eta_arr,
         tol=tol_arr,
-        mu=mu,
+        mu1=mu[:, -1].copy(),
         batched=batched,
         init="positive",
         loss="square",
         activation=activation,
         leaky_slope=leaky_slope,
     )
-
-
-def _quietly(fn, *args):
-    """Runs an init with floating-point warnings off: _check_starting_point
-    then refuses a non-finite result with a message naming the argument."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        try:
-            return fn(*args)
-        except np.linalg.LinAlgError as exc:
-            raise ValueError(
-                f"the starting point cannot be computed in float64 ({exc}): check init, init_scale, eps "
-                "and the scale of X"
-            ) from None
 
 
 def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:

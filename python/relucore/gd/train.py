@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 import numpy as np
@@ -128,8 +129,12 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     gram : array_like, shape (n, n) or (B, n, n), optional
         The Gram matrix ``K = X X^T``; with ``X=None`` training runs in
         Gram-only mode (``W`` is then None; see :func:`relucore.sample_gram`).
-    engine : {"dual", "weights"}, default "dual"
-        ``"weights"`` runs the O(m n d) weight-space engine (cross-check; faster for tiny d).
+    engine : {"dual", "weights", "auto"}, default "auto"
+        ``"dual"`` runs the primal-dual engine (O(m n^2) a step), ``"weights"`` the O(m n d)
+        weight-space engine (cross-check; faster for small d), ``"auto"`` the one with the
+        cheaper step by measured constants (:func:`relucore.gd.defaults.resolve_engine`:
+        dual when d is large against n, and in Gram-only mode). ``result.engine`` names the
+        engine that ran.
     assignment : array_like of int, shape (n,), optional
         For ``init="disjoint"``: the neuron ``a_i`` of each example, with
         ``s_{a_i} y_i > 0``. Default: round robin over the neurons of the right sign.
@@ -172,6 +177,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     if isinstance(o.steps, (float, np.floating)) and o.steps == np.inf:
         # The certified limit (docs/math.md §13): relucore.gd.limit.
         check_limit_settings(o.loss, o.activation, o.engine, o.record)
+        o = o if o.engine == "dual" else dataclasses.replace(o, engine="dual")  # "auto": the limit is dual
         return train_to_limit(prepare(X, y, gram=gram, options=o), check_n_threads(o.n_threads))
     steps = check_int(o.steps, "steps", minimum=0)
     if steps > MAX_STEPS:
@@ -187,7 +193,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         steps=steps,
         record=record,
         n_threads=check_n_threads(o.n_threads),
-        engine=o.engine,
+        engine=p.engine,
         on_divergence=o.on_divergence,
     )
 
@@ -263,7 +269,7 @@ def run_prepared(
     diverged = status == 2
     if diverged.any():
         # Name a step that is known to work: the monotone-descent step of default_eta.
-        safe = np.broadcast_to(default_eta(p.mu[:, -1], p.signs, p.loss, p.y.shape[1]), (B,))
+        safe = np.broadcast_to(default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1]), (B,))
         for b in np.flatnonzero(diverged & (p.eta > safe)):
             messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
     if not finite.all():

@@ -10,6 +10,7 @@ step size and tolerance) is exactly :func:`relucore.train`'s, so stepping a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Dict, Optional
 
 import numpy as np
@@ -86,8 +87,8 @@ class Trainer:
         As for :func:`relucore.train` (same meanings and defaults).
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
-    engine : {"dual"}
-        Only the primal-dual engine is step-wise.
+    engine : {"dual", "auto"}, default "auto"
+        Only the primal-dual engine is step-wise; ``"auto"`` runs it too.
     record : 0
         Not supported: observe the run with ``run(callback=..., every=k)``.
     options : relucore.gd.options.TrainOptions, optional
@@ -135,7 +136,7 @@ class Trainer:
     def __init__(self, X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs):
         o = TrainOptions.collect("Trainer", options, kwargs)
         engine, record, on_divergence = o.engine, o.record, o.on_divergence
-        if engine != "dual":
+        if engine not in ("dual", "auto"):  # "auto" is the primal-dual engine: the only step-wise one
             raise ValueError(f"Trainer runs the primal-dual engine only (engine='dual'), got engine={engine!r}")
         if record not in (0, False):
             raise ValueError("Trainer keeps no history: observe the run with run(callback=..., every=k)")
@@ -146,7 +147,7 @@ class Trainer:
                 f"Trainer trains one problem: y must be 1-dimensional, got shape {np.shape(y)} "
                 "(use relucore.train for batches)"
             )
-        p = prepare(X, y, gram=gram, options=o)
+        p = prepare(X, y, gram=gram, options=o if engine == "dual" else dataclasses.replace(o, engine="dual"))
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from relucore._validation import check_int
+from relucore.gd.defaults import resolve_engine
 
 __all__ = [
     "SWEEP_FORMAT",
@@ -33,6 +34,7 @@ __all__ = [
     "seed_string",
     "root_entropy",
     "sampler_option",
+    "engine_of",
 ]
 
 #: Version of what a row is a function of besides its configuration and seed: the random
@@ -46,7 +48,9 @@ SWEEP_FORMAT = 2
 
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
-    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged')",
+    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
+    "the default engine is 'auto' (format 1: 'dual'), which changes every default configuration's key and so its "
+    "draws; non-default inits are set up by the C++ prepare step (last bits of those runs)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -66,7 +70,7 @@ DEFAULTS: Dict[str, Any] = {
     "eta": None,
     "steps": 10_000,
     "tol": None,
-    "engine": "dual",
+    "engine": "auto",
     "loss_name": "square",  # train's loss= ("square" or "logistic")
     "activation": "relu",
     "minnorm": True,  # compute w* and the gap (a QP per trial)
@@ -101,6 +105,13 @@ CONFIG_KINDS: Dict[str, str] = {
 
 #: Keys forwarded to the sampler (only when not None).
 SAMPLER_KEYS = ("spectrum", "z", "labels")
+
+
+def engine_of(cfg: Dict[str, Any]) -> str:
+    """The engine a configuration's trials run on: ``cfg["engine"]``, with ``"auto"`` resolved by
+    :func:`relucore.gd.defaults.resolve_engine` (Gram-only configurations run the dual engine)."""
+    d = None if cfg["use_gram"] else cfg["d"]
+    return resolve_engine(cfg["engine"], cfg["n"], d, len(cfg["signs"]))
 
 
 def sampler_option(v):

@@ -31,7 +31,7 @@ import numpy as np
 from relucore import _core
 from relucore.gd.results import status_name
 from relucore.sweeps.columns import CORE, COVARIANCE, MEASURED, missing_values
-from relucore.sweeps.config import sampler_option
+from relucore.sweeps.config import engine_of, sampler_option
 from relucore.sweeps.gram_columns import gram_arrays, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
@@ -76,7 +76,7 @@ def fast_trials_ok(cfg: Dict[str, Any], measure) -> bool:
         and cfg["use_gram"]
         and len(cfg["signs"]) == 1
         and cfg["init"] == "positive"
-        and cfg["engine"] == "dual"
+        and engine_of(cfg) == "dual"
         and cfg["loss_name"] == "square"
         and cfg["activation"] == "relu"
         and all(_scalar_or_none(cfg[k]) for k in ("eps", "eta", "tol"))

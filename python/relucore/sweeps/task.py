@@ -20,11 +20,11 @@ import numpy as np
 from relucore import _core
 from relucore.gd import inits as _init
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
-from relucore.gd.prepare import prepare
+from relucore.gd.prepare import prepare, prepare_start
 from relucore.gd.results import status_name
 from relucore.gd.train import run_prepared
 from relucore.sweeps.columns import TRAIN, columns_from, missing_values
-from relucore.sweeps.config import SAMPLER_KEYS, sampler_option, trial_seed
+from relucore.sweeps.config import SAMPLER_KEYS, engine_of, sampler_option, trial_seed
 from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
 from relucore.theory.bounds import limit_gap, normalized_gap
@@ -32,6 +32,9 @@ from relucore.theory.minnorm import minnorm
 from relucore.theory.sampling import GramDataset, sample, sample_gram
 
 __all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
+
+#: The C++ prepare step's modes of the Gram-only gaussian init: beta0 = (L z)^T, alpha0 = (L^{-T} z)^T.
+_GAUSSIAN_GRAM = (_core.StartBeta.gaussian_gram, _core.StartSolve.inverse)
 
 
 def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
@@ -174,7 +177,7 @@ def _train_inputs(cfg, task, datas):
     """
     if cfg["use_gram"]:
         return None, np.stack([data.K for data in datas]), False
-    if cfg["init"] in ("positive", "disjoint") and cfg["engine"] == "dual":
+    if cfg["init"] in ("positive", "disjoint") and engine_of(cfg) == "dual":
         n = cfg["n"]
         K = np.empty((len(datas), n, n))
         if task["n_threads"] == 1:
@@ -200,7 +203,7 @@ def _train(cfg, task, inits, X, y, K):
         rng=0 if isinstance(init, str) and init == "gaussian" else None,
         n_threads=task["n_threads"] or None,
         gram=K,
-        engine=cfg["engine"],
+        engine=engine_of(cfg),
         init_scale=DEFAULT_INIT_SCALE if cfg["init_scale"] is None else cfg["init_scale"],
         loss=cfg["loss_name"],
         activation=cfg["activation"],
@@ -208,10 +211,13 @@ def _train(cfg, task, inits, X, y, K):
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.
         for b, (_, (scale, r)) in enumerate(inits):
-            beta0, alpha0, _ = _init.gaussian_init(None, p.K[b : b + 1], len(cfg["signs"]), scale, r, False)
+            z = _init.gaussian_init(None, 1, p.K.shape[1], p.signs.size, scale, r)
+            _, _, alpha0, beta0, _ = prepare_start(
+                None, p.K[b : b + 1], p.signs, z, None, *_GAUSSIAN_GRAM, None, False, p.loss, 1, "gaussian"
+            )
             p.beta0[b], p.alpha0[b] = beta0[0], alpha0[0]
     res = run_prepared(
-        p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=cfg["engine"], on_divergence="status"
+        p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=p.engine, on_divergence="status"
     )
     return p, res
 

@@ -1,0 +1,67 @@
+"""The constants of ``engine="auto"``: cost of a GD step of each engine on this machine.
+
+For each (n, d, m) of a small grid, times ``relucore.train`` with both engines at two step
+counts (eta and tol given, so no early stop) and takes the difference, which leaves the cost
+of the steps alone (the prepare step is the same for both engines). Fits
+
+    dual step    ~ c_dual * n^2 m      (K alpha for every neuron)
+    weights step ~ c_weights * n d m   (W X^T and the gradient's product with X)
+
+as the median over the grid of seconds / (n^2 m) and seconds / (n d m), in nanoseconds,
+and prints the table and the fitted constants (relucore/defaults.hpp: auto_dual_step_ns,
+auto_weights_step_ns). One thread; a few seconds on an idle machine.
+
+    python bench/bench_auto.py
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+from _common import best_of, problem
+
+import relucore
+
+GRID = [(n, d, m) for n in (10, 50, 200) for d in (20, 200, 2000) for m in (2, 8)]
+
+
+def step_seconds(X, y, signs, engine, steps):
+    """Seconds per GD step: the difference of two runs, best of 3 each."""
+    # A random start (about half the neurons active on each example) and a step far below the
+    # default one, so that no run stops early.
+    W0 = np.random.default_rng(2).standard_normal((len(signs), X.shape[1])) / np.sqrt(X.shape[1])
+    eta = 1e-3 / (len(signs) * float(np.sum(X * X)))
+    kw = dict(signs=signs, init=W0, eta=eta, tol=0.0, engine=engine, n_threads=1)
+    t1, r1 = best_of(lambda: relucore.train(X, y, steps=steps, **kw))
+    t2, r2 = best_of(lambda: relucore.train(X, y, steps=2 * steps, **kw))
+    assert (r1.nit, r2.nit) == (steps, 2 * steps), (r1.message, r2.message)
+    return max(t2 - t1, 1e-9) / steps
+
+
+def main():
+    rows = []
+    for n, d, m in GRID:
+        X, y, _ = problem(n, d, 1)
+        signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+        steps = int(max(20, min(5000, 5e7 / (n * m * max(n, d)))))
+        dual = step_seconds(X, y, signs, "dual", steps)
+        weights = step_seconds(X, y, signs, "weights", steps)
+        rows.append((n, d, m, steps, dual, weights))
+    print("| n | d | m | steps | dual us/step | weights us/step | ns / (n^2 m) | ns / (n d m) | faster |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n, d, m, steps, dual, weights in rows:
+        print(
+            f"| {n} | {d} | {m} | {steps} | {dual * 1e6:.2f} | {weights * 1e6:.2f} | "
+            f"{dual * 1e9 / (n * n * m):.3f} | {weights * 1e9 / (n * d * m):.3f} | "
+            f"{'dual' if dual < weights else 'weights'} |"
+        )
+    c_dual = float(np.median([r[4] * 1e9 / (r[0] ** 2 * r[2]) for r in rows]))
+    c_weights = float(np.median([r[5] * 1e9 / (r[0] * r[1] * r[2]) for r in rows]))
+    print(f"\nc_dual = {c_dual:.3f} ns per n^2 m, c_weights = {c_weights:.3f} ns per n d m")
+    print(f"load: {os.getloadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+/// @file gd/prepare.hpp
+/// The numerical part of preparing a run for any init (relucore.train,
+/// Trainer, the sweeps' general path): K = X X^T, mu_1(K) when a default needs
+/// it, the dual coordinates alpha0 with K alpha0 = beta0, and W0 = alpha0 X,
+/// doing only the work the call needs.
+///
+/// - mu_1 is computed only when asked (the default step or tolerance) or when
+///   a given step cannot be checked against the default step from the bounds
+///   tr(K) / n <= mu_1 <= tr(K) alone. With X of n > d rows it is mu_1 of the
+///   smaller d x d matrix X^T X, which has the same non-zero eigenvalues.
+/// - alpha0 comes from a Cholesky factorisation (of K, or of X^T X when n > d
+///   so that K is singular), with the least-squares (minimum-norm) solution by
+///   a symmetric eigendecomposition when the factor is singular or badly
+///   conditioned and the init allows a singular K.
+/// - A problem it cannot prepare (K zero, tiny, not positive definite or too
+///   badly conditioned for an init that needs K^{-1}) gets its full spectrum in
+///   mu and a non-zero StartCheck, so that the Python layer names the reason as
+///   docs/errors.md does. The all-positive start of positive_start.hpp is the
+///   other mode of the same prepare step (bound together as prepare_batch).
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/gd/positive_start.hpp"
+#include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/span.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include <cmath>
+#include <limits>
+
+namespace relucore {
+
+/// How alpha0 is obtained from beta0.
+enum class StartSolve : int {
+    none = 0,           ///< not at all (alpha0 is left as it is)
+    inverse = 1,        ///< K^{-1} beta0: K must be positive definite with mu_1 / mu_n <= max_condition
+    least_squares = 2,  ///< the minimum-norm solution of K alpha0 = beta0 (beta0 in the range of K)
+};
+
+/// Where beta0 comes from.
+enum class StartBeta : int {
+    given = 0,          ///< beta0 holds the starting predictions (positive, disjoint inits)
+    from_weights = 1,   ///< beta0 = W0 X^T with W0 given (gaussian with X, array inits)
+    gaussian_gram = 2,  ///< beta0 holds z^T on entry; beta0 = (L z)^T, alpha0 = (L^{-T} z)^T with K = L L^T
+};
+
+/// What prepare_start() computes for one problem.
+struct PrepareRequest {
+    bool gram_given = false;  ///< K holds the Gram matrix on entry (else K = X X^T is written)
+    bool need_mu1 = false;    ///< mu_1(K) is needed (the default step or tolerance)
+    StartSolve solve = StartSolve::inverse;
+    StartBeta beta = StartBeta::given;
+    Scalar eta = 0;  ///< > 0: the given step, checked against the default step; otherwise none is given
+    Loss loss = Loss::square;
+    Scalar max_condition = defaults::max_condition;
+    Scalar rcond_min = defaults::cholesky_rcond_min;
+};
+
+namespace detail {
+
+/// alpha0 = the minimum-norm solution of S a = rhs (rows of rhs_t) for symmetric
+/// positive semidefinite S, with eigenvalues below S.rows() * eps * mu_max cut
+/// off (the cut-off of numpy's lstsq, rcond=None). Returns (S^+ rhs)^T.
+inline RowMatrix pinv_solve(const ConstMatrixRef& S, const ConstMatrixRef& rhs_t) {
+    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(S);
+    const Vector& ev = eig.eigenvalues();
+    const Scalar cut = static_cast<Scalar>(S.rows()) * std::numeric_limits<Scalar>::epsilon() *
+                       std::max(std::abs(ev[0]), std::abs(ev[ev.size() - 1]));
+    Vector inv(ev.size());
+    for (Index i = 0; i < ev.size(); ++i) inv[i] = std::abs(ev[i]) > cut ? Scalar(1) / ev[i] : Scalar(0);
+    const RowMatrix& V = eig.eigenvectors();
+    RowMatrix t = rhs_t * V;  // m x n
+    t = t * inv.asDiagonal();
+    return t * V.transpose();
+}
+
+/// The spectrum of K, ascending, for the Python layer's error messages.
+inline void write_spectrum(const ConstMatrixRef& K, VectorRef mu) {
+    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(K, Eigen::EigenvaluesOnly);
+    mu = eig.eigenvalues();
+}
+
+/// mu_1 of K = X X^T, from the smaller of K and X^T X.
+inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& K, VectorRef mu) {
+    if (X != nullptr && X->cols() < X->rows()) {
+        const RowMatrix G = X->transpose() * *X;
+        Eigen::SelfAdjointEigenSolver<RowMatrix> eig(G, Eigen::EigenvaluesOnly);
+        return eig.eigenvalues()[G.rows() - 1];
+    }
+    write_spectrum(K, mu);
+    return mu[mu.size() - 1];
+}
+
+}  // namespace detail
+
+/// Prepares one problem. X may be null (Gram-only mode: K given).
+///
+/// @param X      n x d inputs, or nullptr
+/// @param outer  m outer weights (non-zero, checked by the caller)
+/// @param[in,out] K      n x n: written as X X^T unless req.gram_given
+/// @param[out] mu        n: the ascending spectrum when it was computed (a refusal always computes it), else untouched
+/// @param[out] mu1       mu_1(K), or NaN when no rule needed it
+/// @param[in,out] beta0  m x n (see StartBeta)
+/// @param[out] alpha0    m x n (see StartSolve)
+/// @param[in,out] W0     m x d: read for StartBeta::from_weights, else written as alpha0 X (when X is given)
+/// @return ok, or gram_not_finite (K overflows), or gram_degenerate / ill_conditioned / not_definite
+///         with the spectrum of K in mu. The checks of a given step against the default one and of the
+///         start's finiteness are the caller's (mu1 is written whenever the bounds above cannot decide the first).
+inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& outer, const PrepareRequest& req,
+                                MatrixRef K, VectorRef mu, Scalar& mu1, MatrixRef beta0, MatrixRef alpha0,
+                                MatrixRef W0) {
+    constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
+    const Index n = K.rows();
+    mu1 = std::numeric_limits<Scalar>::quiet_NaN();
+    if (!req.gram_given) gram_matrix(*X, K);
+    if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
+    const Scalar tr = K.trace();
+    // mu_1 lies in [tr / n, tr]: outside the normal range, the Python layer names the reason from mu.
+    if (!(tr > 0) || tr / static_cast<Scalar>(n) < tiny) {
+        detail::write_spectrum(K, mu);
+        mu1 = mu[n - 1];
+        if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
+    }
+    bool need_mu1 = req.need_mu1 && std::isnan(mu1);
+    if (!need_mu1 && std::isnan(mu1) && req.eta > 0) {
+        // The given step must be at least machine eps times 1 / (L ||s||^2 mu_1); decided from the bounds when they agree.
+        const Scalar c = loss_curvature(req.loss, n) * outer.squaredNorm();
+        const Scalar lo = Scalar(1) / (c * tr), hi = static_cast<Scalar>(n) / (c * tr);
+        const Scalar e = std::numeric_limits<Scalar>::epsilon();
+        need_mu1 = !(std::isfinite(hi) && lo >= tiny && req.eta >= e * hi);
+    }
+    if (need_mu1) mu1 = detail::largest_eigenvalue(X, K, mu);
+
+    const bool via_weights = X != nullptr && X->cols() < X->rows() && req.solve == StartSolve::least_squares;
+    if (req.beta == StartBeta::from_weights) beta0.noalias() = W0 * X->transpose();
+    if (req.solve != StartSolve::none) {
+        if (via_weights) {
+            // K is singular (rank <= d < n): alpha0 = W0 (X^T X)^+ X^T, the minimum-norm solution.
+            const RowMatrix G = X->transpose() * *X;
+            Eigen::LLT<RowMatrix> llt(G);
+            RowMatrix C;  // m x d: W0 G^{+}
+            if (llt.info() == Eigen::Success && llt.rcond() > req.rcond_min)
+                C = llt.solve(W0.transpose()).transpose();
+            else
+                C = detail::pinv_solve(G, W0);
+            alpha0.noalias() = C * X->transpose();
+        } else {
+            Eigen::LLT<RowMatrix> llt(K);
+            bool ok = llt.info() == Eigen::Success && llt.rcond() > req.rcond_min;
+            if (!ok && req.solve == StartSolve::inverse) {
+                // The exact rule decides: refuse when cond(K) > max_condition or K is not positive definite.
+                detail::write_spectrum(K, mu);
+                const Scalar top = mu[n - 1], bottom = mu[0];
+                if (!(bottom > 0) || top / bottom > req.max_condition) return StartCheck::ill_conditioned;
+                if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+                ok = true;
+            }
+            if (req.beta == StartBeta::gaussian_gram) {
+                const RowMatrix z = beta0;  // z^T (m x n)
+                beta0.noalias() = z * llt.matrixU();
+                alpha0 = llt.matrixU().solve(z.transpose()).transpose();
+            } else if (ok) {
+                alpha0 = llt.solve(beta0.transpose()).transpose();
+            } else {
+                alpha0 = detail::pinv_solve(K, beta0);
+            }
+        }
+    }
+    if (X != nullptr && req.beta != StartBeta::from_weights) {
+        W0.setZero();
+        add_row_combination(alpha0, *X, W0);
+    }
+    return StartCheck::ok;
+}
+
+}  // namespace relucore
