@@ -42,6 +42,9 @@ class TrainOptions:
     activation: str = "relu"
     leaky_slope: float = LEAKY_SLOPE
     on_divergence: str = "status"
+    train_outer: bool = False
+    output_scale: float = 1.0
+    bias: bool = False
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
@@ -50,7 +53,7 @@ class TrainOptions:
             if key not in _FIELD_NAMES:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
         if options is None:
-            # The dataclass __init__ of a frozen class sets 18 fields one object.__setattr__
+            # The dataclass __init__ of a frozen class sets 21 fields one object.__setattr__
             # at a time; filling __dict__ directly gives the same object in a fifth of the time
             # (train's fixed cost on a small problem is ~70 us).
             o = object.__new__(cls)
