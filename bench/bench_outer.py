@@ -143,7 +143,9 @@ def main(argv=None):
     except ImportError:
         torch = None
     print(f"load average: {os.getloadavg()}")
-    configs = [(24, 8, 12, 2000), (96, 16, 12, 1000), (200, 50, 64, 300)]
+    # step counts short enough that rounding differences stay below 1e-9 (the runs with n >> d
+    # reach a chaotic phase where they grow: at n = 96, d = 16, 1000 steps part the runs by 0.3)
+    configs = [(24, 8, 12, 2000), (96, 16, 12, 300), (200, 50, 64, 200)]
     if args.quick:
         configs = configs[:1]
     names = ["train weights", "train dual", "meanfield", "numpy"] + (["torch"] if torch is not None else [])
