@@ -95,6 +95,21 @@ def test_engines_agree(bias, output_scale):
         assert np.max(np.abs(rd.bias - rw.bias)) <= 1e-12
 
 
+@pytest.mark.parametrize(
+    "activation, loss", [("leaky_relu", "square"), ("relu", "logistic"), ("leaky_relu", "logistic")]
+)
+def test_engines_agree_for_every_model(activation, loss):
+    X, y, W0, a0, b0 = sphere_problem(2, n=10, d=14, m=4)
+    y = np.sign(y) if loss == "logistic" else y
+    kw = dict(signs=a0, init=W0, steps=300, tol=0, train_outer=True, bias=True, output_scale=0.5, eta=0.1)
+    kw.update(activation=activation, loss=loss)
+    rd = relucore.train(X, y, engine="dual", **kw)
+    rw = relucore.train(X, y, engine="weights", **kw)
+    assert np.max(np.abs(rd.W - rw.W)) <= 1e-13 and np.max(np.abs(rd.outer - rw.outer)) <= 1e-13
+    assert rd.loss == pytest.approx(rw.loss, rel=1e-12)
+    assert np.max(np.abs(rd.outer - a0)) > 1e-3
+
+
 def test_dual_engine_stays_in_the_span_with_a_trained_outer_layer():
     # The inner weights still move in the row span of [X, 1]: W = W0 + (alpha - alpha0) [X, 1],
     # beta = [X, 1] w_k (the dual bookkeeping holds while the per-neuron scale a_k moves).

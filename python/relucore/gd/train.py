@@ -152,7 +152,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         trained outer layer). ``result.outer`` holds the final ``a``; ``grad_norm`` and ``tol``
         then refer to the gradient over ``(W, a)``. The default ``eta`` stays the rule of the
         fixed outer layer (with ``||a^(0)||``), which does not bound the curvature of the outer
-        layer: runs can oscillate with it, and a smaller ``eta`` (e.g. half) is safer. Not covered by ``steps=np.inf``, the flow
+        layer: runs can oscillate with it, and a smaller ``eta`` (e.g. half) is safer.
+        ``history`` keeps alpha, beta and the masks, not the outer weights. Not covered by ``steps=np.inf``, the flow
         or ``check_limit`` (ValueError).
     output_scale : float, default 1.0
         ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``; e.g. ``1/m`` (mean-field) or
