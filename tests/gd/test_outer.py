@@ -240,6 +240,8 @@ def test_closed_form_tools_refuse_two_layer_settings(kw, match):
     r = relucore.train(X, y, steps=20, **kw)
     with pytest.raises(ValueError, match=match):
         relucore.check_limit(r, X, y)
+    with pytest.raises(ValueError, match=match):
+        relucore.theory.metrics.training_metrics(r, y, X=X)
 
 
 def test_option_checks():
