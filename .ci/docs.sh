@@ -6,7 +6,9 @@
 # Installs Debian's doxygen (for the C++ reference) when missing, the docs extra (from
 # WHEEL when given, as CI does with the wheel it built; otherwise from the checkout),
 # then sphinx-build -W --keep-going: any warning, a broken cross-reference included, or a
-# gallery example that raises fails the build. The site is docs/_build/html; the
+# gallery example that raises fails the build. The build also checks the API reference
+# (docs/_ext/apicheck.py: numpydoc Parameters/Returns of every public name, the table of
+# docs/theory.md) and runs every docstring example. The site is docs/_build/html; the
 # gallery runs every examples/plot_*.py. The C++ extension is never rebuilt here.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -7,7 +7,8 @@ store, ...) so that a change of the machine's load hits both:
 
 - ``no store``: ``relucore.sweep(...)``;
 - ``store``: ``relucore.sweep(..., checkpoint="x.db")`` into a new file (WAL,
-  ``synchronous=NORMAL``, one transaction per batch: the default);
+  ``synchronous=NORMAL``, one transaction per batch, committed by the store's writer thread
+  while the next batches compute: the default);
 - ``store FULL``: the same with ``synchronous=FULL`` (an fsync per commit), to show what the
   default saves.
 

@@ -7,7 +7,9 @@ Build (from the repository root, with ``pip install ".[docs]"`` done):
 The build is offline: no intersphinx, MathJax served from the site's own ``_static``
 (the ``sphinx-mathjax-offline`` package), no web fonts. It documents the installed
 ``relucore`` (it never compiles the C++ extension). ``-W`` turns every warning, a broken
-cross-reference included (``nitpicky``), into an error.
+cross-reference included (``nitpicky``), into an error. The build also checks the API
+reference (``docs/_ext/apicheck.py``): every public name has its numpydoc sections and is in
+the table of docs/theory.md, and every docstring example runs (none may be skipped).
 """
 
 import os
@@ -24,6 +26,9 @@ import relucore  # noqa: E402
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE / "_ext"))
+
+import apicheck  # noqa: E402  (docs/_ext: the API reference's checks, shared with tests/docs)
+from apicheck import API_PAGES  # noqa: E402
 
 project = "relucore"
 author = "the relucore developers"
@@ -136,15 +141,6 @@ def _run_doxygen(app):
         raise RuntimeError(f"doxygen failed:\n{done.stderr.decode(errors='replace')}")
 
 
-#: Each public namespace and the API page that must list every name of its ``__all__``.
-API_PAGES = {
-    "relucore": "api/relucore.rst",
-    "relucore.meanfield": "api/meanfield.rst",
-    "relucore.plots": "api/plots.rst",
-    "relucore.experiments": "api/experiments.rst",
-}
-
-
 def _check_public_names(app):
     """A public name missing from its API page is a warning, so an error under -W."""
     import importlib
@@ -160,6 +156,32 @@ def _check_public_names(app):
         for name in importlib.import_module(module).__all__:
             if name not in listed:
                 log.warning(f"{module}.{name} is public (in __all__) but not listed on docs/{page}")
+
+
+def _check_docstrings(app):
+    """Every public name's numpydoc sections and paper reference (docs/_ext/apicheck.py); each gap is a warning."""
+    from sphinx.util import logging
+
+    log = logging.getLogger("relucore.docs")
+    for problem in apicheck.docstring_problems():
+        log.warning(f"API docstring: {problem}")
+    for problem in apicheck.reference_problems(HERE):
+        log.warning(f"API paper reference: {problem}")
+
+
+def _run_docstring_examples(app):
+    """Runs every ``>>>`` example of the package's docstrings; a failure or a +SKIP is a warning."""
+    from sphinx.util import logging
+
+    log = logging.getLogger("relucore.docs")
+    tests = apicheck.docstring_tests()
+    for skipped in apicheck.skipped_examples(tests):
+        log.warning(f"docstring example marked +SKIP (every example must run): {skipped}")
+    for test in tests:
+        report = apicheck.run_docstring_test(test)
+        if report:
+            log.warning(f"docstring example of {test.name} failed:\n{report}")
+    log.info(f"relucore.docs: ran the docstring examples of {len(tests)} docstrings")
 
 
 #: Pages of docs/ that are not user-guide pages.
@@ -190,4 +212,6 @@ def _edit_sources(app, docname, source):
 def setup(app):
     app.connect("builder-inited", _run_doxygen)
     app.connect("builder-inited", _check_public_names)
+    app.connect("builder-inited", _check_docstrings)
+    app.connect("builder-inited", _run_docstring_examples)
     app.connect("source-read", _edit_sources)

@@ -3,7 +3,7 @@
     python docs/screenshots.py [SITE] [OUT]
 
 SITE is the built HTML (default docs/_build/html), OUT the folder for the PNGs (default
-docs/screenshots). It shoots the landing page, an API page, a gallery page and the
+docs/screenshots). It shoots the landing page, an API page, two gallery pages and the
 mathematics page; look at them to check that the equations are typeset (MathJax from the
 site's own _static), the figures are there and the navigation bar is drawn. Chromium is
 Debian's package (``apt-get install chromium``). When run as root on Linux the browser
@@ -22,6 +22,7 @@ PAGES = {
     "landing": ("index.html", 1100),
     "api": ("api/generated/relucore.train.html", 1100),
     "gallery": ("auto_examples/plot_gap_scaling.html", 2300),
+    "flow": ("auto_examples/plot_certified_limit.html", 2300),
     "math": ("math.html", 1100),
 }
 

@@ -84,7 +84,13 @@ def summarized(
 
 
 def _to_dict(self) -> Dict[str, Any]:
-    """The fields as a dict (arrays are the result's own, not copies; nested results become dicts)."""
+    """The fields as a dict (arrays are the result's own, not copies; nested results become dicts).
+
+    Returns
+    -------
+    dict
+        ``{field name: value}`` for every field of the result, in declaration order.
+    """
     return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 

@@ -89,7 +89,15 @@ class ExperimentResult:
     def save(self, out_dir: str | os.PathLike) -> List[str]:
         """Writes ``NAME.csv``, ``NAME.json`` (params and claims) and ``NAME.png``.
 
-        Returns the paths written.
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The folder (created when missing).
+
+        Returns
+        -------
+        list of str
+            The paths written (no CSV without a table, no PNG without a figure).
         """
         os.makedirs(out_dir, exist_ok=True)
         written = []
@@ -161,6 +169,20 @@ def register(
     seeds, configurations or stages with
     ``relucore.experiments._common.progress_bar`` (``progress=None``: only
     when stderr is a terminal).
+
+    Parameters
+    ----------
+    name : str
+        The hyphenated name (what ``relucore reproduce NAME`` takes).
+    summary : str, optional
+        One-line description; default the first line of the function's docstring.
+    deprecated_names : sequence of str, optional
+        Old spellings that still resolve to ``name`` with a DeprecationWarning.
+
+    Returns
+    -------
+    callable
+        The decorator, which registers the function and returns it unchanged.
     """
     if "_" in name:
         raise ValueError(f"experiment names are hyphenated: {name!r}")
@@ -192,12 +214,29 @@ def resolve(name: str) -> str:
 
 
 def names() -> List[str]:
-    """Registered experiment names, in registration order."""
+    """Registered experiment names, in registration order.
+
+    Returns
+    -------
+    list of str
+        The names :func:`run` accepts.
+    """
     return list(_REGISTRY)
 
 
 def get(name: str) -> Callable[..., ExperimentResult]:
-    """The experiment function registered as ``name``."""
+    """The experiment function registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (or an old spelling of one).
+
+    Returns
+    -------
+    callable
+        The experiment function, which takes its parameters as keyword arguments.
+    """
     return _REGISTRY[resolve(name)].func
 
 
@@ -209,7 +248,26 @@ def summary(name: str) -> str:
 def run(
     name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any
 ) -> ExperimentResult:
-    """Runs the experiment ``name`` and returns its result (its ``name`` is the registered one)."""
+    """Runs the experiment ``name`` and returns its result (its ``name`` is the registered one).
+
+    Parameters
+    ----------
+    name : str
+        A registered name (see :func:`names`).
+    quick : bool, default False
+        The fast settings used by the tests and ``relucore reproduce --quick``.
+    seed : int, default 0
+        The base seed of the experiment's trials.
+    progress : bool, optional
+        Show a progress bar; None shows one only when stderr is a terminal.
+    **params
+        The experiment's own parameters, overriding its defaults.
+
+    Returns
+    -------
+    ExperimentResult
+        The table, the figure and the claims checked (expected against measured).
+    """
     name = resolve(name)
     result = _REGISTRY[name].func(quick=quick, seed=seed, progress=progress, **params)
     result.name = name

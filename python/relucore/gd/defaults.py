@@ -69,7 +69,23 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
     largest step that decreases the loss monotonically on every such piece
     (Lemma 2 of Lai et al. for m = 1: ``eta <= 1/mu_1(K)``). For the logistic
     loss (a mean over n examples) the curvature of the loss is at most 1/(4n),
-    so ``L = 1/(4n)``; for the square loss ``L = 1``.
+    so ``L = 1/(4n)``; for the square loss ``L = 1`` (docs/math.md §4).
+
+    Parameters
+    ----------
+    mu1 : float or array_like
+        ``mu_1(K)``, the largest eigenvalue of the Gram matrix (one per problem of a batch).
+    signs : sequence of float
+        The outer-layer weights ``s_k``.
+    loss : {"square", "logistic"}, default "square"
+        The loss, which sets the curvature ``L``.
+    n : int, optional
+        The number of examples (used by the logistic loss only; default 1).
+
+    Returns
+    -------
+    float or ndarray
+        The step size, of the shape of ``mu1``.
     """
     signs = np.asarray(signs, dtype=float)
     # signs (m,) shared, or (B, m) per problem: one ||s||^2 per problem

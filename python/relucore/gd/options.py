@@ -22,7 +22,21 @@ __all__ = ["TrainOptions", "with_options_signature"]
 
 @dataclasses.dataclass(frozen=True)
 class TrainOptions:
-    """Every option of a GD run (see :func:`relucore.train` for their meaning)."""
+    """Every option of a GD run (see :func:`relucore.train` for their meaning).
+
+    A frozen dataclass: pass one as ``options=`` to :func:`relucore.train` or
+    :class:`relucore.Trainer`; keyword arguments given beside it override its fields.
+
+    Parameters
+    ----------
+    signs, init, eps, eta, steps, tol, record, rng, n_threads, engine, assignment
+        The options of :func:`relucore.train`, with the same meanings and defaults.
+    init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence
+        The options of :func:`relucore.train`, with the same meanings and defaults.
+    train_outer, output_scale, bias
+        The two-layer options of :func:`relucore.train` (a trained outer layer, the output
+        scale c, a bias per neuron), with the same meanings and defaults.
+    """
 
     signs: Sequence[float] = (1,)
     init: Union[str, np.ndarray] = "positive"
@@ -48,7 +62,22 @@ class TrainOptions:
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
-        """``options`` (or the defaults) updated by keyword arguments, refusing unknown names like Python does."""
+        """``options`` (or the defaults) updated by keyword arguments, refusing unknown names like Python does.
+
+        Parameters
+        ----------
+        caller : str
+            The name of the calling function, for the TypeError of an unknown keyword.
+        options : TrainOptions or None
+            The starting options; None starts from the defaults.
+        kwargs : mapping of str to object
+            Options to override, by field name.
+
+        Returns
+        -------
+        TrainOptions
+            The combined options (``options`` itself when ``kwargs`` is empty).
+        """
         for key in kwargs:
             if key not in _FIELD_NAMES:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
@@ -65,6 +94,18 @@ class TrainOptions:
         return dataclasses.replace(options, **kwargs) if kwargs else options
 
     def subset(self, names) -> Dict[str, Any]:
+        """Some of the options as a dict.
+
+        Parameters
+        ----------
+        names : iterable of str
+            Field names.
+
+        Returns
+        -------
+        dict
+            ``{name: value}`` for each name, in the order given.
+        """
         return {name: getattr(self, name) for name in names}
 
 

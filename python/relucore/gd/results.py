@@ -70,11 +70,13 @@ class History:
     steps : ndarray of int, shape (R,) or (B, R)
         The GD step of each kept state.
     loss : ndarray, shape (R,) or (B, R)
+        The loss at each kept state.
     beta, alpha : ndarray, shape (R, m, n) or (B, R, m, n)
         Primal (predictions of each neuron) and dual (data-span) coordinates.
     mask : ndarray of bool, shape (R, m, n) or (B, R, m, n)
         Activation masks ``beta > 0``.
     n_records : int or ndarray of int
+        The number of kept states (per problem for a batch).
     """
 
     steps: np.ndarray
@@ -108,6 +110,7 @@ class TrainResult:
     alpha, beta : ndarray, shape (m, n)
         Final dual and primal coordinates (docs/math.md §2).
     W0 : ndarray, shape (m, d), or None
+        The starting weights; None in Gram-only mode.
     alpha0, beta0 : ndarray, shape (m, n)
         The starting point.
     signs : ndarray, shape (m,) or (B, m)
@@ -130,6 +133,7 @@ class TrainResult:
         gradient norm fell below ``tol`` at a stationary point that leaves
         examples unfit (see ``unfit``).
     message : str
+        What the status means for this run, in words (step, gradient norm, tolerance).
     pattern_stable_step : int
         First step after which no activation mask ``D(beta_k)`` changed again
         during the run.
@@ -156,6 +160,16 @@ class TrainResult:
         ``y_i h_i <= 0`` (logistic loss: misclassified, since the loss never
         reaches 0 there). With X of full row rank a stationary point leaves no
         example unfit exactly when it is a global minimum.
+    engine : {"dual", "weights"}
+        The engine that ran.
+    init : str
+        The initialisation (``"positive"``, ``"disjoint"``, ``"gaussian"`` or ``"array"``).
+    loss_name : {"square", "logistic"}
+        The loss that was minimised.
+    activation : {"relu", "leaky_relu"}
+        The activation ``phi``.
+    leaky_slope : float
+        ``gamma`` of the leaky ReLU ``phi(u) = max(u, gamma u)``.
     """
 
     W: Optional[np.ndarray]

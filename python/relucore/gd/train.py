@@ -140,7 +140,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         The paper's constants used by the disjoint init (``1/C_g``) and the
         default ``eps`` (``y_min / (C_alpha m)``).
     loss : {"square", "logistic"}, default "square"
+        ``"square"``: ``R(W) = 1/2 ||h(X) - y||^2`` (Lai et al. 2026); ``"logistic"``: the
+        mean of ``log(1 + exp(-y_i h(x_i)))`` over the examples (Kou et al. 2023).
     activation : {"relu", "leaky_relu"}, default "relu"
+        ``phi(u) = max(u, 0)`` or the leaky ReLU ``phi(u) = max(u, gamma u)``.
     leaky_slope : float, default 0.01
         ``gamma`` of ``phi(u) = max(u, gamma u)``.
     on_divergence : {"status", "raise"}, default "status"

@@ -78,10 +78,18 @@ class Trainer:
 
     Parameters
     ----------
-    X, y, signs, init, eps, eta, tol, rng, n_threads, gram, assignment,
-    init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence, train_outer
-        As for :func:`relucore.train`, for one problem (``X`` of shape (n, d),
-        ``y`` of shape (n,)). With ``train_outer=True`` :attr:`signs` moves with the run.
+    X : array_like, shape (n, d), optional
+        Training inputs of one problem; may be None when ``gram`` is given.
+    y : array_like, shape (n,)
+        Labels of one problem.
+    gram : array_like, shape (n, n), optional
+        The Gram matrix ``K = X X^T``; with ``X=None`` the trainer runs in Gram-only mode.
+    signs, init, eps, eta, tol, rng, n_threads, assignment
+        As for :func:`relucore.train` (same meanings and defaults), for one problem.
+    init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence
+        As for :func:`relucore.train` (same meanings and defaults).
+    train_outer : bool, default False
+        As for :func:`relucore.train`: :attr:`signs` then moves with the run.
     output_scale, bias
         Only the defaults (1.0, False): a Trainer steps ``h(x) = sum_k a_k phi(w_k^T x)``.
     steps : int, default 10000
@@ -257,12 +265,32 @@ class Trainer:
 
         The GIL is released; Ctrl-C stops after the current step and raises
         ``KeyboardInterrupt`` with the trainer holding the state reached.
+
+        Parameters
+        ----------
+        k : int, default 1
+            The number of steps (0 or more).
+
+        Returns
+        -------
+        Trainer
+            This trainer, so that ``t.step(100).nit`` reads the new state.
         """
         self._engine.step(check_int(k, "k", minimum=0))
         return self
 
     def set_labels(self, y) -> None:
-        """Replaces the labels between steps (a simulator moving its targets)."""
+        """Replaces the labels between steps (a simulator moving its targets).
+
+        Parameters
+        ----------
+        y : array_like, shape (n,)
+            The new labels (``{-1, +1}`` for the logistic loss).
+
+        Returns
+        -------
+        None
+        """
         y = as_float_array(y, "y", ndim=1)
         n = self._engine.K.shape[0]
         if y.shape[0] != n:
@@ -271,7 +299,17 @@ class Trainer:
         self._engine.set_labels(y)
 
     def set_eta(self, eta: float) -> None:
-        """Changes the step size between steps."""
+        """Changes the step size between steps.
+
+        Parameters
+        ----------
+        eta : float
+            The new step size (positive).
+
+        Returns
+        -------
+        None
+        """
         self._engine.set_eta(check_positive(eta, "eta"))
 
     def run(
@@ -300,6 +338,7 @@ class Trainer:
             goes on from the state it leaves. It may not call :meth:`run`.
             Its exceptions propagate; the trainer keeps the state reached.
         every : int, default 1
+            The period, in steps, of the calls to ``callback``.
         tol : float, optional
             Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.
 
@@ -339,6 +378,12 @@ class Trainer:
         As ``train(..., steps=np.inf)`` (docs/math.md §13): a
         :class:`relucore.gd.limit.CertifiedResult` with ``certificate``. The trainer keeps the
         state it reached (step ``certificate.step``); the limit is in the result.
+
+        Returns
+        -------
+        relucore.gd.limit.CertifiedResult
+            The limit ``t -> inf`` of GD at the trainer's step size, with ``certificate``
+            (whether the frozen pattern is proved, from which step, with which margin).
         """
         from relucore.gd.limit import trainer_to_limit
 
@@ -384,6 +429,11 @@ class Trainer:
         settings, activation masks and the pattern tracker's last change) and
         the Python-side starting point (X, W0, alpha0, beta0) that :attr:`W`
         needs. :meth:`from_state` rebuilds the trainer; pickling uses the same.
+
+        Returns
+        -------
+        dict
+            The state, versioned (``state["version"]``), every array a copy.
         """
         e = self._engine
         return {
@@ -410,7 +460,18 @@ class Trainer:
 
     @classmethod
     def from_state(cls, state: Dict[str, Any]) -> "Trainer":
-        """Rebuilds a trainer from :meth:`state_dict`; it continues bitwise where that one was."""
+        """Rebuilds a trainer from :meth:`state_dict`; it continues bitwise where that one was.
+
+        Parameters
+        ----------
+        state : dict
+            A dict returned by :meth:`state_dict` (of this version of relucore).
+
+        Returns
+        -------
+        Trainer
+            A new trainer in exactly that state.
+        """
         self = cls.__new__(cls)
         self._load_state(state)
         return self

@@ -111,7 +111,14 @@ class MeanFieldAnalysis:
         return int(self.directions.shape[0])
 
     def summary(self) -> Dict[str, object]:
-        """The scalar findings as a dict (for tables)."""
+        """The scalar findings as a dict (for tables).
+
+        Returns
+        -------
+        dict
+            The counts (kept neurons, directions, dichotomies, kinks, ...), the bound
+            ``2P - 1`` and the theorems' checks (booleans), one entry each.
+        """
         return dict(
             n_kept=int(self.kept.size),
             n_directions=self.n_directions,
@@ -130,7 +137,18 @@ class MeanFieldAnalysis:
 
 
 def angular_distances(Z: np.ndarray) -> np.ndarray:
-    """arccos(z^T z') for unit rows of Z (clipped to [-1, 1])."""
+    """arccos(z^T z') for unit rows of Z (clipped to [-1, 1]).
+
+    Parameters
+    ----------
+    Z : ndarray, shape (N, p)
+        Unit vectors, one per row.
+
+    Returns
+    -------
+    ndarray, shape (N, N)
+        The angle in radians, in ``[0, pi]``, between every two rows.
+    """
     return np.arccos(np.clip(Z @ Z.T, -1.0, 1.0))
 
 
@@ -138,7 +156,22 @@ def ternary_patterns(directions, X, *, tol: float = 1e-2) -> np.ndarray:
     """``sgn(u^T (x_j, 1))`` in {-1, 0, +1} with zero for ``|angle to the hyperplane| <= tol``.
 
     The angle between the unit direction u and the hyperplane
-    ``{z : z^T (x_j, 1) = 0}`` is ``arcsin(|u^T (x_j, 1)| / ||(x_j, 1)||)``.
+    ``{z : z^T (x_j, 1) = 0}`` is ``arcsin(|u^T (x_j, 1)| / ||(x_j, 1)||)``. Distinct
+    directions of a collapsed network have distinct ternary patterns (Liang et al. 2026, Sec. 4).
+
+    Parameters
+    ----------
+    directions : array_like, shape (K, d + 1) or (d + 1,)
+        Directions ``u = (w, b)`` on the sphere (normalised here).
+    X : array_like, shape (M, d) or (M,)
+        The inputs (a 1-D array is M scalar inputs).
+    tol : float, default 1e-2
+        The angle (radians) within which a point counts as on the hyperplane.
+
+    Returns
+    -------
+    ndarray of int8, shape (K, M)
+        The pattern of each direction on each input, in {-1, 0, +1}.
     """
     U = np.atleast_2d(np.asarray(directions, dtype=float))
     X = np.asarray(X, dtype=float)

@@ -89,9 +89,15 @@ def dichotomies(X) -> np.ndarray:
     as the sign vector on ``np.unique(X, axis=0)`` whose first entry is +1
     (the labelled sign patterns are these and their negatives, 2P in all).
 
+    Parameters
+    ----------
+    X : array_like, shape (M, d) or (M,)
+        The input points (a 1-D array is M scalar inputs).
+
     Returns
     -------
     ndarray of int8, shape (P, M_distinct)
+        One sign vector per dichotomy, on the distinct points in ``np.unique`` order.
     """
     U = _homogenise(X)
     out = _dichotomies_cached(U.tobytes(), U.shape)
@@ -113,7 +119,18 @@ def count_dichotomies(X) -> int:
     position in R^d (no d + 1 of them on a common affine hyperplane) this is
     Cover's count halved, P = sum_{k=0..d} C(M-1, k); degenerate
     configurations (e.g. collinear points) have fewer. Duplicate points count
-    once.
+    once. Liang et al. (2026) bound the number of directions a collapsed network
+    keeps by ``2P - 1`` (Sec. 4).
+
+    Parameters
+    ----------
+    X : array_like, shape (M, d) or (M,)
+        The input points (a 1-D array is M scalar inputs).
+
+    Returns
+    -------
+    int
+        P(X).
     """
     return int(dichotomies(X).shape[0])
 
@@ -124,7 +141,14 @@ def count_cells(normals, offsets) -> int:
     Parameters
     ----------
     normals : array, shape (H, d)
+        The normal ``n_h`` of each hyperplane.
     offsets : array, shape (H,)
+        The offset ``c_h`` of each hyperplane.
+
+    Returns
+    -------
+    int
+        The number of non-empty open cells.
 
     Notes
     -----

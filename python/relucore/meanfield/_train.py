@@ -39,13 +39,37 @@ _NEURONS_PER_THREAD_NOISY = 4096  # the noise costs ~50 ns per neuron and step
 
 
 def output_scale_factor(output_scale: str, N: int) -> float:
-    """kappa in h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) for ``output_scale``."""
+    """kappa in h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) for ``output_scale``.
+
+    Parameters
+    ----------
+    output_scale : {"1/N", "1/sqrt(N)", "1"}
+        The scaling of the output layer (``"1/N"`` is the mean-field scaling of Liang et al. 2026).
+    N : int
+        The number of neurons.
+
+    Returns
+    -------
+    float
+        kappa.
+    """
     check_choice(output_scale, "output_scale", tuple(_SCALES))
     return {"1/N": 1.0 / N, "1/sqrt(N)": 1.0 / np.sqrt(N), "1": 1.0}[output_scale]
 
 
 def seed_key(rng) -> np.ndarray:
-    """The generator key (2 uint64) for ``rng``: None | int | SeedSequence | Generator."""
+    """The generator key (2 uint64) for ``rng``: None | int | SeedSequence | Generator.
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence or numpy Generator
+        The seed; a Generator is advanced by one draw of two integers.
+
+    Returns
+    -------
+    ndarray of uint64, shape (2,)
+        The key of the C++ engine's counter-based generator (``train(..., key=...)``).
+    """
     if isinstance(rng, np.random.Generator):
         return rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
     if isinstance(rng, (bool, np.bool_)):
@@ -84,6 +108,7 @@ class MeanFieldResult:
     trajectories : ndarray, shape (R, n_track, P)
         theta of the tracked neurons at ``steps``.
     snapshot_steps : ndarray of int64, shape (S,)
+        The steps at which ``snapshots`` were taken.
     snapshots : ndarray, shape (S, N, P)
         All parameters at ``snapshot_steps`` (steps the run did not reach
         hold NaN).
@@ -124,12 +149,42 @@ class MeanFieldResult:
         return output_scale_factor(self.params["output_scale"], self.theta.shape[0])
 
     def predict(self, X, theta: Optional[np.ndarray] = None) -> np.ndarray:
-        """h(x) for each row of ``X`` (a 1-D ``X`` is read as M scalars when d = 1)."""
+        """h(x) for each row of ``X`` (a 1-D ``X`` is read as M scalars when d = 1).
+
+        Parameters
+        ----------
+        X : array_like, shape (M, d) or (M,)
+            Inputs.
+        theta : ndarray, optional
+            Parameters to use instead of the final ``theta`` (e.g. a row of ``snapshots``).
+
+        Returns
+        -------
+        ndarray, shape (M,)
+            The network's output on each input.
+        """
         return predict(theta if theta is not None else self.theta, X, kappa=self.kappa, bias=self.params["bias"])
 
 
 def predict(theta, X, *, kappa: float, bias: bool = True) -> np.ndarray:
-    """h(x) = kappa sum_i a_i relu(w_i^T x + b_i) for the rows of ``X`` (numpy)."""
+    """h(x) = kappa sum_i a_i relu(w_i^T x + b_i) for the rows of ``X`` (numpy).
+
+    Parameters
+    ----------
+    theta : array_like, shape (N, d + 2) or (N, d + 1)
+        The parameters, one row ``(a_i, w_i, b_i)`` per neuron (``(a_i, w_i)`` without bias).
+    X : array_like, shape (M, d) or (M,)
+        Inputs (a 1-D ``X`` is read as M scalars when d = 1).
+    kappa : float
+        The output scale (see :func:`output_scale_factor`).
+    bias : bool, default True
+        Whether ``theta`` holds a bias column.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+        The network's output on each input.
+    """
     theta = np.asarray(theta, dtype=float)
     X = np.asarray(X, dtype=float)
     d = theta.shape[1] - (2 if bias else 1)
@@ -200,6 +255,7 @@ def train(
     X : array, shape (M, d) or (M,)
         Training inputs (a 1-D array is M scalar inputs).
     y : array, shape (M,)
+        Training targets.
     N : int
         Number of neurons.
     eta : float

@@ -27,7 +27,19 @@ VIOLATION_COLOR = "#f0a500"
 
 
 def fit_loglog(x, y):
-    """Least-squares slope and intercept of ``log y`` on ``log x`` (positive entries only)."""
+    """Least-squares slope and intercept of ``log y`` on ``log x`` (positive entries only).
+
+    Parameters
+    ----------
+    x, y : array_like
+        The data, of equal size (flattened); pairs with a non-positive or non-finite
+        entry are left out.
+
+    Returns
+    -------
+    slope, intercept : float
+        The fit ``log y ~ slope log x + intercept`` (natural logarithms).
+    """
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     ok = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
@@ -38,7 +50,21 @@ def fit_loglog(x, y):
 
 
 def label_log_ticks(ax, values, axis: str = "x") -> None:
-    """Puts plain-number major ticks at ``values`` on a log axis and hides the minor labels."""
+    """Puts plain-number major ticks at ``values`` on a log axis and hides the minor labels.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes.
+    values : array_like
+        The tick positions; more than 10 distinct values (or none) leave the axis unchanged.
+    axis : {"x", "y"}, default "x"
+        Which axis to label.
+
+    Returns
+    -------
+    None
+    """
     from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
     vals = np.unique(np.asarray(values, dtype=float))
@@ -60,6 +86,19 @@ def label_log_axis(ax, axis: str = "x", min_labels: int = 3) -> None:
 
     Use it where the data span less than a few decades, so that the default locator
     labels only one power of ten (or none).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes, with their limits already set.
+    axis : {"x", "y"}, default "x"
+        Which axis to label.
+    min_labels : int, default 3
+        The number of labels in view to aim for.
+
+    Returns
+    -------
+    None
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -99,13 +138,21 @@ def plot_gap_scaling(
         distinct ``x`` is drawn as a marker, the trials as faint dots.
     label : str
         Legend label of this series.
+    color : color, optional
+        The series' colour (matplotlib's next colour when None).
+    marker : str, default "o"
+        The marker of the per-``x`` means.
     fit : bool, default True
         Draw the least-squares line of ``log gap`` on ``log x`` and put its
         slope (and ``slope_ci`` when given) in the legend.
+    slope_ci : (float, float), optional
+        A confidence interval of the slope (e.g. a bootstrap), shown in the legend.
     theory_slope : float, optional
         Draw a dashed reference line with this slope through the data's centre.
     plain_ticks : bool, default False
         Label the x axis with the distinct ``x`` values as plain numbers.
+    xlabel, ylabel : str
+        Axis labels (default ``n`` and the gap of Theorems 2, 4, 6 of Lai et al. 2026).
     ax : matplotlib.axes.Axes, optional
         The axes to draw on; a new figure's axes when None.
     **kw
@@ -168,9 +215,12 @@ def plot_predictions(
 ):
     """Trajectories of per-example predictions over GD steps.
 
+    As in Figs. 4-6 of Lai et al. (2026).
+
     Parameters
     ----------
     steps : array_like, shape (R,)
+        The GD step of each record (e.g. ``history.steps``).
     values : array_like, shape (R, n)
         One curve per example, e.g. ``history.beta[:, k, :]`` (one neuron's
         primal variables) or the network output ``h``.
@@ -181,6 +231,12 @@ def plot_predictions(
         Draw the labels as dotted horizontal lines (when ``y`` is given).
     xscale : str, default "symlog"
         ``"symlog"`` shows the first steps and the tail together.
+    ylabel : str
+        The y-axis label.
+    title : str, optional
+        Axes title.
+    legend : bool, default True
+        Draw a legend (one entry per example, with its label when ``y`` is given).
     ax : matplotlib.axes.Axes, optional
         The axes to draw on; a new figure's axes when None.
     **kw
@@ -244,6 +300,11 @@ def plot_regimes(
     Parameters
     ----------
     regimes : relucore.Regimes
+        The regimes of a recorded run (:func:`relucore.regimes`; Lemmas 5 and 6 of Lai et al. 2026).
+    title : str, optional
+        Axes title.
+    xscale : str, default "symlog"
+        ``"symlog"`` shows the first steps and the tail together.
     neuron : int, optional
         Draw only this neuron (rows = examples); default all neurons stacked.
     labels : array_like, shape (n,), optional
@@ -327,11 +388,18 @@ def plot_activation_timeline(
 ):
     """Activation masks ``beta > 0`` of every (neuron, example) over steps.
 
+    As in Figs. 4-6 of Lai et al. (2026); ``stable_step`` is the ``t_0`` of their Lemma 1.
+
     Parameters
     ----------
     steps : array_like, shape (R,)
+        The GD step of each record (e.g. ``history.steps``).
     mask : array_like of bool, shape (R, m, n)
         E.g. ``result.history.mask``.
+    title : str, optional
+        Axes title.
+    xscale : str, default "symlog"
+        ``"symlog"`` shows the first steps and the tail together.
     stable_step : int, optional
         Pattern-stabilisation step, drawn as a vertical line.
     ax : matplotlib.axes.Axes, optional

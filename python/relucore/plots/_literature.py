@@ -56,10 +56,14 @@ def _steps(met):
 def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, **kw):
     """Stable rank ``||W||_F^2/||W||_2^2`` against the GD step (log axis).
 
+    Kou et al. (2023), Theorems 4.2-4.4: it tends to 1 per sign group for the leaky ReLU.
+
     Parameters
     ----------
     metrics : TrainingMetrics
         From :func:`relucore.training_metrics` (batched metrics are averaged over trials).
+    label : str, optional
+        Legend label of the curve (a legend is drawn only when given).
     groups : bool
         Draw the mean stable rank of the two sign groups (solid), as in Kou et al.
     whole : bool
@@ -91,6 +95,8 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
 def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     """``max_i / min_i`` of the normalised margins ``y_i f(x_i)/||W||_F`` against the step.
 
+    Kou et al. (2023), Theorems 4.2-4.4 (docs/math.md §10).
+
     Steps where some example is still misclassified (ratio undefined) are left out.
     Both axes are logarithmic; the ratio tends to 1 (Kou et al. 2023).
 
@@ -121,9 +127,14 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
 def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=None, floor=None, **kw):
     """Gap ``||W_GD - W*||`` against ``eta mu_1(K)`` for orthogonal and near-orthogonal inputs.
 
+    On orthogonal inputs gradient flow reaches the minimum-norm network (Boursier et al.
+    2022), so the gap of GD is proportional to the step; on near-orthogonal inputs it
+    levels off at a floor (the ``step-size`` experiment).
+
     Parameters
     ----------
     eta_units : array, shape (E,)
+        The step sizes in units of ``1/mu_1(K)``.
     gaps_orthogonal, gaps_near : array, shape (trials, E) or (E,)
         Mean and spread over trials are drawn.
     slope : float, optional
@@ -164,6 +175,9 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
 def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
     """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits.
 
+    The floor is the gap ``||W_GD - W*||`` left as ``eta -> 0`` on near-orthogonal inputs,
+    where the exact orthogonality of Boursier et al. (2022) fails (the ``step-size`` experiment).
+
     Parameters
     ----------
     n_grid, floors_n : array_like, same length
@@ -198,6 +212,9 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
 
 def plot_convergence_probability(curves, *, ax=None, **kw):
     """Success probability against n with Wilson intervals and the fitted ``1/(1 + (n/n*)^k)``.
+
+    The probability that GD reaches a global minimum, which falls as n grows at fixed d
+    (Dana et al. 2025; the ``convergence-probability`` experiment).
 
     Parameters
     ----------

@@ -43,6 +43,8 @@ def plot_meanfield_function(
 ):
     """The learned function h with the training data and its kink hyperplanes.
 
+    Liang et al. (2026), effective width collapse (docs/math.md §11).
+
     1-D inputs: the curve h(x) (orange), the data (blue dots) and the kinks
     (dashed vertical lines). 2-D inputs: h as a colour map, the data as dots
     labelled with y, the kink lines in orange.
@@ -50,9 +52,17 @@ def plot_meanfield_function(
     Parameters
     ----------
     result : MeanFieldResult
+        A run of :func:`relucore.meanfield.train` (1-D or 2-D inputs).
     analysis : MeanFieldAnalysis, optional
         Supplies the kinks (otherwise none are drawn).
     ax : matplotlib axes, optional
+        The axes to draw on; a new figure's axes when None.
+    X : array_like, shape (M, d) or (M,), optional
+        The inputs to draw (default the training inputs of ``result``).
+    show_kinks : bool, default True
+        Draw the kink hyperplanes ``w^T x + b = 0`` of the directions in ``analysis``.
+    colorbar : bool, default True
+        Add a colour bar (2-D inputs).
     margin : float
         Extra room around the data's bounding box.
     resolution : int
@@ -148,6 +158,8 @@ def _azimuthal(Z: np.ndarray) -> np.ndarray:
 
 def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: int = 2000, **kw):
     """The normalised (w_i, b_i) of the kept neurons on the sphere, coloured by cluster.
+
+    The directions of the width collapse of Liang et al. (2026) (docs/math.md §11).
 
     1-D inputs: S^1 drawn as the unit circle in the (w, b) plane, with the
     lines {(w, b) : w x_j + b = 0} of the data points. 2-D inputs: S^2 in an
@@ -272,6 +284,8 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
 def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
     """Trajectories of the tracked neurons' (w, b) (recorded with ``track=``).
 
+    Noisy SGD of Liang et al. (2026), Sec. 3 (docs/math.md §11).
+
     1-D inputs: curves in the (w, b) plane; 2-D inputs: curves in
     (w1, w2, b) space on 3-D axes (pass ``ax`` created with
     ``projection="3d"``, or none). Coloured by final cluster when ``analysis``
@@ -338,6 +352,8 @@ def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
 
 def plot_meanfield_objective(result, *, ax=None, **kw):
     """The recorded objective L against the iteration (log-log).
+
+    The regularised objective of Liang et al. (2026), Sec. 3 (docs/math.md §11).
 
     Parameters
     ----------

@@ -20,7 +20,20 @@ def pyplot():
 
 
 def new_axes(ax=None, *, figsize=(5.0, 3.6)):
-    """Returns ``ax`` or the axes of a new figure."""
+    """Returns ``ax`` or the axes of a new figure.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; None makes a new figure (constrained layout).
+    figsize : (float, float), default (5.0, 3.6)
+        The size in inches of a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax`` itself, or the new figure's axes.
+    """
     if ax is not None:
         return ax
     plt = pyplot()

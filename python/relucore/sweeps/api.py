@@ -185,14 +185,14 @@ def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_thread
 
 
 def _record(results: Results, store: Optional[Store], bar, out: Dict[str, Any]) -> None:
-    """Keeps one finished batch: in the store (committed first), in the results, on the bar."""
+    """Keeps one finished batch: in the store (handed to its writer thread first), in the results, on the bar."""
     if "rows" in out:
         if store is not None:
-            store.append_rows(out["rows"])
+            store.submit_rows(out["rows"])
         results.add(out["rows"])
     else:
         if store is not None:
-            store.append_columns(out["columns"])
+            store.submit_columns(out["columns"])
         results.add_columns(out["columns"])
     if bar is not None:
         bar.update(batch_size_of(out))

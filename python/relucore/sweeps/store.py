@@ -24,6 +24,11 @@ a resume recomputes bit for bit (rows are deterministic). ``FULL`` (an fsync per
 would buy durability of recomputable rows at the price of a commit rate bounded by the
 disk's fsync latency.
 
+A sweep hands its batches to a writer thread (:mod:`relucore.sweeps.store_writer`) that encodes
+and commits them while the next batches compute; closing the store commits what was handed
+over, and a batch not yet committed when the process dies is recomputed by a resume like any
+other. A batch is inserted a few dozen rows per statement (``ROWS_PER_INSERT``).
+
 Many writers: a row depends only on its configuration, trial and the store's ``seed``,
 ``measure`` and ``sweep_format``, all checked when the store is opened; so writers of the same
 sweep compute identical rows and each simply inserts with ``INSERT OR IGNORE``. A row another
@@ -58,6 +63,7 @@ from relucore.sweeps.store_codec import (
     encode,
     rows_to_columns,
 )
+from relucore.sweeps.store_writer import Writer
 
 __all__ = ["Store", "CheckpointError", "STORE_FORMAT", "SCHEMA", "connect_readonly", "sqlite_error"]
 
@@ -67,6 +73,9 @@ SCHEMA = 1
 SYNCHRONOUS = "NORMAL"
 #: Seconds a writer waits for another writer's transaction before giving up.
 BUSY_TIMEOUT = 600.0
+#: Rows per INSERT statement (each binds rows x columns values; SQLite allows at least 999).
+ROWS_PER_INSERT = 64
+_MAX_VARIABLES = 999
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _FETCH = 65536
 
@@ -250,8 +259,11 @@ class Store:
         self._writer = f"{socket.gethostname()}:{os.getpid()}"
         self._own_file = self._create_file()  # until another writer is seen to have made the schema
         self.conn: Optional[sqlite3.Connection] = None
+        self._background: Optional[Writer] = None
         try:
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            # Used by one thread at a time: this one until the first batch, then the writer's
+            # (see submit_columns), then this one again once the writer has stopped.
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
             self._open(identity, relucore_version, check=not self._own_file)
             self._ids = self._register(configs, trials)
             if on_columns is not None:
@@ -336,32 +348,66 @@ class Store:
             on_columns(cols)
 
     def append_rows(self, rows: List[Dict[str, Any]]) -> None:
-        """Saves one batch given as row dicts (``config_index`` numbering the sweep's configs)."""
-        if rows:
-            self.append_columns(rows_to_columns(rows))
+        """Saves one batch given as row dicts (``config_index`` numbering the sweep's configs):
+        committed when this returns (see :meth:`append_columns`)."""
+        self.submit_rows(rows)
+        self.flush()
 
     def append_columns(self, cols: Dict[str, Any]) -> None:
         """Saves one batch given as columns, in one transaction: committed (on disk) when this
         returns, or not at all (an ``OSError`` naming the store, or :class:`~relucore.CheckpointError`)."""
+        self.submit_columns(cols)
+        self.flush()
+
+    def submit_rows(self, rows: List[Dict[str, Any]]) -> None:
+        """Hands one batch given as row dicts to the writer thread (see :meth:`submit_columns`)."""
+        if rows:
+            self.submit_columns(rows_to_columns(rows))
+
+    def submit_columns(self, cols: Dict[str, Any]) -> None:
+        """Hands one batch given as columns to the store's writer thread, which encodes and
+        commits it (one transaction) while the caller goes on; the caller must not change
+        ``cols`` afterwards. Batches are committed in the order handed over; a failure is
+        raised here by the next call, by :meth:`flush` or by :meth:`close` (an ``OSError``
+        naming the store, or :class:`~relucore.CheckpointError`), and the batches handed over
+        after the failed one are not committed."""
         if len(cols["trial"]) == 0:
             return
-        names, params, extras, bools = encode(cols, self._ids[np.asarray(cols["config_index"], dtype=np.int64)])
+        if self._background is None:
+            self._background = Writer(self._commit)
+        self._background.submit(cols)
+
+    def flush(self) -> None:
+        """Returns when every batch handed over is committed; raises the writer's failure if not."""
+        if self._background is not None:
+            self._background.flush()
+
+    def _commit(self, cols: Dict[str, Any]) -> None:
+        """One batch, on the writer thread: encoded and inserted in one transaction."""
+        names, values, extras, bools = encode(cols, self._ids[np.asarray(cols["config_index"], dtype=np.int64)])
         try:
-            self._insert(names, params, extras, bools)
+            self._insert(names, values, extras, bools)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.path) from None
 
-    def _insert(self, names, params, extras, bools) -> None:
+    def _insert(self, names, values: np.ndarray, extras, bools) -> None:
         conn = self.conn
+        n, k = values.shape
+        per = max(1, min(ROWS_PER_INSERT, _MAX_VARIABLES // k))  # rows per statement
+        full = n // per * per
+        row = "(" + ", ".join("?" * k) + ")"
+        insert = f"INSERT OR IGNORE INTO trials ({', '.join(map(_q, names))}) VALUES "
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._add_extras(extras, bools)
             before = conn.total_changes
-            sql = f"INSERT OR IGNORE INTO trials ({', '.join(map(_q, names))}) VALUES ({', '.join('?' * len(names))})"
-            conn.executemany(sql, params)
+            if full:  # ``per`` rows a statement: one SQLite call (GIL released) inserts them all
+                conn.executemany(insert + ", ".join([row] * per), values[:full].reshape(-1, per * k).tolist())
+            if full < n:  # the rest in one shorter statement
+                conn.execute(insert + ", ".join([row] * (n - full)), values[full:].ravel().tolist())
             inserted = conn.total_changes - before
-            if inserted < len(params):
-                self._same_as_stored(names, params)
+            if inserted < n:
+                self._same_as_stored(names, values.tolist())
             conn.execute(
                 "INSERT INTO batches (at, rows, writer) VALUES (?, ?, ?)", (time.time(), inserted, self._writer)
             )
@@ -370,7 +416,7 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
-        self.n_rows += len(params)
+        self.n_rows += n
 
     def _add_extras(self, extras, bools) -> None:
         conn = self.conn
@@ -406,10 +452,17 @@ class Store:
                 )
 
     def close(self) -> None:
-        if self.conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.close()
-            self.conn = None
+        """Commits the batches handed over and closes the database; raises the writer's failure
+        if no call raised it yet."""
+        writer, self._background = self._background, None
+        try:
+            if writer is not None:
+                writer.stop()
+        finally:
+            if self.conn is not None and (writer is None or not writer.alive):
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.close()
+                self.conn = None
 
 
 def _remove_store_files(path: str) -> None:

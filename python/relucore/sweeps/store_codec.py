@@ -54,15 +54,21 @@ def rows_to_columns(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     return cols
 
 
-def _floats(values) -> List[Any]:
+def _floats(values) -> np.ndarray:
+    """A float column as Python objects: floats, a NaN as NULL (None) or its 8 bytes."""
     arr = np.asarray(values, dtype=np.float64)
-    out = arr.tolist()
+    out = arr.astype(object)
     nan = np.flatnonzero(np.isnan(arr))
     if nan.size:
         bits = arr.view(np.uint64)
         for i in nan.tolist():
             out[i] = None if int(bits[i]) == _CANONICAL_NAN else arr[i : i + 1].tobytes()
     return out
+
+
+def _objects(values: List[Any]) -> np.ndarray:
+    """``values`` as a 1-D object array, whatever they are (a list of equal-length lists too)."""
+    return np.array([*values, None], dtype=object)[:-1]
 
 
 def _extra(values: Iterable[Any], bools: Set[str], name: str) -> List[Any]:
@@ -78,30 +84,35 @@ def _extra(values: Iterable[Any], bools: Set[str], name: str) -> List[Any]:
     return out
 
 
-def encode(cols: Dict[str, Any], config_ids: Sequence[int]) -> Tuple[List[str], List[tuple], List[str], Set[str]]:
-    """``(names, params, extras, bools)``: the column names of an INSERT (``config``, ``trial``,
-    the built-in columns, then ``extras``, the ``measure`` columns), one parameter tuple per
-    row, and the extras that held a bool."""
+def encode(cols: Dict[str, Any], config_ids: Sequence[int]) -> Tuple[List[str], np.ndarray, List[str], Set[str]]:
+    """``(names, values, extras, bools)``: the column names of an INSERT (``config``, ``trial``,
+    the built-in columns, then ``extras``, the ``measure`` columns), the values as an object
+    array of one row per trial (Python ints, floats, str, bytes, None: what ``sqlite3`` binds),
+    and the extras that held a bool. Filled column by column, each in one numpy assignment."""
     n = len(cols["trial"])
-    values: List[List[Any]] = [
-        np.asarray(config_ids, dtype=np.int64).tolist(),
-        np.asarray(cols["trial"], dtype=np.int64).tolist(),
-    ]
-    for name in BUILTIN_NAMES:
+    extras = [k for k in cols if k not in ("config_index", "trial", "seed") and k not in SQL_TYPES]
+    values = np.empty((n, 2 + len(BUILTIN_NAMES) + len(extras)), dtype=object)
+
+    def put(j: int, column) -> None:
+        if len(column) != n:  # numpy would broadcast a column of one value
+            raise ValueError(f"column {j} of a batch has {len(column)} values for {n} rows")
+        values[:, j] = column
+
+    put(0, np.asarray(config_ids, dtype=np.int64))
+    put(1, np.asarray(cols["trial"], dtype=np.int64))
+    for j, name in enumerate(BUILTIN_NAMES, start=2):
         kind = _KIND.get(name, "U")
         if kind == "f":
-            values.append(_floats(cols[name]))
+            put(j, _floats(cols[name]))
         elif kind == "i":
-            values.append(np.asarray(cols[name], dtype=np.int64).tolist())
+            put(j, np.asarray(cols[name], dtype=np.int64))
         else:
-            text = list(cols[name])
-            values.append(text if all(type(v) is str for v in text) else [str(v) for v in text])
-    extras = [k for k in cols if k not in ("config_index", "trial", "seed") and k not in SQL_TYPES]
+            text = cols[name]
+            put(j, _objects(text if all(type(v) is str for v in text) else [str(v) for v in text]))
     bools: Set[str] = set()
-    for name in extras:
-        values.append(_extra(cols[name], bools, name))
-    assert all(len(v) == n for v in values)
-    return ["config", "trial", *BUILTIN_NAMES, *extras], list(zip(*values)), extras, bools
+    for j, name in enumerate(extras, start=2 + len(BUILTIN_NAMES)):
+        put(j, _objects(_extra(cols[name], bools, name)))
+    return ["config", "trial", *BUILTIN_NAMES, *extras], values, extras, bools
 
 
 def _float_column(values: Sequence[Any]) -> np.ndarray:

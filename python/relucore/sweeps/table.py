@@ -183,6 +183,10 @@ def save_table(table, path) -> None:
     path : str or os.PathLike
         The suffix picks the format. Written whole or not at all (a temporary file renamed
         over it); a failure raises ``OSError`` naming ``path``.
+
+    Returns
+    -------
+    None
     """
     import pandas as pd
 

@@ -61,6 +61,12 @@ def limit_gap(W_inf, W_star, *, gram=None) -> float:
         Weights; with ``gram`` given, dual coordinates of shape (m, n) or (n,).
     gram : array_like, shape (n, n), optional
         ``K = X X^T``: the distance is then ``sqrt(sum_k da_k^T K da_k)``.
+
+    Returns
+    -------
+    float
+        The Frobenius distance between the two weight matrices (computed on an exactly
+        rescaled copy, so it never over- or underflows where the result is a float).
     """
     a = np.atleast_2d(as_float_array(W_inf, "W_inf", ndim=(1, 2)))
     b = np.atleast_2d(as_float_array(W_star, "W_star", ndim=(1, 2)))
@@ -138,7 +144,23 @@ def _labels(y_min, y_max):
 
 
 def normalized_gap(gap: float, norm1: float, n_minus: int) -> float:
-    """``gap * sqrt(||lambda||_1 / n_-)``: Theta(1) by Theorem 2 (Fig. 2)."""
+    """``gap * sqrt(||lambda||_1 / n_-)``: Theta(1) by Theorem 2 of Lai et al. (2026) (their Fig. 2).
+
+    Parameters
+    ----------
+    gap : float
+        ``||w^(inf) - w*||``, e.g. from :func:`limit_gap`.
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+    n_minus : int
+        The number of examples with ``y_i <= 0`` (at least 1).
+
+    Returns
+    -------
+    float
+        The gap in the units of Theorem 2's bounds: between ``sqrt(y_min^2 / (C C_g))``
+        and ``sqrt(16 y_max^2 / C_g)`` whenever the theorem applies.
+    """
     gap = check_nonnegative(gap, "gap")
     norm1 = check_positive(norm1, "norm1")
     if check_int(n_minus, "n_minus") <= 0:
@@ -150,6 +172,23 @@ def theorem2_bounds(
     n_minus: int, y_min: float, y_max: float, norm1: float, *, C: float = DEFAULT_C, C_g: float = DEFAULT_C_G
 ) -> GapBounds:
     """Theorem 2: ``sqrt(n_- y_min^2 / (C C_g ||lambda||_1)) <= ||w^(inf) - w*|| <= sqrt(16 n_- y_max^2 / (C_g ||lambda||_1))``.
+
+    The two-sided bound of Theorem 2 of Lai et al. (2026) on the distance between the
+    limit of GD on one ReLU neuron and the minimum-norm interpolant (docs/math.md §6).
+
+    Parameters
+    ----------
+    n_minus : int
+        The number of examples with ``y_i <= 0`` (``n_-``).
+    y_min, y_max : float
+        ``min_i |y_i|`` and ``max_i |y_i|`` (``0 <= y_min <= y_max``).
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+    C : float, default 100
+        The theorem's universal constant of the lower bound.
+    C_g : float, default 2
+        The step constant: the theorem covers ``eta <= 1/(C_g ||lambda||_1)``
+        (see :func:`step_constant` for the ``C_g`` of a given step).
 
     Returns
     -------
@@ -179,6 +218,24 @@ def theorem4_bounds(
 ) -> Dict[str, GapBounds]:
     """Theorem 4 (m = 2): Theorem 2's bounds for ``w_plus`` with ``n_-`` and for ``w_minus`` with ``n_+``.
 
+    Theorem 4 of Lai et al. (2026): the two-neuron model ``s = (1, -1)``.
+
+    Parameters
+    ----------
+    n_plus : int
+        The number of examples with ``y_i > 0`` (``n_+``), which bounds ``w_minus``.
+    n_minus : int
+        The number of examples with ``y_i <= 0`` (``n_-``).
+    y_min, y_max : float
+        ``min_i |y_i|`` and ``max_i |y_i|`` (``0 <= y_min <= y_max``).
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+    C : float, default 100
+        The theorem's universal constant of the lower bound.
+    C_g : float, default 2
+        The step constant: the theorem covers ``eta <= 1/(C_g ||lambda||_1)``
+        (see :func:`step_constant` for the ``C_g`` of a given step).
+
     Returns
     -------
     dict
@@ -195,7 +252,31 @@ def theorem4_bounds(
 def theorem6_bound(
     m: int, n: int, y_max: float, norm1: float, *, C_g: float = DEFAULT_C_G, C_alpha: float = DEFAULT_C_ALPHA
 ) -> float:
-    """Theorem 6: ``sqrt(sum_k ||w_k^(inf) - w_k*||^2) <= sqrt(4 C_g C_alpha^2 m n y_max^2 / ||lambda||_1)``."""
+    """Theorem 6: ``sqrt(sum_k ||w_k^(inf) - w_k*||^2) <= sqrt(4 C_g C_alpha^2 m n y_max^2 / ||lambda||_1)``.
+
+    The upper bound of Theorem 6 of Lai et al. (2026) for m neurons from the disjoint
+    initialisation of Assumption 4 (``init="disjoint"`` of :func:`relucore.train`).
+
+    Parameters
+    ----------
+    m : int
+        The number of neurons (at least 1).
+    n : int
+        The number of examples (at least 1).
+    y_max : float
+        ``max_i |y_i|``.
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+    C_g : float, default 2
+        The step constant (``eta <= 1/(C_g ||lambda||_1)``).
+    C_alpha : float, default 10
+        The constant of the init offsets ``eps = y_min / (C_alpha m)``.
+
+    Returns
+    -------
+    float
+        The upper bound on :func:`limit_gap` of the GD limit and the minimum-norm network.
+    """
     norm1 = check_positive(norm1, "norm1")
     m = check_int(m, "m", minimum=1)
     n = check_int(n, "n", minimum=1)
@@ -205,7 +286,23 @@ def theorem6_bound(
 
 
 def step_constant(eta: float, norm1: float) -> float:
-    """The ``C_g`` for which ``eta = 1/(C_g ||lambda||_1)`` (top of the theorems' step window)."""
+    """The ``C_g`` for which ``eta = 1/(C_g ||lambda||_1)`` (top of the theorems' step window).
+
+    Theorems 1-6 of Lai et al. (2026) assume ``1/(C C_g ||lambda||_1) <= eta <=
+    1/(C_g ||lambda||_1)``; this is the ``C_g`` that puts a given step at the top.
+
+    Parameters
+    ----------
+    eta : float
+        The step size of a run (``TrainResult.eta``).
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+
+    Returns
+    -------
+    float
+        ``1 / (eta ||lambda||_1)``, computed without over- or underflow.
+    """
     eta, norm1 = check_positive(eta, "eta"), check_positive(norm1, "norm1")
     product = eta * norm1
     if sys.float_info.min <= product < math.inf:

@@ -57,15 +57,20 @@ class GramStats:
     Attributes
     ----------
     n : int
+        The number of examples.
     mu_max, mu_min : float
         ``mu_1(K)`` and ``mu_n(K)``.
     norm1 : float
         ``||lambda||_1`` (from ``spectrum``; else estimated by ``tr(K)/n``,
         since ``E K_ii = ||lambda||_1``; ``norm1_estimated`` says which).
+    norm1_estimated : bool
+        True when ``norm1`` is the estimate ``tr(K)/n`` (no spectrum given).
     deviation : float
         ``||K/||lambda||_1 - I||_2``.
     offdiag_ratio : float
         ``max_{i!=j} |K_ij| / min_i K_ii``.
+    max_offdiag, min_diag : float
+        ``max_{i!=j} |K_ij|`` and ``min_i K_ii``, the two sides of ``offdiag_ratio``.
     d2, d_inf : float or None
         Effective dimensions (None without a spectrum).
     lambda_max : float or None
@@ -142,10 +147,14 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
     y : array_like, shape (n,) or (B, n), optional
         Labels, for ``y_max / y_min`` in Assumptions 2 and 3 (ratio 1 if None).
     n_threads : int, optional
+        Threads across the matrices of a batch (default: OpenMP's default).
 
     Returns
     -------
     GramStats
+        The eigenvalue bounds, the deviation from ``||lambda||_1 I`` and the smallest
+        constants with which Lemma 7, Corollary 1 and Assumptions 2 and 3 of Lai et al.
+        (2026) hold on this draw (docs/math.md §8).
     """
     from relucore.theory.sampling import Dataset, GramDataset
 

@@ -118,6 +118,7 @@ def predicted_limit(
     X : array_like, shape (n, d), optional
         Inputs (full row rank); None with ``gram``.
     y : array_like, shape (n,)
+        Labels, non-zero.
     signs : sequence of float, default (1,)
         ``(1,)``: Theorem 1; ``(1, -1)``: Theorem 3; any with ``init="disjoint"``: Theorem 5.
     init : {"positive", "disjoint"}
@@ -217,6 +218,7 @@ class LimitCheck:
     pattern_as_predicted : bool
         Final masks equal ``S_k`` (neuron k active exactly on its examples).
     pattern_stable_step : int
+        The run's last step at which an activation mask changed.
     distance : float
         ``||W_GD - W_closed||_F`` (Gram-only: ``sqrt(sum_k da_k^T K da_k)``).
     relative_distance : float
@@ -224,9 +226,13 @@ class LimitCheck:
     W_closed : ndarray or None
         The closed-form limit (m, d); None in Gram-only mode.
     alpha_closed : ndarray, shape (m, n)
+        The dual coordinates of the closed-form limit.
     predicted_sets : ndarray of bool, shape (m, n)
+        The sets ``S_k`` the theorems predict each neuron to be active on.
     mask_step1 : ndarray of bool or None
+        The masks after step 1, when the run's history recorded step 1.
     mask_final : ndarray of bool
+        The run's final masks ``beta > 0``.
     """
 
     applies: bool
@@ -245,6 +251,8 @@ class LimitCheck:
 def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     """Compares a :func:`relucore.train` run with the closed form of Theorems 1, 3, 5.
 
+    Lemmas 1-2 of Lai et al. (2026): the activation pattern is frozen after step 1, and
+    GD then converges to the closed form of Theorems 1, 3 and 5 (docs/math.md §5).
     The closed form is built from the run's own start (``result.alpha0``,
     ``result.beta0``), signs and step size, so it applies to any eps,
     assignment or constants the run used; the predicted sets are
@@ -257,7 +265,9 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
         A run (single or batched); record with ``record=1`` (or any record
         that keeps step 1) to compare the masks after step 1 directly.
     X : array_like, shape (n, d), optional
+        The run's inputs; None with ``gram``.
     y : array_like, shape (n,)
+        The run's labels.
     gram : array_like, shape (n, n), optional
         Gram-only mode.
 

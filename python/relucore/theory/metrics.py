@@ -71,6 +71,7 @@ class TrainingMetrics:
         ``max_i / min_i`` of the normalised margins; NaN while some margin is
         <= 0 (some example still misclassified). Kou et al.: -> 1.
     min_normalized_margin : ndarray, shape (R,)
+        ``min_i`` of the normalised margins at each record.
     """
 
     steps: np.ndarray
@@ -155,6 +156,10 @@ def _check_shapes(result, y, K, X, given: str) -> None:
 
 def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingMetrics:
     """Stable rank, normalised margins and loss of every recorded state of a run.
+
+    The quantities of Theorems 4.2-4.4 of Kou et al. (2023) on the logistic loss
+    (docs/math.md §10): the stable rank ``||W||_F^2 / ||W||_2^2`` of each sign group and
+    the normalised margins ``y_i h(x_i) / ||W||_F``.
 
     Parameters
     ----------

@@ -126,17 +126,54 @@ class Regimes:
     red_norm_bound: float
 
     def fraction(self, regime: int) -> np.ndarray:
-        """Share of all (neuron, example) entries in ``regime`` at each record, shape (R,)."""
+        """Share of all (neuron, example) entries in ``regime`` at each record, shape (R,).
+
+        Parameters
+        ----------
+        regime : int
+            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
+            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+
+        Returns
+        -------
+        ndarray of float, shape (R,)
+            The fraction in ``[0, 1]`` at each record.
+        """
         return np.mean(self.state == regime, axis=(1, 2))
 
     def first_step(self, regime: int) -> np.ndarray:
-        """Step at which each entry first is in ``regime`` (-1 if never), shape (m, n)."""
+        """Step at which each entry first is in ``regime`` (-1 if never), shape (m, n).
+
+        Parameters
+        ----------
+        regime : int
+            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
+            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+
+        Returns
+        -------
+        ndarray of int, shape (m, n)
+            The first recorded step in ``regime`` of each (neuron, example), or -1.
+        """
         hit = self.state == regime
         idx = np.argmax(hit, axis=0)
         return np.where(hit.any(axis=0), self.steps[idx], -1)
 
     def stays_from(self, regime: int) -> np.ndarray:
-        """First step from which each entry is in ``regime`` at every later record (-1 if not at the end), (m, n)."""
+        """First step from which each entry is in ``regime`` at every later record (-1 if not at the end), (m, n).
+
+        Parameters
+        ----------
+        regime : int
+            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
+            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+
+        Returns
+        -------
+        ndarray of int, shape (m, n)
+            That step for each (neuron, example), or -1 when the entry is outside
+            ``regime`` at the last record.
+        """
         inside = self.state == regime
         # Last record outside the regime, per entry; the entry stays from the next record on.
         outside = ~inside
@@ -149,6 +186,11 @@ class Regimes:
         """Every regime change as rows ``(step, k, i, from, to)``, ordered by step, shape (C, 5).
 
         ``step`` is the record at which the entry is first seen in its new regime.
+
+        Returns
+        -------
+        ndarray of int64, shape (C, 5)
+            One row ``(step, k, i, from, to)`` per change.
         """
         t, k, i = np.nonzero(self.state[1:] != self.state[:-1])
         return np.stack([self.steps[t + 1], k, i, self.state[t, k, i], self.state[t + 1, k, i]], axis=1).astype(
@@ -156,7 +198,14 @@ class Regimes:
         )
 
     def summary(self) -> str:
-        """A short text summary."""
+        """A short text summary.
+
+        Returns
+        -------
+        str
+            The final count of each regime, the step the pattern is stable from and the
+            number of violations of Lemmas 5 and 6.
+        """
         R, m, n = self.state.shape
         last = self.state[-1]
         return (

@@ -37,121 +37,12 @@ import numpy as np
 
 from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_available_memory, check_int, check_rng
+from relucore.theory.spectrum import Spectrum, make_spectrum
 
-__all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "make_spectrum"]
+__all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset"]
 
 #: Largest d for which V="haar" builds the d x d orthogonal matrix.
 MAX_HAAR_D = 4096
-
-
-@summarized(
-    title=lambda s: f"d={s.d}, distinct eigenvalues: {s.values.size}",
-    rows=("norm1", "max", ("d2", "d_inf"), "values", "counts"),
-)
-@dataclasses.dataclass(frozen=True)
-class Spectrum:
-    """Covariance eigenvalues stored as distinct ``values`` with ``counts`` (d may be huge).
-
-    Attributes
-    ----------
-    values : ndarray
-        Distinct eigenvalues, descending.
-    counts : ndarray of int
-        Multiplicity of each value; ``d = counts.sum()``.
-    """
-
-    values: np.ndarray
-    counts: np.ndarray
-
-    @property
-    def d(self) -> int:
-        return int(np.sum(self.counts))
-
-    @property
-    def norm1(self) -> float:
-        """``||lambda||_1``."""
-        return float(np.sum(self.values * self.counts))
-
-    @property
-    def norm2_sq(self) -> float:
-        return float(np.sum(self.values**2 * self.counts))
-
-    @property
-    def max(self) -> float:
-        """``||lambda||_inf = lambda_1``."""
-        return float(np.max(self.values))
-
-    @property
-    def d2(self) -> float:
-        """Effective dimension ``d_2 = ||lambda||_1^2 / ||lambda||_2^2`` (Sec. 2)."""
-        return self.norm1**2 / self.norm2_sq
-
-    @property
-    def d_inf(self) -> float:
-        """Effective dimension ``d_inf = ||lambda||_1 / ||lambda||_inf`` (Sec. 2)."""
-        return self.norm1 / self.max
-
-    def to_array(self) -> np.ndarray:
-        """All d eigenvalues, descending (only sensible for moderate d)."""
-        return np.repeat(self.values, self.counts)
-
-    @classmethod
-    def from_array(cls, lam) -> "Spectrum":
-        lam = as_float_array(lam, "spectrum", ndim=1)
-        if np.any(lam < 0):
-            raise ValueError("spectrum must hold non-negative eigenvalues")
-        if not np.any(lam > 0):
-            raise ValueError("spectrum must hold at least one positive eigenvalue")
-        vals, counts = np.unique(lam, return_counts=True)
-        order = np.argsort(vals)[::-1]
-        return cls(values=vals[order], counts=counts[order].astype(np.int64))
-
-
-def make_spectrum(spectrum, d: int) -> Spectrum:
-    """Parses the ``spectrum`` option (see the module docstring) for dimension d."""
-    d = check_int(d, "d", minimum=1)
-    if isinstance(spectrum, str):
-        if spectrum != "isotropic":
-            raise ValueError(
-                f"spectrum must be 'isotropic', ('power', a), ('spiked', k, big, bulk) or an array; got {spectrum!r}"
-            )
-        return Spectrum(np.array([1.0]), np.array([d], dtype=np.int64))
-    if isinstance(spectrum, Spectrum):
-        if spectrum.d != d:
-            raise ValueError(f"spectrum has dimension {spectrum.d}, expected d={d}")
-        return spectrum
-    if isinstance(spectrum, tuple) and spectrum and isinstance(spectrum[0], str):
-        kind = spectrum[0]
-        if kind == "power" and len(spectrum) == 2:
-            a = float(spectrum[1])
-            if not np.isfinite(a) or a < 0:
-                raise ValueError(f"('power', a) needs a finite a >= 0, got {a}")
-            if d > 50_000_000:
-                raise ValueError("('power', a) has d distinct eigenvalues; d above 5e7 is not supported")
-            lam = np.arange(1, d + 1, dtype=float) ** (-a)
-            return Spectrum(lam, np.ones(d, dtype=np.int64)) if a > 0 else Spectrum(np.array([1.0]), np.array([d]))
-        if kind == "spiked" and len(spectrum) == 4:
-            k = check_int(spectrum[1], "k (spikes)", minimum=0)
-            big, bulk = float(spectrum[2]), float(spectrum[3])
-            if k > d:
-                raise ValueError(f"spiked spectrum: k={k} exceeds d={d}")
-            if not (big > 0 and bulk >= 0) or not (np.isfinite(big) and np.isfinite(bulk)):
-                raise ValueError("spiked spectrum: need big > 0 and bulk >= 0")
-            vals, counts = [], []
-            for v, c in ((big, k), (bulk, d - k)):
-                if c > 0:
-                    vals.append(v)
-                    counts.append(c)
-            sp = Spectrum(np.array(vals), np.array(counts, dtype=np.int64))
-            if sp.norm1 <= 0:
-                raise ValueError("spiked spectrum is identically zero")
-            order = np.argsort(sp.values)[::-1]
-            return Spectrum(sp.values[order], sp.counts[order])
-        raise ValueError(f"unknown spectrum {spectrum!r}: use ('power', a) or ('spiked', k, big, bulk)")
-    sp = Spectrum.from_array(spectrum)
-    if sp.d != d:
-        raise ValueError(f"spectrum array has length {sp.d}, expected d={d}")
-    return sp
 
 
 def _labels(labels, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -214,6 +105,7 @@ class Dataset:
     X : ndarray, shape (n, d)
         Rows ``x_i = V Lambda^{1/2} z_i``.
     y : ndarray, shape (n,)
+        Labels.
     spectrum : ndarray, shape (d,)
         Covariance eigenvalues ``lambda`` (descending).
     orthogonal : bool
@@ -227,10 +119,12 @@ class Dataset:
 
     @property
     def n(self) -> int:
+        """The number of examples."""
         return int(self.X.shape[0])
 
     @property
     def d(self) -> int:
+        """The dimension."""
         return int(self.X.shape[1])
 
     @property
@@ -268,6 +162,7 @@ class GramDataset:
     K : ndarray, shape (n, n)
         ``K = X X^T`` for Gaussian ``x = V Lambda^{1/2} z`` (law independent of V).
     y : ndarray, shape (n,)
+        Labels.
     spectrum : Spectrum
         Distinct eigenvalues with multiplicities (d may be 10^9).
     """
@@ -278,10 +173,12 @@ class GramDataset:
 
     @property
     def n(self) -> int:
+        """The number of examples."""
         return int(self.K.shape[0])
 
     @property
     def d(self) -> int:
+        """The dimension (of the X that K stands for)."""
         return self.spectrum.d
 
     @property
@@ -291,10 +188,12 @@ class GramDataset:
 
     @property
     def d2(self) -> float:
+        """Effective dimension ``||lambda||_1^2 / ||lambda||_2^2``."""
         return self.spectrum.d2
 
     @property
     def d_inf(self) -> float:
+        """Effective dimension ``||lambda||_1 / ||lambda||_inf``."""
         return self.spectrum.d_inf
 
 
@@ -334,10 +233,12 @@ def sample(
         and rescaled to their original norms. Needs ``n <= d`` and an
         isotropic spectrum.
     rng : None, int, SeedSequence or Generator
+        Randomness of the draw (an int or None seeds ``numpy.random.default_rng``).
 
     Returns
     -------
     Dataset
+        ``X``, ``y`` and the covariance eigenvalues, with the effective dimensions.
     """
     n = check_int(n, "n", minimum=1)
     d = check_int(d, "d", minimum=1)
@@ -447,9 +348,13 @@ def sample_gram(
     Parameters
     ----------
     n, d : int
+        Examples and dimension (d may be 10^9 and more).
     spectrum : "isotropic" | ("spiked", k, big, bulk) | ("power", a) | array | Spectrum
-    labels : as in :func:`sample`
+        The covariance eigenvalues, as in :func:`sample`.
+    labels : str, tuple or array, default "uniform"
+        As in :func:`sample`.
     rng : None, int, SeedSequence or Generator
+        Randomness of the draw (an int or None seeds ``numpy.random.default_rng``).
     max_columns : int, default 5e7
         Refuse spectra whose small-multiplicity groups need more Gaussian
         columns than this (use :func:`sample` or fewer distinct values).
@@ -530,6 +435,7 @@ def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
 def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: int = 1):
     """Draws B data sets ``(K, y)`` like :func:`sample_gram`, one per seed, in one C++ call.
 
+    The data of Lai et al. (2026), Sec. 2, drawn as in their App. A.1 (docs/math.md §8).
     The same law as :func:`sample_gram` (Gaussian z; K a sum of independent
     ``lambda_g Wishart(d_g, I_n)`` by the Bartlett decomposition, O(n^3) per data
     set whatever d is), drawn from another stream: data set b is a function of
@@ -542,12 +448,14 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     Parameters
     ----------
     n, d : int
+        Examples and dimension (d may be 10^9 and more).
     seeds : sequence of int or numpy.random.SeedSequence
         One seed per data set (an int s means ``SeedSequence(s)``).
     spectrum : "isotropic" | ("spiked", k, big, bulk) | array | Spectrum
         Every distinct eigenvalue must have multiplicity >= n (or be 0);
         otherwise use :func:`sample_gram`.
     labels : "uniform" | ("uniform", lo, hi) | "positive" | ("positive", lo, hi) | "normal"
+        The label law by name, as in :func:`sample` (no array).
     n_threads : int, default 1
         Threads across data sets (the result does not depend on it).
 
@@ -556,6 +464,7 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     K : ndarray, shape (B, n, n)
         Exactly symmetric.
     y : ndarray, shape (B, n)
+        The labels of each data set.
     """
     n = check_int(n, "n", minimum=1)
     d = check_int(d, "d", minimum=1)

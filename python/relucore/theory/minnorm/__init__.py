@@ -63,6 +63,7 @@ def minnorm(
     X : array_like, shape (n, d), optional
         Training inputs (full row rank). May be None when ``gram`` is given.
     y : array_like, shape (n,)
+        Labels, non-zero.
     signs : sequence of float, default (1,)
         Outer weights ``s_k``.
     gram : array_like, shape (n, n), optional

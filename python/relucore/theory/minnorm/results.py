@@ -17,6 +17,9 @@ __all__ = ["KKTCertificate", "SearchCertificate", "MinNormSolution"]
 class KKTCertificate:
     """Relative KKT residuals of a convex minimum-norm QP (0 = exact).
 
+    The optimality conditions of the QP of Eq. (7) of Lai et al. (2026), or of one activation
+    pattern of Eq. (8)/(52) (docs/math.md §9).
+
     Attributes
     ----------
     stationarity : float
@@ -39,6 +42,7 @@ class KKTCertificate:
 
     @property
     def max_residual(self) -> float:
+        """The largest of the four KKT residuals."""
         return float(max(self.stationarity, self.primal_feasibility, self.dual_feasibility, self.complementarity))
 
     def __str__(self) -> str:
@@ -98,6 +102,7 @@ class SearchCertificate:
     nodes : int
         Relaxed or leaf QPs solved.
     pruned, closed_feasible, leaves : int
+        The number of search nodes that ended each of the three ways above.
     patterns_pruned : int
         Patterns inside pruned subtrees.
     patterns_by_symmetry : int
@@ -151,6 +156,7 @@ class MinNormSolution:
     beta : ndarray, shape (m, n)
         Predictions of every neuron, ``beta_k = X w_k = K alpha_k``.
     signs : ndarray, shape (m,)
+        The outer weights ``s_k``.
     objective : float
         ``1/2 sum_k ||w_k||^2 = 1/2 sum_k alpha_k^T K alpha_k``.
     active_set : ndarray of bool, shape (m, n)
