@@ -132,27 +132,44 @@ struct Outcomes {
     }
 };
 
-// Problem b's slices of the arrays both engines share.
+// Problem b's slices of the arrays both engines share; outer is problem b's
+// row of a (B, m) outer array (written back after the run: a trained outer
+// layer moves) or the shared (m) one.
 struct ProblemViews {
-    ConstVectorMap y, outer;
+    ConstVectorMap y;
+    VectorMap outer;
     MatrixMap alpha, beta;
+    // Copies the engine's final state into the problem's arrays.
+    template <class Engine>
+    void store(const Engine& e, bool per_problem_outer) {
+        alpha = e.alpha();
+        beta = e.beta();
+        if (per_problem_outer) outer = e.outer();
+    }
 };
 
 // Runs one engine per problem with its own eta[b] and tol[b], the GIL released
 // and OpenMP across problems, after checking the shared arrays: y (B, n),
-// outer (m), alpha and beta (B, m, n), eta and tol (B). run_one(b, views,
+// outer (m) shared or (B, m) per problem (required, and updated in place, with
+// settings.train_outer), alpha and beta (B, m, n), eta and tol (B). run_one(b, views,
 // settings, history, outcomes) builds problem b's engine, runs it, writes its
 // state back and stores its summary (outcomes.store); cost is the work of one
 // step of one neuron. Returns the per-problem outcomes as a dict of arrays
 // (with "history" when one was kept).
 template <class RunOne>
-py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArray<double>& outer, CArray<double>& alpha,
+py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<double>& outer, CArray<double>& alpha,
                           CArray<double>& beta, const CArray<double>& eta, const CArray<double>& tol,
                           const GDSettings& settings, const py::dict& history, int n_threads, double cost,
                           RunOne&& run_one) {
-    const Index m = outer.shape(0);
+    const bool per_problem = outer.ndim() == 2;
+    const Index m = outer.shape(per_problem ? 1 : 0);
     require_shape(y, "y", {B, n});
-    require_shape(outer, "outer", {m});
+    if (per_problem)
+        require_shape(outer, "outer", {B, m});
+    else
+        require_shape(outer, "outer", {m});
+    if (settings.train_outer && !per_problem)
+        throw py::value_error("outer: a trained outer layer needs outer of shape (B, m), updated in place");
     require_shape(alpha, "alpha", {B, m, n});
     require_shape(beta, "beta", {B, m, n});
     require_shape(eta, "eta", {B});
@@ -162,6 +179,9 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
     Outcomes out(B, n);
     const double *yp = y.data(), *ep = eta.data(), *tp = tol.data();
     double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
+    // A shared (m) outer array is only read (it may be read-only): the views are never written back to it.
+    double* op = per_problem ? outer.mutable_data() : const_cast<double*>(outer.data());
+    const Index outer_stride = per_problem ? m : 0;
     run_without_gil(
         [&](const std::atomic<bool>* cancel) {
             parallel_for(B, n_threads, [&](Index b) {
@@ -170,7 +190,7 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, const CArra
                 s.tol = tp[b];
                 s.cancel = cancel;
                 History* h = hist.view(b);
-                ProblemViews v{ConstVectorMap(yp + b * n, n), ConstVectorMap(outer.data(), m),
+                ProblemViews v{ConstVectorMap(yp + b * n, n), VectorMap(op + b * outer_stride, m),
                                MatrixMap(ap + b * m * n, m, n), MatrixMap(bp + b * m * n, m, n)};
                 run_one(b, v, s, h, out);
             });
@@ -224,11 +244,13 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
             [](GDSettings& s, double v) { s.model.leaky_slope = v; })
         .def_property(
             "loss", [](const GDSettings& s) { return s.model.loss; }, [](GDSettings& s, Loss l) { s.model.loss = l; })
+        .def_readwrite("train_outer", &GDSettings::train_outer)
+        .def_readwrite("output_scale", &GDSettings::output_scale)
         .def("validate", &GDSettings::validate);
 
     m.def(
         "run_dual_batch",
-        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& outer, CArray<double> alpha,
+        [](const CArray<double>& K, const CArray<double>& y, CArray<double> outer, CArray<double> alpha,
            CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol, const GDSettings& settings,
            const py::dict& history, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
@@ -244,15 +266,14 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
                                         start.beta = v.beta;
                                         DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
                                         out.store(b, engine.run(h), engine);
-                                        v.alpha = engine.alpha();
-                                        v.beta = engine.beta();
+                                        v.store(engine, outer.ndim() == 2);
                                     });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
         py::arg("beta").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
         py::arg("history"), py::arg("n_threads") = 0,
         "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in "
-        "place.");
+        "place, and outer when it is (B, m) (a trained outer layer).");
 }
 
 static void bind_positive_start(py::module_& m) {
@@ -425,11 +446,11 @@ static void bind_weights_and_dense_runs(py::module_& m) {
 
     m.def(
         "run_dense_batch",
-        [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, CArray<double> W,
+        [](const CArray<double>& X, const CArray<double>& y, CArray<double> outer, CArray<double> W,
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
            const GDSettings& settings, const py::dict& history, int n_threads) {
             require_shape(X, "X", {-1, -1, -1});
-            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
+            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(outer.ndim() - 1);
             require_shape(W, "W", {B, m_, d});
             const double* xp = X.data();
             double* wp = W.mutable_data();
@@ -444,14 +465,14 @@ static void bind_weights_and_dense_runs(py::module_& m) {
                                         DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, std::move(start), s);
                                         out.store(b, engine.run(h), engine);
                                         W_b = engine.W();
-                                        v.alpha = engine.alpha();
-                                        v.beta = engine.beta();
+                                        v.store(engine, outer.ndim() == 2);
                                     });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
         py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
-        "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.");
+        "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and "
+        "outer when it is (B, m) (a trained outer layer).");
 }
 
 void bind_train(py::module_& m) {

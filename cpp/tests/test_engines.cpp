@@ -3,6 +3,7 @@
 #include "check.hpp"
 #include "problems.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -51,7 +52,70 @@ void check_dual_matches_dense(const ModelSpec& model, const char* what) {
     CHECK(dual.loss() < 0.5 * 0.5 * p.y.squaredNorm());  // it did train
 }
 
+// Two-layer GD written out in plain loops: h = c sum_k a_k relu(w_k^T x), W and a moved
+// at once by -eta times their gradients on 1/2 ||h - y||^2.
+void two_layer_reference(const RowMatrix& X, const Vector& y, RowMatrix& W, Vector& a, double c, double eta,
+                         int steps) {
+    const Index n = X.rows(), m = W.rows();
+    for (int t = 0; t < steps; ++t) {
+        const RowMatrix pre = W * X.transpose();
+        Vector r = Vector::Zero(n);
+        for (Index i = 0; i < n; ++i) {
+            for (Index k = 0; k < m; ++k) r[i] += c * a[k] * std::max(pre(k, i), 0.0);
+            r[i] -= y[i];
+        }
+        RowMatrix gW = RowMatrix::Zero(m, X.cols());
+        Vector ga = Vector::Zero(m);
+        for (Index k = 0; k < m; ++k)
+            for (Index i = 0; i < n; ++i) {
+                ga[k] += c * std::max(pre(k, i), 0.0) * r[i];
+                if (pre(k, i) > 0) gW.row(k) += c * a[k] * r[i] * X.row(i);
+            }
+        W -= eta * gW;
+        a -= eta * ga;
+    }
+}
+
 }  // namespace
+
+TEST_CASE("train_outer: both engines take the two-layer GD step of a plain reference") {
+    const Problem p = make_problem(9, 30, 5);
+    std::mt19937_64 gen(3);
+    const Index m = 4;
+    Vector a0(m);
+    a0 << 0.8, -1.2, 0.5, -0.3;
+    const double c = 0.5;
+    const RowMatrix W0 = gaussian(m, p.X.cols(), gen, 0.3);
+    const RowMatrix beta0 = W0 * p.X.transpose();
+    const RowMatrix alpha0 = RowMatrix::Zero(m, p.X.rows());
+    GDSettings s = settings_for(0.1, 200);
+    s.train_outer = true;
+    s.output_scale = c;
+    const Vector outer0 = c * a0;  // the engines hold c a_k
+    DualGD dual(p.K, p.y, dual_start(outer0, alpha0, beta0), s);
+    DenseGD dense(p.X, p.y, dense_start(outer0, W0, alpha0), s);
+    dual.step(200);
+    dense.step(200);
+    RowMatrix W = W0;
+    Vector a = a0;
+    two_layer_reference(p.X, p.y, W, a, c, 0.1, 200);
+    RowMatrix Wd(m, p.X.cols());
+    weights_from_dual(p.X, W0, alpha0, dual.alpha(), Wd);
+    CHECK_CLOSE(Vector(dense.outer() / c), a, 1e-12, 1e-13);
+    CHECK_CLOSE(Vector(dual.outer() / c), a, 1e-12, 1e-13);
+    CHECK_CLOSE(dense.W(), W, 1e-12, 1e-13);
+    CHECK_CLOSE(Wd, W, 1e-12, 1e-13);
+    CHECK_CLOSE(dual.beta(), dense.beta(), 1e-12, 1e-13);
+    CHECK((dual.outer() - outer0).cwiseAbs().maxCoeff() > 1e-3);  // the outer layer moved
+    // the default keeps the outer layer fixed
+    GDSettings fixed = settings_for(0.1, 10);
+    DualGD still(p.K, p.y, dual_start(outer0, alpha0, beta0), fixed);
+    still.step(10);
+    CHECK((still.outer().array() == outer0.array()).all());
+    GDSettings bad = s;
+    bad.output_scale = 0;
+    CHECK_THROWS(bad.validate(), std::invalid_argument);
+}
 
 // Arguments that would leave an engine viewing a temporary copy do not compile.
 using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;

@@ -162,6 +162,7 @@ class GDSettings:
     """
     activation: Activation
     loss: Loss
+    train_outer: bool
     def __init__(self) -> None:
         ...
     def validate(self) -> None:
@@ -189,6 +190,12 @@ class GDSettings:
         ...
     @max_steps.setter
     def max_steps(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def output_scale(self) -> float:
+        ...
+    @output_scale.setter
+    def output_scale(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def record_every(self) -> int:
@@ -773,11 +780,11 @@ def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.S
     """
 def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
-    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written.
+    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer).
     """
 def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
-    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place.
+    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer).
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """

@@ -11,7 +11,7 @@ import functools
 import warnings
 from typing import Callable
 
-__all__ = ["renamed_parameters", "REMOVAL"]
+__all__ = ["renamed_parameters", "renamed_key", "REMOVAL"]
 
 #: The release in which the old names stop working.
 REMOVAL = "0.3"
@@ -41,3 +41,23 @@ def renamed_parameters(**renames: str) -> Callable:
         return wrapper
 
     return decorate
+
+
+def renamed_key(mapping, old: str, new: str, where: str, stacklevel: int = 3) -> dict:
+    """A copy of ``mapping`` (a configuration dict) with the key ``old`` renamed ``new``.
+
+    Gives the :class:`DeprecationWarning` of :func:`renamed_parameters`, naming the new key;
+    both keys given is a ``TypeError``. A mapping without ``old`` is returned as a copy.
+    """
+    out = dict(mapping)
+    if old not in out:
+        return out
+    if new in out:
+        raise TypeError(f"{where} has both {old!r} and its new name {new!r}; give only {new!r}")
+    warnings.warn(
+        f"the {where} key {old!r} is deprecated and will be removed in {REMOVAL}: use {new!r} instead",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    out[new] = out.pop(old)
+    return out

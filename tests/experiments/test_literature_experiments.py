@@ -177,6 +177,27 @@ def test_numpy_and_meanfield_engines_take_the_same_steps():
     assert np.all(loss_np < 0.9)  # it did train
 
 
+def test_numpy_and_train_engines_take_the_same_steps():
+    """trained_outer_gd (numpy) against one batched relucore.train(train_outer=True) call."""
+    rng = np.random.default_rng(8)
+    T, n, d, p = 4, 20, 5, 8  # n > d: K is singular, the weight-space engine runs
+    X, y = dana2025._sphere_data(rng, T, n, d)
+    W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
+    a0 = rng.standard_normal((T, p))
+    eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
+    loss_np, W_np, a_np = dana2025.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 200)
+    loss_tr = dana2025.train_trials(X, y, W0, a0, eta, 200, n_threads=1)
+    np.testing.assert_allclose(loss_tr, loss_np, rtol=1e-10)
+    import relucore
+
+    r = relucore.train(
+        X, y, signs=a0, init=W0, eta=eta, steps=200, tol=0, engine="weights", train_outer=True, output_scale=p**-0.5
+    )
+    assert np.max(np.abs(r.outer - a_np)) <= 1e-12 * np.max(np.abs(a_np))
+    assert np.max(np.abs(r.W - W_np)) <= 1e-12 * np.max(np.abs(W_np))
+    assert np.all(loss_np < 0.9)  # it did train
+
+
 # ----------------------------------------------------------------------------- acceptance
 
 

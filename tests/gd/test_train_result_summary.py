@@ -31,7 +31,7 @@ def test_single_run(quickstart):
             f"history: History({res.nit + 1} records, m=2, n=10)",
         ],
     )
-    assert "signs: array([1., -1.])" in text
+    assert "signs, outer: array(shape=(2,), dtype=float64)" in text
     assert_summary(res.history, contains=[f"{res.nit + 1} records", "mask: array(shape="])
     np.testing.assert_array_equal(res.to_dict()["W"], res.W)
 

@@ -111,8 +111,8 @@ def test_overflowing_state_is_never_reported_as_success(monkeypatch):
     X, y = fig4_problem(0, n=6, d=50)
     real = train_module._run_engine
 
-    def corrupt(p, engine, alpha, beta, settings, hist, n_threads):
-        out = real(p, engine, alpha, beta, settings, hist, n_threads)
+    def corrupt(p, engine, alpha, beta, *rest):
+        out = real(p, engine, alpha, beta, *rest)
         beta[0, 0, 0] = -np.inf  # inactive under the ReLU: the loss stays finite
         return out
 

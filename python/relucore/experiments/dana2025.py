@@ -15,17 +15,15 @@ import numpy as np
 from relucore.experiments._base import Claim, ExperimentResult, register
 from relucore.experiments._common import optional_figure, power_law, progress_bar
 
-__all__ = ["convergence_probability", "trained_outer_gd", "wilson_interval", "fit_threshold"]
+__all__ = ["convergence_probability", "trained_outer_gd", "train_trials", "wilson_interval", "fit_threshold"]
 
 
 def trained_outer_gd(X, y, mask, W, a, eta, steps: int):
     """Full-batch GD on ``h(x) = p^{-1/2} sum_j a_j relu(w_j^T x)`` with BOTH layers trained.
 
     A small numpy engine, vectorised over a batch of independent problems, for
-    the model of Dana, Bach, Pillaud-Vivien (2025). (``relucore.train`` keeps the
-    outer layer fixed; the weight-space C++ engine with a trained outer layer
-    lives in the mean-field module and uses the mean-field scaling with noisy
-    SGD, so this experiment carries its own plain GD.) The loss is the sum
+    the model of Dana, Bach, Pillaud-Vivien (2025): the independent reference of
+    :func:`train_trials` (``relucore.train(train_outer=True)``). The loss is the sum
     ``R = 1/2 sum_i mask_i (h(x_i) - y_i)^2``; padded examples (``mask = 0``) let
     problems with different n share one batch.
 
@@ -60,6 +58,35 @@ def trained_outer_gd(X, y, mask, W, a, eta, steps: int):
     h = np.einsum("bp,bpn->bn", a, np.maximum(W @ Xt, 0.0)) / sp
     loss = 0.5 * np.sum(((h - y) * mask) ** 2, axis=1) / (0.5 * np.sum((y * mask) ** 2, axis=1))
     return loss, W, a
+
+
+def train_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = None) -> np.ndarray:
+    """The same GD as :func:`trained_outer_gd`, all trials in one batched call of ``relucore.train``.
+
+    ``train(train_outer=True, output_scale=p**-0.5, engine="weights")`` with per-problem
+    starting outer weights ``a0`` (B, p) and steps ``eta`` (B,), ``tol=0`` (every step runs
+    unless the run diverges). Returns the final loss relative to ``1/2 ||y||^2`` (inf for a
+    run that diverged).
+    """
+    import relucore
+
+    p = a0.shape[1]
+    r = relucore.train(
+        X,
+        y,
+        signs=a0,
+        init=W0,
+        eta=eta,
+        steps=steps,
+        tol=0,
+        engine="weights",
+        train_outer=True,
+        output_scale=p**-0.5,
+        n_threads=n_threads,
+    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = np.sum((r.predictions - y) ** 2, axis=1) / np.sum(y**2, axis=1)
+    return np.where(np.asarray(r.status) == 2, np.inf, loss)
 
 
 def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = None) -> np.ndarray:
@@ -218,19 +245,20 @@ def convergence_probability(
     likelihood (:func:`fit_threshold`); the threshold ``n*(d)`` (fitted P = 1/2) is
     then fitted as a power of d and compared with the parameter count ``p (d + 1)``.
 
-    ``engine="numpy"`` (default) runs the trials of each (d, n) as one vectorised
-    numpy GD (:func:`trained_outer_gd`); ``engine="meanfield"`` runs every trial
-    through the C++ weight-space engine ``relucore.meanfield.train`` (no bias,
-    trained outer layer, full batch, no noise or weight decay, output scale
-    ``1/sqrt(p)``) on a thread pool. Both take the same steps to rounding (tests);
-    for p ~ 16 neurons the batched numpy loop is about 3x faster than one C++
-    call per trial. ``relucore.sweep``
-    is not used: it samples with ``relucore.sample`` and trains with
-    ``relucore.train`` (fixed outer layer), neither of which fits this model.
+    ``engine="numpy"`` (default) runs the trials of each (d, n) as one vectorised numpy GD
+    (:func:`trained_outer_gd`); ``engine="train"`` in one batched call of
+    ``relucore.train(train_outer=True, output_scale=p**-0.5, engine="weights")``
+    (:func:`train_trials`); ``engine="meanfield"`` runs every trial through
+    ``relucore.meanfield.train`` (no bias, trained outer layer, full batch, no noise or
+    weight decay, output scale ``1/sqrt(p)``) on a thread pool. All take the same steps
+    to rounding (tests). At p = 12 and n ~ 30-100 the batched ``train`` call and the
+    batched numpy loop take the same time (0.9-1.0x, bench/bench_outer.py), so numpy stays
+    the default. ``relucore.sweep`` is not used: it samples with ``relucore.sample``, whose
+    data are not this experiment's.
     """
     from relucore._validation import check_choice
 
-    check_choice(engine, "engine", ("meanfield", "numpy"))
+    check_choice(engine, "engine", ("train", "meanfield", "numpy"))
     if quick:
         d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 6, 8), 12, 16, 3000
     rng = np.random.default_rng(seed)
@@ -292,6 +320,8 @@ def _run_curve(d, eta_f, n_steps, *, rng, n_factors, p, trials, engine, loss_thr
         a0 = rng.standard_normal((trials, p))
         if engine == "meanfield":
             loss_n = _meanfield_trials(X, y, W0, a0, eta_f / mu1, n_steps)
+        elif engine == "train":
+            loss_n = train_trials(X, y, W0, a0, eta_f / mu1, n_steps)
         else:
             loss_n, _, _ = trained_outer_gd(X, y, np.ones((trials, n)), W0, a0, eta_f / mu1, n_steps)
         losses.append(loss_n)

@@ -108,7 +108,9 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
     float or ndarray
         The step size, of the shape of ``mu1``.
     """
-    s2 = float(np.sum(np.square(signs)))
+    signs = np.asarray(signs, dtype=float)
+    # signs (m,) shared, or (B, m) per problem: one ||s||^2 per problem
+    s2 = float(np.sum(np.square(signs))) if signs.ndim == 1 else np.sum(np.square(signs), axis=-1)
     curvature = _core.loss_curvature(getattr(_core.Loss, loss), 1 if n is None else n)
     return 1.0 / (curvature * s2 * np.asarray(mu1, dtype=float))
 

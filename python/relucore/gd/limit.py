@@ -178,8 +178,33 @@ def _fails(step, reason, active, contraction=np.nan) -> Certificate:
     return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active)
 
 
-def check_limit_settings(loss: str, activation: str, engine: str = "dual", record: int = 0) -> None:
+def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False, signs=None) -> None:
+    """Refuses, naming ``what``, a trained outer layer, an output scale != 1, a bias or per-problem signs.
+
+    The closed forms, the certified limit, the flow and the minimum-norm problems are derived
+    for ``h(x) = sum_k s_k relu(w_k^T x)`` with fixed signs (docs/math.md §13).
+    """
+    if train_outer is True or (train_outer is not False and bool(train_outer)):
+        raise ValueError(
+            f"{what} is derived for a fixed outer layer: train_outer=True is not covered (run finite steps instead)"
+        )
+    if output_scale is not None and float(output_scale) != 1.0:
+        raise ValueError(
+            f"{what} is derived for output_scale=1: fold the scale into signs (h = sum_k (c s_k) relu(w_k^T x)) "
+            f"instead of output_scale={output_scale!r}"
+        )
+    if bias is True or (bias is not False and bool(bias)):
+        raise ValueError(f"{what} is derived without a bias: bias=True is not covered (append a column of ones to X)")
+    if signs is not None and np.ndim(signs) != 1:
+        raise ValueError(f"{what} needs signs of shape (m,) shared by the problems")
+
+
+def check_limit_settings(
+    loss: str, activation: str, engine: str = "dual", record: int = 0, *, what: str = "steps=inf", options=None
+) -> None:
     """Refuses, with the reason, the settings whose limit is not derived in closed form."""
+    if options is not None:
+        refuse_two_layer(what, options.train_outer, options.output_scale, options.bias, options.signs)
     if loss != "square":
         raise ValueError(
             f"steps=inf needs the square loss: the {loss} loss has no finite limit (on separable data "
@@ -312,6 +337,7 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
     e = trainer._engine
     s = e.settings
     check_limit_settings(s.loss.name, s.activation.name)
+    refuse_two_layer("run_to_limit", s.train_outer)
     K, y, signs = np.array(e.K), np.array(e.labels), np.array(e.outer)
     run = run_engine_to_limit(e, K, y, signs, trainer.tol, max_steps)
     W = None

@@ -33,6 +33,9 @@ class TrainOptions:
         The options of :func:`relucore.train`, with the same meanings and defaults.
     init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence
         The options of :func:`relucore.train`, with the same meanings and defaults.
+    train_outer, output_scale, bias
+        The two-layer options of :func:`relucore.train` (a trained outer layer, the output
+        scale c, a bias per neuron), with the same meanings and defaults.
     """
 
     signs: Sequence[float] = (1,)
@@ -53,6 +56,9 @@ class TrainOptions:
     activation: str = "relu"
     leaky_slope: float = LEAKY_SLOPE
     on_divergence: str = "status"
+    train_outer: bool = False
+    output_scale: float = 1.0
+    bias: bool = False
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
@@ -76,7 +82,7 @@ class TrainOptions:
             if key not in _FIELD_NAMES:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
         if options is None:
-            # The dataclass __init__ of a frozen class sets 18 fields one object.__setattr__
+            # The dataclass __init__ of a frozen class sets 21 fields one object.__setattr__
             # at a time; filling __dict__ directly gives the same object in a fifth of the time
             # (train's fixed cost on a small problem is ~70 us).
             o = object.__new__(cls)

@@ -67,6 +67,13 @@ class Prepared:
     activation: str
     leaky_slope: float
     engine: str = "dual"  # the engine that runs it ("auto" resolved: relucore.gd.defaults.resolve_engine)
+    # The two-layer options: with output_scale c, signs holds c * (the signs given), which are
+    # kept in outer0; with bias, X (or K) carries the extra input coordinate 1 (K + 1 1^T) and
+    # the last column of W0 is the starting bias.
+    train_outer: bool = False
+    output_scale: float = 1.0
+    bias: bool = False
+    outer0: Optional[np.ndarray] = None
 
     def largest_eigenvalue(self) -> np.ndarray:
         """mu_1(K) per problem, computed now where the prepare step did not need it."""
@@ -84,7 +91,14 @@ class Prepared:
         s.loss = getattr(_core.Loss, self.loss)
         s.activation = getattr(_core.Activation, self.activation)
         s.leaky_slope = self.leaky_slope
+        s.train_outer = self.train_outer
+        s.output_scale = self.output_scale
         return s
+
+    @property
+    def given_signs(self) -> np.ndarray:
+        """The outer weights as given (``signs`` before the output scale was folded in)."""
+        return self.signs if self.outer0 is None else self.outer0
 
 
 def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
@@ -112,6 +126,10 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     leaky_slope, n_threads, C_g, C_alpha = _check_options(
         engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
     )
+    train_outer, output_scale, bias = check_two_layer_options(o.train_outer, o.output_scale, o.bias)
+    if train_outer or output_scale != 1.0 or bias:
+        p = _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias)
+        return dataclasses.replace(p, train_outer=train_outer, output_scale=output_scale, bias=bias)
     engine = _engine_for(engine, X, signs)
     positive = (
         isinstance(init, str)
@@ -121,6 +139,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         and engine == "dual"
         and assignment is None
         and loss == "square"
+        and np.ndim(signs) == 1
     )
     # The all-positive start from X: types and shapes here, every numerical check (finite X and y,
     # label range, non-zero signs, conditioning) in C++. A refusal, or inputs whose types or shapes
@@ -141,7 +160,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
             if p is not None:
                 return p
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
-    signs_arr = _check_signs(signs)
+    signs_arr = _check_signs(signs, y.shape[0], batched)
     p = _prepare_general(
         X,
         Kin,
@@ -168,6 +187,42 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
             "X is rank-deficient or badly conditioned for init='positive': the Cholesky factorisation of "
             "K = X X^T failed or the starting point is not finite in float64 (X needs full row rank, n <= d)"
         )
+    return p
+
+
+def check_two_layer_options(train_outer, output_scale, bias):
+    """``(train_outer, output_scale, bias)`` checked: two booleans and a positive finite float."""
+    for name, value in (("train_outer", train_outer), ("bias", bias)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+    output_scale = check_positive(output_scale, "output_scale")
+    return bool(train_outer), output_scale, bool(bias)
+
+
+def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepared:
+    """``prepare`` for a trained outer layer, an output scale or a bias.
+
+    The output scale c is folded into the outer weights (the engines step ``c a_k``; with a
+    fixed outer layer that is the whole model), and the bias is the extra input coordinate
+    1: X becomes ``[X, 1]`` and K becomes ``K + 1 1^T``, which is exact for both engines
+    (docs/math.md, trained outer layer). Then the ordinary preparation runs.
+    """
+    signs = as_float_array(o.signs, "signs", ndim=(1, 2))
+    init = o.init
+    if bias:
+        if X is not None:
+            X = as_float_array(X, "X", ndim=(2, 3))
+            X = np.concatenate([X, np.ones(X.shape[:-1] + (1,))], axis=-1)
+            if not isinstance(init, str):
+                W0 = as_float_array(init, "init", ndim=(2, 3))
+                if W0.shape[-1] == X.shape[-1] - 1:  # no starting bias given: it starts at 0
+                    init = np.concatenate([W0, np.zeros(W0.shape[:-1] + (1,))], axis=-1)
+        if gram is not None:
+            gram = as_float_array(gram, "gram", ndim=(2, 3)) + 1.0
+    scaled = signs * output_scale if output_scale != 1.0 else signs
+    o2 = dataclasses.replace(o, signs=scaled, init=init, train_outer=False, output_scale=1.0, bias=False)
+    p = prepare(X, y, gram=gram, options=o2)
+    p.outer0 = None if output_scale == 1.0 else signs
     return p
 
 
@@ -247,7 +302,7 @@ def _prepare_general(
 def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
     """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve."""
     B, n = y.shape
-    m = signs_arr.size
+    m = signs_arr.shape[-1]
     if not isinstance(init, str):
         if X is None:
             raise ValueError("an array init needs X (starting weights live in R^d)")
@@ -274,6 +329,8 @@ def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment
     with np.errstate(over="ignore", invalid="ignore"):
         if init == "positive":
             beta0 = positive_init(y, m, eps_val)
+        elif signs_arr.ndim == 2:
+            raise ValueError("init='disjoint' needs signs of shape (m,) shared by the problems, got (B, m)")
         else:
             beta0 = disjoint_init(y, signs_arr, eps_val, assignment, C_g)
     return init, beta0, None, _core.StartBeta.given, _core.StartSolve.inverse
@@ -283,7 +340,7 @@ def prepare_start(X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, nee
     """The C++ prepare step (relucore/gd/prepare.hpp) on a validated batch; a refusal is raised here
     with the message of docs/errors.md. Returns ``(K, mu1, alpha0, beta0, W0)`` (mu1 NaN where unneeded)."""
     B, n = (Kin if X is None else X).shape[:2]
-    m = signs_arr.size
+    m = signs_arr.shape[-1]
     K = np.empty((B, n, n)) if Kin is None else np.array(Kin, dtype=float, order="C")
     beta0 = np.empty((B, m, n)) if beta0 is None else np.array(beta0, dtype=float, order="C")
     if X is not None:
@@ -297,7 +354,8 @@ def prepare_start(X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, nee
     _core.prepare_batch(
         X=X,
         K=K,
-        outer=signs_arr,
+        # (B, m) outer weights: the row of least norm, whose step bound is the most demanding.
+        outer=signs_arr if signs_arr.ndim == 1 else signs_arr[np.argmin(np.sum(signs_arr**2, axis=1))],
         beta0=beta0,
         alpha0=alpha0,
         W0=W0 if X is not None else None,
@@ -430,8 +488,11 @@ def _check_labels(y: np.ndarray, loss: str) -> None:
         )
 
 
-def _check_signs(signs) -> np.ndarray:
-    signs_arr = as_float_array(signs, "signs", ndim=1)
+def _check_signs(signs, B: int = 1, batched: bool = False) -> np.ndarray:
+    """The outer weights: (m,) shared by the problems, or (B, m) per problem of a batch."""
+    signs_arr = as_float_array(signs, "signs", ndim=(1, 2) if batched else 1)
+    if signs_arr.ndim == 2 and signs_arr.shape[0] != B:
+        raise ValueError(f"signs of shape (B, m) must have one row per problem: got {signs_arr.shape} for B = {B}")
     if np.any(signs_arr == 0):
         raise ValueError("signs (outer-layer weights) must be non-zero")
     return signs_arr
@@ -562,7 +623,7 @@ def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
 def _predictions(beta, signs, activation, leaky_slope) -> np.ndarray:
     """h = sum_k s_k phi(beta_k) for beta (B, m, n): (B, n)."""
     act = np.maximum(beta, 0.0) if activation == "relu" else np.where(beta > 0, beta, leaky_slope * beta)
-    return np.einsum("k,bkn->bn", signs, act)
+    return np.einsum("k,bkn->bn" if signs.ndim == 1 else "bk,bkn->bn", signs, act)
 
 
 def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:

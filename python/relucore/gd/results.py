@@ -113,14 +113,15 @@ class TrainResult:
         The starting weights; None in Gram-only mode.
     alpha0, beta0 : ndarray, shape (m, n)
         The starting point.
-    signs : ndarray, shape (m,)
-        Outer-layer weights ``s_k``.
+    signs : ndarray, shape (m,) or (B, m)
+        Outer-layer weights ``s_k`` as given (the starting ones when ``train_outer``).
     eta : float
         Step size used.
     loss : float
         Final loss.
     grad_norm : float
-        ``||grad_W R||_F`` at the final state.
+        ``||grad_W R||_F`` at the final state (with ``train_outer``: the norm of the
+        gradient in ``(W, a)``).
     nit : int
         GD steps taken.
     success : bool
@@ -140,6 +141,16 @@ class TrainResult:
         Recorded states when ``record`` was given.
     tol : float
         The gradient-norm tolerance the run used.
+    outer : ndarray, shape (m,) or (B, m)
+        The final outer weights ``a_k``: ``signs`` unless ``train_outer`` (a batch has one
+        row per problem).
+    output_scale : float
+        ``c`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``.
+    train_outer : bool
+        Whether the outer layer was trained.
+    bias, bias0 : ndarray, shape (m,) or (B, m), or None
+        Final and starting biases ``b_k`` (``bias=True``); None without bias or in
+        Gram-only mode.
     unfit : ndarray of int, or list of them for a batch
         The examples a stalled run (status 5) leaves unfit, empty otherwise:
         no neuron is active on example ``i`` (so no gradient reaches it),
@@ -184,6 +195,11 @@ class TrainResult:
     activation: str = "relu"
     leaky_slope: float = 0.01
     unfit: Union[np.ndarray, list, None] = None
+    outer: Optional[np.ndarray] = None
+    output_scale: float = 1.0
+    train_outer: bool = False
+    bias: Optional[np.ndarray] = None
+    bias0: Optional[np.ndarray] = None
 
     @property
     def batched(self) -> bool:
@@ -205,10 +221,16 @@ class TrainResult:
 
     @property
     def predictions(self) -> np.ndarray:
-        """Network outputs ``h(x_i) = sum_k s_k phi(beta_k,i)`` on the training data."""
+        """Network outputs ``h(x_i) = c sum_k a_k phi(beta_k,i)`` on the training data.
+
+        ``a = outer`` (the final outer weights: ``signs`` unless ``train_outer``), ``c =
+        output_scale``; ``beta`` includes the bias. Shape (n,) or (B, n).
+        """
         b = self.beta
         if self.activation == "relu":
             act = np.maximum(b, 0.0)
         else:
             act = np.where(b > 0, b, self.leaky_slope * b)
-        return np.einsum("k,...kn->...n", self.signs, act)
+        if self.outer is None or (not self.train_outer and self.output_scale == 1.0 and np.ndim(self.signs) == 1):
+            return np.einsum("k,...kn->...n", self.signs, act)
+        return np.einsum("...k,...kn->...n", self.output_scale * self.outer, act)

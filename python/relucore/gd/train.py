@@ -1,4 +1,4 @@
-"""``relucore.train``: gradient descent on h(x) = sum_k s_k phi(w_k^T x).
+"""``relucore.train``: gradient descent on h(x) = c sum_k a_k phi(w_k^T x + b_k).
 
 :func:`train` = :func:`~relucore.gd.prepare.prepare` (validation and starting point) +
 :func:`run_prepared` (an engine of ``relucore._core`` and the result).
@@ -92,10 +92,11 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         C++ call (OpenMP across problems). May be None when ``gram`` is given.
     y : array_like, shape (n,) or (B, n)
         Labels (``{-1, +1}`` for the logistic loss).
-    signs : sequence of float, default (1,)
+    signs : sequence of float or array of shape (B, m), default (1,)
         Outer-layer weights ``s_k`` (one per neuron, non-zero): ``(1,)`` is the
         single ReLU of Theorem 1, ``(1, -1)`` the two-neuron model of Theorem 3;
-        values such as ``+-1/m`` are allowed.
+        values such as ``+-1/m`` are allowed. A batch may give one row per problem
+        (not with ``init="disjoint"``). With ``train_outer`` these are the starting ``a_k``.
     init : {"positive", "disjoint", "gaussian"} or array of shape (m, d)
         ``"positive"``: ``w_k = X^T K^{-1} eps_k`` so every ``beta_k = eps_k > 0``
         (Theorems 1, 3). ``"disjoint"``: Assumption 4 / Theorem 5,
@@ -153,6 +154,25 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     on_divergence : {"status", "raise"}, default "status"
         A diverging run ends with ``status == 2``; ``"raise"`` raises
         :class:`DivergenceError` instead.
+    train_outer : bool, default False
+        Train the outer layer as well: ``a_k`` moves by the same GD step as the inner weights,
+        both computed at the current state (the update of autograd + SGD; docs/math.md §2,
+        trained outer layer). ``result.outer`` holds the final ``a``; ``grad_norm`` and ``tol``
+        then refer to the gradient over ``(W, a)``. The default ``eta`` stays the rule of the
+        fixed outer layer (with ``||a^(0)||``), which does not bound the curvature of the outer
+        layer: runs can oscillate with it, and a smaller ``eta`` (e.g. half) is safer.
+        ``history`` keeps alpha, beta and the masks, not the outer weights. Not covered by ``steps=np.inf``, the flow
+        or ``check_limit`` (ValueError).
+    output_scale : float, default 1.0
+        ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``; e.g. ``1/m`` (mean-field) or
+        ``m**-0.5``. The default ``eta`` is then ``1/(L c^2 ||s||^2 mu_1)``.
+    bias : bool, default False
+        Give every neuron a bias ``b_k``, trained with ``w_k``: the extra input coordinate 1
+        (``X -> [X, 1]``, ``K -> K + 1 1^T``; exact for both engines). ``result.bias`` and
+        ``result.bias0`` hold ``b``; ``alpha``, ``beta`` (which include ``b_k``), the default
+        eps, eta and tol are those of ``[X, 1]``. The gaussian init draws ``b_k`` with the
+        weights; an array init of shape (m, d) starts from ``b = 0``, one of shape (m, d + 1)
+        gives ``b`` in its last column.
     options : relucore.gd.options.TrainOptions, optional
         All of the options above as one object (shared with :class:`relucore.Trainer`
         and sweeps); keyword arguments given beside it override its fields.
@@ -160,8 +180,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     Returns
     -------
     TrainResult
-        Final W, alpha, beta, loss, status, the pattern-stabilisation step and
-        the history. ``success`` is True when the gradient norm fell below ``tol``
+        Final W, alpha, beta, outer weights, biases, loss, status, the
+        pattern-stabilisation step and the history. ``success`` is True when the gradient norm fell below ``tol``
         at a state that leaves no example unfit.
 
     Examples
@@ -176,7 +196,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     o = TrainOptions.collect("train", options, kwargs)
     if isinstance(o.steps, (float, np.floating)) and o.steps == np.inf:
         # The certified limit (docs/math.md §13): relucore.gd.limit.
-        check_limit_settings(o.loss, o.activation, o.engine, o.record)
+        check_limit_settings(o.loss, o.activation, o.engine, o.record, options=o)
         o = o if o.engine == "dual" else dataclasses.replace(o, engine="dual")  # "auto": the limit is dual
         return train_to_limit(prepare(X, y, gram=gram, options=o), check_n_threads(o.n_threads))
     steps = check_int(o.steps, "steps", minimum=0)
@@ -247,13 +267,19 @@ def run_prepared(
     hist = _history_request(B, m, n, steps, record)
     alpha = p.alpha0.copy()
     beta = p.beta0.copy()
-    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads)
+    # The outer weights go per problem (B, m) when they move or differ between problems.
+    per_problem = p.train_outer or p.signs.ndim == 2
+    outer = np.array(np.broadcast_to(p.signs, (B, m))) if per_problem else p.signs
+    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer)
     W = None
     if engine == "weights":
         W = out.pop("W")
     elif p.X is not None:
         W = np.empty_like(p.W0)
         _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
+    two_layer = _two_layer_fields(p, W, outer)
+    if p.bias and W is not None:
+        W = np.ascontiguousarray(W[..., :-1])
 
     status = out["status"].astype(int)
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
@@ -282,30 +308,12 @@ def run_prepared(
         b = int(np.flatnonzero(diverged)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
 
-    history = None
-    if record > 0:
-        h = out["history"]
-        history = History(
-            steps=h["steps"],
-            loss=h["loss"],
-            beta=h["beta"],
-            alpha=h["alpha"],
-            mask=h["mask"].view(bool),
-            n_records=out["n_records"].copy(),
-        )
-        if not p.batched:
-            r = int(out["n_records"][0])
-            history = History(
-                steps=history.steps[0, :r],
-                loss=history.loss[0, :r],
-                beta=history.beta[0, :r],
-                alpha=history.alpha[0, :r],
-                mask=history.mask[0, :r],
-                n_records=r,
-            )
+    history = _history(p, out, record)
 
     def one(a):
         return a if p.batched else (None if a is None else a[0])
+
+    two_layer = {k: (one(v) if k in ("outer", "bias", "bias0") else v) for k, v in two_layer.items()}
 
     def scalar(a, cast):
         return a.copy() if p.batched else cast(a[0])
@@ -314,10 +322,10 @@ def run_prepared(
         W=one(W),
         alpha=one(alpha),
         beta=one(beta),
-        W0=one(p.W0),
+        W0=one(p.W0 if not (p.bias and p.W0 is not None) else np.ascontiguousarray(p.W0[..., :-1])),
         alpha0=one(p.alpha0),
         beta0=one(p.beta0),
-        signs=p.signs.copy(),
+        signs=p.given_signs.copy(),
         eta=scalar(p.eta, float),
         loss=scalar(out["loss"], float),
         grad_norm=scalar(out["grad_norm"], float),
@@ -334,13 +342,59 @@ def run_prepared(
         activation=p.activation,
         leaky_slope=p.leaky_slope,
         unfit=unfit if p.batched else unfit[0],
+        **two_layer,
     )
 
 
-def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads) -> dict:
+def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
+    """The engines' recorded states as a :class:`History` (batched, or trimmed for one problem)."""
+    if record <= 0:
+        return None
+    h = out["history"]
+    history = History(
+        steps=h["steps"],
+        loss=h["loss"],
+        beta=h["beta"],
+        alpha=h["alpha"],
+        mask=h["mask"].view(bool),
+        n_records=out["n_records"].copy(),
+    )
+    if p.batched:
+        return history
+    r = int(out["n_records"][0])
+    return History(
+        steps=history.steps[0, :r],
+        loss=history.loss[0, :r],
+        beta=history.beta[0, :r],
+        alpha=history.alpha[0, :r],
+        mask=history.mask[0, :r],
+        n_records=r,
+    )
+
+
+def _two_layer_fields(p: Prepared, W, outer) -> dict:
+    """The result's fields of the two-layer options: final outer weights (B, m), biases (B, m) or None.
+
+    The engines step the effective outer weights ``c a_k``; ``outer`` reports ``a_k``.
+    """
+    B, m = p.beta0.shape[:2]
+    if p.output_scale != 1.0:
+        outer = outer / p.output_scale if p.train_outer else np.broadcast_to(p.given_signs, (B, m))
+    fields = dict(
+        outer=np.array(np.broadcast_to(outer, (B, m))),
+        output_scale=p.output_scale,
+        train_outer=p.train_outer,
+    )
+    if p.bias:
+        fields["bias"] = None if W is None else W[..., -1].copy()
+        fields["bias0"] = None if p.W0 is None else p.W0[..., -1].copy()
+    return fields
+
+
+def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer) -> dict:
     shared = dict(
         y=p.y,
-        outer=p.signs,
+        outer=outer,
         alpha=alpha,
         beta=beta,
         eta=p.eta,

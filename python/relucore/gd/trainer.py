@@ -30,6 +30,8 @@ STATE_VERSION = 1
 
 # GDSettings fields carried by a checkpoint; enums are stored by name.
 _SETTINGS_FIELDS = ("eta", "max_steps", "tol", "record_every", "divergence_factor", "leaky_slope")
+# Fields added later, with the value a checkpoint written before them implies.
+_SETTINGS_OPTIONAL = {"train_outer": False, "output_scale": 1.0}
 _SETTINGS_ENUMS = {"activation": _core.Activation, "loss": _core.Loss}
 
 _STATE_ARRAYS = ("K", "y", "signs", "alpha", "beta", "mask", "alpha0", "beta0")
@@ -48,7 +50,7 @@ _STATE_KEYS = _STATE_ARRAYS + (
 
 
 def _settings_to_dict(s) -> Dict[str, Any]:
-    out = {f: getattr(s, f) for f in _SETTINGS_FIELDS}
+    out = {f: getattr(s, f) for f in _SETTINGS_FIELDS + tuple(_SETTINGS_OPTIONAL)}
     out.update({f: getattr(s, f).name for f in _SETTINGS_ENUMS})
     return out
 
@@ -57,6 +59,8 @@ def _settings_from_dict(d: Dict[str, Any]):
     s = _core.GDSettings()
     for f in _SETTINGS_FIELDS:
         setattr(s, f, d[f])
+    for f, default in _SETTINGS_OPTIONAL.items():
+        setattr(s, f, d.get(f, default))
     for f, enum in _SETTINGS_ENUMS.items():
         setattr(s, f, getattr(enum, d[f]))
     s.validate()
@@ -85,6 +89,10 @@ class Trainer:
         As for :func:`relucore.train` (same meanings and defaults), for one problem.
     init_scale, C_g, C_alpha, loss, activation, leaky_slope, on_divergence
         As for :func:`relucore.train` (same meanings and defaults).
+    train_outer : bool, default False
+        As for :func:`relucore.train`: :attr:`signs` then moves with the run.
+    output_scale, bias
+        Only the defaults (1.0, False): a Trainer steps ``h(x) = sum_k a_k phi(w_k^T x)``.
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
     engine : {"dual", "auto"}, default "auto"
@@ -142,6 +150,11 @@ class Trainer:
             raise ValueError("Trainer keeps no history: observe the run with run(callback=..., every=k)")
         steps = check_int(o.steps, "steps", minimum=0)
         check_choice(on_divergence, "on_divergence", ("status", "raise"))
+        if o.output_scale != 1.0 or o.bias is not False:
+            raise ValueError(
+                "Trainer steps h(x) = sum_k a_k phi(w_k^T x): output_scale != 1 and bias=True run with "
+                "relucore.train (a Trainer takes the scale folded into signs, and X with a column of ones)"
+            )
         if y is not None and np.ndim(y) != 1:
             raise ValueError(
                 f"Trainer trains one problem: y must be 1-dimensional, got shape {np.shape(y)} "
@@ -156,6 +169,7 @@ class Trainer:
         self._W0 = None if p.W0 is None else p.W0[0]
         self._alpha0 = p.alpha0[0]
         self._beta0 = p.beta0[0]
+        self._signs0 = np.array(p.signs)
         self._steps = steps
         self._tol = float(p.tol[0])
         self._init = p.init
@@ -189,7 +203,7 @@ class Trainer:
 
     @property
     def signs(self) -> np.ndarray:
-        """Outer-layer weights ``s_k`` (m,): read-only view."""
+        """Outer-layer weights ``s_k`` (m,): read-only view (live with ``train_outer``)."""
         return self._engine.outer
 
     @property
@@ -387,7 +401,7 @@ class Trainer:
             W0=None if self._W0 is None else self._W0.copy(),
             alpha0=self._alpha0.copy(),
             beta0=self._beta0.copy(),
-            signs=np.array(self.signs),
+            signs=np.array(self._signs0) if s.train_outer else np.array(self.signs),
             eta=float(self.eta),
             loss=float(out["loss"]),
             grad_norm=float(out["grad_norm"]),
@@ -404,6 +418,8 @@ class Trainer:
             activation=s.activation.name,
             leaky_slope=float(s.leaky_slope),
             unfit=np.zeros(0, dtype=np.int64) if unfit is None else unfit,
+            outer=np.array(self.signs),
+            train_outer=bool(s.train_outer),
         )
 
     # --------------------------------------------------------- checkpoints
@@ -426,6 +442,7 @@ class Trainer:
             "K": np.array(e.K),
             "y": np.array(e.labels),
             "signs": np.array(e.outer),
+            "signs0": self._signs0.copy(),
             "alpha": np.array(e.alpha),
             "beta": np.array(e.beta),
             "mask": np.array(e.mask),
@@ -478,6 +495,7 @@ class Trainer:
         self._W0 = None if state["W0"] is None else np.ascontiguousarray(state["W0"], dtype=np.float64)
         self._alpha0 = arr["alpha0"]
         self._beta0 = arr["beta0"]
+        self._signs0 = np.array(state.get("signs0", arr["signs"]), dtype=np.float64)
         self._steps = int(state["steps"])
         self._tol = float(state["tol"])
         self._init = str(state["init"])

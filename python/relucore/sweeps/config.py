@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from relucore._deprecation import renamed_key
 from relucore._validation import check_int
 from relucore.gd.defaults import resolve_engine
 
@@ -25,6 +26,10 @@ __all__ = [
     "SWEEP_FORMAT",
     "FORMAT_CHANGES",
     "DEFAULTS",
+    "CONFIG_COLUMNS",
+    "RENAMED_KEYS",
+    "config_column",
+    "stored_config",
     "CONFIG_KINDS",
     "SAMPLER_KEYS",
     "expand_grid",
@@ -50,7 +55,9 @@ SWEEP_FORMAT = 2
 FORMAT_CHANGES = {
     2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
     "the default engine is 'auto' (format 1: 'dual'), which changes every default configuration's key and so its "
-    "draws; non-default inits are set up by the C++ prepare step (last bits of those runs)",
+    "draws; non-default inits are set up by the C++ prepare step (last bits of those runs); "
+    "the key 'loss_name' is 'loss' (the table column keeps the name 'loss_name'), and the keys 'train_outer', "
+    "'output_scale' and 'bias' are new, so every configuration has a new key and new seeds",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -71,8 +78,11 @@ DEFAULTS: Dict[str, Any] = {
     "steps": 10_000,
     "tol": None,
     "engine": "auto",
-    "loss_name": "square",  # train's loss= ("square" or "logistic")
+    "loss": "square",  # train's loss= ("square" or "logistic"); table column "loss_name"
     "activation": "relu",
+    "train_outer": False,  # train's train_outer=, output_scale=, bias= (need minnorm=False when set)
+    "output_scale": 1.0,
+    "bias": False,
     "minnorm": True,  # compute w* and the gap (a QP per trial)
     "gram_stats": True,  # compute the gram_* columns (relucore.gram_stats)
 }
@@ -97,11 +107,37 @@ CONFIG_KINDS: Dict[str, str] = {
     "steps": "i",
     "tol": "f",
     "engine": "U",
-    "loss_name": "U",
+    "loss": "U",
     "activation": "U",
+    "train_outer": "b",
+    "output_scale": "f",
+    "bias": "b",
     "minnorm": "b",
     "gram_stats": "b",
 }
+
+#: The table (and store) column of a configuration key where it differs from the key: the
+#: key ``loss`` names the loss function, and the column ``loss`` holds the final loss.
+CONFIG_COLUMNS: Dict[str, str] = {"loss": "loss_name"}
+
+#: Keys renamed in sweep format 2 (old -> new): the old name works, with a DeprecationWarning,
+#: until relucore 0.3; old stores and checkpoints hold the old names.
+RENAMED_KEYS: Dict[str, str] = {"loss_name": "loss"}
+
+
+def config_column(key: str) -> str:
+    """The table column of configuration key ``key``."""
+    return CONFIG_COLUMNS.get(key, key)
+
+
+def stored_config(cfg: Mapping[str, Any]) -> Dict[str, Any]:
+    """A configuration as a store or an old checkpoint holds it, with today's keys: renamed keys
+    under their new names and keys added since at their defaults (no warning: this is data)."""
+    out = dict(DEFAULTS)
+    for k, v in cfg.items():
+        out[RENAMED_KEYS.get(k, k)] = v
+    return out
+
 
 #: Keys forwarded to the sampler (only when not None).
 SAMPLER_KEYS = ("spectrum", "z", "labels")
@@ -150,6 +186,8 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     """Validates a configuration and fills in defaults (m and signs made consistent)."""
     if not isinstance(cfg, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(cfg).__name__}")
+    for old_key, new_key in RENAMED_KEYS.items():
+        cfg = renamed_key(cfg, old_key, new_key, where, stacklevel=5)
     unknown = sorted(set(cfg) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
@@ -159,9 +197,18 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     out["n"] = check_int(out["n"], f"{where}['n']", minimum=1)
     out["d"] = check_int(out["d"], f"{where}['d']", minimum=1)
     out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
-    for k in ("use_gram", "minnorm", "gram_stats"):
+    for k in ("use_gram", "minnorm", "gram_stats", "train_outer", "bias"):
         if not isinstance(out[k], bool):
             raise TypeError(f"{where}[{k!r}] must be a bool, got {type(out[k]).__name__}")
+    scale = out["output_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"{where}['output_scale'] must be a positive number, got {out['output_scale']!r}")
+    out["output_scale"] = float(out["output_scale"])
+    if out["minnorm"] and (out["train_outer"] or out["bias"] or out["output_scale"] != 1.0):
+        raise ValueError(
+            f"{where}: the minimum-norm gap is derived for fixed signs without bias and output_scale=1; "
+            "set 'minnorm': False with train_outer, bias or output_scale"
+        )
     signs, m = out["signs"], out["m"]
     if signs is not None:
         if not isinstance(signs, list):

@@ -77,7 +77,8 @@ def fast_trials_ok(cfg: Dict[str, Any], measure) -> bool:
         and len(cfg["signs"]) == 1
         and cfg["init"] == "positive"
         and engine_of(cfg) == "dual"
-        and cfg["loss_name"] == "square"
+        and cfg["loss"] == "square"
+        and not (cfg["train_outer"] or cfg["bias"] or cfg["output_scale"] != 1.0)
         and cfg["activation"] == "relu"
         and all(_scalar_or_none(cfg[k]) for k in ("eps", "eta", "tol"))
         and (cfg["eps"] is None or cfg["eps"] > 0)

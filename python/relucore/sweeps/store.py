@@ -50,7 +50,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from relucore.sweeps.config import DEFAULTS, FORMAT_CHANGES, canonical_json
+from relucore.sweeps.config import DEFAULTS, FORMAT_CHANGES, canonical_json, config_column, stored_config
 from relucore.sweeps.files import CheckpointError
 from relucore.sweeps.legacy import is_legacy
 from relucore.sweeps.store_codec import (
@@ -86,8 +86,8 @@ def _q(name: str) -> str:
 
 def _schema_sql() -> List[str]:
     trial_cols = ", ".join(f"{_q(k)} {SQL_TYPES[k]}" for k in BUILTIN_NAMES)
-    key_cols = ", ".join(_q(k) for k in DEFAULTS)
-    view_keys = ", ".join(f"c.{_q(k)}" for k in DEFAULTS if k not in SQL_TYPES)
+    key_cols = ", ".join(_q(config_column(k)) for k in DEFAULTS)
+    view_keys = ", ".join(f"c.{_q(config_column(k))}" for k in DEFAULTS if config_column(k) not in SQL_TYPES)
     return [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value)",
         f"CREATE TABLE configs (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, json TEXT NOT NULL, "
@@ -219,6 +219,7 @@ def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -
 
 
 def _config_values(cfg: Dict[str, Any]) -> List[Any]:
+    cfg = stored_config(cfg)  # an old checkpoint's configuration has the old keys
     return [canonical_json(cfg[k]) if isinstance(cfg[k], list) else cfg[k] for k in DEFAULTS]
 
 
@@ -325,7 +326,7 @@ class Store:
         keys = [config_hash(c) for c in configs]
         conn.execute("BEGIN IMMEDIATE")
         try:
-            cols = ", ".join(_q(k) for k in DEFAULTS)
+            cols = ", ".join(_q(config_column(k)) for k in DEFAULTS)
             marks = ", ".join("?" * (3 + len(DEFAULTS)))
             conn.executemany(
                 f"INSERT OR IGNORE INTO configs (key, json, trials, {cols}) VALUES ({marks})",

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from relucore.sweeps.config import DEFAULTS
+from relucore.sweeps.config import DEFAULTS, stored_config
 from relucore.sweeps.legacy import LEGACY_SWEEP_FORMAT, read_checkpoint
 from relucore.sweeps.store import Store, connect_readonly, load_columns, quick_check, read_meta, sqlite_error
 from relucore.sweeps.table import Results
@@ -105,7 +105,7 @@ class StoreStatus:
             f"{'id':>4} {'done':>9} {'asked':>9} {'errors':>7}  configuration (keys not at their defaults)",
         ]
         for r in self.rows:
-            keys = {k: v for k, v in r["config"].items() if DEFAULTS.get(k) != v and k not in ("m",)}
+            keys = {k: v for k, v in stored_config(r["config"]).items() if DEFAULTS.get(k) != v and k not in ("m",)}
             cfg = json.dumps(keys, separators=(",", ":"))
             lines.append(f"{r['id']:>4} {r['done']:>9} {r['trials']:>9} {r['errors']:>7}  {cfg}")
         total = sum(r["trials"] for r in self.rows)

@@ -10,7 +10,15 @@ from typing import Any, Dict, List, Sequence
 import numpy as np
 
 from relucore.sweeps.columns import LEADING_COLUMNS, MEASURED, TRAILING_COLUMNS
-from relucore.sweeps.config import CONFIG_KINDS, DEFAULTS, canonical_json, config_key, seed_string
+from relucore.sweeps.config import (
+    CONFIG_KINDS,
+    DEFAULTS,
+    canonical_json,
+    config_column,
+    config_key,
+    seed_string,
+    stored_config,
+)
 from relucore.sweeps.files import write_atomically
 
 __all__ = ["Results", "build_table", "save_table", "LEADING_COLUMNS"]
@@ -134,10 +142,13 @@ class Results:
         cols["seed"] = np.array(
             [seed_string(entropy, keys[c], t) for c, t in zip(ci.tolist(), tr.tolist())], dtype=object
         )
+        # seeds from each configuration as given; values under today's keys (an old store's
+        # configurations have the old ones)
+        current = [stored_config(c) for c in configs]
         for k in DEFAULTS:
-            per_config = [_config_cell(c[k]) for c in configs]
+            per_config = [_config_cell(c[k]) for c in current]
             col = _column(per_config, _config_kind(k, per_config))
-            cols[k] = col[ci] if len(col) else col
+            cols[config_column(k)] = col[ci] if len(col) else col
         for c in MEASURED:
             cols[c.name] = cat(c.name, c.dtype)[order]
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

@@ -205,8 +205,11 @@ def _train(cfg, task, inits, X, y, K):
         gram=K,
         engine=engine_of(cfg),
         init_scale=DEFAULT_INIT_SCALE if cfg["init_scale"] is None else cfg["init_scale"],
-        loss=cfg["loss_name"],
+        loss=cfg["loss"],
         activation=cfg["activation"],
+        train_outer=cfg["train_outer"],
+        output_scale=cfg["output_scale"],
+        bias=cfg["bias"],
     )
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.

@@ -164,7 +164,7 @@ def flow(
     True
     """
     o = TrainOptions.collect("flow", options, kwargs)
-    check_limit_settings(o.loss, o.activation)
+    check_limit_settings(o.loss, o.activation, what="flow", options=o)
     t_max = float(t_max)
     if not t_max >= 0:
         raise ValueError(f"t_max must be >= 0, got {t_max}")

@@ -80,6 +80,7 @@ public:
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
         for (Index k = 0; k < W_.rows(); ++k) d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
         grad_norm_ = weights_grad_norm();
+        evaluate_outer();
         evaluated_ = true;
     }
 
@@ -88,6 +89,7 @@ public:
         if (!evaluated_) evaluate();
         W_ += d_W_;
         alpha_ += d_alpha_;
+        apply_outer();
         compute_beta();
         ++steps_;
         pattern_.update(beta_, steps_);

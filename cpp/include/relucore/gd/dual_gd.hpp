@@ -211,12 +211,13 @@ public:
     /// nothing. Allocation-free.
     void evaluate() {
         const ModelSpec& spec = settings_.model;
-        if (spec.loss == Loss::square && spec.activation == Activation::relu) {
+        if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
             (this->*evaluate_relu_square_)();
         } else {
             loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
             dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
             grad_norm_ = grad_norm_from(apply_gram());
+            evaluate_outer();
         }
         evaluated_ = true;
     }
@@ -238,6 +239,7 @@ public:
                 b[j] += db[j];
             }
         }
+        apply_outer();
         ++steps_;
         pattern_.update(beta_, steps_);
         evaluated_ = false;
@@ -247,7 +249,7 @@ public:
     /// checks), fused into one pass for the square loss and the ReLU.
     void advance() {
         const ModelSpec& spec = settings_.model;
-        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu) {
+        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
             (this->*advance_relu_square_)();
         } else {
             apply();

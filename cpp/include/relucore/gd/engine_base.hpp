@@ -120,7 +120,7 @@ public:
     const Vector& predictions() const { return h_; }      ///< n network outputs h(X) (evaluated state)
     const Vector& residual() const { return g_; }         ///< n values dLoss/dh (h - y for the square loss)
     const Vector& labels() const { return y_; }           ///< n labels
-    const Vector& outer() const { return outer_; }        ///< m outer weights
+    const Vector& outer() const { return outer_; }        ///< m outer weights (c a_k: output scale included)
     Scalar loss() const { return loss_; }                 ///< loss of the evaluated state
     Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
     Scalar eta() const { return settings_.eta; }          ///< current step size
@@ -170,6 +170,7 @@ protected:
         h_.resize(n);
         g_.resize(n);
         d_alpha_.resize(m, n);
+        d_outer_ = Vector::Zero(m);
     }
     // NOLINTEND(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility)
 
@@ -187,6 +188,32 @@ protected:
 
     Derived& self() { return static_cast<Derived&>(*this); }
 
+    /// With settings().train_outer, the outer step of the evaluated state,
+    /// d_outer_k = -eta c^2 sum_i phi(beta_ki) g_i (outer_ holds c a_k), and
+    /// the gradient norm grown to the norm over (W, a):
+    /// sqrt(||grad_W R||^2 + sum_k (c sum_i phi(beta_ki) g_i)^2). Call it
+    /// after h_, g_ and the inner gradient norm are set. Allocation-free.
+    void evaluate_outer() {
+        if (!settings_.train_outer) return;
+        const Scalar c = settings_.output_scale;
+        const Scalar rate = -settings_.eta * c * c;
+        const Index m = beta_.rows();
+        const Index n = beta_.cols();
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            Scalar s = 0;
+            for (Index i = 0; i < n; ++i) s += activate(beta_(k, i), settings_.model) * g_[i];
+            d_outer_[k] = rate * s;
+            sq += (c * s) * (c * s);
+        }
+        grad_norm_ = std::hypot(grad_norm_, std::sqrt(sq));
+    }
+
+    /// With settings().train_outer, adds the outer step of evaluate_outer().
+    void apply_outer() {
+        if (settings_.train_outer) outer_ += d_outer_;
+    }
+
     Vector y_;
     Vector outer_;
     RowMatrix alpha_;
@@ -194,6 +221,7 @@ protected:
     GDSettings settings_;
     Vector h_, g_;
     RowMatrix d_alpha_;
+    Vector d_outer_;  // the pending outer step (train_outer only)
     PatternTracker pattern_;
     Scalar loss_ = 0;
     Scalar grad_norm_ = 0;

@@ -43,6 +43,15 @@ struct GDSettings {
     /// divergence_factor * max(loss at the start of the run, 1).
     Scalar divergence_factor = defaults::divergence_factor;
     ModelSpec model{};  ///< activation and loss
+    /// Train the outer layer too: each step also moves the engine's outer
+    /// weights, simultaneously with the inner ones (docs/math.md, trained outer layer).
+    bool train_outer = false;
+    /// The output scale c of h(x) = c sum_k a_k phi(w_k^T x). The engines hold
+    /// the effective outer weights c a_k (outer()), so with a fixed outer layer
+    /// c is folded into them by the caller and this value is not read; with
+    /// train_outer it sets the outer step, d(c a_k) = -eta c^2 sum_i phi(beta_ki) g_i,
+    /// and the outer part c sum_i phi(beta_ki) g_i of the gradient norm.
+    Scalar output_scale = 1;
     /// Set to true by another thread to stop a run (or a step(k) loop) after
     /// the current step. Not owned; null means "never cancelled".
     const std::atomic<bool>* cancel = nullptr;
@@ -54,6 +63,8 @@ struct GDSettings {
         if (!(tol >= 0) || !std::isfinite(tol)) throw std::invalid_argument("tol must be >= 0 and finite");
         if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
         if (!(divergence_factor > 1)) throw std::invalid_argument("divergence_factor must be > 1");
+        if (!(output_scale > 0) || !std::isfinite(output_scale))
+            throw std::invalid_argument("output_scale must be positive and finite");
         model.validate();
     }
 };

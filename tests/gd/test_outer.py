@@ -1,0 +1,257 @@
+"""train(train_outer=..., output_scale=..., bias=...): both engines, a numpy two-layer GD and meanfield.train agree."""
+
+import numpy as np
+import pytest
+
+import relucore
+from relucore import meanfield
+
+
+def two_layer_gd(X, y, W, a, b, eta, c, steps, bias=True):
+    """Plain two-layer GD written as autograd + SGD would run it (Dana et al. 2025).
+
+    h(x) = c sum_j a_j relu(w_j^T x + b_j), R = 1/2 sum_i (h(x_i) - y_i)^2, all of W, a
+    (and b when ``bias``) moved at once by -eta times their gradients. Returns W, a, b, h and
+    the gradient norm over the trained parameters at the final state.
+    """
+    W, a, b = W.copy(), a.copy(), b.copy()
+
+    def grads(W, a, b):
+        pre = W @ X.T + b[:, None]  # (m, n)
+        act = np.maximum(pre, 0.0)
+        h = c * (a @ act)
+        r = h - y
+        ga = c * (act @ r)
+        gpre = c * a[:, None] * (pre > 0) * r[None, :]
+        return gpre @ X, gpre.sum(axis=1) if bias else np.zeros_like(b), ga, h
+
+    for _ in range(steps):
+        gW, gb, ga, _ = grads(W, a, b)
+        W, b, a = W - eta * gW, b - eta * gb, a - eta * ga
+    gW, gb, ga, h = grads(W, a, b)
+    return W, a, b, h, np.sqrt(np.sum(gW**2) + np.sum(gb**2) + np.sum(ga**2))
+
+
+def sphere_problem(seed, n=12, d=6, m=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.uniform(1, 2, n) * rng.choice([-1.0, 1.0], n)
+    W0 = rng.standard_normal((m, d)) / np.sqrt(d)
+    a0 = rng.standard_normal(m)
+    b0 = 0.1 * rng.standard_normal(m)
+    return X, y, W0, a0, b0
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("engine", ["dual", "weights"])
+def test_matches_numpy_two_layer_gd(engine, bias):
+    # The Dana et al. setting: h = (1/p) sum_j a_j relu(w_j^T x), eta = p/n.
+    X, y, W0, a0, b0 = sphere_problem(1)
+    n, p = X.shape[0], a0.size
+    b0 = b0 if bias else np.zeros(p)
+    eta, steps = p / n, 300
+    init = np.column_stack([W0, b0]) if bias else W0
+    r = relucore.train(
+        X, y, signs=a0, init=init, eta=eta, steps=steps, tol=0, engine=engine,
+        train_outer=True, output_scale=1 / p, bias=bias,
+    )  # fmt: skip
+    W, a, b, h, gnorm = two_layer_gd(X, y, W0, a0, b0, eta, 1 / p, steps, bias)
+    assert r.nit == steps
+    assert np.max(np.abs(r.outer - a)) <= 1e-12 * np.max(np.abs(a))
+    assert np.max(np.abs(r.W - W)) <= 1e-12 * np.max(np.abs(W))
+    assert np.max(np.abs(r.predictions - h)) <= 1e-12 * np.max(np.abs(y))
+    assert r.grad_norm == pytest.approx(gnorm, rel=1e-10)
+    assert np.array_equal(r.signs, a0)
+    assert np.array_equal(r.W0, W0)
+    if bias:
+        assert np.max(np.abs(r.bias - b)) <= 1e-12 * np.max(np.abs(b))
+        assert np.array_equal(r.bias0, b0)
+    else:
+        assert r.bias is None
+    # the outer layer did move
+    assert np.max(np.abs(r.outer - a0)) > 1e-3
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("output_scale", [1.0, 0.25])
+def test_engines_agree(bias, output_scale):
+    X, y, W0, a0, b0 = sphere_problem(2, n=10, d=14, m=4)
+    init = np.column_stack([W0, b0]) if bias else W0
+    kw = dict(signs=a0, init=init, tol=0, train_outer=True, output_scale=output_scale, bias=bias)
+    # Half the default step: the default (the fixed-outer-layer rule) leaves this run oscillating,
+    # where rounding differences grow to 1e-10.
+    eta = 0.5 * relucore.train(X, y, steps=0, **kw).eta
+    kw.update(steps=400, eta=eta)
+    rd = relucore.train(X, y, engine="dual", **kw)
+    rw = relucore.train(X, y, engine="weights", **kw)
+    assert rd.eta == rw.eta
+    for name in ("W", "alpha", "beta", "outer", "predictions"):
+        u, v = getattr(rd, name), getattr(rw, name)
+        assert np.max(np.abs(u - v)) <= 1e-12 * max(np.max(np.abs(v)), 1.0), name
+    assert rd.loss == pytest.approx(rw.loss, rel=1e-10, abs=1e-14)
+    assert rd.grad_norm == pytest.approx(rw.grad_norm, rel=1e-10)
+    if bias:
+        assert np.max(np.abs(rd.bias - rw.bias)) <= 1e-12
+
+
+@pytest.mark.parametrize(
+    "activation, loss", [("leaky_relu", "square"), ("relu", "logistic"), ("leaky_relu", "logistic")]
+)
+def test_engines_agree_for_every_model(activation, loss):
+    X, y, W0, a0, b0 = sphere_problem(2, n=10, d=14, m=4)
+    y = np.sign(y) if loss == "logistic" else y
+    kw = dict(signs=a0, init=W0, steps=300, tol=0, train_outer=True, bias=True, output_scale=0.5, eta=0.1)
+    kw.update(activation=activation, loss=loss)
+    rd = relucore.train(X, y, engine="dual", **kw)
+    rw = relucore.train(X, y, engine="weights", **kw)
+    assert np.max(np.abs(rd.W - rw.W)) <= 1e-13 and np.max(np.abs(rd.outer - rw.outer)) <= 1e-13
+    assert rd.loss == pytest.approx(rw.loss, rel=1e-12)
+    assert np.max(np.abs(rd.outer - a0)) > 1e-3
+
+
+def test_dual_engine_stays_in_the_span_with_a_trained_outer_layer():
+    # The inner weights still move in the row span of [X, 1]: W = W0 + (alpha - alpha0) [X, 1],
+    # beta = [X, 1] w_k (the dual bookkeeping holds while the per-neuron scale a_k moves).
+    X, y, W0, a0, b0 = sphere_problem(3, n=8, d=12, m=3)
+    r = relucore.train(X, y, signs=a0, init=np.column_stack([W0, b0]), steps=200, tol=0, train_outer=True, bias=True)
+    Xb = np.column_stack([X, np.ones(len(X))])
+    Wb = np.column_stack([r.W, r.bias])
+    Wb0 = np.column_stack([r.W0, r.bias0])
+    assert np.max(np.abs(Wb - (Wb0 + (r.alpha - r.alpha0) @ Xb))) <= 1e-13
+    assert np.max(np.abs(r.beta - Wb @ Xb.T)) <= 1e-12
+    assert np.max(np.abs(r.predictions - r.outer @ np.maximum(Wb @ Xb.T, 0))) <= 1e-12
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_matches_meanfield_train(bias):
+    # meanfield.train minimises (1/M) sum (h - y)^2 with step s: s = eta M / 2 is GD with step eta
+    # on 1/2 sum (h - y)^2. Output scale 1/N; full batch, no noise, no decay.
+    X, y, W0, a0, b0 = sphere_problem(4, n=9, d=5, m=6)
+    M, N = X.shape[0], a0.size
+    eta, steps = 0.5 * N / M, 250
+    b0 = b0 if bias else np.zeros(N)
+    theta0 = np.column_stack([a0, W0, b0]) if bias else np.column_stack([a0, W0])
+    mf = meanfield.train(
+        X, y, N=N, eta=eta * M / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
+        bias=bias, train_outer=True, output_scale="1/N", init=theta0, record=0, n_threads=1, progress=False,
+    )  # fmt: skip
+    init = np.column_stack([W0, b0]) if bias else W0
+    for engine in ("dual", "weights"):
+        r = relucore.train(
+            X, y, signs=a0, init=init, eta=eta, steps=steps, tol=0, engine=engine,
+            train_outer=True, output_scale=1 / N, bias=bias,
+        )  # fmt: skip
+        assert np.max(np.abs(r.outer - mf.theta[:, 0])) <= 1e-12 * np.max(np.abs(mf.theta[:, 0]))
+        assert np.max(np.abs(r.W - mf.theta[:, 1 : 1 + X.shape[1]])) <= 1e-12
+        if bias:
+            assert np.max(np.abs(r.bias - mf.theta[:, -1])) <= 1e-12
+        assert np.max(np.abs(r.predictions - mf.predict(X))) <= 1e-12
+
+
+def test_fixed_outer_layer_with_output_scale_is_scaled_signs():
+    # A fixed outer layer with scale c is the model with signs c s (the same steps to rounding).
+    X, y, W0, a0, _ = sphere_problem(5, n=8, d=10, m=3)
+    r1 = relucore.train(X, y, signs=a0, init=W0, steps=300, tol=0, output_scale=0.5, eta=0.3)
+    r2 = relucore.train(X, y, signs=0.5 * a0, init=W0, steps=300, tol=0, eta=0.3)
+    assert np.array_equal(r1.signs, a0)
+    assert np.array_equal(r1.outer, a0)
+    assert np.max(np.abs(r1.W - r2.W)) <= 1e-13
+    assert np.max(np.abs(r1.predictions - r2.predictions)) <= 1e-13
+
+
+def test_bias_in_gram_only_mode_is_k_plus_ones():
+    X, y, W0, a0, b0 = sphere_problem(6, n=7, d=9, m=2)
+    kw = dict(signs=np.abs(a0), steps=150, tol=0, bias=True, train_outer=True)
+    rx = relucore.train(X, y, **kw)
+    rg = relucore.train(gram=X @ X.T, y=y, **kw)
+    assert rg.W is None and rg.bias is None
+    assert np.max(np.abs(rx.beta - rg.beta)) <= 1e-12
+    assert np.max(np.abs(rx.outer - rg.outer)) <= 1e-12
+    # the positive start holds with the bias coordinate: beta0 = eps > 0
+    assert np.all(rx.beta0 > 0)
+
+
+def test_batched_per_problem_signs_and_outer():
+    B = 3
+    probs = [sphere_problem(10 + b, n=8, d=6, m=4) for b in range(B)]
+    X = np.stack([p[0] for p in probs])
+    y = np.stack([p[1] for p in probs])
+    W0 = np.stack([p[2] for p in probs])
+    a0 = np.stack([p[3] for p in probs])
+    kw = dict(steps=120, tol=0, train_outer=True, output_scale=0.5, eta=0.5)
+    rb = relucore.train(X, y, signs=a0, init=W0, **kw)
+    assert rb.outer.shape == (B, 4) and rb.W.shape == (B, 4, 6) and rb.predictions.shape == (B, 8)
+    for b in range(B):
+        r = relucore.train(X[b], y[b], signs=a0[b], init=W0[b], **kw)
+        assert np.array_equal(rb.outer[b], r.outer)
+        assert np.array_equal(rb.W[b], r.W)
+    # per-problem fixed signs too
+    rf = relucore.train(X, y, signs=a0, init=W0, steps=50, tol=0, eta=0.5)
+    for b in range(B):
+        r = relucore.train(X[b], y[b], signs=a0[b], init=W0[b], steps=50, tol=0, eta=0.5)
+        assert np.array_equal(rf.W[b], r.W)
+        assert np.array_equal(rf.outer[b], a0[b])
+
+
+def test_defaults_report_the_signs_as_outer():
+    X, y, _, _, _ = sphere_problem(7, n=6, d=12, m=2)
+    r = relucore.train(X, y, signs=(1, -1))
+    assert np.array_equal(r.outer, [1.0, -1.0])
+    assert r.bias is None and r.train_outer is False and r.output_scale == 1.0
+
+
+def test_trainer_trains_the_outer_layer_as_train_does():
+    X, y, W0, a0, _ = sphere_problem(8, n=8, d=10, m=3)
+    kw = dict(signs=a0, init=W0, train_outer=True, eta=0.4)
+    t = relucore.Trainer(X, y, **kw)
+    t.step(77)
+    r = relucore.train(X, y, steps=77, tol=0, **kw)
+    assert np.array_equal(np.array(t.signs), r.outer)
+    assert np.array_equal(np.array(t.beta), r.beta)
+    res = t.run(until=77)
+    assert np.array_equal(res.signs, a0) and np.array_equal(res.outer, r.outer)
+    t2 = relucore.Trainer.from_state(t.state_dict())
+    t.step(10)
+    t2.step(10)
+    assert np.array_equal(np.array(t.signs), np.array(t2.signs))
+    with pytest.raises(ValueError, match="output_scale"):
+        relucore.Trainer(X, y, output_scale=0.5)
+    with pytest.raises(ValueError, match="bias"):
+        relucore.Trainer(X, y, bias=True)
+    with pytest.raises(ValueError, match="fixed outer layer"):
+        t.run_to_limit()
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(train_outer=True), "fixed outer layer"),
+        (dict(output_scale=0.5), "output_scale=1"),
+        (dict(bias=True), "without a bias"),
+    ],
+)
+def test_closed_form_tools_refuse_two_layer_settings(kw, match):
+    X, y, _, _, _ = sphere_problem(9, n=6, d=12, m=1)
+    with pytest.raises(ValueError, match=match):
+        relucore.train(X, y, steps=np.inf, **kw)
+    with pytest.raises(ValueError, match=match):
+        relucore.flow(X, y, **kw)
+    r = relucore.train(X, y, steps=20, **kw)
+    with pytest.raises(ValueError, match=match):
+        relucore.check_limit(r, X, y)
+    with pytest.raises(ValueError, match=match):
+        relucore.theory.metrics.training_metrics(r, y, X=X)
+
+
+def test_option_checks():
+    X, y, _, _, _ = sphere_problem(9, n=6, d=12, m=1)
+    with pytest.raises(TypeError, match="train_outer"):
+        relucore.train(X, y, train_outer=1)
+    with pytest.raises(TypeError, match="bias"):
+        relucore.train(X, y, bias="yes")
+    for bad in (0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="output_scale"):
+            relucore.train(X, y, output_scale=bad)
+    with pytest.raises(ValueError, match="one row per problem"):
+        relucore.train(np.stack([X, X]), np.stack([y, y]), signs=np.ones((3, 1)))
