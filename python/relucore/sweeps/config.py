@@ -46,7 +46,9 @@ SWEEP_FORMAT = 2
 
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
-    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged')",
+    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
+    "long runs resynchronise beta from alpha every 1024 steps, which changes the last bits of runs longer than "
+    "that; the limit_holds, limit_step and limit_margin columns",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -64,7 +66,7 @@ DEFAULTS: Dict[str, Any] = {
     "init_scale": None,
     "eps": None,
     "eta": None,
-    "steps": 10_000,
+    "steps": 10_000,  # or "inf" (float inf accepted): train(steps=np.inf), the certified limit
     "tol": None,
     "engine": "dual",
     "loss_name": "square",  # train's loss= ("square" or "logistic")
@@ -135,6 +137,14 @@ def default_signs(m: int) -> List[float]:
     return [1.0] * p + [-1.0] * (m - p)
 
 
+def _is_inf(v) -> bool:
+    """``steps = inf`` as a configuration value: float inf or the string "inf" (JSON and TOML
+    have no infinity). It is kept as the string "inf", so the key stays plain JSON."""
+    if isinstance(v, str):
+        return v == "inf"
+    return isinstance(v, (float, np.floating)) and v == np.inf
+
+
 def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str, Any]:
     """Validates a configuration and fills in defaults (m and signs made consistent)."""
     if not isinstance(cfg, Mapping):
@@ -144,10 +154,11 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
         raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
     out = dict(DEFAULTS)
     for k, v in cfg.items():
-        out[k] = _plain(v, f"{where}[{k!r}]")
+        out[k] = "inf" if k == "steps" and _is_inf(v) else _plain(v, f"{where}[{k!r}]")
     out["n"] = check_int(out["n"], f"{where}['n']", minimum=1)
     out["d"] = check_int(out["d"], f"{where}['d']", minimum=1)
-    out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
+    if out["steps"] != "inf":
+        out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
     for k in ("use_gram", "minnorm", "gram_stats"):
         if not isinstance(out[k], bool):
             raise TypeError(f"{where}[{k!r}] must be a bool, got {type(out[k]).__name__}")
