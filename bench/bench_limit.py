@@ -6,8 +6,8 @@ On the Figure 4 setting (n = 10, d = 2000, m = 2, all-positive init), per proble
 
 - ``train(steps=np.inf)`` against ``train(steps=10**6, tol=0)`` at the default step and at
   eta / 50: time ratio, whether the limit is certified, its relative distance to the
-  10^6-step run and to a run stopped at 2 * (steps the certificate needed) + 5000 (converged,
-  before the plain run's beta and alpha drift apart);
+  10^6-step run and to a run stopped at 2 * (steps the certificate needed) + 5000 (converged;
+  the engines resynchronise beta from alpha, so the two references agree: docs/math.md §14);
 - ``relucore.flow`` to t = inf (from the Gram matrix, so forming K is not counted): time per
   problem, number of events, status.
 """

@@ -39,6 +39,8 @@ void bind_defaults(py::module_& m) {
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
     constant(cls, "limit_max_steps", d::limit_max_steps,
              "GD step budget of train(steps=inf) while certifying the limit.");
+    constant(cls, "resync_every", d::resync_every,
+             "The dual engine recomputes beta from alpha every resync_every steps (0: never).");
     constant(cls, "flow_max_events", d::flow_max_events, "Events relucore.flow follows at most.");
     constant(cls, "record", d::record, "Keep every record-th state in the history (0: none).");
     constant(cls, "leaky_slope", d::leaky_slope, "gamma of the leaky ReLU max(u, gamma u).");

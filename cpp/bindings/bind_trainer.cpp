@@ -133,6 +133,18 @@ static void bind_trainer_construction_and_step(py::class_<DualTrainer>& cls) {
             py::arg("steps_taken"), py::arg("mask").noconvert(), py::arg("stable_step"),
             "Restores the step count and the activation-pattern tracker of a checkpoint.")
         .def(
+            "set_reference",
+            [](DualTrainer& t, const CArray<double>& alpha_ref, const CArray<double>& beta_ref) {
+                const DualGD& e = t.engine();
+                require_shape(alpha_ref, "alpha_ref", {e.n_neurons(), e.n_samples()});
+                require_shape(beta_ref, "beta_ref", {e.n_neurons(), e.n_samples()});
+                t.engine().set_reference(ConstMatrixMap(alpha_ref.data(), e.n_neurons(), e.n_samples()),
+                                         ConstMatrixMap(beta_ref.data(), e.n_neurons(), e.n_samples()));
+            },
+            py::arg("alpha_ref").noconvert(), py::arg("beta_ref").noconvert(),
+            "Sets the state beta is resynchronised from, beta = beta_ref + K (alpha - alpha_ref) (m, n each): "
+            "the original start when resuming a checkpoint.")
+        .def(
             "step",
             [](DualTrainer& t, std::int64_t k) {
                 if (k < 0) throw py::value_error("k must be >= 0");

@@ -72,6 +72,8 @@ TEST_CASE("DualGD::step and run allocate nothing") {
         DualGD gd(p.K, p.y, dual_start(outer, RowMatrix::Zero(4, 24), beta0), settings_for(0.2, 200, spec));
         CHECK(allocations_during([&] { gd.step(100); }) == 0);
         CHECK(gd.steps_taken() == 100);
+        // The resynchronisation of beta from alpha (every defaults::resync_every steps).
+        CHECK(allocations_during([&] { gd.resync(); }) == 0);
         // Recording into caller-owned buffers, a callback and the stopping rules: still nothing.
         std::vector<double> loss(history_capacity(200, 10));
         std::vector<double> beta(loss.size() * 4 * 24);
@@ -103,6 +105,7 @@ TEST_CASE("DenseGD::step allocates nothing") {
     DenseGD gd(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(2, 16)), settings_for(0.2, 50));
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
+    CHECK(allocations_during([&] { gd.resync(); }) == 0);
 }
 
 RELUCORE_TEST_MAIN

@@ -333,6 +333,10 @@ class DualTrainer:
         """
         Replaces the labels (n,) and re-evaluates the state.
         """
+    def set_reference(self, alpha_ref: numpy.typing.NDArray[numpy.float64], beta_ref: numpy.typing.NDArray[numpy.float64]) -> None:
+        """
+        Sets the state beta is resynchronised from, beta = beta_ref + K (alpha - alpha_ref) (m, n each): the original start when resuming a checkpoint.
+        """
     def step(self, k: typing.SupportsInt | typing.SupportsIndex = 1) -> int:
         """
         Takes k GD steps with the GIL released (Ctrl-C stops after the current step).
@@ -674,6 +678,11 @@ class Defaults:
     def record(self) -> int:
         """
         Keep every record-th state in the history (0: none).
+        """
+    @property
+    def resync_every(self) -> int:
+        """
+        The dual engine recomputes beta from alpha every resync_every steps (0: never).
         """
     @property
     def steps(self) -> int:

@@ -232,7 +232,24 @@ def test_step_size_quick_claims():
     ratio = g_o / eta
     assert ratio.max() / ratio.min() < 3  # gap / eta bounded over 2.7 decades of eta
     assert g_n[0] > 2 * g_o[0] and res.data["floor"] > 0
+    # Against the exact flow limit: on orthogonal data it is W*, so both distances agree.
+    for name in ("orthogonal_flow_limit_is_min_norm", "gd_limit_to_flow_limit_proportional_to_eta"):
+        assert c[name].passed, c[name]
+    np.testing.assert_allclose(res.data["gaps_to_flow_orthogonal"], res.data["gaps_orthogonal"], rtol=1e-6)
     assert res.figure is not None
+
+
+def test_step_size_flow_limit_is_a_rest_point_near_small_step_gd():
+    """The flow limits the floor is measured from, against an independent check: GD at a
+    10x smaller step than the smallest of the experiment lands 10x closer."""
+    rng = np.random.default_rng(4)
+    K, y = step_size._step_size_data(rng, 2, 8, 400, orthogonal=False)
+    flow_alpha, ok = step_size._flow_limits(K, y)
+    assert ok.all()
+    gaps = [
+        step_size._gaps_to(step_size._gd_limits(K, y, [e], conv_steps=40)[0], flow_alpha, K)[:, 0] for e in (1e-2, 1e-3)
+    ]
+    assert np.all(gaps[1] < gaps[0] / 5)
 
 
 def test_convergence_probability_quick_claims():

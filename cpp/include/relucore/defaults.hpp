@@ -42,6 +42,10 @@ constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to
 /// certify that the activation pattern is frozen (docs/math.md, certified limits).
 constexpr std::int64_t limit_max_steps = 10000000;
+/// The dual engine (DualGD) recomputes beta = beta_start + K (alpha - alpha_start) from
+/// alpha every resync_every steps, so that beta and K alpha do not drift apart by rounding
+/// over long runs (docs/math.md, resynchronisation); 0 never.
+constexpr std::int64_t resync_every = 1024;
 /// Events relucore.flow follows at most before it stops with status "max_events".
 constexpr std::int64_t flow_max_events = 10000;
 /// Keep every record-th state in the history (0: none).

@@ -3,7 +3,8 @@
 ``step-size``: 2-ReLU model, positive init, on orthogonal inputs (where gradient
 flow reaches the minimum-norm solution, Boursier et al. 2022, and the gap of GD
 is proportional to the step) and on near-orthogonal inputs (where the gap levels
-off at a floor).
+off at a floor). The floor is the gap of the exact gradient-flow limit
+(:func:`relucore.flow`, docs/math.md §13), and the GD limits are measured against it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from relucore.experiments._base import Claim, ExperimentResult, register
 from relucore.experiments._common import optional_figure, power_law, progress_bar
 from relucore.gd.train import train
+from relucore.theory.flow import flow
 
 __all__ = ["step_size", "orthogonal_minnorm", "minnorm_alpha"]
 
@@ -113,6 +115,17 @@ def _gd_gaps(K, y, alpha_star, eta_units, *, conv_steps: float, eps=None):
     (the positive init and W* lie in the data span, so K is all that is needed).
     Returns gaps (trials, len(eta_units)) and the fraction of runs that converged.
     """
+    alpha, conv = _gd_limits(K, y, eta_units, conv_steps=conv_steps, eps=eps)
+    return _gaps_to(alpha, alpha_star, K), conv
+
+
+def _gaps_to(alpha, alpha_ref, K) -> np.ndarray:
+    """``||W - W_ref||`` (trials, E) of GD limits alpha (trials, E, 2, n) against one reference per trial."""
+    return _gap(alpha, alpha_ref[:, None], K[:, None])
+
+
+def _gd_limits(K, y, eta_units, *, conv_steps: float, eps=None):
+    """The GD runs of :func:`_gd_gaps`: alpha (trials, E, 2, n) and the fraction converged."""
     trials, n = y.shape
     E = len(eta_units)
     mu1 = np.linalg.eigvalsh(K)[:, -1]
@@ -122,8 +135,23 @@ def _gd_gaps(K, y, alpha_star, eta_units, *, conv_steps: float, eps=None):
     etaB = np.tile(np.asarray(eta_units, dtype=float), trials) * np.repeat(1.0 / mu1, E)
     steps = int(np.ceil(conv_steps * np.max(mu1 / mun) / np.min(eta_units)))
     res = train(None, yB, gram=KB, signs=(1.0, -1.0), init="positive", eps=eps, eta=etaB, steps=steps)
-    gaps = _gap(res.alpha, np.repeat(alpha_star, E, axis=0), KB).reshape(trials, E)
-    return gaps, float(np.mean(res.stationary))
+    return res.alpha.reshape(trials, E, 2, n), float(np.mean(res.stationary))
+
+
+def _flow_limits(K, y, eps=None):
+    """The exact gradient-flow limits (trials, 2, n) from the positive init, and which are certified.
+
+    ``eps``: one positive-init offset per trial, or None for train's default (y_min / 20).
+    A flow that stops before its limit (status ``stuck`` or ``max_events``) gives NaN.
+    """
+    runs = [
+        flow(None, y[b], gram=K[b], signs=(1.0, -1.0), init="positive", eps=None if eps is None else float(eps[b]))
+        for b in range(y.shape[0])
+    ]
+    ok = np.array([r.status == "limit" and r.certificate is not None and bool(r.certificate.holds) for r in runs])
+    alpha = np.stack([r.alpha for r in runs])
+    alpha[~ok] = np.nan
+    return alpha, ok
 
 
 def _fit_floor(eta, gap, p=1.0):
@@ -133,23 +161,20 @@ def _fit_floor(eta, gap, p=1.0):
     return float(coef[0]), float(coef[1])
 
 
-def _floor_estimate(rng, trials, n, d, floor_etas, conv_steps, eps_frac=None):
-    """Gradient-flow-limit gap on near-orthogonal data: gaps at two small steps, extrapolated to eta = 0.
+def _floor_estimate(rng, trials, n, d, eps_frac=None):
+    """Gradient-flow-limit gap on near-orthogonal data: ``||W_flow - W*||`` of the exact flow limit.
 
     ``eps_frac``: positive-init offset as a fraction of y_min (default: train's y_min/20).
+    The floor is the mean over the problems whose flow limit is certified. Returns (floor,
+    its spread, mean ||W*||, which flow limits are certified, own-sign fraction).
     """
     K, y = _step_size_data(rng, trials, n, d, orthogonal=False)
     astar = np.stack([minnorm_alpha(K[b], y[b])[0] for b in range(trials)])
-    eps = None
-    if eps_frac is not None:
-        e = eps_frac * np.abs(y).min(axis=1)
-        eps = np.broadcast_to(np.repeat(e, len(floor_etas))[:, None, None], (trials * len(floor_etas), 2, n)).copy()
-    gaps, conv = _gd_gaps(K, y, astar, floor_etas, conv_steps=conv_steps, eps=eps)
-    g = gaps.mean(axis=0)
-    e1, e2 = floor_etas
-    floor = g[0] - e1 * (g[1] - g[0]) / (e2 - e1)
+    eps = None if eps_frac is None else eps_frac * np.abs(y).min(axis=1)
+    aflow, ok = _flow_limits(K, y, eps)
+    gaps = _gap(aflow[ok], astar[ok], K[ok])
     wstar = float(np.mean(np.sqrt(np.einsum("bkn,bnj,bkj->b", astar, K, astar))))
-    return max(floor, 0.0), float(g[0]), wstar, conv, _own_sign_fraction(K, y, astar)
+    return float(gaps.mean()), float(gaps.std()), wstar, ok, _own_sign_fraction(K, y, astar)
 
 
 def _own_sign_fraction(K, y, astar) -> float:
@@ -174,7 +199,6 @@ def step_size(
     n_grid: Sequence[int] = (5, 10, 20, 40),
     d_grid: Sequence[int] = (500, 1000, 2000, 4000, 8000),
     eps_grid: Sequence[float] = (0.05, 0.015, 0.005),
-    floor_etas: Sequence[float] = (1e-4, 2e-4),
     conv_steps: float = 40.0,
     quick: bool = False,
     seed: int = 0,
@@ -195,9 +219,13 @@ def step_size(
     * Near-orthogonal Gaussian inputs: the gap falls with eta but levels off at a
       floor, the gradient-flow gap caused by the cross-interactions ``x_i^T x_j``
       (the wrong neuron's frozen predictions keep moving through them). The floor
-      is extrapolated to eta -> 0 from two small steps, and its scaling with n, d
+      is the gap of the exact gradient-flow limit (:func:`relucore.flow`, no step
+      size), and its scaling with n, d
       and the init offset ``eps`` (``eps_grid``, fractions of y_min) is fitted as a
       power law. This scaling goes beyond the papers.
+
+    Every GD limit is also measured against the exact flow limit of its problem: that
+    distance falls in proportion to eta on both kinds of data.
 
     W* on near-orthogonal data comes from :func:`minnorm_alpha` (the exact search
     of ``relucore.minnorm``). The table's ``own_sign_fraction`` says how often W*
@@ -209,7 +237,6 @@ def step_size(
         n, d, trials = 10, 500, 3
         eta_units = tuple(np.geomspace(1e-3, 0.5, 7))
         n_grid, d_grid, eps_grid = (5, 10, 20), (250, 1000, 4000), (0.05, 0.005)
-        floor_etas = (1e-3, 2e-3)
     eta_units = np.asarray(eta_units, dtype=float)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
@@ -217,7 +244,7 @@ def step_size(
     bar.set_postfix_str("gap against eta")
     g = _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps)
     bar.update()
-    fl = _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps, bar)
+    fl = _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, bar)
     bar.close()
     elapsed = time.perf_counter() - t0
     table = _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid)
@@ -232,7 +259,6 @@ def step_size(
         n_grid=n_grid,
         d_grid=d_grid,
         eps_grid=eps_grid,
-        floor_etas=floor_etas,
         conv_steps=conv_steps,
         seed=seed,
         quick=quick,
@@ -248,6 +274,9 @@ def step_size(
             "gaps_orthogonal": g["gaps_o"],
             "gaps_near_orthogonal": g["gaps_n"],
             "floor": g["floor_n"],
+            "floor_fit": g["floor_fit"],
+            "gaps_to_flow_orthogonal": g["to_flow_o"],
+            "gaps_to_flow_near_orthogonal": g["to_flow_n"],
             "slope_orthogonal": g["slope_o"],
             "floor_exponent_n": fl["p_n"],
             "floor_exponent_d": fl["p_d"],
@@ -258,19 +287,37 @@ def step_size(
 
 
 def _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps) -> dict:
-    """Gaps against eta on orthogonal and near-orthogonal data, and the fits of their shapes."""
+    """Gaps against eta on orthogonal and near-orthogonal data, to W* and to the exact flow
+    limit, and the fits of their shapes."""
     K_o, y_o = _step_size_data(rng, trials, n, d, orthogonal=True)
     astar_o = orthogonal_minnorm(K_o, y_o)
-    gaps_o, conv_o = _gd_gaps(K_o, y_o, astar_o, eta_units, conv_steps=conv_steps)
+    flow_o, cert_o = _flow_limits(K_o, y_o)
+    alpha_o, conv_o = _gd_limits(K_o, y_o, eta_units, conv_steps=conv_steps)
+    gaps_o, to_flow_o = _gaps_to(alpha_o, astar_o, K_o), _gaps_to(alpha_o, flow_o, K_o)
     K_n, y_n = _step_size_data(rng, trials, n, d, orthogonal=False)
     sols = [minnorm_alpha(K_n[b], y_n[b]) for b in range(trials)]
     astar_n = np.stack([s[0] for s in sols])
-    gaps_n, conv_n = _gd_gaps(K_n, y_n, astar_n, eta_units, conv_steps=conv_steps)
+    flow_n, cert_n = _flow_limits(K_n, y_n)
+    alpha_n, conv_n = _gd_limits(K_n, y_n, eta_units, conv_steps=conv_steps)
+    gaps_n, to_flow_n = _gaps_to(alpha_n, astar_n, K_n), _gaps_to(alpha_n, flow_n, K_n)
     g_o, g_n = gaps_o.mean(axis=0), gaps_n.mean(axis=0)
     slope_o, _ = power_law(eta_units, g_o)
-    # The eta-driven part of the near-orthogonal gap behaves as on orthogonal data: fit floor + c eta^p.
-    floor_n, c_n = _fit_floor(eta_units, g_n, slope_o)
+    # The floor is the exact flow limit's gap; the eta-driven part behaves as on orthogonal data:
+    # floor + c eta^p with c fitted (and, for comparison, the floor fitted too).
+    floor_n = float(np.nanmean(_gap(flow_n, astar_n, K_n)))
+    floor_fit, _ = _fit_floor(eta_units, g_n, slope_o)
+    e = eta_units**slope_o
+    c_n = float(np.sum(e / g_n * (1 - floor_n / g_n)) / np.sum(e**2 / g_n**2))
     return dict(
+        to_flow_o=to_flow_o,
+        to_flow_n=to_flow_n,
+        slope_to_flow_o=power_law(eta_units, np.nanmean(to_flow_o, axis=0))[0],
+        slope_to_flow_n=power_law(eta_units, np.nanmean(to_flow_n, axis=0))[0],
+        flow_gap_o=float(
+            np.nanmax(_gap(flow_o, astar_o, K_o) / np.sqrt(np.einsum("bkn,bnj,bkj->b", astar_o, K_o, astar_o)))
+        ),
+        flow_certified=np.concatenate([cert_o, cert_n]),
+        floor_fit=floor_fit,
         gaps_o=gaps_o,
         gaps_n=gaps_n,
         g_o=g_o,
@@ -294,7 +341,7 @@ def _local_exponents(x, fl):
     return np.diff(np.log(f)) / np.diff(np.log(np.asarray(x, float)))
 
 
-def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv_steps, bar=None) -> dict:
+def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, bar=None) -> dict:
     """Floors over n at fixed d, over d at fixed n and over the init offset, with power-law fits.
 
     ``bar`` (a progress bar) advances by one per floor estimate.
@@ -303,7 +350,7 @@ def _floor_scaling(rng, trials, n, d, n_grid, d_grid, eps_grid, floor_etas, conv
     def estimate(nn, dd, eps_frac=None):
         if bar is not None:
             bar.set_postfix_str(f"floor at n={nn}, d={dd}" + ("" if eps_frac is None else f", eps={eps_frac:g} y_min"))
-        out = _floor_estimate(rng, trials, nn, dd, floor_etas, conv_steps, eps_frac=eps_frac)
+        out = _floor_estimate(rng, trials, nn, dd, eps_frac=eps_frac)
         if bar is not None:
             bar.update()
         return out
@@ -342,6 +389,8 @@ def _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid):
                 "gap_orthogonal_std": float(g["gaps_o"][:, j].std()),
                 "gap_near_orthogonal": float(g["g_n"][j]),
                 "gap_near_orthogonal_std": float(g["gaps_n"][:, j].std()),
+                "gap_to_flow_orthogonal": float(np.nanmean(g["to_flow_o"][:, j])),
+                "gap_to_flow_near_orthogonal": float(np.nanmean(g["to_flow_n"][:, j])),
             }
         )
     floors = [("floor_vs_n", {"n": nn, "d": d}, f) for nn, f in zip(n_grid, fl["floors_n"])]
@@ -357,7 +406,9 @@ def _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid):
 def _step_size_claims(eta_units, g, fl, n, d):
     g_o, g_n, slope_o, local_slope_n = g["g_o"], g["g_n"], g["slope_o"], g["local_slope_n"]
     floor_n, p_n, p_d = g["floor_n"], fl["p_n"], fl["p_d"]
-    conv = min(g["conv_o"], g["conv_n"], *[f[3] for f in fl["floors_n"] + fl["floors_d"] + fl["floors_eps"]])
+    conv = min(g["conv_o"], g["conv_n"])
+    estimates = [f[3] for f in fl["floors_n"] + fl["floors_d"] + fl["floors_eps"]]
+    certified = np.concatenate([g["flow_certified"], *estimates])
     return [
         Claim(
             "orthogonal_gap_proportional_to_eta",
@@ -368,7 +419,8 @@ def _step_size_claims(eta_units, g, fl, n, d):
         Claim(
             "near_orthogonal_gap_levels_off",
             "near-orthogonal inputs: gap falls with eta, then levels off at a floor (slope at the small-eta end << 1)",
-            f"slope at small eta {local_slope_n:.3f} (orthogonal: {g['local_slope_o']:.3f}); fitted floor {floor_n:.3g}, "
+            f"slope at small eta {local_slope_n:.3f} (orthogonal: {g['local_slope_o']:.3f}); exact flow-limit floor "
+            f"{floor_n:.3g} (floor + c eta^p fitted to the GD gaps: {g['floor_fit']:.3g}), "
             f"gap at eta*mu1={eta_units[0]:.2g}: {g_n[0]:.3g} vs orthogonal {g_o[0]:.3g}; "
             f"W* of own-sign partition in {g['own_n']:.0%} of trials",
             bool(local_slope_n < 0.4 and floor_n > 0 and g_n[0] > 2 * g_o[0] and g_n[-1] > 3 * g_n[0]),
@@ -384,7 +436,30 @@ def _step_size_claims(eta_units, g, fl, n, d):
             bool(p_n > 0 and p_d < 0),
         ),
         Claim(
+            "orthogonal_flow_limit_is_min_norm",
+            "orthogonal inputs: the exact gradient-flow limit is the minimum-norm solution (Boursier et al. 2022)",
+            f"max ||W_flow - W*|| / ||W*|| = {g['flow_gap_o']:.1e} (closed form of W*)",
+            bool(g["flow_gap_o"] < 1e-10),
+        ),
+        Claim(
+            "gd_limit_to_flow_limit_proportional_to_eta",
+            "the GD limit approaches the exact gradient-flow limit in proportion to eta, on both kinds of data",
+            f"log-log slope of ||W_GD - W_flow|| against eta: orthogonal {g['slope_to_flow_o']:.3f}, "
+            f"near-orthogonal {g['slope_to_flow_n']:.3f}",
+            bool(abs(g["slope_to_flow_o"] - 1) < 0.15 and abs(g["slope_to_flow_n"] - 1) < 0.3),
+        ),
+        Claim(
             "runs_converged", "every GD run reached the gradient tolerance", f"{conv:.0%} converged", bool(conv == 1.0)
+        ),
+        Claim(
+            "flow_limits_certified",
+            "the exact flow reaches a certified limit on at least 3/4 of all problems and at least half of each set "
+            "of them (the others stop early, status stuck or max_events, and are left out of the floors and of the "
+            "distances to the flow limit)",
+            f"{int(certified.sum())} of {certified.size} flow limits certified; gap against eta: "
+            f"{int(g['flow_certified'].sum())} of {g['flow_certified'].size}; fewest in one floor estimate: "
+            f"{min(int(e.sum()) for e in estimates)} of {len(estimates[0])}",
+            bool(certified.mean() >= 0.75 and all(e.mean() >= 0.5 for e in [g["flow_certified"], *estimates])),
         ),
     ]
 
@@ -399,13 +474,20 @@ def _step_size_figure(eta_units, g, fl, n, d, trials, n_grid, d_grid):
     plot_step_size_gap(
         eta_units, g["gaps_o"], g["gaps_n"], ax=axes[0], slope=g["c_o"], floor=(g["floor_n"], g["c_n"], g["slope_o"])
     )
+    for gaps, color, label in ((g["to_flow_o"], "C0", "orthogonal"), (g["to_flow_n"], "C3", "near-orthogonal")):
+        axes[0].plot(
+            eta_units, np.nanmean(gaps, axis=0), ls="--", lw=0.8, color=color, label=f"‖W_GD − W_flow‖, {label}"
+        )
+    axes[0].legend(fontsize=6)
     plot_floor_scaling(
         n_grid, [f[0] for f in fl["floors_n"]], d_grid, [f[0] for f in fl["floors_d"]], ax=axes[1], fixed_d=d, fixed_n=n
     )
     axes[0].set_title(f"2-ReLU, positive init, square loss: n={n}, d={d}, {trials} trials", fontsize=9)
     axes[1].set_title(
-        "floor = gradient-flow gap on near-orthogonal data\n(beyond the papers: extrapolated to η→0, power-law fits)",
+        "floor = exact gradient-flow gap on near-orthogonal data\n(beyond the papers: relucore.flow, power-law fits)",
         fontsize=9,
     )
-    fig.suptitle("‖W_GD − W*‖ against the step size (W*: " + g["source"] + ")", fontsize=9)
+    fig.suptitle(
+        "‖W_GD − W*‖ against the step size (W*: " + g["source"] + "; W_flow: exact gradient-flow limit)", fontsize=9
+    )
     return fig

@@ -490,6 +490,8 @@ class Trainer:
         engine = _core.DualTrainer(arr["K"], arr["y"], arr["signs"], arr["alpha"], arr["beta"], settings)
         mask = np.ascontiguousarray(state["mask"], dtype=np.uint8)
         engine.restore(int(state["steps_taken"]), mask, int(state["stable_step"]))
+        # beta is resynchronised from the original start, as in the uninterrupted run
+        engine.set_reference(arr["alpha0"], arr["beta0"])
         self._engine = engine
         self._X = None if state["X"] is None else np.ascontiguousarray(state["X"], dtype=np.float64)
         self._W0 = None if state["W0"] is None else np.ascontiguousarray(state["W0"], dtype=np.float64)

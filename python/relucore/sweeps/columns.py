@@ -49,6 +49,7 @@ MINNORM = "minnorm"  # relucore.minnorm and relucore.limit_gap, in Python
 GRAM_STATS = "gram_stats"  # one batched relucore.gram_stats call (relucore.sweeps.gram_columns)
 CORE = "core"  # the _core.sweep_gram_batch output of the same name
 MESSAGE = "message"  # the exception of a failed trial
+LIMIT = "limit"  # the certificate of train(steps=np.inf) (steps = inf in the configuration)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,28 @@ MEASURED: Tuple[Column, ...] = (
         "neuron when no example has a label it must leave inactive (n_- = 0 for s = +1: undefined)",
         MINNORM,
         CORE,
+    ),
+    Column(
+        "limit_holds",
+        "i",
+        "steps = inf: 1 when the limit is certified (the activation pattern proved frozen, docs/math.md "
+        "§13), 0 when not (the state where the run stopped); -1 for a finite step budget",
+        LIMIT,
+        LIMIT,
+    ),
+    Column(
+        "limit_step",
+        "i",
+        "steps = inf: the GD step from which the pattern is proved frozen (certificate.step); -1 otherwise",
+        LIMIT,
+        LIMIT,
+    ),
+    Column(
+        "limit_margin",
+        "f",
+        "steps = inf: the certificate's smallest margin (> 0 when it holds); NaN otherwise",
+        LIMIT,
+        LIMIT,
     ),
 ) + tuple(
     Column(f"gram_{f}", "f", m + " (NaN with gram_stats=False)", GRAM_STATS, GRAM_STATS)

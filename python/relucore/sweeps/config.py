@@ -57,7 +57,9 @@ FORMAT_CHANGES = {
     "the default engine is 'auto' (format 1: 'dual'), which changes every default configuration's key and so its "
     "draws; non-default inits are set up by the C++ prepare step (last bits of those runs); "
     "the key 'loss_name' is 'loss' (the table column keeps the name 'loss_name'), and the keys 'train_outer', "
-    "'output_scale' and 'bias' are new, so every configuration has a new key and new seeds",
+    "'output_scale' and 'bias' are new, so every configuration has a new key and new seeds; "
+    "long runs resynchronise beta from alpha every 1024 steps, which changes the last bits of runs longer than "
+    "that; the limit_holds, limit_step and limit_margin columns",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -75,7 +77,7 @@ DEFAULTS: Dict[str, Any] = {
     "init_scale": None,
     "eps": None,
     "eta": None,
-    "steps": 10_000,
+    "steps": 10_000,  # or "inf" (float inf accepted): train(steps=np.inf), the certified limit
     "tol": None,
     "engine": "auto",
     "loss": "square",  # train's loss= ("square" or "logistic"); table column "loss_name"
@@ -182,6 +184,14 @@ def default_signs(m: int) -> List[float]:
     return [1.0] * p + [-1.0] * (m - p)
 
 
+def _is_inf(v) -> bool:
+    """``steps = inf`` as a configuration value: float inf or the string "inf" (JSON and TOML
+    have no infinity). It is kept as the string "inf", so the key stays plain JSON."""
+    if isinstance(v, str):
+        return v == "inf"
+    return isinstance(v, (float, np.floating)) and v == np.inf
+
+
 def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str, Any]:
     """Validates a configuration and fills in defaults (m and signs made consistent)."""
     if not isinstance(cfg, Mapping):
@@ -193,10 +203,11 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
         raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
     out = dict(DEFAULTS)
     for k, v in cfg.items():
-        out[k] = _plain(v, f"{where}[{k!r}]")
+        out[k] = "inf" if k == "steps" and _is_inf(v) else _plain(v, f"{where}[{k!r}]")
     out["n"] = check_int(out["n"], f"{where}['n']", minimum=1)
     out["d"] = check_int(out["d"], f"{where}['d']", minimum=1)
-    out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
+    if out["steps"] != "inf":
+        out["steps"] = check_int(out["steps"], f"{where}['steps']", minimum=0)
     for k in ("use_gram", "minnorm", "gram_stats", "train_outer", "bias"):
         if not isinstance(out[k], bool):
             raise TypeError(f"{where}[{k!r}] must be a bool, got {type(out[k]).__name__}")

@@ -30,7 +30,7 @@ import numpy as np
 
 from relucore import _core
 from relucore.gd.results import status_name
-from relucore.sweeps.columns import CORE, COVARIANCE, MEASURED, missing_values
+from relucore.sweeps.columns import CORE, COVARIANCE, LIMIT, MEASURED, missing_values
 from relucore.sweeps.config import engine_of, sampler_option
 from relucore.sweeps.gram_columns import gram_arrays, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
@@ -80,6 +80,7 @@ def fast_trials_ok(cfg: Dict[str, Any], measure) -> bool:
         and cfg["loss"] == "square"
         and not (cfg["train_outer"] or cfg["bias"] or cfg["output_scale"] != 1.0)
         and cfg["activation"] == "relu"
+        and cfg["steps"] != "inf"
         and all(_scalar_or_none(cfg[k]) for k in ("eps", "eta", "tol"))
         and (cfg["eps"] is None or cfg["eps"] > 0)
         and (cfg["eta"] is None or cfg["eta"] > 0)
@@ -155,6 +156,8 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             cols[c.name] = out[c.name]  # gap, gap_normalised: NaN from C++ when minnorm is off
         elif c.fast == COVARIANCE:
             cols[c.name] = np.full(B, float(sp.norm1))
+        elif c.fast == LIMIT:  # the fast path runs finite step budgets only
+            cols[c.name] = np.full(B, c.missing)
     gram = no_gram_arrays(B)
     if cfg["gram_stats"] and ok.any():
         idx = np.flatnonzero(ok)

@@ -45,6 +45,8 @@ def _config_kind(key: str, cells: Sequence[Any]) -> str:
     kind = CONFIG_KINDS[key]
     if kind == "f" and any(isinstance(v, str) for v in cells):
         return "U"  # a list-valued setting (as JSON text), e.g. per-example eps
+    if key == "steps" and "inf" in cells:
+        return "f"  # steps = inf (the certified limit) as float inf
     if kind in ("i", "b") and _kind(cells) != kind:
         return _kind(cells)  # not reached for normalised configurations; never lose a value
     return kind

@@ -18,12 +18,14 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from relucore import _core
+from relucore._validation import check_n_threads
 from relucore.gd import inits as _init
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
+from relucore.gd.limit import check_limit_settings, refuse_two_layer, train_to_limit
 from relucore.gd.prepare import prepare, prepare_start
 from relucore.gd.results import status_name
 from relucore.gd.train import run_prepared
-from relucore.sweeps.columns import TRAIN, columns_from, missing_values
+from relucore.sweeps.columns import LIMIT, TRAIN, columns_from, missing_values
 from relucore.sweeps.config import SAMPLER_KEYS, engine_of, sampler_option, trial_seed
 from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
@@ -69,6 +71,7 @@ def _unbatch(res, b: int):
         pattern_stable_step=int(res.pattern_stable_step[b]),
         history=None,
         tol=float(res.tol[b]),
+        **({"certificate": res.certificate[b]} if getattr(res, "certificate", None) is not None else {}),
     )
 
 
@@ -219,10 +222,22 @@ def _train(cfg, task, inits, X, y, K):
                 None, p.K[b : b + 1], p.signs, z, None, *_GAUSSIAN_GRAM, None, False, p.loss, 1, "gaussian"
             )
             p.beta0[b], p.alpha0[b] = beta0[0], alpha0[0]
+    if cfg["steps"] == "inf":
+        refuse_two_layer("steps=inf", cfg["train_outer"], cfg["output_scale"], cfg["bias"])
+        check_limit_settings(cfg["loss"], cfg["activation"], cfg["engine"])
+        return p, train_to_limit(p, check_n_threads(task["n_threads"] or None))
     res = run_prepared(
         p, steps=cfg["steps"], record=0, n_threads=task["n_threads"], engine=p.engine, on_divergence="status"
     )
     return p, res
+
+
+def _limit_columns(res_b) -> Dict[str, Any]:
+    """The certificate of a steps = inf run (relucore.gd.limit.Certificate), or the missing values."""
+    cert = getattr(res_b, "certificate", None)
+    if cert is None:
+        return {c.name: c.missing for c in columns_from(LIMIT)}
+    return dict(limit_holds=int(bool(cert.holds)), limit_step=int(cert.step), limit_margin=float(cert.margin))
 
 
 def _trial_row(cfg, t: int, data, res_b, K1, y1, gram, measure, dual_only: bool) -> Dict[str, Any]:
@@ -239,6 +254,7 @@ def _trial_row(cfg, t: int, data, res_b, K1, y1, gram, measure, dual_only: bool)
     row.update({"n_pos": int(np.sum(yb > 0)), "n_neg": int(np.sum(yb <= 0)), "norm1": norm1})
     row.update(gram if gram is not None else gram_rows(data.spectrum, K1, y1)[0])
     row.update(_gap_columns(cfg, data, K1[0], yb, res_b, norm1))
+    row.update(_limit_columns(res_b))
     row["status"] = status_name(res_b.status)
     row["error"] = ""
     if measure is not None:

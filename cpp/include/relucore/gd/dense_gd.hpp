@@ -8,11 +8,13 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -90,14 +92,36 @@ public:
         W_ += d_W_;
         alpha_ += d_alpha_;
         apply_outer();
-        compute_beta();
         ++steps_;
+        if (resync_every_ > 0 && steps_ % resync_every_ == 0) resync();
+        compute_beta();
         pattern_.update(beta_, steps_);
         evaluated_ = false;
     }
 
     /// m x d weights (a reference into the engine: no copy).
     const RowMatrix& W() const { return W_; }
+
+    /// Sets W = W_start + (alpha - alpha_start) X, so that alpha stays the data-span
+    /// coordinates of W - W_start to rounding however many steps are taken (W and alpha
+    /// are accumulated separately and drift apart otherwise). apply() calls it after every
+    /// step whose number is a multiple of resync_every() (docs/math.md,
+    /// resynchronisation); beta = X W follows at the next compute. Allocation-free.
+    void resync() {
+        for (Index k = 0; k < W_.rows(); ++k) {
+            resync_diff_ = alpha_.row(k) - alpha_ref_.row(k);
+            W_.row(k).noalias() = resync_diff_ * X_;
+            W_.row(k) += W_ref_.row(k);
+        }
+    }
+
+    /// Steps between two resync() calls (defaults::resync_every; 0: never).
+    std::int64_t resync_every() const { return resync_every_; }
+    /// @throws std::invalid_argument if every < 0
+    void set_resync_every(std::int64_t every) {
+        if (every < 0) throw std::invalid_argument("resync_every must be >= 0");
+        resync_every_ = every;
+    }
 
 private:
     /// ||d_W|| / eta; when the sum of squares under- or overflows (X far from
@@ -122,6 +146,9 @@ private:
         require_labels(y.size(), n);
         if (W_.rows() != m || W_.cols() != d) throw std::invalid_argument("W0 must be m x d");
         d_W_.resize(m, d);
+        W_ref_ = W_;
+        alpha_ref_ = alpha_;
+        resync_diff_.resize(n);
         compute_beta();
         start();
     }
@@ -141,6 +168,9 @@ private:
     ConstMatrixRef X_;
     RowMatrix W_;
     RowMatrix d_W_;
+    RowMatrix W_ref_, alpha_ref_;  // resync(): W = W_ref_ + (alpha - alpha_ref_) X
+    Eigen::Matrix<Scalar, 1, Eigen::Dynamic> resync_diff_;
+    std::int64_t resync_every_ = defaults::resync_every;
 };
 
 }  // namespace relucore

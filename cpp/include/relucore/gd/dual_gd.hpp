@@ -241,6 +241,7 @@ public:
         }
         apply_outer();
         ++steps_;
+        if (resync_due()) resync();
         pattern_.update(beta_, steps_);
         evaluated_ = false;
     }
@@ -249,7 +250,8 @@ public:
     /// checks), fused into one pass for the square loss and the ReLU.
     void advance() {
         const ModelSpec& spec = settings_.model;
-        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
+        if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer &&
+            !resync_due(steps_ + 1)) {
             (this->*advance_relu_square_)();
         } else {
             apply();
@@ -260,7 +262,51 @@ public:
     /// The n x n Gram matrix the engine steps with.
     const ConstMatrixRef& gram() const { return K_; }
 
+    /// Sets beta = beta_ref + K (alpha - alpha_ref) (rows of K summed in increasing
+    /// order), so that beta and K alpha agree to rounding whatever the number of steps
+    /// taken. apply() calls it after every step whose number is a multiple of
+    /// resync_every() (docs/math.md, resynchronisation). Leaves the engine
+    /// un-evaluated. Allocation-free.
+    void resync() {
+        const Index m = alpha_.rows();
+        const Index n = alpha_.cols();
+        Scalar* __restrict diff = resync_diff_.data();
+        Scalar* __restrict prod = resync_prod_.data();
+        for (Index k = 0; k < m; ++k) {
+            for (Index j = 0; j < n; ++j) diff[j] = alpha_(k, j) - alpha_ref_(k, j);
+            gram_times(diff, prod);
+            for (Index j = 0; j < n; ++j) beta_(k, j) = beta_ref_(k, j) + prod[j];
+        }
+        evaluated_ = false;
+    }
+
+    /// Steps between two resync() calls (defaults::resync_every; 0: never).
+    std::int64_t resync_every() const { return resync_every_; }
+    /// @throws std::invalid_argument if every < 0
+    void set_resync_every(std::int64_t every) {
+        if (every < 0) throw std::invalid_argument("resync_every must be >= 0");
+        resync_every_ = every;
+    }
+
+    /// The state beta is recomputed from: beta = beta_ref + K (alpha - alpha_ref).
+    /// Construction sets it to the starting alpha and beta; a run resumed from a
+    /// checkpoint sets it back to the original start, so that it resynchronises
+    /// exactly as the uninterrupted run. @throws std::invalid_argument unless both are m x n
+    void set_reference(const ConstMatrixRef& alpha_ref, const ConstMatrixRef& beta_ref) {
+        if (alpha_ref.rows() != alpha_.rows() || alpha_ref.cols() != alpha_.cols() || beta_ref.rows() != beta_.rows() ||
+            beta_ref.cols() != beta_.cols())
+            throw std::invalid_argument("the reference alpha and beta must be m x n");
+        alpha_ref_ = alpha_ref;
+        beta_ref_ = beta_ref;
+    }
+    const RowMatrix& alpha_reference() const { return alpha_ref_; }  ///< alpha_ref of resync()
+    const RowMatrix& beta_reference() const { return beta_ref_; }    ///< beta_ref of resync()
+
 private:
+    /// Whether step number t (counted from 0 over the engine's life) is followed by resync().
+    bool resync_due(std::int64_t t) const { return resync_every_ > 0 && t % resync_every_ == 0; }
+    bool resync_due() const { return resync_due(steps_); }
+
     /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K
     /// with a non-zero coefficient: inactive examples cost nothing (K is
     /// symmetric). Plain loops over contiguous rows: for the small n typical
@@ -503,6 +549,10 @@ private:
             K_pad_.leftCols(n) = K_;
         }
         d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
+        alpha_ref_ = alpha_;
+        beta_ref_ = beta_;
+        resync_diff_ = Vector::Zero(n);
+        resync_prod_ = Vector::Zero(d_beta_.cols());
         select_step_functions(n);
         start();
     }
@@ -531,6 +581,11 @@ private:
     RowMatrix K_pad_;     // K with rows padded to padded_n_ (n <= 16 only)
     Index padded_n_ = 0;  // 0: gram_times() reads K_ directly
     RowMatrix d_beta_;    // m x (padded_n_ or n): K d_alpha_k in the first n columns
+
+    // resync(): beta = beta_ref_ + K (alpha - alpha_ref_) every resync_every_ steps
+    RowMatrix alpha_ref_, beta_ref_;
+    Vector resync_diff_, resync_prod_;
+    std::int64_t resync_every_ = defaults::resync_every;
 };
 
 }  // namespace relucore
