@@ -21,6 +21,8 @@ inline std::string eigen_assert_last;
 #include "check.hpp"
 #include "problems.hpp"
 
+#include "relucore/random/fused_gram.hpp"
+
 using namespace relucore;
 using namespace relucore_test;
 
@@ -103,6 +105,47 @@ TEST_CASE("DenseGD::step allocates nothing") {
     DenseGD gd(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(2, 16)), settings_for(0.2, 50));
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
+}
+
+namespace {
+// A registered "BLAS" that only records the call: the dispatch around it
+// (argument mapping, the one-thread guard) must not allocate either.
+int blas_calls = 0;
+void count_dsyrk(char*, char*, int*, int*, double*, double*, int*, double*, double*, int*) {
+    ++blas_calls;
+}
+void count_dgemm(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*, double*, int*) {
+    ++blas_calls;
+}
+int threads = 2;
+void set_threads(int t) {
+    threads = t;
+}
+int get_threads() {
+    return threads;
+}
+}  // namespace
+
+TEST_CASE("forming K and W into caller-owned storage allocates nothing (built-in kernels and BLAS dispatch)") {
+    const Problem p = make_problem(12, 37, 23);
+    RowMatrix K(12, 12), W = RowMatrix::Zero(3, 37);
+    std::mt19937_64 gen(4);
+    const RowMatrix C = gaussian(3, 12, gen);
+    std::vector<double> Kf(12 * 12), Xf(12 * 37);
+    const CounterStream s(5, 1);
+    CHECK(allocations_during([&] {
+              gram_matrix(p.X, K);
+              add_row_combination(C, p.X, W);
+              fused_draw_gram(s, ZLaw::gaussian, 12, 37, nullptr, Kf.data(), Xf.data());
+          }) == 0);
+    const blas::Library lib{&count_dgemm, &count_dsyrk, &set_threads, &get_threads};
+    blas::register_blas(&lib);
+    CHECK(allocations_during([&] {
+              gram_matrix(p.X, K);
+              add_row_combination(C, p.X, W);
+          }) == 0);
+    blas::register_blas(nullptr);
+    CHECK(blas_calls == 2 && threads == 2);
 }
 
 RELUCORE_TEST_MAIN

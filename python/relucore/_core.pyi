@@ -573,6 +573,14 @@ class Defaults:
         """
         An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).
         """
+def _use_blas(enabled: bool) -> bool:
+    """
+    Tests only: switch between scipy's BLAS (if registered) and the built-in kernels; returns whether the BLAS is now in use.
+    """
+def blas_info() -> dict:
+    """
+    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS if not done yet.
+    """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
     out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).

@@ -46,7 +46,8 @@ SWEEP_FORMAT = 2
 
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
-    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged')",
+    2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
+    "K = X X^T and W = W0 + C X are formed by an optimised BLAS (scipy's) when one is available (last bits)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
