@@ -21,7 +21,7 @@ from relucore import _core
 from relucore._inputs import gram_of_batch
 
 TOL = 1e-13
-SIZES = [(1, 1), (3, 5), (8, 4), (17, 300), (40, 1001)]
+SIZES = [(1, 1), (3, 5), (8, 4), (17, 300), (40, 1001), (64, 333)]  # the BLAS from 32 rows on
 
 
 def _scipy_uses_openblas() -> bool:
@@ -92,7 +92,7 @@ def test_weights_from_dual_matches_long_double_reference(path):
 
 
 def test_fused_gram_matches_the_gram_of_its_x(path):
-    K, X = _core.fused_gram(3, 1, 11, 517, z="gaussian", scale=None, keep_x=True, block_columns=64)
+    K, X = _core.fused_gram(3, 1, 33, 517, z="gaussian", scale=None, keep_x=True, block_columns=64)
     ref, scale = exact_gram(X)
     assert_close(K, ref, scale)
 
@@ -100,7 +100,7 @@ def test_fused_gram_matches_the_gram_of_its_x(path):
 def test_blas_and_builtin_agree_to_rounding():
     if not _core._use_blas(True):
         pytest.skip("scipy's BLAS not registered")
-    X = np.random.default_rng(11).standard_normal((4, 30, 2000))
+    X = np.random.default_rng(11).standard_normal((4, 48, 2000))
     K_blas = gram_of_batch(X)
     _core._use_blas(False)
     try:
@@ -113,12 +113,12 @@ def test_blas_and_builtin_agree_to_rounding():
 
 def test_results_do_not_depend_on_the_thread_count(path):
     rng = np.random.default_rng(13)
-    X = rng.standard_normal((6, 25, 1500))
-    K1, K2 = np.empty((6, 25, 25)), np.empty((6, 25, 25))
+    X = rng.standard_normal((6, 40, 1500))
+    K1, K2 = np.empty((6, 40, 40)), np.empty((6, 40, 40))
     _core.gram_batch(X, K1, 1)
     _core.gram_batch(X, K2, 2)
     assert np.array_equal(K1, K2)
-    W0, a0, a = rng.standard_normal((6, 3, 1500)), rng.standard_normal((6, 3, 25)), rng.standard_normal((6, 3, 25))
+    W0, a0, a = rng.standard_normal((6, 4, 1500)), rng.standard_normal((6, 4, 40)), rng.standard_normal((6, 4, 40))
     W1, W2 = np.empty_like(W0), np.empty_like(W0)
     _core.weights_from_dual_batch(X=X, W0=W0, alpha0=a0, alpha=a, W=W1, n_threads=1)
     _core.weights_from_dual_batch(X=X, W0=W0, alpha0=a0, alpha=a, W=W2, n_threads=2)
@@ -132,9 +132,9 @@ def test_first_calls_from_many_threads_register_once_without_deadlock():
     code = (
         "import concurrent.futures as cf, numpy as np\n"
         "from relucore import _core\n"
-        "X = np.random.default_rng(1).standard_normal((1, 20, 700))\n"
+        "X = np.random.default_rng(1).standard_normal((1, 40, 700))\n"
         "def one(_):\n"
-        "    K = np.empty((1, 20, 20)); _core.gram_batch(X, K, 1); return K\n"
+        "    K = np.empty((1, 40, 40)); _core.gram_batch(X, K, 1); return K\n"
         "with cf.ThreadPoolExecutor(6) as ex:\n"
         "    Ks = list(ex.map(one, range(24)))\n"
         "assert all(np.array_equal(K, Ks[0]) for K in Ks)\n"

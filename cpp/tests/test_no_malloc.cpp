@@ -127,16 +127,17 @@ int get_threads() {
 }  // namespace
 
 TEST_CASE("forming K and W into caller-owned storage allocates nothing (built-in kernels and BLAS dispatch)") {
-    const Problem p = make_problem(12, 37, 23);
-    RowMatrix K(12, 12), W = RowMatrix::Zero(3, 37);
+    const Index n = defaults::blas_syrk_min_rows, m = defaults::blas_gemm_min_rows;  // large enough for the BLAS
+    const Problem p = make_problem(n, 37, 23);
+    RowMatrix K(n, n), W = RowMatrix::Zero(m, 37);
     std::mt19937_64 gen(4);
-    const RowMatrix C = gaussian(3, 12, gen);
-    std::vector<double> Kf(12 * 12), Xf(12 * 37);
+    const RowMatrix C = gaussian(m, n, gen);
+    std::vector<double> Kf(static_cast<std::size_t>(n * n)), Xf(static_cast<std::size_t>(n * 37));
     const CounterStream s(5, 1);
     CHECK(allocations_during([&] {
               gram_matrix(p.X, K);
               add_row_combination(C, p.X, W);
-              fused_draw_gram(s, ZLaw::gaussian, 12, 37, nullptr, Kf.data(), Xf.data());
+              fused_draw_gram(s, ZLaw::gaussian, n, 37, nullptr, Kf.data(), Xf.data());
           }) == 0);
     const blas::Library lib{&count_dgemm, &count_dsyrk, &set_threads, &get_threads};
     blas::register_blas(&lib);

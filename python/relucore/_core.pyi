@@ -499,6 +499,21 @@ class Defaults:
         Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).
         """
     @property
+    def blas_gemm_min_data(self) -> int:
+        """
+        ... from this many entries of X on.
+        """
+    @property
+    def blas_gemm_min_rows(self) -> int:
+        """
+        W += C X goes to the registered BLAS from this many rows of W on, or ...
+        """
+    @property
+    def blas_syrk_min_rows(self) -> int:
+        """
+        K = X X^T goes to the registered BLAS from this many rows of X on (relucore/linalg/blas.hpp).
+        """
+    @property
     def cholesky_rcond_min(self) -> float:
         """
         Smallest reciprocal condition estimate of the Cholesky factor of K accepted.

@@ -2,7 +2,9 @@
 // (syrk) and the product W += C X (gemm) on row-major views.
 //
 // Each call goes to an optimised BLAS when one is registered (register_blas())
-// and to relucore's own kernels otherwise, so a C++ program that embeds the
+// and the product is large enough for it to win (defaults.hpp: blas_syrk_min_rows,
+// blas_gemm_min_rows, blas_gemm_min_data; a rule of the sizes alone), and to
+// relucore's own kernels otherwise, so a C++ program that embeds the
 // headers without any BLAS builds and runs unchanged. The Python package
 // registers, on the first call that forms K or W, the BLAS that scipy loads
 // (scipy.linalg.cython_blas; relucore/_core's bind_blas.cpp).
@@ -27,6 +29,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 #include "relucore/simd.hpp"
 
 #include <Eigen/Core>
@@ -265,8 +268,8 @@ inline void gemm_builtin(const double* c, Index ldc, const double* x, Index ldx,
 inline void syrk_lower_add(const double* x, Index ld, Index n, Index c0, Index c1, double* k, Index ldk) {
     if (n <= 0 || c1 <= c0) return;
     const Library* lib = registered_blas();
-    if (lib != nullptr && lib->dsyrk != nullptr && detail::fits_int(n) && detail::fits_int(c1 - c0) &&
-        detail::fits_int(ld) && detail::fits_int(ldk)) {
+    if (lib != nullptr && lib->dsyrk != nullptr && n >= defaults::blas_syrk_min_rows && detail::fits_int(n) &&
+        detail::fits_int(c1 - c0) && detail::fits_int(ld) && detail::fits_int(ldk)) {
         // Row-major A (n x w) is column-major A^T (w x n, leading dimension
         // ld), and the lower triangle of row-major K is the upper one of K
         // column-major: C := A'^T A' + C with A' = A^T, uplo 'U', trans 'T'.
@@ -291,8 +294,10 @@ inline void gemm_add(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef
     const Index m = C.rows(), n = C.cols(), d = X.cols();
     if (m <= 0 || n <= 0 || d <= 0) return;
     const Library* lib = registered_blas();
-    if (lib != nullptr && lib->dgemm != nullptr && detail::fits_int(m) && detail::fits_int(n) && detail::fits_int(d) &&
-        detail::fits_int(C.outerStride()) && detail::fits_int(X.outerStride()) && detail::fits_int(W.outerStride())) {
+    const bool large = m >= defaults::blas_gemm_min_rows || n * d >= defaults::blas_gemm_min_data;
+    if (lib != nullptr && lib->dgemm != nullptr && large && detail::fits_int(m) && detail::fits_int(n) &&
+        detail::fits_int(d) && detail::fits_int(C.outerStride()) && detail::fits_int(X.outerStride()) &&
+        detail::fits_int(W.outerStride())) {
         // Column-major: W^T (d x m) += X^T (d x n) C^T (n x m).
         SingleThreaded one_thread;
         char no = 'N';
