@@ -144,3 +144,16 @@ def test_first_calls_from_many_threads_register_once_without_deadlock():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == _core.blas_info()["scipy"]
+
+
+def test_environment_keeps_the_builtin_kernels():
+    code = (
+        "import numpy as np\n"
+        "from relucore import _core\n"
+        "K = np.empty((1, 40, 40)); _core.gram_batch(np.ones((1, 40, 9)), K, 1)\n"
+        "info = _core.blas_info(); print(info['in_use'], '|', info['scipy'], '|', _core._use_blas(True))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RELUCORE_BLAS="builtin")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "builtin | RELUCORE_BLAS=builtin | False"

@@ -47,7 +47,8 @@ SWEEP_FORMAT = 2
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
     2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
-    "K = X X^T and W = W0 + C X are formed by an optimised BLAS (scipy's) when one is available (last bits)",
+    "K = X X^T (n >= 32) and W = W0 + C X (m >= 4 or n d >= 2^20) are formed by scipy's BLAS when it can be "
+    "kept to one thread (last bits)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
