@@ -16,7 +16,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
-#include "relucore/linalg/blas.hpp"
+#include "relucore/linalg/gram.hpp"  // gram_matrix, blas::syrk_lower_add
 #include "relucore/random/counter.hpp"
 
 #include <algorithm>
