@@ -17,7 +17,8 @@ Settings:
 - ``dual100``/``dual200``: n = 100, d = 10^4, m = 2, 500 steps; n = 200, d = 5*10^4, 100
   steps. Peer: JAX jit + lax.scan of the dual step (K formed by JAX too).
 - ``batch64``: 64 problems n = 10, d = 2000, m = 2, 2000 steps in one call. Peer: JAX vmap.
-- ``gram``: K = X X^T at n = 400, d = 5*10^4. Peer: OpenBLAS dsyrk through scipy.
+- ``gram``: K = X X^T at n = 400, d = 5*10^4. Peers: OpenBLAS dsyrk through scipy, numpy's
+  ``X @ X.T``, and relucore's built-in kernel (what runs when no BLAS is registered).
 
     python bench/bench_peers.py                 # every setting
     python bench/bench_peers.py dana1 gram      # some of them
@@ -263,11 +264,30 @@ def run_gram(repeat):
 
     X, _, _ = problem(400, 50_000, 1)
     K = np.empty((1, 400, 400))
-    t_rc, _ = best_of(lambda: relucore._core.gram_batch(X[None], K, 1), repeat)
     with threadpool_limits(1):
-        t, Ks = best_of(lambda: dsyrk(1.0, X), repeat)
+        t_rc, _ = best_of(lambda: relucore._core.gram_batch(X[None], K, 1), repeat)
+        # X.T is Fortran-ordered: dsyrk forms (X.T)^T X.T = X X^T without copying X.
+        t, Ks = best_of(lambda: dsyrk(1.0, X.T, trans=1), repeat)
+        t_np, Kn = best_of(lambda: X @ X.T, repeat)
+        relucore._core._use_blas(False)
+        try:
+            K_b = np.empty_like(K)
+            t_b, _ = best_of(lambda: relucore._core.gram_batch(X[None], K_b, 1), repeat)
+        finally:
+            relucore._core._use_blas(True)
     Ku = np.triu(Ks)
-    return [("gram", "relucore gram_batch", t_rc, [("OpenBLAS dsyrk (scipy)", t, _rel(np.triu(K[0]), Ku))])]
+    return [
+        (
+            "gram",
+            f"relucore gram_batch ({relucore._core.blas_info()['in_use'].split(' (')[0]})",
+            t_rc,
+            [
+                ("OpenBLAS dsyrk (scipy)", t, _rel(np.triu(K[0]), Ku)),
+                ("numpy X @ X.T", t_np, _rel(K[0], Kn)),
+                ("relucore built-in kernel", t_b, _rel(K[0], K_b[0])),
+            ],
+        )
+    ]
 
 
 RUNNERS = {

@@ -52,6 +52,11 @@ void bind_defaults(py::module_& m) {
              "Block principal pivoting iterations of the minimum-norm QP before its fallback.");
     constant(cls, "minnorm_stall_limit", d::minnorm_stall_limit,
              "Block iterations without progress of the minimum-norm QP before its fallback.");
+    constant(cls, "blas_syrk_min_rows", d::blas_syrk_min_rows,
+             "K = X X^T goes to the registered BLAS from this many rows of X on (relucore/linalg/blas.hpp).");
+    constant(cls, "blas_gemm_min_rows", d::blas_gemm_min_rows,
+             "W += C X goes to the registered BLAS from this many rows of W on, or ...");
+    constant(cls, "blas_gemm_min_data", d::blas_gemm_min_data, "... from this many entries of X on.");
     cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
     m.attr("defaults") = Defaults{};
 }

@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "blas_registry.hpp"
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/linalg/gram.hpp"
@@ -17,6 +18,7 @@ void bind_gram(py::module_& m) {
             require_shape(K, "K", {B, n, n});
             const double* xp = X.data();
             double* kp = K.mutable_data();
+            const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {

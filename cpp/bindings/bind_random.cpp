@@ -1,5 +1,6 @@
 // Private bindings of the counter-based generator (random/counter.hpp) and the
 // fused draw-and-Gram kernel (random/fused_gram.hpp), for tests and benchmarks.
+#include "blas_registry.hpp"
 #include "common.hpp"
 
 #include <pybind11/stl.h>
@@ -123,6 +124,7 @@ void bind_random(py::module_& m) {
             double* kp = K.mutable_data();
             double* xp = X ? X->mutable_data() : nullptr;
             const CounterStream s(key, stream);
+            const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil([&](const std::atomic<bool>*) { fused_draw_gram(s, law, n, d, sp, kp, xp, block_columns); },
                             false);
             if (X) return py::make_tuple(K, *X);

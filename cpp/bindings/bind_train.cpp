@@ -2,6 +2,7 @@
 // across problems, the GIL released. Arrays are allocated and validated by the
 // Python layer; here they are only viewed.
 #include "common.hpp"
+#include "blas_registry.hpp"
 
 #include <pybind11/stl.h>
 
@@ -308,6 +309,7 @@ static void bind_positive_start(py::module_& m) {
             double *ep = eta.mutable_data(), *tp = tol_out.mutable_data();
             std::int32_t* cp = check.mutable_data();
             const ConstVectorMap a(outer.data(), m_);
+            const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
@@ -428,6 +430,7 @@ static void bind_weights_and_dense_runs(py::module_& m) {
             require_shape(W, "W", {B, m_, d});
             const double *xp = X.data(), *w0p = W0.data(), *a0p = alpha0.data(), *ap = alpha.data();
             double* wp = W.mutable_data();
+            const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {

@@ -17,6 +17,7 @@ void bind_sweep(py::module_& m);
 void bind_defaults(py::module_& m);
 void bind_random(py::module_& m);
 void bind_flow(py::module_& m);
+void bind_blas(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -35,4 +36,5 @@ PYBIND11_MODULE(_core, m) {
     bind_defaults(m);
     bind_random(m);
     bind_flow(m);
+    bind_blas(m);
 }

@@ -21,6 +21,8 @@ inline std::string eigen_assert_last;
 #include "check.hpp"
 #include "problems.hpp"
 
+#include "relucore/random/fused_gram.hpp"
+
 using namespace relucore;
 using namespace relucore_test;
 
@@ -106,6 +108,48 @@ TEST_CASE("DenseGD::step allocates nothing") {
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
     CHECK(allocations_during([&] { gd.resync(); }) == 0);
+}
+
+namespace {
+// A registered "BLAS" that only records the call: the dispatch around it
+// (argument mapping, the one-thread guard) must not allocate either.
+int blas_calls = 0;
+void count_dsyrk(char*, char*, int*, int*, double*, double*, int*, double*, double*, int*) {
+    ++blas_calls;
+}
+void count_dgemm(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*, double*, int*) {
+    ++blas_calls;
+}
+int threads = 2;
+void set_threads(int t) {
+    threads = t;
+}
+int get_threads() {
+    return threads;
+}
+}  // namespace
+
+TEST_CASE("forming K and W into caller-owned storage allocates nothing (built-in kernels and BLAS dispatch)") {
+    const Index n = defaults::blas_syrk_min_rows, m = defaults::blas_gemm_min_rows;  // large enough for the BLAS
+    const Problem p = make_problem(n, 37, 23);
+    RowMatrix K(n, n), W = RowMatrix::Zero(m, 37);
+    std::mt19937_64 gen(4);
+    const RowMatrix C = gaussian(m, n, gen);
+    std::vector<double> Kf(static_cast<std::size_t>(n * n)), Xf(static_cast<std::size_t>(n * 37));
+    const CounterStream s(5, 1);
+    CHECK(allocations_during([&] {
+              gram_matrix(p.X, K);
+              add_row_combination(C, p.X, W);
+              fused_draw_gram(s, ZLaw::gaussian, n, 37, nullptr, Kf.data(), Xf.data());
+          }) == 0);
+    const blas::Library lib{&count_dgemm, &count_dsyrk, &set_threads, &get_threads};
+    blas::register_blas(&lib);
+    CHECK(allocations_during([&] {
+              gram_matrix(p.X, K);
+              add_row_combination(C, p.X, W);
+          }) == 0);
+    blas::register_blas(nullptr);
+    CHECK(blas_calls == 2 && threads == 2);
 }
 
 RELUCORE_TEST_MAIN

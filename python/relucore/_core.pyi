@@ -620,6 +620,21 @@ class Defaults:
         engine='auto': nanoseconds of a weight-space GD step per n d m (bench/bench_auto.py).
         """
     @property
+    def blas_gemm_min_data(self) -> int:
+        """
+        ... from this many entries of X on.
+        """
+    @property
+    def blas_gemm_min_rows(self) -> int:
+        """
+        W += C X goes to the registered BLAS from this many rows of W on, or ...
+        """
+    @property
+    def blas_syrk_min_rows(self) -> int:
+        """
+        K = X X^T goes to the registered BLAS from this many rows of X on (relucore/linalg/blas.hpp).
+        """
+    @property
     def cholesky_rcond_min(self) -> float:
         """
         Smallest reciprocal condition estimate of the Cholesky factor of K accepted.
@@ -699,6 +714,14 @@ class Defaults:
         """
         An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).
         """
+def _use_blas(enabled: bool) -> bool:
+    """
+    Tests only: switch between scipy's BLAS (if registered) and the built-in kernels; returns whether the BLAS is now in use.
+    """
+def blas_info() -> dict:
+    """
+    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS if not done yet.
+    """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
     out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).

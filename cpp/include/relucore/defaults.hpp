@@ -63,6 +63,14 @@ constexpr double meanfield_divergence_bound = 1e100;
 constexpr double minnorm_tol = 1e-13;
 constexpr int minnorm_max_block_iter = 60;
 constexpr int minnorm_stall_limit = 6;
+/// Sizes from which linalg/blas.hpp hands a product to a registered BLAS
+/// (below them relucore's own kernels are faster; bench/README.md, "K and W
+/// through a BLAS"): K = X X^T of at least blas_syrk_min_rows rows, and
+/// W += C X with at least blas_gemm_min_rows rows of W or at least
+/// blas_gemm_min_data entries of X.
+constexpr std::int64_t blas_syrk_min_rows = 32;
+constexpr std::int64_t blas_gemm_min_rows = 4;
+constexpr std::int64_t blas_gemm_min_data = 1 << 20;
 
 }  // namespace defaults
 }  // namespace relucore

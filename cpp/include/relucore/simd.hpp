@@ -3,8 +3,8 @@
 //
 // The package is compiled for baseline x86-64 (SSE2), so wider kernels are
 // compiled with target attributes and chosen at run time:
-//   - K = X X^T (linalg/gram.hpp) and W += C X (linalg/span.hpp) use AVX2 with
-//     FMA when the CPU has both (has_avx2_fma());
+//   - the built-in syrk and gemm of linalg/blas.hpp (K = X X^T, W += C X) use
+//     AVX2 with FMA when the CPU has both (has_avx2_fma());
 //   - the Box-Muller transform (random/rng.hpp) uses AVX2 (has_avx2());
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable

@@ -3,70 +3,20 @@
 // (w_k = w_k^(0) + X^T (alpha_k - alpha_k^(0)), Lai et al. 2026): O(m n d), the
 // one d-dimensional operation of a run besides forming K.
 //
-// As for the Gram matrix, x86-64 machines with AVX2 and FMA get a kernel of
-// its own chosen at run time (8 independent 4-double sums per block of 32
-// columns); elsewhere, or with RELUCORE_NO_SIMD_DISPATCH, plain loops.
+// It is a GEMM (linalg/blas.hpp): the registered BLAS, else relucore's kernel
+// (AVX2 + FMA chosen at run time, or plain loops).
 #pragma once
 
 #include "relucore/core/types.hpp"
-#include "relucore/linalg/gram.hpp"
-#include "relucore/simd.hpp"
+#include "relucore/linalg/blas.hpp"
 
 #include <stdexcept>
 
 namespace relucore {
 
-namespace detail {
-
-#if defined(RELUCORE_SIMD_DISPATCH)
-// W (m x d) += C (m x n) X (n x d) over the columns [t0, t1), a multiple of
-// 4 * L wide: L independent 4-lane sums per column block, so that the chains
-// of n fused multiply-adds overlap.
-template <int L>
-__attribute__((target("avx2,fma"))) inline Index add_row_combination_avx2(const double* C, Index ldc, const double* X,
-                                                                          Index ldx, double* W, Index ldw, Index m,
-                                                                          Index n, Index t0, Index d) {
-    constexpr Index width = 4 * Index{L};  // doubles per iteration
-    const Index t1 = t0 + (d - t0) / width * width;
-    for (Index k = 0; k < m; ++k) {
-        const double* ck = C + k * ldc;
-        double* wk = W + k * ldw;
-        for (Index t = t0; t < t1; t += width) {
-            __m256d acc[array_extent<L>];
-            for (Index l = 0; l < L; ++l) acc[l] = _mm256_loadu_pd(wk + t + 4 * l);
-            for (Index i = 0; i < n; ++i) {
-                const __m256d c = _mm256_set1_pd(ck[i]);
-                const double* xi = X + i * ldx + t;
-                for (Index l = 0; l < L; ++l) acc[l] = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4 * l), acc[l]);
-            }
-            for (Index l = 0; l < L; ++l) _mm256_storeu_pd(wk + t + 4 * l, acc[l]);
-        }
-    }
-    return t1;
-}
-#endif
-
-}  // namespace detail
-
-/// W += C X for C (m x n), X (n x d), W (m x d): every output entry sums its
-/// n terms in increasing i onto the value already in W.
+/// W += C X for C (m x n), X (n x d), W (m x d): a GEMM (blas::gemm_add).
 inline void add_row_combination(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef W) {
-    const Index m = C.rows(), n = C.cols(), d = X.cols();
-    Index t0 = 0;
-#if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::has_avx2_fma()) {
-        t0 = detail::add_row_combination_avx2<8>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
-                                                 W.outerStride(), m, n, 0, d);
-        t0 = detail::add_row_combination_avx2<1>(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(),
-                                                 W.outerStride(), m, n, t0, d);
-    }
-#endif
-    for (Index k = 0; k < m; ++k)
-        for (Index t = t0; t < d; ++t) {
-            Scalar s = W(k, t);
-            for (Index i = 0; i < n; ++i) s += C(k, i) * X(i, t);
-            W(k, t) = s;
-        }
+    blas::gemm_add(C, X, W);
 }
 
 /// Rebuilds the weights from the dual coordinates: W = W0 + (alpha - alpha0) X

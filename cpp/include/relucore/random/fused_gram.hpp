@@ -9,14 +9,14 @@
 // range [0, n d) times the column scales. s_t = sqrt(lambda_t) sets the
 // spectrum (Lai et al. 2026, Sec. 2: x = Lambda^{1/2} z with V = identity).
 //
-// K is accumulated block by block with the Gram kernel of linalg/gram.hpp
-// (AVX2 + FMA when the CPU has them, else Eigen's rank update), lower
-// triangle then mirrored: exactly symmetric. Its rounding is that of a
+// K is accumulated block by block by the symmetric rank update of
+// linalg/blas.hpp (the kernel gram_matrix uses), lower triangle then
+// mirrored: exactly symmetric. Its rounding is that of a
 // column-blocked sum, so K agrees with gram_matrix(X) to rounding, not bitwise.
 #pragma once
 
 #include "relucore/core/types.hpp"
-#include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/gram.hpp"  // gram_matrix, blas::syrk_lower_add
 #include "relucore/random/counter.hpp"
 
 #include <algorithm>
@@ -43,45 +43,6 @@ inline void draw_variates(const CounterStream& s, ZLaw z, std::uint64_t start, s
             break;
     }
 }
-
-namespace detail {
-
-// K(lower) += B B^T for the n x w block B (row stride ld) at columns [c0, c0 + w).
-inline void gram_accumulate(const double* B, Index ld, Index c0, Index w, Index n, double* K) {
-#if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::has_avx2_fma()) {
-        const Index c4 = c0 + w / 4 * 4;
-        if (c4 > c0) {
-            Index i0 = 0;
-            for (; i0 + 4 <= n; i0 += 4) gram_row_block_avx2<4>(B, ld, i0, c0, c4, K, n);
-            switch (n - i0) {
-                case 3:
-                    gram_row_block_avx2<3>(B, ld, i0, c0, c4, K, n);
-                    break;
-                case 2:
-                    gram_row_block_avx2<2>(B, ld, i0, c0, c4, K, n);
-                    break;
-                case 1:
-                    gram_row_block_avx2<1>(B, ld, i0, c0, c4, K, n);
-                    break;
-                default:
-                    break;
-            }
-        }
-        for (Index i = 0; i < n; ++i)
-            for (Index j = 0; j <= i; ++j) {
-                double acc = 0;
-                for (Index t = c4; t < c0 + w; ++t) acc += B[i * ld + t] * B[j * ld + t];
-                K[i * n + j] += acc;
-            }
-        return;
-    }
-#endif
-    using Block = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
-    MatrixMap(K, n, n).selfadjointView<Eigen::Lower>().rankUpdate(Block(B + c0, n, w, Eigen::OuterStride<>(ld)));
-}
-
-}  // namespace detail
 
 // Columns per block for n rows: about 256 KiB of X, a multiple of 8.
 inline Index fused_block_columns(Index n) {
@@ -111,7 +72,7 @@ inline void fused_draw_gram(const CounterStream& s, ZLaw z, Index n, Index d, co
             if (scale != nullptr)
                 for (Index t = 0; t < w; ++t) row[t] *= scale[c0 + t];
         }
-        detail::gram_accumulate(B, ld, off, w, n, K);
+        blas::syrk_lower_add(B, ld, n, off, off + w, K, n);
     }
     for (Index i = 0; i < n; ++i)
         for (Index j = i + 1; j < n; ++j) K[i * n + j] = K[j * n + i];

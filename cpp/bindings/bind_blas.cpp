@@ -1,0 +1,166 @@
+// Registers the BLAS that scipy loads (scipy.linalg.cython_blas) with
+// linalg/blas.hpp, lazily, and reports what is in use.
+//
+// The function pointers come from the module's PyCapsules (Fortran calling
+// convention, 32-bit integers). The library's thread-count functions are
+// looked up in the shared object that holds those functions and its
+// dependencies (OpenBLAS's openblas_set/get_num_threads, under scipy's symbol
+// prefix or none); without them the BLAS is not registered, since relucore
+// could not keep it to one thread inside its own parallel loops, and the
+// built-in kernels are used. RELUCORE_BLAS=builtin in the environment keeps
+// the built-in kernels.
+#include "blas_registry.hpp"
+#include "common.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+#define RELUCORE_HAVE_DLADDR 1
+#endif
+
+namespace py = pybind11;
+using namespace relucore;
+
+namespace {
+
+// What a registration attempt found.
+struct Found {
+    blas::Library library;
+    std::string source = "builtin";
+    std::string reason;
+};
+
+// Set once (under the mutex, never held while Python runs: an import
+// releases the GIL, and another thread holding it could then wait for the
+// mutex forever).
+struct BlasRegistry {
+    std::mutex mutex;
+    std::atomic<bool> done{false};
+    bool enabled = true;
+    Found found;
+};
+
+BlasRegistry& blas_registry_state() {
+    static BlasRegistry r;
+    return r;
+}
+
+void* capsule_pointer(const py::dict& capi, const char* name) {
+    const py::object cap = capi[name];
+    void* p = PyCapsule_GetPointer(cap.ptr(), PyCapsule_GetName(cap.ptr()));
+    if (p == nullptr) throw py::error_already_set();
+    return p;
+}
+
+// OpenBLAS's thread-count functions reachable from the object defining fn;
+// path: the file that defines them.
+bool find_thread_control(void* fn, blas::Library& lib, std::string& path) {
+#if defined(RELUCORE_HAVE_DLADDR)
+    Dl_info info;
+    if (dladdr(fn, &info) == 0 || info.dli_fname == nullptr) return false;
+    path = info.dli_fname;
+    void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) return false;
+    for (const char* prefix : {"scipy_", ""})
+        for (const char* suffix : {"", "64_", "_64"}) {
+            const std::string set = std::string(prefix) + "openblas_set_num_threads" + suffix;
+            const std::string get = std::string(prefix) + "openblas_get_num_threads" + suffix;
+            void* s = dlsym(handle, set.c_str());
+            void* g = dlsym(handle, get.c_str());
+            if (s != nullptr && g != nullptr) {
+                lib.set_threads = reinterpret_cast<blas::set_threads_fn>(s);
+                lib.get_threads = reinterpret_cast<blas::get_threads_fn>(g);
+                Dl_info where;  // the BLAS library itself, for blas_info()
+                if (dladdr(s, &where) != 0 && where.dli_fname != nullptr) path = where.dli_fname;
+                return true;
+            }
+        }
+#else
+    (void)fn;
+    (void)lib;
+    (void)path;
+#endif
+    return false;
+}
+
+// Looks scipy's BLAS up (GIL held; registers nothing).
+Found find_scipy_blas() {
+    Found f;
+    const char* env = std::getenv("RELUCORE_BLAS");
+    if (env != nullptr && std::string(env) == "builtin") {
+        f.reason = "RELUCORE_BLAS=builtin";
+        return f;
+    }
+    py::dict capi;
+    try {
+        capi = py::module_::import("scipy.linalg.cython_blas").attr("__pyx_capi__");
+    } catch (py::error_already_set& e) {
+        f.reason = std::string("scipy.linalg.cython_blas not importable: ") + e.what();
+        return f;
+    }
+    blas::Library lib;
+    lib.dgemm = reinterpret_cast<blas::dgemm_fn>(capsule_pointer(capi, "dgemm"));
+    lib.dsyrk = reinterpret_cast<blas::dsyrk_fn>(capsule_pointer(capi, "dsyrk"));
+    std::string path;
+    if (!find_thread_control(reinterpret_cast<void*>(lib.dsyrk), lib, path)) {
+        f.reason = "no OpenBLAS thread control found next to scipy's BLAS";
+        return f;
+    }
+    f.library = lib;
+    f.source = "scipy.linalg.cython_blas (" + path + ")";
+    f.reason = "registered";
+    return f;
+}
+
+}  // namespace
+
+namespace relucore::bindings {
+
+void ensure_blas() {
+    BlasRegistry& r = blas_registry_state();
+    if (r.done.load(std::memory_order_acquire)) return;
+    Found f = find_scipy_blas();  // may release the GIL: another thread may look too
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.done.load(std::memory_order_relaxed)) return;
+    r.found = std::move(f);
+    if (r.enabled && r.found.library.dsyrk != nullptr) blas::register_blas(&r.found.library);
+    r.done.store(true, std::memory_order_release);
+}
+
+}  // namespace relucore::bindings
+
+void bind_blas(py::module_& m) {
+    m.def(
+        "blas_info",
+        [] {
+            bindings::ensure_blas();
+            BlasRegistry& r = blas_registry_state();
+            py::dict d;
+            d["in_use"] = blas::registered_blas() != nullptr ? r.found.source : std::string("builtin");
+            d["scipy"] = r.found.reason;
+            d["threads_controlled"] = r.found.library.set_threads != nullptr;
+            return d;
+        },
+        "The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or "
+        "'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's "
+        "BLAS if not done yet.");
+    m.def(
+        "_use_blas",
+        [](bool enabled) {
+            bindings::ensure_blas();
+            BlasRegistry& r = blas_registry_state();
+            std::lock_guard<std::mutex> lock(r.mutex);
+            r.enabled = enabled;
+            const bool available = r.found.library.dsyrk != nullptr;
+            blas::register_blas(enabled && available ? &r.found.library : nullptr);
+            return enabled && available;
+        },
+        py::arg("enabled"),
+        "Tests only: switch between scipy's BLAS (if registered) and the built-in kernels; returns whether the BLAS "
+        "is now in use.");
+}
