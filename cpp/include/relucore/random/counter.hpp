@@ -67,16 +67,23 @@ inline Counter4x32 philox4x32_10(Counter4x32 c, Key2x32 k) {
 // The code paths of the generator, narrowest first.
 enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
 
-// The widest path the CPU supports, capped by RELUCORE_SIMD (read on every
-// call: call once per batch of work).
-inline CounterPath counter_path() {
+// The widest path the CPU supports within a SIMD level of simd.hpp (a level
+// already read, e.g. by an engine when it is built).
+inline CounterPath counter_path_for(int level) {
 #if defined(RELUCORE_SIMD_DISPATCH)
-    const int level = simd::level();
     // (the AVX-512F path finishes its remainders with the AVX2 code)
     if (level >= simd::kAvx512 && simd::has_avx512f() && simd::has_avx2()) return CounterPath::avx512;
     if (level >= simd::kAvx && simd::has_avx2()) return CounterPath::avx2;
+#else
+    (void)level;
 #endif
     return CounterPath::scalar;
+}
+
+// The widest path the CPU supports, capped by RELUCORE_SIMD (read on every
+// call: call once per batch of work).
+inline CounterPath counter_path() {
+    return counter_path_for(simd::level());
 }
 
 inline const char* counter_path_name(CounterPath p) {
@@ -341,15 +348,7 @@ inline void box_muller_path(CounterPath path, const std::uint64_t* w1, const std
 #else
     (void)path;
 #endif
-    for (; i < n; ++i) {
-        const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
-        const double u2 = top53(w2[i]) * 0x1.0p-53;
-        const double r = std::sqrt(-2.0 * bm_log(u1));
-        double sn, cs;
-        bm_sincos_2pi(u2, sn, cs);
-        z0[i] = r * cs;
-        z1[i] = r * sn;
-    }
+    box_muller_tail(w1, w2, z0, z1, static_cast<long>(i), static_cast<long>(n));
 }
 
 }  // namespace detail
