@@ -308,31 +308,17 @@ public:
 
     // out[k] = normal start + k, k < count (start + count <= kMaxNormals).
     void normals(std::uint64_t start, std::int64_t count, double* out) const {
-        alignas(64) std::uint64_t a[kChunk], b[kChunk], w[2 * kChunk];
         std::int64_t rej[2 * kChunk];
-        std::int64_t k = 0;
-        while (k < count) {
-            const std::uint64_t i = start + static_cast<std::uint64_t>(k);
-            const std::uint64_t j0 = i >> 1;
-            const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 1;
-            const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
-            words(j0, nb, a, b);
-            for (std::int64_t p = 0; p < nb; ++p) {
-                w[2 * p] = a[p];
-                w[2 * p + 1] = b[p];
-            }
-            const std::int64_t off = static_cast<std::int64_t>(i - 2 * j0);
-            const std::int64_t m = std::min<std::int64_t>(count - k, 2 * nb - off);
-            const std::int64_t nrej = ziggurat_fast(w + off, out + k, m, rej);
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
             for (std::int64_t r = 0; r < nrej; ++r) {
-                const std::uint64_t idx = i + static_cast<std::uint64_t>(rej[r]);
+                const std::uint64_t idx = start + static_cast<std::uint64_t>(k + rej[r]);
                 out[k + rej[r]] = detail::zig_normal_slow(
-                    w[off + rej[r]], [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
+                    w[rej[r]], [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
                         detail::counter_words_scalar(keys_, retry_block(idx, att, tag), 1, &wa, &wb);
                     });
             }
-            k += m;
-        }
+        });
     }
 
     // out[k] = uniform start + k in [0, 1), k < count.
@@ -396,10 +382,11 @@ private:
                (static_cast<std::uint64_t>(att & 0x7FFFu) << 47) | idx;
     }
 
-    // f(k, w) for k < count with w the 64-bit word of index start + k (two per block).
+    // f(k, w, m) chunk by chunk: w[q] is the 64-bit word of index start + k + q
+    // (two per block: a_j, b_j), q < m, until k + m = count.
     template <class F>
-    void for_each_word(std::uint64_t start, std::int64_t count, F&& f) const {
-        alignas(64) std::uint64_t a[kChunk], b[kChunk];
+    void word_chunks(std::uint64_t start, std::int64_t count, F&& f) const {
+        alignas(64) std::uint64_t a[kChunk], b[kChunk], w[2 * kChunk];
         std::int64_t k = 0;
         while (k < count) {
             const std::uint64_t i = start + static_cast<std::uint64_t>(k);
@@ -407,13 +394,23 @@ private:
             const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 1;
             const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
             words(j0, nb, a, b);
-            const std::int64_t end = std::min<std::int64_t>(
-                count, k + static_cast<std::int64_t>(2 * (j0 + static_cast<std::uint64_t>(nb)) - i));
-            for (; k < end; ++k) {
-                const std::uint64_t off = (start + static_cast<std::uint64_t>(k)) - 2 * j0;
-                f(k, (off & 1u) ? b[off >> 1] : a[off >> 1]);
+            for (std::int64_t p = 0; p < nb; ++p) {
+                w[2 * p] = a[p];
+                w[2 * p + 1] = b[p];
             }
+            const std::int64_t off = static_cast<std::int64_t>(i - 2 * j0);
+            const std::int64_t m = std::min<std::int64_t>(count - k, 2 * nb - off);
+            f(k, w + off, m);
+            k += m;
         }
+    }
+
+    // f(k, w) for k < count with w the 64-bit word of index start + k.
+    template <class F>
+    void for_each_word(std::uint64_t start, std::int64_t count, F&& f) const {
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            for (std::int64_t q = 0; q < m; ++q) f(k + q, w[q]);
+        });
     }
 
     detail::CounterKeys keys_;
