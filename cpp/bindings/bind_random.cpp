@@ -77,11 +77,16 @@ void bind_random(py::module_& m) {
     m.def(
         "counter_normals",
         [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
+            writable_vector(out);
+            if (start > CounterStream::kMaxNormals ||
+                static_cast<std::uint64_t>(out.shape(0)) > CounterStream::kMaxNormals - start)
+                throw py::value_error("start + len(out) exceeds the 2^47 normals of a stream");
             fill_vector(key, stream, start, out,
                         [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.normals(i, c, p); });
         },
         py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
-        "out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).");
+        "out[k] = standard normal start + k of (key, stream) (the ziggurat normal of word start + k; start + k < "
+        "2^47).");
 
     m.def(
         "counter_uniforms",
@@ -110,6 +115,9 @@ void bind_random(py::module_& m) {
             if (n < 1 || d < 1) throw py::value_error("n and d must be positive");
             if (block_columns < 0) throw py::value_error("block_columns must be >= 0");
             const ZLaw law = z_law(z);
+            if (law == ZLaw::gaussian &&
+                static_cast<std::uint64_t>(n) > CounterStream::kMaxNormals / static_cast<std::uint64_t>(d))
+                throw py::value_error("n * d exceeds the 2^47 normals of a stream");
             const double* sp = nullptr;
             if (scale) {
                 require_shape(*scale, "scale", {d});

@@ -1,13 +1,17 @@
 // The counter-based generator (random/counter.hpp) and the fused draw-and-Gram
 // kernel (random/fused_gram.hpp): Random123's known answers, every SIMD path
 // the CPU has gives bitwise the scalar numbers, variates do not depend on how
-// a range is cut, and the fused K is the Gram matrix of the kept X.
+// a range is cut, the ziggurat's tables and redraw rate, and the fused K is the
+// Gram matrix of the kept X.
 #include "check.hpp"
 
 #include "relucore/random/counter.hpp"
 #include "relucore/random/fused_gram.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -82,6 +86,43 @@ TEST_CASE("normals, uniforms and Rademacher: bitwise the same on every path and 
             CHECK(same_bits(whole, cut));
         }
     }
+}
+
+TEST_CASE("ziggurat: tables against libm, the redraws' share, the accepted path") {
+    // zig_exp against libm's exp (the reference here) on [-700, 0]
+    double worst = 0;
+    for (int k = 0; k <= 70000; ++k) {
+        const double y = -0.01 * k, e = std::exp(y);
+        worst = std::max(worst, std::abs(detail::zig_exp(y) - e) / e);
+    }
+    CHECK(worst < 1e-15);
+    // layers: decreasing edges, each of area V (rectangle x_i (f(x_{i+1}) - f(x_i)) = V), base of area V
+    const auto& t = detail::zig_tables();
+    CHECK(t.x[0] > t.x[1] && t.x[255] > 0 && t.x[256] == 0);
+    double area_err = std::abs(t.x[0] * std::exp(-0.5 * t.x[1] * t.x[1]) - detail::zig_v);
+    for (int i = 1; i < 256; ++i) {
+        CHECK(t.x[i + 1] < t.x[i]);
+        const double area = t.x[i] * (std::exp(-0.5 * t.x[i + 1] * t.x[i + 1]) - std::exp(-0.5 * t.x[i] * t.x[i]));
+        area_err = std::max(area_err, std::abs(area - detail::zig_v));
+    }
+    CHECK(area_err < 1e-14);  // 5e-12 with the paper's 12-digit V
+    // the share of rejected words: 1 - 256 sum_i (x_{i+1} / x_i) / 256 over the layers, binomial test
+    double accept = 0;
+    for (int i = 0; i < 256; ++i) accept += t.r[i] / 256;
+    const CounterStream s(9, 1, CounterPath::scalar);
+    const std::int64_t N = 1 << 20;
+    std::vector<std::uint64_t> a(N / 2), b(N / 2);
+    s.words(0, N / 2, a.data(), b.data());
+    std::int64_t rejected = 0;
+    double z;
+    for (std::int64_t j = 0; j < N / 2; ++j)
+        rejected +=
+            !detail::zig_fast(a[static_cast<size_t>(j)], t, z) + !detail::zig_fast(b[static_cast<size_t>(j)], t, z);
+    const double p = 1 - accept, sd = std::sqrt(p * (1 - p) * static_cast<double>(N));
+    std::printf("  ziggurat: %lld of %lld words redrawn (expected %.0f +- %.0f)\n", static_cast<long long>(rejected),
+                static_cast<long long>(N), p * static_cast<double>(N), sd);
+    CHECK(p > 0.005 && p < 0.02);
+    CHECK(std::abs(static_cast<double>(rejected) - p * static_cast<double>(N)) < 4 * sd);
 }
 
 TEST_CASE("the fused K is the Gram matrix of the kept X, whatever the block width") {

@@ -724,7 +724,7 @@ def blas_info() -> dict:
     """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
-    out[k] = standard normal start + k of (key, stream) (Box-Muller pairs of Philox4x32-10 blocks).
+    out[k] = standard normal start + k of (key, stream) (the ziggurat normal of word start + k; start + k < 2^47).
     """
 def counter_path() -> str:
     """

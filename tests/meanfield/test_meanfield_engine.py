@@ -55,6 +55,18 @@ def test_init_stream():
     np.testing.assert_array_equal(fixed[:, 1:], ref[:, 1:])
 
 
+def _noise(key, t, N, P):
+    """The engine's noise of step t (meanfield/noise.hpp): coordinate q of neuron i is normal i of
+    stream t P + q of the vectorised generator under word 0 of the Philox4x64 block (0, 0, 0, 0)."""
+    noise_key = int(_core.philox4x64([0, 0, 0, 0], [int(key[0]), int(key[1])])[0])
+    xi = np.empty((N, P))
+    col = np.empty(N)
+    for q in range(P):
+        _core.counter_normals(noise_key, t * P + q, 0, col)
+        xi[:, q] = col
+    return xi
+
+
 # ----------------------------------------------------------- numpy reference
 def _batch(key, t, M, B):
     if B == M:
@@ -93,7 +105,7 @@ def _reference(X, y, theta0, *, iters, step, lam, T, kappa, bias, train_outer, B
         grad += (2 * lam / N) * theta
         theta = theta - step * grad * trained
         if T > 0:
-            xi = np.array([_core.rng_normals(int(key[0]), int(key[1]), t, i, 0, P) for i in range(N)])
+            xi = _noise(key, t, N, P)
             theta = theta + np.sqrt(4 * (step / N) * T) * xi * trained
     return theta
 
@@ -291,10 +303,8 @@ def test_noise_increment_is_standard_normal():
         rng=9,
     )
     sd = np.sqrt(4 * step / N * T)
-    # bitwise the generator's normals (the engine's vectorised transform = the scalar one)
-    key = res.key
-    for i in range(0, N, 97):
-        np.testing.assert_array_equal(res.theta[i], sd * _core.rng_normals(int(key[0]), int(key[1]), 0, i, 0, 4))
+    # bitwise the generator's normals (the engine's chunks of neurons = the whole streams)
+    np.testing.assert_array_equal(res.theta, sd * _noise(res.key, 0, N, 4))
     z = (res.theta / sd).ravel()
     assert abs(z.mean()) < 5 / np.sqrt(z.size)
     assert abs(z.var() - 1) < 5 * np.sqrt(2 / z.size)

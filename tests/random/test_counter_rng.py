@@ -12,7 +12,7 @@ statistic inside +-3.29 (the two-sided 1e-3 normal quantile).
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from relucore import _core
 
@@ -67,12 +67,75 @@ def test_variates_are_the_documented_functions_of_the_words():
     np.testing.assert_array_equal(uniforms(5, 9, 0, 128), (inter >> np.uint64(11)).astype(float) * 2.0**-53)
     bits = np.unpackbits(inter.view(np.uint8), bitorder="little")  # bit q of word m at 64 m + q
     np.testing.assert_array_equal(rademacher(5, 9, 0, bits.size), 1.0 - 2.0 * bits)
-    # Box-Muller of (a_j, b_j), to within a few ulp of numpy's log/sin/cos.
-    u1 = 1.0 - (a >> np.uint64(11)).astype(float) * 2.0**-53
-    u2 = (b >> np.uint64(11)).astype(float) * 2.0**-53
-    r = np.sqrt(-2.0 * np.log(u1))
-    expected = np.stack([r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)], axis=1).ravel()
-    np.testing.assert_allclose(normals(5, 9, 0, 128), expected, rtol=1e-13, atol=1e-13)
+    # normal i: the ziggurat normal of word i (reference below, tables from numpy's log and exp)
+    np.testing.assert_allclose(
+        normals(5, 9, 0, 128), [_ziggurat(5, 9, i, int(v)) for i, v in enumerate(inter)], rtol=1e-13
+    )
+
+
+ZIG_R = 3.6541528853610088  # Marsaglia and Tsang (2000), 256 layers
+ZIG_V = ZIG_R * np.exp(-0.5 * ZIG_R**2) + np.sqrt(np.pi / 2) * special.erfc(ZIG_R / np.sqrt(2))  # each layer's area
+
+
+def _density(x):
+    return np.exp(-0.5 * x * x)
+
+
+def _ziggurat_edges():
+    x = np.zeros(257)
+    x[0], x[1] = ZIG_V / _density(ZIG_R), ZIG_R
+    for i in range(2, 256):
+        x[i] = np.sqrt(-2.0 * np.log(ZIG_V / x[i - 1] + _density(x[i - 1])))
+    return x
+
+
+ZIG_X = _ziggurat_edges()
+
+
+def _word_pair(key, stream, block):
+    w = words(key, stream, block, 1)[0].astype(np.uint64)
+    return int(w[0] | (w[1] << np.uint64(32))), int(w[2] | (w[3] << np.uint64(32)))
+
+
+def _top53(w):
+    return (w >> 11) * 2.0**-53
+
+
+def _ziggurat(key, stream, index, w, counts=None):
+    """Normal ``index`` of (key, stream) from its word w, as counter.hpp documents it: layer w & 255, sign
+    bit 8, u = top 53 bits; redraws from blocks 2^63 + tag 2^62 + k 2^47 + index."""
+    for k in range(2**15):
+        i, negative, u = w & 255, (w >> 8) & 1, _top53(w)
+        x = u * ZIG_X[i]
+        sign = -1.0 if negative else 1.0
+        if u < ZIG_X[i + 1] / ZIG_X[i]:
+            return sign * x
+        if counts is not None:
+            counts["tail" if i == 0 else "wedge"] += 1
+        if i == 0:
+            for m in range(2**15):
+                a, b = _word_pair(key, stream, 2**63 + 2**62 + m * 2**47 + index)
+                xt = -np.log(1.0 - _top53(a)) / ZIG_R
+                if -2.0 * np.log(1.0 - _top53(b)) > xt * xt:
+                    return sign * (ZIG_R + xt)
+        a, b = _word_pair(key, stream, 2**63 + k * 2**47 + index)
+        f0, f1 = _density(ZIG_X[i]), _density(ZIG_X[i + 1])
+        if f0 + _top53(b) * (f1 - f0) < _density(x):
+            return sign * x
+        w = a
+    raise AssertionError("no accepted point")
+
+
+def test_normals_are_the_ziggurat_of_the_words_including_redraws():
+    # 40000 words: about 480 rejected (wedges) and 10 tails, deterministic for this key
+    count, start = 40_000, 3
+    w = words(77, 4, 0, (start + count + 1) // 2 + 1).astype(np.uint64)
+    inter = np.stack([w[:, 0] | (w[:, 1] << np.uint64(32)), w[:, 2] | (w[:, 3] << np.uint64(32))], axis=1).ravel()
+    got = normals(77, 4, start, count)
+    counts = {"tail": 0, "wedge": 0}
+    ref = [_ziggurat(77, 4, start + k, int(inter[start + k]), counts) for k in range(count)]
+    assert counts["tail"] >= 3 and counts["wedge"] >= 100, counts
+    np.testing.assert_allclose(got, ref, rtol=1e-13, atol=0)
 
 
 def _standardised_moments(z, moments):
@@ -114,7 +177,7 @@ def test_rademacher_law():
     [
         ((1, 0, 0), (1, 1, 0)),  # neighbouring streams
         ((1, 0, 0), (2, 0, 0)),  # neighbouring keys
-        ((1, 0, 0), (1, 0, 1)),  # lag one: the two halves of a Box-Muller pair
+        ((1, 0, 0), (1, 0, 1)),  # lag one: the two halves of a block
         ((1, 0, 0), (1, 0, 2)),  # lag two: the next pair
         ((2**63, 5, 0), (2**63 + 1, 5, 0)),
     ],
@@ -125,7 +188,7 @@ def test_streams_keys_and_lags_are_uncorrelated(first, second):
         x, y = draw(*first, n), draw(*second, n)
         r = np.corrcoef(x, y)[0, 1]
         assert abs(r) * np.sqrt(n) < Z_CRIT, (draw.__name__, r)
-        # squares too (Box-Muller pairs share a radius)
+        # squares too
         if draw is normals:
             r2 = np.corrcoef(x**2, y**2)[0, 1]
             assert abs(r2) * np.sqrt(n) < Z_CRIT, r2

@@ -446,7 +446,7 @@ def meanfield_noise(
     """
     from relucore import meanfield
 
-    # Quick: a third of the usual quick budget; the noise costs ~50 ns per neuron and step (Philox + Box-Muller).
+    # Quick: a third of the usual quick budget; the noise costs ~12 ns per neuron and step (four ziggurat normals).
     st = _settings(quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
     y = GRID_LABELS if labels is None else np.asarray(labels, float)
     fig, axes = _figure(len(temperatures), width=3.9, height=3.5)

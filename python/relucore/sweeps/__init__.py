@@ -6,9 +6,14 @@
 - :mod:`~relucore.sweeps.task`: one batch of trials (the general path);
 - :mod:`~relucore.sweeps.gram_trial`: whole Gram-mode trials in one C++ call;
 - :mod:`~relucore.sweeps.table`: the table;
+- :mod:`~relucore.sweeps.row_data`: a row's data (X or K, y, init) drawn again from the row;
 - :mod:`~relucore.sweeps.store`: the store (a SQLite database) a sweep checkpoints to;
 - :mod:`~relucore.sweeps.store_read`: reading a store (table, status, old checkpoints);
 - :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself.
 
 The public names are re-exported by :mod:`relucore`.
 """
+
+from relucore.sweeps.row_data import RowData, row_config, row_data  # noqa: E402
+
+__all__ = ["RowData", "row_config", "row_data"]

@@ -60,7 +60,6 @@ FORMAT_CHANGES = {
     "'output_scale' and 'bias' are new, so every configuration has a new key and new seeds; "
     "long runs resynchronise beta from alpha every 1024 steps, which changes the last bits of runs longer than "
     "that; the limit_holds, limit_step and limit_margin columns; "
-
     "K = X X^T (n >= 32) and W = W0 + C X (m >= 4 or n d >= 2^20) are formed by scipy's BLAS when it can be "
     "kept to one thread (last bits)",
 }

@@ -39,6 +39,16 @@ __all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
 _GAUSSIAN_GRAM = (_core.StartBeta.gaussian_gram, _core.StartSolve.inverse)
 
 
+def gram_gaussian_start(K, signs, scale, r, loss="square"):
+    """``(alpha0, beta0)`` of the Gram-only gaussian start of one problem: beta_k ~ N(0, scale^2 K),
+    drawn from ``r`` and solved by the C++ prepare step (what a sweep trial and ``row_data`` use)."""
+    z = _init.gaussian_init(None, 1, K.shape[0], np.size(signs), scale, r)
+    _, _, alpha0, beta0, _ = prepare_start(
+        None, K[None], np.asarray(signs, dtype=float), z, None, *_GAUSSIAN_GRAM, None, False, loss, 1, "gaussian"
+    )
+    return alpha0[0], beta0[0]
+
+
 def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
     kw = {k: sampler_option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
     if cfg["use_gram"]:
@@ -217,11 +227,7 @@ def _train(cfg, task, inits, X, y, K):
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.
         for b, (_, (scale, r)) in enumerate(inits):
-            z = _init.gaussian_init(None, 1, p.K.shape[1], p.signs.size, scale, r)
-            _, _, alpha0, beta0, _ = prepare_start(
-                None, p.K[b : b + 1], p.signs, z, None, *_GAUSSIAN_GRAM, None, False, p.loss, 1, "gaussian"
-            )
-            p.beta0[b], p.alpha0[b] = beta0[0], alpha0[0]
+            p.alpha0[b], p.beta0[b] = gram_gaussian_start(p.K[b], p.signs, scale, r, p.loss)
     if cfg["steps"] == "inf":
         refuse_two_layer("steps=inf", cfg["train_outer"], cfg["output_scale"], cfg["bias"])
         check_limit_settings(cfg["loss"], cfg["activation"], cfg["engine"])

@@ -1,43 +1,43 @@
-// The random numbers of the mean-field engine (meanfield/weight_gd.hpp), from
-// the counter-based generator of random/rng.hpp: the Langevin noise of a
-// chunk of neurons at a step, and the initial parameters.
+// The random numbers of the mean-field engine (meanfield/weight_gd.hpp): the
+// Langevin noise of a chunk of neurons at a step, from the vectorised
+// Philox4x32-10 generator of random/counter.hpp, and the initial parameters,
+// from the Philox4x64-10 generator of random/rng.hpp.
+//
+// Noise layout. Under the run's key (Key2), the noise has the 64-bit key
+//     noise_key = word 0 of CounterRng(key).block(0, 0, RngStream::noise, 0),
+// and coordinate q (0: a, 1..d: w, d+1: b) of neuron i at step t is
+//     xi_{t,i,q} = normal i of CounterStream(noise_key, t P + q)
+// (P parameters per neuron). A chunk's row q is thus one contiguous range of
+// one stream, drawn and transformed whole by the widest path (the paths give
+// bitwise the same numbers), and every xi is a pure function of (key, t, i, q):
+// independent of the thread count, the chunking and the segmentation of a run.
 #pragma once
 
 #include "relucore/core/types.hpp"
 #include "relucore/meanfield/fused.hpp"
+#include "relucore/random/counter.hpp"
 #include "relucore/random/rng.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace relucore {
 namespace meanfield {
 
-// The noise of step t for the neurons i0 .. i0 + n - 1 (n <= kChunk) of a
-// run with P parameters per neuron, as rows of kChunk (row 0: a, rows 1..d:
-// w, row d+1: b): the same numbers as CounterRng::normals(t, i, noise, ., P)
-// for each neuron i, with the Philox words gathered first (into words,
-// 2 ceil(P / 2) rows of kChunk) and the Box-Muller transform run over the
-// whole chunk (vectorised).
-inline void chunk_noise(std::int64_t t, Index i0, Index n, Index P, const PhiloxKeys& keys, Scalar* xi,
-                        std::uint64_t* words) {
-    const Index npairs = (P + 1) / 2, nblocks = (P + 3) / 4;
-    for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < nblocks; ++j) {
-            // = CounterRng(key).block(t, i0 + i, noise, j)
-            const Counter4 w =
-                philox4x64_10(Counter4{static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(i0 + i),
-                                       static_cast<std::uint64_t>(RngStream::noise), static_cast<std::uint64_t>(j)},
-                              keys);
-            for (Index p = 2 * j; p < std::min(npairs, 2 * j + 2); ++p) {
-                words[(2 * p) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j))];
-                words[(2 * p + 1) * kChunk + i] = w[static_cast<size_t>(2 * (p - 2 * j) + 1)];
-            }
-        }
-    for (Index p = 0; p < npairs; ++p)
-        detail::box_muller_words(words + 2 * p * kChunk, words + (2 * p + 1) * kChunk, xi + 2 * p * kChunk,
-                                 xi + (2 * p + 1) * kChunk, static_cast<long>(n));
+// The 64-bit key of the noise under the run's key (see the layout above).
+inline std::uint64_t noise_key(const PhiloxKeys& keys) {
+    return philox4x64_10(Counter4{0, 0, static_cast<std::uint64_t>(RngStream::noise), 0}, keys)[0];
+}
+
+// The noise of step t for the neurons i0 .. i0 + n - 1 (n <= kChunk) of a run
+// with P parameters per neuron, as rows of kChunk (row 0: a, rows 1..d: w,
+// row d+1: b), drawn by the given path.
+inline void chunk_noise(std::int64_t t, Index i0, Index n, Index P, const PhiloxKeys& keys, CounterPath path,
+                        Scalar* xi) {
+    const std::uint64_t key = noise_key(keys), s0 = static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(P);
+    for (Index q = 0; q < P; ++q)
+        CounterStream(key, s0 + static_cast<std::uint64_t>(q), path)
+            .normals(static_cast<std::uint64_t>(i0), static_cast<std::int64_t>(n), xi + q * kChunk);
 }
 
 }  // namespace meanfield

@@ -23,7 +23,7 @@
 // ReLU derivative 1[w^T x + b > 0].
 //
 // Randomness (the batch of step t, the noise of neuron i at step t, the
-// initial parameters) comes from the counter-based generator of random/rng.hpp keyed
+// initial parameters) comes from counter-based generators (meanfield/noise.hpp) keyed
 // by (seed, step, neuron), so results are bitwise independent of the thread
 // count and of how a run is split into calls. The forward pass h(x_j) is a sum
 // over neurons taken in a fixed order: within a chunk of kChunk neurons (a
@@ -410,9 +410,9 @@ private:
         return true;
     }
 
-    void chunk_noise(std::int64_t t, Index c, Scalar* xi, std::uint64_t* words) const {
+    void chunk_noise(std::int64_t t, Index c, Scalar* xi) const {
         const Index i0 = c * kChunk;
-        meanfield::chunk_noise(t, i0, std::min(N_, i0 + kChunk) - i0, P_, philox_keys_, xi, words);
+        meanfield::chunk_noise(t, i0, std::min(N_, i0 + kChunk) - i0, P_, philox_keys_, counter_path_for(simd_), xi);
     }
 
     // Update of chunk c at step t (any batch size, any d): gradient
@@ -456,7 +456,7 @@ private:
         if (outer)
             for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
         if (noise_sd > 0) {
-            chunk_noise(t, c, xi, tb.words);
+            chunk_noise(t, c, xi);
             if (outer)
                 for (Index i = 0; i < n; ++i) a[i] += noise_sd * xi[i];
             for (Index k = 0; k < d_; ++k) {
@@ -489,7 +489,7 @@ private:
             xk[k] = x[k];
             xnk[k] = xn[k];
         }
-        if (Noisy) chunk_noise(t, c, xi, tb.words);
+        if (Noisy) chunk_noise(t, c, xi);
         Scalar lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // see meanfield::lane_sum
         Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)

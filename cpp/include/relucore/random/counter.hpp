@@ -16,22 +16,23 @@
 //   * uniform i:    (v >> 11) 2^-53 in [0, 1), v = a_j for i = 2j, b_j for i = 2j + 1;
 //   * Rademacher i: 1 - 2 bit, the bit (i mod 128) of (a_j, b_j), j = i / 128
 //                   (bits 0..63 from a_j, 64..127 from b_j);
-//   * normal i:     the Box-Muller pair of (a_j, b_j), j = i / 2: normal 2j is
-//                   r cos(2 pi u2), normal 2j + 1 is r sin(2 pi u2), with
-//                   u1 = 1 - (a_j >> 11) 2^-53, u2 = (b_j >> 11) 2^-53,
-//                   r = sqrt(-2 log u1) (detail::box_muller_words of rng.hpp:
-//                   the same polynomial log and sincos, no libm).
+//   * normal i:     the ziggurat normal (random/ziggurat.hpp) of the word v of
+//                   uniform i, i < 2^47; the few words the ziggurat rejects
+//                   (about 1.2 %) are redrawn from the words of blocks
+//                   2^63 + tag 2^62 + k 2^47 + i (attempt or tail try k < 2^15,
+//                   tag 0 for the layers, 1 for the tail), which no variate uses.
 // So every variate is a pure function of (key, stream, index): a range of
 // indices gives the same numbers however it is cut into calls, on any thread.
 //
 // Paths: scalar, AVX2 and AVX-512F, chosen at run time (counter_path();
 // the environment variable RELUCORE_SIMD of simd.hpp caps it: scalar or sse2
 // give the scalar path, avx the AVX2 path). The Philox words are integers;
-// the transform performs the same IEEE operations in the same order on every
-// path (no FMA), so all paths give bitwise the same numbers.
+// the conversions perform the same IEEE operations on every path, so all
+// paths give bitwise the same numbers.
 #pragma once
 
 #include "relucore/random/rng.hpp"
+#include "relucore/random/ziggurat.hpp"
 #include "relucore/simd.hpp"
 
 #include <algorithm>
@@ -67,16 +68,23 @@ inline Counter4x32 philox4x32_10(Counter4x32 c, Key2x32 k) {
 // The code paths of the generator, narrowest first.
 enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
 
-// The widest path the CPU supports, capped by RELUCORE_SIMD (read on every
-// call: call once per batch of work).
-inline CounterPath counter_path() {
+// The widest path the CPU supports within a SIMD level of simd.hpp (a level
+// already read, e.g. by an engine when it is built).
+inline CounterPath counter_path_for(int level) {
 #if defined(RELUCORE_SIMD_DISPATCH)
-    const int level = simd::level();
     // (the AVX-512F path finishes its remainders with the AVX2 code)
     if (level >= simd::kAvx512 && simd::has_avx512f() && simd::has_avx2()) return CounterPath::avx512;
     if (level >= simd::kAvx && simd::has_avx2()) return CounterPath::avx2;
+#else
+    (void)level;
 #endif
     return CounterPath::scalar;
+}
+
+// The widest path the CPU supports, capped by RELUCORE_SIMD (read on every
+// call: call once per batch of work).
+inline CounterPath counter_path() {
+    return counter_path_for(simd::level());
 }
 
 inline const char* counter_path_name(CounterPath p) {
@@ -253,104 +261,10 @@ __attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(cons
     return i;
 }
 
-// box_muller_words (rng.hpp) on eight pairs at a time: the same operations in
-// the same order (no FMA), so the numbers are bitwise those of the scalar and
-// AVX2 code. Returns the pairs done (a multiple of 8).
-__attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline std::int64_t box_muller_words_avx512(
-    const std::uint64_t* w1, const std::uint64_t* w2, double* z0, double* z1, std::int64_t n) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
-    const __m512i magic_bits = _mm512_set1_epi64(0x4330000000000000LL);
-    const __m512d magic52 = _mm512_set1_pd(4503599627370496.0), one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0);
-    const __m512i low21 = _mm512_set1_epi64(0x1FFFFF), mant = _mm512_set1_epi64(0x000FFFFFFFFFFFFFLL),
-                  expo1 = _mm512_set1_epi64(0x3FF0000000000000LL);
-    const __m512d mg = _mm512_set1_pd(6755399441055744.0);
-    std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m512d u[2];
-        for (int h = 0; h < 2; ++h) {  // top53 of the two words
-            const __m512i w = _mm512_loadu_si512(h == 0 ? w1 + i : w2 + i);
-            const __m512d hi =
-                _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(w, 32), magic_bits)), magic52);
-            const __m512d lo = _mm512_sub_pd(
-                _mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(w, 11), low21), magic_bits)),
-                magic52);
-            u[h] = _mm512_add_pd(_mm512_mul_pd(hi, _mm512_set1_pd(2097152.0)), lo);
-        }
-        const __m512d u1 = _mm512_sub_pd(one, _mm512_mul_pd(u[0], _mm512_set1_pd(0x1.0p-53)));
-        const __m512d u2 = _mm512_mul_pd(u[1], _mm512_set1_pd(0x1.0p-53));
-        // log u1 (bm_log)
-        const __m512i bits = _mm512_castpd_si512(u1);
-        __m512d e = _mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(bits, 52), magic_bits));
-        e = _mm512_sub_pd(_mm512_sub_pd(e, magic52), _mm512_set1_pd(1023.0));
-        __m512d m = _mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(bits, mant), expo1));
-        const __m512d big =
-            _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(m, _mm512_set1_pd(1.4142135623730951), _CMP_GT_OQ), one);
-        m = _mm512_mul_pd(m, _mm512_sub_pd(one, _mm512_mul_pd(_mm512_set1_pd(0.5), big)));
-        e = _mm512_add_pd(e, big);
-        const __m512d t = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
-        const __m512d q = _mm512_mul_pd(t, t);
-        __m512d p = _mm512_set1_pd(log_coefficients[0]);
-        for (std::size_t c = 1; c < sizeof(log_coefficients) / sizeof(double); ++c)
-            p = _mm512_add_pd(_mm512_mul_pd(p, q), _mm512_set1_pd(log_coefficients[c]));
-        const __m512d logm =
-            _mm512_add_pd(_mm512_mul_pd(two, t), _mm512_mul_pd(_mm512_mul_pd(two, t), _mm512_mul_pd(q, p)));
-        const __m512d lg =
-            _mm512_add_pd(_mm512_mul_pd(e, _mm512_set1_pd(6.93147180369123816490e-01)),
-                          _mm512_add_pd(_mm512_mul_pd(e, _mm512_set1_pd(1.90821492927058770002e-10)), logm));
-        const __m512d r = _mm512_sqrt_pd(_mm512_mul_pd(_mm512_set1_pd(-2.0), lg));
-        // sincos(2 pi u2) (bm_sincos_2pi)
-        const __m512d qq = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(_mm512_set1_pd(4.0), u2), mg), mg);
-        const __m512d x = _mm512_mul_pd(_mm512_set1_pd(6.283185307179586476925286766559),
-                                        _mm512_sub_pd(u2, _mm512_mul_pd(_mm512_set1_pd(0.25), qq)));
-        const __m512d x2 = _mm512_mul_pd(x, x);
-        __m512d ps = _mm512_set1_pd(sin_coefficients[0]), pc = _mm512_set1_pd(cos_coefficients[0]);
-        for (std::size_t c = 1; c < sizeof(sin_coefficients) / sizeof(double); ++c)
-            ps = _mm512_add_pd(_mm512_mul_pd(ps, x2), _mm512_set1_pd(sin_coefficients[c]));
-        for (std::size_t c = 1; c < sizeof(cos_coefficients) / sizeof(double); ++c)
-            pc = _mm512_add_pd(_mm512_mul_pd(pc, x2), _mm512_set1_pd(cos_coefficients[c]));
-        const __m512d S = _mm512_add_pd(x, _mm512_mul_pd(x, _mm512_mul_pd(x2, ps)));
-        const __m512d C = _mm512_add_pd(one, _mm512_mul_pd(x2, pc));
-        __m512d eq[5];
-        for (int v = 0; v < 5; ++v)
-            eq[v] =
-                _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(qq, _mm512_set1_pd(static_cast<double>(v)), _CMP_EQ_OQ), one);
-        const __m512d ca = _mm512_sub_pd(_mm512_add_pd(eq[0], eq[4]), eq[2]);
-        const __m512d cb = _mm512_sub_pd(eq[1], eq[3]);
-        const __m512d sn = _mm512_add_pd(_mm512_mul_pd(ca, S), _mm512_mul_pd(cb, C));
-        const __m512d cs = _mm512_sub_pd(_mm512_mul_pd(ca, C), _mm512_mul_pd(cb, S));
-        _mm512_storeu_pd(z0 + i, _mm512_mul_pd(r, cs));
-        _mm512_storeu_pd(z1 + i, _mm512_mul_pd(r, sn));
-    }
-    return i;
-}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
 #endif
-
-// Box-Muller on n word pairs by the given path (the scalar loop finishes).
-inline void box_muller_path(CounterPath path, const std::uint64_t* w1, const std::uint64_t* w2, double* z0, double* z1,
-                            std::int64_t n) {
-    std::int64_t i = 0;
-#if defined(RELUCORE_SIMD_DISPATCH)
-    if (path == CounterPath::avx512) i = box_muller_words_avx512(w1, w2, z0, z1, n);
-    if (path != CounterPath::scalar)
-        i += box_muller_words_avx2(w1 + i, w2 + i, z0 + i, z1 + i, static_cast<long>(n - i));
-#else
-    (void)path;
-#endif
-    for (; i < n; ++i) {
-        const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
-        const double u2 = top53(w2[i]) * 0x1.0p-53;
-        const double r = std::sqrt(-2.0 * bm_log(u1));
-        double sn, cs;
-        bm_sincos_2pi(u2, sn, cs);
-        z0[i] = r * cs;
-        z1[i] = r * sn;
-    }
-}
 
 }  // namespace detail
 
@@ -378,6 +292,9 @@ public:
 
     CounterPath path() const { return path_; }
 
+    // Normals have indices below 2^47 (the blocks from 2^63 up hold the ziggurat's redraws).
+    static constexpr std::uint64_t kMaxNormals = std::uint64_t(1) << 47;
+
     // a[i], b[i] = the 64-bit words of block block0 + i, i < count.
     void words(std::uint64_t block0, std::int64_t count, std::uint64_t* a, std::uint64_t* b) const {
         std::int64_t i = 0;
@@ -389,28 +306,19 @@ public:
         detail::counter_words_scalar(keys_, block0 + static_cast<std::uint64_t>(i), count - i, a + i, b + i);
     }
 
-    // out[k] = normal start + k, k < count.
+    // out[k] = normal start + k, k < count (start + count <= kMaxNormals).
     void normals(std::uint64_t start, std::int64_t count, double* out) const {
-        alignas(64) std::uint64_t a[kChunk], b[kChunk];
-        alignas(64) double z0[kChunk], z1[kChunk];
-        std::int64_t k = 0;
-        if (count > 0 && (start & 1u)) {  // an odd start: the sine of its pair
-            pairs(start >> 1, 1, a, b, z0, z1);
-            out[k++] = z1[0];
-        }
-        while (count - k >= 2) {
-            const std::int64_t np = std::min<std::int64_t>(kChunk, (count - k) / 2);
-            pairs((start + static_cast<std::uint64_t>(k)) >> 1, np, a, b, z0, z1);
-            for (std::int64_t p = 0; p < np; ++p) {
-                out[k + 2 * p] = z0[p];
-                out[k + 2 * p + 1] = z1[p];
+        std::int64_t rej[2 * kChunk];
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
+            for (std::int64_t r = 0; r < nrej; ++r) {
+                const std::uint64_t idx = start + static_cast<std::uint64_t>(k + rej[r]);
+                out[k + rej[r]] = detail::zig_normal_slow(
+                    w[rej[r]], [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
+                        detail::counter_words_scalar(keys_, retry_block(idx, att, tag), 1, &wa, &wb);
+                    });
             }
-            k += 2 * np;
-        }
-        if (k < count) {  // an even last index: the cosine of its pair
-            pairs((start + static_cast<std::uint64_t>(k)) >> 1, 1, a, b, z0, z1);
-            out[k] = z0[0];
-        }
+        });
     }
 
     // out[k] = uniform start + k in [0, 1), k < count.
@@ -456,16 +364,29 @@ public:
 private:
     static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
 
-    void pairs(std::uint64_t block0, std::int64_t np, std::uint64_t* a, std::uint64_t* b, double* z0,
-               double* z1) const {
-        words(block0, np, a, b);
-        detail::box_muller_path(path_, a, b, z0, z1, np);
+    // The accepted path of the ziggurat on w[0..m) by the stream's path; the
+    // rejected indices into rej, their count returned.
+    std::int64_t ziggurat_fast(const std::uint64_t* w, double* z, std::int64_t m, std::int64_t* rej) const {
+        std::int64_t k = 0, nrej = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512) k = detail::zig_fast_avx512(w, z, k, m, rej, nrej);
+        if (path_ != CounterPath::scalar) k = detail::zig_fast_avx2(w, z, k, m, rej, nrej);
+#endif
+        return detail::zig_fast_scalar(w, z, k, m, rej, nrej);
     }
 
-    // f(k, w) for k < count with w the 64-bit word of index start + k (two per block).
+    // The block of fresh words for attempt att (tag 0) or tail try att (tag 1)
+    // of normal idx (< 2^47): 2^63 + tag 2^62 + (att mod 2^15) 2^47 + idx.
+    static std::uint64_t retry_block(std::uint64_t idx, std::uint32_t att, std::uint32_t tag) {
+        return (std::uint64_t(1) << 63) | (static_cast<std::uint64_t>(tag) << 62) |
+               (static_cast<std::uint64_t>(att & 0x7FFFu) << 47) | idx;
+    }
+
+    // f(k, w, m) chunk by chunk: w[q] is the 64-bit word of index start + k + q
+    // (two per block: a_j, b_j), q < m, until k + m = count.
     template <class F>
-    void for_each_word(std::uint64_t start, std::int64_t count, F&& f) const {
-        alignas(64) std::uint64_t a[kChunk], b[kChunk];
+    void word_chunks(std::uint64_t start, std::int64_t count, F&& f) const {
+        alignas(64) std::uint64_t a[kChunk], b[kChunk], w[2 * kChunk];
         std::int64_t k = 0;
         while (k < count) {
             const std::uint64_t i = start + static_cast<std::uint64_t>(k);
@@ -473,13 +394,23 @@ private:
             const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 1;
             const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
             words(j0, nb, a, b);
-            const std::int64_t end = std::min<std::int64_t>(
-                count, k + static_cast<std::int64_t>(2 * (j0 + static_cast<std::uint64_t>(nb)) - i));
-            for (; k < end; ++k) {
-                const std::uint64_t off = (start + static_cast<std::uint64_t>(k)) - 2 * j0;
-                f(k, (off & 1u) ? b[off >> 1] : a[off >> 1]);
+            for (std::int64_t p = 0; p < nb; ++p) {
+                w[2 * p] = a[p];
+                w[2 * p + 1] = b[p];
             }
+            const std::int64_t off = static_cast<std::int64_t>(i - 2 * j0);
+            const std::int64_t m = std::min<std::int64_t>(count - k, 2 * nb - off);
+            f(k, w + off, m);
+            k += m;
         }
+    }
+
+    // f(k, w) for k < count with w the 64-bit word of index start + k.
+    template <class F>
+    void for_each_word(std::uint64_t start, std::int64_t count, F&& f) const {
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            for (std::int64_t q = 0; q < m; ++q) f(k + q, w[q]);
+        });
     }
 
     detail::CounterKeys keys_;

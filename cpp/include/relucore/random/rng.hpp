@@ -40,7 +40,7 @@
 namespace relucore {
 
 enum class RngStream : std::uint64_t {
-    noise = 0,   // Langevin noise xi_i at step t for neuron i
+    noise = 0,   // the key of the Langevin noise (meanfield/noise.hpp): word 0 of block (0, 0, noise, 0)
     sample = 1,  // mini-batch / single-sample indices at step t (neuron 0)
     init = 2,    // initial parameters of neuron i (step 0)
 };
@@ -218,14 +218,11 @@ __attribute__((target("avx2"))) inline long box_muller_words_avx2(const std::uin
 }
 #endif
 
-// Box-Muller on words: z0[i] = r cos, z1[i] = r sin for i < n.
-inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint64_t* __restrict w2,
-                             double* __restrict z0, double* __restrict z1, long n) {
-    long i = 0;
-#if defined(RELUCORE_SIMD_DISPATCH)
-    if (n >= 4 && simd::has_avx2()) i = box_muller_words_avx2(w1, w2, z0, z1, n);
-#endif
-    for (; i < n; ++i) {
+// The scalar Box-Muller transform of pairs i0 .. n-1: z0[i] = r cos, z1[i] = r sin.
+// The one scalar form: the vector paths (here and in random/counter.hpp) finish with it.
+inline void box_muller_tail(const std::uint64_t* __restrict w1, const std::uint64_t* __restrict w2,
+                            double* __restrict z0, double* __restrict z1, long i0, long n) {
+    for (long i = i0; i < n; ++i) {
         const double u1 = 1.0 - top53(w1[i]) * 0x1.0p-53;
         const double u2 = top53(w2[i]) * 0x1.0p-53;
         const double r = std::sqrt(-2.0 * bm_log(u1));
@@ -234,6 +231,16 @@ inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint
         z0[i] = r * cs;
         z1[i] = r * sn;
     }
+}
+
+// Box-Muller on words: z0[i] = r cos, z1[i] = r sin for i < n.
+inline void box_muller_words(const std::uint64_t* __restrict w1, const std::uint64_t* __restrict w2,
+                             double* __restrict z0, double* __restrict z1, long n) {
+    long i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (n >= 4 && simd::has_avx2()) i = box_muller_words_avx2(w1, w2, z0, z1, n);
+#endif
+    box_muller_tail(w1, w2, z0, z1, i, n);
 }
 
 }  // namespace detail
