@@ -67,6 +67,7 @@ def test_auto_in_sweeps():
     the configuration, so rows are compared with the rule, not with an engine="dual" sweep)."""
     from relucore.sweeps.config import engine_of
 
+    pytest.importorskip("pandas")  # sweep tables are DataFrames (the sanitizer job has no pandas)
     wide = {"n": 8, "d": 200, "m": 2, "steps": 50, "engine": "auto"}
     tall = {"n": 60, "d": 5, "m": 2, "steps": 50, "engine": "auto", "init": "gaussian"}
     table = relucore.sweep(wide, trials=2, seed=0)
