@@ -127,6 +127,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     leaky_slope, n_threads, C_g, C_alpha = _check_options(
         engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
     )
+    as_float_array(signs, "signs", ndim=(1, 2), finite=False)  # types and shapes first: errors name signs
     train_outer, output_scale, bias = check_two_layer_options(o.train_outer, o.output_scale, o.bias)
     if train_outer or output_scale != 1.0 or bias:
         p = _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias)
