@@ -29,27 +29,30 @@ namespace {
 
 // Per-problem histories that grow with the run (GrowingHistory): memory
 // follows the steps actually run, not the step budget. history = {"limit": R,
-// "states": bool} with R the most slots a run can fill (0 or absent: none);
+// "states": bool, "outer": m (keep the outer weights; 0 or absent: not)} with R
+// the most slots a run can fill (0 or absent: none);
 // "initial" (optional) the first chunk. After the runs, to_dict() copies them
 // into arrays (B, R_max, ...) padded with steps -1, loss and states NaN, mask 0.
 struct HistoryStores {
     std::vector<std::unique_ptr<GrowingHistory>> stores;
     std::int64_t limit = 0, initial = 64;
     bool states = true;
-    Index mn = 0;
+    Index mn = 0, m_outer = 0;
 
     HistoryStores(const py::dict& hist, Index B, Index mn_) : mn(mn_) {
         if (hist.contains("limit")) limit = hist["limit"].cast<std::int64_t>();
         if (hist.contains("states")) states = hist["states"].cast<bool>();
         if (hist.contains("initial")) initial = hist["initial"].cast<std::int64_t>();
-        if (limit < 0 || initial < 1) throw py::value_error("history: limit must be >= 0 and initial >= 1");
+        if (hist.contains("outer")) m_outer = hist["outer"].cast<Index>();
+        if (limit < 0 || initial < 1 || m_outer < 0)
+            throw py::value_error("history: limit and outer must be >= 0 and initial >= 1");
         if (limit > 0) stores.resize(static_cast<std::size_t>(B));
     }
     // Problem b's history (created on the problem's thread), or null.
     History* view(Index b) {
         if (limit == 0) return nullptr;
         auto& slot = stores[static_cast<std::size_t>(b)];
-        slot = std::make_unique<GrowingHistory>(mn, limit, std::min(limit, initial), states);
+        slot = std::make_unique<GrowingHistory>(mn, limit, std::min(limit, initial), states, m_outer);
         return &slot->history();
     }
     bool failed() const {
@@ -73,6 +76,15 @@ struct HistoryStores {
         }
         d["steps"] = steps;
         d["loss"] = loss;
+        if (m_outer > 0) {
+            CArray<double> outer({B, static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(m_outer)});
+            std::fill_n(outer.mutable_data(), outer.size(), std::numeric_limits<double>::quiet_NaN());
+            for (py::ssize_t b = 0; b < B; ++b) {
+                const GrowingHistory& g = *stores[static_cast<std::size_t>(b)];
+                std::copy_n(g.outer().data(), g.count() * m_outer, outer.mutable_data() + b * R * m_outer);
+            }
+            d["outer"] = outer;
+        }
         if (!states) return d;
         const std::vector<py::ssize_t> shape{B, static_cast<py::ssize_t>(R), m, n};
         CArray<double> beta(shape), alpha(shape);

@@ -7,7 +7,7 @@ import relucore
 from relucore import meanfield
 
 
-def two_layer_gd(X, y, W, a, b, eta, c, steps, bias=True):
+def two_layer_gd(X, y, W, a, b, eta, c, steps, bias=True, train_a=True):
     """Plain two-layer GD written as autograd + SGD would run it (Dana et al. 2025).
 
     h(x) = c sum_j a_j relu(w_j^T x + b_j), R = 1/2 sum_i (h(x_i) - y_i)^2, all of W, a
@@ -27,7 +27,7 @@ def two_layer_gd(X, y, W, a, b, eta, c, steps, bias=True):
 
     for _ in range(steps):
         gW, gb, ga, _ = grads(W, a, b)
-        W, b, a = W - eta * gW, b - eta * gb, a - eta * ga
+        W, b, a = W - eta * gW, b - eta * gb, (a - eta * ga if train_a else a)
     gW, gb, ga, h = grads(W, a, b)
     return W, a, b, h, np.sqrt(np.sum(gW**2) + np.sum(gb**2) + np.sum(ga**2))
 
@@ -215,11 +215,38 @@ def test_trainer_trains_the_outer_layer_as_train_does():
     t.step(10)
     t2.step(10)
     assert np.array_equal(np.array(t.signs), np.array(t2.signs))
-    with pytest.raises(ValueError, match="output_scale"):
-        relucore.Trainer(X, y, output_scale=0.5)
-    with pytest.raises(ValueError, match="bias"):
-        relucore.Trainer(X, y, bias=True)
     with pytest.raises(ValueError, match="fixed outer layer"):
+        t.run_to_limit()
+
+
+@pytest.mark.parametrize("train_outer", [False, True])
+def test_trainer_with_output_scale_and_bias_steps_as_train_and_numpy(train_outer):
+    # Dana et al.'s scale c = 1/p and a hidden bias: the Trainer, train and plain numpy GD agree.
+    X, y, W0, a0, b0 = sphere_problem(10, n=9, d=7, m=4)
+    p, steps = a0.size, 120
+    init = np.column_stack([W0, b0])
+    kw = dict(signs=a0, init=init, eta=p / X.shape[0], train_outer=train_outer, output_scale=1 / p, bias=True)
+    t = relucore.Trainer(X, y, **kw)
+    t.step(steps)
+    r = relucore.train(X, y, steps=steps, tol=0, **kw)
+    assert np.array_equal(t.W, r.W) and np.array_equal(t.bias, r.bias)
+    assert np.array_equal(np.array(t.signs), r.outer) and np.array_equal(np.array(t.beta), r.beta)
+    if not train_outer:
+        assert np.array_equal(np.array(t.signs), a0)
+    W, a, b, h, _ = two_layer_gd(X, y, W0, a0, b0, p / X.shape[0], 1 / p, steps, train_a=train_outer)
+    np.testing.assert_allclose(t.W, W, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(t.bias, b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.array(t.signs), a, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.array(t.predictions), h, rtol=0, atol=1e-12)
+    res = t.run(until=steps)
+    assert res.W.shape == W0.shape and np.array_equal(res.bias, r.bias) and np.array_equal(res.bias0, b0)
+    assert np.array_equal(res.W0, W0) and np.array_equal(res.signs, a0) and res.output_scale == 1 / p
+    t2 = relucore.Trainer.from_state(t.state_dict())
+    t.step(15)
+    t2.step(15)
+    assert np.array_equal(t.W, t2.W) and np.array_equal(t.bias, t2.bias)
+    assert np.array_equal(np.array(t.signs), np.array(t2.signs))
+    with pytest.raises(ValueError, match="output_scale=1" if not train_outer else "fixed outer layer"):
         t.run_to_limit()
 
 
@@ -255,3 +282,22 @@ def test_option_checks():
             relucore.train(X, y, output_scale=bad)
     with pytest.raises(ValueError, match="one row per problem"):
         relucore.train(np.stack([X, X]), np.stack([y, y]), signs=np.ones((3, 1)))
+
+
+@pytest.mark.parametrize("engine", ["dual", "weights"])
+def test_history_keeps_the_outer_weights_when_they_move(engine):
+    X, y, W0, a0, _ = sphere_problem(11, n=8, d=6, m=3)
+    p = a0.size
+    kw = dict(signs=a0, init=W0, eta=0.3, tol=0, engine=engine, train_outer=True, output_scale=1 / p)
+    r = relucore.train(X, y, steps=40, record=10, **kw)
+    assert r.history.outer.shape == (r.history.n_records, p)
+    assert np.array_equal(r.history.steps, [0, 10, 20, 30, 40, 40][: r.history.n_records])
+    for i, t in enumerate(r.history.steps):
+        ri = relucore.train(X, y, steps=int(t), **kw)
+        assert np.array_equal(r.history.outer[i], ri.outer)
+    assert np.array_equal(r.history.outer[-1], r.outer)
+    kwb = dict(kw, init=np.stack([W0, W0]))
+    rb = relucore.train(np.stack([X, X]), np.stack([y, y]), steps=40, record=10, **kwb)
+    assert rb.history.outer.shape[:2] == (2, rb.history.steps.shape[1])
+    assert np.array_equal(rb.history.outer[1, : r.history.n_records], r.history.outer)
+    assert relucore.train(X, y, signs=a0, init=W0, steps=20, record=10, engine=engine).history.outer is None

@@ -337,7 +337,7 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
     e = trainer._engine
     s = e.settings
     check_limit_settings(s.loss.name, s.activation.name)
-    refuse_two_layer("run_to_limit", s.train_outer)
+    refuse_two_layer("run_to_limit", s.train_outer, s.output_scale, trainer._bias)
     K, y, signs = np.array(e.K), np.array(e.labels), np.array(e.outer)
     run = run_engine_to_limit(e, K, y, signs, trainer.tol, max_steps)
     W = None

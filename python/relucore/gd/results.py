@@ -77,6 +77,9 @@ class History:
         Activation masks ``beta > 0``.
     n_records : int or ndarray of int
         The number of kept states (per problem for a batch).
+    outer : ndarray, shape (R, m) or (B, R, m), or None
+        The outer weights ``a_k`` at each kept state with ``train_outer=True`` (None otherwise:
+        they are ``signs`` throughout).
     """
 
     steps: np.ndarray
@@ -85,6 +88,7 @@ class History:
     alpha: np.ndarray
     mask: np.ndarray
     n_records: Union[int, np.ndarray]
+    outer: Optional[np.ndarray] = None
 
 
 @summarized(

@@ -218,24 +218,24 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     )
 
 
-def _history_request(B: int, m: int, n: int, steps: int, record: int) -> dict:
+def _history_request(B: int, m: int, n: int, steps: int, record: int, outer: bool = False) -> dict:
     """The engines' history request: at most ``steps // record + 2`` states per problem.
 
     The engines grow each history with the run (a chunk, then doubling), so
     memory follows the steps actually run; the guard refuses, before anything
     is allocated, a run whose full budget could need more than the memory
     available now (states are kept twice at the end: the growing buffers and
-    the returned arrays).
+    the returned arrays). With ``outer`` the outer weights are kept too.
     """
     if record <= 0:
         return {"limit": 0}
     R = steps // record + 2
     check_history_memory(
-        2.0 * B * R * (16 + 17 * m * n),
+        2.0 * B * R * (16 + 17 * m * n + (8 * m if outer else 0)),
         "record",
         f"keeping up to {R} states of {B} problem(s) (steps={steps}, record={record})",
     )
-    return {"limit": R, "states": True}
+    return {"limit": R, "states": True, "outer": m if outer else 0}
 
 
 def _messages(p: Prepared, out: dict, steps: int):
@@ -264,12 +264,12 @@ def run_prepared(
     """Runs a prepared batch on an engine and packages the result."""
     B, m, n = p.beta0.shape
     settings = p.settings(steps, record)
-    hist = _history_request(B, m, n, steps, record)
+    hist = _history_request(B, m, n, steps, record, outer=p.train_outer)
     alpha = p.alpha0.copy()
     beta = p.beta0.copy()
     # The outer weights go per problem (B, m) when they move or differ between problems.
     per_problem = p.train_outer or p.signs.ndim == 2
-    outer = np.array(np.broadcast_to(p.signs, (B, m))) if per_problem else p.signs
+    outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C") if per_problem else p.signs
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer)
     W = None
     if engine == "weights":
@@ -351,6 +351,9 @@ def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
     if record <= 0:
         return None
     h = out["history"]
+    outer = h.get("outer")
+    if outer is not None and p.output_scale != 1.0:
+        outer = outer / p.output_scale  # the engines keep c a_k; the history reports a_k
     history = History(
         steps=h["steps"],
         loss=h["loss"],
@@ -358,6 +361,7 @@ def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
         alpha=h["alpha"],
         mask=h["mask"].view(bool),
         n_records=out["n_records"].copy(),
+        outer=outer,
     )
     if p.batched:
         return history
@@ -369,6 +373,7 @@ def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
         alpha=history.alpha[0, :r],
         mask=history.mask[0, :r],
         n_records=r,
+        outer=None if outer is None else outer[0, :r],
     )
 
 

@@ -91,8 +91,12 @@ class Trainer:
         As for :func:`relucore.train` (same meanings and defaults).
     train_outer : bool, default False
         As for :func:`relucore.train`: :attr:`signs` then moves with the run.
-    output_scale, bias
-        Only the defaults (1.0, False): a Trainer steps ``h(x) = sum_k a_k phi(w_k^T x)``.
+    output_scale : float, default 1.0
+        As for :func:`relucore.train`: ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``; :attr:`signs`
+        reports the ``a_k`` (the engine steps ``c a_k``).
+    bias : bool, default False
+        As for :func:`relucore.train`: X gains the input coordinate 1 (K becomes ``K + 1 1^T``);
+        :attr:`W` stays (m, d) and :attr:`bias` holds the ``b_k``.
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
     engine : {"dual", "auto"}, default "auto"
@@ -150,11 +154,6 @@ class Trainer:
             raise ValueError("Trainer keeps no history: observe the run with run(callback=..., every=k)")
         steps = check_int(o.steps, "steps", minimum=0)
         check_choice(on_divergence, "on_divergence", ("status", "raise"))
-        if o.output_scale != 1.0 or o.bias is not False:
-            raise ValueError(
-                "Trainer steps h(x) = sum_k a_k phi(w_k^T x): output_scale != 1 and bias=True run with "
-                "relucore.train (a Trainer takes the scale folded into signs, and X with a column of ones)"
-            )
         if y is not None and np.ndim(y) != 1:
             raise ValueError(
                 f"Trainer trains one problem: y must be 1-dimensional, got shape {np.shape(y)} "
@@ -169,7 +168,8 @@ class Trainer:
         self._W0 = None if p.W0 is None else p.W0[0]
         self._alpha0 = p.alpha0[0]
         self._beta0 = p.beta0[0]
-        self._signs0 = np.array(p.signs)
+        self._signs0 = np.array(p.given_signs)
+        self._bias = bool(p.bias)
         self._steps = steps
         self._tol = float(p.tol[0])
         self._init = p.init
@@ -203,8 +203,13 @@ class Trainer:
 
     @property
     def signs(self) -> np.ndarray:
-        """Outer-layer weights ``s_k`` (m,): read-only view (live with ``train_outer``)."""
-        return self._engine.outer
+        """Outer-layer weights ``a_k`` (m,): read-only (a live view with ``train_outer`` and no output scale)."""
+        c = self._engine.settings.output_scale
+        if c == 1.0:
+            return self._engine.outer
+        a = self._engine.outer / c if self._engine.settings.train_outer else self._signs0.copy()
+        a.flags.writeable = False
+        return a
 
     @property
     def K(self) -> np.ndarray:
@@ -215,8 +220,19 @@ class Trainer:
     def W(self) -> Optional[np.ndarray]:
         """Weights ``W = W0 + (alpha - alpha0) X`` (m, d), rebuilt on each access.
 
-        None in Gram-only mode (``gram=`` without ``X``).
+        None in Gram-only mode (``gram=`` without ``X``). With ``bias`` the biases are in :attr:`bias`.
         """
+        W = self._full_W()
+        return W if W is None or not self._bias else W[:, :-1]
+
+    @property
+    def bias(self) -> Optional[np.ndarray]:
+        """Biases ``b_k`` (m,) with ``bias=True``, rebuilt on each access; None otherwise or without X."""
+        W = self._full_W() if self._bias else None
+        return None if W is None else W[:, -1].copy()
+
+    def _full_W(self) -> Optional[np.ndarray]:
+        """``W0 + (alpha - alpha0) X`` with the bias column when there is one (None without X)."""
         if self._X is None:
             return None
         W = np.empty((1,) + self._W0.shape)
@@ -364,7 +380,7 @@ class Trainer:
             status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until, unfit, loss_name
         )
         with np.errstate(over="ignore", invalid="ignore"):
-            W = self.W
+            W = self._full_W()
         parts = [self.alpha, self.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
         if status != 2 and not all(np.isfinite(a).all() for a in parts):
             # No non-finite number leaves in a result that is not marked diverged.
@@ -392,16 +408,17 @@ class Trainer:
 
     def _result(self, status: int, message: str, tol: float, out: dict, unfit=None) -> TrainResult:
         with np.errstate(over="ignore", invalid="ignore"):
-            W = self.W
+            W = self._full_W()
         s = self._engine.settings
+        b = self._bias
         return TrainResult(
-            W=W,
+            W=W if W is None or not b else W[:, :-1].copy(),
             alpha=self.alpha.copy(),
             beta=self.beta.copy(),
-            W0=None if self._W0 is None else self._W0.copy(),
+            W0=None if self._W0 is None else (self._W0[:, :-1] if b else self._W0).copy(),
             alpha0=self._alpha0.copy(),
             beta0=self._beta0.copy(),
-            signs=np.array(self._signs0) if s.train_outer else np.array(self.signs),
+            signs=np.array(self._signs0),
             eta=float(self.eta),
             loss=float(out["loss"]),
             grad_norm=float(out["grad_norm"]),
@@ -419,7 +436,10 @@ class Trainer:
             leaky_slope=float(s.leaky_slope),
             unfit=np.zeros(0, dtype=np.int64) if unfit is None else unfit,
             outer=np.array(self.signs),
+            output_scale=float(s.output_scale),
             train_outer=bool(s.train_outer),
+            bias=W[:, -1].copy() if b and W is not None else None,
+            bias0=self._W0[:, -1].copy() if b and self._W0 is not None else None,
         )
 
     # --------------------------------------------------------- checkpoints
@@ -457,6 +477,7 @@ class Trainer:
             "tol": self._tol,
             "init": self._init,
             "on_divergence": self._on_divergence,
+            "bias": self._bias,
         }
 
     @classmethod
@@ -498,6 +519,7 @@ class Trainer:
         self._alpha0 = arr["alpha0"]
         self._beta0 = arr["beta0"]
         self._signs0 = np.array(state.get("signs0", arr["signs"]), dtype=np.float64)
+        self._bias = bool(state.get("bias", False))
         self._steps = int(state["steps"])
         self._tol = float(state["tol"])
         self._init = str(state["init"])

@@ -172,9 +172,18 @@ private:
     std::int64_t last_change_ = 0;
 };
 
+namespace detail {
+/// Whether an engine has outer weights (outer(): the m values of c a_k).
+template <class Engine, class = void>
+struct has_outer : std::false_type {};
+template <class Engine>
+struct has_outer<Engine, std::void_t<decltype(std::declval<const Engine&>().outer())>> : std::true_type {};
+}  // namespace detail
+
 /// Caller-owned history buffers (any pointer may be null: that quantity is not
 /// kept). Slot r holds the state of step steps[r]; beta/alpha/mask are m x n
-/// row-major blocks, so `beta` must hold capacity * m * n doubles. Records
+/// row-major blocks, so `beta` must hold capacity * m * n doubles; `outer`
+/// holds m outer weights (c a_k) per slot, for engines that have them. Records
 /// beyond `capacity` are dropped (never written); size the buffers with
 /// history_capacity(), or set `grow` (see GrowingHistory) to enlarge them as
 /// the run goes.
@@ -184,6 +193,7 @@ struct History {
     Scalar* beta = nullptr;
     Scalar* alpha = nullptr;
     std::uint8_t* mask = nullptr;
+    Scalar* outer = nullptr;
     std::int64_t capacity = 0;
     std::int64_t count = 0;
     /// Called with `grow_context` when a record finds every slot used; it may
@@ -203,6 +213,12 @@ struct History {
         if (beta) MatrixMap(beta + count * mn, e.beta().rows(), e.beta().cols()) = e.beta();
         if (alpha) MatrixMap(alpha + count * mn, e.alpha().rows(), e.alpha().cols()) = e.alpha();
         if (mask) MaskMap(mask + count * mn, e.beta().rows(), e.beta().cols()) = e.pattern().mask();
+        if constexpr (detail::has_outer<Engine>::value) {
+            if (outer) {
+                const auto& o = e.outer();
+                std::copy(o.data(), o.data() + o.size(), outer + count * static_cast<std::int64_t>(o.size()));
+            }
+        }
         ++count;
     }
 };
@@ -225,8 +241,9 @@ public:
     /// @param mn      m * n, the size of one beta/alpha/mask record
     /// @param limit   most slots ever needed; @param initial  slots to start with
     /// @param keep_states keep beta, alpha and mask (false: steps and loss only)
-    GrowingHistory(Index mn, std::int64_t limit, std::int64_t initial, bool keep_states = true)
-        : mn_(mn), limit_(limit), keep_states_(keep_states) {
+    /// @param m_outer  outer weights kept per record (0: none)
+    GrowingHistory(Index mn, std::int64_t limit, std::int64_t initial, bool keep_states = true, Index m_outer = 0)
+        : mn_(mn), m_outer_(m_outer), limit_(limit), keep_states_(keep_states) {
         history_.grow = &GrowingHistory::grow_hook;
         history_.grow_context = this;
         resize(std::min(std::max<std::int64_t>(initial, 1), std::max<std::int64_t>(limit, 0)));
@@ -243,6 +260,7 @@ public:
     const std::vector<Scalar>& beta() const { return beta_; }
     const std::vector<Scalar>& alpha() const { return alpha_; }
     const std::vector<std::uint8_t>& mask() const { return mask_; }
+    const std::vector<Scalar>& outer() const { return outer_; }
 
 private:
     static void grow_hook(History& h, void* self) {
@@ -269,16 +287,19 @@ private:
         history_.beta = keep_states_ ? beta_.data() : nullptr;
         history_.alpha = keep_states_ ? alpha_.data() : nullptr;
         history_.mask = keep_states_ ? mask_.data() : nullptr;
+        outer_.resize(r * static_cast<std::size_t>(m_outer_));
+        history_.outer = m_outer_ > 0 ? outer_.data() : nullptr;
         history_.capacity = slots;
     }
 
     Index mn_;
+    Index m_outer_;
     std::int64_t limit_;
     bool keep_states_;
     bool failed_ = false;
     History history_;
     std::vector<std::int64_t> steps_;
-    std::vector<Scalar> loss_, beta_, alpha_;
+    std::vector<Scalar> loss_, beta_, alpha_, outer_;
     std::vector<std::uint8_t> mask_;
 };
 
