@@ -50,29 +50,30 @@ inline Index fused_block_columns(Index n) {
 }
 
 // K (n x n, row-major) = X X^T with x_it = scale[t] z_it (scale == nullptr:
-// all 1), z_it = variate i d + t of s under z. If X is not null it receives
-// the n x d matrix (row-major) and K is accumulated from it; otherwise the
-// blocks live in a buffer of n * fused_block_columns(n) doubles. block_columns
-// (0: the default) changes only the rounding of K, never X.
+// all 1), z_it = variate i d + t of s under z. The blocks live in a buffer of
+// n * fused_block_columns(n) doubles and K is accumulated from it; if X is not
+// null each block is also copied into X (n x d, row-major), so K is bitwise the
+// same whether X is kept or not. block_columns (0: the default) changes only
+// the rounding of K, never X.
 inline void fused_draw_gram(const CounterStream& s, ZLaw z, Index n, Index d, const double* scale, double* K,
                             double* X = nullptr, Index block_columns = 0) {
     const Index bw = block_columns > 0 ? block_columns : fused_block_columns(n);
-    std::vector<double> buffer;
-    if (X == nullptr) buffer.resize(static_cast<std::size_t>(n * std::min(bw, d)));
+    const Index width = std::min(bw, d);
+    std::vector<double> buffer(static_cast<std::size_t>(n * width));
     std::fill(K, K + n * n, 0.0);
     for (Index c0 = 0; c0 < d; c0 += bw) {
         const Index w = std::min(bw, d - c0);
-        double* B = X != nullptr ? X : buffer.data();
-        const Index ld = X != nullptr ? d : w, off = X != nullptr ? c0 : 0;
+        double* B = buffer.data();
         for (Index i = 0; i < n; ++i) {
-            double* row = B + i * ld + off;
+            double* row = B + i * w;
             draw_variates(
                 s, z, static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(d) + static_cast<std::uint64_t>(c0), w,
                 row);
             if (scale != nullptr)
                 for (Index t = 0; t < w; ++t) row[t] *= scale[c0 + t];
+            if (X != nullptr) std::copy(row, row + w, X + i * d + c0);
         }
-        blas::syrk_lower_add(B, ld, n, off, off + w, K, n);
+        blas::syrk_lower_add(B, w, n, 0, w, K, n);
     }
     for (Index i = 0; i < n; ++i)
         for (Index j = i + 1; j < n; ++j) K[i * n + j] = K[j * n + i];
