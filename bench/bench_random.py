@@ -131,7 +131,7 @@ def sweep_trials(n, d, repeat, trials):
     ):
         sq = np.sqrt(make_spectrum(spectrum, d).to_array())
         iso = spectrum == "isotropic"
-        grid = {"n": n, "d": d, "z": z, "spectrum": "isotropic" if iso else ["power", 1.0]}
+        grid = [{"n": n, "d": d, "z": z, "spectrum": "isotropic" if iso else ["power", 1.0]}]
 
         def numpy_trials():
             for _ in range(trials):

@@ -102,6 +102,15 @@ def test_same_law_as_relucore_sample(z, spectrum):
         assert stats.ks_2samp(a, b).pvalue > P_MIN, name
 
 
+def test_rademacher_isotropic_k_from_the_sign_bits_is_the_float_sum():
+    """Unit scales take the sign-bit kernel (K_ij = d - 2 popcount): exactly the float rank update."""
+    for n, d in ((3, 1), (5, 64), (7, 1029), (40, 3001)):
+        K, X = _core.fused_gram(31, n, n, d, z="rademacher", keep_x=True)
+        Kf, Xf = _core.fused_gram(31, n, n, d, z="rademacher", scale=np.ones(d), keep_x=True)
+        assert np.array_equal(X, Xf) and np.array_equal(K, Kf)
+        np.testing.assert_array_equal(K, X @ X.T)  # integers: exact in any order
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="z must be"):
         _core.fused_gram(1, 0, 3, 10, z="cauchy")
