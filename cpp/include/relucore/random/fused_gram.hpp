@@ -20,6 +20,7 @@
 #include "relucore/random/counter.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -74,7 +75,7 @@ inline void rademacher_bits(const CounterStream& s, std::uint64_t start, std::in
 
 inline std::int64_t xor_popcount_generic(const std::uint64_t* x, const std::uint64_t* y, std::int64_t words) {
     std::int64_t c = 0;
-    for (std::int64_t w = 0; w < words; ++w) c += __builtin_popcountll(x[w] ^ y[w]);
+    for (std::int64_t w = 0; w < words; ++w) c += static_cast<std::int64_t>(std::bitset<64>(x[w] ^ y[w]).count());
     return c;
 }
 
@@ -82,7 +83,7 @@ inline std::int64_t xor_popcount_generic(const std::uint64_t* x, const std::uint
 __attribute__((target("popcnt"))) inline std::int64_t xor_popcount_hw(const std::uint64_t* x, const std::uint64_t* y,
                                                                       std::int64_t words) {
     std::int64_t c = 0;
-    for (std::int64_t w = 0; w < words; ++w) c += __builtin_popcountll(x[w] ^ y[w]);
+    for (std::int64_t w = 0; w < words; ++w) c += static_cast<std::int64_t>(__builtin_popcountll(x[w] ^ y[w]));
     return c;
 }
 #endif
