@@ -7,13 +7,16 @@
   ``relucore.sample`` uses) and a bit-unpacking idiom;
 - an explicit-X trial, n = 40, d = 1e5: ``_core.fused_gram`` (X drawn in
   column blocks, K accumulated, X never whole) against numpy drawing X
-  (``z * sqrt(lambda)``) and forming ``X X^T`` alone.
+  (``z * sqrt(lambda)``) and forming ``X X^T`` alone;
+- the same trial end to end through ``relucore.sweep`` (``--only sweep``):
+  the whole row (fused draw, GD, the minimum-norm QP, gram_* columns) per
+  trial against numpy's X and ``X X^T`` alone.
 
 Each case runs A, B, A, B, ... (``--repeat`` rounds) and keeps each side's
 best CPU time of the process (``time.process_time``; BLAS and OpenMP are
 held to one thread), so a ratio compares the two under the same load.
 
-    python bench/bench_random.py [--repeat 5] [--n 40] [--d 100000]
+    python bench/bench_random.py [--repeat 5] [--n 40] [--d 100000] [--only sweep]
 """
 
 from __future__ import annotations
@@ -109,16 +112,62 @@ def trials(n, d, repeat):
         print(f"  {label:32s} {1e3 * t_np:14.1f} {1e3 * t_f:8.1f} {t_np / t_f:6.2f}x {1e3 * t_keep:13.1f}")
 
 
+def sweep_trials(n, d, repeat, trials):
+    """Explicit-X sweep trials end to end through ``relucore.sweep`` (sampling by the fused trial,
+    the train call, the minimum-norm QP, the gram_* columns, the table) against numpy drawing X
+    alone (the laws of ``relucore.sample`` from numpy's Generator, ``z * sqrt(lambda)``) and forming
+    ``X @ X.T``, per trial; one thread each."""
+    import relucore
+
+    rng = np.random.default_rng(3)
+    seeds = iter(range(1, 10**9))
+    print(f"explicit-X sweep trial n={n}, d={d}, end to end (ms of CPU per trial, best of {repeat} rounds of {trials})")
+    print(f"  {'z, spectrum':32s} {'numpy X, XX^T':>14s} {'relucore.sweep':>15s} {'ratio':>7s}")
+    for z, spectrum in (
+        ("gaussian", "isotropic"),
+        ("gaussian", ("power", 1.0)),
+        ("rademacher", "isotropic"),
+        ("rademacher", ("power", 1.0)),
+    ):
+        sq = np.sqrt(make_spectrum(spectrum, d).to_array())
+        iso = spectrum == "isotropic"
+        grid = [{"n": n, "d": d, "z": z, "spectrum": "isotropic" if iso else ["power", 1.0]}]
+
+        def numpy_trials():
+            for _ in range(trials):
+                if z == "gaussian":
+                    X = rng.standard_normal((n, d))
+                else:
+                    X = rng.choice(np.array([-1.0, 1.0]), size=(n, d))
+                if not iso:
+                    X *= sq
+                X @ X.T
+
+        def sweep_trials():
+            table = relucore.sweep(grid, trials=trials, seed=next(seeds), n_threads=1, progress=False)
+            assert not (table["status"] == "error").any()
+
+        t_np, t_sw = race(numpy_trials, sweep_trials, repeat)
+        label = f"{z}, {spectrum if iso else 'power 1.0'}"
+        print(f"  {label:32s} {1e3 * t_np / trials:14.1f} {1e3 * t_sw / trials:15.1f} {t_np / t_sw:6.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--d", type=int, default=100_000)
     ap.add_argument("--count", type=int, default=4_000_000)
+    ap.add_argument("--sweep-trials", type=int, default=8, help="trials per round of the sweep section")
+    ap.add_argument("--only", choices=["variates", "trials", "sweep"], help="run one section")
     args = ap.parse_args()
     print(f"load: {os.getloadavg()}, generator path: {_core.counter_path()}")
-    variates(args.count, args.repeat)
-    trials(args.n, args.d, args.repeat)
+    if args.only in (None, "variates"):
+        variates(args.count, args.repeat)
+    if args.only in (None, "trials"):
+        trials(args.n, args.d, args.repeat)
+    if args.only in (None, "sweep"):
+        sweep_trials(args.n, args.d, args.repeat, args.sweep_trials)
     print(f"load: {os.getloadavg()}")
 
 

@@ -57,6 +57,8 @@ void bind_defaults(py::module_& m) {
     constant(cls, "blas_gemm_min_rows", d::blas_gemm_min_rows,
              "W += C X goes to the registered BLAS from this many rows of W on, or ...");
     constant(cls, "blas_gemm_min_data", d::blas_gemm_min_data, "... from this many entries of X on.");
+    constant(cls, "generator_version", d::generator_version,
+             "Version of the random streams of sample and the sweeps' data, recorded in a sweep store.");
     cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
     m.attr("defaults") = Defaults{};
 }

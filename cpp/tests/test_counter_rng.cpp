@@ -148,4 +148,18 @@ TEST_CASE("the fused K is the Gram matrix of the kept X, whatever the block widt
     }
 }
 
+TEST_CASE("Rademacher z with unit scales: K from the sign bits is the float sum, bit for bit") {
+    for (Index n : {1, 3, 9}) {
+        for (Index d : {1, 63, 64, 65, 127, 1000, 1029}) {
+            const CounterStream s(5 + static_cast<std::uint64_t>(d), 2);
+            std::vector<double> ones(static_cast<std::size_t>(d), 1.0);
+            std::vector<double> K(n * n), X(n * d), Kf(n * n), Xf(n * d);
+            fused_draw_gram(s, ZLaw::rademacher, n, d, nullptr, K.data(), X.data());
+            fused_draw_gram(s, ZLaw::rademacher, n, d, ones.data(), Kf.data(), Xf.data(), 40);
+            CHECK(same_bits(X, Xf));
+            CHECK(same_bits(K, Kf));
+        }
+    }
+}
+
 RELUCORE_TEST_MAIN

@@ -650,6 +650,11 @@ class Defaults:
         Events relucore.flow follows at most.
         """
     @property
+    def generator_version(self) -> int:
+        """
+        Version of the random streams of sample and the sweeps' data, recorded in a sweep store.
+        """
+    @property
     def init_scale(self) -> float:
         """
         Standard deviation of Gaussian initial weights, sqrt(2e-6).
@@ -738,6 +743,10 @@ def counter_uniforms(key: typing.SupportsInt | typing.SupportsIndex, stream: typ
     """
     out[k] = uniform start + k in [0, 1) of (key, stream) (53 bits of a 64-bit word).
     """
+def counter_variates(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, z: str, out: numpy.typing.NDArray[numpy.float64]) -> None:
+    """
+    out[k] = variate start + k of (key, stream) under the law z ('gaussian', 'rademacher' or 'uniform' on [-sqrt 3, sqrt 3]): the entries fused_gram draws.
+    """
 def counter_words(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, block0: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.uint32]) -> None:
     """
     out[j] = Philox4x32-10 of counter (block0 + j, stream) under key: the raw words (count, 4) uint32.
@@ -757,6 +766,10 @@ def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: t
 def fused_gram(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str = 'gaussian', scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, keep_x: bool = False, block_columns: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
     """
     K = X X^T for x_it = scale[t] z_it, z_it = variate i*d + t of (key, stream), drawn in column blocks; (K, X) if keep_x.
+    """
+def fused_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str, scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, K: numpy.typing.NDArray[numpy.float64], X: numpy.typing.NDArray[numpy.float64] | None = None, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    """
+    fused_gram for a batch: K[b] (and X[b] when X is given) from (keys[b], stream), problems spread over n_threads; each problem's numbers do not depend on the batch or the threads.
     """
 def gram_batch(X: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """

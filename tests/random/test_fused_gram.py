@@ -102,6 +102,15 @@ def test_same_law_as_relucore_sample(z, spectrum):
         assert stats.ks_2samp(a, b).pvalue > P_MIN, name
 
 
+def test_rademacher_isotropic_k_from_the_sign_bits_is_the_float_sum():
+    """Unit scales take the sign-bit kernel (K_ij = d - 2 popcount): exactly the float rank update."""
+    for n, d in ((3, 1), (5, 64), (7, 1029), (40, 3001)):
+        K, X = _core.fused_gram(31, n, n, d, z="rademacher", keep_x=True)
+        Kf, Xf = _core.fused_gram(31, n, n, d, z="rademacher", scale=np.ones(d), keep_x=True)
+        assert np.array_equal(X, Xf) and np.array_equal(K, Kf)
+        np.testing.assert_array_equal(K, X @ X.T)  # integers: exact in any order
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="z must be"):
         _core.fused_gram(1, 0, 3, 10, z="cauchy")
@@ -115,3 +124,46 @@ def test_bad_input():
         _core.fused_gram(1, 0, 0, 10)
     with pytest.raises(ValueError, match="block_columns"):
         _core.fused_gram(1, 0, 3, 10, block_columns=-1)
+
+
+def test_sweep_trial_k_entries_pass_ks_against_their_law():
+    """The explicit-X sweep trial's K (sample_fused, fixed seeds) against the exact laws of its entries:
+    Gaussian isotropic z gives K_00 ~ chi^2(d) and K_01 / sqrt(K_00) ~ N(0, 1) (given x_0, x_0 . x_1 is
+    N(0, ||x_0||^2)); Rademacher isotropic z gives K_00 = d and (K_01 + d) / 2 ~ Binomial(d, 1/2)."""
+    from relucore.theory.sampling import sample_fused
+
+    n, d, B = 3, 64, 3_000
+    rngs = [np.random.default_rng(np.random.SeedSequence(77, spawn_key=(b,))) for b in range(B)]
+    K = sample_fused(n, d, rngs, z="gaussian", n_threads=2)[0]
+    assert stats.kstest(K[:, 0, 0], stats.chi2(d).cdf).pvalue > P_MIN
+    assert stats.kstest(K[:, 2, 2], stats.chi2(d).cdf).pvalue > P_MIN
+    assert stats.kstest(K[:, 0, 1] / np.sqrt(K[:, 0, 0]), stats.norm.cdf).pvalue > P_MIN
+    assert stats.kstest(K[:, 1, 2] / np.sqrt(K[:, 2, 2]), stats.norm.cdf).pvalue > P_MIN
+    rngs = [np.random.default_rng(np.random.SeedSequence(78, spawn_key=(b,))) for b in range(B)]
+    K = sample_fused(n, d, rngs, z="rademacher")[0]
+    assert np.all(K[:, 0, 0] == d)
+    k = np.rint((K[:, 0, 1] + d) / 2).astype(int)
+    # chi-square goodness of fit over the bins of Binomial(d, 1/2), tails pooled to expected counts >= 5
+    pmf = stats.binom(d, 0.5).pmf(np.arange(d + 1)) * B
+    lo, hi = np.argmax(pmf >= 5), d - np.argmax(pmf[::-1] >= 5)
+    obs = np.bincount(np.clip(k, lo, hi), minlength=d + 1)[lo : hi + 1]
+    exp = pmf[lo : hi + 1].copy()
+    exp[0] += pmf[:lo].sum()
+    exp[-1] += pmf[hi + 1 :].sum()
+    assert stats.chisquare(obs, exp * B / exp.sum()).pvalue > P_MIN
+
+
+def test_sweep_trial_x_is_sample_and_k_does_not_depend_on_keeping_x_or_threads():
+    from relucore.theory.sampling import sample_fused
+
+    n, d = 40, 3_001  # n >= 32: K by the registered BLAS when there is one
+    seeds = [np.random.SeedSequence(5, spawn_key=(b,)) for b in range(4)]
+    for z in ("gaussian", "rademacher", "uniform"):
+        kw = dict(spectrum=("power", 1.0), z=z, labels="normal")
+        K1, X1, y1, _ = sample_fused(n, d, [np.random.default_rng(s) for s in seeds], keep_x=True, n_threads=1, **kw)
+        K2, X2, y2, _ = sample_fused(n, d, [np.random.default_rng(s) for s in seeds], n_threads=2, **kw)
+        assert X2 is None and np.array_equal(K1, K2) and np.array_equal(y1, y2)
+        for b, s in enumerate(seeds):
+            ds = relucore.sample(n, d, rng=np.random.default_rng(s), **kw)
+            assert np.array_equal(ds.X, X1[b]) and np.array_equal(ds.y, y1[b])
+            np.testing.assert_allclose(K1[b], ds.X @ ds.X.T, rtol=1e-12, atol=1e-9)

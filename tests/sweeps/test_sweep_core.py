@@ -96,10 +96,11 @@ def test_seed_column_rebuilds_the_trial(reference):
     cfg = expand_grid(H.GRID)[0]
     assert ss.spawn_key == (*config_key(cfg), 2)
     assert ss.spawn_key == trial_seed(3, config_key(cfg), 2).spawn_key
-    from relucore.sweeps.task import _sample
+    from relucore.sweeps.row_data import row_data
 
-    data = _sample(cfg, np.random.default_rng(ss))
-    res = relucore.train(data.X, data.y)
+    # the trial's X and y are relucore.sample's for its generator; it trained on the fused K
+    data = relucore.sample(cfg["n"], cfg["d"], rng=np.random.default_rng(ss))
+    res = relucore.train(data.X, data.y, gram=row_data(row).K)
     assert res.loss == row.loss and res.nit == row.nit and res.pattern_stable_step == row.pattern_stable_step
     assert row.y_norm == float(np.linalg.norm(data.y))
     assert row.w_norm == pytest.approx(float(np.linalg.norm(res.W)), rel=1e-13)
@@ -115,11 +116,9 @@ def test_measured_values_match_theory(reference):
     assert (r.n_pos + r.n_neg == 6).all()
     from numpy.random import SeedSequence  # noqa: F401
 
-    from relucore.sweeps.task import _sample
-
     cfg = expand_grid(H.GRID)[0]
     for _, row in r.iterrows():
-        y = _sample(cfg, np.random.default_rng(eval(row.seed))).y
+        y = relucore.sample(cfg["n"], cfg["d"], rng=np.random.default_rng(eval(row.seed))).y
         assert row.loss == pytest.approx(0.5 * np.sum(y[y < 0] ** 2), rel=1e-9)
         assert row.n_active == int(np.sum(y > 0))
     assert (reference.norm1 == reference.d).all()  # isotropic: ||lambda||_1 = d
@@ -215,11 +214,9 @@ def test_gap_matches_an_independent_qp(reference):
     import scipy.optimize
     from numpy.random import SeedSequence  # noqa: F401
 
-    from relucore.sweeps.task import _sample
-
     cfg = expand_grid(H.GRID)[0]
     for _, row in reference[reference.config_index == 0].head(3).iterrows():
-        data = _sample(cfg, np.random.default_rng(eval(row.seed)))
+        data = relucore.sample(cfg["n"], cfg["d"], rng=np.random.default_rng(eval(row.seed)))
         X, y = data.X, data.y
         K = X @ X.T
         ypos = np.where(y > 0, y, 0.0)

@@ -27,8 +27,7 @@ def test_steps_inf_is_kept_as_plain_json_and_finite_keys_are_unchanged():
 def test_limit_columns_match_train_steps_inf(use_gram):
     from numpy.random import SeedSequence  # noqa: F401  (used by eval)
 
-    from relucore.sweeps.config import config_key
-    from relucore.sweeps.task import _batch_data
+    from relucore.sweeps.row_data import row_data
 
     grid = {"n": 8, "d": 400, "m": 2, "steps": [np.inf, 2000], "use_gram": use_gram, "gram_stats": False}
     table = relucore.sweep(grid, trials=3, seed=5, progress=False)
@@ -37,9 +36,9 @@ def test_limit_columns_match_train_steps_inf(use_gram):
     assert np.all(np.isinf(limit.steps)) and np.all(plain.steps == 2000)
     assert np.all(plain.limit_holds == -1) and np.all(plain.limit_step == -1) and plain.limit_margin.isna().all()
     cfg = expand_grid(grid)[0]
-    task = {"entropy": 5, "key": config_key(cfg)}
     for _, row in limit.iterrows():
-        data = _batch_data(cfg, task, [int(row.trial)], [np.random.default_rng(eval(row.seed))])[0]
+        data = row_data(row)
+        assert data.config == cfg
         if use_gram:
             ref = relucore.train(None, data.y, gram=data.K, signs=(1.0, -1.0), steps=np.inf)
         else:

@@ -76,3 +76,19 @@ def test_edited_rows_are_refused(table):
         row_data(row)
     with pytest.raises(KeyError, match="no column 'n'"):
         row_data({"seed": table.iloc[0]["seed"]})
+
+
+def test_explicit_rows_are_relucore_sample_draws(table):
+    """An explicit-X row's X and y are relucore.sample's for the trial's generator (z from the
+    counter-based stream keyed by one 64-bit draw of it), and its K the fused trial's (the row's
+    gram_* columns are computed from it)."""
+    from relucore.sweeps.gram_columns import gram_rows
+
+    for _, row in table[~table.use_gram].iterrows():
+        data = row_data(row)
+        cfg = data.config
+        kw = {k: (tuple(cfg[k]) if isinstance(cfg[k], list) else cfg[k]) for k in ("spectrum", "z") if cfg[k]}
+        ds = relucore.sample(cfg["n"], cfg["d"], rng=np.random.default_rng(data.seed), **kw)
+        assert np.array_equal(ds.X, data.X) and np.array_equal(ds.y, data.y)
+        g = gram_rows(ds.spectrum, data.K[None], data.y[None])[0]
+        assert all(np.array_equal(v, row[k], equal_nan=True) for k, v in g.items())

@@ -153,7 +153,12 @@ def _row(trial, **changes):
 
 
 def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
-    identity = {"seed": "1", "measure": None, "sweep_format": relucore.sweeps.config.SWEEP_FORMAT}
+    identity = {
+        "seed": "1",
+        "measure": None,
+        "sweep_format": relucore.sweeps.config.SWEEP_FORMAT,
+        "generator": relucore.sweeps.config.GENERATOR_VERSION,
+    }
     cfg = relucore.sweeps.config.expand_grid({"n": 3})
     a = Store(tmp_path / "s.db", identity, cfg, 4)
     b = Store(tmp_path / "s.db", identity, cfg, 4)
@@ -179,6 +184,32 @@ def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
     msg = str(info.value)
     assert str(path) in msg and f"sweep format {now}" in msg and f"computes format {now + 1}" in msg
     assert "relucore sweep export" in msg
+
+
+def test_a_store_of_other_random_streams_is_refused_but_still_read(tmp_path, monkeypatch):
+    """A format-2 store written before the generator version was recorded (numpy's streams), or under
+    another version, is refused on resume with the file and the reason; it can still be read and exported."""
+    path = tmp_path / "g.db"
+    grid = {"n": 5, "d": 100}
+    table = relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'generator'").fetchone() == (
+            relucore._core.defaults.generator_version,
+        )
+        conn.execute("DELETE FROM meta WHERE key = 'generator'")  # as written before this version
+    with pytest.raises(relucore.CheckpointError) as info:
+        relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
+    msg = str(info.value)
+    assert str(path) in msg and "an older generator (none recorded)" in msg
+    assert "random streams changed" in msg and "relucore sweep export" in msg
+    pd.testing.assert_frame_equal(store_read.read_table(path), table, check_exact=True)
+    assert "generator unrecorded" in str(store_read.status(path))
+    path2 = tmp_path / "g2.db"
+    relucore.sweep(grid, trials=2, seed=1, checkpoint=path2, progress=False)
+    now = relucore.sweeps.config.GENERATOR_VERSION
+    monkeypatch.setattr(relucore.sweeps.api, "GENERATOR_VERSION", now + 1)  # what the next stream change does
+    with pytest.raises(relucore.CheckpointError, match=f"generator version {now}.*generator version {now + 1}"):
+        relucore.sweep(grid, trials=2, seed=1, checkpoint=path2, progress=False)
 
 
 def test_a_format_1_store_names_what_changed(tmp_path):

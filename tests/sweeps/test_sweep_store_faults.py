@@ -200,6 +200,7 @@ def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_
     orig = relucore.sweeps.api.run_batch
     monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
     monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", 1)  # a relucore of format 1 resumes them
+    monkeypatch.setattr(relucore.sweeps.api, "GENERATOR_VERSION", None)  # (it recorded no generator version)
     resumed = relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=new, progress=False)
     assert len(ran) == 3  # only the rows the old file lacked
     pd.testing.assert_frame_equal(resumed, full, check_exact=True)

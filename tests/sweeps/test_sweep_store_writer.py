@@ -107,9 +107,9 @@ def test_close_commits_every_batch_handed_over(tmp_path):
 
 
 def _identity():
-    from relucore.sweeps.config import SWEEP_FORMAT, root_entropy
+    from relucore.sweeps.config import GENERATOR_VERSION, SWEEP_FORMAT, root_entropy
 
-    return {"seed": str(root_entropy(5)), "measure": None, "sweep_format": SWEEP_FORMAT}
+    return {"seed": str(root_entropy(5)), "measure": None, "sweep_format": SWEEP_FORMAT, "generator": GENERATOR_VERSION}
 
 
 def _configs():

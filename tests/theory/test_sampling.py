@@ -133,3 +133,63 @@ def test_sample_gram_batch_names_a_bad_seed():
         sample_gram_batch(5, 50, seeds=[1, 2.5])
     K, y = sample_gram_batch(5, 50, seeds=[np.int64(3), np.random.SeedSequence(3)])
     assert np.array_equal(K[0], K[1]) and np.array_equal(y[0], y[1])
+
+
+def test_sample_draws_z_from_the_counter_stream_keyed_by_one_draw_of_rng():
+    """z_it is variate i d + t of the counter stream (key, 0), key one 64-bit draw of the Generator;
+    the labels come from the Generator after that draw (sample's docstring)."""
+    from relucore import _core
+
+    n, d = 5, 37
+    for z in ("gaussian", "rademacher", "uniform"):
+        ds = rc.sample(n, d, spectrum=("power", 0.5), z=z, labels="normal", rng=np.random.SeedSequence(8))
+        g = np.random.default_rng(np.random.SeedSequence(8))
+        key = int(g.integers(0, 2**64, dtype=np.uint64))
+        ref = np.empty(n * d)
+        _core.counter_variates(key, 0, 0, z, ref)
+        np.testing.assert_array_equal(ds.X, ref.reshape(n, d) * np.sqrt(np.arange(1, d + 1) ** -0.5))
+        np.testing.assert_array_equal(ds.y, g.standard_normal(n))
+    # an int seed and a Generator seeded alike give the same data
+    a, b = rc.sample(3, 9, rng=4), rc.sample(3, 9, rng=np.random.default_rng(4))
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+
+
+P_MIN = 1e-3  # every statistical check below is a test at level 1e-3 (fixed seeds: deterministic)
+
+
+@pytest.mark.parametrize(
+    ("z", "law"),
+    [("gaussian", stats.norm()), ("uniform", stats.uniform(-np.sqrt(3.0), 2 * np.sqrt(3.0)))],
+)
+def test_sample_z_passes_ks_against_its_law(z, law):
+    X = rc.sample(200, 1000, z=z, rng=20261203).X  # 2e5 variates of one stream
+    assert stats.kstest(X.ravel(), law.cdf).pvalue > P_MIN
+    # each row and each column is a sample of the same law too
+    assert stats.kstest(X[7], law.cdf).pvalue > P_MIN
+    assert stats.kstest(X[:, 3], law.cdf).pvalue > P_MIN
+    # scaled columns: x_t / sqrt(lambda_t) has the law of z
+    lam = np.arange(1, 1001) ** -1.0
+    Xp = rc.sample(50, 1000, spectrum=("power", 1.0), z=z, rng=7).X
+    assert stats.kstest((Xp / np.sqrt(lam)).ravel(), law.cdf).pvalue > P_MIN
+
+
+def test_sample_rademacher_z_is_fair_and_independent():
+    X = rc.sample(200, 1000, z="rademacher", rng=20261203).X
+    assert set(np.unique(X)) == {-1.0, 1.0}
+    plus = int(np.sum(X > 0))
+    assert stats.binomtest(plus, X.size, 0.5).pvalue > P_MIN
+    # pairs of neighbours (t, t + 1): the four sign patterns equally likely (chi-square, 3 d.o.f.)
+    a, b = X[:, :-1:2].ravel() > 0, X[:, 1::2].ravel() > 0
+    counts = np.array([np.sum(a & b), np.sum(a & ~b), np.sum(~a & b), np.sum(~a & ~b)])
+    assert stats.chisquare(counts).pvalue > P_MIN
+
+
+def test_sample_keeps_its_errors():
+    with pytest.raises(ValueError, match="z must be 'gaussian', 'rademacher' or 'uniform'; got 'cauchy'"):
+        rc.sample(3, 5, z="cauchy", rng=0)
+    with pytest.raises(ValueError, match="orthogonal rows need n <= d"):
+        rc.sample(6, 5, orthogonal=True, rng=0)
+    with pytest.raises(TypeError, match="rng must be None, an int"):
+        rc.sample(3, 5, rng="seed")
+    with pytest.raises(ValueError, match="labels must be"):
+        rc.sample(3, 5, labels="cauchy", rng=0)

@@ -71,6 +71,13 @@ constexpr int minnorm_stall_limit = 6;
 constexpr std::int64_t blas_syrk_min_rows = 32;
 constexpr std::int64_t blas_gemm_min_rows = 4;
 constexpr std::int64_t blas_gemm_min_data = 1 << 20;
+/// Version of the random streams a sweep row's data come from (relucore.sample
+/// and the explicit-X sweep trials draw z from the counter-based generator of
+/// random/counter.hpp). A sweep store records it and is not resumed under
+/// another version; a store written before it was recorded has none. Change it
+/// with any change of a stream. 1: z from Philox4x32-10 (counter.hpp), keyed by
+/// one 64-bit draw of the trial's numpy Generator.
+constexpr std::int64_t generator_version = 1;
 
 }  // namespace defaults
 }  // namespace relucore

@@ -12,7 +12,7 @@ import numpy as np
 
 from relucore._core import __version__
 from relucore._validation import check_int, check_n_threads
-from relucore.sweeps.config import SWEEP_FORMAT, config_key, expand_grid, root_entropy
+from relucore.sweeps.config import GENERATOR_VERSION, SWEEP_FORMAT, config_key, expand_grid, root_entropy
 from relucore.sweeps.gram_trial import fast_trials_ok
 from relucore.sweeps.store import CheckpointError, Store
 from relucore.sweeps.table import Results, save_table
@@ -149,7 +149,12 @@ def sweep(
     results = Results(len(configs), trials)
     store = None
     if checkpoint is not None:
-        identity = {"seed": str(entropy), "measure": _callable_name(measure), "sweep_format": SWEEP_FORMAT}
+        identity = {
+            "seed": str(entropy),
+            "measure": _callable_name(measure),
+            "sweep_format": SWEEP_FORMAT,
+            "generator": GENERATOR_VERSION,
+        }
         store = Store(
             checkpoint, identity, configs, trials, on_columns=results.add_columns, relucore_version=__version__
         )

@@ -18,12 +18,14 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
+from relucore import _core
 from relucore._deprecation import renamed_key
 from relucore._validation import check_int
 from relucore.gd.defaults import resolve_engine
 
 __all__ = [
     "SWEEP_FORMAT",
+    "GENERATOR_VERSION",
     "FORMAT_CHANGES",
     "DEFAULTS",
     "CONFIG_COLUMNS",
@@ -51,6 +53,12 @@ __all__ = [
 #: ``engine="auto"``, renamed keys) belong to this same format break: 2 is the format of 0.2.0.
 SWEEP_FORMAT = 2
 
+#: Version of the random streams the rows' data come from (``_core.defaults.generator_version``,
+#: defined in relucore/defaults.hpp): part of a store's identity besides :data:`SWEEP_FORMAT`, so
+#: that a store whose rows were drawn from other streams (format 1, or a format-2 store written
+#: before the version was recorded) is refused on resume rather than mixed with new rows.
+GENERATOR_VERSION = int(_core.defaults.generator_version)
+
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
     2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
@@ -61,7 +69,10 @@ FORMAT_CHANGES = {
     "long runs resynchronise beta from alpha every 1024 steps, which changes the last bits of runs longer than "
     "that; the limit_holds, limit_step and limit_margin columns; "
     "K = X X^T (n >= 32) and W = W0 + C X (m >= 4 or n d >= 2^20) are formed by scipy's BLAS when it can be "
-    "kept to one thread (last bits)",
+    "kept to one thread (last bits); "
+    "explicit-X trials and relucore.sample draw z from relucore's counter-based generator (Philox4x32-10, "
+    "keyed by one 64-bit draw of the trial's generator; K accumulated block by block as X is drawn), so old "
+    "seeds give new draws of the same law (stores record the generator version)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the

@@ -3,7 +3,10 @@
 A row is a function of its configuration and its ``seed`` (docs/sweeps.md,
 "Reproducibility"); this module reads both back from the row's cells and draws
 the trial's data exactly as the sweep drew them (same streams, same order), so
-that a row can be inspected, re-trained or plotted without rerunning the sweep.
+that a row can be inspected, re-trained or plotted without rerunning the sweep. An explicit-X
+row's X and y are ``relucore.sample``'s for the trial's generator
+(``numpy.random.default_rng(seed)``: z from the counter-based stream keyed by one 64-bit draw
+of it), and its K is the one the fused trial accumulated, bitwise.
 Rows of another sweep format (``relucore.sweeps.config.SWEEP_FORMAT``) may have
 been drawn from other streams.
 """
@@ -21,7 +24,7 @@ import numpy as np
 from relucore._summary import sizes, summarized
 from relucore.sweeps.config import CONFIG_KINDS, DEFAULTS, config_column, config_key, normalise_config, trial_seed
 from relucore.sweeps.gram_trial import gram_data, gram_plan
-from relucore.sweeps.task import _init_for, _sample, gram_gaussian_start
+from relucore.sweeps.task import _init_for, _sample, explicit_data, gram_gaussian_start
 
 __all__ = ["RowData", "row_config", "row_data"]
 
@@ -128,10 +131,12 @@ def row_data(row: Mapping[str, Any]) -> RowData:
     if plan is not None:
         K, y = gram_data(cfg, entropy, (k0, k1), [trial], plan)
         X, K, y = None, K[0], y[0]
-    else:
+    elif cfg["use_gram"]:
         data = _sample(cfg, rng)
-        X = getattr(data, "X", None)
-        K, y = data.K, data.y
+        X, K, y = None, data.K, data.y
+    else:
+        datas, Xb, Kb = explicit_data(cfg, [rng], keep_x=True)
+        X, K, y = Xb[0], Kb[0], datas[0].y
     init, gram_gaussian = _init_for(cfg, rng, _Data(X), cfg["n"], cfg["d"])
     if gram_gaussian is not None:
         scale, r = gram_gaussian

@@ -3,7 +3,9 @@
 Schema (``meta.schema`` = 1):
 
 - ``meta(key, value)``: ``format`` (``relucore-sweep-store``), ``schema``, ``sweep_format``
-  (:data:`relucore.sweeps.config.SWEEP_FORMAT` of the rows), ``seed`` (root entropy, text),
+  (:data:`relucore.sweeps.config.SWEEP_FORMAT` of the rows), ``generator``
+  (:data:`relucore.sweeps.config.GENERATOR_VERSION` of the rows' random streams; absent in
+  stores written before it was recorded), ``seed`` (root entropy, text),
   ``measure`` (the ``measure`` function's name, NULL without one), ``relucore`` (the version
   that created the store), ``created`` (Unix time);
 - ``configs(id, key, json, trials, <one column per configuration key>)``: every configuration
@@ -30,7 +32,7 @@ over, and a batch not yet committed when the process dies is recomputed by a res
 other. A batch is inserted a few dozen rows per statement (``ROWS_PER_INSERT``).
 
 Many writers: a row depends only on its configuration, trial and the store's ``seed``,
-``measure`` and ``sweep_format``, all checked when the store is opened; so writers of the same
+``measure``, ``sweep_format`` and ``generator``, all checked when the store is opened; so writers of the same
 sweep compute identical rows and each simply inserts with ``INSERT OR IGNORE``. A row another
 writer committed first is compared with this writer's, bit for bit (a difference is a
 :class:`~relucore.CheckpointError`), never duplicated. See docs/sweeps.md for why not leases.
@@ -209,6 +211,15 @@ def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -
             f"so its rows cannot be resumed; read or export them (relucore sweep export {path} OUT.csv), or use "
             f"another store path"
         )
+    stored_gen, gen = meta.get("generator"), identity.get("generator")
+    if stored_gen != gen:
+        drawn = "an older generator (none recorded)" if stored_gen is None else f"generator version {stored_gen}"
+        raise CheckpointError(
+            f"store {path!r} holds rows drawn from the random streams of {drawn} (relucore "
+            f"{meta.get('relucore')}), but this sweep draws with generator version {gen}: the random streams "
+            f"changed (old seeds give new draws of the same law), so its rows cannot be resumed; read or export "
+            f"them (relucore sweep export {path} OUT.csv), or use another store path"
+        )
     differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]
     if differ:
         what = "; ".join(f"{k}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ)
@@ -238,7 +249,7 @@ class Store:
     ----------
     path : str or os.PathLike
     identity : dict
-        ``seed`` (text), ``measure`` (name or None) and ``sweep_format``; a store with other
+        ``seed`` (text), ``measure`` (name or None), ``sweep_format`` and ``generator``; a store with other
         values raises :class:`~relucore.CheckpointError`.
     configs : list of dict
         The sweep's normalised configurations.

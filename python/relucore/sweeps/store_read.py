@@ -100,7 +100,8 @@ class StoreStatus:
     def __str__(self) -> str:
         m = self.meta
         lines = [
-            f"store {self.path}: sweep format {m.get('sweep_format')}, seed {m.get('seed')}, "
+            f"store {self.path}: sweep format {m.get('sweep_format')}, generator {m.get('generator') or 'unrecorded'}, "
+            f"seed {m.get('seed')}, "
             f"measure {m.get('measure') or 'none'}, created by relucore {m.get('relucore')}",
             f"{'id':>4} {'done':>9} {'asked':>9} {'errors':>7}  configuration (keys not at their defaults)",
         ]
@@ -176,7 +177,12 @@ def import_checkpoint(old, new) -> Dict[str, int]:
     old, new = os.fspath(old), os.fspath(new)
     ckpt = read_checkpoint(old)
     args = ckpt.arguments
-    identity = {"seed": args.get("seed"), "measure": args.get("measure"), "sweep_format": LEGACY_SWEEP_FORMAT}
+    identity = {
+        "seed": args.get("seed"),
+        "measure": args.get("measure"),
+        "sweep_format": LEGACY_SWEEP_FORMAT,
+        "generator": None,  # numpy's streams, before the generator version was recorded
+    }
     configs = args["configs"]
     trials = 1 + max((r["trial"] for r in ckpt.rows), default=0)
     store = Store(new, identity, configs, trials, relucore_version=str(args.get("relucore", "")))

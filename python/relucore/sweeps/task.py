@@ -31,7 +31,7 @@ from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
 from relucore.theory.bounds import limit_gap, normalized_gap
 from relucore.theory.minnorm import minnorm
-from relucore.theory.sampling import GramDataset, sample, sample_gram
+from relucore.theory.sampling import Dataset, GramDataset, sample_fused, sample_gram
 
 __all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
 
@@ -49,12 +49,45 @@ def gram_gaussian_start(K, signs, scale, r, loss="square"):
     return alpha0[0], beta0[0]
 
 
+def _sampler_options(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: sampler_option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
+
+
 def _sample(cfg: Dict[str, Any], rng: np.random.Generator):
-    kw = {k: sampler_option(cfg[k]) for k in SAMPLER_KEYS if cfg[k] is not None}
-    if cfg["use_gram"]:
-        kw.pop("z", None)
-        return sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
-    return sample(cfg["n"], cfg["d"], rng=rng, **kw)
+    """The data of one ``use_gram`` trial whose spectrum the Bartlett sampler cannot serve."""
+    kw = _sampler_options(cfg)
+    kw.pop("z", None)
+    return sample_gram(cfg["n"], cfg["d"], rng=rng, **kw)
+
+
+def dual_only(cfg: Dict[str, Any]) -> bool:
+    """True when an explicit-X configuration trains in dual coordinates from K alone: the positive
+    and disjoint inits start in the data span (w0 = X^T alpha0) and the dual engine never needs X."""
+    return not cfg["use_gram"] and cfg["init"] in ("positive", "disjoint") and engine_of(cfg) == "dual"
+
+
+def explicit_data(cfg: Dict[str, Any], rngs, keep_x: bool, n_threads: int = 1):
+    """``(datas, X, K)`` of explicit-X trials: the fused C++ trial (X in column blocks, K
+    accumulated) keyed by one 64-bit draw of each trial's generator, then its labels (the
+    streams of :func:`relucore.sample`). X (B, n, d) is kept, and each data set a
+    :class:`Dataset`, only when ``keep_x``; K does not depend on it, nor on ``n_threads``."""
+    K, X, y, lam = sample_fused(cfg["n"], cfg["d"], rngs, keep_x=keep_x, n_threads=n_threads, **_sampler_options(cfg))
+    if X is None:
+        return [_Drawn(y=y[b], spectrum=lam) for b in range(len(rngs))], None, K
+    return [Dataset(X=X[b], y=y[b], spectrum=lam) for b in range(len(rngs))], X, K
+
+
+@dataclasses.dataclass(frozen=True)
+class _Drawn:
+    """An explicit-X trial's data when X was not kept (K lives in the batch's array)."""
+
+    y: np.ndarray
+    spectrum: np.ndarray
+    X: None = None
+
+    @property
+    def norm1(self) -> float:
+        return float(np.sum(self.spectrum))
 
 
 def _unbatch(res, b: int):
@@ -169,37 +202,19 @@ def _eps(cfg, y: np.ndarray):
     return np.ascontiguousarray(np.broadcast_to(e, (B, m, n)))
 
 
-def _batch_data(cfg, task, trials: List[int], rngs) -> list:
-    """The data sets of a batch's trials."""
+def _batch_data(cfg, task, trials: List[int], rngs):
+    """``(datas, X, K)``: the data sets of a batch's trials, X (B, n, d) or None, K (B, n, n)."""
+    if not cfg["use_gram"]:
+        keep_x = task.get("measure") is not None or not dual_only(cfg)
+        return explicit_data(cfg, rngs, keep_x, int(task["n_threads"] or 0))
     plan = gram_plan(cfg)
     if plan is None:
-        return [_sample(cfg, r) for r in rngs]
+        datas = [_sample(cfg, r) for r in rngs]
+        return datas, None, np.stack([data.K for data in datas])
     # The Bartlett sampler of the fast path, so that a configuration's data do not depend on
     # which path runs it (the rngs then only serve gaussian inits).
     Kb, yb = gram_data(cfg, task["entropy"], tuple(task["key"]), trials, plan)
-    return [GramDataset(K=Kb[b], y=yb[b], spectrum=plan[5]) for b in range(len(trials))]
-
-
-def _train_inputs(cfg, task, datas):
-    """``(X, K, dual_only)``: what ``prepare`` trains from.
-
-    With X, the positive and disjoint inits start in the data span (w0 = X^T alpha0), so
-    the whole run lives in dual coordinates (``dual_only``): form K and train from it, never
-    copying X into a batch or rebuilding W (two of the few O(n d) passes left) unless
-    measure wants W.
-    """
-    if cfg["use_gram"]:
-        return None, np.stack([data.K for data in datas]), False
-    if cfg["init"] in ("positive", "disjoint") and engine_of(cfg) == "dual":
-        n = cfg["n"]
-        K = np.empty((len(datas), n, n))
-        if task["n_threads"] == 1:
-            for b, data in enumerate(datas):
-                _core.gram_batch(np.ascontiguousarray(data.X, dtype=float)[None], K[b : b + 1], 1)
-        else:
-            _core.gram_batch(np.stack([data.X for data in datas]), K, task["n_threads"])
-        return None, K, True
-    return np.stack([data.X for data in datas]), None, False
+    return [GramDataset(K=Kb[b], y=yb[b], spectrum=plan[5]) for b in range(len(trials))], None, Kb
 
 
 def _train(cfg, task, inits, X, y, K):
@@ -276,11 +291,13 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
     cfg = task["config"]
     measure: Optional[Callable] = task.get("measure")
     rngs = [np.random.default_rng(trial_seed(task["entropy"], tuple(task["key"]), t)) for t in trials]
-    datas = _batch_data(cfg, task, trials, rngs)
+    datas, X, K = _batch_data(cfg, task, trials, rngs)
     inits = [_init_for(cfg, r, data, cfg["n"], cfg["d"]) for r, data in zip(rngs, datas)]
     y = np.stack([np.asarray(data.y, dtype=float) for data in datas])
-    X, K, dual_only = _train_inputs(cfg, task, datas)
-    p, res = _train(cfg, task, inits, X, y, K)
+    # Explicit X: trained from K with the dual engine when the start lies in the data span
+    # (the data never copied into a batch, W rebuilt only for measure), else from X and K.
+    only_k = dual_only(cfg)
+    p, res = _train(cfg, task, inits, None if only_k else X, y, K)
     try:
         # The spectrum is fixed by the configuration, so one call serves the batch.
         gram = gram_rows(datas[0].spectrum, p.K, y) if cfg["gram_stats"] else no_gram_rows(len(trials))
@@ -298,7 +315,7 @@ def _run_trials(task: Dict[str, Any], trials: List[int]) -> List[Dict[str, Any]]
                 y[b : b + 1],
                 None if gram is None else gram[b],
                 measure,
-                dual_only,
+                only_k,
             )
         except Exception as exc:  # a failing trial is recorded and the sweep goes on
             row = _error_row(t, exc)

@@ -39,7 +39,7 @@ from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_available_memory, check_int, check_rng
 from relucore.theory.spectrum import Spectrum, make_spectrum
 
-__all__ = ["sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset"]
+__all__ = ["sample", "sample_fused", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset"]
 
 #: Largest d for which V="haar" builds the d x d orthogonal matrix.
 MAX_HAAR_D = 4096
@@ -73,14 +73,38 @@ def _labels(labels, n: int, rng: np.random.Generator) -> np.ndarray:
     return y
 
 
-def _z(kind: str, shape, rng: np.random.Generator) -> np.ndarray:
-    if kind == "gaussian":
-        return rng.standard_normal(shape)
-    if kind == "rademacher":
-        return rng.choice(np.array([-1.0, 1.0]), size=shape)
-    if kind == "uniform":
-        return rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=shape)
-    raise ValueError(f"z must be 'gaussian', 'rademacher' or 'uniform'; got {kind!r}")
+#: The laws of z by name (the names of ``_core.counter_variates`` and ``_core.fused_gram``).
+Z_LAWS = ("gaussian", "rademacher", "uniform")
+
+
+def counter_key(rng: np.random.Generator) -> int:
+    """The 64-bit counter-generator key of a draw: one 64-bit draw of ``rng`` (docs/math.md §8)."""
+    return int(rng.integers(0, 2**64, dtype=np.uint64))
+
+
+def check_z(kind) -> str:
+    """The law of z, checked (the error of :func:`sample`)."""
+    if not isinstance(kind, str) or kind not in Z_LAWS:
+        raise ValueError(f"z must be 'gaussian', 'rademacher' or 'uniform'; got {kind!r}")
+    return kind
+
+
+def _z(kind: str, shape, key: int) -> np.ndarray:
+    """Entry (i, t) of the n x d matrix: variate ``i d + t`` of the counter stream (key, 0) under the law."""
+    from relucore import _core
+
+    check_z(kind)
+    out = np.empty(shape)
+    _core.counter_variates(key, 0, 0, kind, out.reshape(-1))
+    return out
+
+
+def eigenvalues(spectrum, d: int):
+    """``(Spectrum, lambda)``: the spectrum and its d eigenvalues in the order X's columns use them."""
+    sp = make_spectrum(spectrum, d)
+    if isinstance(spectrum, (str, tuple, Spectrum)):
+        return sp, sp.to_array()
+    return sp, as_float_array(spectrum, "spectrum", ndim=1)
 
 
 def haar_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -233,7 +257,14 @@ def sample(
         and rescaled to their original norms. Needs ``n <= d`` and an
         isotropic spectrum.
     rng : None, int, SeedSequence or Generator
-        Randomness of the draw (an int or None seeds ``numpy.random.default_rng``).
+        Randomness of the draw. An int, a SeedSequence or None seeds
+        ``numpy.random.default_rng``; the Generator (given or so made) is then used
+        as follows: one 64-bit draw (``rng.integers(0, 2**64, dtype=uint64)``) is the
+        key of relucore's counter-based generator (Philox4x32-10, stream 0), whose
+        variate ``i d + t`` under the law ``z`` is ``z_it`` (the stream of
+        ``_core.counter_variates`` and of the sweeps' fused trials, any
+        thread count); then the labels and the Haar V are drawn by numpy from
+        the Generator itself.
 
     Returns
     -------
@@ -244,22 +275,19 @@ def sample(
     d = check_int(d, "d", minimum=1)
     rng = check_rng(rng)
     _check_sample_memory(n, d, orthogonal, V)
-    sp = make_spectrum(spectrum, d)
-    if isinstance(spectrum, (str, tuple, Spectrum)):
-        lam = sp.to_array()
-    else:
-        lam = as_float_array(spectrum, "spectrum", ndim=1)
+    sp, lam = eigenvalues(spectrum, d)
+    key = counter_key(rng)
     if orthogonal:
         if n > d:
             raise ValueError(f"orthogonal rows need n <= d, got n={n}, d={d}")
         if sp.values.size != 1:
             raise ValueError("orthogonal=True supports only the isotropic spectrum")
-        G = _z(z, (n, d), rng) * np.sqrt(sp.values[0])
+        G = _z(z, (n, d), key) * np.sqrt(sp.values[0])
         Q, R = np.linalg.qr(G.T)  # d x n, orthonormal columns
         Q = Q * np.sign(np.where(np.diag(R) == 0, 1.0, np.diag(R)))[None, :]
         X = np.ascontiguousarray(Q.T * np.linalg.norm(G, axis=1)[:, None])
     else:
-        X = _z(z, (n, d), rng)
+        X = _z(z, (n, d), key)
         # In place (a fresh n x d array would cost its page faults), and not at
         # all for the unit isotropic spectrum: bitwise the same X either way.
         if not np.all(lam == 1.0):
@@ -284,6 +312,36 @@ def sample(
         X = np.ascontiguousarray(X)
     y = _labels(labels, n, rng)
     return Dataset(X=X, y=y, spectrum=lam, orthogonal=bool(orthogonal))
+
+
+def sample_fused(
+    n: int, d: int, rngs, *, spectrum="isotropic", z="gaussian", labels="uniform", keep_x=False, n_threads: int = 1
+):
+    """``(K, X or None, y, lambda)`` of len(rngs) draws like :func:`sample` (V the identity), by the
+    fused C++ trial: X drawn in column blocks with ``K = X X^T`` accumulated block by block.
+
+    Draw b takes its key from ``rngs[b]`` exactly as :func:`sample` does, then its labels, so its
+    X and y are bitwise those of ``sample(n, d, ..., rng=rngs[b])``; K equals ``X X^T`` to
+    rounding (a column-blocked sum) and is bitwise the same whether X is kept or not, whatever
+    ``n_threads``. K has shape (B, n, n), X (B, n, d) when ``keep_x``, y (B, n).
+    """
+    from relucore import _core
+
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    rngs = [check_rng(r) for r in rngs]
+    B = len(rngs)
+    if keep_x:
+        _check_sample_memory(n * B, d, False, "identity")
+    _, lam = eigenvalues(spectrum, d)
+    check_z(z)
+    keys = np.array([counter_key(r) for r in rngs], dtype=np.uint64)
+    scale = None if np.all(lam == 1.0) else np.sqrt(lam)
+    K = np.empty((B, n, n))
+    X = np.empty((B, n, d)) if keep_x else None
+    _core.fused_gram_batch(keys, 0, n, d, z, scale, K, X, int(n_threads))
+    y = np.stack([_labels(labels, n, r) for r in rngs]) if B else np.empty((0, n))
+    return K, X, y, lam
 
 
 def _check_sample_memory(n: int, d: int, orthogonal: bool, V) -> None:
