@@ -705,6 +705,11 @@ class Defaults:
         Standard deviation of Gaussian initial weights, sqrt(2e-6).
         """
     @property
+    def lapack_eigen_min_rows(self) -> int:
+        """
+        The eigenvalues of K come from the registered LAPACK from this many rows on, else from Eigen (relucore/linalg/lapack.hpp).
+        """
+    @property
     def leaky_slope(self) -> float:
         """
         gamma of the leaky ReLU max(u, gamma u).

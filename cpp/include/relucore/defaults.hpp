@@ -71,6 +71,11 @@ constexpr int minnorm_stall_limit = 6;
 constexpr std::int64_t blas_syrk_min_rows = 32;
 constexpr std::int64_t blas_gemm_min_rows = 4;
 constexpr std::int64_t blas_gemm_min_data = 1 << 20;
+/// Size from which linalg/lapack.hpp takes the eigenvalues of a symmetric
+/// matrix from a registered LAPACK (dsyevd) instead of Eigen's solver: below
+/// it the call costs more than it saves (bench/README.md, "Eigenvalues of K
+/// by LAPACK again"), and small problems keep Eigen's rounding.
+constexpr std::int64_t lapack_eigen_min_rows = 32;
 
 }  // namespace defaults
 }  // namespace relucore

@@ -5,7 +5,8 @@
 //
 // The call goes to LAPACK's dsyevd (eigenvalues only: a blocked Householder
 // tridiagonalisation and the root-free QR of the tridiagonal matrix) when a
-// LAPACK is registered (register_lapack()), and to Eigen's
+// LAPACK is registered (register_lapack()) and the matrix has at least
+// defaults::lapack_eigen_min_rows rows, and to Eigen's
 // SelfAdjointEigenSolver otherwise, so a C++ program that embeds the headers
 // without any LAPACK builds and runs unchanged. The Python package registers,
 // with its BLAS (linalg/blas.hpp), the LAPACK that scipy loads
@@ -21,6 +22,7 @@
 #pragma once
 
 #include "relucore/core/types.hpp"
+#include "relucore/defaults.hpp"
 
 #include <Eigen/Eigenvalues>
 
@@ -74,7 +76,7 @@ template <class Matrix = RowMatrix>
 bool symmetric_eigenvalues(const ConstMatrixRef& K, VectorRef mu) {
     const Index n = K.rows();
     const lapack::Library* lib = lapack::registered_lapack();
-    if (lib != nullptr && lib->dsyevd != nullptr && n > 0 && n <= Index(INT_MAX / 4)) {
+    if (lib != nullptr && lib->dsyevd != nullptr && n >= defaults::lapack_eigen_min_rows && n <= Index(INT_MAX / 4)) {
         // The row-major copy is, read column-major, K^T = K: its upper triangle is K's lower one.
         Matrix a = K;
         char jobz = 'N', uplo = 'U';
