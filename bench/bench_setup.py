@@ -5,7 +5,8 @@ in the whole call, for a few inits and sizes, best of ``--repeat``. One thread.
     PYTHONPATH=OTHER/python python bench/bench_setup.py   # another build, for a before/after
 
 The settings include the tall case n = 1300, d = 100, m = 36, 200 steps with the init and
-eta given (K singular: least squares), where the set-up used to dominate.
+eta given (K singular: least squares), where the set-up used to dominate, and n = 800,
+d = 2000 with the default step, where the eigenvalues of K dominate it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ SETTINGS = [
     ("disjoint, defaults", 200, 2000, 4, "disjoint", False, 200, "dual"),
     ("gaussian, defaults", 200, 2000, 4, "gaussian", False, 200, "dual"),
     ("positive, defaults", 200, 2000, 4, "positive", False, 200, "dual"),
+    ("gaussian, defaults", 800, 2000, 4, "gaussian", False, 20, "dual"),
+    ("positive, defaults", 800, 2000, 4, "positive", False, 20, "dual"),
 ]
 
 

@@ -1,5 +1,6 @@
 // Registers the BLAS that scipy loads (scipy.linalg.cython_blas) with
-// linalg/blas.hpp, lazily, and reports what is in use.
+// linalg/blas.hpp, and its LAPACK's dsyevd (scipy.linalg.cython_lapack) with
+// linalg/lapack.hpp, lazily, and reports what is in use.
 //
 // The function pointers come from the module's PyCapsules (Fortran calling
 // convention, 32-bit integers). The library's thread-count functions are
@@ -31,6 +32,7 @@ namespace {
 // What a registration attempt found.
 struct Found {
     blas::Library library;
+    lapack::Library lapack;  // registered with the BLAS (it runs on it), when scipy exports it
     std::string source = "builtin";
     std::string reason;
 };
@@ -112,6 +114,12 @@ Found find_scipy_blas() {
         return f;
     }
     f.library = lib;
+    try {
+        const py::dict lapack_capi = py::module_::import("scipy.linalg.cython_lapack").attr("__pyx_capi__");
+        f.lapack.dsyevd = reinterpret_cast<lapack::dsyevd_fn>(capsule_pointer(lapack_capi, "dsyevd"));
+    } catch (py::error_already_set&) {  // the eigenvalues then come from Eigen
+        f.lapack.dsyevd = nullptr;
+    }
     f.source = "scipy.linalg.cython_blas (" + path + ")";
     f.reason = "registered";
     return f;
@@ -128,7 +136,10 @@ void ensure_blas() {
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.done.load(std::memory_order_relaxed)) return;
     r.found = std::move(f);
-    if (r.enabled && r.found.library.dsyrk != nullptr) blas::register_blas(&r.found.library);
+    if (r.enabled && r.found.library.dsyrk != nullptr) {
+        blas::register_blas(&r.found.library);
+        lapack::register_lapack(&r.found.lapack);
+    }
     r.done.store(true, std::memory_order_release);
 }
 
@@ -148,7 +159,7 @@ void bind_blas(py::module_& m) {
         },
         "The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or "
         "'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's "
-        "BLAS if not done yet.");
+        "BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.");
     m.def(
         "_use_blas",
         [](bool enabled) {
@@ -158,9 +169,10 @@ void bind_blas(py::module_& m) {
             r.enabled = enabled;
             const bool available = r.found.library.dsyrk != nullptr;
             blas::register_blas(enabled && available ? &r.found.library : nullptr);
+            lapack::register_lapack(enabled && available ? &r.found.lapack : nullptr);
             return enabled && available;
         },
         py::arg("enabled"),
-        "Tests only: switch between scipy's BLAS (if registered) and the built-in kernels; returns whether the BLAS "
-        "is now in use.");
+        "Tests only: switch between scipy's BLAS and LAPACK (if registered) and the built-in kernels and Eigen's "
+        "eigenvalues; returns whether the BLAS is now in use.");
 }

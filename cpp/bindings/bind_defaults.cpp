@@ -59,6 +59,9 @@ void bind_defaults(py::module_& m) {
     constant(cls, "blas_gemm_min_data", d::blas_gemm_min_data, "... from this many entries of X on.");
     constant(cls, "generator_version", d::generator_version,
              "Version of the random streams of sample and the sweeps' data, recorded in a sweep store.");
+    constant(cls, "lapack_eigen_min_rows", d::lapack_eigen_min_rows,
+             "The eigenvalues of K come from the registered LAPACK from this many rows on, else from Eigen "
+             "(relucore/linalg/lapack.hpp).");
     cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
     m.attr("defaults") = Defaults{};
 }

@@ -7,12 +7,14 @@
 #include <pybind11/stl.h>
 
 #include <optional>
+#include <string>
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/gd/dense_gd.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/prepare.hpp"
+#include "relucore/gd/refusal.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <algorithm>
@@ -289,60 +291,7 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
         "place, and outer when it is (B, m) (a trained outer layer).");
 }
 
-static void bind_positive_start(py::module_& m) {
-    m.def(
-        "positive_start_batch",
-        [](const CArray<double>& X, const CArray<double>& y, const CArray<double>& outer, double eps, double C_alpha,
-           double tol, double tol_factor, double max_condition, Loss loss, CArray<double> K, CArray<double> mu,
-           CArray<double> beta0, CArray<double> alpha0, CArray<double> W0, CArray<double> eta, CArray<double> tol_out,
-           CArray<std::int32_t> check, int n_threads) {
-            require_shape(X, "X", {-1, -1, -1});
-            const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(0);
-            require_shape(y, "y", {B, n});
-            require_shape(outer, "outer", {m_});
-            require_shape(K, "K", {B, n, n});
-            require_shape(mu, "mu", {B, n});
-            require_shape(beta0, "beta0", {B, m_, n});
-            require_shape(alpha0, "alpha0", {B, m_, n});
-            require_shape(W0, "W0", {B, m_, d});
-            require_shape(eta, "eta", {B});
-            require_shape(tol_out, "tol_out", {B});
-            require_shape(check, "check", {B});
-            StartOptions opt;
-            opt.eps = eps;
-            opt.C_alpha = C_alpha;
-            opt.tol = tol;
-            opt.tol_factor = tol_factor;
-            opt.max_condition = max_condition;
-            opt.loss = loss;
-            const double *xp = X.data(), *yp = y.data();
-            double *kp = K.mutable_data(), *mp = mu.mutable_data(), *bp = beta0.mutable_data();
-            double *ap = alpha0.mutable_data(), *wp = W0.mutable_data();
-            double *ep = eta.mutable_data(), *tp = tol_out.mutable_data();
-            std::int32_t* cp = check.mutable_data();
-            const ConstVectorMap a(outer.data(), m_);
-            const blas::SingleThreaded blas_threads = blas_for_call();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        cp[b] = static_cast<std::int32_t>(
-                            positive_start(ConstMatrixMap(xp + b * n * d, n, d), ConstVectorMap(yp + b * n, n), a, opt,
-                                           MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n),
-                                           MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n),
-                                           MatrixMap(wp + b * m_ * d, m_, d), ep[b], tp[b]));
-                    });
-                },
-                static_cast<double>(B) * n * n * d > 5e8);
-        },
-        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("eps"),
-        py::arg("C_alpha"), py::arg("tol"), py::arg("tol_factor"), py::arg("max_condition"), py::arg("loss"),
-        py::arg("K").noconvert(), py::arg("mu").noconvert(), py::arg("beta0").noconvert(),
-        py::arg("alpha0").noconvert(), py::arg("W0").noconvert(), py::arg("eta").noconvert(),
-        py::arg("tol_out").noconvert(), py::arg("check").noconvert(), py::arg("n_threads") = 0,
-        "The all-positive start of B problems (relucore/gd/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol "
-        "written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; "
-        "check[b] = 0 when problem b passed every check.");
-
+static void bind_default_offset(py::module_& m) {
     m.def(
         "default_offset_batch",
         [](const CArray<double>& y, Index m_, double C_alpha) {
@@ -359,6 +308,46 @@ static void bind_positive_start(py::module_& m) {
         "(relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).");
 }
 
+// The arrays of one prepare_batch call, viewed per problem.
+struct PrepareArrays {
+    const double* x = nullptr;
+    const double* y = nullptr;
+    double *k = nullptr, *beta0 = nullptr, *alpha0 = nullptr, *w0 = nullptr, *mu1 = nullptr, *eta = nullptr,
+           *tol = nullptr;
+    Index B = 0, n = 0, m = 0, d = 0;
+    std::vector<double> mu;  // B x n spectra, for the refusal messages
+    std::vector<std::int32_t> check;
+};
+
+// Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused.
+static void raise_first_refusal(const PrepareArrays& a, const ConstVectorRef& outer, const PrepareRequest& req,
+                                const std::string& init) {
+    for (Index b = 0; b < a.B; ++b) {
+        const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
+        if (check == StartCheck::ok) continue;
+        const Index n = a.n, m_ = a.m, d = a.d;
+        const ConstMatrixRef X = ConstMatrixMap(a.x != nullptr ? a.x + b * n * d : nullptr, n, a.x != nullptr ? d : 0);
+        const ConstVectorRef y = ConstVectorMap(a.y + b * n, n);
+        const ConstMatrixRef K = ConstMatrixMap(a.k + b * n * n, n, n);
+        const ConstVectorRef mu = ConstVectorMap(a.mu.data() + b * n, n);
+        const ConstMatrixRef beta0 = ConstMatrixMap(a.beta0 + b * m_ * n, m_, n);
+        const ConstMatrixRef alpha0 = ConstMatrixMap(a.alpha0 + b * m_ * n, m_, n);
+        const ConstMatrixRef W0 = ConstMatrixMap(a.w0 != nullptr ? a.w0 + b * m_ * d : nullptr, m_, a.w0 ? d : 0);
+        RefusedProblem p;
+        p.X = a.x != nullptr ? &X : nullptr;
+        p.y = &y;
+        p.outer = &outer;
+        p.K = &K;
+        p.mu = &mu;
+        p.beta0 = &beta0;
+        p.alpha0 = &alpha0;
+        p.W0 = a.w0 != nullptr ? &W0 : nullptr;
+        p.eta = a.eta[b];
+        p.init = init;
+        throw py::value_error(refusal_message(check, p, req));
+    }
+}
+
 static void bind_prepare(py::module_& m) {
     py::enum_<StartSolve>(m, "StartSolve", "How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).")
         .value("none", StartSolve::none)
@@ -367,65 +356,80 @@ static void bind_prepare(py::module_& m) {
     py::enum_<StartBeta>(m, "StartBeta", "Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).")
         .value("given", StartBeta::given)
         .value("from_weights", StartBeta::from_weights)
-        .value("gaussian_gram", StartBeta::gaussian_gram);
+        .value("gaussian_gram", StartBeta::gaussian_gram)
+        .value("positive", StartBeta::positive);
+    py::class_<PrepareRequest>(m, "PrepareSettings",
+                               "What prepare_batch computes (relucore/gd/prepare.hpp, PrepareRequest): shared by the "
+                               "problems of a batch.")
+        .def(py::init<>())
+        .def_readwrite("gram_given", &PrepareRequest::gram_given)
+        .def_readwrite("need_mu1", &PrepareRequest::need_mu1)
+        .def_readwrite("solve", &PrepareRequest::solve)
+        .def_readwrite("beta", &PrepareRequest::beta)
+        .def_readwrite("loss", &PrepareRequest::loss)
+        .def_readwrite("max_condition", &PrepareRequest::max_condition)
+        .def_readwrite("rcond_min", &PrepareRequest::rcond_min)
+        .def_readwrite("eps", &PrepareRequest::eps)
+        .def_readwrite("C_alpha", &PrepareRequest::C_alpha)
+        .def_readwrite("tol", &PrepareRequest::tol)
+        .def_readwrite("tol_factor", &PrepareRequest::tol_factor);
     m.def(
         "prepare_batch",
-        [](const std::optional<CArray<double>>& X, CArray<double> K, const CArray<double>& outer, CArray<double> beta0,
-           CArray<double> alpha0, std::optional<CArray<double>> W0, CArray<double> mu, CArray<double> mu1,
-           CArray<std::int32_t> check, const CArray<double>& eta, bool gram_given, bool need_mu1, StartSolve solve,
-           StartBeta beta, Loss loss, int n_threads) {
+        [](const std::optional<CArray<double>>& X, const CArray<double>& y, CArray<double> K,
+           const CArray<double>& outer, CArray<double> beta0, CArray<double> alpha0, std::optional<CArray<double>> W0,
+           CArray<double> mu1, CArray<double> eta, CArray<double> tol, const PrepareRequest& settings,
+           const std::string& init, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
-            const Index B = K.shape(0), n = K.shape(1), m_ = outer.shape(0);
-            const Index d = X ? X->shape(2) : 0;
+            PrepareArrays a;
+            a.B = K.shape(0), a.n = K.shape(1), a.m = outer.shape(0), a.d = X ? X->shape(2) : 0;
+            const Index B = a.B, n = a.n, m_ = a.m, d = a.d;
             if (X) require_shape(*X, "X", {B, n, -1});
-            if (!X && (!gram_given || beta == StartBeta::from_weights))
-                throw py::value_error("prepare_batch: X is needed unless K is given and beta0 is not from weights");
+            if (!X && (!settings.gram_given || settings.beta == StartBeta::from_weights ||
+                       settings.beta == StartBeta::positive))
+                throw py::value_error("prepare_batch: X is needed unless K is given and beta0 is not from X");
             if (X && !W0) throw py::value_error("prepare_batch: W0 is needed with X");
+            require_shape(y, "y", {B, n});
             require_shape(K, "K", {B, n, n});
             require_shape(outer, "outer", {m_});
             require_shape(beta0, "beta0", {B, m_, n});
             require_shape(alpha0, "alpha0", {B, m_, n});
             if (W0) require_shape(*W0, "W0", {B, m_, d});
-            require_shape(mu, "mu", {B, n});
-            require_shape(mu1, "mu1", {B});
-            require_shape(check, "check", {B});
-            require_shape(eta, "eta", {B});
-            PrepareRequest req;
-            req.gram_given = gram_given;
-            req.need_mu1 = need_mu1;
-            req.solve = solve;
-            req.beta = beta;
-            req.loss = loss;
-            const double* xp = X ? X->data() : nullptr;
-            double* wp = W0 ? W0->mutable_data() : nullptr;
-            double *kp = K.mutable_data(), *mp = mu.mutable_data(), *m1 = mu1.mutable_data();
-            double *bp = beta0.mutable_data(), *ap = alpha0.mutable_data();
-            const double* ep = eta.data();
-            std::int32_t* cp = check.mutable_data();
-            const ConstVectorMap a(outer.data(), m_);
+            for (const auto* v : {&mu1, &eta, &tol}) require_shape(*v, "mu1, eta and tol", {B});
+            a.x = X ? X->data() : nullptr;
+            a.y = y.data();
+            a.k = K.mutable_data(), a.beta0 = beta0.mutable_data(), a.alpha0 = alpha0.mutable_data();
+            a.w0 = W0 ? W0->mutable_data() : nullptr;
+            a.mu1 = mu1.mutable_data(), a.eta = eta.mutable_data(), a.tol = tol.mutable_data();
+            a.mu.assign(static_cast<std::size_t>(B * n), std::numeric_limits<double>::quiet_NaN());
+            a.check.assign(static_cast<std::size_t>(B), 0);
+            const ConstVectorMap s(outer.data(), m_);
+            const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
-                        PrepareRequest r = req;
-                        r.eta = ep[b];
                         RowMatrix no_w;
-                        const ConstMatrixMap xb(xp ? xp + b * n * d : nullptr, n, d);
+                        const ConstMatrixMap xb(a.x ? a.x + b * n * d : nullptr, n, d);
                         const ConstMatrixRef xr(xb);
-                        MatrixMap wb(wp ? wp + b * m_ * d : no_w.data(), m_, wp ? d : 0);
-                        cp[b] = static_cast<std::int32_t>(prepare_start(
-                            xp ? &xr : nullptr, a, r, MatrixMap(kp + b * n * n, n, n), VectorMap(mp + b * n, n), m1[b],
-                            MatrixMap(bp + b * m_ * n, m_, n), MatrixMap(ap + b * m_ * n, m_, n), wb));
+                        MatrixMap wb(a.w0 ? a.w0 + b * m_ * d : no_w.data(), m_, a.w0 ? d : 0);
+                        a.check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(
+                            prepare_start(a.x ? &xr : nullptr, ConstVectorMap(a.y + b * n, n), s, settings,
+                                          MatrixMap(a.k + b * n * n, n, n), VectorMap(a.mu.data() + b * n, n), a.mu1[b],
+                                          MatrixMap(a.beta0 + b * m_ * n, m_, n),
+                                          MatrixMap(a.alpha0 + b * m_ * n, m_, n), wb, a.eta[b], a.tol[b]));
                     });
                 },
                 static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
+            raise_first_refusal(a, s, settings, init);
         },
-        py::arg("X").none(true), py::arg("K").noconvert(), py::arg("outer").noconvert(), py::arg("beta0").noconvert(),
-        py::arg("alpha0").noconvert(), py::arg("W0").none(true), py::arg("mu").noconvert(), py::arg("mu1").noconvert(),
-        py::arg("check").noconvert(), py::arg("eta").noconvert(), py::arg("gram_given"), py::arg("need_mu1"),
-        py::arg("solve"), py::arg("beta"), py::arg("loss"), py::arg("n_threads") = 0,
-        "Prepares B problems for any init (relucore/gd/prepare.hpp): K (unless gram_given), mu_1 when needed or the "
-        "bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0 as solve and beta say; check[b] = 0 when problem b "
-        "was prepared, else the StartCheck that refused it, with the spectrum of K in mu[b].");
+        py::arg("X").none(true), py::arg("y").noconvert(), py::arg("K").noconvert(), py::arg("outer").noconvert(),
+        py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
+        py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
+        py::arg("init"), py::arg("n_threads") = 0,
+        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given), "
+        "mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start "
+        "(settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 "
+        "given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with "
+        "the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {
@@ -492,7 +496,7 @@ static void bind_weights_and_dense_runs(py::module_& m) {
 
 void bind_train(py::module_& m) {
     bind_model_settings_and_dual_runs(m);
-    bind_positive_start(m);
+    bind_default_offset(m);
     bind_prepare(m);
     bind_weights_and_dense_runs(m);
 }

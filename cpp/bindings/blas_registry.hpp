@@ -1,11 +1,13 @@
 // The BLAS that relucore._core hands to linalg/blas.hpp: scipy's, registered
 // on the first call that forms K = X X^T or W = W0 + C X (so that importing
-// relucore never imports scipy.linalg). bind_blas.cpp holds the state.
+// relucore never imports scipy.linalg), with its LAPACK (linalg/lapack.hpp).
+// bind_blas.cpp holds the state.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
 #include "relucore/linalg/blas.hpp"
+#include "relucore/linalg/lapack.hpp"
 
 namespace relucore::bindings {
 

@@ -2,17 +2,20 @@
 // here by other means: alpha0 against the minimum-norm solution of
 // K alpha0 = beta0 from a Jacobi SVD of K (pseudo-inverse), mu_1 against the
 // largest singular value of K, beta0 = W0 X^T and W0 = alpha0 X by products,
-// the Gram-only Gaussian start against K = L L^T, and the refusals.
+// the Gram-only Gaussian start against K = L L^T, the all-positive mode against
+// positive_start(), and the refusals with their messages (gd/refusal.hpp).
 #include "check.hpp"
 #include "problems.hpp"
 
 #include "relucore/gd/prepare.hpp"
+#include "relucore/gd/refusal.hpp"
 
 #include <Eigen/SVD>
 
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 
 using namespace relucore;
 using namespace relucore_test;
@@ -52,9 +55,11 @@ struct Out {
     Out(Index n, Index m, Index d) : K(n, n), beta0(m, n), alpha0(m, n), W0(m, d), mu(n) { mu.setConstant(-1); }
 };
 
-StartCheck run(const RowMatrix& X, const Vector& outer, const PrepareRequest& req, Out& o) {
+StartCheck run(const RowMatrix& X, const Vector& outer, const PrepareRequest& req, Out& o, double eta = 0) {
     const ConstMatrixRef x(X);
-    return prepare_start(&x, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0);
+    const Vector y = Vector::Ones(X.rows());
+    double tol = -1;
+    return prepare_start(&x, y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol);
 }
 
 }  // namespace
@@ -102,12 +107,10 @@ TEST_CASE("prepare_start: a given step is checked from tr(K) alone unless the bo
     Out o(n, m, d);
     o.beta0.setConstant(0.1);
     PrepareRequest req;
-    req.eta = 0.1;
-    CHECK(run(p.X, outer, req, o) == StartCheck::ok);
+    CHECK(run(p.X, outer, req, o, 0.1) == StartCheck::ok);
     CHECK(std::isnan(o.mu1));
-    req.eta = 1e-17;  // near machine eps x the default step: mu_1 is computed
-    o.beta0.setConstant(0.1);
-    CHECK(run(p.X, outer, req, o) == StartCheck::ok);
+    o.beta0.setConstant(0.1);  // eta near machine eps x the default step: mu_1 is computed
+    CHECK(run(p.X, outer, req, o, 1e-17) == StartCheck::ok);
     CHECK_CLOSE(o.mu1, largest_singular_value(p.K), 1e-12, 0.0);
 }
 
@@ -122,7 +125,9 @@ TEST_CASE("prepare_start: Gram-only gaussian start beta0 = (L z)^T, alpha0 = (L^
     PrepareRequest req;
     req.gram_given = true;
     req.beta = StartBeta::gaussian_gram;
-    CHECK(prepare_start(nullptr, outer, req, K, mu, mu1, beta0, alpha0, W0) == StartCheck::ok);
+    const Vector y = Vector::Ones(n);
+    double eta = 0, tol = -1;
+    CHECK(prepare_start(nullptr, y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol) == StartCheck::ok);
     // beta0 alpha0^T = z^T L^T L^{-T} z = z^T z, and K alpha0^T = beta0^T.
     CHECK_CLOSE(RowMatrix(beta0 * alpha0.transpose()), RowMatrix(z * z.transpose()), 1e-10, 1e-13);
     CHECK_CLOSE(RowMatrix(alpha0 * K), beta0, 1e-10, 1e-13);
@@ -166,6 +171,68 @@ TEST_CASE("prepare_start: refusals carry the spectrum") {
         CHECK(run(p.X, outer, req, o) == StartCheck::ok);
         CHECK_CLOSE(o.alpha0, pinv_reference(K, o.beta0), 1e-8, 1e-10);
     }
+}
+
+TEST_CASE("prepare_start: the positive mode is positive_start(), bit for bit, with mu_1 written") {
+    const Index n = 9, m = 3, d = 40;
+    const Problem p = make_problem(n, d, 21);
+    Vector outer(m);
+    outer << 1.0, -0.5, 2.0;
+    Out o(n, m, d);
+    PrepareRequest req;
+    req.beta = StartBeta::positive;
+    double eta = 0, tol = 0;
+    const ConstMatrixRef x(p.X);
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    Out r(n, m, d);
+    double eta_r = 0, tol_r = 0;
+    CHECK(positive_start(p.X, p.y, outer, StartOptions{}, r.K, r.mu, r.beta0, r.alpha0, r.W0, eta_r, tol_r) ==
+          StartCheck::ok);
+    CHECK((o.alpha0.array() == r.alpha0.array()).all() && (o.W0.array() == r.W0.array()).all());
+    CHECK(eta == eta_r && tol == tol_r && o.mu1 == r.mu[n - 1]);
+    CHECK_CLOSE(o.mu1, largest_singular_value(o.K), 1e-12, 0.0);
+}
+
+TEST_CASE("refusal_message: each refusal in the words of docs/errors.md") {
+    const Index n = 4, m = 2, d = 30;
+    const Vector outer = Vector::Ones(m);
+    PrepareRequest req;
+    req.beta = StartBeta::positive;
+    // Prepares (X, y, outer) in the positive mode and returns the message of its refusal ("" when none).
+    auto message = [&](const RowMatrix& X, const Vector& y, const Vector& a, double eta) {
+        Out o(n, a.size(), d);
+        double tol = 0;
+        const ConstMatrixRef x(X);
+        const StartCheck c = prepare_start(&x, y, a, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol);
+        if (c == StartCheck::ok) return std::string();
+        const ConstVectorRef yr(y), ar(a), mu(o.mu);
+        const ConstMatrixRef K(o.K), b(o.beta0), al(o.alpha0), w(o.W0);
+        RefusedProblem rp;
+        rp.X = &x, rp.y = &yr, rp.outer = &ar, rp.K = &K, rp.mu = &mu, rp.beta0 = &b, rp.alpha0 = &al, rp.W0 = &w;
+        rp.eta = eta;
+        return refusal_message(c, rp, req);
+    };
+    const Problem p = make_problem(n, d, 4);
+    CHECK(message(p.X, p.y, outer, 0).empty());
+    Vector y_nan = p.y;
+    y_nan[1] = std::nan("");
+    CHECK(message(p.X, y_nan, outer, 0) == "Input y contains NaN.");
+    CHECK(message(p.X, p.y * 1e200, outer, 0).rfind("y is too large: the loss 1/2 ||y||^2 overflows", 0) == 0);
+    CHECK(message(p.X, p.y, Vector::Zero(m), 0) == "signs (outer-layer weights) must be non-zero");
+    RowMatrix X_inf = p.X;
+    X_inf(0, 0) = std::numeric_limits<double>::infinity();
+    CHECK(message(X_inf, p.y, outer, 0) == "Input X contains infinity.");
+    CHECK(message(RowMatrix(p.X * 1e160), p.y, outer, 0).rfind("X is too large: K = X X^T overflows float64", 0) == 0);
+    CHECK(message(RowMatrix::Zero(n, d), p.y, outer, 0) ==
+          "X is all zeros (K = X X^T vanishes); nothing can be trained");
+    RowMatrix X_dup = p.X;
+    X_dup.row(3) = X_dup.row(0);
+    const std::string dup = message(X_dup, p.y, outer, 0);
+    CHECK(dup.rfind("X is rank-deficient or badly conditioned: cond(K) = ", 0) == 0);
+    CHECK(dup.find("(n=4, d=30); init='positive' needs K = X X^T invertible") != std::string::npos);
+    CHECK(message(p.X, p.y, outer, 1e-300).rfind("eta = 1e-300 is too small: it is below machine epsilon", 0) == 0);
+    req.C_alpha = 1e-320;
+    CHECK(message(p.X, p.y, outer, 0).rfind("C_alpha = 1e-320 is too small", 0) == 0);
 }
 
 RELUCORE_TEST_MAIN

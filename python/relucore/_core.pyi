@@ -270,11 +270,14 @@ class StartBeta:
       from_weights
     
       gaussian_gram
+    
+      positive
     """
     __members__: typing.ClassVar[dict[str, StartBeta]]
     from_weights: typing.ClassVar[StartBeta]
     gaussian_gram: typing.ClassVar[StartBeta]
     given: typing.ClassVar[StartBeta]
+    positive: typing.ClassVar[StartBeta]
     @typing.overload
     def __eq__(self, other: StartBeta) -> bool:
         ...
@@ -308,6 +311,53 @@ class StartBeta:
         ...
     @property
     def value(self) -> int:
+        ...
+class PrepareSettings:
+    """
+    What prepare_batch computes (relucore/gd/prepare.hpp, PrepareRequest): shared by the problems of a batch.
+    """
+    beta: StartBeta
+    gram_given: bool
+    loss: Loss
+    need_mu1: bool
+    solve: StartSolve
+    def __init__(self) -> None:
+        ...
+    @property
+    def C_alpha(self) -> float:
+        ...
+    @C_alpha.setter
+    def C_alpha(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def eps(self) -> float:
+        ...
+    @eps.setter
+    def eps(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_condition(self) -> float:
+        ...
+    @max_condition.setter
+    def max_condition(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rcond_min(self) -> float:
+        ...
+    @rcond_min.setter
+    def rcond_min(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tol(self) -> float:
+        ...
+    @tol.setter
+    def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tol_factor(self) -> float:
+        ...
+    @tol_factor.setter
+    def tol_factor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
 class DualTrainer:
     """
@@ -660,6 +710,11 @@ class Defaults:
         Standard deviation of Gaussian initial weights, sqrt(2e-6).
         """
     @property
+    def lapack_eigen_min_rows(self) -> int:
+        """
+        The eigenvalues of K come from the registered LAPACK from this many rows on, else from Eigen (relucore/linalg/lapack.hpp).
+        """
+    @property
     def leaky_slope(self) -> float:
         """
         gamma of the leaky ReLU max(u, gamma u).
@@ -721,11 +776,11 @@ class Defaults:
         """
 def _use_blas(enabled: bool) -> bool:
     """
-    Tests only: switch between scipy's BLAS (if registered) and the built-in kernels; returns whether the BLAS is now in use.
+    Tests only: switch between scipy's BLAS and LAPACK (if registered) and the built-in kernels and Eigen's eigenvalues; returns whether the BLAS is now in use.
     """
 def blas_info() -> dict:
     """
-    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS if not done yet.
+    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
     """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
@@ -799,13 +854,9 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
     The Philox4x64-10 block of a counter under a key.
     """
-def positive_start_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], eps: typing.SupportsFloat | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, tol_factor: typing.SupportsFloat | typing.SupportsIndex, max_condition: typing.SupportsFloat | typing.SupportsIndex, loss: Loss, K: numpy.typing.NDArray[numpy.float64], mu: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol_out: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
-    The all-positive start of B problems (relucore/gd/positive_start.hpp): K, eigenvalues, alpha0, W0 and tol written per problem, beta0 filled with eps (eps < 0: beta0 given), eta[b] <= 0 replaced by the default; check[b] = 0 when problem b passed every check.
-    """
-def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu: numpy.typing.NDArray[numpy.float64], mu1: numpy.typing.NDArray[numpy.float64], check: numpy.typing.NDArray[numpy.int32], eta: numpy.typing.NDArray[numpy.float64], gram_given: bool, need_mu1: bool, solve: StartSolve, beta: StartBeta, loss: Loss, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
-    """
-    Prepares B problems for any init (relucore/gd/prepare.hpp): K (unless gram_given), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0 as solve and beta say; check[b] = 0 when problem b was prepared, else the StartCheck that refused it, with the spectrum of K in mu[b].
+    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start (settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
     """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """

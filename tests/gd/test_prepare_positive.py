@@ -1,5 +1,6 @@
 """The C++ pieces behind a fast train call: the Gram kernel and the all-positive
-start (relucore/gd/positive_start.hpp), each against numpy written here."""
+start (relucore/gd/positive_start.hpp, the positive mode of the one prepare step
+of relucore/gd/prepare.hpp), each against numpy written here."""
 
 import numpy as np
 import pytest
@@ -30,38 +31,22 @@ def test_gram_batch_of_strided_rows_is_exact_on_integers():
 
 
 def _start(X, y, signs, eps=0.0, tol=-1.0, beta0=None, eta=None):
+    """The all-positive mode of the one prepare step (``StartBeta.positive``); a refusal raises."""
     B, n, d = X.shape
     m = len(signs)
     out = dict(
         K=np.empty((B, n, n)),
-        mu=np.empty((B, n)),
+        mu1=np.empty(B),
         beta0=np.empty((B, m, n)) if beta0 is None else beta0,
         alpha0=np.empty((B, m, n)),
         W0=np.empty((B, m, d)),
         eta=np.zeros(B) if eta is None else eta,
-        tol_out=np.empty(B),
-        check=np.empty(B, dtype=np.int32),
+        tol=np.empty(B),
     )
-    _core.positive_start_batch(
-        X,
-        y,
-        np.asarray(signs, float),
-        eps,
-        10.0,
-        tol,
-        1e-12,
-        1e12,
-        _core.Loss.square,
-        out["K"],
-        out["mu"],
-        out["beta0"],
-        out["alpha0"],
-        out["W0"],
-        out["eta"],
-        out["tol_out"],
-        out["check"],
-        1,
-    )
+    s = _core.PrepareSettings()
+    s.beta = _core.StartBeta.positive
+    s.eps, s.tol, s.C_alpha, s.tol_factor, s.max_condition = eps, tol, 10.0, 1e-12, 1e12
+    _core.prepare_batch(X=X, y=y, outer=np.asarray(signs, float), settings=s, init="positive", n_threads=1, **out)
     return out
 
 
@@ -72,18 +57,17 @@ def test_positive_start_matches_numpy():
     y = rng.uniform(0.1, 1, (B, n)) * rng.choice([-1, 1], (B, n))
     signs = (1.0, -0.5, 2.0)
     out = _start(X, y, signs)
-    assert np.all(out["check"] == 0)
     K = X @ np.swapaxes(X, 1, 2)
     mu = np.linalg.eigvalsh(K)
     eps = np.abs(y).min(axis=1) / (10.0 * 3)
     np.testing.assert_allclose(out["K"], K, rtol=1e-13, atol=1e-12)
-    np.testing.assert_allclose(out["mu"], mu, rtol=1e-12)
+    np.testing.assert_allclose(out["mu1"], mu[:, -1], rtol=1e-12)
     assert np.all(out["beta0"] == eps[:, None, None])
     alpha0 = np.linalg.solve(K, np.broadcast_to(eps[:, None, None], (B, n, 3))).swapaxes(1, 2)
     np.testing.assert_allclose(out["alpha0"], alpha0, rtol=1e-10)
     np.testing.assert_allclose(out["W0"], alpha0 @ X, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(out["eta"], 1 / (np.sum(np.square(signs)) * mu[:, -1]), rtol=1e-12)
-    np.testing.assert_allclose(out["tol_out"], 1e-12 * np.sqrt(mu[:, -1]) * np.linalg.norm(y, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(out["tol"], 1e-12 * np.sqrt(mu[:, -1]) * np.linalg.norm(y, axis=1), rtol=1e-12)
 
 
 def test_positive_start_keeps_given_offsets_eta_and_tol():
@@ -93,23 +77,24 @@ def test_positive_start_keeps_given_offsets_eta_and_tol():
     beta0 = rng.uniform(0.01, 0.02, (2, 2, 5))
     given = beta0.copy()
     out = _start(X, y, (1, -1), eps=-1.0, tol=0.25, beta0=beta0, eta=np.array([1e-3, 2e-3]))
-    assert np.all(out["check"] == 0) and np.array_equal(out["beta0"], given)
+    assert np.array_equal(out["beta0"], given)
     np.testing.assert_allclose(np.einsum("bij,bkj->bki", out["K"], out["alpha0"]), given, rtol=1e-10)
-    assert np.array_equal(out["eta"], [1e-3, 2e-3]) and np.array_equal(out["tol_out"], [0.25, 0.25])
+    assert np.array_equal(out["eta"], [1e-3, 2e-3]) and np.array_equal(out["tol"], [0.25, 0.25])
 
 
 @pytest.mark.parametrize(
-    "case,code",
+    "case,message",
     [
-        ("nan label", 1),
-        ("zero sign", 2),
-        ("inf X", 3),
-        ("zero X", 4),
-        ("repeated row", 5),
-        ("tiny eta", 9),
+        ("nan label", "Input y contains NaN"),
+        ("zero sign", r"signs \(outer-layer weights\) must be non-zero"),
+        ("inf X", "Input X contains infinity"),
+        ("zero X", "X is all zeros"),
+        ("repeated row", r"X is rank-deficient or badly conditioned: cond\(K\) = .* \(n=4, d=30\); init='positive'"),
+        ("tiny eta", r"eta = 1e-30 is too small: it is below machine epsilon times the default step"),
     ],
 )
-def test_positive_start_names_the_failed_check(case, code):
+def test_positive_start_names_the_failed_check(case, message):
+    """Each check of the C++ start raises, from C++, the message of docs/errors.md."""
     rng = np.random.default_rng(13)
     X = rng.standard_normal((1, 4, 30))
     y = rng.uniform(0.1, 1, (1, 4))
@@ -126,7 +111,8 @@ def test_positive_start_names_the_failed_check(case, code):
         X[0, 3] = X[0, 0]
     elif case == "tiny eta":
         eta = np.array([1e-30])
-    assert _start(X, y, signs, eta=eta)["check"][0] == code
+    with pytest.raises(ValueError, match=message):
+        _start(X, y, signs, eta=eta)
 
 
 def test_fast_and_general_paths_agree():
@@ -136,7 +122,7 @@ def test_fast_and_general_paths_agree():
     X = rng.standard_normal((12, 500))
     y = rng.uniform(0.1, 1, 12) * rng.choice([-1, 1], 12)
     fast = relucore.train(X, y, signs=(1, -1), steps=3000)
-    assert (
+    assert isinstance(
         _prepare._positive_start(
             X[None],
             y[None],
@@ -149,8 +135,8 @@ def test_fast_and_general_paths_agree():
             n_threads=1,
             activation="relu",
             leaky_slope=0.01,
-        )
-        is not None
+        ),
+        _prepare.Prepared,
     )
     general = relucore.train(X, y, signs=(1, -1), init=fast.W0, eta=fast.eta, tol=fast.tol, steps=3000)
     assert general.nit == fast.nit

@@ -79,5 +79,11 @@ constexpr std::int64_t blas_gemm_min_data = 1 << 20;
 /// one 64-bit draw of the trial's numpy Generator.
 constexpr std::int64_t generator_version = 1;
 
+/// Size from which linalg/lapack.hpp takes the eigenvalues of a symmetric
+/// matrix from a registered LAPACK (dsyevd) instead of Eigen's solver: below
+/// it the call costs more than it saves (bench/README.md, "Eigenvalues of K
+/// by LAPACK again"), and small problems keep Eigen's rounding.
+constexpr std::int64_t lapack_eigen_min_rows = 32;
+
 }  // namespace defaults
 }  // namespace relucore

@@ -3,7 +3,7 @@
 ``prepare`` runs once per call of :func:`relucore.train`, :class:`relucore.Trainer` and the
 sweeps' general path, in this order: options, data (X or a Gram matrix), outer signs, K and
 its spectrum, the init, the starting point's checks, then the step size and tolerance. The
-``init="positive"`` case from X is prepared in one C++ pass (``positive_start_batch``).
+``init="positive"`` case from X is the all-positive mode of the same C++ prepare step.
 Every error it raises is listed in docs/errors.md.
 """
 
@@ -144,12 +144,13 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         and np.ndim(signs) == 1
     )
     # The all-positive start from X: types and shapes here, every numerical check (finite X and y,
-    # label range, non-zero signs, conditioning) in C++. A refusal, or inputs whose types or shapes
-    # do not fit, go through the full checks below, which name the reason as docs/errors.md does.
+    # label range, non-zero signs, conditioning, the start and the step) in the C++ prepare step,
+    # whose refusal names the reason as docs/errors.md does. Inputs whose types or shapes do not
+    # fit go through the checks below, which name them.
     if positive:
         inputs = _positive_inputs(X, y, signs)
         if inputs is not None:
-            p = _positive_start(
+            return _positive_start(
                 *inputs,
                 eps=eps,
                 eta=eta,
@@ -159,8 +160,6 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
                 activation=activation,
                 leaky_slope=leaky_slope,
             )
-            if p is not None:
-                return p
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
     signs_arr = _check_signs(signs, y.shape[0], batched)
     p = _prepare_general(
@@ -184,11 +183,6 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         leaky_slope=leaky_slope,
     )
     p.engine = engine
-    if positive:
-        raise ValueError(
-            "X is rank-deficient or badly conditioned for init='positive': the Cholesky factorisation of "
-            "K = X X^T failed or the starting point is not finite in float64 (X needs full row rank, n <= d)"
-        )
     return p
 
 
@@ -273,7 +267,7 @@ def _prepare_general(
     eta_given = None if eta is None else check_positive_per_problem(eta, "eta", B, batched)
     need_mu1 = eta is None or (tol is None and loss_traits(loss)["relative_tol"])
     K, mu1, alpha0, beta0, W0 = prepare_start(
-        X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name
+        X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name, y
     )
     _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
     eta_arr = _step_size(eta_given, mu1, signs_arr, loss, n, what)
@@ -282,23 +276,9 @@ def _prepare_general(
         tol_arr = default_tol(mu1, y, loss, h0)
     else:
         tol_arr = np.full(B, check_nonnegative(tol, "tol"))
-    return Prepared(
-        X=X,
-        K=K,
-        y=y,
-        signs=signs_arr,
-        beta0=beta0,
-        alpha0=alpha0,
-        W0=W0,
-        eta=np.ascontiguousarray(eta_arr, dtype=float),
-        tol=tol_arr,
-        mu1=mu1,
-        batched=batched,
-        init=init_name,
-        loss=loss,
-        activation=activation,
-        leaky_slope=leaky_slope,
-    )
+    eta_arr = np.ascontiguousarray(eta_arr, dtype=float)
+    fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, init_name, loss)
+    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope)
 
 
 def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
@@ -474,65 +454,47 @@ def _positive_inputs(X, y, signs):
 
 def _positive_start(
     X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope
-) -> Optional[Prepared]:
-    """The all-positive start from X in one C++ pass (``positive_start_batch``), or None if C++ refused a problem.
+) -> Prepared:
+    """The all-positive start from X in one C++ pass (``_core.prepare_batch`` with ``StartBeta.positive``).
 
-    ``positive_start_batch`` (relucore/gd/positive_start.hpp) forms K, its eigenvalues,
-    alpha0 = K^{-1} eps (Cholesky), W0, the default eta and tol and runs every numerical check;
-    the inputs arrive validated in type and shape.
+    The prepare step (relucore/gd/prepare.hpp) forms K, its eigenvalues, alpha0 = K^{-1} eps
+    (Cholesky), W0, the default eta and tol and runs every numerical check; the inputs arrive
+    validated in type and shape. A refused problem raises the message of docs/errors.md.
     """
     B, n, d = X.shape
     m = signs_arr.size
-    # eps = None: C++ writes the default offsets (eps_val 0); given: beta0 holds them (eps_val -1).
-    eps_val = 0.0 if eps is None else -1.0
+    s = _core.PrepareSettings()
+    s.beta = _core.StartBeta.positive
+    # eps = None: C++ writes the default offsets (eps 0); given: beta0 holds them (eps -1).
+    s.eps = 0.0 if eps is None else -1.0
+    s.C_alpha = C_alpha
+    s.tol = -1.0 if tol is None else check_nonnegative(tol, "tol")
+    s.tol_factor = TOL_FACTOR
+    s.max_condition = MAX_CONDITION
     beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
     eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
-    tol_val = -1.0 if tol is None else check_nonnegative(tol, "tol")
     K = np.empty((B, n, n))
-    mu = np.empty((B, n))
     alpha0 = np.empty((B, m, n))
     W0 = np.empty((B, m, d))
     tol_arr = np.empty(B)
-    check = np.empty(B, dtype=np.int32)
-    _core.positive_start_batch(
+    mu1 = np.empty(B)
+    _core.prepare_batch(
         X=X,
         y=y,
+        K=K,
         outer=signs_arr,
-        eps=eps_val,
-        C_alpha=C_alpha,
-        tol=tol_val,
-        tol_factor=TOL_FACTOR,
-        max_condition=MAX_CONDITION,
-        loss=_core.Loss.square,
-        K=K,
-        mu=mu,
         beta0=beta0,
         alpha0=alpha0,
         W0=W0,
-        eta=eta_arr,
-        tol_out=tol_arr,
-        check=check,
-        n_threads=n_threads,
-    )
-    if check.any():
-        return None
-    return Prepared(
-        X=X,
-        K=K,
-        y=y,
-        signs=signs_arr,
-        beta0=beta0,
-        alpha0=alpha0,
-        W0=W0,
+        mu1=mu1,
         eta=eta_arr,
         tol=tol_arr,
-        mu1=mu[:, -1].copy(),
-        batched=batched,
+        settings=s,
         init="positive",
-        loss="square",
-        activation=activation,
-        leaky_slope=leaky_slope,
+        n_threads=n_threads,
     )
+    fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, "positive", "square")
+    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope)
 
 
 def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:

@@ -496,22 +496,31 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
         bar = tqdm(total=steps, desc="meanfield.train", unit="it")
     count = 0
     status, nit = int(_core.Status.max_steps), 0
-    steps_buf, obj_buf, traj_buf = bufs["steps"], bufs["objective"], bufs["trajectories"]
+
+    def run(start, iters, record_final, **extra):
+        # One engine call writing its records after the `count` already written.
+        return _core.weight_gd_run(
+            X=X,
+            y=y,
+            theta=theta,
+            settings=settings,
+            start=int(start),
+            iters=int(iters),
+            record_final=bool(record_final),
+            steps=bufs["steps"][count:],
+            objective=bufs["objective"][count:],
+            track=track_idx,
+            trajectories=bufs["trajectories"][count:],
+            **extra,
+        )
+
     try:
         for s0, s1 in zip(bounds[:-1], bounds[1:]) if bounds.size > 1 else [(0, 0)]:
             last = s1 == steps
-            out = _core.weight_gd_run(
-                X=X,
-                y=y,
-                theta=theta,
-                settings=settings,
-                start=int(s0),
-                iters=int(s1 - s0),
-                record_final=bool(last),
-                steps=steps_buf[count:],
-                objective=obj_buf[count:],
-                track=track_idx,
-                trajectories=traj_buf[count:],
+            out = run(
+                s0,
+                s1 - s0,
+                last,
                 snapshot_steps=snap,
                 snapshots=bufs["snapshots"],
                 snapshot_taken=bufs["taken"],
@@ -523,20 +532,7 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
                 bar.update(int(s1 - s0))
             if status != int(_core.Status.max_steps):
                 if not last:  # record the state where the run stopped
-                    tail = _core.weight_gd_run(
-                        X=X,
-                        y=y,
-                        theta=theta,
-                        settings=settings,
-                        start=int(nit),
-                        iters=0,
-                        record_final=True,
-                        steps=steps_buf[count:],
-                        objective=obj_buf[count:],
-                        track=track_idx,
-                        trajectories=traj_buf[count:],
-                    )
-                    count += tail["n_records"]
+                    count += run(nit, 0, True)["n_records"]
                 break
     finally:
         if bar is not None:

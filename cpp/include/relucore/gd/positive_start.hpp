@@ -6,9 +6,10 @@
 ///
 /// This is the hot path of a single `relucore.train` call on a small problem,
 /// where a chain of separate numpy calls would cost more than thousands of GD
-/// steps. The checks mirror the Python layer's validation; a problem that
-/// fails one gets a non-zero StartCheck and no further work, and the caller
-/// redoes it on its general path, which explains the failure to the user.
+/// steps, and the StartBeta::positive mode of the one prepare entry
+/// (prepare_start() of gd/prepare.hpp). A problem that fails a check gets a
+/// non-zero StartCheck and no further work; refusal_message() of
+/// gd/refusal.hpp names the reason in the words of docs/errors.md.
 ///
 /// The rules of that start live here once: default_offset() (the default eps)
 /// and solve_positive_start() (Cholesky, conditioning check, K^{-1} eps), also
@@ -19,6 +20,7 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/lapack.hpp"
 #include "relucore/linalg/span.hpp"
 
 #include <Eigen/Cholesky>
@@ -148,9 +150,7 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
 
     gram_matrix(X, K);
     if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
-    Eigen::SelfAdjointEigenSolver<Matrix> eig(K, Eigen::EigenvaluesOnly);
-    if (eig.info() != Eigen::Success) return StartCheck::gram_not_finite;
-    mu = eig.eigenvalues();
+    if (!symmetric_eigenvalues<Matrix>(K, mu)) return StartCheck::gram_not_finite;
     const Scalar mu1 = mu[n - 1], mun = mu[0];
     if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
     if (!(mun > 0) || mu1 / mun > opt.max_condition) return StartCheck::ill_conditioned;

@@ -1,22 +1,27 @@
 /// @file gd/prepare.hpp
-/// The numerical part of preparing a run for any init (relucore.train,
-/// Trainer, the sweeps' general path): K = X X^T, mu_1(K) when a default needs
-/// it, the dual coordinates alpha0 with K alpha0 = beta0, and W0 = alpha0 X,
-/// doing only the work the call needs.
+/// The numerical part of preparing a run, one entry for every init
+/// (relucore.train, Trainer, the sweeps' general path): prepare_start().
+/// K = X X^T, mu_1(K) when a default needs it, the dual coordinates alpha0
+/// with K alpha0 = beta0, and W0 = alpha0 X, doing only the work the call needs.
 ///
+/// - The all-positive start from X (StartBeta::positive) is the mode that does
+///   everything in one pass: the checks of labels and outer weights, the
+///   spectrum and conditioning of K, the default offset, the Cholesky solve,
+///   the finiteness of the start and the default step and tolerance
+///   (positive_start() of gd/positive_start.hpp).
 /// - mu_1 is computed only when asked (the default step or tolerance) or when
 ///   a given step cannot be checked against the default step from the bounds
 ///   tr(K) / n <= mu_1 <= tr(K) alone. With X of n > d rows it is mu_1 of the
 ///   smaller d x d matrix X^T X, which has the same non-zero eigenvalues.
+///   Eigenvalues come from symmetric_eigenvalues() (linalg/lapack.hpp: LAPACK
+///   when one is registered, else Eigen).
 /// - alpha0 comes from a Cholesky factorisation (of K, or of X^T X when n > d
 ///   so that K is singular), with the least-squares (minimum-norm) solution by
 ///   a symmetric eigendecomposition when the factor is singular or badly
 ///   conditioned and the init allows a singular K.
-/// - A problem it cannot prepare (K zero, tiny, not positive definite or too
-///   badly conditioned for an init that needs K^{-1}) gets its full spectrum in
-///   mu and a non-zero StartCheck, so that the Python layer names the reason as
-///   docs/errors.md does. The all-positive start of positive_start.hpp is the
-///   other mode of the same prepare step (bound together as prepare_batch).
+/// - A problem it cannot prepare gets a non-zero StartCheck (and, for the
+///   checks of K, the spectrum of K in mu); refusal_message() of
+///   gd/refusal.hpp turns it into the error text of docs/errors.md.
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -24,6 +29,7 @@
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/linalg/gram.hpp"
+#include "relucore/linalg/lapack.hpp"
 #include "relucore/linalg/span.hpp"
 
 #include <Eigen/Cholesky>
@@ -46,17 +52,17 @@ enum class StartBeta : int {
     given = 0,          ///< beta0 holds the starting predictions (positive, disjoint inits)
     from_weights = 1,   ///< beta0 = W0 X^T with W0 given (gaussian with X, array inits)
     gaussian_gram = 2,  ///< beta0 holds z^T on entry; beta0 = (L z)^T, alpha0 = (L^{-T} z)^T with K = L L^T
+    positive = 3,       ///< the all-positive start from X: positive_start() (every check, eta and tol too)
 };
 
-/// What prepare_start() computes for one problem.
-struct PrepareRequest {
+/// What prepare_start() computes for one problem. The options of the all-positive start
+/// (StartOptions: eps, C_alpha, tol, tol_factor, read for StartBeta::positive only) and the
+/// ones every mode reads (loss, max_condition) are those of the base.
+struct PrepareRequest : StartOptions {
     bool gram_given = false;  ///< K holds the Gram matrix on entry (else K = X X^T is written)
     bool need_mu1 = false;    ///< mu_1(K) is needed (the default step or tolerance)
     StartSolve solve = StartSolve::inverse;
     StartBeta beta = StartBeta::given;
-    Scalar eta = 0;  ///< > 0: the given step, checked against the default step; otherwise none is given
-    Loss loss = Loss::square;
-    Scalar max_condition = defaults::max_condition;
     Scalar rcond_min = defaults::cholesky_rcond_min;
 };
 
@@ -80,16 +86,16 @@ inline RowMatrix pinv_solve(const ConstMatrixRef& S, const ConstMatrixRef& rhs_t
 
 /// The spectrum of K, ascending, for the Python layer's error messages.
 inline void write_spectrum(const ConstMatrixRef& K, VectorRef mu) {
-    Eigen::SelfAdjointEigenSolver<RowMatrix> eig(K, Eigen::EigenvaluesOnly);
-    mu = eig.eigenvalues();
+    if (!symmetric_eigenvalues(K, mu)) mu.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
 }
 
 /// mu_1 of K = X X^T, from the smaller of K and X^T X.
 inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& K, VectorRef mu) {
     if (X != nullptr && X->cols() < X->rows()) {
         const RowMatrix G = X->transpose() * *X;
-        Eigen::SelfAdjointEigenSolver<RowMatrix> eig(G, Eigen::EigenvaluesOnly);
-        return eig.eigenvalues()[G.rows() - 1];
+        Vector ev(G.rows());
+        write_spectrum(G, ev);
+        return ev[G.rows() - 1];
     }
     write_spectrum(K, mu);
     return mu[mu.size() - 1];
@@ -100,19 +106,31 @@ inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& 
 /// Prepares one problem. X may be null (Gram-only mode: K given).
 ///
 /// @param X      n x d inputs, or nullptr
-/// @param outer  m outer weights (non-zero, checked by the caller)
+/// @param y      n labels (read by StartBeta::positive only)
+/// @param outer  m outer weights (checked here by StartBeta::positive, else non-zero by the caller)
 /// @param[in,out] K      n x n: written as X X^T unless req.gram_given
-/// @param[out] mu        n: the ascending spectrum when it was computed (a refusal always computes it), else untouched
+/// @param[out] mu        n: the ascending spectrum when it was computed (a refusal of K always computes it), else
+///                       untouched
 /// @param[out] mu1       mu_1(K), or NaN when no rule needed it
 /// @param[in,out] beta0  m x n (see StartBeta)
 /// @param[out] alpha0    m x n (see StartSolve)
 /// @param[in,out] W0     m x d: read for StartBeta::from_weights, else written as alpha0 X (when X is given)
-/// @return ok, or gram_not_finite (K overflows), or gram_degenerate / ill_conditioned / not_definite
-///         with the spectrum of K in mu. The checks of a given step against the default one and of the
-///         start's finiteness are the caller's (mu1 is written whenever the bounds above cannot decide the first).
-inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& outer, const PrepareRequest& req,
-                                MatrixRef K, VectorRef mu, Scalar& mu1, MatrixRef beta0, MatrixRef alpha0,
-                                MatrixRef W0) {
+/// @param[in,out] eta    > 0: the given step, checked against the default one; StartBeta::positive writes the
+///                       default step where none is given
+/// @param[out] tol       the gradient tolerance (StartBeta::positive only; otherwise untouched)
+/// @return ok, or the first check that failed. Except for StartBeta::positive (every check of
+///         positive_start()), the refusals are gram_not_finite (K overflows) and gram_degenerate /
+///         ill_conditioned / not_definite with the spectrum of K in mu; the checks of a given step
+///         against the default one and of the start's finiteness are then the caller's (mu1 is written
+///         whenever the bounds above cannot decide the first).
+inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                                const PrepareRequest& req, MatrixRef K, VectorRef mu, Scalar& mu1, MatrixRef beta0,
+                                MatrixRef alpha0, MatrixRef W0, Scalar& eta, Scalar& tol) {
+    if (req.beta == StartBeta::positive) {
+        const StartCheck c = positive_start(*X, y, outer, req, K, mu, beta0, alpha0, W0, eta, tol);
+        mu1 = c == StartCheck::ok ? mu[K.rows() - 1] : std::numeric_limits<Scalar>::quiet_NaN();
+        return c;
+    }
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     const Index n = K.rows();
     mu1 = std::numeric_limits<Scalar>::quiet_NaN();
@@ -126,12 +144,12 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& o
         if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
     }
     bool need_mu1 = req.need_mu1 && std::isnan(mu1);
-    if (!need_mu1 && std::isnan(mu1) && req.eta > 0) {
+    if (!need_mu1 && std::isnan(mu1) && eta > 0) {
         // The given step must be at least machine eps times 1 / (L ||s||^2 mu_1); decided from the bounds when they agree.
         const Scalar c = loss_curvature(req.loss, n) * outer.squaredNorm();
         const Scalar lo = Scalar(1) / (c * tr), hi = static_cast<Scalar>(n) / (c * tr);
         const Scalar e = std::numeric_limits<Scalar>::epsilon();
-        need_mu1 = !(std::isfinite(hi) && lo >= tiny && req.eta >= e * hi);
+        need_mu1 = !(std::isfinite(hi) && lo >= tiny && eta >= e * hi);
     }
     if (need_mu1) mu1 = detail::largest_eigenvalue(X, K, mu);
 
