@@ -15,7 +15,8 @@ Schema (``meta.schema`` = 1):
 - ``batches(id, at, rows, writer)``: when each batch was committed, by whom (for ``status``);
 - the view ``results``: ``trials`` joined with the configuration keys.
 
-The database runs in WAL mode, so readers (``relucore sweep status``, pandas, DuckDB) never
+The database runs in WAL mode (the WAL copied into the database every ``WAL_CHECKPOINT_PAGES``
+pages), so readers (``relucore sweep status``, pandas, DuckDB) never
 block a writer. Each batch of trials is one transaction (``BEGIN IMMEDIATE``, ``INSERT OR
 IGNORE`` of its rows, ``COMMIT``) with ``synchronous=NORMAL``: a committed batch survives the
 death of the process (SIGKILL, an exception, Ctrl-C), and the store stays consistent through
@@ -71,6 +72,10 @@ STORE_FORMAT = "relucore-sweep-store"
 SCHEMA = 1
 #: SQLite's ``synchronous`` setting of a writer (see the module's docstring for why NORMAL).
 SYNCHRONOUS = "NORMAL"
+#: WAL pages after which a writer's commit copies the WAL into the database (SQLite's default:
+#: 1000 pages, 4 MB). Less often means fewer copies of the pages every commit rewrites (the last
+#: leaf, the interior pages): ~0.1 us less CPU per row, for a WAL of up to ~40 MB while a sweep runs.
+WAL_CHECKPOINT_PAGES = 10000
 #: Seconds a writer waits for another writer's transaction before giving up.
 BUSY_TIMEOUT = 600.0
 #: Rows per INSERT statement, at most (each binds rows x columns values: as many as the
@@ -296,6 +301,7 @@ class Store:
         conn = self.conn
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
         if check:
             quick_check(conn, self.path)
         conn.execute("BEGIN IMMEDIATE")
