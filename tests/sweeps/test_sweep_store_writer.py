@@ -80,6 +80,39 @@ def test_writer_failure_not_yet_seen_is_raised_by_stop():
     w.stop()  # once only
 
 
+def test_a_lost_wake_up_does_not_hang_stop():
+    """A KeyboardInterrupt inside ``Queue.put`` (between ``Condition.notify``'s release of a waiter and
+    its removal) leaves a stale, already-woken waiter first in the queue's condition: the next
+    ``notify`` releases that one and the idle writer is never woken. Reproduced here by placing such a
+    waiter by hand (CPython's ``threading.Condition`` keeps its waiters in ``_waiters``); ``stop`` must
+    still return (a sweep hung there after Ctrl-C, its writer asleep in ``Queue.get``)."""
+    done = []
+    w = Writer(done.append)
+    cond = w._queue.not_empty
+    deadline = time.monotonic() + 10
+    while not cond._waiters:  # the writer waits in get()
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    stale = threading.Lock()
+    stale.acquire()  # a waiter that was woken once already: held by the thread it woke
+
+    def drive():
+        for item in ("last", None):
+            with cond:
+                cond._waiters.appendleft(stale)  # the next wake-up goes to the stale waiter
+            if item is None:
+                w.stop()
+            else:
+                w.submit(item)
+                w.flush()
+
+    driver = threading.Thread(target=drive, daemon=True)  # a daemon: a hang fails the test, not the run
+    driver.start()
+    driver.join(10)
+    assert not driver.is_alive() and not w.alive
+    assert done == ["last"]
+
+
 def test_rows_per_insert_and_the_rest_come_back_bitwise(tmp_path):
     """Batches of 100 rows: statements of ROWS_PER_INSERT rows (or fewer, as many as 999
     values allow) and the rest in one shorter statement."""

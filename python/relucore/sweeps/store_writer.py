@@ -19,6 +19,12 @@ __all__ = ["Writer", "DEPTH"]
 
 #: Batches waiting in the queue, at most (one more may be in its commit).
 DEPTH = 4
+#: Seconds the idle writer sleeps before it looks at the queue again. A KeyboardInterrupt that
+#: lands inside ``queue.Queue.put`` in the sweep's thread (between the wake-up of a waiting
+#: ``Condition`` and the bookkeeping after it) can leave the queue's condition variable with a stale
+#: waiter, so that the next wake-up is lost; waiting with a timeout makes such a loss cost at most
+#: this long instead of hanging ``stop`` forever.
+POLL = 0.05
 _STOP = object()
 
 
@@ -36,7 +42,10 @@ class Writer:
 
     def _run(self) -> None:
         while True:
-            batch = self._queue.get()
+            try:
+                batch = self._queue.get(timeout=POLL)
+            except queue.Empty:
+                continue
             try:
                 if batch is _STOP:
                     return
