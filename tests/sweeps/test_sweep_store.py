@@ -1,6 +1,7 @@
 """The SQLite store: many writers, SIGKILL at random moments, bitwise floats, writer conflicts,
 format versions, status. Faults of the file system are in test_sweep_store_faults.py."""
 
+import errno
 import math
 import os
 import random
@@ -174,6 +175,26 @@ def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
         b.close()
 
 
+def test_a_nan_saved_by_another_writer_is_the_same_row_other_nan_bits_are_not(tmp_path):
+    """The canonical NaN is bound as a float and stored as NULL: the same row from a second writer
+    is ignored, not refused; a NaN with other bits (its 8 bytes) is a different row."""
+    identity = {"seed": "1", "measure": None, "sweep_format": relucore.sweeps.config.SWEEP_FORMAT}
+    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    a = Store(tmp_path / "s.db", identity, cfg, 4)
+    b = Store(tmp_path / "s.db", identity, cfg, 4)
+    try:
+        a.append_rows([_row(0, gap=math.nan), _row(1, gap=-math.nan)])
+        b.append_rows([_row(0, gap=math.nan), _row(1, gap=-math.nan)])  # the same rows: ignored
+        with pytest.raises(relucore.CheckpointError, match=r"s\.db.*trial 0 .*\['gap'\]"):
+            b.append_rows([_row(0, gap=-math.nan)])
+        rows = a.conn.execute("SELECT trial, typeof(gap) FROM trials ORDER BY trial").fetchall()
+        assert rows == [(0, "null"), (1, "blob")]
+        assert a.conn.execute("SELECT count(*) FROM batches WHERE rows = 0").fetchone()[0] == 1
+    finally:
+        a.close()
+        b.close()
+
+
 def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
     path = tmp_path / "f.db"
     relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
@@ -266,3 +287,84 @@ def test_measure_columns_sqlite_cannot_tell_apart_are_refused_by_name(tmp_path):
     with pytest.raises(relucore.CheckpointError, match=r"m\.db.*measure column 'Loss'.*'loss'"):
         relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, checkpoint=path,
                        progress=False)  # fmt: skip
+
+
+def _busy(name="SQLITE_BUSY"):
+    exc = sqlite3.OperationalError("database is locked")
+    exc.sqlite_errorname = name
+    return exc
+
+
+class _RefusesWrites:
+    """A connection whose first ``refusals`` write transactions SQLite refuses at once with
+    ``SQLITE_BUSY`` (as it does, without its busy handler, to avoid a deadlock or while a closing
+    writer resets the WAL), after the transaction has begun and written."""
+
+    def __init__(self, conn, refusals):
+        self._conn, self.refusals = conn, refusals
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def execute(self, sql, *args):
+        if sql.startswith("INSERT INTO batches") and self.refusals > 0:
+            self.refusals -= 1
+            raise _busy("SQLITE_BUSY_SNAPSHOT")
+        return self._conn.execute(sql, *args)
+
+
+def test_a_write_refused_at_once_as_busy_is_rolled_back_and_run_again(tmp_path, monkeypatch):
+    """The whole batch transaction (a new measure column and the rows) is rolled back and run again;
+    the batch is saved once, with its column. Given up after BUSY_TIMEOUT: an OSError (EBUSY)."""
+    identity = {
+        "seed": "1",
+        "measure": None,
+        "sweep_format": relucore.sweeps.config.SWEEP_FORMAT,
+        "generator": relucore.sweeps.config.GENERATOR_VERSION,
+    }
+    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    store = Store(tmp_path / "s.db", identity, cfg, 4)
+    conn = store.conn
+    try:
+        store.conn = _RefusesWrites(conn, refusals=3)
+        store.append_rows([{**_row(0), "extra": 1.5}, {**_row(1), "extra": 2.5}])
+        assert store.conn.refusals == 0
+        assert conn.execute("SELECT trial, extra FROM trials ORDER BY trial").fetchall() == [(0, 1.5), (1, 2.5)]
+        assert conn.execute("SELECT count(*), sum(rows) FROM batches").fetchone() == (1, 2)
+        assert store.n_rows == 2
+        monkeypatch.setattr("relucore.sweeps.store_errors.BUSY_TIMEOUT", 0.02)
+        store.conn = _RefusesWrites(conn, refusals=10**9)
+        with pytest.raises(OSError, match="locked by another writer") as info:
+            store.append_rows([_row(2)])
+        assert info.value.errno == errno.EBUSY and info.value.filename == str(tmp_path / "s.db")
+        assert conn.execute("SELECT count(*) FROM trials").fetchone() == (2,) and not conn.in_transaction
+    finally:
+        store.conn = conn
+        store.close()
+
+
+def test_retry_busy_runs_again_only_while_busy():
+    from relucore.sweeps.store_errors import retry_busy
+
+    calls = []
+
+    def step():
+        calls.append(1)
+        if len(calls) < 3:
+            raise _busy()
+        return "done"
+
+    assert retry_busy(step, timeout=10) == "done" and len(calls) == 3
+    calls.clear()
+
+    def broken():
+        calls.append(1)
+        raise sqlite3.OperationalError("no such table: trials")
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        retry_busy(broken, timeout=10)
+    assert len(calls) == 1  # not busy: raised at once
+    t0 = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        retry_busy(lambda: (_ for _ in ()).throw(_busy()), timeout=0.05)
+    assert time.monotonic() - t0 < 5
