@@ -153,14 +153,19 @@ def _row(trial, **changes):
     return row
 
 
-def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
+def _small_store_args():
+    """The identity and configurations of a small store written by hand (one configuration, n = 3)."""
     identity = {
         "seed": "1",
         "measure": None,
         "sweep_format": relucore.sweeps.config.SWEEP_FORMAT,
         "generator": relucore.sweeps.config.GENERATOR_VERSION,
     }
-    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    return identity, relucore.sweeps.config.expand_grid({"n": 3})
+
+
+def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
+    identity, cfg = _small_store_args()
     a = Store(tmp_path / "s.db", identity, cfg, 4)
     b = Store(tmp_path / "s.db", identity, cfg, 4)
     try:
@@ -316,13 +321,7 @@ class _RefusesWrites:
 def test_a_write_refused_at_once_as_busy_is_rolled_back_and_run_again(tmp_path, monkeypatch):
     """The whole batch transaction (a new measure column and the rows) is rolled back and run again;
     the batch is saved once, with its column. Given up after BUSY_TIMEOUT: an OSError (EBUSY)."""
-    identity = {
-        "seed": "1",
-        "measure": None,
-        "sweep_format": relucore.sweeps.config.SWEEP_FORMAT,
-        "generator": relucore.sweeps.config.GENERATOR_VERSION,
-    }
-    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    identity, cfg = _small_store_args()
     store = Store(tmp_path / "s.db", identity, cfg, 4)
     conn = store.conn
     try:
