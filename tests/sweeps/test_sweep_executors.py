@@ -29,25 +29,18 @@ def test_spawn_process_pool(reference):
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
 
 
-def test_dask_local_cluster(reference, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        out = _run(executor=client.get_executor(), batch_size=2)
-        pd.testing.assert_frame_equal(reference, out, check_exact=True)
-        # Failures travel back from the workers as error rows, and checkpoints work there too.
-        t = relucore.sweep(
-            {"n": [12, 20], "d": 10},
-            trials=2,
-            seed=0,
-            executor=client.get_executor(),
-            checkpoint=tmp_path / "c.db",
-            progress=False,
-        )
-        assert (t.status == "error").all() and t.error.str.contains("rank-deficient").all()
-        workers = client.run(lambda: os.getpid())
-        assert len(workers) == 2 and os.getpid() not in workers.values()
+def test_dask_local_cluster(reference, dask_client, tmp_path):
+    out = _run(executor=dask_client.get_executor(), batch_size=2)
+    pd.testing.assert_frame_equal(reference, out, check_exact=True)
+    # Failures travel back from the workers as error rows, and checkpoints work there too.
+    t = relucore.sweep(
+        {"n": [12, 20], "d": 10},
+        trials=2,
+        seed=0,
+        executor=dask_client.get_executor(),
+        checkpoint=tmp_path / "c.db",
+        progress=False,
+    )
+    assert (t.status == "error").all() and t.error.str.contains("rank-deficient").all()
+    workers = dask_client.run(lambda: os.getpid())
+    assert len(workers) == 2 and os.getpid() not in workers.values()

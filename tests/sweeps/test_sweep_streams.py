@@ -46,15 +46,8 @@ def test_rows_do_not_depend_on_keeping_x(reference):
     pd.testing.assert_frame_equal(reference, out[reference.columns], check_exact=True)
 
 
-def test_rows_do_not_depend_on_the_dask_executor(reference):
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", worker_dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        out = _run(executor=client.get_executor(), batch_size=3)
+def test_rows_do_not_depend_on_the_dask_executor(reference, dask_client):
+    out = _run(executor=dask_client.get_executor(), batch_size=3)
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
 
 
