@@ -34,7 +34,14 @@ SOURCE_SUFFIXES = {".py", ".hpp", ".cpp", ".h", ".sh", ".toml", ".txt", ".in"}
 SKIP = ("cpp/third_party/", "python/relucore/_core.pyi", ".ci/check_architecture.py")
 #: The layers, lowest first: a package may import its own layer and those below it.
 LAYERS = [
-    {"relucore._core", "relucore._validation", "relucore._inputs", "relucore._summary", "relucore._deprecation"},
+    {
+        "relucore._core",
+        "relucore._validation",
+        "relucore._inputs",
+        "relucore._summary",
+        "relucore._deprecation",
+        "relucore._docstrings",
+    },
     {"relucore.gd"},
     {"relucore.theory", "relucore.meanfield"},
     {"relucore.sweeps"},

@@ -17,7 +17,16 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from relucore._docstrings import shared_sections
+
 __all__ = ["count_dichotomies", "dichotomies", "count_cells"]
+
+_points_doc = shared_sections(
+    points="""
+    X : array_like, shape (M, d) or (M,)
+        The input points (a 1-D array is M scalar inputs).
+    """
+)
 
 
 def _feasible(U: np.ndarray, signs: np.ndarray) -> Optional[np.ndarray]:
@@ -79,6 +88,7 @@ def _homogenise(X: np.ndarray) -> np.ndarray:
     return np.hstack([Xu, np.ones((Xu.shape[0], 1))])
 
 
+@_points_doc
 def dichotomies(X) -> np.ndarray:
     """The linear dichotomies of the rows of ``X``, one sign vector per dichotomy.
 
@@ -91,8 +101,7 @@ def dichotomies(X) -> np.ndarray:
 
     Parameters
     ----------
-    X : array_like, shape (M, d) or (M,)
-        The input points (a 1-D array is M scalar inputs).
+    {points}
 
     Returns
     -------
@@ -112,6 +121,7 @@ def _dichotomies_cached(buf: bytes, shape: Tuple[int, int]) -> np.ndarray:
     return np.array(regions, dtype=np.int8).reshape(len(regions), U.shape[0])
 
 
+@_points_doc
 def count_dichotomies(X) -> int:
     """P(X): the number of linear dichotomies of the inputs (exact).
 
@@ -124,8 +134,7 @@ def count_dichotomies(X) -> int:
 
     Parameters
     ----------
-    X : array_like, shape (M, d) or (M,)
-        The input points (a 1-D array is M scalar inputs).
+    {points}
 
     Returns
     -------

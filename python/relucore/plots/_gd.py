@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore.plots._style import new_axes, pyplot
+from relucore.plots._style import axes_doc, new_axes, pyplot
 
 __all__ = [
     "fit_loglog",
@@ -113,6 +113,7 @@ def label_log_axis(ax, axis: str = "x", min_labels: int = 3) -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+@axes_doc
 def plot_gap_scaling(
     x,
     gap,
@@ -153,15 +154,9 @@ def plot_gap_scaling(
         Label the x axis with the distinct ``x`` values as plain numbers.
     xlabel, ylabel : str
         Axis labels (default ``n`` and the gap of Theorems 2, 4, 6 of Lai et al. 2026).
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     x = np.asarray(x, dtype=float).ravel()
@@ -200,6 +195,7 @@ def plot_gap_scaling(
     return ax
 
 
+@axes_doc
 def plot_predictions(
     steps,
     values,
@@ -237,15 +233,9 @@ def plot_predictions(
         Axes title.
     legend : bool, default True
         Draw a legend (one entry per example, with its label when ``y`` is given).
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     plt = pyplot()
@@ -284,6 +274,7 @@ def _step_edges(steps: np.ndarray) -> np.ndarray:
     return np.append(steps, last)
 
 
+@axes_doc
 def plot_regimes(
     regimes,
     *,
@@ -313,15 +304,9 @@ def plot_regimes(
         Draw entries that meet Lemma 6's condition but are active (so the
         lemma's conclusion ``beta <= 0`` fails, e.g. in low dimension) in
         orange instead of red.
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.patches import Patch
@@ -376,6 +361,7 @@ def plot_regimes(
     return ax
 
 
+@axes_doc
 def plot_activation_timeline(
     steps,
     mask,
@@ -402,15 +388,9 @@ def plot_activation_timeline(
         ``"symlog"`` shows the first steps and the tail together.
     stable_step : int, optional
         Pattern-stabilisation step, drawn as a vertical line.
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch

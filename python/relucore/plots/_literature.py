@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relucore.plots._style import new_axes
+from relucore.plots._style import axes_doc, new_axes
 
 __all__ = [
     "plot_stable_rank",
@@ -53,6 +53,7 @@ def _steps(met):
     return s if s.ndim == 1 else s[0]
 
 
+@axes_doc
 def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, **kw):
     """Stable rank ``||W||_F^2/||W||_2^2`` against the GD step (log axis).
 
@@ -68,15 +69,9 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
         Draw the mean stable rank of the two sign groups (solid), as in Kou et al.
     whole : bool
         Draw the stable rank of the whole W (dashed).
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     t = _steps(metrics)
@@ -92,6 +87,7 @@ def plot_stable_rank(metrics, *, ax=None, label=None, groups=True, whole=True, *
     return _finish_axes(ax, "GD step t", "stable rank", xscale="log", legend=label is not None)
 
 
+@axes_doc
 def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     """``max_i / min_i`` of the normalised margins ``y_i f(x_i)/||W||_F`` against the step.
 
@@ -111,10 +107,7 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     **kw
         Passed on to ``ax.plot``.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     t = _steps(metrics)
@@ -124,6 +117,7 @@ def plot_margin_ratio(metrics, *, ax=None, label=None, **kw):
     return _finish_axes(ax, "GD step t", "margin ratio − 1", xscale="log", yscale="log", legend=label is not None)
 
 
+@axes_doc
 def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=None, floor=None, **kw):
     """Gap ``||W_GD - W*||`` against ``eta mu_1(K)`` for orthogonal and near-orthogonal inputs.
 
@@ -141,15 +135,9 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
         Prefactor c of the line ``c eta`` fitted on the orthogonal data.
     floor : (float, float) or (float, float, float), optional
         ``(floor, c[, p])`` of ``floor + c eta^p`` fitted on the near-orthogonal data.
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     e = np.asarray(eta_units, dtype=float)
@@ -172,6 +160,7 @@ def plot_step_size_gap(eta_units, gaps_orthogonal, gaps_near, *, ax=None, slope=
     return _finish_axes(ax, "step size η·μ₁(K)", "‖W_GD − W*‖_F", xscale="log", yscale="log")
 
 
+@axes_doc
 def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=None, fixed_n=None, **kw):
     """The gradient-flow floor against n (fixed d) and against d (fixed n), log-log, with power-law fits.
 
@@ -191,10 +180,7 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
     **kw
         Passed on to ``ax.plot`` of the measured points.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     for x, f, label, color in (
@@ -210,6 +196,7 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
     return _finish_axes(ax, "n  or  d", "floor  ‖W_GF − W*‖_F", xscale="log", yscale="log")
 
 
+@axes_doc
 def plot_convergence_probability(curves, *, ax=None, **kw):
     """Success probability against n with Wilson intervals and the fitted ``1/(1 + (n/n*)^k)``.
 
@@ -223,15 +210,9 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
         without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
         experiment's ``data["curves"]``.
-    ax : matplotlib.axes.Axes, optional
-        The axes to draw on; a new figure's axes when None.
-    **kw
-        Passed on to the matplotlib call that draws the data.
+    {ax_kw}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     for j, c in enumerate(curves):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from relucore.plots._gd import label_log_axis
-from relucore.plots._style import new_axes, pyplot
+from relucore.plots._style import axes_doc, new_axes, pyplot
 
 __all__ = [
     "plot_meanfield_function",
@@ -29,6 +29,7 @@ def _cluster_colors(K: int):
     return [cmap(k % cmap.N) for k in range(K)]
 
 
+@axes_doc
 def plot_meanfield_function(
     result,
     analysis=None,
@@ -70,10 +71,7 @@ def plot_meanfield_function(
     **kw
         Passed to ``ax.plot`` (1-D) or ``ax.imshow`` (2-D).
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     res, theta, X = _theta_X(result, X)
     X = X.reshape(X.shape[0], -1)
@@ -156,6 +154,7 @@ def _azimuthal(Z: np.ndarray) -> np.ndarray:
     return np.column_stack([r * np.cos(phi), r * np.sin(phi)])
 
 
+@axes_doc
 def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: int = 2000, **kw):
     """The normalised (w_i, b_i) of the kept neurons on the sphere, coloured by cluster.
 
@@ -183,10 +182,7 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
     **kw
         Only ``s``, the marker size of the neurons (default 14), is read; other keys are ignored.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     res, theta, X = _theta_X(result, X)
     X = X.reshape(X.shape[0], -1)
@@ -281,6 +277,7 @@ def plot_meanfield_directions(result, analysis, *, ax=None, X=None, max_points: 
     return ax
 
 
+@axes_doc
 def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
     """Trajectories of the tracked neurons' (w, b) (recorded with ``track=``).
 
@@ -302,10 +299,7 @@ def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
     **kw
         Passed on to ``ax.plot`` of each trajectory.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     from relucore.meanfield import MeanFieldResult
 
@@ -350,6 +344,7 @@ def plot_meanfield_trajectories(result, analysis=None, *, ax=None, **kw):
     return ax
 
 
+@axes_doc
 def plot_meanfield_objective(result, *, ax=None, **kw):
     """The recorded objective L against the iteration (log-log).
 
@@ -364,10 +359,7 @@ def plot_meanfield_objective(result, *, ax=None, **kw):
     **kw
         Passed on to ``ax.loglog`` (``color`` default ``"tab:blue"``).
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {returns_axes}
     """
     ax = new_axes(ax)
     steps = np.maximum(result.steps, 1)

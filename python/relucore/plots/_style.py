@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+from relucore._docstrings import shared_sections
+
+#: Fills the docstring sections every ``plot_*`` function shares: ``{ax_kw}`` (the ``ax`` and
+#: ``**kw`` parameters) and ``{returns_axes}`` (the Returns section: the axes drawn on).
+axes_doc = shared_sections(
+    ax_kw="""
+    ax : matplotlib.axes.Axes, optional
+        The axes to draw on; a new figure's axes when None.
+    **kw
+        Passed on to the matplotlib call that draws the data.
+    """,
+    returns_axes="""
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """,
+)
+
 
 def pyplot():
     """Imports matplotlib.pyplot with a non-interactive backend if none is set."""

@@ -20,7 +20,9 @@ from typing import Dict, NamedTuple
 
 import numpy as np
 
+from relucore._docstrings import shared_sections
 from relucore._validation import as_float_array, check_int, check_nonnegative, check_positive
+from relucore.gd.defaults import C_ALPHA, C_G
 
 __all__ = [
     "GapBounds",
@@ -33,8 +35,9 @@ __all__ = [
 ]
 
 DEFAULT_C = 100.0
-DEFAULT_C_G = 2.0
-DEFAULT_C_ALPHA = 10.0
+#: Theorems 2, 4, 6 of Lai et al. (2026): C of the lower bound; C_g and C_alpha as ``train`` uses them.
+DEFAULT_C_G = C_G
+DEFAULT_C_ALPHA = C_ALPHA
 
 
 class GapBounds(NamedTuple):
@@ -50,6 +53,24 @@ class GapBounds(NamedTuple):
 
     lower: float
     upper: float
+
+
+#: The parameters Theorem 2's bounds and Theorem 4's (two of Theorem 2's) share.
+_theorem2_doc = shared_sections(
+    theorem2_parameters="""
+    n_minus : int
+        The number of examples with ``y_i <= 0`` (``n_-``).
+    y_min, y_max : float
+        ``min_i |y_i|`` and ``max_i |y_i|`` (``0 <= y_min <= y_max``).
+    norm1 : float
+        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
+    C : float, default 100
+        The theorem's universal constant of the lower bound.
+    C_g : float, default 2
+        The step constant: the theorem covers ``eta <= 1/(C_g ||lambda||_1)``
+        (see :func:`step_constant` for the ``C_g`` of a given step).
+    """
+)
 
 
 def limit_gap(W_inf, W_star, *, gram=None) -> float:
@@ -168,6 +189,7 @@ def normalized_gap(gap: float, norm1: float, n_minus: int) -> float:
     return _scaled(gap * np.sqrt(norm1 / n_minus), 0, "normalized_gap")
 
 
+@_theorem2_doc
 def theorem2_bounds(
     n_minus: int, y_min: float, y_max: float, norm1: float, *, C: float = DEFAULT_C, C_g: float = DEFAULT_C_G
 ) -> GapBounds:
@@ -178,17 +200,7 @@ def theorem2_bounds(
 
     Parameters
     ----------
-    n_minus : int
-        The number of examples with ``y_i <= 0`` (``n_-``).
-    y_min, y_max : float
-        ``min_i |y_i|`` and ``max_i |y_i|`` (``0 <= y_min <= y_max``).
-    norm1 : float
-        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
-    C : float, default 100
-        The theorem's universal constant of the lower bound.
-    C_g : float, default 2
-        The step constant: the theorem covers ``eta <= 1/(C_g ||lambda||_1)``
-        (see :func:`step_constant` for the ``C_g`` of a given step).
+    {theorem2_parameters}
 
     Returns
     -------
@@ -206,6 +218,7 @@ def theorem2_bounds(
     return GapBounds(lower, upper)
 
 
+@_theorem2_doc
 def theorem4_bounds(
     n_plus: int,
     n_minus: int,
@@ -224,17 +237,7 @@ def theorem4_bounds(
     ----------
     n_plus : int
         The number of examples with ``y_i > 0`` (``n_+``), which bounds ``w_minus``.
-    n_minus : int
-        The number of examples with ``y_i <= 0`` (``n_-``).
-    y_min, y_max : float
-        ``min_i |y_i|`` and ``max_i |y_i|`` (``0 <= y_min <= y_max``).
-    norm1 : float
-        ``||lambda||_1``, the trace of the data covariance (``Dataset.norm1``).
-    C : float, default 100
-        The theorem's universal constant of the lower bound.
-    C_g : float, default 2
-        The step constant: the theorem covers ``eta <= 1/(C_g ||lambda||_1)``
-        (see :func:`step_constant` for the ``C_g`` of a given step).
+    {theorem2_parameters}
 
     Returns
     -------

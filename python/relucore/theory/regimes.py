@@ -23,8 +23,18 @@ from typing import Optional
 
 import numpy as np
 
+from relucore._docstrings import shared_sections
 from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_int, check_positive
+from relucore.gd.defaults import C_ALPHA
+
+_regime_doc = shared_sections(
+    regime="""
+    regime : int
+        A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
+        :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+    """
+)
 
 __all__ = ["Regimes", "regimes", "UNDETERMINED", "PRIMAL_STABLE", "DUAL_FROZEN", "REGIME_NAMES"]
 
@@ -37,7 +47,7 @@ REGIME_NAMES = ("undetermined", "primal-stable", "dual-frozen")
 #: and, with ``eta <= 1/mu_1``, the loss does not grow, so 2 leaves room.
 DEFAULT_C_Y = 2.0
 #: Default ``C_alpha`` of Lemma 6 (and of ``train``'s default ``eps``).
-DEFAULT_C_ALPHA = 10.0
+DEFAULT_C_ALPHA = C_ALPHA
 
 
 def _final_regimes(r: "Regimes") -> str:
@@ -125,14 +135,13 @@ class Regimes:
     red_threshold: float
     red_norm_bound: float
 
+    @_regime_doc
     def fraction(self, regime: int) -> np.ndarray:
         """Share of all (neuron, example) entries in ``regime`` at each record, shape (R,).
 
         Parameters
         ----------
-        regime : int
-            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
-            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+        {regime}
 
         Returns
         -------
@@ -141,14 +150,13 @@ class Regimes:
         """
         return np.mean(self.state == regime, axis=(1, 2))
 
+    @_regime_doc
     def first_step(self, regime: int) -> np.ndarray:
         """Step at which each entry first is in ``regime`` (-1 if never), shape (m, n).
 
         Parameters
         ----------
-        regime : int
-            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
-            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+        {regime}
 
         Returns
         -------
@@ -159,14 +167,13 @@ class Regimes:
         idx = np.argmax(hit, axis=0)
         return np.where(hit.any(axis=0), self.steps[idx], -1)
 
+    @_regime_doc
     def stays_from(self, regime: int) -> np.ndarray:
         """First step from which each entry is in ``regime`` at every later record (-1 if not at the end), (m, n).
 
         Parameters
         ----------
-        regime : int
-            A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
-            :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
+        {regime}
 
         Returns
         -------
