@@ -29,29 +29,28 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-#: TUs that use an engine the way a simulator does (``--use``).
-USES = {
-    "relucore/gd/dual_gd.hpp + use": (
-        "relucore/gd/dual_gd.hpp",
-        """
+#: The start both ``--use`` TUs share: a small problem and a primal-dual engine from the positive init.
+_DUAL_GD_START = """
     relucore::RowMatrix X = relucore::RowMatrix::Random(8, 20);
     relucore::Vector y = relucore::Vector::Ones(8), s = relucore::Vector::Ones(2);
     relucore::GDSettings st;
     st.eta = 0.01;
     st.max_steps = 100;
-    auto gd = relucore::DualGD::positive_init(X, y, s, 1e-3, st);
+    auto gd = relucore::DualGD::positive_init(X, y, s, 1e-3, st);"""
+
+#: TUs that use an engine the way a simulator does (``--use``).
+USES = {
+    "relucore/gd/dual_gd.hpp + use": (
+        "relucore/gd/dual_gd.hpp",
+        _DUAL_GD_START
+        + """
     gd.step(10);
     return gd.run().nit > 0 ? 0 : 1;""",
     ),
     "relucore/relucore.hpp + use": (
         "relucore/relucore.hpp",
-        """
-    relucore::RowMatrix X = relucore::RowMatrix::Random(8, 20);
-    relucore::Vector y = relucore::Vector::Ones(8), s = relucore::Vector::Ones(2);
-    relucore::GDSettings st;
-    st.eta = 0.01;
-    st.max_steps = 100;
-    auto gd = relucore::DualGD::positive_init(X, y, s, 1e-3, st);
+        _DUAL_GD_START
+        + """
     relucore::RowMatrix W0 = gd.alpha() * X;
     relucore::DenseGD dense(X, y, s, W0, gd.alpha(), st);
     dense.step(10);

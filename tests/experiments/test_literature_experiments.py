@@ -163,15 +163,21 @@ def test_trained_outer_gd_step_is_the_gradient():
                 assert gW[j, c] == pytest.approx(fd, abs=1e-7)
 
 
-def test_numpy_and_meanfield_engines_take_the_same_steps():
-    """trained_outer_gd (numpy, batched) against relucore.meanfield.train (C++), same map."""
-    rng = np.random.default_rng(7)
-    T, n, d, p = 3, 12, 6, 8
+def _sphere_problems_and_numpy_run(seed, sizes, steps):
+    """T problems of n points on the sphere in R^d, a start of p neurons and the step 0.25 / mu_1(K) each,
+    and the reference run ``trained_outer_gd`` (numpy) from it: ``(X, y, W0, a0, eta, (loss, W, a))``."""
+    T, n, d, p = sizes
+    rng = np.random.default_rng(seed)
     X, y = dana2025._sphere_data(rng, T, n, d)
     W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
     a0 = rng.standard_normal((T, p))
     eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
-    loss_np, _, _ = dana2025.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 150)
+    return X, y, W0, a0, eta, dana2025.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, steps)
+
+
+def test_numpy_and_meanfield_engines_take_the_same_steps():
+    """trained_outer_gd (numpy, batched) against relucore.meanfield.train (C++), same map."""
+    X, y, W0, a0, eta, (loss_np, _, _) = _sphere_problems_and_numpy_run(7, (3, 12, 6, 8), 150)
     loss_mf = dana2025._meanfield_trials(X, y, W0, a0, eta, 150, n_threads=1)
     np.testing.assert_allclose(loss_mf, loss_np, rtol=1e-9)
     assert np.all(loss_np < 0.9)  # it did train
@@ -179,13 +185,9 @@ def test_numpy_and_meanfield_engines_take_the_same_steps():
 
 def test_numpy_and_train_engines_take_the_same_steps():
     """trained_outer_gd (numpy) against one batched relucore.train(train_outer=True) call."""
-    rng = np.random.default_rng(8)
-    T, n, d, p = 4, 20, 5, 8  # n > d: K is singular, the weight-space engine runs
-    X, y = dana2025._sphere_data(rng, T, n, d)
-    W0 = rng.standard_normal((T, p, d)) / np.sqrt(d)
-    a0 = rng.standard_normal((T, p))
-    eta = 0.25 / np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]
-    loss_np, W_np, a_np = dana2025.trained_outer_gd(X, y, np.ones((T, n)), W0, a0, eta, 200)
+    p = 8
+    # n = 20 > d = 5: K is singular, the weight-space engine runs.
+    X, y, W0, a0, eta, (loss_np, W_np, a_np) = _sphere_problems_and_numpy_run(8, (4, 20, 5, p), 200)
     loss_tr = dana2025.train_trials(X, y, W0, a0, eta, 200, n_threads=1)
     np.testing.assert_allclose(loss_tr, loss_np, rtol=1e-10)
     import relucore

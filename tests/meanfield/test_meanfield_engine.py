@@ -119,6 +119,13 @@ def _objective(theta, X, y, *, lam, kappa, bias, train_outer):
     return np.mean((h - y) ** 2) + lam / theta.shape[0] * np.sum(reg**2)
 
 
+def _train_from_normal_start(X, y, start, *, N, bias, **kw):
+    """``meanfield.train`` from theta0 ~ N(0, sd^2) of shape (N, 4 or 3), ``start = (seed, sd)``; returns (theta0, result)."""
+    seed, sd = start
+    theta0 = np.random.default_rng(seed).normal(0, sd, (N, 4 if bias else 3))
+    return theta0, meanfield.train(X, y, N=N, bias=bias, init=theta0, **kw)
+
+
 @pytest.fixture
 def data2d():
     rng = np.random.default_rng(0)
@@ -141,11 +148,10 @@ def data2d():
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
     N, iters, step, lam = 9, 60, 0.5, 0.1
-    P = 4 if bias else 3
-    theta0 = np.random.default_rng(1).normal(0, 0.7, (N, P))
-    res = meanfield.train(
+    theta0, res = _train_from_normal_start(
         X,
         y,
+        (1, 0.7),
         N=N,
         eta=step,
         weight_decay=lam,
@@ -155,7 +161,6 @@ def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
         bias=bias,
         train_outer=outer,
         output_scale=scale,
-        init=theta0,
         rng=42,
         record=10,
     )
@@ -206,10 +211,10 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
     X, y = data2d
     N, step, lam = 4, 1e-4, 0.3
     P = 4 if bias else 3
-    theta0 = np.random.default_rng(4).normal(0, 0.8, (N, P))
-    res = meanfield.train(
+    theta0, res = _train_from_normal_start(
         X,
         y,
+        (4, 0.8),
         N=N,
         eta=step,
         weight_decay=lam,
@@ -218,7 +223,6 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
         bias=bias,
         train_outer=outer,
         output_scale=scale,
-        init=theta0,
         rng=0,
     )
     grad = (theta0 - res.theta) / step

@@ -106,6 +106,28 @@ def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 81) -> 
     return float(np.linalg.norm(grads, axis=1).max())
 
 
+def _experiment(name: str, summary: str):
+    """Registers a mean-field experiment as ``name`` (old spelling: snake_case), ``iters`` renamed ``steps``."""
+
+    def wrap(func):
+        func = renamed_parameters(iters="steps")(func)
+        return register(name, summary, deprecated_names=(name.replace("-", "_"),))(func)
+
+    return wrap
+
+
+def _directions_claim(name: str, an, *, expected: Optional[str] = None, allow_none: bool = False) -> Claim:
+    """Theorem 5's claim on ``an``: at most 2P - 1 directions, and at least one unless ``allow_none``.
+
+    ``allow_none`` admits K = 0 (every neuron decayed, h = 0), the theorem's degenerate case.
+    """
+    expected = f"<= {an.bound}" if expected is None else expected
+    if allow_none:
+        note = " (h = 0: every neuron decayed)" if an.n_directions == 0 else ""
+        return Claim(name, expected, str(an.n_directions) + note, an.within_bound)
+    return Claim(name, expected, str(an.n_directions), an.within_bound and an.n_directions >= 1)
+
+
 def _figure(ncols: int, nrows: int = 1, width: float = 4.0, height: float = 3.5):
     from relucore.plots._style import pyplot
 
@@ -131,12 +153,7 @@ def _plot_row(fig, axes, entries):
     fig.colorbar(axes[0, -1].images[0], ax=axes[0, -1], shrink=0.85, label="h(x) (common scale)")
 
 
-@register(
-    "meanfield-1d",
-    deprecated_names=("meanfield_1d",),
-    summary="Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D",
-)
-@renamed_parameters(iters="steps")
+@_experiment("meanfield-1d", "Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
 def meanfield_1d(
     *,
     quick: bool = False,
@@ -191,14 +208,7 @@ def meanfield_1d(
                 bool(ok_pos),
             )
         )
-        claims.append(
-            Claim(
-                f"{name}: #directions <= 2P - 1",
-                f"<= {an.bound}",
-                str(an.n_directions),
-                an.within_bound and an.n_directions >= 1,
-            )
-        )
+        claims.append(_directions_claim(f"{name}: #directions <= 2P - 1", an))
         claims.append(
             Claim(
                 f"{name}: non-redundant patterns (Thm. 6)",
@@ -219,12 +229,7 @@ def meanfield_1d(
     )
 
 
-@register(
-    "meanfield-grid",
-    deprecated_names=("meanfield_grid",),
-    summary="Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid",
-)
-@renamed_parameters(iters="steps")
+@_experiment("meanfield-grid", "Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid")
 def meanfield_grid(
     *,
     quick: bool = False,
@@ -265,12 +270,7 @@ def meanfield_grid(
     bar.close()
     spread = float(an.spread_max.max()) if an.n_directions else 0.0
     claims = [
-        Claim(
-            "#directions <= 2P - 1 (Thm. 5)",
-            f"<= {an.bound} (P = {an.n_dichotomies})",
-            str(an.n_directions),
-            an.within_bound and an.n_directions >= 1,
-        ),
+        _directions_claim("#directions <= 2P - 1 (Thm. 5)", an, expected=f"<= {an.bound} (P = {an.n_dichotomies})"),
         Claim(
             "effective width collapse",
             f"a few directions among N = {st['N']} neurons, spread <= {spread_tol} rad",
@@ -347,12 +347,7 @@ def _grid_figure(res, an, st, weight_decay):
     return fig
 
 
-@register(
-    "meanfield-weight-decay",
-    deprecated_names=("meanfield_weight_decay",),
-    summary="Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda",
-)
-@renamed_parameters(iters="steps")
+@_experiment("meanfield-weight-decay", "Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda")
 def meanfield_weight_decay(
     *,
     quick: bool = False,
@@ -386,14 +381,7 @@ def meanfield_weight_decay(
         lips.append(lip)
         rows.append(dict(weight_decay=lam, lipschitz=lip, objective=float(res.objective[-1]), **an.summary()))
         # K = 0 (all neurons decayed: h = 0) is Theorem 5's degenerate case, allowed for strong decay.
-        claims.append(
-            Claim(
-                f"λ={lam}: #directions <= 2P - 1",
-                f"<= {an.bound}",
-                str(an.n_directions) + (" (h = 0: every neuron decayed)" if an.n_directions == 0 else ""),
-                an.within_bound,
-            )
-        )
+        claims.append(_directions_claim(f"λ={lam}: #directions <= 2P - 1", an, allow_none=True))
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
         bar.update()
     bar.close()
@@ -420,12 +408,7 @@ def meanfield_weight_decay(
     )
 
 
-@register(
-    "meanfield-noise",
-    deprecated_names=("meanfield_noise",),
-    summary="Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes",
-)
-@renamed_parameters(iters="steps")
+@_experiment("meanfield-noise", "Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
 def meanfield_noise(
     *,
     quick: bool = False,
@@ -474,14 +457,7 @@ def meanfield_noise(
         if T == 0:
             an = meanfield.analyze(res, **_analysis_kw(quick))
             row.update(an.summary())
-            claims.append(
-                Claim(
-                    "1/β = 0: #directions <= 2P - 1",
-                    f"<= {an.bound}",
-                    str(an.n_directions),
-                    an.within_bound and an.n_directions >= 1,
-                )
-            )
+            claims.append(_directions_claim("1/β = 0: #directions <= 2P - 1", an))
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
         bar.update()
