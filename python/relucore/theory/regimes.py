@@ -30,6 +30,8 @@ from relucore.gd.defaults import C_ALPHA
 
 _regime_doc = shared_sections(
     regime="""
+    Parameters
+    ----------
     regime : int
         A regime code: ``PRIMAL_STABLE``, ``DUAL_FROZEN`` or ``UNDETERMINED`` of
         :mod:`relucore.theory.regimes` (Lemmas 5 and 6 of Lai et al. 2026).
@@ -139,8 +141,6 @@ class Regimes:
     def fraction(self, regime: int) -> np.ndarray:
         """Share of all (neuron, example) entries in ``regime`` at each record, shape (R,).
 
-        Parameters
-        ----------
         {regime}
 
         Returns
@@ -154,8 +154,6 @@ class Regimes:
     def first_step(self, regime: int) -> np.ndarray:
         """Step at which each entry first is in ``regime`` (-1 if never), shape (m, n).
 
-        Parameters
-        ----------
         {regime}
 
         Returns
@@ -171,8 +169,6 @@ class Regimes:
     def stays_from(self, regime: int) -> np.ndarray:
         """First step from which each entry is in ``regime`` at every later record (-1 if not at the end), (m, n).
 
-        Parameters
-        ----------
         {regime}
 
         Returns
