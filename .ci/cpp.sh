@@ -16,12 +16,9 @@
 # Environment: RELUCORE_CI_JOBS (2), RELUCORE_CI_COMPILERS ("g++ clang++").
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-JOBS="${RELUCORE_CI_JOBS:-2}"
-read -r -a COMPILERS <<< "${RELUCORE_CI_COMPILERS:-g++ clang++}"
+# shellcheck source=.ci/cxx_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cxx_env.sh"
 WARN="-Wall -Wextra -Werror"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
 if ! command -v cmake >/dev/null 2>&1; then
   python3 -m pip install -q cmake ninja
 fi

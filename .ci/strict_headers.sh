@@ -8,12 +8,9 @@
 # .ci/cpp.sh; exits non-zero on the first warning, printing it.
 # Environment: RELUCORE_CI_JOBS (2), RELUCORE_CI_COMPILERS ("g++ clang++").
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-JOBS="${RELUCORE_CI_JOBS:-2}"
-read -r -a COMPILERS <<< "${RELUCORE_CI_COMPILERS:-g++ clang++}"
+# shellcheck source=.ci/cxx_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cxx_env.sh"
 STRICT="-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Werror"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
 
 # strict_tu COMPILER omp|serial FILE: FILE is a header relative to cpp/include or a .cpp of the checkout.
 strict_tu() {

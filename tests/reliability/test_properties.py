@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from _strategies import power_of_two_rescalings, problem, seeds  # noqa: E402
 from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
@@ -33,17 +34,6 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 import relucore  # noqa: E402
 
 SIGNS = [(1.0,), (1.0, -1.0), (1.0, 1.0, -1.0), (0.5, -0.25)]
-
-
-def problem(seed, n, d):
-    """Well-posed data: Gaussian X with d >= 3n and labels bounded away from 0."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
-
-
-seeds = st.integers(0, 2**32 - 1)
 
 
 @given(
@@ -69,11 +59,7 @@ def test_permuting_examples_permutes_beta(seed, n, signs, init, data):
 
 
 @given(
-    seed=seeds,
-    n=st.integers(2, 8),
-    signs=st.sampled_from(SIGNS),
-    kc=st.integers(-40, 40),
-    kl=st.integers(-40, 40),
+    **power_of_two_rescalings(8, 40, SIGNS),
     ka=st.integers(-6, 6),
     engine=st.sampled_from(["dual", "weights"]),
 )

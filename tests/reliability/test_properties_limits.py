@@ -21,21 +21,14 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from _strategies import problem, seeds  # noqa: E402
 from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import relucore  # noqa: E402
 
-seeds = st.integers(0, 2**32 - 1)
 CASES = [((1.0,), "positive"), ((-1.0,), "positive"), ((1.0, -1.0), "positive"), ((1.0, 1.0, -1.0), "disjoint")]
 cases = st.sampled_from(CASES)
-
-
-def problem(seed, n, d):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
 
 
 @given(seed=seeds, n=st.integers(2, 8), case=cases, kc=st.integers(-200, 200), kl=st.integers(-200, 200))

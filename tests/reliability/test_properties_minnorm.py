@@ -20,20 +20,13 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from _strategies import problem, seeds  # noqa: E402
 from hypothesis import assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import relucore  # noqa: E402
 
-seeds = st.integers(0, 2**32 - 1)
 SIGNS = [(1.0,), (-1.0,), (1.0, -1.0), (1.0, 1.0, -1.0), (2.0, -0.5)]
-
-
-def problem(seed, n, d):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
 
 
 def solve(X, y, signs, **kw):

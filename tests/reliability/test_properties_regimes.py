@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
+from _strategies import power_of_two_rescalings, problem, seeds  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -30,16 +31,8 @@ import relucore  # noqa: E402
 from relucore.theory.metrics import training_metrics  # noqa: E402
 from relucore.theory.regimes import regimes  # noqa: E402
 
-seeds = st.integers(0, 2**32 - 1)
 SIGNS = [(1.0,), (1.0, -1.0), (1.0, 1.0, -1.0), (0.5, -2.0)]
 REGIME_FIELDS = ("state", "active", "blue_condition", "red_condition", "residual_ok", "transitions")
-
-
-def problem(seed, n, d):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
 
 
 def run(X, y, signs, W0, steps=60):
@@ -67,13 +60,7 @@ def same_regimes(a, b, perm_examples=None, perm_neurons=None):
 
 
 @settings(max_examples=20)
-@given(
-    seed=seeds,
-    n=st.integers(2, 7),
-    signs=st.sampled_from(SIGNS),
-    kc=st.integers(-30, 30),
-    kl=st.integers(-30, 30),
-)
+@given(**power_of_two_rescalings(7, 30, SIGNS))
 def test_rescaling_the_data_leaves_every_regime_and_the_stable_rank_unchanged(seed, n, signs, kc, kl):
     X, y = problem(seed, n, 3 * n + 2)
     c, lam = 2.0**kc, 2.0**kl
