@@ -32,6 +32,7 @@ import argparse
 import platform
 import resource
 import shutil
+import statistics
 import tempfile
 import time
 
@@ -65,6 +66,7 @@ def main() -> None:
     print(f"# sweep {GRID}, {args.trials} trials; store in {folder}")
     print(f"# load average at start: {_load()}")
     rates = {"no store": [], "store": [], "store FULL": []}
+    ratios = {"wall": [], "cpu": []}  # store / no store, within each round
     ref = None
     for r in range(args.repeat):
         path = os.path.join(folder, f"bench-{r}.db")
@@ -80,13 +82,21 @@ def main() -> None:
             else:
                 pd.testing.assert_frame_equal(table, ref, check_exact=True)
             rates[peer].append(args.trials / wall)
-            ratio = "" if peer == "no store" else f", x{wall0 / wall:.2f} wall, x{cpu0 / cpu:.2f} cpu"
-            line.append(f"{peer} {args.trials / wall:8,.0f}/s (cpu {cpu:5.1f} s{ratio})")
+            ratio = ""
+            if peer != "no store":
+                extra = (cpu - cpu0) / args.trials * 1e6
+                ratio = f", x{wall0 / wall:.2f} wall, x{cpu0 / cpu:.2f} cpu, {extra:+.1f} us cpu/trial"
+            if peer == "store":
+                ratios["wall"].append(wall0 / wall)
+                ratios["cpu"].append(cpu0 / cpu)
+            line.append(f"{peer} {args.trials / wall:8,.0f}/s (cpu {cpu:6.2f} s{ratio})")
         store.SYNCHRONOUS = "NORMAL"
         print(line[0] + " " + " | ".join(line[1:]) + f" | load {_load()}")
     best = {k: max(v) for k, v in rates.items()}
     print("best rates: " + ", ".join(f"{k} {v:,.0f}/s" for k, v in best.items()) +
           f"; store/no store {best['store'] / best['no store']:.2f}")  # fmt: skip
+    for kind, r in ratios.items():
+        print(f"store/no store within a round, {kind}: best {max(r):.2f}, median {statistics.median(r):.2f}")
     path = os.path.join(folder, f"bench-{args.repeat - 1}.db")
     size = os.path.getsize(path)
     print(f"store size: {size / 1e6:.1f} MB, {size / args.trials:.0f} bytes per trial")

@@ -174,6 +174,26 @@ def test_a_row_saved_with_other_values_by_another_writer_is_refused(tmp_path):
         b.close()
 
 
+def test_a_nan_saved_by_another_writer_is_the_same_row_other_nan_bits_are_not(tmp_path):
+    """The canonical NaN is bound as a float and stored as NULL: the same row from a second writer
+    is ignored, not refused; a NaN with other bits (its 8 bytes) is a different row."""
+    identity = {"seed": "1", "measure": None, "sweep_format": relucore.sweeps.config.SWEEP_FORMAT}
+    cfg = relucore.sweeps.config.expand_grid({"n": 3})
+    a = Store(tmp_path / "s.db", identity, cfg, 4)
+    b = Store(tmp_path / "s.db", identity, cfg, 4)
+    try:
+        a.append_rows([_row(0, gap=math.nan), _row(1, gap=-math.nan)])
+        b.append_rows([_row(0, gap=math.nan), _row(1, gap=-math.nan)])  # the same rows: ignored
+        with pytest.raises(relucore.CheckpointError, match=r"s\.db.*trial 0 .*\['gap'\]"):
+            b.append_rows([_row(0, gap=-math.nan)])
+        rows = a.conn.execute("SELECT trial, typeof(gap) FROM trials ORDER BY trial").fetchall()
+        assert rows == [(0, "null"), (1, "blob")]
+        assert a.conn.execute("SELECT count(*) FROM batches WHERE rows = 0").fetchone()[0] == 1
+    finally:
+        a.close()
+        b.close()
+
+
 def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
     path = tmp_path / "f.db"
     relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)

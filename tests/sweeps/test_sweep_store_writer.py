@@ -13,7 +13,7 @@ import pytest
 import relucore
 from relucore.sweeps import api, store_read
 from relucore.sweeps.columns import MEASURED
-from relucore.sweeps.store import ROWS_PER_INSERT, Store
+from relucore.sweeps.store import Store, rows_per_statement
 from relucore.sweeps.store_codec import BUILTIN_NAMES, encode
 from relucore.sweeps.store_writer import DEPTH, Writer
 
@@ -114,17 +114,21 @@ def test_a_lost_wake_up_does_not_hang_stop():
 
 
 def test_rows_per_insert_and_the_rest_come_back_bitwise(tmp_path):
-    """Batches of 100 rows: statements of ROWS_PER_INSERT rows (or fewer, as many as 999
-    values allow) and the rest in one shorter statement."""
-    assert 100 % min(ROWS_PER_INSERT, 999 // (2 + len(BUILTIN_NAMES))) != 0
+    """Batches of a statement and a half: statements of ``rows_per_statement`` rows (ROWS_PER_INSERT, or
+    fewer, as many as SQLite's limit of bound values allows) and the rest in one shorter one."""
     path = tmp_path / "mixed.db"
-    ref = _sweep(batch_size=100)
-    pd.testing.assert_frame_equal(_sweep(path, batch_size=100), ref, check_exact=True)
+    with sqlite3.connect(":memory:") as conn:
+        per = rows_per_statement(conn, 2 + len(BUILTIN_NAMES))
+    conn.close()
+    batch = per + per // 8 + 1  # one full statement and a shorter rest
+    assert batch < 300
+    ref = _sweep(batch_size=batch)
+    pd.testing.assert_frame_equal(_sweep(path, batch_size=batch), ref, check_exact=True)
     pd.testing.assert_frame_equal(store_read.read_table(path), ref, check_exact=True)
     with sqlite3.connect(path) as conn:
         batches = conn.execute("SELECT rows FROM batches ORDER BY id").fetchall()
     conn.close()
-    assert [r for (r,) in batches] == [100] * 6
+    assert sorted(r for (r,) in batches) == sorted(([batch] * (300 // batch) + [300 % batch]) * 2)
 
 
 def test_close_commits_every_batch_handed_over(tmp_path):
@@ -234,6 +238,8 @@ def test_encoded_values_are_what_sqlite_binds():
     row = values[1].tolist()
     assert row[:2] == [7, 4] and type(row[0]) is int and row[-1] == 0 and type(row[-1]) is int
     loss = names.index("loss")
-    assert values[0, loss] is None and values[1, loss] == (-np.float64(np.nan)).tobytes()
+    nan = values[0, loss]  # the canonical NaN, bound as a float (SQLite stores NULL)
+    assert type(nan) is float and np.array(nan).view(np.uint64) == np.array(np.nan).view(np.uint64)
+    assert values[1, loss] == (-np.float64(np.nan)).tobytes()
     with pytest.raises(ValueError, match="values for 2 rows"):
         encode(dict(cols, gap=np.zeros(1)), [7, 7])

@@ -2,7 +2,8 @@
 
 Built-in columns are typed (``REAL``, ``INTEGER``, ``TEXT``; :mod:`relucore.sweeps.columns`).
 SQLite stores a NaN as NULL, so a float NaN is written as NULL when it is the canonical NaN
-(the bits of ``numpy.nan``) and as its 8 bytes (a BLOB) otherwise; reading turns NULL into the
+(the bits of ``numpy.nan``, bound as a float: SQLite makes it NULL) and as its 8 bytes (a BLOB)
+otherwise; reading turns NULL into the
 canonical NaN and the BLOB back into its bits, so every float comes back bit for bit. ±inf are
 ordinary ``REAL`` values.
 
@@ -54,15 +55,15 @@ def rows_to_columns(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     return cols
 
 
-def _floats(values) -> np.ndarray:
-    """A float column as Python objects: floats, a NaN as NULL (None) or its 8 bytes."""
-    arr = np.asarray(values, dtype=np.float64)
+def _float_objects(arr: np.ndarray) -> np.ndarray:
+    """A float64 array as Python objects of the same shape, in one conversion: floats (the
+    canonical NaN stays a float: SQLite binds any NaN as NULL, and ``sqlite3`` binds a float
+    much faster than None, which it first tries to adapt) and a NaN of other bits as its 8 bytes."""
     out = arr.astype(object)
-    nan = np.flatnonzero(np.isnan(arr))
-    if nan.size:
-        bits = arr.view(np.uint64)
-        for i in nan.tolist():
-            out[i] = None if int(bits[i]) == _CANONICAL_NAN else arr[i : i + 1].tobytes()
+    nan = np.isnan(arr)
+    if nan.any():
+        for i in zip(*np.nonzero(nan & (arr.view(np.uint64) != _CANONICAL_NAN))):
+            out[i] = arr[i].tobytes()
     return out
 
 
@@ -84,31 +85,49 @@ def _extra(values: Iterable[Any], bools: Set[str], name: str) -> List[Any]:
     return out
 
 
+#: Positions in an INSERT's values (after ``config`` and ``trial``) of the float columns and of
+#: the integer ones (``config`` and ``trial`` first), and the text columns with their positions.
+_FLOAT_NAMES = tuple(k for k in BUILTIN_NAMES if _KIND.get(k) == "f")
+_INT_NAMES = tuple(k for k in BUILTIN_NAMES if _KIND.get(k) == "i")
+_FLOAT_AT = np.array([2 + BUILTIN_NAMES.index(k) for k in _FLOAT_NAMES], dtype=np.intp)
+_INT_AT = np.array([0, 1] + [2 + BUILTIN_NAMES.index(k) for k in _INT_NAMES], dtype=np.intp)
+_TEXT_AT = tuple((2 + j, k) for j, k in enumerate(BUILTIN_NAMES) if _KIND.get(k, "U") == "U")
+
+
+def _block(columns, n: int, dtype) -> np.ndarray:
+    """Columns of ``n`` values side by side in one ``(n, len(columns))`` array of ``dtype``."""
+    out = np.empty((n, len(columns)), dtype=dtype)
+    for j, column in enumerate(columns):
+        if len(column) != n:  # numpy would broadcast a column of one value
+            raise ValueError(f"a column of a batch has {len(column)} values for {n} rows")
+        out[:, j] = np.asarray(column, dtype=dtype)
+    return out
+
+
 def encode(cols: Dict[str, Any], config_ids: Sequence[int]) -> Tuple[List[str], np.ndarray, List[str], Set[str]]:
     """``(names, values, extras, bools)``: the column names of an INSERT (``config``, ``trial``,
     the built-in columns, then ``extras``, the ``measure`` columns), the values as an object
-    array of one row per trial (Python ints, floats, str, bytes, None: what ``sqlite3`` binds),
-    and the extras that held a bool. Filled column by column, each in one numpy assignment."""
+    array of one row per trial (Python ints, floats, str, bytes, None: what ``sqlite3`` binds;
+    a canonical NaN is a float, which SQLite stores as NULL),
+    and the extras that held a bool. The float columns are converted in one numpy call, the
+    integer ones in another, then placed in ``values`` by one assignment each."""
     n = len(cols["trial"])
     extras = [k for k in cols if k not in ("config_index", "trial", "seed") and k not in SQL_TYPES]
     values = np.empty((n, 2 + len(BUILTIN_NAMES) + len(extras)), dtype=object)
+    ints = [config_ids, cols["trial"], *(cols[k] for k in _INT_NAMES)]
+    values[:, _INT_AT] = _block(ints, n, np.int64).astype(object)
+    values[:, _FLOAT_AT] = _float_objects(_block([cols[k] for k in _FLOAT_NAMES], n, np.float64))
 
     def put(j: int, column) -> None:
-        if len(column) != n:  # numpy would broadcast a column of one value
-            raise ValueError(f"column {j} of a batch has {len(column)} values for {n} rows")
+        if len(column) != n:
+            raise ValueError(f"a column of a batch has {len(column)} values for {n} rows")
         values[:, j] = column
 
-    put(0, np.asarray(config_ids, dtype=np.int64))
-    put(1, np.asarray(cols["trial"], dtype=np.int64))
-    for j, name in enumerate(BUILTIN_NAMES, start=2):
-        kind = _KIND.get(name, "U")
-        if kind == "f":
-            put(j, _floats(cols[name]))
-        elif kind == "i":
-            put(j, np.asarray(cols[name], dtype=np.int64))
-        else:
-            text = cols[name]
-            put(j, _objects(text if all(type(v) is str for v in text) else [str(v) for v in text]))
+    for j, name in _TEXT_AT:
+        text = cols[name]
+        if set(map(type, text)) - {str}:
+            text = [str(v) for v in text]
+        put(j, text if isinstance(text, np.ndarray) and text.dtype == object and text.ndim == 1 else _objects(text))
     bools: Set[str] = set()
     for j, name in enumerate(extras, start=2 + len(BUILTIN_NAMES)):
         put(j, _objects(_extra(cols[name], bools, name)))
@@ -177,5 +196,6 @@ def decode(numeric: List[tuple], other: List[tuple], extras: Sequence[str], bool
 
 
 def comparable(row: Sequence[Any]) -> tuple:
-    """A parameter tuple with floats as their exact hex text (bitwise comparison, -0.0 != 0.0)."""
-    return tuple(v.hex() if isinstance(v, float) else v for v in row)
+    """A parameter tuple or a stored row with floats as their exact hex text (bitwise comparison,
+    -0.0 != 0.0) and a float NaN as None (SQLite stores a bound NaN as NULL)."""
+    return tuple((None if v != v else v.hex()) if isinstance(v, float) else v for v in row)
