@@ -76,9 +76,12 @@ struct GramTrialOutputs {
         }
     }
 
-    void store_gram(Index b, const ConstMatrixRef& K, const ConstVectorRef& y, double norm1) const {
+    // The statistics with the trial's extreme eigenvalues (extreme_eigenvalues of sweep_gram.hpp:
+    // no second eigensolver per trial).
+    void store_gram(Index b, const ConstMatrixRef& K, const ConstVectorRef& y, double norm1,
+                    const GramTrialResult& r) const {
         if (g_mu_max == nullptr) return;
-        const GramStatistics g = gram_statistics(K, norm1);
+        const GramStatistics g = gram_statistics(K, norm1, r.mu1, r.mun);
         g_mu_max[b] = g.mu_max;
         g_mu_min[b] = g.mu_min;
         g_deviation[b] = g.deviation;
@@ -283,8 +286,9 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
                         sample_gram_bartlett(spec, key[b], Kb, yb, work, path);
                         const ConstMatrixMap Km(Kb, n, n);
                         const ConstVectorMap ym(yb, n);
-                        out.store(b, gram_trial(Km, ym, settings));
-                        out.store_gram(b, Km, ym, settings.norm1);
+                        const GramTrialResult r = gram_trial(Km, ym, settings);
+                        out.store(b, r);
+                        out.store_gram(b, Km, ym, settings.norm1, r);
                     });
                 },
                 is_long(static_cast<double>(B) * (n * n * n + static_cast<double>(settings.max_steps) * n * n)));
@@ -299,7 +303,8 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
         "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
         "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
         "(a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, "
-        "gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's values, norm1 of the settings) and "
+        "gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme "
+        "eigenvalues mu1 and mu_n, norm1 of the settings) and "
         "label_ratio = max|y| / min|y|.");
 }
 

@@ -84,7 +84,8 @@ FORMAT_CHANGES = {
     "seeds give new draws of the same law (stores record the generator version); "
     "Gram-mode trials, relucore.sample_gram and sample_gram_batch draw K and y from the same generator "
     "(each Bartlett factor entry and label at its own stream and index, keyed by the trial seed's "
-    "generate_state(1, uint64)), so old seeds give new Gram-mode draws of the same law (generator version 2)",
+    "generate_state(1, uint64)), so old seeds give new Gram-mode draws of the same law (generator version 2); "
+    "the Gram fast path's gram_* columns use the trial's extreme eigenvalues (last bits)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the

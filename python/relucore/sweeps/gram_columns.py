@@ -29,7 +29,8 @@ def gram_arrays(spectrum, K: np.ndarray, y: np.ndarray) -> Dict[str, np.ndarray]
 
 def gram_arrays_of_trials(spectrum, n: int, out: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
     """``gram_*`` columns of a batch from ``_core.sweep_gram_batch(..., gram_stats=True)``'s
-    per-trial values (the same numbers as :func:`gram_arrays` on its K and y)."""
+    per-trial values: :func:`gram_arrays`'s statistics of its K and y, with the trial's own
+    extreme eigenvalues (tridiagonal Laguerre iteration) in place of a full eigensolver's."""
     B = out["label_ratio"].shape[0]
     if n < 2:
         return no_gram_arrays(B)

@@ -17,8 +17,9 @@ rows do not depend on which path runs it:
   then ``prepare``/``train``/``minnorm`` as for explicit X.
 
 The two differ only in rounding (eigenvalues by a tridiagonal Laguerre
-iteration instead of LAPACK, ``K^{-1} eps`` by Cholesky instead of LU): the
-tests compare them to 1e-9.
+iteration instead of LAPACK, also in the ``gram_*`` columns, which the fast path
+computes inside the trial; ``K^{-1} eps`` by Cholesky instead of LU): the tests
+compare them to 1e-9.
 """
 
 from __future__ import annotations
