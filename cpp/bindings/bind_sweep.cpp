@@ -8,9 +8,11 @@
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
 #include "relucore/random/rng.hpp"
+#include "relucore/stats/gram_stats.hpp"
 #include "relucore/sweep/sweep_gram.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace py = pybind11;
@@ -35,19 +37,20 @@ GramSampleSpec make_spec(Index n, const CArray<double>& values, const CArray<std
     return spec;
 }
 
-Key2 key_of(const CArray<std::uint64_t>& keys, Index b) {
-    return Key2{keys.data()[2 * b], keys.data()[2 * b + 1]};
-}
-
 // The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
 struct GramTrialOutputs {
     py::dict arrays;
     double *K, *y, *loss, *grad_norm, *eta, *gap, *gap_normalised, *certificate, *mu1, *cond;
     std::int64_t *nit, *pattern_stable_step, *status, *n_pos, *n_neg, *error;
+    // with gram_stats: gram_statistics (stats/gram_stats.hpp) of each K and max|y| / min|y| (inf when min is 0)
+    double *g_mu_max = nullptr, *g_mu_min = nullptr, *g_deviation = nullptr, *g_offdiag_ratio = nullptr,
+           *g_max_offdiag = nullptr, *g_min_diag = nullptr, *label_ratio = nullptr;
 
-    GramTrialOutputs(Index B, Index n) {
-        K = add<double>("K", {B, n, n});
-        y = add<double>("y", {B, n});
+    // keep_data: also K (B, n, n) and y (B, n); otherwise each trial's K and y live in
+    // per-thread scratch and only the per-trial fields come back.
+    GramTrialOutputs(Index B, Index n, bool keep_data, bool gram_stats) {
+        K = keep_data ? add<double>("K", {B, n, n}) : nullptr;
+        y = keep_data ? add<double>("y", {B, n}) : nullptr;
         loss = add<double>("loss", {B});
         grad_norm = add<double>("grad_norm", {B});
         eta = add<double>("eta", {B});
@@ -62,6 +65,31 @@ struct GramTrialOutputs {
         n_pos = add<std::int64_t>("n_pos", {B});
         n_neg = add<std::int64_t>("n_neg", {B});
         error = add<std::int64_t>("error", {B});
+        if (gram_stats) {
+            g_mu_max = add<double>("gram_mu_max", {B});
+            g_mu_min = add<double>("gram_mu_min", {B});
+            g_deviation = add<double>("gram_deviation", {B});
+            g_offdiag_ratio = add<double>("gram_offdiag_ratio", {B});
+            g_max_offdiag = add<double>("gram_max_offdiag", {B});
+            g_min_diag = add<double>("gram_min_diag", {B});
+            label_ratio = add<double>("label_ratio", {B});
+        }
+    }
+
+    // The statistics with the trial's extreme eigenvalues (extreme_eigenvalues of sweep_gram.hpp:
+    // no second eigensolver per trial).
+    void store_gram(Index b, const ConstMatrixRef& K, const ConstVectorRef& y, double norm1,
+                    const GramTrialResult& r) const {
+        if (g_mu_max == nullptr) return;
+        const GramStatistics g = gram_statistics(K, norm1, r.mu1, r.mun);
+        g_mu_max[b] = g.mu_max;
+        g_mu_min[b] = g.mu_min;
+        g_deviation[b] = g.deviation;
+        g_offdiag_ratio[b] = g.offdiag_ratio;
+        g_max_offdiag[b] = g.max_offdiag;
+        g_min_diag[b] = g.min_diag;
+        const double ymin = y.cwiseAbs().minCoeff(), ymax = y.cwiseAbs().maxCoeff();
+        label_ratio[b] = ymin > 0 ? ymax / ymin : std::numeric_limits<double>::infinity();
     }
 
     void store(Index b, const GramTrialResult& r) const {
@@ -142,7 +170,7 @@ static void bind_seeds_and_sampler(py::module_& m) {
             require_shape(prefix, "prefix", {-1});
             require_shape(trials, "trials", {-1});
             const Index B = trials.shape(0);
-            require_shape(keys, "keys", {B, 2});
+            require_shape(keys, "keys", {B});
             const int ne = static_cast<int>(entropy.shape(0)), np_ = static_cast<int>(prefix.shape(0));
             std::vector<std::uint32_t> spawn(prefix.data(), prefix.data() + np_);
             for (Index b = 0; b < B; ++b) {
@@ -152,32 +180,31 @@ static void bind_seeds_and_sampler(py::module_& m) {
                 const auto u = static_cast<std::uint64_t>(t);
                 spawn.push_back(static_cast<std::uint32_t>(u & 0xffffffffu));
                 if (u >> 32) spawn.push_back(static_cast<std::uint32_t>(u >> 32));
-                const Key2 k =
-                    seed_sequence_philox_key(entropy.data(), ne, spawn.data(), static_cast<int>(spawn.size()));
-                keys.mutable_data()[2 * b] = k[0];
-                keys.mutable_data()[2 * b + 1] = k[1];
+                keys.mutable_data()[b] =
+                    seed_sequence_philox_key(entropy.data(), ne, spawn.data(), static_cast<int>(spawn.size()))[0];
             }
         },
         py::arg("entropy"), py::arg("prefix"), py::arg("trials"), py::arg("keys").noconvert(),
-        "keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(2, uint64); entropy and "
-        "prefix as little-endian uint32 words.");
+        "keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the "
+        "counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.");
 
     m.def(
         "sample_gram_batch",
         [](const CArray<std::uint64_t>& keys, Index n, const CArray<double>& values, const CArray<std::int64_t>& counts,
            int labels, double lo, double hi, CArray<double> K, CArray<double> y, int n_threads) {
-            require_shape(keys, "keys", {-1, 2});
+            require_shape(keys, "keys", {-1});
             const Index B = keys.shape(0);
             require_shape(K, "K", {B, n, n});
             require_shape(y, "y", {B, n});
             const GramSampleSpec spec = make_spec(n, values, counts, labels, lo, hi);
             double *kp = K.mutable_data(), *yp = y.mutable_data();
+            const std::uint64_t* key = keys.data();
+            const CounterPath path = counter_path();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
                         GramSampleWork work;
-                        PhiloxStream s(key_of(keys, b));
-                        sample_gram_bartlett(spec, s, kp + b * n * n, yp + b * n, work);
+                        sample_gram_bartlett(spec, key[b], kp + b * n * n, yp + b * n, work, path);
                     });
                 },
                 is_long(static_cast<double>(B) * n * n * n * spec.values.size()));
@@ -185,7 +212,7 @@ static void bind_seeds_and_sampler(py::module_& m) {
         py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
         "K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the "
-        "raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).");
+        "counter-generator streams of key keys[b] (uint64; layout in relucore/random/gram_sample.hpp).");
 }
 
 static void bind_minnorm_and_gram_trials(py::module_& m) {
@@ -234,20 +261,34 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
     m.def(
         "sweep_gram_batch",
         [](const CArray<std::uint64_t>& keys, Index n, const CArray<double>& values, const CArray<std::int64_t>& counts,
-           int labels, double lo, double hi, const GramTrialSettings& settings, int n_threads) {
-            require_shape(keys, "keys", {-1, 2});
+           int labels, double lo, double hi, const GramTrialSettings& settings, int n_threads, bool keep_data,
+           bool gram_stats) {
+            require_shape(keys, "keys", {-1});
             const Index B = keys.shape(0);
             const GramSampleSpec spec = make_spec(n, values, counts, labels, lo, hi);
-            GramTrialOutputs out(B, n);
+            GramTrialOutputs out(B, n, keep_data, gram_stats);
+            const std::uint64_t* key = keys.data();
+            const CounterPath path = counter_path();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {
-                        GramSampleWork work;
-                        PhiloxStream s(key_of(keys, b));
-                        double* Kb = out.K + b * n * n;
-                        double* yb = out.y + b * n;
-                        sample_gram_bartlett(spec, s, Kb, yb, work);
-                        out.store(b, gram_trial(ConstMatrixMap(Kb, n, n), ConstVectorMap(yb, n), settings));
+                        thread_local GramSampleWork work;
+                        thread_local std::vector<double> scratch;
+                        double *Kb = out.K, *yb = out.y;
+                        if (keep_data) {
+                            Kb += b * n * n;
+                            yb += b * n;
+                        } else {
+                            scratch.resize(static_cast<size_t>(n * n + n));
+                            Kb = scratch.data();
+                            yb = Kb + n * n;
+                        }
+                        sample_gram_bartlett(spec, key[b], Kb, yb, work, path);
+                        const ConstMatrixMap Km(Kb, n, n);
+                        const ConstVectorMap ym(yb, n);
+                        const GramTrialResult r = gram_trial(Km, ym, settings);
+                        out.store(b, r);
+                        out.store_gram(b, Km, ym, settings.norm1, r);
                     });
                 },
                 is_long(static_cast<double>(B) * (n * n * n + static_cast<double>(settings.max_steps) * n * n)));
@@ -255,14 +296,20 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
         },
         py::arg("keys").noconvert(), py::kw_only(), py::arg("n"), py::arg("values"), py::arg("counts"),
         py::arg("labels"), py::arg("lo"), py::arg("hi"), py::arg("settings"), py::arg("n_threads") = 1,
+        py::arg("keep_data") = true, py::arg("gram_stats") = false,
         "Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
-        "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then "
+        "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when "
+        "keep_data, then "
         "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
         "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
-        "(a GramTrialError code, 0: none).");
+        "(a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, "
+        "gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme "
+        "eigenvalues mu1 and mu_n, norm1 of the settings) and "
+        "label_ratio = max|y| / min|y|.");
 }
 
 void bind_sweep(py::module_& m) {
+    m.attr("gram_small_groups_stream") = py::int_(gram_streams::small_groups);
     bind_seeds_and_sampler(m);
     bind_minnorm_and_gram_trials(m);
 }

@@ -2,8 +2,9 @@
 // W_g ~ Wishart(d_g, I_n), against the Wishart moments (E K_ij = delta_ij
 // sum_g lambda_g d_g, Var K_ii = 2 sum_g lambda_g^2 d_g, Var K_ij =
 // sum_g lambda_g^2 d_g for i != j) over many draws, each K exactly symmetric
-// and positive definite, the three label laws against theirs, the stated draw
-// order (same stream, same data), and the refusals of validate().
+// and positive definite, the three label laws against theirs, the stated stream
+// layout (same key, same data; the labels and each factor entry at their own
+// stream and index), and the refusals of validate().
 #include "check.hpp"
 
 #include "relucore/random/gram_sample.hpp"
@@ -25,7 +26,6 @@ TEST_CASE("sample_gram_bartlett: Wishart moments over 20000 draws (6 standard er
     const double mean_diag = 2.0 * 4 + 0.5 * 30;  // 23
     const double s2 = 4.0 * 4 + 0.25 * 30;        // sum lambda^2 d = 23.5
     const double var_diag = 2 * s2, var_off = s2;
-    PhiloxStream s(Key2{42, 0});
     GramSampleWork work;
     const int draws = 20000;
     RowMatrix K(3, 3);
@@ -33,7 +33,7 @@ TEST_CASE("sample_gram_bartlett: Wishart moments over 20000 draws (6 standard er
     double sum_d = 0, sum_d2 = 0, sum_o = 0, sum_o2 = 0;
     bool symmetric = true, definite = true;
     for (int t = 0; t < draws; ++t) {
-        sample_gram_bartlett(spec, s, K.data(), y.data(), work);
+        sample_gram_bartlett(spec, 42 + static_cast<std::uint64_t>(t), K.data(), y.data(), work);
         symmetric = symmetric && K == K.transpose();
         definite = definite && Eigen::LLT<RowMatrix>(K).info() == Eigen::Success;
         for (Index i = 0; i < 3; ++i) {
@@ -67,38 +67,50 @@ TEST_CASE("sample_gram_bartlett: label laws, draw order and validate()") {
     GramSampleWork work;
     RowMatrix K(200, 200), K2(200, 200);
     Vector y(200), y2(200);
-    PhiloxStream s(Key2{7, 7});
-    sample_gram_bartlett(spec, s, K.data(), y.data(), work);
+    sample_gram_bartlett(spec, 7, K.data(), y.data(), work);
     int negative = 0;
     for (Index i = 0; i < 200; ++i) {
         CHECK(std::abs(y[i]) >= 0.25 && std::abs(y[i]) <= 0.75);
         negative += y[i] < 0;
     }
     CHECK(std::abs(negative - 100) < 6 * std::sqrt(50.0));  // Binomial(200, 1/2)
-    // Same key, same data; a positive draw takes the magnitudes of the same words.
-    PhiloxStream again(Key2{7, 7});
-    sample_gram_bartlett(spec, again, K2.data(), y2.data(), work);
+    // Same key, same data on every path; a positive draw takes the magnitudes of the same words.
+    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work, CounterPath::scalar);
     CHECK(K == K2 && y == y2);
     spec.labels = LabelKind::positive;
-    PhiloxStream pos(Key2{7, 7});
-    sample_gram_bartlett(spec, pos, K2.data(), y2.data(), work);
+    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work);
     CHECK(K == K2 && y2 == y.cwiseAbs());
+    // The labels have their own stream: another spectrum, the same labels.
+    spec.labels = LabelKind::uniform;
+    spec.values = {3.0, 1.0};
+    spec.counts = {300, 500};
+    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work);
+    CHECK(y2 == y);
+    // The below-diagonal factor entries are stream (g + 1) 2^32's normals, row-major.
+    spec.values = {1.0};
+    spec.counts = {400};
+    spec.n = 3;
+    double k3[9], y3[3], z[3];
+    sample_gram_bartlett(spec, 7, k3, y3, work);
+    CounterStream(7, std::uint64_t(1) << 32).normals(0, 3, z);
+    Eigen::Map<RowMatrix> K3(k3, 3, 3);
+    const RowMatrix L3 = Eigen::LLT<RowMatrix>(K3).matrixL();
+    CHECK(std::abs(L3(1, 0) - z[0]) < 1e-12 && std::abs(L3(2, 0) - z[1]) < 1e-12 && std::abs(L3(2, 1) - z[2]) < 1e-12);
     spec.labels = LabelKind::normal;
     spec.n = 2;
     spec.counts = {2};
-    PhiloxStream nrm(Key2{8, 1});
-    std::vector<double> z;
+    std::vector<double> zs;
     for (int t = 0; t < 20000; ++t) {
         double k[4], yy[2];
-        sample_gram_bartlett(spec, nrm, k, yy, work);
-        z.push_back(yy[0]);
-        z.push_back(yy[1]);
+        sample_gram_bartlett(spec, 800 + static_cast<std::uint64_t>(t), k, yy, work);
+        zs.push_back(yy[0]);
+        zs.push_back(yy[1]);
     }
     double m = 0, v = 0;
-    for (double x : z) m += x;
-    m /= static_cast<double>(z.size());
-    for (double x : z) v += (x - m) * (x - m);
-    v /= static_cast<double>(z.size() - 1);
+    for (double x : zs) m += x;
+    m /= static_cast<double>(zs.size());
+    for (double x : zs) v += (x - m) * (x - m);
+    v /= static_cast<double>(zs.size() - 1);
     CHECK(std::abs(m) < 6 / std::sqrt(40000.0) && std::abs(v - 1) < 6 * std::sqrt(2 / 40000.0));
 
     GramSampleSpec bad;

@@ -884,15 +884,15 @@ def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArr
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
-    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the raw words of np.random.Philox(key=keys[b]) (relucore/random/gram_sample.hpp).
+    K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the counter-generator streams of key keys[b] (uint64; layout in relucore/random/gram_sample.hpp).
     """
 def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
     """
-    keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(2, uint64); entropy and prefix as little-endian uint32 words.
+    keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.
     """
-def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
+def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> dict:
     """
-    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n), then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none).
+    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """
@@ -909,4 +909,5 @@ def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.ty
 __version__: str
 _pybind11_version: str
 defaults: Defaults
+gram_small_groups_stream: int
 has_openmp: bool

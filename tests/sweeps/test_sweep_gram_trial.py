@@ -12,6 +12,7 @@ import relucore
 from relucore import _core
 from relucore.sweeps.config import config_key, expand_grid
 from relucore.sweeps.gram_trial import fast_trials_ok, trial_keys
+from relucore.theory.sampling import wishart_bartlett
 
 
 # ----------------------------------------------------------------------------- seeds
@@ -20,74 +21,66 @@ def test_seed_keys_are_numpys_seed_sequence(entropy):
     key = (3000000000, 17)
     trials = [0, 1, 99, 2**32 + 5]
     keys = trial_keys(entropy, key, trials)
+    assert keys.dtype == np.uint64 and keys.shape == (4,)
     for k, t in zip(keys, trials):
         ss = np.random.SeedSequence(entropy, spawn_key=(*key, t))
-        np.testing.assert_array_equal(k, ss.generate_state(2, np.uint64))
-        np.testing.assert_array_equal(k, np.random.Philox(ss).state["state"]["key"])
+        assert k == ss.generate_state(1, np.uint64)[0] == ss.generate_state(2, np.uint64)[0]
 
 
 # ----------------------------------------------------------------------------- sampler
-class _Words:
-    """The documented consumption of np.random.Philox raw words (relucore/random/gram_sample.hpp), in numpy."""
+class _Streams:
+    """The documented stream layout of relucore/random/gram_sample.hpp, read variate by variate
+    through the bound generator (_core.counter_normals / counter_uniforms) and assembled in numpy."""
 
-    def __init__(self, ss):
-        self.raw = np.random.Philox(ss).random_raw(200_000)
-        self.i = 0
+    def __init__(self, key):
+        self.key = int(key)
 
-    def next(self):
-        w = self.raw[self.i]
-        self.i += 1
-        return w
+    def normals(self, stream, start, k):
+        out = np.empty(k)
+        _core.counter_normals(self.key, stream, start, out)
+        return out
 
-    def uniform(self):
-        return float(self.next() >> np.uint64(11)) * 2.0**-53
+    def uniforms(self, stream, start, k):
+        out = np.empty(k)
+        _core.counter_uniforms(self.key, stream, start, out)
+        return out
 
-    def pair(self):
-        u1 = 1.0 - self.uniform()
-        u2 = self.uniform()
-        r = np.sqrt(-2.0 * np.log(u1))
-        return r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)
-
-    def normals(self, k):
-        out = []
-        while len(out) < k:
-            out.extend(self.pair())
-        return np.array(out[:k])
-
-    def gamma(self, a):  # Marsaglia-Tsang
+    def gamma(self, a, stream):  # Marsaglia-Tsang: attempt t takes normal t and uniform 2^46 + t
         d = a - 1.0 / 3.0
         c = 1.0 / np.sqrt(9.0 * d)
+        t = 0
         while True:
-            x = self.pair()[0]
+            x = self.normals(stream, t, 1)[0]
             v = 1.0 + c * x
-            if v <= 0:
-                continue
-            v = v**3
-            u = self.uniform()
-            if u < 1 - 0.0331 * x**4 or u == 0 or np.log(u) < 0.5 * x * x + d * (1 - v + np.log(v)):
-                return d * v
+            if v > 0:
+                v = v**3
+                u = self.uniforms(stream, 2**46 + t, 1)[0]
+                if u < 1 - 0.0331 * x**4 or u == 0 or np.log(u) < 0.5 * x * x + d * (1 - v + np.log(v)):
+                    return d * v
+            t += 1
 
-    def chi2(self, k):
+    def chi2(self, k, stream):
         if k <= 16:
-            return float(sum(self.pair()[0] ** 2 for _ in range(k)))
-        return 2.0 * self.gamma(0.5 * k)
+            return float(np.sum(self.normals(stream, 0, k) ** 2))
+        return 2.0 * self.gamma(0.5 * k, stream)
 
 
-def _reference(n, groups, labels, ss):
-    w = _Words(ss)
+def _reference(n, groups, labels, key):
+    w = _Streams(key)
     K = np.zeros((n, n))
-    for v, c in groups:
+    for g, (v, c) in enumerate(groups):
         L = np.zeros((n, n))
-        L[np.tril_indices(n, -1)] = w.normals(n * (n - 1) // 2)
+        L[np.tril_indices(n, -1)] = w.normals((g + 1) << 32, 0, n * (n - 1) // 2)  # row-major
         for i in range(n):
-            L[i, i] = np.sqrt(w.chi2(c - i))
+            L[i, i] = np.sqrt(w.chi2(c - i, ((g + 1) << 32) + 1 + i))
         K += v * (L @ L.T)
     if labels == "normal":
-        y = w.normals(n)
+        y = w.normals(1, 0, n)
     else:
-        y = 0.1 + 0.9 * np.array([w.uniform() for _ in range(n)])
+        u = w.uniforms(1, 0, 2 * n)
+        y = 0.1 + 0.9 * u[:n]
         if labels == "uniform":
-            y = y * np.where(np.array([w.uniform() for _ in range(n)]) < 0.5, -1.0, 1.0)
+            y = y * np.where(u[n:] < 0.5, -1.0, 1.0)
     return K, y
 
 
@@ -99,16 +92,47 @@ def _reference(n, groups, labels, ss):
         (3, 40, ("spiked", 4, 10.0, 0.5), "normal", [(10.0, 4), (0.5, 36)]),
     ],
 )
-def test_sampler_follows_its_documented_construction(n, d, spectrum, labels, groups):
+def test_sampler_follows_its_documented_stream_layout(n, d, spectrum, labels, groups):
     seeds = [np.random.SeedSequence(11, spawn_key=(i,)) for i in range(4)]
     K, y = relucore.sample_gram_batch(n, d, seeds, spectrum=spectrum, labels=labels)
     for b, ss in enumerate(seeds):
-        Kr, yr = _reference(n, groups, labels, ss)
+        Kr, yr = _reference(n, groups, labels, ss.generate_state(1, np.uint64)[0])
         np.testing.assert_allclose(K[b], Kr, rtol=1e-12, atol=1e-12 * np.abs(Kr).max())  # measured ~1e-15
-        np.testing.assert_allclose(y[b], yr, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(y[b], yr) if labels == "normal" else np.testing.assert_allclose(y[b], yr, 1e-15)
         np.testing.assert_array_equal(K[b], K[b].T)
-    K2, _ = relucore.sample_gram_batch(n, d, seeds, spectrum=spectrum, labels=labels, n_threads=2)
-    np.testing.assert_array_equal(K, K2)
+
+
+def test_sampler_is_bitwise_independent_of_threads_batches_and_order():
+    """Data set b depends on its key only: any thread count, batch cut or order gives the same bits."""
+    seeds = list(range(40))
+    K, y = relucore.sample_gram_batch(12, 10**6, seeds, spectrum=("spiked", 20, 4.0, 1.0))
+    for n_threads in (1, 2, 3):
+        K2, y2 = relucore.sample_gram_batch(12, 10**6, seeds, spectrum=("spiked", 20, 4.0, 1.0), n_threads=n_threads)
+        np.testing.assert_array_equal(K2, K)
+        np.testing.assert_array_equal(y2, y)
+    perm = np.random.default_rng(0).permutation(40)
+    for part in np.array_split(perm, 3):
+        K3, y3 = relucore.sample_gram_batch(12, 10**6, [seeds[i] for i in part], spectrum=("spiked", 20, 4.0, 1.0))
+        np.testing.assert_array_equal(K3, K[part])
+        np.testing.assert_array_equal(y3, y[part])
+
+
+@pytest.mark.parametrize("n, d", [(6, 9), (5, 14), (4, 10**8)])
+def test_bartlett_factors_have_their_laws(n, d):
+    """The Cholesky factor of K = L L^T (unique, so it recovers the Bartlett factor to rounding):
+    L_ii^2 ~ chi^2(d - i) (sums of squares for d - i <= 16, Marsaglia-Tsang above), L_ij ~ N(0, 1)
+    below the diagonal, all by KS tests against scipy's distributions at the 1e-3 level (3000 draws)."""
+    N = 3000
+    K, _ = relucore.sample_gram_batch(n, d, list(range(N)))
+    L = np.linalg.cholesky(K)
+    for i in range(n):
+        assert scipy.stats.kstest(L[:, i, i] ** 2, scipy.stats.chi2(d - i).cdf).pvalue > 1e-3, i
+    off = L[:, np.tril_indices(n, -1)[0], np.tril_indices(n, -1)[1]]
+    for j in range(off.shape[1]):
+        assert scipy.stats.kstest(off[:, j], scipy.stats.norm.cdf).pvalue > 1e-3, j
+    # independence of the entries: the off-diagonals pairwise uncorrelated (|r| < 4.5 / sqrt(N))
+    r = np.corrcoef(np.column_stack([off, L[:, range(n), range(n)] ** 2]).T)
+    assert np.abs(r - np.eye(r.shape[0])).max() < 4.5 / np.sqrt(N)
 
 
 def _stats(K):
@@ -126,12 +150,14 @@ def _stats(K):
     "n, d, spectrum", [(5, 8, "isotropic"), (4, 60, ("spiked", 6, 5.0, 1.0)), (3, 10**7, "isotropic")]
 )
 def test_sampler_has_the_law_of_sample_gram_and_of_explicit_X(n, d, spectrum):
-    """KS tests (2000 draws each) against relucore.sample_gram and, for small d, X X^T of relucore.sample."""
+    """KS tests (2000 draws each) against relucore.sample_gram (other keys of the same streams), a numpy
+    Bartlett draw (numpy's normals and chi-squares: another engine) and, for small d, X X^T of relucore.sample."""
     N = 2000
     K, y = relucore.sample_gram_batch(n, d, list(range(N)), spectrum=spectrum)
     rng = np.random.default_rng(5)
-    Kold = np.stack([relucore.sample_gram(n, d, spectrum=spectrum, rng=rng).K for _ in range(N)])
-    peers = [Kold]
+    peers = [np.stack([relucore.sample_gram(n, d, spectrum=spectrum, rng=rng).K for _ in range(N)])]
+    groups = [(1.0, d)] if spectrum == "isotropic" else [(5.0, 6), (1.0, d - 6)]
+    peers.append(np.stack([sum(v * wishart_bartlett(n, c, rng) for v, c in groups) for _ in range(N)]))  # numpy
     if d <= 100:
         peers.append(np.stack([relucore.sample(n, d, spectrum=spectrum, rng=rng).K for _ in range(N)]))
     new = _stats(K)

@@ -92,3 +92,31 @@ def test_explicit_rows_are_relucore_sample_draws(table):
         assert np.array_equal(ds.X, data.X) and np.array_equal(ds.y, data.y)
         g = gram_rows(ds.spectrum, data.K[None], data.y[None])[0]
         assert all(np.array_equal(v, row[k], equal_nan=True) for k, v in g.items())
+
+
+def test_gram_rows_are_the_counter_streams_of_the_seed(table):
+    """A Gram-mode row's K and y: sample_gram_batch for the row's seed (Bartlett configurations:
+    the counter streams keyed by seed.generate_state(1, uint64)[0]), or sample_gram for the
+    trial's generator (others: key = one 64-bit draw of it, labels by numpy after it). For one
+    group the Cholesky factor of K is the Bartlett factor: its entries below the diagonal are
+    the stream's normals."""
+    from relucore import _core
+
+    assert _core.defaults.generator_version == 2
+    for _, row in table[table.use_gram].iterrows():
+        data = row_data(row)
+        cfg = data.config
+        if cfg["spectrum"] is None:
+            labels = tuple(cfg["labels"]) if isinstance(cfg["labels"], list) else (cfg["labels"] or "uniform")
+            K, y = relucore.sample_gram_batch(cfg["n"], cfg["d"], [data.seed], labels=labels)
+            assert np.array_equal(K[0], data.K) and np.array_equal(y[0], data.y)
+            key = data.seed.generate_state(1, np.uint64)[0]
+            z = np.empty(cfg["n"] * (cfg["n"] - 1) // 2)
+            _core.counter_normals(int(key), 1 << 32, 0, z)  # the first group's factor below the diagonal
+            L = np.linalg.cholesky(data.K)
+            np.testing.assert_allclose(L[np.tril_indices(cfg["n"], -1)], z, rtol=1e-9, atol=1e-9)
+        else:
+            ds = relucore.sample_gram(
+                cfg["n"], cfg["d"], spectrum=tuple(cfg["spectrum"]), rng=np.random.default_rng(data.seed)
+            )
+            assert np.array_equal(ds.K, data.K) and np.array_equal(ds.y, data.y)

@@ -238,6 +238,22 @@ def test_a_store_of_other_random_streams_is_refused_but_still_read(tmp_path, mon
         relucore.sweep(grid, trials=2, seed=1, checkpoint=path2, progress=False)
 
 
+def test_a_generator_1_store_is_refused_with_what_version_2_changed(tmp_path):
+    """A store written under generator version 1 (Gram-mode data from numpy's Philox) is refused on
+    resume, naming both versions and what changed; a version-2 store resumes."""
+    path = tmp_path / "v1.db"
+    grid = {"n": 5, "d": 100, "use_gram": True}
+    relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
+    relucore.sweep(grid, trials=3, seed=1, checkpoint=path, progress=False)  # same version: resumes
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = 1 WHERE key = 'generator'")
+    with pytest.raises(relucore.CheckpointError) as info:
+        relucore.sweep(grid, trials=4, seed=1, checkpoint=path, progress=False)
+    msg = str(info.value)
+    assert "generator version 1" in msg and "generator version 2" in msg
+    assert "version 2: Gram-mode data" in msg and "old seeds give new draws of the same law" in msg
+
+
 def test_a_format_1_store_names_what_changed(tmp_path):
     """A store of relucore 0.1.0's rows (format 1) is refused with what format 2 changed."""
     path = tmp_path / "old.db"

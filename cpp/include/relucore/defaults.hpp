@@ -76,8 +76,11 @@ constexpr std::int64_t blas_gemm_min_data = 1 << 20;
 /// random/counter.hpp). A sweep store records it and is not resumed under
 /// another version; a store written before it was recorded has none. Change it
 /// with any change of a stream. 1: z from Philox4x32-10 (counter.hpp), keyed by
-/// one 64-bit draw of the trial's numpy Generator.
-constexpr std::int64_t generator_version = 1;
+/// one 64-bit draw of the trial's numpy Generator. 2: also the Gram-space
+/// sampler (relucore.sample_gram, sample_gram_batch, Gram-mode sweep trials)
+/// draws from it (stream layout in random/gram_sample.hpp), keyed by the trial's
+/// SeedSequence.generate_state(1, uint64) in a sweep (numpy's Philox before).
+constexpr std::int64_t generator_version = 2;
 
 /// Size from which linalg/lapack.hpp takes the eigenvalues of a symmetric
 /// matrix from a registered LAPACK (dsyevd) instead of Eigen's solver: below

@@ -27,6 +27,7 @@ __all__ = [
     "SWEEP_FORMAT",
     "GENERATOR_VERSION",
     "FORMAT_CHANGES",
+    "GENERATOR_CHANGES",
     "DEFAULTS",
     "CONFIG_COLUMNS",
     "RENAMED_KEYS",
@@ -39,6 +40,7 @@ __all__ = [
     "config_key",
     "trial_seed",
     "seed_string",
+    "seed_column",
     "root_entropy",
     "sampler_option",
     "engine_of",
@@ -59,6 +61,13 @@ SWEEP_FORMAT = 2
 #: before the version was recorded) is refused on resume rather than mixed with new rows.
 GENERATOR_VERSION = int(_core.defaults.generator_version)
 
+#: What each generator version changed in the streams, for the message that refuses to resume a store.
+GENERATOR_CHANGES = {
+    1: "explicit-X data (relucore.sample, explicit-X trials) from the counter-based generator",
+    2: "Gram-mode data (relucore.sample_gram, sample_gram_batch, Gram-mode trials) from the counter-based "
+    "generator too (numpy's Philox before)",
+}
+
 #: What each sweep format changed in the rows, for the message that refuses to resume a store.
 FORMAT_CHANGES = {
     2: "runs that stop at a stationary point leaving examples unfit are 'stalled' (format 1 wrote 'converged'); "
@@ -72,7 +81,11 @@ FORMAT_CHANGES = {
     "kept to one thread (last bits); "
     "explicit-X trials and relucore.sample draw z from relucore's counter-based generator (Philox4x32-10, "
     "keyed by one 64-bit draw of the trial's generator; K accumulated block by block as X is drawn), so old "
-    "seeds give new draws of the same law (stores record the generator version)",
+    "seeds give new draws of the same law (stores record the generator version); "
+    "Gram-mode trials, relucore.sample_gram and sample_gram_batch draw K and y from the same generator "
+    "(each Bartlett factor entry and label at its own stream and index, keyed by the trial seed's "
+    "generate_state(1, uint64)), so old seeds give new Gram-mode draws of the same law (generator version 2); "
+    "the Gram fast path's gram_* columns use the trial's extreme eigenvalues (last bits)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -333,6 +346,19 @@ def trial_seed(entropy: int, key: Tuple[int, int], trial: int) -> np.random.Seed
     return np.random.SeedSequence(entropy, spawn_key=(int(key[0]), int(key[1]), int(trial)))
 
 
+def _seed_prefix(entropy: int, key: Tuple[int, int]) -> str:
+    return f"SeedSequence(entropy={entropy}, spawn_key=({key[0]}, {key[1]}, "
+
+
 def seed_string(entropy: int, key: Tuple[int, int], trial: int) -> str:
     """Printable seed; ``eval`` with ``from numpy.random import SeedSequence`` rebuilds it."""
-    return f"SeedSequence(entropy={entropy}, spawn_key=({key[0]}, {key[1]}, {trial}))"
+    return f"{_seed_prefix(entropy, key)}{trial}))"
+
+
+def seed_column(entropy: int, keys, config_index: np.ndarray, trial: np.ndarray) -> np.ndarray:
+    """:func:`seed_string` of each row (object array), ``keys[config_index[r]]`` and ``trial[r]``
+    for row r, built by array operations (no Python call per row)."""
+    prefixes = np.array([_seed_prefix(entropy, k) for k in keys], dtype=object)
+    if len(trial) == 0:
+        return np.empty(0, dtype=object)
+    return prefixes[config_index] + np.asarray(trial, dtype=np.int64).astype(str).astype(object) + "))"

@@ -1,11 +1,11 @@
 """Gram-mode sweep trials in one C++ call per batch (the fast path of ``relucore.sweep``).
 
 A trial of a ``use_gram`` configuration draws its K and y with the Bartlett
-construction of :func:`relucore.sample_gram_batch`, from the raw words of
-``numpy.random.Philox(seed)`` where ``seed`` is the trial's SeedSequence (the
-Philox key is derived in C++, bit for bit as numpy's
-``SeedSequence.generate_state(2, uint64)``). Both sweep paths draw the data
-this way, so a configuration's rows do not depend on which path runs it:
+construction of :func:`relucore.sample_gram_batch`, from the counter-based
+streams of the key ``seed.generate_state(1, uint64)[0]`` where ``seed`` is the
+trial's SeedSequence (the key is derived in C++, bit for bit as numpy's
+SeedSequence). Both sweep paths draw the data this way, so a configuration's
+rows do not depend on which path runs it:
 
 * the fast path (one neuron, ``init="positive"``, engine ``"dual"``, square
   loss, ReLU, no ``measure``): sampling, the positive init with the default
@@ -17,8 +17,9 @@ this way, so a configuration's rows do not depend on which path runs it:
   then ``prepare``/``train``/``minnorm`` as for explicit X.
 
 The two differ only in rounding (eigenvalues by a tridiagonal Laguerre
-iteration instead of LAPACK, ``K^{-1} eps`` by Cholesky instead of LU): the
-tests compare them to 1e-9.
+iteration instead of LAPACK, also in the ``gram_*`` columns, which the fast path
+computes inside the trial; ``K^{-1} eps`` by Cholesky instead of LU): the tests
+compare them to 1e-9.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from relucore import _core
 from relucore.gd.results import status_name
 from relucore.sweeps.columns import CORE, COVARIANCE, LIMIT, MEASURED, missing_values
 from relucore.sweeps.config import engine_of, sampler_option
-from relucore.sweeps.gram_columns import gram_arrays, no_gram_arrays
+from relucore.sweeps.gram_columns import gram_arrays_of_trials, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
@@ -101,9 +102,10 @@ def _words(x: int) -> np.ndarray:
 
 
 def trial_keys(entropy: int, key, trials) -> np.ndarray:
-    """Philox keys (B, 2) of ``SeedSequence(entropy, spawn_key=(*key, t))`` for each trial t."""
+    """Counter-generator keys (B,) of the trials t: ``SeedSequence(entropy, spawn_key=(*key, t))
+    .generate_state(1, uint64)[0]``."""
     t = np.ascontiguousarray(trials, dtype=np.int64)
-    keys = np.empty((t.size, 2), dtype=np.uint64)
+    keys = np.empty(t.size, dtype=np.uint64)
     _core.seed_keys(
         entropy=_words(int(entropy)), prefix=np.array([int(k) for k in key], dtype=np.uint32), trials=t, keys=keys
     )
@@ -132,7 +134,8 @@ def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int) -> List
 def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     """Whole C++ trials as table columns (``trial``, the measured columns of
     :mod:`relucore.sweeps.columns`, ``status``, ``error``), one array per column:
-    no per-trial Python."""
+    no per-trial Python. The ``gram_*`` statistics are computed in the C++ trial too, so
+    K and y never come back to Python."""
     cfg = task["config"]
     n = cfg["n"]
     values, counts, labels, lo, hi, sp = gram_plan(cfg)
@@ -148,6 +151,8 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
         hi=hi,
         settings=_settings(cfg, sp.norm1),
         n_threads=int(task["n_threads"] or 1),
+        keep_data=False,
+        gram_stats=bool(cfg["gram_stats"]),
     )
     ok = out["error"] == 0
     cols: Dict[str, np.ndarray] = {"trial": np.asarray(trials, dtype=np.int64)}
@@ -160,15 +165,12 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             cols[c.name] = np.full(B, c.missing)
     gram = no_gram_arrays(B)
     if cfg["gram_stats"] and ok.any():
-        idx = np.flatnonzero(ok)
-        for name, col in gram_arrays(sp, out["K"][idx], out["y"][idx]).items():
-            gram[name][idx] = col
+        for name, col in gram_arrays_of_trials(sp, n, out).items():
+            gram[name] = np.where(ok, col, gram[name])
     cols.update(gram)
     codes = out["status"]
-    if np.all(codes == 0):
-        status = np.full(B, "converged", dtype=object)
-    else:
-        status = np.array([status_name(c) for c in codes.tolist()], dtype=object)
+    names = np.array([status_name(c) for c in range(int(codes.max(initial=0)) + 1)], dtype=object)
+    status = names[codes]
     error = np.full(B, "", dtype=object)
     if not ok.all():
         bad = np.flatnonzero(~ok)

@@ -54,7 +54,14 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from relucore.sweeps import store_errors
-from relucore.sweeps.config import DEFAULTS, FORMAT_CHANGES, canonical_json, config_column, stored_config
+from relucore.sweeps.config import (
+    DEFAULTS,
+    FORMAT_CHANGES,
+    GENERATOR_CHANGES,
+    canonical_json,
+    config_column,
+    stored_config,
+)
 from relucore.sweeps.files import CheckpointError
 from relucore.sweeps.legacy import is_legacy
 from relucore.sweeps.store_codec import (
@@ -180,14 +187,24 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _format_changes(old, new) -> str:
-    """``" (format 2: ...)"`` for the formats between ``old`` and ``new``; "" when unknown."""
+def _changes(old, new, notes_of: Dict[int, str], what: str) -> str:
+    """``" (format 2: ...)"``: the notes of the versions after ``old`` up to ``new``; "" when unknown."""
     try:
         lo, hi = sorted((int(old), int(new)))
     except (TypeError, ValueError):
         return ""
-    notes = [f"format {v}: {FORMAT_CHANGES[v]}" for v in range(lo + 1, hi + 1) if v in FORMAT_CHANGES]
+    notes = [f"{what} {v}: {notes_of[v]}" for v in range(lo + 1, hi + 1) if v in notes_of]
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def _format_changes(old, new) -> str:
+    """What the sweep formats after ``old`` up to ``new`` changed."""
+    return _changes(old, new, FORMAT_CHANGES, "format")
+
+
+def _generator_changes(old, new) -> str:
+    """What the generator versions after ``old`` up to ``new`` changed."""
+    return _changes(old, new, GENERATOR_CHANGES, "version")
 
 
 def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -> None:
@@ -205,7 +222,8 @@ def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -
         raise CheckpointError(
             f"store {path!r} holds rows drawn from the random streams of {drawn} (relucore "
             f"{meta.get('relucore')}), but this sweep draws with generator version {gen}: the random streams "
-            f"changed (old seeds give new draws of the same law), so its rows cannot be resumed; read or export "
+            f"changed{_generator_changes(stored_gen, gen)} (old seeds give new draws of the same law), so its rows "
+            f"cannot be resumed; read or export "
             f"them (relucore sweep export {path} OUT.csv), or use another store path"
         )
     differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]

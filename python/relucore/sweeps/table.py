@@ -16,7 +16,7 @@ from relucore.sweeps.config import (
     canonical_json,
     config_column,
     config_key,
-    seed_string,
+    seed_column,
     stored_config,
 )
 from relucore.sweeps.files import write_atomically
@@ -60,6 +60,15 @@ def _column(values: Sequence[Any], kind: str) -> np.ndarray:
     if kind == "f":
         return np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
     return np.array(["" if v is None else str(v) for v in values], dtype=object)
+
+
+def _interned(values) -> np.ndarray:
+    """The strings of ``values`` as an object array of interned str, one Python call per distinct value."""
+    text = np.asarray(values, dtype=object).astype(str)
+    if text.size == 0:
+        return np.empty(0, dtype=object)
+    distinct, inverse = np.unique(text, return_inverse=True)
+    return np.array([sys.intern(str(v)) for v in distinct], dtype=object)[inverse.reshape(-1)]
 
 
 class Results:
@@ -110,7 +119,7 @@ class Results:
         for c in MEASURED:
             chunk[c.name] = np.asarray(cols[c.name], dtype=c.dtype)
         for k in TRAILING_COLUMNS:
-            chunk[k] = np.array([sys.intern(str(v)) for v in cols[k]], dtype=object)
+            chunk[k] = _interned(cols[k])
         i = len(self._chunks)
         for k in sorted(set(cols) - set(chunk) - {"seed"}):
             self._extra.setdefault(k, []).append((i, np.asarray(cols[k], dtype=object)))
@@ -141,9 +150,7 @@ class Results:
         ci, tr = ci[order], tr[order]
         cols: Dict[str, np.ndarray] = {"config_index": ci, "trial": tr}
         keys = [config_key(c) for c in configs]
-        cols["seed"] = np.array(
-            [seed_string(entropy, keys[c], t) for c, t in zip(ci.tolist(), tr.tolist())], dtype=object
-        )
+        cols["seed"] = seed_column(entropy, keys, ci, tr)
         # seeds from each configuration as given; values under today's keys (an old store's
         # configurations have the old ones)
         current = [stored_config(c) for c in configs]

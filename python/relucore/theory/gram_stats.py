@@ -188,16 +188,11 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         raise ValueError("gram_stats needs n >= 2 examples")
 
     if spectrum is not None:
-        norm1, d2, d_inf, lam1 = _spectrum_summary(spectrum)
-        norm1_arr = np.full(B, norm1)
-        estimated = False
+        norm1_arr = np.full(B, _spectrum_summary(spectrum)[0])
     else:
         norm1_arr = np.trace(K, axis1=1, axis2=2) / n
-        d2 = d_inf = lam1 = None
-        estimated = True
     out = np.empty((B, 6))
     _core.gram_stats_batch(K, np.ascontiguousarray(norm1_arr), out, n_threads)
-    mu_max, mu_min, dev, ratio, maxoff, mindiag = out.T
 
     if y is not None:
         ya = np.abs(as_float_array(y, "y", ndim=(1, 2)))
@@ -210,6 +205,18 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
         label_ratio = np.broadcast_to(label_ratio, (B,)).copy()
     else:
         label_ratio = np.ones(B)
+    return stats_from_batch(n, out.T, norm1_arr, spectrum, label_ratio, batched)
+
+
+def stats_from_batch(n: int, raw, norm1_arr, spectrum, label_ratio, batched: bool = True) -> GramStats:
+    """The :class:`GramStats` of B matrices from ``_core.gram_stats_batch``'s six values of each
+    (``raw``: mu_max, mu_min, deviation, offdiag_ratio, max_offdiag, min_diag, arrays of B), the
+    ``norm1`` used (B,), the spectrum (None: norm1 was estimated) and ``max|y| / min|y|`` (B,)."""
+    mu_max, mu_min, dev, ratio, maxoff, mindiag = (np.asarray(a, dtype=float) for a in raw)
+    estimated = spectrum is None
+    norm1 = d2 = d_inf = lam1 = None
+    if not estimated:
+        norm1, d2, d_inf, lam1 = _spectrum_summary(spectrum)
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         C0_a3 = mindiag / (n * label_ratio * maxoff)

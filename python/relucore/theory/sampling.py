@@ -3,7 +3,8 @@
 Features ``x = V Lambda^{1/2} z`` with independent unit-variance entries of
 ``z``; labels bounded away from 0 (Assumption 1). :func:`sample` draws X;
 :func:`sample_gram` draws ``K = X X^T`` directly for Gaussian ``z`` in O(n^3)
-whatever d is (Bartlett decomposition / sums of independent Wisharts).
+whatever d is (Bartlett decomposition / sums of independent Wisharts). Both draw
+from relucore's counter-based generator (docs/math.md §8).
 
 Spelling of the options
 -----------------------
@@ -412,7 +413,14 @@ def sample_gram(
     labels : str, tuple or array, default "uniform"
         As in :func:`sample`.
     rng : None, int, SeedSequence or Generator
-        Randomness of the draw (an int or None seeds ``numpy.random.default_rng``).
+        Randomness of the draw. An int, a SeedSequence or None seeds
+        ``numpy.random.default_rng``; as in :func:`sample`, one 64-bit draw of the
+        Generator is the key of relucore's counter-based generator, from whose
+        streams K is drawn (the layout of ``relucore/random/gram_sample.hpp``: the
+        groups with ``d_g >= n`` exactly as :func:`sample_gram_batch` draws them for
+        that key, the columns of the groups with ``d_g < n`` from stream 2, normal
+        ``t n + i`` for entry i of column t); then the labels are drawn by numpy
+        from the Generator itself.
     max_columns : int, default 5e7
         Refuse spectra whose small-multiplicity groups need more Gaussian
         columns than this (use :func:`sample` or fewer distinct values).
@@ -434,18 +442,24 @@ def sample_gram(
             f"the spectrum has {n_cols} eigenvalues of multiplicity < n (> max_columns={max_columns}); "
             "drawing them costs O(n^2) each: use sample() (explicit X) or a spectrum with fewer distinct values"
         )
-    K = np.zeros((n, n))
-    for v, c in zip(sp.values, sp.counts):
-        if v > 0 and c >= n:
-            K += v * wishart_bartlett(n, int(c), rng)
+    from relucore import _core
+
+    key = counter_key(rng)
+    big = (sp.counts >= n) & (sp.values > 0)
+    K = np.zeros((1, n, n))
+    if np.any(big):
+        plan = (np.ascontiguousarray(sp.values[big]), np.ascontiguousarray(sp.counts[big], dtype=np.int64), 0, 0.1, 1.0)
+        K, _ = sample_gram_keys(n, np.array([key], dtype=np.uint64), plan)
+    K = K[0]
     if n_cols:
         lam_small = np.repeat(sp.values[small], sp.counts[small])
         chunk = max(1, 2**22 // max(n, 1))
         for start in range(0, n_cols, chunk):
             lam = lam_small[start : start + chunk]
-            G = rng.standard_normal((n, lam.size))
-            K += _outer(G * np.sqrt(lam)[None, :])
-    K = 0.5 * (K + K.T)
+            G = np.empty((lam.size, n))  # column t of the n x n_cols matrix is row t here
+            _core.counter_variates(key, _core.gram_small_groups_stream, start * n, "gaussian", G.reshape(-1))
+            K += _outer(G.T * np.sqrt(lam)[None, :])
+        K = 0.5 * (K + K.T)
     y = _labels(labels, n, rng)
     return GramDataset(K=np.ascontiguousarray(K), y=y, spectrum=sp)
 
@@ -496,12 +510,15 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     The data of Lai et al. (2026), Sec. 2, drawn as in their App. A.1 (docs/math.md §8).
     The same law as :func:`sample_gram` (Gaussian z; K a sum of independent
     ``lambda_g Wishart(d_g, I_n)`` by the Bartlett decomposition, O(n^3) per data
-    set whatever d is), drawn from another stream: data set b is a function of
-    the raw 64-bit words of ``numpy.random.Philox(seeds[b])`` only, consumed in
-    the order documented in ``relucore/random/gram_sample.hpp`` (Box-Muller normals,
-    Marsaglia-Tsang chi-squares). This is how ``relucore.sweep`` draws its
+    set whatever d is). Data set b, labels included, is a function of one 64-bit
+    key only, ``seeds[b].generate_state(1, numpy.uint64)[0]``: the key of relucore's
+    counter-based generator (Philox4x32-10), whose streams are laid out in
+    ``relucore/random/gram_sample.hpp`` (each entry of K's Bartlett factors and each
+    label at its own stream and index), so a data set does not depend on the batch
+    it is drawn in or on ``n_threads``. This is how ``relucore.sweep`` draws its
     Gram-mode data: with the ``seed`` column of a sweep row,
-    ``sample_gram_batch(n, d, [seed], ...)`` rebuilds that row's K and y.
+    ``sample_gram_batch(n, d, [seed], ...)`` rebuilds that row's K and y (or use
+    :func:`relucore.sweeps.row_data`).
 
     Parameters
     ----------
@@ -532,10 +549,9 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
             "sample_gram_batch needs every eigenvalue of the spectrum with multiplicity >= n and labels given by name "
             "('uniform', 'positive', 'normal' or a (name, lo, hi) tuple); use sample_gram otherwise"
         )
-    values, counts, kind, lo, hi, _ = plan
-    keys = np.empty((len(seeds), 2), dtype=np.uint64)
+    keys = np.empty(len(seeds), dtype=np.uint64)
     for b, s in enumerate(seeds):
-        keys[b] = _seed_sequence(s, f"seeds[{b}]").generate_state(2, np.uint64)
+        keys[b] = _seed_sequence(s, f"seeds[{b}]").generate_state(1, np.uint64)[0]
     return sample_gram_keys(n, keys, plan, n_threads)
 
 
@@ -550,10 +566,11 @@ def _seed_sequence(seed, name: str) -> np.random.SeedSequence:
 
 
 def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
-    """:func:`sample_gram_batch` from Philox keys (B, 2) and a :func:`bartlett_plan`."""
+    """:func:`sample_gram_batch` from counter-generator keys (B,) and a :func:`bartlett_plan`
+    (its first five entries)."""
     from relucore import _core
 
-    values, counts, kind, lo, hi, _ = plan
+    values, counts, kind, lo, hi = plan[:5]
     B = keys.shape[0]
     K = np.empty((B, n, n))
     y = np.empty((B, n))

@@ -457,9 +457,11 @@ private:
 };
 
 // Gamma(a, 1) for a >= 1 by Marsaglia and Tsang (2000): exact rejection
-// sampling from normal() and uniform() draws of the stream (the logarithm
-// is detail::bm_log, so no libm call enters the accepted value).
-inline double gamma_marsaglia_tsang(double a, PhiloxStream& s) {
+// sampling from normal() and uniform() draws of the source (a PhiloxStream,
+// or any type with those two members; the logarithm is detail::bm_log, so no
+// libm call enters the accepted value).
+template <class Source>
+inline double gamma_marsaglia_tsang(double a, Source& s) {
     const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
     for (;;) {
         const double x = s.normal();
@@ -475,7 +477,8 @@ inline double gamma_marsaglia_tsang(double a, PhiloxStream& s) {
 
 // Chi-square with k >= 1 integer degrees of freedom: for k <= 16 the sum of
 // k squared normals (normal() each), above that 2 Gamma(k/2).
-inline double chi_square(std::int64_t k, PhiloxStream& s) {
+template <class Source>
+inline double chi_square(std::int64_t k, Source& s) {
     if (k <= 16) {
         double acc = 0.0;
         for (std::int64_t i = 0; i < k; ++i) {

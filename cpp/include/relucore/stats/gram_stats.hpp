@@ -22,16 +22,15 @@ struct GramStatistics {
     double min_diag = 0.0;       // min_i K_ii
 };
 
-// norm1 is ||lambda||_1 (E K_ii); the deviation uses the extreme eigenvalues,
-// because || K/s - I ||_2 = max(|mu_1/s - 1|, |mu_n/s - 1|) for symmetric K.
-inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1) {
+// The statistics of K given its extreme eigenvalues mu_max and mu_min (from
+// any eigensolver). norm1 is ||lambda||_1 (E K_ii); the deviation uses the
+// extreme eigenvalues, because || K/s - I ||_2 = max(|mu_1/s - 1|, |mu_n/s - 1|)
+// for symmetric K.
+inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1, double mu_max, double mu_min) {
     const Index n = K.rows();
     GramStatistics g;
-    Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> A = K;
-    Eigen::SelfAdjointEigenSolver<Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>> es(A, Eigen::EigenvaluesOnly);
-    const Vector& ev = es.eigenvalues();  // ascending
-    g.mu_min = ev[0];
-    g.mu_max = ev[n - 1];
+    g.mu_min = mu_min;
+    g.mu_max = mu_max;
     g.deviation = std::max(std::abs(g.mu_max / norm1 - 1.0), std::abs(g.mu_min / norm1 - 1.0));
     double mo = 0.0, md = std::numeric_limits<double>::infinity();
     for (Index i = 0; i < n; ++i) {
@@ -43,6 +42,15 @@ inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1) {
     g.min_diag = md;
     g.offdiag_ratio = md > 0 ? mo / md : std::numeric_limits<double>::infinity();
     return g;
+}
+
+// The statistics of K with its eigenvalues from Eigen's symmetric eigensolver.
+inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1) {
+    const Index n = K.rows();
+    Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> A = K;
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>> es(A, Eigen::EigenvaluesOnly);
+    const Vector& ev = es.eigenvalues();  // ascending
+    return gram_statistics(K, norm1, ev[n - 1], ev[0]);
 }
 
 }  // namespace relucore
