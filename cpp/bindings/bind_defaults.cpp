@@ -57,6 +57,9 @@ void bind_defaults(py::module_& m) {
     constant(cls, "blas_gemm_min_rows", d::blas_gemm_min_rows,
              "W += C X goes to the registered BLAS from this many rows of W on, or ...");
     constant(cls, "blas_gemm_min_data", d::blas_gemm_min_data, "... from this many entries of X on.");
+    constant(cls, "blas_product_min_work", d::blas_product_min_work,
+             "The weight engine's products W X^T and C X go to the registered BLAS from blas_gemm_min_rows neurons "
+             "and this many multiply-adds (m n d) on.");
     constant(cls, "generator_version", d::generator_version,
              "Version of the random streams of sample and the sweeps' data, recorded in a sweep store.");
     constant(cls, "lapack_eigen_min_rows", d::lapack_eigen_min_rows,

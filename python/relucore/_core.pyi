@@ -680,6 +680,11 @@ class Defaults:
         W += C X goes to the registered BLAS from this many rows of W on, or ...
         """
     @property
+    def blas_product_min_work(self) -> int:
+        """
+        The weight engine's products W X^T and C X go to the registered BLAS from blas_gemm_min_rows neurons and this many multiply-adds (m n d) on.
+        """
+    @property
     def blas_syrk_min_rows(self) -> int:
         """
         K = X X^T goes to the registered BLAS from this many rows of X on (relucore/linalg/blas.hpp).

@@ -71,6 +71,12 @@ constexpr int minnorm_stall_limit = 6;
 constexpr std::int64_t blas_syrk_min_rows = 32;
 constexpr std::int64_t blas_gemm_min_rows = 4;
 constexpr std::int64_t blas_gemm_min_data = 1 << 20;
+/// The weight-space engine's products beta = W X^T and G = C X (blas::gemm_nt,
+/// blas::gemm) go to the BLAS from blas_gemm_min_rows neurons and
+/// blas_product_min_work multiply-adds (m n d) on; below, Eigen's per-neuron
+/// products, bitwise as before (bench/README.md, "The weight engine through
+/// the BLAS").
+constexpr std::int64_t blas_product_min_work = 2000;
 /// Version of the random streams a sweep row's data come from (relucore.sample
 /// and the explicit-X sweep trials draw z from the counter-based generator of
 /// random/counter.hpp). A sweep store records it and is not resumed under
