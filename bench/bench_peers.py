@@ -182,13 +182,19 @@ def torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dtype="float64"):
 # --- the settings ---------------------------------------------------------------------------
 
 
-def run_dana1(repeat):
+def dana1_problem():
+    """Dana et al.'s Exp. 1 sizes: n = 1300, d = 100, m = 36 (signs +-1), 200 steps; (X, y, W0, signs, eta, steps)."""
     n, d, m, steps = 1300, 100, 36, 200
     X, y, _ = problem(n, d, 1)
     rng = np.random.default_rng(1)
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     W0 = rng.standard_normal((m, d)) / np.sqrt(d)
     eta = 0.1 / np.linalg.norm(X, 2) ** 2
+    return X, y, W0, signs, eta, steps
+
+
+def run_dana1(repeat):
+    X, y, W0, signs, eta, steps = dana1_problem()
     rows = []
     for engine in ("dual", "weights", "auto"):
 

@@ -8,7 +8,14 @@ For each (n, d, m) of a grid this times a GD step with the BLAS and with the bui
 products (``_core._use_blas``), alternating the two in this process, and reports the ratio and
 the agreement of the final weights. One thread.
 
-    python bench/bench_weights_blas.py
+Then Dana et al.'s Exp. 1 setting (n = 1300, d = 100, m = 36, outer layer fixed, 200 steps,
+init and eta given) side by side in this process: relucore (BLAS products, built-in
+products), the numpy loop and the PyTorch autograd + SGD loop of bench_peers.py (when
+installed), float64, one thread each, everything included (set-up too). Times are process
+CPU time, best of ``--repeat`` calls taken in turn, so that a loaded machine inflates them
+less than wall time; the final W of every peer is checked against relucore's first.
+
+    python bench/bench_weights_blas.py [--repeat 7] [--skip-grid]
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ GRID = [
 
 
 def step_seconds(X, y, signs, steps, repeat=5):
-    """Per-step seconds with the BLAS and with the built-in products, runs alternating; and the final W's."""
+    """Per-step CPU seconds with the BLAS and with the built-in products, runs alternating; the final W."""
     W0 = np.random.default_rng(2).standard_normal((len(signs), X.shape[1])) / np.sqrt(X.shape[1])
     eta = 1e-3 / (len(signs) * float(np.sum(X * X)))
     kw = dict(signs=signs, init=W0, eta=eta, tol=0.0, engine="weights", n_threads=1)
@@ -53,9 +60,9 @@ def step_seconds(X, y, signs, steps, repeat=5):
         for blas in (True, False):
             _core._use_blas(blas)
             for j, k in enumerate((steps, 2 * steps)):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 r = relucore.train(X, y, steps=k, **kw)
-                best[blas][j] = min(best[blas][j], time.perf_counter() - t0)
+                best[blas][j] = min(best[blas][j], time.process_time() - t0)
                 assert r.nit == k, r.message
             W[blas] = r.W
     _core._use_blas(True)
@@ -63,7 +70,58 @@ def step_seconds(X, y, signs, steps, repeat=5):
     return per[True], per[False], float(np.abs(W[True] - W[False]).max() / np.abs(W[False]).max())
 
 
+def dana1(repeat):
+    """CPU seconds of the Exp. 1 setting for relucore (BLAS, built-in), numpy and PyTorch, in turn."""
+    from bench_peers import _rel, _torch, dana1_problem, numpy_fixed_outer, torch_fixed_outer
+
+    X, y, W0, signs, eta, steps = dana1_problem()
+    (n, d), m = X.shape, len(signs)
+
+    def rc(blas):
+        def run():
+            _core._use_blas(blas)
+            try:
+                return relucore.train(
+                    X, y, signs=signs, init=W0, eta=eta, steps=steps, tol=0.0, n_threads=1, engine="weights"
+                ).W
+            finally:
+                _core._use_blas(True)
+
+        return run
+
+    runs = {
+        "relucore weights (BLAS)": rc(True),
+        "relucore weights (built-in)": rc(False),
+        "numpy loop": lambda: numpy_fixed_outer(X, y, W0, signs, eta, steps),
+    }
+    if _torch() is not None:
+        runs["PyTorch autograd+SGD"] = lambda: torch_fixed_outer(X, y, W0, signs, eta, steps)
+    ref = runs["relucore weights (BLAS)"]()
+    diffs = {name: _rel(fn(), ref) for name, fn in runs.items()}
+    assert max(diffs.values()) < 1e-12, diffs
+    best = dict.fromkeys(runs, np.inf)
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            t0 = time.process_time()
+            fn()
+            best[name] = min(best[name], time.process_time() - t0)
+    t_rc = best["relucore weights (BLAS)"]
+    print()
+    print(f"Dana Exp. 1 (n={n}, d={d}, m={m}, {steps} steps), CPU s best of {repeat}, load {os.getloadavg()[0]:.1f}")
+    print()
+    print("| run | CPU s | / relucore (BLAS) | max rel diff of W |")
+    print("|---|---|---|---|")
+    for name, t in best.items():
+        print(f"| {name} | {t:.4f} | {t / t_rc:.2f} | {diffs[name]:.1e} |")
+
+
 def main():
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--skip-grid", action="store_true", help="only the Exp. 1 comparison")
+    args = ap.parse_args()
     if not _core._use_blas(True):
         raise SystemExit(f"scipy's BLAS is not registered: {_core.blas_info()['scipy']}")
     dflt = _core.defaults
@@ -72,6 +130,9 @@ def main():
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; blas_gemm_min_rows = {dflt.blas_gemm_min_rows}, "
         f"blas_product_min_work = {dflt.blas_product_min_work}"
     )
+    if args.skip_grid:
+        dana1(args.repeat)
+        return
     print()
     print("| n | d | m | m n d | BLAS us/step | built-in us/step | built-in / BLAS | max rel diff of W |")
     print("|---|---|---|---|---|---|---|---|")
@@ -81,6 +142,7 @@ def main():
         steps = int(max(20, min(4000, 3e7 / (n * m * d))))
         tb, tn, diff = step_seconds(X, y, signs, steps)
         print(f"| {n} | {d} | {m} | {n * d * m} | {tb * 1e6:.2f} | {tn * 1e6:.2f} | {tn / tb:.2f} | {diff:.1e} |")
+    dana1(args.repeat)
 
 
 if __name__ == "__main__":

@@ -33,10 +33,13 @@ constexpr double divergence_factor = 1e12;
 /// reference machine (bench/bench_auto.py, bench/README.md), in nanoseconds per
 /// unit of work: the primal-dual engine's step costs auto_dual_step_ns * n^2 m
 /// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
-/// * n d m (W X^T and the gradient's product with X). K = X X^T is formed by
-/// the prepare step for either engine, so it does not enter the rule.
+/// * n d m (W X^T and the gradient's product with X) on its built-in products
+/// and auto_weights_blas_step_ns * n d m where they go to a BLAS
+/// (blas::products_use_blas_by_size). K = X X^T is formed by the prepare step
+/// for either engine, so it does not enter the rule.
 constexpr double auto_dual_step_ns = 0.12;
-constexpr double auto_weights_step_ns = 0.33;
+constexpr double auto_weights_step_ns = 0.27;
+constexpr double auto_weights_blas_step_ns = 0.10;
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to

@@ -315,14 +315,19 @@ inline void gemm_add(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef
     detail::gemm_builtin(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(), W.outerStride(), m, n, d);
 }
 
+/// Whether a weight-space product with `rows` output rows (neurons) and
+/// rows * inner * cols multiply-adds is large enough for a BLAS (the size part
+/// of the rule of gemm_nt and gemm; engine="auto" reads it too).
+inline bool products_use_blas_by_size(Index rows, Index inner, Index cols) {
+    return rows >= defaults::blas_gemm_min_rows &&
+           double(rows) * double(inner) * double(cols) >= double(defaults::blas_product_min_work);
+}
+
 namespace detail {
 
-// Whether a weight-space product with `rows` output rows (neurons) and
-// rows * inner * cols multiply-adds goes to the registered BLAS (which then
-// exists): the rule of gemm_nt and gemm.
+// Whether such a product goes to the registered BLAS (which then exists).
 inline bool product_uses_blas(const Library* lib, Index rows, Index inner, Index cols) {
-    return lib != nullptr && lib->dgemm != nullptr && rows >= defaults::blas_gemm_min_rows &&
-           double(rows) * double(inner) * double(cols) >= double(defaults::blas_product_min_work) && fits_int(rows) &&
+    return lib != nullptr && lib->dgemm != nullptr && products_use_blas_by_size(rows, inner, cols) && fits_int(rows) &&
            fits_int(inner) && fits_int(cols);
 }
 
