@@ -7,9 +7,10 @@ of the steps alone (the prepare step is the same for both engines). Fits
     dual step    ~ c_dual * n^2 m      (K alpha for every neuron)
     weights step ~ c_weights * n d m   (W X^T and the gradient's product with X)
 
-as the median over the grid of seconds / (n^2 m) and seconds / (n d m), in nanoseconds,
-and prints the table and the fitted constants (relucore/defaults.hpp: auto_dual_step_ns,
-auto_weights_step_ns). One thread; a few seconds on an idle machine.
+as the median over the grid of seconds / (n^2 m) and seconds / (n d m), in nanoseconds (the
+weight engine's separately over the cells whose products go to a BLAS and the others), and
+prints the table and the fitted constants (relucore/defaults.hpp: auto_dual_step_ns,
+auto_weights_step_ns, auto_weights_blas_step_ns). One thread, CPU time; a few seconds on an idle machine.
 
     python bench/bench_auto.py
 """
@@ -23,19 +24,21 @@ import numpy as np
 from _common import best_of, problem
 
 import relucore
+from relucore import _core
+from relucore.gd.defaults import resolve_engine
 
 GRID = [(n, d, m) for n in (10, 50, 200) for d in (20, 200, 2000) for m in (2, 8)]
 
 
 def step_seconds(X, y, signs, engine, steps):
-    """Seconds per GD step: the difference of two runs, best of 3 each."""
+    """CPU seconds per GD step: the difference of two runs, best of 5 each."""
     # A random start (about half the neurons active on each example) and a step far below the
     # default one, so that no run stops early.
     W0 = np.random.default_rng(2).standard_normal((len(signs), X.shape[1])) / np.sqrt(X.shape[1])
     eta = 1e-3 / (len(signs) * float(np.sum(X * X)))
     kw = dict(signs=signs, init=W0, eta=eta, tol=0.0, engine=engine, n_threads=1)
-    t1, r1 = best_of(lambda: relucore.train(X, y, steps=steps, **kw))
-    t2, r2 = best_of(lambda: relucore.train(X, y, steps=2 * steps, **kw))
+    t1, r1 = best_of(lambda: relucore.train(X, y, steps=steps, **kw), 5, time.process_time)
+    t2, r2 = best_of(lambda: relucore.train(X, y, steps=2 * steps, **kw), 5, time.process_time)
     assert (r1.nit, r2.nit) == (steps, 2 * steps), (r1.message, r2.message)
     return max(t2 - t1, 1e-9) / steps
 
@@ -58,8 +61,18 @@ def main():
             f"{'dual' if dual < weights else 'weights'} |"
         )
     c_dual = float(np.median([r[4] * 1e9 / (r[0] ** 2 * r[2]) for r in rows]))
-    c_weights = float(np.median([r[5] * 1e9 / (r[0] * r[1] * r[2]) for r in rows]))
-    print(f"\nc_dual = {c_dual:.3f} ns per n^2 m, c_weights = {c_weights:.3f} ns per n d m")
+    # The weight engine's constant per path of its products (built-in, or a BLAS from
+    # blas_gemm_min_rows neurons and blas_product_min_work multiply-adds on).
+    blas = [_core.products_use_blas_by_size(r[2], r[0], r[1]) for r in rows]
+    c_weights = float(np.median([r[5] * 1e9 / (r[0] * r[1] * r[2]) for r, b in zip(rows, blas) if not b]))
+    c_blas = float(np.median([r[5] * 1e9 / (r[0] * r[1] * r[2]) for r, b in zip(rows, blas) if b]))
+    print(
+        f"\nc_dual = {c_dual:.3f} ns per n^2 m, c_weights = {c_weights:.3f} ns per n d m (built-in products), "
+        f"c_weights_blas = {c_blas:.3f} ns per n d m (products on the BLAS)"
+    )
+    chosen = [resolve_engine("auto", r[0], r[1], r[2]) for r in rows]
+    agree = sum(c == ("dual" if r[4] < r[5] else "weights") for c, r in zip(chosen, rows))
+    print(f"engine='auto' with the constants of this build picks the faster engine in {agree} of {len(rows)} cells")
     print(f"load: {os.getloadavg()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 

@@ -8,7 +8,7 @@ timed (relucore's set-up included: K, eigenvalues, the init solve, W).
 Settings:
 
 - ``dana1``: n = 1300 > d = 100, m = 36 neurons, outer layer fixed (signs +-1), 200 GD steps,
-  init and eta given (Dana et al.'s Exp. 1 sizes). Peers: PyTorch autograd + SGD, JAX jit.
+  init and eta given (Dana et al.'s Exp. 1 sizes). Peers: numpy, PyTorch autograd + SGD, JAX jit.
 - ``dana2``: d = 2000, n = 1000, p = 35, both layers trained, full batch, 50 steps (Dana et
   al.'s Exp. 2 sizes) via ``meanfield.train(batch_size=None, train_outer=True, bias=False)``.
   Peer: PyTorch.
@@ -80,6 +80,16 @@ def torch_fixed_outer(X, y, W0, signs, eta, steps):
         loss.backward()
         opt.step()
     return W.detach().numpy()
+
+
+def numpy_fixed_outer(X, y, W0, signs, eta, steps):
+    """The same GD written in numpy (its matrix products on numpy's BLAS, one thread)."""
+    W = W0.copy()
+    for _ in range(steps):
+        pre = W @ X.T
+        r = signs @ np.maximum(pre, 0.0) - y
+        W -= eta * ((signs[:, None] * (pre > 0)) * r) @ X
+    return W
 
 
 def jax_fixed_outer(X, y, W0, signs, eta, steps):
@@ -172,21 +182,29 @@ def torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dtype="float64"):
 # --- the settings ---------------------------------------------------------------------------
 
 
-def run_dana1(repeat):
+def dana1_problem():
+    """Dana et al.'s Exp. 1 sizes: n = 1300, d = 100, m = 36 (signs +-1), 200 steps; (X, y, W0, signs, eta, steps)."""
     n, d, m, steps = 1300, 100, 36, 200
     X, y, _ = problem(n, d, 1)
     rng = np.random.default_rng(1)
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     W0 = rng.standard_normal((m, d)) / np.sqrt(d)
     eta = 0.1 / np.linalg.norm(X, 2) ** 2
+    return X, y, W0, signs, eta, steps
+
+
+def run_dana1(repeat):
+    X, y, W0, signs, eta, steps = dana1_problem()
     rows = []
-    for engine in ("dual", "weights"):
+    for engine in ("dual", "weights", "auto"):
 
         def rc(engine=engine):
             return relucore.train(X, y, signs=signs, init=W0, eta=eta, steps=steps, tol=0.0, n_threads=1, engine=engine)
 
         t_rc, res = best_of(rc, repeat)
         peers = []
+        t, W = best_of(lambda: numpy_fixed_outer(X, y, W0, signs, eta, steps), repeat)
+        peers.append(("numpy loop", t, _rel(W, res.W)))
         if _torch() is not None:
             t, W = best_of(lambda: torch_fixed_outer(X, y, W0, signs, eta, steps), repeat)
             peers.append(("PyTorch autograd+SGD", t, _rel(W, res.W)))

@@ -161,6 +161,12 @@ void bind_blas(py::module_& m) {
         "'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's "
         "BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.");
     m.def(
+        "products_use_blas_by_size",
+        [](std::int64_t m, std::int64_t n, std::int64_t d) { return blas::products_use_blas_by_size(m, n, d); },
+        py::arg("m"), py::arg("n"), py::arg("d"),
+        "Whether the weight-space engine's products W X^T and C X (m neurons, n examples, d inputs) are large "
+        "enough to go to a BLAS (relucore/linalg/blas.hpp; the size rule alone, whether or not one is registered).");
+    m.def(
         "_use_blas",
         [](bool enabled) {
             bindings::ensure_blas();

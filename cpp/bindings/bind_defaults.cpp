@@ -34,7 +34,11 @@ void bind_defaults(py::module_& m) {
     constant(cls, "auto_dual_step_ns", d::auto_dual_step_ns,
              "engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).");
     constant(cls, "auto_weights_step_ns", d::auto_weights_step_ns,
-             "engine='auto': nanoseconds of a weight-space GD step per n d m (bench/bench_auto.py).");
+             "engine='auto': nanoseconds of a weight-space GD step per n d m on the built-in products "
+             "(bench/bench_auto.py).");
+    constant(cls, "auto_weights_blas_step_ns", d::auto_weights_blas_step_ns,
+             "engine='auto': nanoseconds of a weight-space GD step per n d m where its products go to a BLAS "
+             "(bench/bench_auto.py).");
     constant(cls, "unfit_rtol", d::unfit_rtol,
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
     constant(cls, "limit_max_steps", d::limit_max_steps,
@@ -57,6 +61,9 @@ void bind_defaults(py::module_& m) {
     constant(cls, "blas_gemm_min_rows", d::blas_gemm_min_rows,
              "W += C X goes to the registered BLAS from this many rows of W on, or ...");
     constant(cls, "blas_gemm_min_data", d::blas_gemm_min_data, "... from this many entries of X on.");
+    constant(cls, "blas_product_min_work", d::blas_product_min_work,
+             "The weight engine's products W X^T and C X go to the registered BLAS from blas_gemm_min_rows neurons "
+             "and this many multiply-adds (m n d) on.");
     constant(cls, "generator_version", d::generator_version,
              "Version of the random streams of sample and the sweeps' data, recorded in a sweep store.");
     constant(cls, "lapack_eigen_min_rows", d::lapack_eigen_min_rows,

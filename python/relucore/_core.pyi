@@ -665,9 +665,14 @@ class Defaults:
         engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).
         """
     @property
+    def auto_weights_blas_step_ns(self) -> float:
+        """
+        engine='auto': nanoseconds of a weight-space GD step per n d m where its products go to a BLAS (bench/bench_auto.py).
+        """
+    @property
     def auto_weights_step_ns(self) -> float:
         """
-        engine='auto': nanoseconds of a weight-space GD step per n d m (bench/bench_auto.py).
+        engine='auto': nanoseconds of a weight-space GD step per n d m on the built-in products (bench/bench_auto.py).
         """
     @property
     def blas_gemm_min_data(self) -> int:
@@ -678,6 +683,11 @@ class Defaults:
     def blas_gemm_min_rows(self) -> int:
         """
         W += C X goes to the registered BLAS from this many rows of W on, or ...
+        """
+    @property
+    def blas_product_min_work(self) -> int:
+        """
+        The weight engine's products W X^T and C X go to the registered BLAS from blas_gemm_min_rows neurons and this many multiply-adds (m n d) on.
         """
     @property
     def blas_syrk_min_rows(self) -> int:
@@ -857,6 +867,10 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
 def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start (settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
+    """
+def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
+    """
+    Whether the weight-space engine's products W X^T and C X (m neurons, n examples, d inputs) are large enough to go to a BLAS (relucore/linalg/blas.hpp; the size rule alone, whether or not one is registered).
     """
 def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """

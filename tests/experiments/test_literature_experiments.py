@@ -254,8 +254,22 @@ def test_step_size_flow_limit_is_a_rest_point_near_small_step_gd():
     assert np.all(gaps[1] < gaps[0] / 5)
 
 
+def test_convergence_probability_runs_on_relucores_engine_and_matches_numpy():
+    """The default engine is relucore.train (batched); the numpy loop gives the same outcomes."""
+    kw = dict(d_grid=(3, 4), n_factors=(1, 2, 4, 8), p=12, trials=8, steps=400, check_step_size=False, progress=False)
+    default = experiments.run("convergence-probability", **kw)
+    numpy = experiments.run("convergence-probability", engine="numpy", **kw)
+    assert default.params["engine"] == "train"
+    for a, b in zip(default.data["curves"], numpy.data["curves"]):
+        np.testing.assert_array_equal(a["succ"], b["succ"])
+        # losses relative to the zero network's, compared absolutely (interpolating runs reach ~1e-20)
+        assert np.max(np.abs(a["loss"] - b["loss"])) < 1e-10
+        assert np.all(np.isfinite(a["loss"]))
+
+
 def test_convergence_probability_quick_claims():
     res = experiments.run("convergence-probability", quick=True)
+    assert res.params["engine"] == "train"
     for curve in res.data["curves"]:
         pr = curve["prob"]
         assert max(pr[:2]) >= 0.8 and pr[-1] <= 0.2

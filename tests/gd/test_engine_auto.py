@@ -6,12 +6,22 @@ import pytest
 
 import relucore
 from relucore import _core
-from relucore.gd.defaults import AUTO_DUAL_STEP_NS, AUTO_WEIGHTS_STEP_NS, resolve_engine
+from relucore.gd.defaults import AUTO_DUAL_STEP_NS, AUTO_WEIGHTS_BLAS_STEP_NS, AUTO_WEIGHTS_STEP_NS, resolve_engine
 
 
 def test_constants_come_from_cpp():
     assert AUTO_DUAL_STEP_NS == _core.defaults.auto_dual_step_ns > 0
     assert AUTO_WEIGHTS_STEP_NS == _core.defaults.auto_weights_step_ns > 0
+    assert AUTO_WEIGHTS_BLAS_STEP_NS == _core.defaults.auto_weights_blas_step_ns > 0
+
+
+def test_the_size_rule_of_the_blas_products():
+    dflt = _core.defaults
+    m0, work = dflt.blas_gemm_min_rows, dflt.blas_product_min_work
+    assert not _core.products_use_blas_by_size(m0 - 1, 10**4, 10**4)
+    k = -(-work // m0)  # the least n (or d) with m0 * n * 1 >= work
+    assert _core.products_use_blas_by_size(m0, k, 1) and not _core.products_use_blas_by_size(m0, k - 1, 1)
+    assert _core.products_use_blas_by_size(m0, 1, k) and not _core.products_use_blas_by_size(m0, 1, k - 1)
 
 
 def test_rule_picks_dual_for_wide_and_weights_for_tall_data():
@@ -20,11 +30,13 @@ def test_rule_picks_dual_for_wide_and_weights_for_tall_data():
     assert resolve_engine("auto", 1300, None, 36) == "dual"  # Gram-only mode
     assert resolve_engine("weights", 10, 2000, 2) == "weights"
     assert resolve_engine("dual", 1300, 100, 36) == "dual"
-    # The boundary: dual exactly when AUTO_DUAL_STEP_NS n < AUTO_WEIGHTS_STEP_NS d.
+    # The boundary: dual exactly when AUTO_DUAL_STEP_NS n < c d, c the weight engine's constant
+    # for its products' path (built-in below blas_gemm_min_rows neurons, a BLAS from there on).
     n = 400
-    d_star = AUTO_DUAL_STEP_NS * n / AUTO_WEIGHTS_STEP_NS
-    assert resolve_engine("auto", n, int(np.floor(d_star)) - 1, 3) == "weights"
-    assert resolve_engine("auto", n, int(np.ceil(d_star)) + 1, 3) == "dual"
+    for m, c in ((3, AUTO_WEIGHTS_STEP_NS), (8, AUTO_WEIGHTS_BLAS_STEP_NS)):
+        d_star = AUTO_DUAL_STEP_NS * n / c
+        assert resolve_engine("auto", n, int(np.floor(d_star)) - 1, m) == "weights"
+        assert resolve_engine("auto", n, int(np.ceil(d_star)) + 1, m) == "dual"
 
 
 def _fields(r):

@@ -33,10 +33,13 @@ constexpr double divergence_factor = 1e12;
 /// reference machine (bench/bench_auto.py, bench/README.md), in nanoseconds per
 /// unit of work: the primal-dual engine's step costs auto_dual_step_ns * n^2 m
 /// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
-/// * n d m (W X^T and the gradient's product with X). K = X X^T is formed by
-/// the prepare step for either engine, so it does not enter the rule.
+/// * n d m (W X^T and the gradient's product with X) on its built-in products
+/// and auto_weights_blas_step_ns * n d m where they go to a BLAS
+/// (blas::products_use_blas_by_size). K = X X^T is formed by the prepare step
+/// for either engine, so it does not enter the rule.
 constexpr double auto_dual_step_ns = 0.12;
-constexpr double auto_weights_step_ns = 0.33;
+constexpr double auto_weights_step_ns = 0.27;
+constexpr double auto_weights_blas_step_ns = 0.10;
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to
@@ -71,6 +74,12 @@ constexpr int minnorm_stall_limit = 6;
 constexpr std::int64_t blas_syrk_min_rows = 32;
 constexpr std::int64_t blas_gemm_min_rows = 4;
 constexpr std::int64_t blas_gemm_min_data = 1 << 20;
+/// The weight-space engine's products beta = W X^T and G = C X (blas::gemm_nt,
+/// blas::gemm) go to the BLAS from blas_gemm_min_rows neurons and
+/// blas_product_min_work multiply-adds (m n d) on; below, Eigen's per-neuron
+/// products, bitwise as before (bench/README.md, "The weight engine through
+/// the BLAS").
+constexpr std::int64_t blas_product_min_work = 2000;
 /// Version of the random streams a sweep row's data come from (relucore.sample
 /// and the explicit-X sweep trials draw z from the counter-based generator of
 /// random/counter.hpp). A sweep store records it and is not resumed under

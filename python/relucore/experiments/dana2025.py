@@ -221,7 +221,7 @@ def convergence_probability(
     eta_factor: float = 0.25,
     check_step_size: bool = True,
     loss_threshold: float = 1e-4,
-    engine: str = "numpy",
+    engine: str = "train",
     quick: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
@@ -245,16 +245,16 @@ def convergence_probability(
     likelihood (:func:`fit_threshold`); the threshold ``n*(d)`` (fitted P = 1/2) is
     then fitted as a power of d and compared with the parameter count ``p (d + 1)``.
 
-    ``engine="numpy"`` (default) runs the trials of each (d, n) as one vectorised numpy GD
-    (:func:`trained_outer_gd`); ``engine="train"`` in one batched call of
-    ``relucore.train(train_outer=True, output_scale=p**-0.5, engine="weights")``
-    (:func:`train_trials`); ``engine="meanfield"`` runs every trial through
-    ``relucore.meanfield.train`` (no bias, trained outer layer, full batch, no noise or
-    weight decay, output scale ``1/sqrt(p)``) on a thread pool. All take the same steps
-    to rounding (tests). At p = 12 and n ~ 30-100 the batched ``train`` call and the
-    batched numpy loop take the same time (0.9-1.0x, bench/bench_outer.py), so numpy stays
-    the default. ``relucore.sweep`` is not used: it samples with ``relucore.sample``, whose
-    data are not this experiment's.
+    ``engine="train"`` (default) runs the trials of each (d, n) in one batched call of
+    relucore's engine, ``relucore.train(train_outer=True, output_scale=p**-0.5,
+    engine="weights")`` (:func:`train_trials`); ``engine="numpy"`` as one vectorised numpy GD
+    (:func:`trained_outer_gd`, the independent reference); ``engine="meanfield"`` runs every
+    trial through ``relucore.meanfield.train`` (no bias, trained outer layer, full batch, no
+    noise or weight decay, output scale ``1/sqrt(p)``) on a thread pool. All take the same
+    steps to rounding (tests), so the success counts agree. The batched ``train`` call is the
+    faster at p = 12 and n ~ 30-100 (its products run on the BLAS; bench/bench_outer.py).
+    ``relucore.sweep`` is not used: it samples with ``relucore.sample``, whose data are not
+    this experiment's.
     """
     from relucore._validation import check_choice
 

@@ -79,6 +79,8 @@ FORMAT_CHANGES = {
     "that; the limit_holds, limit_step and limit_margin columns; "
     "K = X X^T (n >= 32) and W = W0 + C X (m >= 4 or n d >= 2^20) are formed by scipy's BLAS when it can be "
     "kept to one thread (last bits); "
+    "the weight-space engine's products W X^T and C X (m >= 4 and m n d >= 2000) run on the same BLAS (last bits), "
+    "and engine='auto' is dual when d > 0.44 n, or d > 1.2 n where those products run on the BLAS (was d > 0.36 n); "
     "explicit-X trials and relucore.sample draw z from relucore's counter-based generator (Philox4x32-10, "
     "keyed by one 64-bit draw of the trial's generator; K accumulated block by block as X is drawn), so old "
     "seeds give new draws of the same law (stores record the generator version); "

@@ -12,6 +12,7 @@
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/run.hpp"
+#include "relucore/linalg/blas.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -80,7 +81,7 @@ public:
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        for (Index k = 0; k < W_.rows(); ++k) d_W_.row(k).noalias() = d_alpha_.row(k) * X_;
+        blas::gemm(d_alpha_, X_, d_W_);
         grad_norm_ = weights_grad_norm();
         evaluate_outer();
         evaluated_ = true;
@@ -161,9 +162,7 @@ private:
         return s;
     }
 
-    void compute_beta() {
-        for (Index k = 0; k < W_.rows(); ++k) beta_.row(k).transpose().noalias() = X_ * W_.row(k).transpose();
-    }
+    void compute_beta() { blas::gemm_nt(W_, X_, beta_); }
 
     ConstMatrixRef X_;
     RowMatrix W_;

@@ -7,6 +7,10 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -87,6 +91,45 @@ inline Scalar sigmoid_neg(Scalar z) {
     return 1 / (1 + std::exp(z));
 }
 
+namespace detail {
+
+// The ReLU loops of loss_and_residual and dual_step_coefficients on contiguous
+// rows, branch-free: activation patterns are data, not predictable, and a
+// compiler keeps the branch of a select whose value may raise an FP flag.
+// Two lanes of SSE2 (every x86-64 CPU) compare and mask; the numbers are
+// bitwise those of the scalar loops below (the same products and sums, in
+// the same order; an inactive entry contributes +0).
+
+// h[i] += a * relu(b[i]), i < n.
+inline void add_scaled_relu(const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
+    Index i = 0;
+#if defined(__SSE2__)
+    const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
+    for (; i + 2 <= n; i += 2) {
+        const __m128d u = _mm_loadu_pd(b + i);
+        const __m128d r = _mm_and_pd(_mm_cmpgt_pd(u, zero), u);
+        _mm_storeu_pd(h + i, _mm_add_pd(_mm_loadu_pd(h + i), _mm_mul_pd(va, r)));
+    }
+#endif
+    for (; i < n; ++i) h[i] += a * (b[i] > 0 ? b[i] : Scalar(0));
+}
+
+// out[i] = b[i] > 0 ? a * g[i] : 0, i < n.
+inline void masked_scale(const Scalar* __restrict b, const Scalar* __restrict g, Scalar a, Scalar* __restrict out,
+                         Index n) {
+    Index i = 0;
+#if defined(__SSE2__)
+    const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
+    for (; i + 2 <= n; i += 2) {
+        const __m128d mask = _mm_cmpgt_pd(_mm_loadu_pd(b + i), zero);
+        _mm_storeu_pd(out + i, _mm_and_pd(mask, _mm_mul_pd(va, _mm_loadu_pd(g + i))));
+    }
+#endif
+    for (; i < n; ++i) out[i] = b[i] > 0 ? a * g[i] : Scalar(0);
+}
+
+}  // namespace detail
+
 // Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
 // fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss.
 //   square:   L = 1/2 sum_i (h_i - y_i)^2,            g = h - y
@@ -99,13 +142,11 @@ Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, 
     for (Index i = 0; i < n; ++i) h[i] = 0;
     for (Index k = 0; k < m; ++k) {
         const Scalar a = outer[k];
-        // The ReLU case is written without a call so that it compiles to
-        // branch-free selects: activation patterns are data, not predictable.
+        // The ReLU case is written without a call and on raw pointers (rows of
+        // beta are contiguous) so that it compiles to branch-free, vectorised
+        // selects: activation patterns are data, not predictable.
         if (spec.activation == Activation::relu) {
-            for (Index i = 0; i < n; ++i) {
-                const Scalar u = beta(k, i);
-                h[i] += a * (u > 0 ? u : Scalar(0));
-            }
+            detail::add_scaled_relu(beta.row(k).data(), a, h.data(), n);
         } else {
             for (Index i = 0; i < n; ++i) h[i] += a * activate(beta(k, i), spec);
         }
@@ -138,7 +179,7 @@ void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Sc
     for (Index k = 0; k < m; ++k) {
         const Scalar a = -eta * outer[k];
         if (spec.activation == Activation::relu) {
-            for (Index i = 0; i < n; ++i) coeff(k, i) = beta(k, i) > 0 ? a * g[i] : Scalar(0);
+            detail::masked_scale(beta.row(k).data(), g.data(), a, coeff.row(k).data(), n);
         } else {
             for (Index i = 0; i < n; ++i) coeff(k, i) = a * activate_slope(beta(k, i), spec) * g[i];
         }

@@ -1,9 +1,12 @@
 // Dense kernels behind one header: the symmetric rank update K += X X^T
-// (syrk) and the product W += C X (gemm) on row-major views.
+// (syrk), the product W += C X (gemm_add) on row-major views, and the two
+// products of a weight-space GD step, beta = W X^T (gemm_nt) and G = C X
+// (gemm).
 //
 // Each call goes to an optimised BLAS when one is registered (register_blas())
 // and the product is large enough for it to win (defaults.hpp: blas_syrk_min_rows,
-// blas_gemm_min_rows, blas_gemm_min_data; a rule of the sizes alone), and to
+// blas_gemm_min_rows, blas_gemm_min_data, blas_product_min_work; a rule of the
+// sizes alone), and to
 // relucore's own kernels otherwise, so a C++ program that embeds the
 // headers without any BLAS builds and runs unchanged. The Python package
 // registers, on the first call that forms K or W, the BLAS that scipy loads
@@ -310,6 +313,83 @@ inline void gemm_add(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef
         return;
     }
     detail::gemm_builtin(C.data(), C.outerStride(), X.data(), X.outerStride(), W.data(), W.outerStride(), m, n, d);
+}
+
+/// Whether a weight-space product with `rows` output rows (neurons) and
+/// rows * inner * cols multiply-adds is large enough for a BLAS (the size part
+/// of the rule of gemm_nt and gemm; engine="auto" reads it too).
+inline bool products_use_blas_by_size(Index rows, Index inner, Index cols) {
+    return rows >= defaults::blas_gemm_min_rows &&
+           double(rows) * double(inner) * double(cols) >= double(defaults::blas_product_min_work);
+}
+
+namespace detail {
+
+// Whether such a product goes to the registered BLAS (which then exists).
+inline bool product_uses_blas(const Library* lib, Index rows, Index inner, Index cols) {
+    return lib != nullptr && lib->dgemm != nullptr && products_use_blas_by_size(rows, inner, cols) && fits_int(rows) &&
+           fits_int(inner) && fits_int(cols);
+}
+
+}  // namespace detail
+
+/// C = A B^T for A (m x k), B (n x k), C (m x n), all row-major; C is
+/// overwritten (beta = W X^T of the weight engine). Through the registered
+/// BLAS when detail::product_uses_blas; otherwise one matrix-vector product
+/// B a_r per row r of A (Eigen's; the weight engine's results below the
+/// threshold are bitwise those of its earlier per-neuron loop).
+inline void gemm_nt(const ConstMatrixRef& A, const ConstMatrixRef& B, MatrixRef C) {
+    const Index m = A.rows(), n = B.rows(), k = A.cols();
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        C.setZero();
+        return;
+    }
+    const Library* lib = registered_blas();
+    if (detail::product_uses_blas(lib, m, k, n) && detail::fits_int(A.outerStride()) &&
+        detail::fits_int(B.outerStride()) && detail::fits_int(C.outerStride())) {
+        // Column-major: C^T (n x m) = B (n x k) A^T (k x m); row-major B is
+        // column-major B^T (k x n), hence 'T' on it, and row-major A is A^T.
+        SingleThreaded one_thread;
+        char t = 'T', no = 'N';
+        int mm = static_cast<int>(n), nn = static_cast<int>(m), kk = static_cast<int>(k),
+            lda = static_cast<int>(B.outerStride()), ldb = static_cast<int>(A.outerStride()),
+            ldc = static_cast<int>(C.outerStride());
+        double alpha = 1, beta = 0;
+        lib->dgemm(&t, &no, &mm, &nn, &kk, &alpha, const_cast<double*>(B.data()), &lda, const_cast<double*>(A.data()),
+                   &ldb, &beta, C.data(), &ldc);
+        return;
+    }
+    for (Index r = 0; r < m; ++r) C.row(r).transpose().noalias() = B * A.row(r).transpose();
+}
+
+/// W = C X for C (m x n), X (n x d), W (m x d), all row-major; W is
+/// overwritten (the weight engine's step G = (mask o r) X). Through the
+/// registered BLAS when detail::product_uses_blas; otherwise one
+/// vector-matrix product c_r X per row (Eigen's, bitwise the engine's earlier
+/// loop).
+inline void gemm(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef W) {
+    const Index m = C.rows(), n = C.cols(), d = X.cols();
+    if (m <= 0 || d <= 0) return;
+    if (n <= 0) {
+        W.setZero();
+        return;
+    }
+    const Library* lib = registered_blas();
+    if (detail::product_uses_blas(lib, m, n, d) && detail::fits_int(C.outerStride()) &&
+        detail::fits_int(X.outerStride()) && detail::fits_int(W.outerStride())) {
+        // Column-major: W^T (d x m) = X^T (d x n) C^T (n x m).
+        SingleThreaded one_thread;
+        char no = 'N';
+        int mm = static_cast<int>(d), nn = static_cast<int>(m), kk = static_cast<int>(n),
+            lda = static_cast<int>(X.outerStride()), ldb = static_cast<int>(C.outerStride()),
+            ldc = static_cast<int>(W.outerStride());
+        double alpha = 1, beta = 0;
+        lib->dgemm(&no, &no, &mm, &nn, &kk, &alpha, const_cast<double*>(X.data()), &lda, const_cast<double*>(C.data()),
+                   &ldb, &beta, W.data(), &ldc);
+        return;
+    }
+    for (Index r = 0; r < m; ++r) W.row(r).noalias() = C.row(r) * X;
 }
 
 }  // namespace blas
