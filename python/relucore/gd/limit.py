@@ -24,6 +24,7 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
+FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 _U = np.finfo(float).eps / 2  # unit roundoff
 
 
@@ -39,7 +40,7 @@ def _since(step) -> str:
 
 @summarized(
     title=lambda c: ("holds" if c.holds else "does not hold") + (_since(c.step) if c.holds else ""),
-    rows=("holds", "step", "margin", "contraction", "fp_error", "reason"),
+    rows=("holds", "step", "margin", "contraction", "fp_error", "motion", "reason"),
 )
 @dataclasses.dataclass(frozen=True)
 class Certificate:
@@ -67,6 +68,16 @@ class Certificate:
         Why the proof fails (empty when it holds).
     pattern : ndarray of bool, shape (m, n)
         The frozen activation pattern ``beta > 0``.
+    motion : float
+        For :func:`relucore.flow`: 0 when the pattern is proved frozen; otherwise the flow ended
+        once the rest of any continuation was proved to move every entry of ``beta`` by at most
+        this (docs/math.md §13, remaining motion), and the returned ``beta`` is the limit to within
+        it. For an uncertified ``steps=inf`` run: the same bound for the flow continuation it
+        returns (0 when the continuation's pattern is frozen; NaN when there is none).
+    sliding : ndarray of bool, shape (m, n), or None
+        For an uncertified ``steps=inf`` run: the entries that slid (were held at zero) in the
+        exact continuation from the ``tol`` state, where GD chatters and no frozen-pattern proof
+        exists. None otherwise.
     """
 
     holds: bool
@@ -76,6 +87,8 @@ class Certificate:
     fp_error: float
     reason: str
     pattern: np.ndarray
+    motion: float = 0.0
+    sliding: Optional[np.ndarray] = None
 
 
 def _limit_title(r) -> str:
@@ -171,11 +184,11 @@ def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
         f"entry beta[{k}, {i}] is not proved to keep its sign: limit {ph['beta_inf'][k, i]:.3g}, "
         f"deviation bound {bound[k, i]:.3g}, floating-point bound {err[k, i]:.3g}"
     )
-    return Certificate(False, -1, margin, rho, fp, why, active), ph
+    return Certificate(False, -1, margin, rho, fp, why, active, motion=np.nan), ph
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
-    return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active)
+    return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active, motion=np.nan)
 
 
 def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False, signs=None) -> None:
@@ -230,6 +243,36 @@ def _divergence(engine, K, y, signs) -> ValueError:
     )
 
 
+_STATUS = {3: "cancelled", 4: "stopped", 5: "stalled: a stationary point that leaves examples unfit"}
+
+
+def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
+    """The exact continuation of an uncertified run from its ``tol`` state (docs/math.md §13).
+
+    Where GD chatters on a pattern boundary no frozen-pattern proof exists. The motion left at
+    ``tol`` is followed exactly instead: gradient flow, with the entries GD chatters on held at
+    zero (Filippov sliding), to its limit (``relucore.flow``'s event loop). GD's own remaining
+    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. Returns
+    ``(alpha, beta, certificate)``; the certificate does not hold and names the sliding entries.
+    """
+    run = _core.flow_follow(
+        K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
+    )
+    if run["status"] != "limit":
+        return alpha, beta, cert
+    slid = np.asarray(run["sliding"], dtype=bool).copy()
+    for pattern in run["event_sliding"]:
+        slid |= np.asarray(pattern, dtype=bool)
+    entries = ", ".join(f"({k}, {i})" for k, i in np.argwhere(slid)) or "none"
+    reason = (
+        f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
+        f"proof exists; returned the exact continuation from the tol state at step {step} "
+        f"(gradient flow with sliding entries held at zero, {len(run['event_times'])} events)"
+    )
+    out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
+    return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
+
+
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
     """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
     or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached."""
@@ -241,7 +284,9 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         alpha, beta = np.array(engine.alpha), np.array(engine.beta)
         if status == 2 or not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
             raise _divergence(engine, K, y, signs)
-        last = status in (0, 1) and (status == 0 or engine.steps_taken >= max_steps)
+        # Every status but "max_steps of this chunk" ends the run (stalled, cancelled, stopped would
+        # otherwise return at once from every later chunk without stepping: a loop without end).
+        last = status != 1 or engine.steps_taken >= max_steps
         # Try the proof when the pattern held through the last chunk (and always at the end).
         if int(out["pattern_stable_step"]) <= before or last or cert is None:
             cert, ph = certify_gd(K, y, signs, alpha, beta, float(engine.eta), int(engine.steps_taken))
@@ -251,6 +296,8 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         if last:
             break
         chunk *= 2
+    if not cert.holds and status == 0:
+        alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y
     g = signs[:, None] * (beta > 0) * r[None, :]
     grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
@@ -260,8 +307,12 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             f"certified limit: the activation pattern is proved frozen from step {cert.step} "
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         )
+    elif cert.sliding is not None:
+        message = f"limit not certified: {cert.reason} (docs/math.md §13)"
     else:
-        what = f"gradient norm below tol {tol:.3g}" if status == 0 else f"{max_steps} steps taken"
+        what = {0: f"gradient norm below tol {tol:.3g}", 1: f"{max_steps} steps taken"}.get(
+            status, f"status {status} ({_STATUS.get(status, '?')})"
+        )
         message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
     return dict(
         alpha=alpha,

@@ -189,9 +189,16 @@ def flow(
     cert = None
     if run.pop("limit"):
         cert = Certificate(
-            True, run["last_event"], run["margin"], run["rate"], run["fp_error"], "", run["pattern"].copy()
+            True,
+            run["last_event"],
+            run["margin"],
+            run["rate"],
+            run["fp_error"],
+            "",
+            run["pattern"].copy(),
+            motion=run["motion"],
         )
-    for key in ("margin", "rate", "last_event", "fp_error"):
+    for key in ("margin", "rate", "last_event", "fp_error", "motion"):
         run.pop(key)
     run["certificate"] = cert
     run["event_times"] = np.asarray(run["event_times"], dtype=float)
