@@ -72,7 +72,9 @@ FORMAT_CHANGES = {
     "kept to one thread (last bits); "
     "explicit-X trials and relucore.sample draw z from relucore's counter-based generator (Philox4x32-10, "
     "keyed by one 64-bit draw of the trial's generator; K accumulated block by block as X is drawn), so old "
-    "seeds give new draws of the same law (stores record the generator version)",
+    "seeds give new draws of the same law (stores record the generator version); "
+    "steps=inf runs whose limit is not certified return the exact continuation from their tol state, and a "
+    "failed proof schedules the next try (limit_step and the last bits of certified limits change)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
