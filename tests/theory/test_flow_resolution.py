@@ -116,8 +116,13 @@ def test_flow_motion_bound_holds_on_a_gd_reference():
     # The flow limit of a problem that main chased through 10^4 events (step-size problem 90):
     # the bound says where every continuation ends; GD with a small step ends there to O(eta).
     K, y, eps = _step_size_problems()[90]
-    f = rc.flow(None, y, gram=K, signs=(1.0, -1.0), init="positive", eps=eps)
+    times = [1e-3, 0.1, 10.0]
+    f = rc.flow(None, y, gram=K, signs=(1.0, -1.0), init="positive", eps=eps, times=times)
     assert f.certificate.motion > 0 and f.event_times.size < 100
+    # Every requested time gets a state, also those after the flow ended by its bound: the last
+    # phase's state there, within the bound of the limit.
+    assert f.beta_t.shape == (3,) + f.beta.shape and f.event_times[-1] < times[-1]
+    assert np.abs(f.beta_t[-1] - f.beta).max() <= f.certificate.motion
     mu1 = np.linalg.eigvalsh(K)[-1]
     gaps = []
     for eta in (1e-2 / mu1, 1e-3 / mu1):

@@ -141,6 +141,44 @@ inline void certify_limit(const Phase& ph, const Watched& w, FlowOutput& out) {
     out.last_event = out.event_times.empty() ? 0.0 : out.event_times.back();
 }
 
+/// Where and how far a run has come, for end_at_rest.
+struct RestScale {
+    double mu_lo, scale, t;
+};
+
+/// Ends the run at the state (a, b) when every continuation from the current state (alpha, beta) moves
+/// beta by at most flow_rest_rtol of the scale, counting the distance from the current state to (a, b);
+/// otherwise changes nothing and returns false. The requested times not reached yet get the state of the
+/// phase ph (or the current state): within that bound.
+inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const RestScale& at,
+                        const std::vector<double>& times, size_t& ti, const Phase* ph, const BoolMat& sliding,
+                        const RowMatrix& a, const RowMatrix& b, const char* what, RowMatrix& alpha, RowMatrix& beta,
+                        FlowOutput& out) {
+    const Motion mo = remaining_motion(K, y, signs, beta, at.mu_lo);
+    const double bound = mo.entry + (b - beta).cwiseAbs().maxCoeff();
+    const double cap = defaults::flow_rest_rtol * std::max(at.scale, beta.cwiseAbs().maxCoeff());
+    if (!mo.holds || !(bound <= cap)) return false;
+    out.status = "limit";
+    out.t_final = std::numeric_limits<double>::infinity();
+    out.limit = true;
+    out.margin = mo.margin;
+    out.motion = bound;
+    out.rate = 0.0;
+    out.last_event = at.t;
+    out.message = "followed to t = " + std::to_string(at.t) + " after " + std::to_string(out.event_times.size()) +
+                  " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
+                  " (proved); returned " + what;
+    for (; ti < times.size(); ++ti) {
+        RowMatrix ta = alpha, tb = beta;
+        if (ph) state_at(*ph, sliding, times[ti] - at.t, ta, tb);
+        out.alpha_t.push_back(ta);
+        out.beta_t.push_back(tb);
+    }
+    alpha = a;
+    beta = b;
+    return true;
+}
+
 /// beta at the end of the phase: beta_inf with the sliding entries at zero.
 inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
     RowMatrix b = ph.beta_inf;
@@ -164,27 +202,9 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     const bool to_limit = std::isinf(t_max);
     const double mu_lo = to_limit ? mu_min_lower(K) : 0.0;
     const double scale = std::max(beta.cwiseAbs().maxCoeff(), y.cwiseAbs().maxCoeff());
-    // Ends the run at the state (a, b) when every continuation from the current state moves beta by at most
-    // flow_rest_rtol of the scale, counting the distance from the current state to (a, b).
-    auto at_rest = [&](const RowMatrix& a, const RowMatrix& b, const char* what) {
-        if (!to_limit) return false;
-        const Motion mo = remaining_motion(K, y, signs, beta, mu_lo);
-        const double bound = mo.entry + (b - beta).cwiseAbs().maxCoeff();
-        const double cap = defaults::flow_rest_rtol * std::max(scale, beta.cwiseAbs().maxCoeff());
-        if (!mo.holds || !(bound <= cap)) return false;
-        out.status = "limit";
-        out.t_final = std::numeric_limits<double>::infinity();
-        out.limit = true;
-        out.margin = mo.margin;
-        out.motion = bound;
-        out.rate = 0.0;
-        out.last_event = t;
-        out.message = "followed to t = " + std::to_string(t) + " after " + std::to_string(out.event_times.size()) +
-                      " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
-                      " (proved); returned " + what;
-        alpha = a;
-        beta = b;
-        return true;
+    auto at_rest = [&](const RowMatrix& a, const RowMatrix& b, const char* what, const Phase* ph) {
+        return to_limit &&
+               end_at_rest(K, y, signs, {mu_lo, scale, t}, times, ti, ph, sliding, a, b, what, alpha, beta, out);
     };
     while (true) {
         Phase ph;
@@ -206,7 +226,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
             ++ti;
         }
         const std::int64_t E = static_cast<std::int64_t>(out.event_times.size());
-        if (j >= 0 && at_rest(ph.alpha_inf, phase_limit(ph, sliding), "the limit of the current phase")) break;
+        if (j >= 0 && at_rest(ph.alpha_inf, phase_limit(ph, sliding), "the limit of the current phase", &ph)) break;
         if (j < 0 || E >= max_events) {
             if (j < 0 && to_limit) {
                 out.status = "limit";
@@ -231,7 +251,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         if (tag.kind == Kind::beta) beta(tag.k, tag.i) = 0.0;
         ready = switch_pattern(K, y, signs, alpha, beta, active, sliding, tag, r);
         if (!ready) {
-            if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time")) break;
+            if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time", nullptr)) break;
             out.status = "stuck";
             out.t_final = t;
             out.message = "stuck at t = " + std::to_string(t) + ": no continuation of the event on entry (" +
