@@ -41,7 +41,7 @@ def limit_rows(seeds, repeat):
         for factor in (1.0, 1 / 50):
             eta = eta0 * factor
             t_lim, lim = best_of(lambda: rc.train(X, y, signs=signs, eta=eta, steps=np.inf), repeat)
-            t_ref, ref = best_of(lambda: rc.train(X, y, signs=signs, eta=eta, steps=10**6, tol=0), 1)
+            t_ref, ref = best_of(lambda: rc.train(X, y, signs=signs, eta=eta, steps=10**6, tol=0), 3)
             short = rc.train(X, y, signs=signs, eta=eta, steps=2 * lim.nit + 5000, tol=0)
             c = lim.certificate
             slid = 0 if c.sliding is None else int(c.sliding.sum())
