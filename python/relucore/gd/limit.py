@@ -291,7 +291,7 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     slid = np.asarray(run["sliding"], dtype=bool).copy()
     for pattern in run["event_sliding"]:
         slid |= np.asarray(pattern, dtype=bool)
-    entries = ", ".join(f"({k}, {i})" for k, i in np.argwhere(slid)) or "none"
+    entries = ", ".join(f"({k}, {i})" for k, i in np.argwhere(slid).tolist()) or "none"
     reason = (
         f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
         f"proof exists; returned the exact continuation from the tol state at step {step} "
@@ -310,8 +310,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         stop = before + chunk if target is None or target <= before else target
         out = engine.run(min(stop, max_steps), tol, 0, None)
         status = int(out["status"])
-        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-        if status == 2 or not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
+        if status == 2:
             raise _divergence(engine, K, y, signs)
         # Every status but "max_steps of this chunk" ends the run (stalled, cancelled, stopped would
         # otherwise return at once from every later chunk without stepping: a loop without end).
@@ -320,14 +319,19 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         # a try on this same pattern showed that no number of steps makes it hold. A failed try
         # says how many more steps the proof needs if the pattern stays: the next try is then.
         stable = int(out["pattern_stable_step"])
-        if (stable <= before and stable > hopeless) or last or cert is None:
-            step = int(engine.steps_taken)
-            cert, ph, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
-            if cert.holds:
-                alpha, beta = ph["alpha_inf"], ph["beta_inf"]
-                break
-            hopeless = step if need == np.inf else -1
-            target = step + need if need is not None and need != np.inf else None
+        if not ((stable <= before and stable > hopeless) or last or cert is None):
+            chunk *= 2
+            continue
+        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
+        if not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
+            raise _divergence(engine, K, y, signs)
+        step = int(engine.steps_taken)
+        cert, ph, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
+        if cert.holds:
+            alpha, beta = ph["alpha_inf"], ph["beta_inf"]
+            break
+        hopeless = step if need == np.inf else -1
+        target = step + need if need is not None and need != np.inf else None
         if last:
             break
         chunk *= 2
