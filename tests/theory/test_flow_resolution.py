@@ -150,3 +150,13 @@ def test_a_stalled_run_returns_at_once():
     status, nit, holds, message = out.stdout.split(" ", 3)
     assert status == "5" and holds == "False" and int(nit) < 10**5
     assert "stalled" in message and "not certified" in message
+
+
+def test_trainer_run_to_limit_follows_the_same_continuation():
+    X, y = _fig4(3)
+    eta = rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], np.array([1.0, -1.0])) / 50
+    lim = rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
+    res = rc.Trainer(X, y, signs=(1, -1), eta=eta).run_to_limit()
+    assert not res.certificate.holds and res.certificate.sliding.any()
+    np.testing.assert_array_equal(res.certificate.sliding, lim.certificate.sliding)
+    np.testing.assert_array_equal(res.W, lim.W)
