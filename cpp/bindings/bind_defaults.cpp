@@ -46,6 +46,8 @@ void bind_defaults(py::module_& m) {
     constant(cls, "resync_every", d::resync_every,
              "The dual engine recomputes beta from alpha every resync_every steps (0: never).");
     constant(cls, "flow_max_events", d::flow_max_events, "Events relucore.flow follows at most.");
+    constant(cls, "flow_rest_rtol", d::flow_rest_rtol,
+             "relucore.flow ends at an event once the proved remaining motion of beta is below this, relative.");
     constant(cls, "record", d::record, "Keep every record-th state in the history (0: none).");
     constant(cls, "leaky_slope", d::leaky_slope, "gamma of the leaky ReLU max(u, gamma u).");
     constant(cls, "init_scale", d::init_scale, "Standard deviation of Gaussian initial weights, sqrt(2e-6).");

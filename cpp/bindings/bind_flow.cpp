@@ -146,6 +146,7 @@ void bind_flow(py::module_& m) {
             d["rate"] = o.rate;
             d["last_event"] = o.last_event;
             d["fp_error"] = kTiny;
+            d["motion"] = o.motion;
             return d;
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),

@@ -710,6 +710,11 @@ class Defaults:
         Events relucore.flow follows at most.
         """
     @property
+    def flow_rest_rtol(self) -> float:
+        """
+        relucore.flow ends at an event once the proved remaining motion of beta is below this, relative.
+        """
+    @property
     def generator_version(self) -> int:
         """
         Version of the random streams of sample and the sweeps' data, recorded in a sweep store.

@@ -51,6 +51,11 @@ constexpr std::int64_t limit_max_steps = 10000000;
 constexpr std::int64_t resync_every = 1024;
 /// Events relucore.flow follows at most before it stops with status "max_events".
 constexpr std::int64_t flow_max_events = 10000;
+/// relucore.flow ends at an event once every entry of beta provably moves by at most
+/// flow_rest_rtol max(|beta|, |y|) along any continuation (docs/math.md, "remaining motion"):
+/// the events left are rounding-level chatter. The event loop's state carries errors of
+/// 3e-15 - 2e-14 relative at such points (Figure 4 and step-size problems).
+constexpr double flow_rest_rtol = 1e-13;
 /// Keep every record-th state in the history (0: none).
 constexpr std::int64_t record = 0;
 /// gamma of the leaky ReLU max(u, gamma u).

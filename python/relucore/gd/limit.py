@@ -12,6 +12,7 @@ then jumps to the limit. :func:`linear_phase` is shared with :func:`relucore.flo
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 import numpy as np
@@ -24,6 +25,7 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
+FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 _U = np.finfo(float).eps / 2  # unit roundoff
 
 
@@ -39,7 +41,7 @@ def _since(step) -> str:
 
 @summarized(
     title=lambda c: ("holds" if c.holds else "does not hold") + (_since(c.step) if c.holds else ""),
-    rows=("holds", "step", "margin", "contraction", "fp_error", "reason"),
+    rows=("holds", "step", "margin", "contraction", "fp_error", "motion", "reason"),
 )
 @dataclasses.dataclass(frozen=True)
 class Certificate:
@@ -67,6 +69,16 @@ class Certificate:
         Why the proof fails (empty when it holds).
     pattern : ndarray of bool, shape (m, n)
         The frozen activation pattern ``beta > 0``.
+    motion : float
+        For :func:`relucore.flow`: 0 when the pattern is proved frozen; otherwise the flow ended
+        once the rest of any continuation was proved to move every entry of ``beta`` by at most
+        this (docs/math.md §13, remaining motion), and the returned ``beta`` is the limit to within
+        it. For an uncertified ``steps=inf`` run: the same bound for the flow continuation it
+        returns (0 when the continuation's pattern is frozen; NaN when there is none).
+    sliding : ndarray of bool, shape (m, n), or None
+        For an uncertified ``steps=inf`` run: the entries that slid (were held at zero) in the
+        exact continuation from the ``tol`` state, where GD chatters and no frozen-pattern proof
+        exists. None otherwise.
     """
 
     holds: bool
@@ -76,6 +88,8 @@ class Certificate:
     fp_error: float
     reason: str
     pattern: np.ndarray
+    motion: float = 0.0
+    sliding: Optional[np.ndarray] = None
 
 
 def _limit_title(r) -> str:
@@ -120,24 +134,30 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
     return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
 
 
+def _norm(a) -> float:
+    """Euclidean (Frobenius) norm, without np.linalg.norm's call overhead (this runs at every try)."""
+    return math.sqrt(float(np.vdot(a, a)))
+
+
 def _error_terms(K, signs, beta, ph) -> tuple:
     """Rigorous bounds: a lower bound on mu_min(M), an upper bound on mu_max(M), on ``||z||``, and
     the error of each computed ``beta_inf`` entry (docs/math.md §13, floating point)."""
     A, M, lam, z, rA, B = ph["A"], ph["M"], ph["lam"], ph["z"], ph["rA"], ph["B"]
     nA, m = max(A.size, 1), signs.size
-    s2 = float(np.sum(np.square(signs)))
-    KA = K[np.ix_(A, A)]
-    dM = _gamma(m + 2) * s2 * float(np.linalg.norm(KA)) + _gamma(2 * A.size + 2) * s2 * float(np.linalg.norm(KA))
-    dlam = 8 * nA * _U * float(np.linalg.norm(M)) + dM
+    s2 = float(signs @ signs)
+    nKA = _norm(K[A][:, A])
+    nM = _norm(M)
+    dM = (_gamma(m + 2) + _gamma(2 * A.size + 2)) * s2 * nKA
+    dlam = 8 * nA * _U * nM + dM
     lam_lo, lam_hi = float(lam[0]) - dlam, float(lam[-1]) + dlam
-    nz = float(np.linalg.norm(z))
-    res = float(np.linalg.norm(rA - M @ z))
-    res += _gamma(nA + 1) * (float(np.linalg.norm(rA)) + float(np.linalg.norm(M)) * nz) + dM * nz
-    Bn = np.linalg.norm(B, axis=2) * (1 + _gamma(nA + 1))
+    nz = _norm(z)
+    res = _norm(rA - M @ z) + _gamma(nA + 1) * (_norm(rA) + nM * nz) + dM * nz
+    Bn = np.sqrt(np.einsum("kij,kij->ki", B, B)) * (1 + _gamma(nA + 1))
     if not lam_lo > 0:
         return lam_lo, lam_hi, np.inf, Bn, np.full(beta.shape, np.inf)
     dz = res / lam_lo
-    err = Bn * dz + _gamma(nA + 2) * (np.abs(beta) + np.abs(B) @ np.abs(z)) + _gamma(2) * np.abs(beta)
+    ab = np.abs(beta)
+    err = Bn * dz + _gamma(nA + 2) * (ab + np.abs(B) @ np.abs(z)) + _gamma(2) * ab
     return lam_lo, lam_hi, nz + dz, Bn, err
 
 
@@ -147,17 +167,30 @@ def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     Returns ``(Certificate, phase dict)``; ``phase["alpha_inf"]``, ``phase["beta_inf"]`` is the
     limit when the certificate holds.
     """
+    cert, ph, _ = _certify(K, y, signs, alpha, beta, eta, step)
+    return cert, ph
+
+
+def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
+    """:func:`certify_gd` and the GD steps after which the proof will hold if the pattern stays
+    (0 when it holds; inf when no number of steps can make it hold: some ``sigma beta_inf``
+    does not exceed its floating-point bound, as where GD chatters; None: no estimate).
+
+    The deviation bound ``||(B_k)_i|| rho ||z||`` shrinks by at least ``rho`` per step while the
+    pattern stays and ``beta_inf`` is the same, so the steps needed follow from one failed try.
+    """
     active = beta > 0
     ph = linear_phase(K, y, signs, alpha, beta, active)
     if ph["A"].size == 0:
-        return Certificate(True, step, np.inf, 0.0, 0.0, "", active), ph
+        return Certificate(True, step, np.inf, 0.0, 0.0, "", active), ph, 0
     lam_lo, lam_hi, zbound, Bn, err = _error_terms(K, signs, beta, ph)
     if lam_lo <= 0:
-        return _fails(step, "the final phase is not strictly contracting (mu_min(M) <= its error bound)", active), ph
+        why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
+        return _fails(step, why, active), ph, None
     rho = max(abs(1 - eta * lam_lo), abs(1 - eta * lam_hi)) * (1 + 4 * _U)
     if rho >= 1:
         why = f"eta mu_max(M) = {eta * float(ph['lam'][-1]):.6g} >= 2: the linear phase of this pattern diverges"
-        return _fails(step, why, active, contraction=rho), ph
+        return _fails(step, why, active, contraction=rho), ph, None
     sigma = np.where(active, 1.0, -1.0)
     moving = active.any(axis=1)  # a neuron with no active entry never moves again (exactly)
     bound = Bn * rho * zbound
@@ -165,17 +198,25 @@ def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     margin = float(np.min(slack[moving])) if moving.any() else np.inf
     fp = float(np.max(err[moving])) if moving.any() else 0.0
     if margin > 0:
-        return Certificate(True, step, margin, rho, fp, "", active), ph
+        return Certificate(True, step, margin, rho, fp, "", active), ph, 0
     k, i = np.unravel_index(np.argmin(np.where(moving[:, None], slack, np.inf)), slack.shape)
     why = (
         f"entry beta[{k}, {i}] is not proved to keep its sign: limit {ph['beta_inf'][k, i]:.3g}, "
         f"deviation bound {bound[k, i]:.3g}, floating-point bound {err[k, i]:.3g}"
     )
-    return Certificate(False, -1, margin, rho, fp, why, active), ph
+    room = (sigma * ph["beta_inf"] - err)[moving]
+    need = None
+    if not (room > 0).all():
+        need = np.inf
+    elif rho > 0:
+        b = bound[moving]
+        ratio = np.min(np.where(b > 0, room / np.where(b > 0, b, 1.0), np.inf))
+        need = int(np.ceil(np.log(ratio) / np.log(rho))) + 1 if 0 < ratio < 1 else 1
+    return Certificate(False, -1, margin, rho, fp, why, active, motion=np.nan), ph, need
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
-    return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active)
+    return Certificate(False, -1, -np.inf, contraction, np.nan, reason, active, motion=np.nan)
 
 
 def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False, signs=None) -> None:
@@ -230,27 +271,72 @@ def _divergence(engine, K, y, signs) -> ValueError:
     )
 
 
+_STATUS = {3: "cancelled", 4: "stopped", 5: "stalled: a stationary point that leaves examples unfit"}
+
+
+def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
+    """The exact continuation of an uncertified run from its ``tol`` state (docs/math.md §13).
+
+    Where GD chatters on a pattern boundary no frozen-pattern proof exists. The motion left at
+    ``tol`` is followed exactly instead: gradient flow, with the entries GD chatters on held at
+    zero (Filippov sliding), to its limit (``relucore.flow``'s event loop). GD's own remaining
+    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. Returns
+    ``(alpha, beta, certificate)``; the certificate does not hold and names the sliding entries.
+    """
+    run = _core.flow_follow(
+        K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
+    )
+    if run["status"] != "limit":
+        return alpha, beta, cert
+    slid = np.asarray(run["sliding"], dtype=bool).copy()
+    for pattern in run["event_sliding"]:
+        slid |= np.asarray(pattern, dtype=bool)
+    entries = ", ".join(f"({k}, {i})" for k, i in np.argwhere(slid).tolist()) or "none"
+    reason = (
+        f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
+        f"proof exists; returned the exact continuation from the tol state at step {step} "
+        f"(gradient flow with sliding entries held at zero, {len(run['event_times'])} events)"
+    )
+    out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
+    return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
+
+
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
     """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
     or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached."""
-    chunk, cert = 1, None
+    chunk, cert, target, hopeless = 1, None, None, -1
     while True:
         before = int(engine.steps_taken)
-        out = engine.run(min(before + chunk, max_steps), tol, 0, None)
+        stop = before + chunk if target is None or target <= before else target
+        out = engine.run(min(stop, max_steps), tol, 0, None)
         status = int(out["status"])
-        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-        if status == 2 or not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
+        if status == 2:
             raise _divergence(engine, K, y, signs)
-        last = status in (0, 1) and (status == 0 or engine.steps_taken >= max_steps)
-        # Try the proof when the pattern held through the last chunk (and always at the end).
-        if int(out["pattern_stable_step"]) <= before or last or cert is None:
-            cert, ph = certify_gd(K, y, signs, alpha, beta, float(engine.eta), int(engine.steps_taken))
-            if cert.holds:
-                alpha, beta = ph["alpha_inf"], ph["beta_inf"]
-                break
+        # Every status but "max_steps of this chunk" ends the run (stalled, cancelled, stopped would
+        # otherwise return at once from every later chunk without stepping: a loop without end).
+        last = status != 1 or engine.steps_taken >= max_steps
+        # Try the proof when the pattern held through the last chunk (and always at the end), unless
+        # a try on this same pattern showed that no number of steps makes it hold. A failed try
+        # says how many more steps the proof needs if the pattern stays: the next try is then.
+        stable = int(out["pattern_stable_step"])
+        if not ((stable <= before and stable > hopeless) or last or cert is None):
+            chunk *= 2
+            continue
+        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
+        if not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
+            raise _divergence(engine, K, y, signs)
+        step = int(engine.steps_taken)
+        cert, ph, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
+        if cert.holds:
+            alpha, beta = ph["alpha_inf"], ph["beta_inf"]
+            break
+        hopeless = step if need == np.inf else -1
+        target = step + need if need is not None and need != np.inf else None
         if last:
             break
         chunk *= 2
+    if not cert.holds and status == 0:
+        alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y
     g = signs[:, None] * (beta > 0) * r[None, :]
     grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
@@ -260,8 +346,12 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             f"certified limit: the activation pattern is proved frozen from step {cert.step} "
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         )
+    elif cert.sliding is not None:
+        message = f"limit not certified: {cert.reason} (docs/math.md §13)"
     else:
-        what = f"gradient norm below tol {tol:.3g}" if status == 0 else f"{max_steps} steps taken"
+        what = {0: f"gradient norm below tol {tol:.3g}", 1: f"{max_steps} steps taken"}.get(
+            status, f"status {status} ({_STATUS.get(status, '?')})"
+        )
         message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
     return dict(
         alpha=alpha,

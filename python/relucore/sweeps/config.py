@@ -87,7 +87,9 @@ FORMAT_CHANGES = {
     "Gram-mode trials, relucore.sample_gram and sample_gram_batch draw K and y from the same generator "
     "(each Bartlett factor entry and label at its own stream and index, keyed by the trial seed's "
     "generate_state(1, uint64)), so old seeds give new Gram-mode draws of the same law (generator version 2); "
-    "the Gram fast path's gram_* columns use the trial's extreme eigenvalues (last bits)",
+    "the Gram fast path's gram_* columns use the trial's extreme eigenvalues (last bits); "
+    "steps=inf runs whose limit is not certified return the exact continuation from their tol state, and a "
+    "failed proof schedules the next try (limit_step and the last bits of certified limits change)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the

@@ -66,7 +66,8 @@ class FlowResult:
     times : ndarray, shape (T,)
         The requested times, sorted.
     alpha_t, beta_t : ndarray, shape (T, m, n)
-        The state at the requested ``times``.
+        The state at the requested ``times``. Times after the flow ended by its remaining-motion
+        bound (``certificate.motion > 0``) get the state of its last phase, within that bound.
     alpha, beta : ndarray, shape (m, n)
         Dual and primal coordinates of the returned state (the limit for ``"limit"``).
     W : ndarray, shape (m, d), or None
@@ -189,9 +190,16 @@ def flow(
     cert = None
     if run.pop("limit"):
         cert = Certificate(
-            True, run["last_event"], run["margin"], run["rate"], run["fp_error"], "", run["pattern"].copy()
+            True,
+            run["last_event"],
+            run["margin"],
+            run["rate"],
+            run["fp_error"],
+            "",
+            run["pattern"].copy(),
+            motion=run["motion"],
         )
-    for key in ("margin", "rate", "last_event", "fp_error"):
+    for key in ("margin", "rate", "last_event", "fp_error", "motion"):
         run.pop(key)
     run["certificate"] = cert
     run["event_times"] = np.asarray(run["event_times"], dtype=float)

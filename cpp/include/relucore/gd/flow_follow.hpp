@@ -2,9 +2,11 @@
 // Included by relucore/gd/flow.hpp.
 #pragma once
 
+#include "relucore/defaults.hpp"
 #include "relucore/gd/flow.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,7 +70,66 @@ struct FlowOutput {
     BoolMat active, sliding;
     bool limit = false;
     double margin = 0.0, rate = 0.0, last_event = 0.0;
+    double motion = 0.0;  ///< proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen)
 };
+
+inline std::string sci(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+    return buf;
+}
+
+/// A proved bound on the rest of any gradient flow from beta (docs/math.md §13, remaining motion).
+struct Motion {
+    bool holds = false;   ///< no example can join or leave A = {i : some beta_ki > 0}
+    double path = 0.0;    ///< bound on the remaining path length of W
+    double entry = 0.0;   ///< bound on every later |beta_ki(t) - beta_ki|
+    double margin = 0.0;  ///< smallest slack of the conditions that keep A fixed
+};
+
+/// A rigorous lower bound on mu_min(K) (Weyl, backward-stable eigensolver; docs/math.md §13).
+inline double mu_min_lower(const Mat& K) {
+    if (K.rows() == 0) return 0.0;
+    Eigen::SelfAdjointEigenSolver<Mat> es(K, Eigen::EigenvaluesOnly);
+    return es.eigenvalues()(0) - 8.0 * static_cast<double>(K.rows()) * kU * K.norm();
+}
+
+/// While A is fixed, d/dt (|r_A|^2 / 2) = -|dW/dt|^2 and |dW/dt|^2 >= s_min^2 mu_min(K) |r_A|^2,
+/// so the path of W is at most |r_A| / (s_min sqrt(mu_min(K))) and |d beta_ki| <= sqrt(K_ii) times it;
+/// A stays fixed when every i outside A has all beta_ki below -that and every i in A one beta_ki above it.
+inline Motion remaining_motion(const Mat& K, const Vec& y, const Vec& signs, const RowMatrix& beta, double mu_lo) {
+    const Index m = beta.rows(), n = beta.cols();
+    Motion out;
+    double smin = std::numeric_limits<double>::infinity();
+    for (Index k = 0; k < m; ++k) smin = std::min(smin, std::abs(signs(k)));
+    if (!(mu_lo > 0) || !(smin > 0) || m == 0) return out;
+    const double g = (m + 2) * kU / (1 - (m + 2) * kU);  // gamma_{m+2}: error of each computed r_i
+    std::vector<char> inA(detail::idx(n), 0);
+    double r2 = 0.0, f2 = 0.0;
+    for (Index i = 0; i < n; ++i) {
+        double r = -y(i), f = std::abs(y(i));
+        for (Index k = 0; k < m; ++k)
+            if (beta(k, i) > 0) {
+                r += signs(k) * beta(k, i);
+                f += std::abs(signs(k)) * beta(k, i);
+                inA[detail::idx(i)] = 1;
+            }
+        if (inA[detail::idx(i)]) {
+            r2 += r * r;
+            f2 += (g * f) * (g * f);
+        }
+    }
+    out.path = (std::sqrt(r2) + std::sqrt(f2)) / (smin * std::sqrt(mu_lo)) * (1 + 16 * kU);
+    out.margin = std::numeric_limits<double>::infinity();
+    for (Index i = 0; i < n; ++i) {
+        const double d = std::sqrt(K(i, i)) * out.path * (1 + 4 * kU);
+        out.entry = std::max(out.entry, d);
+        const double slack = inA[detail::idx(i)] ? beta.col(i).maxCoeff() - d : -beta.col(i).maxCoeff() - d;
+        out.margin = std::min(out.margin, slack);
+    }
+    out.holds = out.margin > 0;
+    return out;
+}
 
 /// Margin and rate of the limit's certificate: min sigma beta_inf over the watched entries.
 inline void certify_limit(const Phase& ph, const Watched& w, FlowOutput& out) {
@@ -78,6 +139,53 @@ inline void certify_limit(const Phase& ph, const Watched& w, FlowOutput& out) {
         if (w.tags[detail::idx(j)].kind == Kind::beta) out.margin = std::min(out.margin, w.sigma(j) * w.a(j));
     out.rate = ph.lam.size() ? std::exp(-ph.lam(0)) : 0.0;
     out.last_event = out.event_times.empty() ? 0.0 : out.event_times.back();
+}
+
+/// Where and how far a run has come, for end_at_rest.
+struct RestScale {
+    double mu_lo, scale, t;
+};
+
+/// Ends the run at the state (a, b) when every continuation from the current state (alpha, beta) moves
+/// beta by at most flow_rest_rtol of the scale, counting the distance from the current state to (a, b);
+/// otherwise changes nothing and returns false. The requested times not reached yet get the state of the
+/// phase ph (or the current state): within that bound.
+inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const RestScale& at,
+                        const std::vector<double>& times, size_t& ti, const Phase* ph, const BoolMat& sliding,
+                        const RowMatrix& a, const RowMatrix& b, const char* what, RowMatrix& alpha, RowMatrix& beta,
+                        FlowOutput& out) {
+    const Motion mo = remaining_motion(K, y, signs, beta, at.mu_lo);
+    const double bound = mo.entry + (b - beta).cwiseAbs().maxCoeff();
+    const double cap = defaults::flow_rest_rtol * std::max(at.scale, beta.cwiseAbs().maxCoeff());
+    if (!mo.holds || !(bound <= cap)) return false;
+    out.status = "limit";
+    out.t_final = std::numeric_limits<double>::infinity();
+    out.limit = true;
+    out.margin = mo.margin;
+    out.motion = bound;
+    out.rate = 0.0;
+    out.last_event = at.t;
+    out.message = "followed to t = " + std::to_string(at.t) + " after " + std::to_string(out.event_times.size()) +
+                  " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
+                  " (proved); returned " + what;
+    for (; ti < times.size(); ++ti) {
+        RowMatrix ta = alpha, tb = beta;
+        if (ph) state_at(*ph, sliding, times[ti] - at.t, ta, tb);
+        out.alpha_t.push_back(ta);
+        out.beta_t.push_back(tb);
+    }
+    alpha = a;
+    beta = b;
+    return true;
+}
+
+/// beta at the end of the phase: beta_inf with the sliding entries at zero.
+inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
+    RowMatrix b = ph.beta_inf;
+    for (Index k = 0; k < b.rows(); ++k)
+        for (Index i = 0; i < b.cols(); ++i)
+            if (sliding(k, i)) b(k, i) = 0.0;
+    return b;
 }
 
 /// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
@@ -92,6 +200,12 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     Vec r;
     std::optional<Switched> ready;
     const bool to_limit = std::isinf(t_max);
+    const double mu_lo = to_limit ? mu_min_lower(K) : 0.0;
+    const double scale = std::max(beta.cwiseAbs().maxCoeff(), y.cwiseAbs().maxCoeff());
+    auto at_rest = [&](const RowMatrix& a, const RowMatrix& b, const char* what, const Phase* ph) {
+        return to_limit &&
+               end_at_rest(K, y, signs, {mu_lo, scale, t}, times, ti, ph, sliding, a, b, what, alpha, beta, out);
+    };
     while (true) {
         Phase ph;
         Watched w;
@@ -112,15 +226,13 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
             ++ti;
         }
         const std::int64_t E = static_cast<std::int64_t>(out.event_times.size());
+        if (j >= 0 && at_rest(ph.alpha_inf, phase_limit(ph, sliding), "the limit of the current phase", &ph)) break;
         if (j < 0 || E >= max_events) {
             if (j < 0 && to_limit) {
                 out.status = "limit";
                 out.t_final = std::numeric_limits<double>::infinity();
                 alpha = ph.alpha_inf;
-                beta = ph.beta_inf;
-                for (Index k = 0; k < m; ++k)
-                    for (Index i = 0; i < n; ++i)
-                        if (sliding(k, i)) beta(k, i) = 0.0;
+                beta = phase_limit(ph, sliding);
                 certify_limit(ph, w, out);
                 out.message = "followed to the limit t = inf after " + std::to_string(E) + " events";
             } else {
@@ -139,6 +251,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         if (tag.kind == Kind::beta) beta(tag.k, tag.i) = 0.0;
         ready = switch_pattern(K, y, signs, alpha, beta, active, sliding, tag, r);
         if (!ready) {
+            if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time", nullptr)) break;
             out.status = "stuck";
             out.t_final = t;
             out.message = "stuck at t = " + std::to_string(t) + ": no continuation of the event on entry (" +
