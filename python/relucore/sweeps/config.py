@@ -50,9 +50,8 @@ __all__ = [
 #: streams (numpy's generators, the Philox Bartlett sampler), the seeding rule
 #: (:func:`trial_seed`, :func:`config_key`) and the configuration keys. A store records it and
 #: refuses to resume rows of another version. Bump it with any change that alters rows.
-#: 1: relucore 0.1.0. 2: a run that stops at a stationary point leaving examples unfit reads
-#: ``stalled`` (it read ``converged``). The planned changes of 0.2.0 (new random streams,
-#: ``engine="auto"``, renamed keys) belong to this same format break: 2 is the format of 0.2.0.
+#: 1: relucore 0.1.0. 2: relucore 0.2.0 (:data:`FORMAT_CHANGES` lists what changed: stalled runs,
+#: new random streams, ``engine="auto"``, renamed and new keys, BLAS kernels), one break for all.
 SWEEP_FORMAT = 2
 
 #: Version of the random streams the rows' data come from (``_core.defaults.generator_version``,
