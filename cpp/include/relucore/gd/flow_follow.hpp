@@ -103,7 +103,8 @@ inline Motion remaining_motion(const Mat& K, const Vec& y, const Vec& signs, con
     double smin = std::numeric_limits<double>::infinity();
     for (Index k = 0; k < m; ++k) smin = std::min(smin, std::abs(signs(k)));
     if (!(mu_lo > 0) || !(smin > 0) || m == 0) return out;
-    const double g = (m + 2) * kU / (1 - (m + 2) * kU);  // gamma_{m+2}: error of each computed r_i
+    const double m2 = static_cast<double>(m + 2);
+    const double g = m2 * kU / (1 - m2 * kU);  // gamma_{m+2}: error of each computed r_i
     std::vector<char> inA(detail::idx(n), 0);
     double r2 = 0.0, f2 = 0.0;
     for (Index i = 0; i < n; ++i) {
