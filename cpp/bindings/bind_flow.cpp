@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
+#include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
 #include <cstdint>
@@ -116,6 +117,32 @@ void bind_flow(py::module_& m) {
         py::arg("sliding"), py::arg("r") = py::none(),
         "The linear phase of an activation pattern in modal form (docs/math.md §13): dict with A, M, lam, V, c, "
         "z, rA, r, B, C (m, n, |A|), beta_inf, alpha_inf.");
+    m.def(
+        "certify_gd",
+        [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
+           const CArray<double>& beta, double eta) {
+            const GDCertificate c = certify_gd(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), eta);
+            py::dict d;
+            d["status"] = static_cast<int>(c.status);
+            d["margin"] = c.margin;
+            d["contraction"] = c.contraction;
+            d["fp_error"] = c.fp_error;
+            d["lam_max"] = c.lam_max;
+            d["k"] = c.k;
+            d["i"] = c.i;
+            d["limit"] = c.limit;
+            d["bound"] = c.bound;
+            d["err"] = c.err;
+            d["need"] = c.need;
+            d["alpha_inf"] = out_mat(c.phase.alpha_inf);
+            d["beta_inf"] = out_mat(c.phase.beta_inf);
+            return d;
+        },
+        py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("eta"),
+        "One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, "
+        "1 not strictly contracting, 2 diverges, 3 fails), margin, contraction, fp_error, lam_max, the entry "
+        "(k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the "
+        "pattern stays; -1 no estimate, -2 never), alpha_inf, beta_inf.");
     m.def(
         "flow_follow",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,

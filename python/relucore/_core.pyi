@@ -797,6 +797,10 @@ def blas_info() -> dict:
     """
     The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
     """
+def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> dict:
+    """
+    One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails), margin, contraction, fp_error, lam_max, the entry (k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the pattern stays; -1 no estimate, -2 never), alpha_inf, beta_inf.
+    """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
     out[k] = standard normal start + k of (key, stream) (the ziggurat normal of word start + k; start + k < 2^47).

@@ -12,7 +12,6 @@ then jumps to the limit. :func:`linear_phase` is shared with :func:`relucore.flo
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Optional
 
 import numpy as np
@@ -26,12 +25,6 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
 FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
-_U = np.finfo(float).eps / 2  # unit roundoff
-
-
-def _gamma(k: float) -> float:
-    """Higham's gamma_k = k u / (1 - k u): the relative error bound of a k-term sum."""
-    return k * _U / (1.0 - k * _U)
 
 
 def _since(step) -> str:
@@ -134,41 +127,14 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
     return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
 
 
-def _norm(a) -> float:
-    """Euclidean (Frobenius) norm, without np.linalg.norm's call overhead (this runs at every try)."""
-    return math.sqrt(float(np.vdot(a, a)))
-
-
-def _error_terms(K, signs, beta, ph) -> tuple:
-    """Rigorous bounds: a lower bound on mu_min(M), an upper bound on mu_max(M), on ``||z||``, and
-    the error of each computed ``beta_inf`` entry (docs/math.md §13, floating point)."""
-    A, M, lam, z, rA, B = ph["A"], ph["M"], ph["lam"], ph["z"], ph["rA"], ph["B"]
-    nA, m = max(A.size, 1), signs.size
-    s2 = float(signs @ signs)
-    nKA = _norm(K[A][:, A])
-    nM = _norm(M)
-    dM = (_gamma(m + 2) + _gamma(2 * A.size + 2)) * s2 * nKA
-    dlam = 8 * nA * _U * nM + dM
-    lam_lo, lam_hi = float(lam[0]) - dlam, float(lam[-1]) + dlam
-    nz = _norm(z)
-    res = _norm(rA - M @ z) + _gamma(nA + 1) * (_norm(rA) + nM * nz) + dM * nz
-    Bn = np.sqrt(np.einsum("kij,kij->ki", B, B)) * (1 + _gamma(nA + 1))
-    if not lam_lo > 0:
-        return lam_lo, lam_hi, np.inf, Bn, np.full(beta.shape, np.inf)
-    dz = res / lam_lo
-    ab = np.abs(beta)
-    err = Bn * dz + _gamma(nA + 2) * (ab + np.abs(B) @ np.abs(z)) + _gamma(2) * ab
-    return lam_lo, lam_hi, nz + dz, Bn, err
-
-
 def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     """The certificate of the state ``(alpha, beta)`` at GD step ``step``, and the linear phase.
 
     Returns ``(Certificate, phase dict)``; ``phase["alpha_inf"]``, ``phase["beta_inf"]`` is the
     limit when the certificate holds.
     """
-    cert, ph, _ = _certify(K, y, signs, alpha, beta, eta, step)
-    return cert, ph
+    cert, _, _ = _certify(K, y, signs, alpha, beta, eta, step)
+    return cert, linear_phase(K, y, signs, alpha, beta, beta > 0)
 
 
 def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
@@ -176,43 +142,29 @@ def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
     (0 when it holds; inf when no number of steps can make it hold: some ``sigma beta_inf``
     does not exceed its floating-point bound, as where GD chatters; None: no estimate).
 
-    The deviation bound ``||(B_k)_i|| rho ||z||`` shrinks by at least ``rho`` per step while the
-    pattern stays and ``beta_inf`` is the same, so the steps needed follow from one failed try.
+    The proof, its error terms and the steps needed are computed in C++ (``_core.certify_gd``,
+    ``relucore/gd/certify.hpp``): the deviation bound ``||(B_k)_i|| rho ||z||`` shrinks by at least
+    ``rho`` per step while the pattern stays and ``beta_inf`` is the same, so the steps needed
+    follow from one failed try. Returns ``(Certificate, (alpha_inf, beta_inf), need)``.
     """
+    c = _core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta)
     active = beta > 0
-    ph = linear_phase(K, y, signs, alpha, beta, active)
-    if ph["A"].size == 0:
-        return Certificate(True, step, np.inf, 0.0, 0.0, "", active), ph, 0
-    lam_lo, lam_hi, zbound, Bn, err = _error_terms(K, signs, beta, ph)
-    if lam_lo <= 0:
+    status, limit = c["status"], (c["alpha_inf"], c["beta_inf"])
+    if status == 0:
+        return Certificate(True, step, c["margin"], c["contraction"], c["fp_error"], "", active), limit, 0
+    if status == 1:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
-        return _fails(step, why, active), ph, None
-    rho = max(abs(1 - eta * lam_lo), abs(1 - eta * lam_hi)) * (1 + 4 * _U)
-    if rho >= 1:
-        why = f"eta mu_max(M) = {eta * float(ph['lam'][-1]):.6g} >= 2: the linear phase of this pattern diverges"
-        return _fails(step, why, active, contraction=rho), ph, None
-    sigma = np.where(active, 1.0, -1.0)
-    moving = active.any(axis=1)  # a neuron with no active entry never moves again (exactly)
-    bound = Bn * rho * zbound
-    slack = sigma * ph["beta_inf"] - bound - err
-    margin = float(np.min(slack[moving])) if moving.any() else np.inf
-    fp = float(np.max(err[moving])) if moving.any() else 0.0
-    if margin > 0:
-        return Certificate(True, step, margin, rho, fp, "", active), ph, 0
-    k, i = np.unravel_index(np.argmin(np.where(moving[:, None], slack, np.inf)), slack.shape)
+        return _fails(step, why, active), limit, None
+    if status == 2:
+        why = f"eta mu_max(M) = {eta * c['lam_max']:.6g} >= 2: the linear phase of this pattern diverges"
+        return _fails(step, why, active, contraction=c["contraction"]), limit, None
     why = (
-        f"entry beta[{k}, {i}] is not proved to keep its sign: limit {ph['beta_inf'][k, i]:.3g}, "
-        f"deviation bound {bound[k, i]:.3g}, floating-point bound {err[k, i]:.3g}"
+        f"entry beta[{c['k']}, {c['i']}] is not proved to keep its sign: limit {c['limit']:.3g}, "
+        f"deviation bound {c['bound']:.3g}, floating-point bound {c['err']:.3g}"
     )
-    room = (sigma * ph["beta_inf"] - err)[moving]
-    need = None
-    if not (room > 0).all():
-        need = np.inf
-    elif rho > 0:
-        b = bound[moving]
-        ratio = np.min(np.where(b > 0, room / np.where(b > 0, b, 1.0), np.inf))
-        need = int(np.ceil(np.log(ratio) / np.log(rho))) + 1 if 0 < ratio < 1 else 1
-    return Certificate(False, -1, margin, rho, fp, why, active, motion=np.nan), ph, need
+    need = {-1: None, -2: np.inf}.get(c["need"], c["need"])
+    cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
+    return cert, limit, need
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
@@ -326,9 +278,9 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         if not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
             raise _divergence(engine, K, y, signs)
         step = int(engine.steps_taken)
-        cert, ph, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
+        cert, limit, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
         if cert.holds:
-            alpha, beta = ph["alpha_inf"], ph["beta_inf"]
+            alpha, beta = limit
             break
         hopeless = step if need == np.inf else -1
         target = step + need if need is not None and need != np.inf else None
