@@ -4,8 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "certify_dict.hpp"
 #include "common.hpp"
-#include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
 #include <cstdint>
@@ -121,22 +121,8 @@ void bind_flow(py::module_& m) {
         "certify_gd",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
            const CArray<double>& beta, double eta) {
-            const GDCertificate c = certify_gd(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), eta);
-            py::dict d;
-            d["status"] = static_cast<int>(c.status);
-            d["margin"] = c.margin;
-            d["contraction"] = c.contraction;
-            d["fp_error"] = c.fp_error;
-            d["lam_max"] = c.lam_max;
-            d["k"] = c.k;
-            d["i"] = c.i;
-            d["limit"] = c.limit;
-            d["bound"] = c.bound;
-            d["err"] = c.err;
-            d["need"] = c.need;
-            d["alpha_inf"] = out_mat(c.phase.alpha_inf);
-            d["beta_inf"] = out_mat(c.phase.beta_inf);
-            return d;
+            return relucore::bindings::certificate_dict(
+                certify_gd(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), eta));
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("eta"),
         "One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, "

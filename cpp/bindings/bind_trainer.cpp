@@ -3,6 +3,7 @@
 // starting point come from the Python layer; this file only owns the engine,
 // releases the GIL around its steps and exposes its state as read-only numpy
 // views (the trainer object is the views' base, so they stay valid).
+#include "certify_dict.hpp"
 #include "common.hpp"
 
 #include "relucore/gd/dual_gd.hpp"
@@ -162,7 +163,74 @@ static void bind_trainer_construction_and_step(py::class_<DualTrainer>& cls) {
             py::arg("k") = 1, "Takes k GD steps with the GIL released (Ctrl-C stops after the current step).");
 }
 
+// train(steps=np.inf)'s loop (relucore.gd.limit.run_engine_to_limit; docs/math.md §13, "The run"):
+// GD in doubling chunks, the proof tried after each chunk over which the pattern held (and at the
+// end), the next try at the step a failed one names. Returns the last run's status and stable step,
+// and the last try (None when the run diverged: Python names the reason).
+static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, const CArray<double>& y,
+                                   const CArray<double>& signs, double tol, std::int64_t max_steps) {
+    DualTrainer::Busy busy(t);
+    DualGD& e = t.engine();
+    const Index n = K.shape(0);
+    const flow::Mat Km = Eigen::Map<const RowMatrix>(K.data(), n, n);
+    const flow::Vec yv = Eigen::Map<const flow::Vec>(y.data(), y.shape(0));
+    const flow::Vec sv = Eigen::Map<const flow::Vec>(signs.data(), signs.shape(0));
+    std::int64_t chunk = 1, target = -1, hopeless = -1;
+    bool tried = false, diverged = false;
+    flow::GDCertificate cert;
+    RunSummary summary;
+    while (true) {
+        const std::int64_t before = e.steps_taken();
+        const std::int64_t stop = (target < 0 || target <= before) ? before + chunk : target;
+        GDSettings s = e.settings();
+        s.max_steps = std::min(stop, max_steps);
+        s.tol = tol;
+        s.validate();
+        e.settings() = s;
+        const double remaining = static_cast<double>(std::max<std::int64_t>(s.max_steps - e.steps_taken(), 0));
+        run_without_gil(
+            [&](const std::atomic<bool>* cancel) {
+                DualTrainer::CancelGuard guard(e, cancel);
+                summary = e.run(nullptr);
+            },
+            is_long(remaining * e.n_neurons() * e.n_samples() * e.n_samples()));
+        if (summary.status == Status::diverged) {
+            diverged = true;
+            break;
+        }
+        // Every status but "max_steps of this chunk" ends the run (see run_engine_to_limit).
+        const bool last = summary.status != Status::max_steps || e.steps_taken() >= max_steps;
+        const std::int64_t stable = summary.pattern_stable_step;
+        if (!((stable <= before && stable > hopeless) || last || !tried)) {
+            chunk *= 2;
+            continue;
+        }
+        if (!e.alpha().allFinite() || !e.beta().allFinite()) {
+            diverged = true;
+            break;
+        }
+        const std::int64_t step = e.steps_taken();
+        cert = flow::certify_gd(Km, yv, sv, e.alpha(), e.beta(), e.eta());
+        tried = true;
+        if (cert.status == flow::GDCertificate::holds) break;
+        hopeless = cert.need == -2 ? step : -1;
+        target = cert.need >= 0 ? step + cert.need : -1;
+        if (last) break;
+        chunk *= 2;
+    }
+    py::dict d;
+    d["status"] = static_cast<int>(summary.status);
+    d["pattern_stable_step"] = summary.pattern_stable_step;
+    d["certificate"] = diverged ? py::object(py::none()) : py::object(certificate_dict(cert));
+    return d;
+}
+
 static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
+    cls.def("run_to_certificate", &run_to_certificate, py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("tol"),
+            py::arg("max_steps"),
+            "train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof "
+            "holds, the run stops or max_steps; dict with the last run's status and pattern_stable_step and the "
+            "last try of the proof (as _core.certify_gd; None when the run diverged).");
     cls.def(
            "run",
            [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {

@@ -375,6 +375,10 @@ class DualTrainer:
         """
         Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); callback() is called with the GIL every `every` steps (it may step or change the trainer) and stops the run by returning True.
         """
+    def run_to_certificate(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof holds, the run stops or max_steps; dict with the last run's status and pattern_stable_step and the last try of the proof (as _core.certify_gd; None when the run diverged).
+        """
     def set_eta(self, eta: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
         Changes the step size and re-evaluates the state.

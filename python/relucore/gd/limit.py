@@ -147,7 +147,11 @@ def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
     ``rho`` per step while the pattern stays and ``beta_inf`` is the same, so the steps needed
     follow from one failed try. Returns ``(Certificate, (alpha_inf, beta_inf), need)``.
     """
-    c = _core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta)
+    return _certificate(_core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta), beta, eta, step)
+
+
+def _certificate(c, beta, eta, step) -> tuple:
+    """:func:`_certify`'s result from the dict of one try in C++ (``_core.certify_gd``)."""
     active = beta > 0
     status, limit = c["status"], (c["alpha_inf"], c["beta_inf"])
     if status == 0:
@@ -240,10 +244,8 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     )
     if run["status"] != "limit":
         return alpha, beta, cert
-    slid = np.asarray(run["sliding"], dtype=bool).copy()
-    for pattern in run["event_sliding"]:
-        slid |= np.asarray(pattern, dtype=bool)
-    entries = ", ".join(f"({k}, {i})" for k, i in np.argwhere(slid).tolist()) or "none"
+    slid = run["sliding"] | run["event_sliding"].any(axis=0)
+    entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid))) or "none"
     reason = (
         f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
         f"proof exists; returned the exact continuation from the tol state at step {step} "
@@ -255,38 +257,21 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
 
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
     """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
-    or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached."""
-    chunk, cert, target, hopeless = 1, None, None, -1
-    while True:
-        before = int(engine.steps_taken)
-        stop = before + chunk if target is None or target <= before else target
-        out = engine.run(min(stop, max_steps), tol, 0, None)
-        status = int(out["status"])
-        if status == 2:
-            raise _divergence(engine, K, y, signs)
-        # Every status but "max_steps of this chunk" ends the run (stalled, cancelled, stopped would
-        # otherwise return at once from every later chunk without stepping: a loop without end).
-        last = status != 1 or engine.steps_taken >= max_steps
-        # Try the proof when the pattern held through the last chunk (and always at the end), unless
-        # a try on this same pattern showed that no number of steps makes it hold. A failed try
-        # says how many more steps the proof needs if the pattern stays: the next try is then.
-        stable = int(out["pattern_stable_step"])
-        if not ((stable <= before and stable > hopeless) or last or cert is None):
-            chunk *= 2
-            continue
-        alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-        if not (np.isfinite(alpha).all() and np.isfinite(beta).all()):
-            raise _divergence(engine, K, y, signs)
-        step = int(engine.steps_taken)
-        cert, limit, need = _certify(K, y, signs, alpha, beta, float(engine.eta), step)
-        if cert.holds:
-            alpha, beta = limit
-            break
-        hopeless = step if need == np.inf else -1
-        target = step + need if need is not None and need != np.inf else None
-        if last:
-            break
-        chunk *= 2
+    or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached.
+
+    The loop runs in C++ (``DualTrainer.run_to_certificate``): it tries the proof when the pattern held
+    through the last chunk (and always at the end), unless a try on this same pattern showed that no
+    number of steps makes it hold; a failed try says how many more steps the proof needs if the
+    pattern stays, and the next try is then. Every status but "max_steps of this chunk" ends the run.
+    """
+    out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
+    status = int(out["status"])
+    if out["certificate"] is None:
+        raise _divergence(engine, K, y, signs)
+    alpha, beta = np.array(engine.alpha), np.array(engine.beta)
+    cert, limit, _ = _certificate(out["certificate"], beta, float(engine.eta), int(engine.steps_taken))
+    if cert.holds:
+        alpha, beta = limit
     if not cert.holds and status == 0:
         alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y

@@ -55,23 +55,36 @@ inline Watched watched(const Phase& ph, const Vec& signs, const BoolMat& active,
     const Index m = active.rows(), n = active.cols(), nA = ph.lam.size();
     Vec modal(nA);
     for (Index l = 0; l < nA; ++l) modal(l) = ph.lam(l) > 0 ? ph.c(l) / ph.lam(l) : 0.0;
-    std::vector<Vec> as, Gs;
-    std::vector<double> sig;
-    std::vector<bool> shift;
+    // Rows: the non-sliding entries of every neuron with an active or sliding entry, then two per
+    // sliding entry; sized first, so that the rows are written in place.
+    Index F = 0;
+    for (Index k = 0; k < m; ++k) {
+        const Index sl = sliding.row(k).count();
+        if (active.row(k).any() || sl > 0) F += n - sl;
+        F += 2 * sl;
+    }
     Watched w;
+    w.a.resize(F);
+    w.sigma.resize(F);
+    w.G.resize(F, nA);
+    w.Lam.resize(F, nA);
+    w.tags.reserve(detail::idx(F));
+    std::vector<char> shift(detail::idx(F), 0);
+    Index j = 0;
     for (Index k = 0; k < m; ++k) {
         if (!(active.row(k) || sliding.row(k)).any()) continue;
         const Mat BV = ph.B[detail::idx(k)] * ph.V;
         for (Index i = 0; i < n; ++i) {
             if (sliding(k, i)) continue;
-            as.push_back(Vec::Constant(1, ph.beta_inf(k, i)));
-            Gs.push_back(BV.row(i).transpose().cwiseProduct(modal));
-            sig.push_back(active(k, i) ? 1.0 : -1.0);
-            shift.push_back(false);
+            w.a(j) = ph.beta_inf(k, i);
+            w.G.row(j) = BV.row(i).cwiseProduct(modal.transpose());
+            w.sigma(j) = active(k, i) ? 1.0 : -1.0;
             w.tags.push_back({Kind::beta, k, i});
+            ++j;
         }
     }
     for (Index k = 0; k < m; ++k) {
+        if (!sliding.row(k).any()) continue;
         const Mat CV = ph.C[detail::idx(k)] * ph.V;
         for (Index i = 0; i < n; ++i) {
             if (!sliding(k, i)) continue;
@@ -85,27 +98,21 @@ inline Watched watched(const Phase& ph, const Vec& signs, const BoolMat& active,
             else
                 act_a = -signs(k) * ph.r(i);
             const double s0 = (act_a + act_G.sum()) > 0 ? 1.0 : -1.0;
-            as.push_back(Vec::Constant(1, 0.0));
-            Gs.push_back(s0 * dalpha);
-            as.push_back(Vec::Constant(1, s0 * act_a));
-            Gs.push_back(s0 * (act_G - dalpha));
-            sig.insert(sig.end(), {1.0, 1.0});
-            shift.insert(shift.end(), {true, inA});
+            w.a(j) = 0.0;
+            w.G.row(j) = (s0 * dalpha).transpose();
+            w.a(j + 1) = s0 * act_a;
+            w.G.row(j + 1) = (s0 * (act_G - dalpha)).transpose();
+            w.sigma(j) = w.sigma(j + 1) = 1.0;
+            shift[detail::idx(j)] = 1;
+            shift[detail::idx(j + 1)] = inA;
             w.tags.push_back({Kind::theta0, k, i});
             w.tags.push_back({Kind::theta1, k, i});
+            j += 2;
         }
     }
-    const Index F = static_cast<Index>(as.size());
-    w.a.resize(F);
-    w.sigma.resize(F);
-    w.G.resize(F, nA);
-    w.Lam.resize(F, nA);
-    for (Index j = 0; j < F; ++j) {
-        w.a(j) = as[detail::idx(j)](0);
-        w.sigma(j) = sig[detail::idx(j)];
-        w.G.row(j) = Gs[detail::idx(j)].transpose();
-        w.Lam.row(j) = ph.lam.transpose();
-        if (shift[detail::idx(j)]) normalise_row(w, j);
+    for (Index r = 0; r < F; ++r) {
+        w.Lam.row(r) = ph.lam.transpose();
+        if (shift[detail::idx(r)]) normalise_row(w, r);
     }
     return w;
 }
