@@ -1,8 +1,10 @@
 // gd/linear_phase.hpp and gd/flow_follow.hpp: the linear phase against its defining
 // equations, a sliding phase's constraint, a flow without events against the closed form, and
-// the remaining-motion bound against the exact rest of a phase.
+// the remaining-motion bound against the exact rest of a phase; gd/certify.hpp: a failed try's
+// step count against GD steps taken here, and a diverging step refused.
 #include "check.hpp"
 
+#include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
 #include <cmath>
@@ -144,3 +146,30 @@ TEST_CASE("remaining_motion_bounds_the_rest_of_a_flow") {
 }
 
 RELUCORE_TEST_MAIN
+
+TEST_CASE("certify_gd_holds_after_the_steps_a_failed_try_names") {
+    // One neuron, all examples active and labels positive: the limit is beta = y. From beta = 4y the
+    // deviation bound is too large at first; the try names the steps after which it holds.
+    const Problem p = make(5, 30, 3, true);
+    const Vec s = Vec::Ones(1);
+    const double eta = 1.0 / Eigen::SelfAdjointEigenSolver<Mat>(p.K).eigenvalues().maxCoeff();
+    RowMatrix beta = 4.0 * p.y.transpose();
+    RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    GDCertificate c = certify_gd(p.K, p.y, s, alpha, beta, eta);
+    CHECK(c.status == GDCertificate::fails);
+    CHECK(c.need > 5);
+    CHECK_CLOSE(c.phase.beta_inf.maxCoeff(), p.y.maxCoeff(), 1e-12, 0.0);
+    // GD on the dual with the pattern frozen: alpha <- alpha - eta r, beta <- beta - eta K r.
+    for (std::int64_t t = 0; t < c.need; ++t) {
+        const Vec r = beta.row(0).transpose() - p.y;
+        alpha.row(0) -= eta * r.transpose();
+        beta.row(0) -= eta * (p.K * r).transpose();
+    }
+    const GDCertificate later = certify_gd(p.K, p.y, s, alpha, beta, eta);
+    CHECK(later.status == GDCertificate::holds);
+    CHECK(later.margin > 0 && later.margin <= p.y.minCoeff());
+    CHECK(later.contraction < 1 && later.fp_error > 0);
+    // A step with eta mu_max(M) > 2 makes the final phase diverge: refused, whatever the state.
+    const GDCertificate big = certify_gd(p.K, p.y, s, alpha, beta, 2.5 * eta);
+    CHECK(big.status == GDCertificate::diverges);
+}
