@@ -766,6 +766,11 @@ class Defaults:
         Relative tolerance of the minimum-norm QP's sign tests.
         """
     @property
+    def packed_products_max_data(self) -> int:
+        """
+        The weight engine packs X once per run for its AVX-512 products up to this many entries of X (relucore/linalg/blas.hpp, PackedX); larger X go to the registered BLAS.
+        """
+    @property
     def record(self) -> int:
         """
         Keep every record-th state in the history (0: none).
