@@ -46,6 +46,25 @@ def test_weight_engine_matches_a_numpy_loop_on_every_tail(n, d, m):
     assert np.max(np.abs(res.beta - res.W @ X.T)) <= 1e-13 * np.max(np.abs(res.beta))
 
 
+@pytest.mark.parametrize("n,d,m", [(13, 37, 7), (16, 40, 4)])  # m n = 91 (a tail of 3 masks), 64 (none)
+def test_the_pattern_tracker_finds_the_last_mask_change_of_a_numpy_loop(n, d, m):
+    rng = np.random.default_rng(7 + n)
+    X = rng.standard_normal((n, d))
+    y = rng.standard_normal(n)
+    W = rng.standard_normal((m, d)) / np.sqrt(d)
+    signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+    eta = 0.2 / np.linalg.norm(X, 2) ** 2
+    steps, last, mask = 150, 0, W @ X.T > 0
+    res = relucore.train(X, y, signs=signs, init=W, eta=eta, steps=steps, tol=0.0, n_threads=1, engine="weights")
+    for s in range(1, steps + 1):
+        W = _reference(X, y, W, signs, eta, 1)
+        now = W @ X.T > 0
+        last = s if np.any(now != mask) else last
+        mask = now
+    assert 0 < last < steps  # the test sees masks change, then settle
+    assert res.pattern_stable_step == last
+
+
 _DANA = """
 import numpy as np, relucore
 rng = np.random.default_rng(1)
