@@ -8,12 +8,17 @@ For each (n, d, m) of a grid this times a GD step with the BLAS and with the bui
 products (``_core._use_blas``), alternating the two in this process, and reports the ratio and
 the agreement of the final weights. One thread.
 
+The grid runs with RELUCORE_SIMD=avx: on a CPU with AVX-512F the engine otherwise takes
+neither, but its packed AVX-512 kernels (blas.hpp ``gemm_nt_packed``, ``gemm_packed``).
+
 Then Dana et al.'s Exp. 1 setting (n = 1300, d = 100, m = 36, outer layer fixed, 200 steps,
-init and eta given) side by side in this process: relucore (BLAS products, built-in
-products), the numpy loop and the PyTorch autograd + SGD loop of bench_peers.py (when
-installed), float64, one thread each, everything included (set-up too). Times are process
-CPU time, best of ``--repeat`` calls taken in turn, so that a loaded machine inflates them
-less than wall time; the final W of every peer is checked against relucore's first.
+init and eta given) side by side in this process: relucore as it runs (the packed kernels
+where the CPU has AVX-512F), relucore with the BLAS products and with the built-in products
+(both RELUCORE_SIMD=avx), the numpy loop and the PyTorch autograd + SGD loop of
+bench_peers.py (when installed), float64, one thread each, everything included (set-up too).
+Times are process CPU time, best of ``--repeat`` calls taken in turn, so that a loaded
+machine inflates them less than wall time; the final W of every peer is checked against
+relucore's first.
 
     python bench/bench_weights_blas.py [--repeat 7] [--skip-grid]
 """
@@ -77,26 +82,30 @@ def dana1(repeat):
     X, y, W0, signs, eta, steps = dana1_problem()
     (n, d), m = X.shape, len(signs)
 
-    def rc(blas):
+    def rc(blas, simd=None):
         def run():
             _core._use_blas(blas)
+            if simd is not None:
+                os.environ["RELUCORE_SIMD"] = simd
             try:
                 return relucore.train(
                     X, y, signs=signs, init=W0, eta=eta, steps=steps, tol=0.0, n_threads=1, engine="weights"
                 ).W
             finally:
                 _core._use_blas(True)
+                os.environ.pop("RELUCORE_SIMD", None)
 
         return run
 
     runs = {
-        "relucore weights (BLAS)": rc(True),
-        "relucore weights (built-in)": rc(False),
+        "relucore weights": rc(True),
+        "relucore weights (BLAS products)": rc(True, "avx"),
+        "relucore weights (built-in products)": rc(False, "avx"),
         "numpy loop": lambda: numpy_fixed_outer(X, y, W0, signs, eta, steps),
     }
     if _torch() is not None:
         runs["PyTorch autograd+SGD"] = lambda: torch_fixed_outer(X, y, W0, signs, eta, steps)
-    ref = runs["relucore weights (BLAS)"]()
+    ref = runs["relucore weights"]()
     diffs = {name: _rel(fn(), ref) for name, fn in runs.items()}
     assert max(diffs.values()) < 1e-12, diffs
     best = dict.fromkeys(runs, np.inf)
@@ -105,11 +114,11 @@ def dana1(repeat):
             t0 = time.process_time()
             fn()
             best[name] = min(best[name], time.process_time() - t0)
-    t_rc = best["relucore weights (BLAS)"]
+    t_rc = best["relucore weights"]
     print()
     print(f"Dana Exp. 1 (n={n}, d={d}, m={m}, {steps} steps), CPU s best of {repeat}, load {os.getloadavg()[0]:.1f}")
     print()
-    print("| run | CPU s | / relucore (BLAS) | max rel diff of W |")
+    print("| run | CPU s | / relucore | max rel diff of W |")
     print("|---|---|---|---|")
     for name, t in best.items():
         print(f"| {name} | {t:.4f} | {t / t_rc:.2f} | {diffs[name]:.1e} |")
@@ -133,6 +142,7 @@ def main():
     if args.skip_grid:
         dana1(args.repeat)
         return
+    os.environ["RELUCORE_SIMD"] = "avx"  # the grid compares the BLAS with the built-in products
     print()
     print("| n | d | m | m n d | BLAS us/step | built-in us/step | built-in / BLAS | max rel diff of W |")
     print("|---|---|---|---|---|---|---|---|")
@@ -142,6 +152,7 @@ def main():
         steps = int(max(20, min(4000, 3e7 / (n * m * d))))
         tb, tn, diff = step_seconds(X, y, signs, steps)
         print(f"| {n} | {d} | {m} | {n * d * m} | {tb * 1e6:.2f} | {tn * 1e6:.2f} | {tn / tb:.2f} | {diff:.1e} |")
+    os.environ.pop("RELUCORE_SIMD", None)
     dana1(args.repeat)
 
 

@@ -364,6 +364,7 @@ static void bind_prepare(py::module_& m) {
         .def(py::init<>())
         .def_readwrite("gram_given", &PrepareRequest::gram_given)
         .def_readwrite("need_mu1", &PrepareRequest::need_mu1)
+        .def_readwrite("lazy_gram", &PrepareRequest::lazy_gram)
         .def_readwrite("solve", &PrepareRequest::solve)
         .def_readwrite("beta", &PrepareRequest::beta)
         .def_readwrite("loss", &PrepareRequest::loss)
@@ -425,7 +426,9 @@ static void bind_prepare(py::module_& m) {
         py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
         py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
         py::arg("init"), py::arg("n_threads") = 0,
-        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given), "
+        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given; "
+        "with "
+        "settings.lazy_gram only where this step reads it, K left untouched otherwise), "
         "mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start "
         "(settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 "
         "given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with "

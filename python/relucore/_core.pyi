@@ -318,6 +318,7 @@ class PrepareSettings:
     """
     beta: StartBeta
     gram_given: bool
+    lazy_gram: bool
     loss: Loss
     need_mu1: bool
     solve: StartSolve
@@ -769,6 +770,11 @@ class Defaults:
         Relative tolerance of the minimum-norm QP's sign tests.
         """
     @property
+    def packed_products_max_data(self) -> int:
+        """
+        The weight engine packs X once per run for its AVX-512 products up to this many entries of X (relucore/linalg/blas.hpp, PackedX); larger X go to the registered BLAS.
+        """
+    @property
     def record(self) -> int:
         """
         Keep every record-th state in the history (0: none).
@@ -879,7 +885,7 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
 def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
-    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start (settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
+    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start (settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
     """
 def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

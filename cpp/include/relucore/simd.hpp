@@ -6,6 +6,8 @@
 //   - the built-in syrk and gemm of linalg/blas.hpp (K = X X^T, W += C X) use
 //     AVX2 with FMA when the CPU has both (has_avx2_fma());
 //   - the Box-Muller transform (random/rng.hpp) uses AVX2 (has_avx2());
+//   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
+//     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable
 //     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and
@@ -58,6 +60,10 @@ inline bool has_avx2_fma() {
 }
 inline bool has_avx512f() {
     static const bool has = __builtin_cpu_supports("avx512f");
+    return has;
+}
+inline bool has_avx512f_bmi2() {
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("bmi2");
     return has;
 }
 #endif

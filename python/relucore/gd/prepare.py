@@ -53,7 +53,8 @@ class Prepared:
     """A validated problem batch ready for an engine (shared by train and Trainer)."""
 
     X: Optional[np.ndarray]  # (B, n, d) or None in Gram-only mode
-    K: np.ndarray  # (B, n, n)
+    # (B, n, n), or None until read where the prepare step did not need it (the property K forms it).
+    gram: Optional[np.ndarray]
     y: np.ndarray  # (B, n)
     signs: np.ndarray  # (m,)
     beta0: np.ndarray  # (B, m, n)
@@ -75,6 +76,17 @@ class Prepared:
     output_scale: float = 1.0
     bias: bool = False
     outer0: Optional[np.ndarray] = None
+
+    n_threads: int = 0  # threads for K formed on demand
+
+    @property
+    def K(self) -> np.ndarray:
+        """K = X X^T per problem (B, n, n); formed on first read where the prepare step did not need it
+        (an array init with n > d rows: the weight-space engine never reads it)."""
+        if self.gram is None:
+            self.gram = np.empty((self.X.shape[0], self.X.shape[1], self.X.shape[1]))
+            _core.gram_batch(self.X, self.gram, self.n_threads)
+        return self.gram
 
     def largest_eigenvalue(self) -> np.ndarray:
         """mu_1(K) per problem, computed now where the prepare step did not need it."""
@@ -278,7 +290,7 @@ def _prepare_general(
         tol_arr = np.full(B, check_nonnegative(tol, "tol"))
     eta_arr = np.ascontiguousarray(eta_arr, dtype=float)
     fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, init_name, loss)
-    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope)
+    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads)
 
 
 def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):

@@ -11,16 +11,18 @@ import numpy as np
 
 from relucore import _core
 
-__all__ = ["prepare_start"]
+__all__ = ["prepare_start", "gram_is_lazy"]
 
 
 def prepare_start(
     X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name, y=None
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a validated batch; a refusal is raised there
-    with the message of docs/errors.md. Returns ``(K, mu1, alpha0, beta0, W0)`` (mu1 NaN where unneeded).
+    with the message of docs/errors.md. Returns ``(K, mu1, alpha0, beta0, W0)`` (mu1 NaN where unneeded;
+    K None where this step does not read it: an array init with n > d rows, see :func:`gram_is_lazy`).
     ``y`` (B, n) is read only by the messages of a refusal (None: zeros)."""
     B, n = (Kin if X is None else X).shape[:2]
+    lazy = Kin is None and gram_is_lazy(X, beta_mode, solve)
     m = signs_arr.shape[-1]
     K = np.empty((B, n, n)) if Kin is None else np.array(Kin, dtype=float, order="C")
     beta0 = np.empty((B, m, n)) if beta0 is None else np.array(beta0, dtype=float, order="C")
@@ -33,6 +35,7 @@ def prepare_start(
     s = _core.PrepareSettings()
     s.gram_given = Kin is not None
     s.need_mu1 = need_mu1
+    s.lazy_gram = lazy
     s.solve = solve
     s.beta = beta_mode
     s.loss = getattr(_core.Loss, loss)
@@ -52,4 +55,17 @@ def prepare_start(
         init=init_name,
         n_threads=n_threads,
     )
-    return K, mu1, alpha0, beta0, (W0 if X is not None else None)
+    return (None if lazy else K), mu1, alpha0, beta0, (W0 if X is not None else None)
+
+
+def gram_is_lazy(X, beta_mode, solve) -> bool:
+    """Whether the prepare step can leave K = X X^T unformed: starting weights given (beta0 = W0 X^T)
+    and alpha0 the minimum-norm solution through the d x d matrix X^T X (n > d rows). K is then
+    formed only by a check that cannot be decided from X (relucore/gd/prepare.hpp), and by
+    :attr:`Prepared.K <relucore.gd.prepare.Prepared.K>` when an engine or a caller reads it."""
+    return (
+        X is not None
+        and X.shape[1] > X.shape[2]
+        and beta_mode == _core.StartBeta.from_weights
+        and solve == _core.StartSolve.least_squares
+    )

@@ -88,7 +88,9 @@ FORMAT_CHANGES = {
     "generate_state(1, uint64)), so old seeds give new Gram-mode draws of the same law (generator version 2); "
     "the Gram fast path's gram_* columns use the trial's extreme eigenvalues (last bits); "
     "steps=inf runs whose limit is not certified return the exact continuation from their tol state, and a "
-    "failed proof schedules the next try (limit_step and the last bits of certified limits change)",
+    "failed proof schedules the next try (limit_step and the last bits of certified limits change); "
+    "on CPUs with AVX-512F the weight engine's products run on relucore's packed kernels (m >= 4, m n d >= 2000, "
+    "n d <= 2^23; last bits)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the

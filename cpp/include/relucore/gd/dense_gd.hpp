@@ -81,7 +81,10 @@ public:
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        blas::gemm(d_alpha_, X_, d_W_);
+        if (packed_)
+            blas::gemm_packed(d_alpha_, packed_x_, d_W_);
+        else
+            blas::gemm(d_alpha_, X_, d_W_);
         grad_norm_ = weights_grad_norm();
         evaluate_outer();
         evaluated_ = true;
@@ -150,6 +153,8 @@ private:
         W_ref_ = W_;
         alpha_ref_ = alpha_;
         resync_diff_.resize(n);
+        packed_ = blas::packed_products_available(m, n, d);
+        if (packed_) blas::pack_x(X, packed_x_);
         compute_beta();
         start();
     }
@@ -162,7 +167,12 @@ private:
         return s;
     }
 
-    void compute_beta() { blas::gemm_nt(W_, X_, beta_); }
+    void compute_beta() {
+        if (packed_)
+            blas::gemm_nt_packed(W_, packed_x_, beta_);
+        else
+            blas::gemm_nt(W_, X_, beta_);
+    }
 
     ConstMatrixRef X_;
     RowMatrix W_;
@@ -170,6 +180,8 @@ private:
     RowMatrix W_ref_, alpha_ref_;  // resync(): W = W_ref_ + (alpha - alpha_ref_) X
     Eigen::Matrix<Scalar, 1, Eigen::Dynamic> resync_diff_;
     std::int64_t resync_every_ = defaults::resync_every;
+    bool packed_ = false;     // the products on the AVX-512 kernels (blas::packed_products_available)
+    blas::PackedX packed_x_;  // X packed once for them
 };
 
 }  // namespace relucore

@@ -61,6 +61,9 @@ enum class StartBeta : int {
 struct PrepareRequest : StartOptions {
     bool gram_given = false;  ///< K holds the Gram matrix on entry (else K = X X^T is written)
     bool need_mu1 = false;    ///< mu_1(K) is needed (the default step or tolerance)
+    /// K = X X^T is formed only where this step reads it (else K is left untouched, the caller
+    /// forms it on demand); read when !gram_given and beta is not StartBeta::positive.
+    bool lazy_gram = false;
     StartSolve solve = StartSolve::inverse;
     StartBeta beta = StartBeta::given;
     Scalar rcond_min = defaults::cholesky_rcond_min;
@@ -87,6 +90,21 @@ inline RowMatrix pinv_solve(const ConstMatrixRef& S, const ConstMatrixRef& rhs_t
 /// The spectrum of K, ascending, for the Python layer's error messages.
 inline void write_spectrum(const ConstMatrixRef& K, VectorRef mu) {
     if (!symmetric_eigenvalues(K, mu)) mu.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
+}
+
+/// Whether K = X X^T is finite whatever the rounding of its entries, decided from X alone:
+/// every |K_ij| <= ||x_i|| ||x_j||, so sum |K_ij| <= (sum_i ||x_i||)^2, taken with a factor
+/// 4 of room. Writes tr = tr(K) = sum_i ||x_i||^2 (summed row by row: it may differ from the
+/// trace of the formed K in the last bits). False (K must be formed to decide) otherwise.
+inline bool gram_surely_finite(const ConstMatrixRef& X, Scalar& tr) {
+    Scalar s = 0, t = 0;
+    for (Index i = 0; i < X.rows(); ++i) {
+        const Scalar q = X.row(i).squaredNorm();
+        s += std::sqrt(q);
+        t += q;
+    }
+    tr = t;
+    return std::isfinite(t) && std::isfinite(s) && s <= std::sqrt(std::numeric_limits<Scalar>::max() / 4);
 }
 
 /// mu_1 of K = X X^T, from the smaller of K and X^T X.
@@ -134,12 +152,23 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     const Index n = K.rows();
     mu1 = std::numeric_limits<Scalar>::quiet_NaN();
-    if (!req.gram_given) gram_matrix(*X, K);
-    if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
-    const Scalar tr = K.trace();
+    // With req.lazy_gram, K is formed by the first rule that reads it; the checks that only
+    // need its trace and a finiteness bound take them from X.
+    bool have_gram = req.gram_given || !req.lazy_gram || X == nullptr;
+    if (!req.gram_given && have_gram) gram_matrix(*X, K);
+    const auto gram = [&]() -> const MatrixRef& {
+        if (!have_gram) gram_matrix(*X, K);
+        have_gram = true;
+        return K;
+    };
+    Scalar tr = 0;
+    if (have_gram || !detail::gram_surely_finite(*X, tr)) {
+        if (!std::isfinite(gram().cwiseAbs().sum())) return StartCheck::gram_not_finite;
+        tr = K.trace();
+    }
     // mu_1 lies in [tr / n, tr]: outside the normal range, the Python layer names the reason from mu.
     if (!(tr > 0) || tr / static_cast<Scalar>(n) < tiny) {
-        detail::write_spectrum(K, mu);
+        detail::write_spectrum(gram(), mu);
         mu1 = mu[n - 1];
         if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
     }
@@ -151,7 +180,9 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
         const Scalar e = std::numeric_limits<Scalar>::epsilon();
         need_mu1 = !(std::isfinite(hi) && lo >= tiny && eta >= e * hi);
     }
-    if (need_mu1) mu1 = detail::largest_eigenvalue(X, K, mu);
+    if (need_mu1)
+        mu1 = X != nullptr && X->cols() < X->rows() ? detail::largest_eigenvalue(X, K, mu)
+                                                    : detail::largest_eigenvalue(X, gram(), mu);
 
     const bool via_weights = X != nullptr && X->cols() < X->rows() && req.solve == StartSolve::least_squares;
     if (req.beta == StartBeta::from_weights) beta0.noalias() = W0 * X->transpose();
@@ -167,7 +198,7 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
                 C = detail::pinv_solve(G, W0);
             alpha0.noalias() = C * X->transpose();
         } else {
-            Eigen::LLT<RowMatrix> llt(K);
+            Eigen::LLT<RowMatrix> llt(gram());
             bool ok = llt.info() == Eigen::Success && llt.rcond() > req.rcond_min;
             if (!ok && req.solve == StartSolve::inverse) {
                 // The exact rule decides: refuse when cond(K) > max_condition or K is not positive definite.

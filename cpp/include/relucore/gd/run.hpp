@@ -15,11 +15,13 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
+#include "relucore/simd.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <stdexcept>
@@ -131,6 +133,28 @@ std::int64_t count_unfit(const Engine& e) {
     return count;
 }
 
+namespace detail {
+#if defined(RELUCORE_SIMD_DISPATCH)
+// mk[j] = b[j] > 0 for j < size8 (a multiple of 8), eight at a time: the
+// ordered compare (false for NaN, as b[j] > 0), its 8 mask bits spread to
+// 8 bytes; returns the OR of the old and new bytes' differences.
+__attribute__((target("avx512f,bmi2"))) inline std::uint64_t update_masks_avx512(const Scalar* b, std::uint8_t* mk,
+                                                                                 Index size8) {
+    std::uint64_t changed = 0;
+    const __m512d zero = _mm512_setzero_pd();
+    for (Index j = 0; j < size8; j += 8) {
+        const unsigned gt = _mm512_cmp_pd_mask(_mm512_loadu_pd(b + j), zero, _CMP_GT_OQ);
+        const std::uint64_t now = _pdep_u64(gt, 0x0101010101010101ULL);
+        std::uint64_t old;
+        std::memcpy(&old, mk + j, 8);
+        changed |= old ^ now;
+        std::memcpy(mk + j, &now, 8);
+    }
+    return changed;
+}
+#endif
+}  // namespace detail
+
 /// Follows the activation masks D(beta_k) = 1[beta_k > 0] and remembers the
 /// last step at which any of them changed: every mask is constant from
 /// stable_step() on (relative to the steps that were run).
@@ -148,7 +172,15 @@ public:
         std::uint8_t changed = 0;
         const Scalar* b = beta.data();
         std::uint8_t* mk = mask_.data();
-        for (Index j = 0, size = beta.size(); j < size; ++j) {
+        Index j = 0;
+        const Index size = beta.size();
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (simd::has_avx512f_bmi2()) {
+            j = size / 8 * 8;
+            changed = detail::update_masks_avx512(b, mk, j) != 0 ? 1 : 0;
+        }
+#endif
+        for (; j < size; ++j) {
             const std::uint8_t now = b[j] > 0;
             changed |= static_cast<std::uint8_t>(now ^ mk[j]);
             mk[j] = now;
