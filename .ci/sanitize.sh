@@ -54,7 +54,7 @@ python -m pip install -q --no-build-isolation --no-deps . \
   -Ccmake.define.RELUCORE_SANITIZE=ON
 
 core_so="$(ls "$(python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"/relucore/_core*.so)"
-if ! ldd "$core_so" | grep -q libasan; then
+if ! ldd "$core_so" | grep libasan >/dev/null; then  # not -q: with pipefail, grep -q ending early can fail ldd with SIGPIPE
   echo "sanitize.sh: $core_so is not linked against libasan: the sanitizer build did not take effect" >&2
   exit 2
 fi

@@ -451,7 +451,7 @@ template <int R>
 __attribute__((target("avx512f"))) inline void panel_block_avx512(const double* A, Index lda, const double* P, Index J,
                                                                   double* out, Index ldo, Index k0, Index c0,
                                                                   Index lanes) {
-    __m512d acc[R][2];
+    __m512d acc[static_cast<std::size_t>(R)][2];
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
     const double* p0 = P + (c0 / 8) * J * 8;
     const double* p1 = p0 + J * 8;
