@@ -161,15 +161,20 @@ def sweep(
     try:
         tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
         bar = _progress_bar(progress, len(configs) * trials, len(results))
+        leading: Dict[str, Any] = {}
+
+        def meanwhile():  # the table's columns that do not depend on the results
+            leading.update(results.leading(configs, entropy))
+
         try:
-            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar))
+            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar), meanwhile)
         finally:
             if bar is not None:
                 bar.close()
     finally:
         if store is not None:
             store.close()
-    return results.table(configs, entropy)
+    return results.table(configs, entropy, leading or None)
 
 
 def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
@@ -198,7 +203,7 @@ def _record(results: Results, store: Optional[Store], bar, out: Dict[str, Any]) 
     else:
         if store is not None:
             store.submit_columns(out["columns"])
-        results.add_columns(out["columns"])
+        results.add_columns(out["columns"], interned=True)
     if bar is not None:
         bar.update(batch_size_of(out))
 
@@ -246,14 +251,16 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
                     "trials": todo[start : start + bs],
                     "n_threads": task_threads,
                     "measure": measure,
+                    "fast": fast[ci],
                 }
             )
     return tasks
 
 
-def _run_tasks(tasks, executor, pool_threads: int, record: Callable) -> None:
+def _run_tasks(tasks, executor, pool_threads: int, record: Callable, meanwhile: Optional[Callable] = None) -> None:
     """Runs the batches (here, on an own pool of ``pool_threads`` threads, or on ``executor``)
-    and hands each result to ``record`` as it finishes."""
+    and hands each result to ``record`` as it finishes; ``meanwhile()`` runs once, while the
+    pool or executor works (after the batches when they run here)."""
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:
         executor = own_pool
@@ -261,9 +268,13 @@ def _run_tasks(tasks, executor, pool_threads: int, record: Callable) -> None:
         if executor is None:
             for task in tasks:
                 record(run_batch(task))
+            if meanwhile is not None:
+                meanwhile()
         else:
             futures = [executor.submit(run_batch, task) for task in tasks]
             try:
+                if meanwhile is not None:
+                    meanwhile()
                 for fut in cf.as_completed(futures):
                     record(fut.result())
             finally:
