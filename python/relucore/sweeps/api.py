@@ -25,6 +25,8 @@ MAX_BATCH = 64
 #: Upper bound on the trials of one batch that runs whole in C++ (the Gram-mode fast path):
 #: larger batches amortise the Python around the call (a trial costs ~10-80 us).
 FAST_MAX_BATCH = 1024
+#: Smallest batch at the end of a sweep on a thread pool (see :func:`batch_bounds`).
+TAIL_BATCH = 64
 #: Memory budget of one batch's data (X, W, W0) in bytes.
 BATCH_BYTES = 256 * 2**20
 
@@ -108,7 +110,8 @@ def sweep(
         See docs/sweeps.md, "Batches and threads".
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
-        Default :func:`~relucore.sweeps.api.default_batch_size`. Results do not depend on it.
+        Default :func:`~relucore.sweeps.api.default_batch_size` (the last batches of a sweep
+        on the thread pool smaller). Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         The sweep's store, a SQLite database (created when the path is new; ``.db`` by
         convention) that commits every finished batch; rerunning runs only the trials
@@ -146,7 +149,7 @@ def sweep(
     )
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
 
-    results = Results(len(configs), trials)
+    results = Results(len(configs), trials, dense=True)
     store = None
     if checkpoint is not None:
         identity = {
@@ -233,14 +236,32 @@ def _threads(configs, measure, executor, n_threads) -> Tuple[List[bool], int, in
     return fast, pool_threads, task_threads
 
 
+def batch_bounds(count: int, size: int, threads: int = 0) -> List[Tuple[int, int]]:
+    """``(start, stop)`` of the batches of ``count`` trials: ``size`` each, or with ``threads``
+    > 1 (the end of a sweep on a pool) shrinking towards the end, to a quarter of what is left
+    per thread but not below ``TAIL_BATCH``, so that the threads finish at about the same time."""
+    bounds, start = [], 0
+    while start < count:
+        step = size
+        if threads > 1:
+            step = max(min(size, -(-(count - start) // (2 * threads))), min(size, TAIL_BATCH))
+        bounds.append((start, min(count, start + step)))
+        start += step
+    return bounds
+
+
 def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task_threads) -> List[Dict[str, Any]]:
-    """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads."""
+    """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads;
+    without a ``batch_size``, the last configuration's batches shrink towards the end
+    (:func:`batch_bounds`)."""
     tasks: List[Dict[str, Any]] = []
+    last = max((ci for ci in range(len(configs)) if not done[ci].all()), default=-1)
     for ci, cfg in enumerate(configs):
         todo = np.flatnonzero(~done[ci]).tolist()
         bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
-        for start in range(0, len(todo), bs):
+        tail = pool_threads if ci == last and batch_size is None else 0
+        for start, stop in batch_bounds(len(todo), bs, tail):
             tasks.append(
                 {
                     "batch": len(tasks),
@@ -248,7 +269,7 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
                     "config_index": ci,
                     "key": list(key),
                     "entropy": entropy,
-                    "trials": todo[start : start + bs],
+                    "trials": todo[start:stop],
                     "n_threads": task_threads,
                     "measure": measure,
                     "fast": fast[ci],

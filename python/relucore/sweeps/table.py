@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -80,10 +80,19 @@ class Results:
     rows were split into batches.
     """
 
-    def __init__(self, n_configs: int, trials: int):
+    def __init__(self, n_configs: int, trials: int, dense: bool = False):
+        """``dense``: every built-in column is an array of all ``n_configs x trials`` rows in
+        the table's order, filled as batches arrive (a sweep, which fills all of them: the
+        table is then those arrays, nothing moved at the end); otherwise batches are kept
+        as they came and sorted at the end (a store's rows, possibly sparse)."""
         self.done = np.zeros((n_configs, trials), dtype=bool)
         self._chunks: List[Dict[str, np.ndarray]] = []
         self._extra: Dict[str, List] = {}
+        self._dense: Optional[Dict[str, np.ndarray]] = None
+        if dense:
+            size = n_configs * trials
+            self._dense = {c.name: np.empty(size, dtype=c.dtype) for c in MEASURED}
+            self._dense.update({k: np.empty(size, dtype=object) for k in TRAILING_COLUMNS})
 
     def __len__(self) -> int:
         return int(self.done.sum())
@@ -131,6 +140,10 @@ class Results:
         if np.any(self.done[chunk["config_index"], chunk["trial"]]):
             raise ValueError("a trial was recorded twice")
         self.done[chunk["config_index"], chunk["trial"]] = True
+        if self._dense is not None:
+            at = chunk["config_index"] * self.done.shape[1] + chunk["trial"]
+            for name, col in self._dense.items():
+                col[at] = chunk.pop(name)
         self._chunks.append(chunk)
 
     def leading(self, configs: List[Dict[str, Any]], entropy: int) -> Dict[str, np.ndarray]:
@@ -175,11 +188,18 @@ class Results:
             def sort(a):
                 return a[order]
 
+        def column(name, dtype):
+            """A built-in column in the table's order."""
+            if self._dense is None:
+                return sort(cat(name, dtype))
+            col = self._dense[name]
+            return col if col.size == len(pos) else col[np.flatnonzero(self.done.ravel())]
+
         if leading is None or len(pos) != self.done.size:
             leading = _leading_columns(configs, entropy, sort(ci), sort(tr))
         cols: Dict[str, Any] = dict(leading)
         for c in MEASURED:
-            cols[c.name] = sort(cat(c.name, c.dtype))
+            cols[c.name] = column(c.name, c.dtype)
         for k in sorted(self._extra):
             vals = np.full(len(pos), None, dtype=object)
             for i, arr in self._extra[k]:
@@ -187,7 +207,7 @@ class Results:
             vals = sort(vals).tolist()
             cols[k] = _column(vals, _kind(vals))
         for k in TRAILING_COLUMNS:
-            cols[k] = sort(cat(k, object))
+            cols[k] = column(k, object)
         # Every column is a fresh array: no copy into consolidated blocks.
         return pd.DataFrame(cols, copy=False)
 
