@@ -238,13 +238,14 @@ def _threads(configs, measure, executor, n_threads) -> Tuple[List[bool], int, in
 
 def batch_bounds(count: int, size: int, threads: int = 0) -> List[Tuple[int, int]]:
     """``(start, stop)`` of the batches of ``count`` trials: ``size`` each, or with ``threads``
-    > 1 (the end of a sweep on a pool) shrinking towards the end, to a quarter of what is left
-    per thread but not below ``TAIL_BATCH``, so that the threads finish at about the same time."""
+    > 1 (the end of a sweep on a pool) shrinking towards the end, to the trials left over the
+    threads (guided scheduling) but not below ``TAIL_BATCH``, so that the threads finish at about
+    the same time."""
     bounds, start = [], 0
     while start < count:
         step = size
         if threads > 1:
-            step = max(min(size, -(-(count - start) // (2 * threads))), min(size, TAIL_BATCH))
+            step = max(min(size, -(-(count - start) // threads)), min(size, TAIL_BATCH))
         bounds.append((start, min(count, start + step)))
         start += step
     return bounds
