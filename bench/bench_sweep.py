@@ -209,7 +209,7 @@ def fmt(x):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["ratios", "threads", "breakdown", "flat"], help="run one section")
+    ap.add_argument("--only", choices=["ratios", "threads", "serial", "breakdown", "flat"], help="run one section")
     return ap.parse_args(argv)
 
 
@@ -228,6 +228,8 @@ def main(argv=None):
         ratios_section(q, normal_rate)
     if args.only in (None, "threads"):
         threads_section(q)
+    if args.only in (None, "serial"):
+        serial_section(q)
     if args.only in (None, "breakdown"):
         breakdown_section(normal_rate, gemm)
     if args.only in (None, "flat"):
@@ -315,6 +317,69 @@ def threads_section(q):
                 f"{fmt(p2)} (1 worker: {fmt(p1)}) | {p2 / p1:.2f} | {load:.2f} -> {os.getloadavg()[0]:.2f} |",
                 flush=True,
             )
+
+
+def serial_section(q):
+    """What of a Gram-mode sweep holds the GIL or runs alone, independent of how many cores the
+    machine gives us: the main thread's CPU outside ``_core.sweep_gram_batch`` per trial (one
+    thread: the per-batch Python plus the table; the C++ call runs on a helper thread), and with
+    two threads the wall time before the first batch starts, between the two threads' last
+    batches and after the last batch (the table). Best of 5 runs (by total time)."""
+    import threading
+
+    import relucore.sweeps.api as api
+
+    section(
+        "Gram-mode serial work (default gram_stats=True, best of 5)",
+        ["n", "d", "trials", "main-thread CPU us/trial (1 thread)", "before / between / after (ms, 2 threads)", "load"],
+    )
+    call, run_batch = _core.sweep_gram_batch, api.run_batch
+    inside, ends, starts = [0.0], [], []
+
+    def timed_call(*a, **k):
+        c = time.thread_time()
+        try:
+            return call(*a, **k)
+        finally:
+            inside[0] += time.thread_time() - c
+
+    def timed_batch(task):
+        starts.append(time.perf_counter())
+        out = run_batch(task)
+        ends.append((time.perf_counter(), threading.get_ident()))
+        return out
+
+    _core.sweep_gram_batch, api.run_batch = timed_call, timed_batch
+    try:
+        for n, trials in [(10, 8192 if q else 32768), (40, 2048 if q else 8192)]:
+            load = os.getloadavg()[0]
+            cpu = []
+            for _ in range(5):
+                inside[0] = 0.0
+                c0 = time.thread_time()
+                sweep_rate(n, 100_000, trials, use_gram=True, n_threads=1, gram_stats=True)
+                cpu.append(1e6 * (time.thread_time() - c0 - inside[0]) / trials)
+            walls = []
+            for _ in range(5):
+                ends.clear()
+                starts.clear()
+                t0 = time.perf_counter()
+                sweep_rate(n, 100_000, trials, use_gram=True, n_threads=2, gram_stats=True)
+                t1 = time.perf_counter()
+                last = {}
+                for e, th in ends:
+                    last[th] = max(last.get(th, 0.0), e)
+                walls.append(
+                    (t1 - t0, min(starts) - t0, max(last.values()) - min(last.values()), t1 - max(last.values()))
+                )
+            _, before, between, after = min(walls)
+            print(
+                f"| {n} | 1e5 | {trials} | {min(cpu):.2f} | {1e3 * before:.1f} / {1e3 * between:.1f} / {1e3 * after:.1f} | "
+                f"{load:.2f} -> {os.getloadavg()[0]:.2f} |",
+                flush=True,
+            )
+    finally:
+        _core.sweep_gram_batch, api.run_batch = call, run_batch
 
 
 def breakdown_section(normal_rate, gemm):

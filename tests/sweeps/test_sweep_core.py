@@ -233,3 +233,64 @@ def test_gap_matches_an_independent_qp(reference):
         gap = np.linalg.norm(w_inf - w_star)
         assert row.gap == pytest.approx(gap, rel=1e-8)  # measured agreement ~1e-11
         assert row.gap_normalised == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "batches, complete",
+    [
+        ([(0, [4, 5, 6]), (1, range(7)), (0, [0, 1, 2, 3])], True),  # disjoint runs, out of order
+        ([(1, [1, 3, 5]), (0, range(7)), (1, [0, 2, 4, 6])], True),  # interleaved trials
+        ([(1, [6]), (0, [2, 3]), (1, [0, 4])], False),  # a store's sparse rows
+    ],
+)
+@pytest.mark.parametrize("dense", [False, True])
+def test_table_sorted_whatever_the_batches(batches, complete, dense):
+    """Results.table: the rows of batches added in any order and split, sorted by
+    (config_index, trial), against pandas sorting the rows, kept as batches or in
+    table-order arrays (dense, as sweep does); with the leading columns built
+    beforehand (Results.leading, as sweep does) the same frame."""
+    from relucore.sweeps.columns import MEASURED
+    from relucore.sweeps.table import Results
+
+    configs = expand_grid({"n": [5, 6], "d": [50]})
+    rng = np.random.default_rng(1)
+    res, rows = Results(len(configs), 7, dense=dense), []
+    for ci, trials in batches:
+        trials = list(trials)
+        cols = {"config_index": np.full(len(trials), ci), "trial": np.array(trials)}
+        for c in MEASURED:
+            cols[c.name] = rng.random(len(trials)) if c.kind == "f" else rng.integers(-1, 99, len(trials))
+        cols["status"] = np.array(["converged"] * len(trials), dtype=object)
+        cols["error"] = np.array([f"e{ci}.{t}" for t in trials], dtype=object)
+        cols["extra"] = np.array([float(ci) + t / 10 for t in trials], dtype=object)
+        res.add_columns(cols)
+        rows.append(pd.DataFrame({k: list(v) for k, v in cols.items()}))
+    want = pd.concat(rows).sort_values(["config_index", "trial"]).reset_index(drop=True)
+    got = res.table(configs, 5)
+    assert len(got) == len(want) and got["trial"].tolist() == want["trial"].tolist()
+    for k in want.columns:
+        assert got[k].tolist() == want[k].tolist(), k
+    seeds = [eval(s, {"SeedSequence": np.random.SeedSequence}) for s in got["seed"]]
+    want_seeds = [trial_seed(5, config_key(configs[c]), t) for c, t in zip(want.config_index, want.trial)]
+    assert [(s.entropy, s.spawn_key) for s in seeds] == [(s.entropy, s.spawn_key) for s in want_seeds]
+    pd.testing.assert_frame_equal(got, res.table(configs, 5, leading=res.leading(configs, 5)), check_exact=True)
+    assert complete == (len(got) == 14)
+
+
+@pytest.mark.parametrize(
+    "count, size, threads", [(32768, 1024, 2), (5000, 1024, 4), (100, 50, 2), (10, 3, 0), (1, 1, 2)]
+)
+def test_batch_bounds_cover_the_trials_and_shrink_at_the_end(count, size, threads):
+    """Batches tile 0..count; on a pool they shrink towards the end (never below TAIL_BATCH
+    but for the last), so that the threads finish together; without one they are all ``size``."""
+    from relucore.sweeps.api import TAIL_BATCH, batch_bounds
+
+    b = batch_bounds(count, size, threads)
+    assert b[0][0] == 0 and b[-1][1] == count and all(p[1] == q[0] for p, q in zip(b, b[1:]))
+    sizes = [stop - start for start, stop in b]
+    assert max(sizes) <= size and sizes == sorted(sizes, reverse=True)
+    assert all(s >= min(size, TAIL_BATCH) for s in sizes[:-1])
+    if threads > 1 and count > 4 * threads * size:
+        assert sizes[-1] <= TAIL_BATCH and sizes[0] == size
+    if threads <= 1:
+        assert sizes[:-1] == [size] * (len(sizes) - 1)

@@ -25,6 +25,8 @@ MAX_BATCH = 64
 #: Upper bound on the trials of one batch that runs whole in C++ (the Gram-mode fast path):
 #: larger batches amortise the Python around the call (a trial costs ~10-80 us).
 FAST_MAX_BATCH = 1024
+#: Smallest batch at the end of a sweep on a thread pool (see :func:`batch_bounds`).
+TAIL_BATCH = 64
 #: Memory budget of one batch's data (X, W, W0) in bytes.
 BATCH_BYTES = 256 * 2**20
 
@@ -108,7 +110,8 @@ def sweep(
         See docs/sweeps.md, "Batches and threads".
     batch_size : int, optional
         Trials per batch (one task, one train call, one checkpoint record).
-        Default :func:`~relucore.sweeps.api.default_batch_size`. Results do not depend on it.
+        Default :func:`~relucore.sweeps.api.default_batch_size` (the last batches of a sweep
+        on the thread pool smaller). Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         The sweep's store, a SQLite database (created when the path is new; ``.db`` by
         convention) that commits every finished batch; rerunning runs only the trials
@@ -146,7 +149,7 @@ def sweep(
     )
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
 
-    results = Results(len(configs), trials)
+    results = Results(len(configs), trials, dense=True)
     store = None
     if checkpoint is not None:
         identity = {
@@ -161,15 +164,20 @@ def sweep(
     try:
         tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
         bar = _progress_bar(progress, len(configs) * trials, len(results))
+        leading: Dict[str, Any] = {}
+
+        def meanwhile():  # the table's columns that do not depend on the results
+            leading.update(results.leading(configs, entropy))
+
         try:
-            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar))
+            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar), meanwhile)
         finally:
             if bar is not None:
                 bar.close()
     finally:
         if store is not None:
             store.close()
-    return results.table(configs, entropy)
+    return results.table(configs, entropy, leading or None)
 
 
 def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
@@ -198,7 +206,7 @@ def _record(results: Results, store: Optional[Store], bar, out: Dict[str, Any]) 
     else:
         if store is not None:
             store.submit_columns(out["columns"])
-        results.add_columns(out["columns"])
+        results.add_columns(out["columns"], interned=True)
     if bar is not None:
         bar.update(batch_size_of(out))
 
@@ -228,14 +236,33 @@ def _threads(configs, measure, executor, n_threads) -> Tuple[List[bool], int, in
     return fast, pool_threads, task_threads
 
 
+def batch_bounds(count: int, size: int, threads: int = 0) -> List[Tuple[int, int]]:
+    """``(start, stop)`` of the batches of ``count`` trials: ``size`` each, or with ``threads``
+    > 1 (the end of a sweep on a pool) shrinking towards the end, to the trials left over the
+    threads (guided scheduling) but not below ``TAIL_BATCH``, so that the threads finish at about
+    the same time."""
+    bounds, start = [], 0
+    while start < count:
+        step = size
+        if threads > 1:
+            step = max(min(size, -(-(count - start) // threads)), min(size, TAIL_BATCH))
+        bounds.append((start, min(count, start + step)))
+        start += step
+    return bounds
+
+
 def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task_threads) -> List[Dict[str, Any]]:
-    """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads."""
+    """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads;
+    without a ``batch_size``, the last configuration's batches shrink towards the end
+    (:func:`batch_bounds`)."""
     tasks: List[Dict[str, Any]] = []
+    last = max((ci for ci in range(len(configs)) if not done[ci].all()), default=-1)
     for ci, cfg in enumerate(configs):
         todo = np.flatnonzero(~done[ci]).tolist()
         bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
-        for start in range(0, len(todo), bs):
+        tail = pool_threads if ci == last and batch_size is None else 0
+        for start, stop in batch_bounds(len(todo), bs, tail):
             tasks.append(
                 {
                     "batch": len(tasks),
@@ -243,17 +270,19 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
                     "config_index": ci,
                     "key": list(key),
                     "entropy": entropy,
-                    "trials": todo[start : start + bs],
+                    "trials": todo[start:stop],
                     "n_threads": task_threads,
                     "measure": measure,
+                    "fast": fast[ci],
                 }
             )
     return tasks
 
 
-def _run_tasks(tasks, executor, pool_threads: int, record: Callable) -> None:
+def _run_tasks(tasks, executor, pool_threads: int, record: Callable, meanwhile: Optional[Callable] = None) -> None:
     """Runs the batches (here, on an own pool of ``pool_threads`` threads, or on ``executor``)
-    and hands each result to ``record`` as it finishes."""
+    and hands each result to ``record`` as it finishes; ``meanwhile()`` runs once, while the
+    pool or executor works (after the batches when they run here)."""
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:
         executor = own_pool
@@ -261,9 +290,13 @@ def _run_tasks(tasks, executor, pool_threads: int, record: Callable) -> None:
         if executor is None:
             for task in tasks:
                 record(run_batch(task))
+            if meanwhile is not None:
+                meanwhile()
         else:
             futures = [executor.submit(run_batch, task) for task in tasks]
             try:
+                if meanwhile is not None:
+                    meanwhile()
                 for fut in cf.as_completed(futures):
                     record(fut.result())
             finally:

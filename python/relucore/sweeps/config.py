@@ -366,4 +366,7 @@ def seed_column(entropy: int, keys, config_index: np.ndarray, trial: np.ndarray)
     prefixes = np.array([_seed_prefix(entropy, k) for k in keys], dtype=object)
     if len(trial) == 0:
         return np.empty(0, dtype=object)
-    return prefixes[config_index] + np.asarray(trial, dtype=np.int64).astype(str).astype(object) + "))"
+    # one Python string per distinct trial number, then one concatenation per row
+    distinct, inverse = np.unique(np.asarray(trial, dtype=np.int64), return_inverse=True)
+    suffixes = np.array([f"{t}))" for t in distinct.tolist()], dtype=object)
+    return prefixes[config_index] + suffixes[inverse.reshape(-1)]

@@ -25,6 +25,7 @@ compare them to 1e-9.
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any, Dict, List
 
 import numpy as np
@@ -169,7 +170,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             gram[name] = np.where(ok, col, gram[name])
     cols.update(gram)
     codes = out["status"]
-    names = np.array([status_name(c) for c in range(int(codes.max(initial=0)) + 1)], dtype=object)
+    names = np.array([sys.intern(status_name(c)) for c in range(int(codes.max(initial=0)) + 1)], dtype=object)
     status = names[codes]
     error = np.full(B, "", dtype=object)
     if not ok.all():
@@ -177,8 +178,8 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
         for name, v in missing_values().items():
             cols[name] = cols[name].copy()
             cols[name][bad] = v
-        status[bad] = "error"
-        error[bad] = _error_messages(out, bad, n)
+        status[bad] = sys.intern("error")
+        error[bad] = [sys.intern(m) for m in _error_messages(out, bad, n)]
     cols["status"] = status
     cols["error"] = error
     return cols

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -80,10 +80,19 @@ class Results:
     rows were split into batches.
     """
 
-    def __init__(self, n_configs: int, trials: int):
+    def __init__(self, n_configs: int, trials: int, dense: bool = False):
+        """``dense``: every built-in column is an array of all ``n_configs x trials`` rows in
+        the table's order, filled as batches arrive (a sweep, which fills all of them: the
+        table is then those arrays, nothing moved at the end); otherwise batches are kept
+        as they came and sorted at the end (a store's rows, possibly sparse)."""
         self.done = np.zeros((n_configs, trials), dtype=bool)
         self._chunks: List[Dict[str, np.ndarray]] = []
         self._extra: Dict[str, List] = {}
+        self._dense: Optional[Dict[str, np.ndarray]] = None
+        if dense:
+            size = n_configs * trials
+            self._dense = {c.name: np.empty(size, dtype=c.dtype) for c in MEASURED}
+            self._dense.update({k: np.empty(size, dtype=object) for k in TRAILING_COLUMNS})
 
     def __len__(self) -> int:
         return int(self.done.sum())
@@ -106,10 +115,12 @@ class Results:
             self._extra.setdefault(k, []).append((i, np.array([r.get(k) for r in rows] + [None], dtype=object)[:-1]))
         self._append(chunk)
 
-    def add_columns(self, cols: Dict[str, np.ndarray]) -> None:
+    def add_columns(self, cols: Dict[str, np.ndarray], interned: bool = False) -> None:
         """Adds one batch given as columns: ``config_index``, ``trial``, every
         built-in column and ``status``/``error``, one array each, and any ``measure``
-        columns as object arrays (rows read back from a store)."""
+        columns as object arrays (rows read back from a store). ``interned``: the
+        ``status``/``error`` arrays already hold one str object per distinct value
+        (the Gram fast path's batches), kept as they are."""
         chunk = {
             "config_index": np.asarray(cols["config_index"], dtype=np.int64),
             "trial": np.asarray(cols["trial"], dtype=np.int64),
@@ -119,7 +130,7 @@ class Results:
         for c in MEASURED:
             chunk[c.name] = np.asarray(cols[c.name], dtype=c.dtype)
         for k in TRAILING_COLUMNS:
-            chunk[k] = _interned(cols[k])
+            chunk[k] = np.asarray(cols[k], dtype=object) if interned else _interned(cols[k])
         i = len(self._chunks)
         for k in sorted(set(cols) - set(chunk) - {"seed"}):
             self._extra.setdefault(k, []).append((i, np.asarray(cols[k], dtype=object)))
@@ -129,49 +140,103 @@ class Results:
         if np.any(self.done[chunk["config_index"], chunk["trial"]]):
             raise ValueError("a trial was recorded twice")
         self.done[chunk["config_index"], chunk["trial"]] = True
+        if self._dense is not None:
+            at = chunk["config_index"] * self.done.shape[1] + chunk["trial"]
+            for name, col in self._dense.items():
+                col[at] = chunk.pop(name)
         self._chunks.append(chunk)
 
-    def table(self, configs: List[Dict[str, Any]], entropy: int):
+    def leading(self, configs: List[Dict[str, Any]], entropy: int) -> Dict[str, np.ndarray]:
+        """The columns of the complete table (every configuration x trial) that do not depend on
+        the results: ``config_index, trial, seed`` and the configuration keys. ``sweep`` builds
+        them while its batches run; :meth:`table` uses them when every trial is done."""
+        C, T = self.done.shape
+        ci = np.repeat(np.arange(C, dtype=np.int64), T)
+        tr = np.tile(np.arange(T, dtype=np.int64), C)
+        return _leading_columns(configs, entropy, ci, tr)
+
+    def table(self, configs: List[Dict[str, Any]], entropy: int, leading=None):
         """One row per trial, sorted by (config_index, trial), with a fixed column order.
 
         Columns: ``config_index, trial, seed``, the configuration keys, the
         built-in measurements, the columns added by ``measure`` (sorted by
-        name), then ``status, error``.
+        name), then ``status, error``. ``leading``: what :meth:`leading` returned
+        (used when every trial is done; computed here otherwise).
         """
-        sizes = [len(c["trial"]) for c in self._chunks]
-
-        def cat(name, dtype):
-            if not self._chunks:
-                return np.empty(0, dtype=dtype)
-            return np.concatenate([c[name] for c in self._chunks])
-
-        ci, tr = cat("config_index", np.int64), cat("trial", np.int64)
-        order = np.lexsort((tr, ci))
-        ci, tr = ci[order], tr[order]
-        cols: Dict[str, np.ndarray] = {"config_index": ci, "trial": tr}
-        keys = [config_key(c) for c in configs]
-        cols["seed"] = seed_column(entropy, keys, ci, tr)
-        # seeds from each configuration as given; values under today's keys (an old store's
-        # configurations have the old ones)
-        current = [stored_config(c) for c in configs]
-        for k in DEFAULTS:
-            per_config = [_config_cell(c[k]) for c in current]
-            col = _column(per_config, _config_kind(k, per_config))
-            cols[config_column(k)] = col[ci] if len(col) else col
-        for c in MEASURED:
-            cols[c.name] = cat(c.name, c.dtype)[order]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        for k in sorted(self._extra):
-            vals = np.full(int(offsets[-1]), None, dtype=object)
-            for i, arr in self._extra[k]:
-                vals[offsets[i] : offsets[i + 1]] = arr
-            vals = vals[order].tolist()
-            cols[k] = _column(vals, _kind(vals))
-        for k in TRAILING_COLUMNS:
-            cols[k] = cat(k, object)[order]
         import pandas as pd
 
-        return pd.DataFrame(cols)
+        # The chunks in the order of their first row: batches cover disjoint runs of trials,
+        # so this is usually the table's order already and no row needs moving.
+        chunks = sorted(range(len(self._chunks)), key=lambda i: self._first(self._chunks[i]))
+        sizes = [len(self._chunks[i]["trial"]) for i in chunks]
+        offsets = dict(zip(chunks, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64).tolist()))
+
+        def cat(name, dtype):
+            if not chunks:
+                return np.empty(0, dtype=dtype)
+            return np.concatenate([self._chunks[i][name] for i in chunks])
+
+        ci, tr = cat("config_index", np.int64), cat("trial", np.int64)
+        pos = ci * self.done.shape[1] + tr
+        if np.all(pos[1:] > pos[:-1]):
+
+            def sort(a):
+                return a
+        else:
+            order = np.lexsort((tr, ci))
+
+            def sort(a):
+                return a[order]
+
+        def column(name, dtype):
+            """A built-in column in the table's order."""
+            if self._dense is None:
+                return sort(cat(name, dtype))
+            col = self._dense[name]
+            return col if col.size == len(pos) else col[np.flatnonzero(self.done.ravel())]
+
+        if leading is None or len(pos) != self.done.size:
+            leading = _leading_columns(configs, entropy, sort(ci), sort(tr))
+        cols: Dict[str, Any] = dict(leading)
+        for c in MEASURED:
+            cols[c.name] = column(c.name, c.dtype)
+        for k in sorted(self._extra):
+            vals = np.full(len(pos), None, dtype=object)
+            for i, arr in self._extra[k]:
+                vals[offsets[i] : offsets[i] + len(arr)] = arr
+            vals = sort(vals).tolist()
+            cols[k] = _column(vals, _kind(vals))
+        for k in TRAILING_COLUMNS:
+            cols[k] = column(k, object)
+        # Every column is a fresh array: no copy into consolidated blocks.
+        return pd.DataFrame(cols, copy=False)
+
+    @staticmethod
+    def _first(chunk: Dict[str, np.ndarray]):
+        return (int(chunk["config_index"][0]), int(chunk["trial"][0]))
+
+
+def _leading_columns(configs, entropy: int, ci: np.ndarray, tr: np.ndarray) -> Dict[str, np.ndarray]:
+    """``config_index, trial, seed`` and the configuration keys of the rows (ci, tr)."""
+    cols: Dict[str, np.ndarray] = {"config_index": ci, "trial": tr}
+    keys = [config_key(c) for c in configs]
+    cols["seed"] = seed_column(entropy, keys, ci, tr)
+    # seeds from each configuration as given; values under today's keys (an old store's
+    # configurations have the old ones)
+    current = [stored_config(c) for c in configs]
+    for k in DEFAULTS:
+        per_config = [_config_cell(c[k]) for c in current]
+        col = _column(per_config, _config_kind(k, per_config))
+        cols[config_column(k)] = col[ci] if len(col) else col
+    return _as_pandas(cols)
+
+
+def _as_pandas(cols: Dict[str, np.ndarray]) -> Dict[str, Any]:
+    """The text columns as the arrays pandas makes of them (what ``DataFrame`` would do at the
+    end), so that :meth:`Results.leading`, running while the batches run, does that work too."""
+    import pandas as pd
+
+    return {k: pd.Series(v, copy=False).array if v.dtype == object else v for k, v in cols.items()}
 
 
 def build_table(configs: List[Dict[str, Any]], rows: List[Dict[str, Any]], entropy: int, trials: int):
