@@ -32,16 +32,10 @@ def _scipy_uses_openblas() -> bool:
     return "openblas" in str(blas.get("name", "")).lower()
 
 
-@pytest.fixture(params=["blas", "builtin"])
-def path(request):
-    """Runs the test on scipy's BLAS (when registered) and on the built-in kernels."""
-    available = _core._use_blas(True)
-    if request.param == "blas" and not available:
-        pytest.skip(f"scipy's BLAS not registered: {_core.blas_info()['scipy']}")
-    if request.param == "builtin":
-        _core._use_blas(False)
-    yield request.param
-    _core._use_blas(True)
+@pytest.fixture
+def path(blas_path):
+    """The products' path under test (tests/conftest.py: blas_path)."""
+    return blas_path
 
 
 def exact_gram(X):

@@ -20,16 +20,10 @@ STEPS = 60
 ABOVE = [(37, 23, 5), (120, 9, 12), (15, 200, 6)]
 
 
-@pytest.fixture(params=["blas", "builtin"])
-def path(request):
-    """Runs the test on scipy's BLAS (when registered) and on the built-in products."""
-    available = _core._use_blas(True)
-    if request.param == "blas" and not available:
-        pytest.skip(f"scipy's BLAS not registered: {_core.blas_info()['scipy']}")
-    if request.param == "builtin":
-        _core._use_blas(False)
-    yield request.param
-    _core._use_blas(True)
+@pytest.fixture
+def path(blas_path):
+    """The products' path under test (tests/conftest.py: blas_path)."""
+    return blas_path
 
 
 def problem(n, d, m, seed=0):
