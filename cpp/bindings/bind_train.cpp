@@ -236,6 +236,10 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
         py::arg("loss"), "The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.");
     m.def("loss_curvature", &loss_curvature, py::arg("loss"), py::arg("n"),
           "The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).");
+    m.def("default_tolerance", py::vectorize(&default_tolerance), py::arg("tol_factor"), py::arg("mu1"),
+          py::arg("y_norm"), py::arg("h0_norm"),
+          "The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): "
+          "max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.");
     py::enum_<Status>(m, "Status")
         .value("converged", Status::converged)
         .value("max_steps", Status::max_steps)
@@ -312,6 +316,8 @@ static void bind_default_offset(py::module_& m) {
 struct PrepareArrays {
     const double* x = nullptr;
     const double* y = nullptr;
+    const double* outer = nullptr;  // m outer weights shared by the problems, or B x m (outer_step = m)
+    Index outer_step = 0;
     double *k = nullptr, *beta0 = nullptr, *alpha0 = nullptr, *w0 = nullptr, *mu1 = nullptr, *eta = nullptr,
            *tol = nullptr;
     Index B = 0, n = 0, m = 0, d = 0;
@@ -320,14 +326,14 @@ struct PrepareArrays {
 };
 
 // Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused.
-static void raise_first_refusal(const PrepareArrays& a, const ConstVectorRef& outer, const PrepareRequest& req,
-                                const std::string& init) {
+static void raise_first_refusal(const PrepareArrays& a, const PrepareRequest& req, const std::string& init) {
     for (Index b = 0; b < a.B; ++b) {
         const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
         if (check == StartCheck::ok) continue;
         const Index n = a.n, m_ = a.m, d = a.d;
         const ConstMatrixRef X = ConstMatrixMap(a.x != nullptr ? a.x + b * n * d : nullptr, n, a.x != nullptr ? d : 0);
         const ConstVectorRef y = ConstVectorMap(a.y + b * n, n);
+        const ConstVectorRef outer = ConstVectorMap(a.outer + b * a.outer_step, m_);
         const ConstMatrixRef K = ConstMatrixMap(a.k + b * n * n, n, n);
         const ConstVectorRef mu = ConstVectorMap(a.mu.data() + b * n, n);
         const ConstMatrixRef beta0 = ConstMatrixMap(a.beta0 + b * m_ * n, m_, n);
@@ -343,6 +349,7 @@ static void raise_first_refusal(const PrepareArrays& a, const ConstVectorRef& ou
         p.alpha0 = &alpha0;
         p.W0 = a.w0 != nullptr ? &W0 : nullptr;
         p.eta = a.eta[b];
+        p.mu1 = a.mu1[b];
         p.init = init;
         throw py::value_error(refusal_message(check, p, req));
     }
@@ -363,7 +370,7 @@ static void bind_prepare(py::module_& m) {
                                "problems of a batch.")
         .def(py::init<>())
         .def_readwrite("gram_given", &PrepareRequest::gram_given)
-        .def_readwrite("need_mu1", &PrepareRequest::need_mu1)
+        .def_readwrite("complete", &PrepareRequest::complete)
         .def_readwrite("lazy_gram", &PrepareRequest::lazy_gram)
         .def_readwrite("solve", &PrepareRequest::solve)
         .def_readwrite("beta", &PrepareRequest::beta)
@@ -373,7 +380,9 @@ static void bind_prepare(py::module_& m) {
         .def_readwrite("eps", &PrepareRequest::eps)
         .def_readwrite("C_alpha", &PrepareRequest::C_alpha)
         .def_readwrite("tol", &PrepareRequest::tol)
-        .def_readwrite("tol_factor", &PrepareRequest::tol_factor);
+        .def_readwrite("tol_factor", &PrepareRequest::tol_factor)
+        .def_readwrite("activation", &PrepareRequest::activation)
+        .def_readwrite("leaky_slope", &PrepareRequest::leaky_slope);
     m.def(
         "prepare_batch",
         [](const std::optional<CArray<double>>& X, const CArray<double>& y, CArray<double> K,
@@ -382,7 +391,9 @@ static void bind_prepare(py::module_& m) {
            const std::string& init, int n_threads) {
             require_shape(K, "K", {-1, -1, -1});
             PrepareArrays a;
-            a.B = K.shape(0), a.n = K.shape(1), a.m = outer.shape(0), a.d = X ? X->shape(2) : 0;
+            if (outer.ndim() != 1 && outer.ndim() != 2) throw py::value_error("outer must have shape (m,) or (B, m)");
+            const bool per_problem = outer.ndim() == 2;
+            a.B = K.shape(0), a.n = K.shape(1), a.m = outer.shape(outer.ndim() - 1), a.d = X ? X->shape(2) : 0;
             const Index B = a.B, n = a.n, m_ = a.m, d = a.d;
             if (X) require_shape(*X, "X", {B, n, -1});
             if (!X && (!settings.gram_given || settings.beta == StartBeta::from_weights ||
@@ -391,19 +402,22 @@ static void bind_prepare(py::module_& m) {
             if (X && !W0) throw py::value_error("prepare_batch: W0 is needed with X");
             require_shape(y, "y", {B, n});
             require_shape(K, "K", {B, n, n});
-            require_shape(outer, "outer", {m_});
+            if (per_problem)
+                require_shape(outer, "outer", {B, m_});
+            else
+                require_shape(outer, "outer", {m_});
             require_shape(beta0, "beta0", {B, m_, n});
             require_shape(alpha0, "alpha0", {B, m_, n});
             if (W0) require_shape(*W0, "W0", {B, m_, d});
             for (const auto* v : {&mu1, &eta, &tol}) require_shape(*v, "mu1, eta and tol", {B});
             a.x = X ? X->data() : nullptr;
             a.y = y.data();
+            a.outer = outer.data(), a.outer_step = per_problem ? m_ : 0;
             a.k = K.mutable_data(), a.beta0 = beta0.mutable_data(), a.alpha0 = alpha0.mutable_data();
             a.w0 = W0 ? W0->mutable_data() : nullptr;
             a.mu1 = mu1.mutable_data(), a.eta = eta.mutable_data(), a.tol = tol.mutable_data();
             a.mu.assign(static_cast<std::size_t>(B * n), std::numeric_limits<double>::quiet_NaN());
             a.check.assign(static_cast<std::size_t>(B), 0);
-            const ConstVectorMap s(outer.data(), m_);
             const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
@@ -412,27 +426,28 @@ static void bind_prepare(py::module_& m) {
                         const ConstMatrixMap xb(a.x ? a.x + b * n * d : nullptr, n, d);
                         const ConstMatrixRef xr(xb);
                         MatrixMap wb(a.w0 ? a.w0 + b * m_ * d : no_w.data(), m_, a.w0 ? d : 0);
-                        a.check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(
-                            prepare_start(a.x ? &xr : nullptr, ConstVectorMap(a.y + b * n, n), s, settings,
-                                          MatrixMap(a.k + b * n * n, n, n), VectorMap(a.mu.data() + b * n, n), a.mu1[b],
-                                          MatrixMap(a.beta0 + b * m_ * n, m_, n),
-                                          MatrixMap(a.alpha0 + b * m_ * n, m_, n), wb, a.eta[b], a.tol[b]));
+                        a.check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(prepare_start(
+                            a.x ? &xr : nullptr, ConstVectorMap(a.y + b * n, n),
+                            ConstVectorMap(a.outer + b * a.outer_step, m_), settings, MatrixMap(a.k + b * n * n, n, n),
+                            VectorMap(a.mu.data() + b * n, n), a.mu1[b], MatrixMap(a.beta0 + b * m_ * n, m_, n),
+                            MatrixMap(a.alpha0 + b * m_ * n, m_, n), wb, a.eta[b], a.tol[b]));
                     });
                 },
                 static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
-            raise_first_refusal(a, s, settings, init);
+            raise_first_refusal(a, settings, init);
         },
         py::arg("X").none(true), py::arg("y").noconvert(), py::arg("K").noconvert(), py::arg("outer").noconvert(),
         py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
         py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
         py::arg("init"), py::arg("n_threads") = 0,
-        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given; "
-        "with "
-        "settings.lazy_gram only where this step reads it, K left untouched otherwise), "
-        "mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start "
-        "(settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 "
-        "given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with "
-        "the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).");
+        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or "
+        "(B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left "
+        "untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), "
+        "alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 "
+        "replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start "
+        "(settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps "
+        "(< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md "
+        "(relucore/gd/refusal.hpp; init names the init in it).");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {

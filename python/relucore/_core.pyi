@@ -316,11 +316,12 @@ class PrepareSettings:
     """
     What prepare_batch computes (relucore/gd/prepare.hpp, PrepareRequest): shared by the problems of a batch.
     """
+    activation: Activation
     beta: StartBeta
+    complete: bool
     gram_given: bool
     lazy_gram: bool
     loss: Loss
-    need_mu1: bool
     solve: StartSolve
     def __init__(self) -> None:
         ...
@@ -335,6 +336,12 @@ class PrepareSettings:
         ...
     @eps.setter
     def eps(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def leaky_slope(self) -> float:
+        ...
+    @leaky_slope.setter
+    def leaky_slope(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def max_condition(self) -> float:
@@ -843,6 +850,10 @@ def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).
     """
+def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h0_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
+    """
 def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex) -> dict:
     """
     Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times.
@@ -885,7 +896,7 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
 def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
-    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when needed or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0; the all-positive start (settings.beta = StartBeta.positive) also checks every input, fills beta0 with settings.eps (< 0: beta0 given), replaces eta[b] <= 0 by the default step and writes tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
+    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or (B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start (settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps (< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
     """
 def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

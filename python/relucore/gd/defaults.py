@@ -150,12 +150,11 @@ def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str, h0: Optional[np.ndarr
     (the gradient at the start is about ``sqrt(mu_1) ||h0 - y||`` either way):
     a tolerance proportional to ``||y|| = 0`` could only be met by an exactly
     stationary point. At least the smallest normal number, so that an exactly
-    stationary point (zero gradient) counts as converged. The positive start
-    from X applies the same rule in C++ (relucore/gd/positive_start.hpp).
+    stationary point (zero gradient) counts as converged. The rule is the C++ one
+    (``default_tolerance`` of relucore/gd/positive_start.hpp), which the prepare step applies.
     """
     if not loss_traits(loss)["relative_tol"]:
         return np.zeros(y.shape[0])
-    scale = np.linalg.norm(y, axis=1)
-    if h0 is not None and not scale.all():
-        scale = np.where(scale > 0, scale, np.linalg.norm(h0, axis=1))
-    return np.maximum(TOL_FACTOR * np.sqrt(mu1) * scale, np.finfo(float).tiny)
+    y_norm = np.linalg.norm(y, axis=1)
+    h0_norm = y_norm if h0 is None else np.linalg.norm(h0, axis=1)
+    return np.asarray(_core.default_tolerance(TOL_FACTOR, mu1, y_norm, h0_norm), dtype=float)

@@ -1,10 +1,12 @@
 """Validation of ``train``'s inputs and the starting point: :func:`prepare` and :class:`Prepared`.
 
 ``prepare`` runs once per call of :func:`relucore.train`, :class:`relucore.Trainer` and the
-sweeps' general path, in this order: options, data (X or a Gram matrix), outer signs, K and
-its spectrum, the init, the starting point's checks, then the step size and tolerance. The
-``init="positive"`` case from X is the all-positive mode of the same C++ prepare step.
-Every error it raises is listed in docs/errors.md.
+sweeps' general path: it checks the options and the types and shapes of the data (X or a
+Gram matrix), labels and outer signs, builds the init's definition, then hands the batch to
+the one C++ prepare step (``prepare_step.prepare_start``, relucore/gd/prepare.hpp), which
+runs every numerical check (the labels' scale, K and its spectrum, a finite start and
+starting loss, the step) and writes the default step and tolerance. The ``init="positive"``
+case from X is its all-positive mode. Every error it raises is listed in docs/errors.md.
 """
 
 from __future__ import annotations
@@ -32,13 +34,8 @@ from relucore.gd.defaults import (
     ENGINES,
     INITS,
     LOSSES,
-    MAX_CONDITION,
-    TOL_FACTOR,
     check_labels_for_loss,
     default_eps,
-    default_eta,
-    default_tol,
-    loss_traits,
     resolve_engine,
 )
 from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
@@ -255,10 +252,9 @@ def _prepare_general(
     activation,
     leaky_slope,
 ) -> Prepared:
-    """Any init and Gram-only mode: the init's definition here, then one C++ prepare step
-    (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0), then step and tolerance."""
-    B, n = y.shape
-    what = "gram" if Kin is not None else "X"
+    """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
+    (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
+    check, the step and the tolerance)."""
     if Kin is not None:
         check_gram_finite(Kin)
         if X is not None:
@@ -276,20 +272,33 @@ def _prepare_general(
         init_scale=init_scale,
         rng=rng,
     )
-    eta_given = None if eta is None else check_positive_per_problem(eta, "eta", B, batched)
-    need_mu1 = eta is None or (tol is None and loss_traits(loss)["relative_tol"])
-    K, mu1, alpha0, beta0, W0 = prepare_start(
-        X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name, y
+    start = dict(beta0=beta0, W0=W0, beta_mode=beta_mode, solve=solve, init_name=init_name, loss=loss)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
+    return _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads)
+
+
+def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads) -> Prepared:
+    """The one C++ prepare step (``prepare_step.prepare_start``) on a batch checked in types and
+    shapes, as a :class:`Prepared`. ``start``: beta0, W0, beta_mode, solve, init_name, loss;
+    ``numbers``: the options eps (None: the default offsets), eta, tol (None: the defaults), C_alpha."""
+    B = y.shape[0]
+    eps, eta, tol = numbers["eps"], numbers["eta"], numbers["tol"]
+    positive = start["beta_mode"] == _core.StartBeta.positive
+    K, mu1, alpha0, beta0, W0, eta_arr, tol_arr = prepare_start(
+        X,
+        Kin,
+        y,
+        signs_arr,
+        **start,
+        eta=None if eta is None else check_positive_per_problem(eta, "eta", B, batched),
+        tol=None if tol is None else check_nonnegative(tol, "tol"),
+        eps_default=eps is None,
+        C_alpha=numbers["C_alpha"] if positive else None,
+        activation=activation,
+        leaky_slope=leaky_slope,
+        n_threads=n_threads,
     )
-    _check_starting_point(init_name, eps, init_scale, X, y, signs_arr, beta0, alpha0, W0, activation, leaky_slope)
-    eta_arr = _step_size(eta_given, mu1, signs_arr, loss, n, what)
-    if tol is None:
-        h0 = None if np.any(y, axis=1).all() else _predictions(beta0, signs_arr, activation, leaky_slope)
-        tol_arr = default_tol(mu1, y, loss, h0)
-    else:
-        tol_arr = np.full(B, check_nonnegative(tol, "tol"))
-    eta_arr = np.ascontiguousarray(eta_arr, dtype=float)
-    fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, init_name, loss)
+    fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, start["init_name"], start["loss"])
     return Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads)
 
 
@@ -393,21 +402,8 @@ def _resolve_data(X, y, gram, engine, loss):
             raise ValueError(f"gram and y hold different numbers of problems: {Kin.shape[0]} and {B}")
     if engine == "weights" and X is None:
         raise ValueError("engine='weights' needs X (it cannot run from a Gram matrix alone)")
-    _check_labels(y, loss)
+    check_labels_for_loss(y, loss)  # the labels' scale: the C++ prepare step
     return X, Kin, y, batched
-
-
-def _check_labels(y: np.ndarray, loss: str) -> None:
-    n = y.shape[1]
-    check_labels_for_loss(y, loss)
-    y_max = float(np.max(np.abs(y)))
-    if not np.isfinite(0.5 * n * y_max * y_max):
-        raise ValueError(f"y is too large: the loss 1/2 ||y||^2 overflows float64 (max |y_i| = {y_max:.3g}); rescale y")
-    if y_max > 0 and 0.5 * y_max * y_max < np.finfo(float).tiny:
-        raise ValueError(
-            f"y is too small: the loss 1/2 ||y||^2 underflows float64 (max |y_i| = {y_max:.3g}); rescale y "
-            "(GD is equivariant: y -> c y with the init scaled by c gives c W)"
-        )
 
 
 def _check_signs(signs, B: int = 1, batched: bool = False) -> np.ndarray:
@@ -418,36 +414,6 @@ def _check_signs(signs, B: int = 1, batched: bool = False) -> np.ndarray:
     if np.any(signs_arr == 0):
         raise ValueError("signs (outer-layer weights) must be non-zero")
     return signs_arr
-
-
-def _step_size(eta_given, mu1, signs_arr, loss, n, what) -> np.ndarray:
-    """The per-problem step: the default of :func:`default_eta`, or the checked ``eta_given``.
-
-    ``mu1`` is NaN where the prepare step did not need it: there the bounds
-    tr(K) / n <= mu_1 <= tr(K) showed that the given step passes both checks.
-    """
-    known = np.isfinite(mu1)
-    with np.errstate(over="ignore", divide="ignore"):
-        eta_default = default_eta(np.where(known, mu1, 1.0), signs_arr, loss, n)
-    with np.errstate(over="ignore"):
-        s2 = float(np.sum(np.square(signs_arr)))
-    bad = known & ~(np.isfinite(eta_default) & (eta_default >= np.finfo(float).tiny))
-    if np.any(bad):
-        size = "small" if not np.all(np.isfinite(eta_default[known])) else "large"
-        raise ValueError(
-            f"the default step 1/(||s||^2 mu_1(K)) {'overflows' if size == 'small' else 'underflows'} "
-            f"(||s||^2 = {s2:.3g}, mu_1(K) = {np.min(mu1[known]):.3g}): signs or {what} are too {size}; rescale them"
-        )
-    if eta_given is None:
-        return eta_default
-    tiny_step = known & (eta_given < np.finfo(float).eps * eta_default)
-    if np.any(tiny_step):
-        b = int(np.argmax(tiny_step))
-        raise ValueError(
-            f"eta = {eta_given[b]:.3g} is too small: it is below machine epsilon times the default step "
-            f"({eta_default[b]:.3g}), so a GD step would not change the state in float64"
-        )
-    return eta_given
 
 
 def _positive_inputs(X, y, signs):
@@ -473,40 +439,15 @@ def _positive_start(
     (Cholesky), W0, the default eta and tol and runs every numerical check; the inputs arrive
     validated in type and shape. A refused problem raises the message of docs/errors.md.
     """
-    B, n, d = X.shape
-    m = signs_arr.size
-    s = _core.PrepareSettings()
-    s.beta = _core.StartBeta.positive
-    # eps = None: C++ writes the default offsets (eps 0); given: beta0 holds them (eps -1).
-    s.eps = 0.0 if eps is None else -1.0
-    s.C_alpha = C_alpha
-    s.tol = -1.0 if tol is None else check_nonnegative(tol, "tol")
-    s.tol_factor = TOL_FACTOR
-    s.max_condition = MAX_CONDITION
-    beta0 = np.empty((B, m, n)) if eps is None else _broadcast_eps(eps, B, m, n)
-    eta_arr = np.zeros(B) if eta is None else check_positive_per_problem(eta, "eta", B, batched).copy()
-    K = np.empty((B, n, n))
-    alpha0 = np.empty((B, m, n))
-    W0 = np.empty((B, m, d))
-    tol_arr = np.empty(B)
-    mu1 = np.empty(B)
-    _core.prepare_batch(
-        X=X,
-        y=y,
-        K=K,
-        outer=signs_arr,
-        beta0=beta0,
-        alpha0=alpha0,
-        W0=W0,
-        mu1=mu1,
-        eta=eta_arr,
-        tol=tol_arr,
-        settings=s,
-        init="positive",
-        n_threads=n_threads,
+    B, n, _ = X.shape
+    beta0 = None if eps is None else _broadcast_eps(eps, B, signs_arr.size, n)
+    start = dict(
+        beta0=beta0, W0=None, beta_mode=_core.StartBeta.positive, solve=_core.StartSolve.inverse, init_name="positive"
     )
-    fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, "positive", "square")
-    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
+    return _prepared(
+        X, None, y, batched, signs_arr, dict(start, loss="square"), numbers, activation, leaky_slope, n_threads
+    )
 
 
 def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
@@ -522,30 +463,3 @@ def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:
             f"gram does not match X: ||gram v - X X^T v|| / ||X X^T v|| = {err[worst] / scale[worst]:.3g} for a "
             "probe vector v; pass the Gram matrix of this X (or gram=None)"
         )
-
-
-def _predictions(beta, signs, activation, leaky_slope) -> np.ndarray:
-    """h = sum_k s_k phi(beta_k) for beta (B, m, n): (B, n)."""
-    act = np.maximum(beta, 0.0) if activation == "relu" else np.where(beta > 0, beta, leaky_slope * beta)
-    return np.einsum("k,bkn->bn" if signs.ndim == 1 else "bk,bkn->bn", signs, act)
-
-
-def _check_starting_point(init_name, eps, init_scale, X, y, signs, beta0, alpha0, W0, activation, leaky_slope) -> None:
-    """The starting point must be finite with a finite loss, or no run makes sense."""
-    culprit = {"positive": "eps", "disjoint": "eps, C_g", "gaussian": "init_scale", "array": "init"}[init_name]
-    if init_name in ("positive", "disjoint") and eps is None:
-        culprit += ", C_alpha (default eps = y_min / (C_alpha m))"
-    culprit += ", signs and the scale of X"
-    parts = [("beta0", beta0), ("alpha0", alpha0)] + ([("W0", W0)] if W0 is not None else [])
-    with np.errstate(over="ignore", invalid="ignore"):
-        for label, arr in parts:
-            if not np.isfinite(arr).all():
-                raise ValueError(
-                    f"the starting point is too large: {label} overflows float64 (check {culprit}; "
-                    f"max |beta0| = {np.max(np.abs(beta0)):.3g})"
-                )
-        h0 = _predictions(beta0, signs, activation, leaky_slope)
-        loss0 = 0.5 * np.sum(np.square(h0 - y), axis=-1)
-    if not np.all(np.isfinite(loss0)):
-        # (For the logistic loss this is a bound: its loss is finite when h0 is.)
-        raise ValueError(f"the starting point is too large: its loss overflows float64 (check {culprit})")

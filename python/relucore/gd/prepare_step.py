@@ -1,8 +1,10 @@
 """The C++ prepare step (``relucore/gd/prepare.hpp``, ``_core.prepare_batch``) on a validated batch.
 
 :func:`prepare_start` forms K (unless given), computes mu_1(K) only where a rule needs it, solves
-for alpha0 (Cholesky; the minimum-norm solution where K is singular and the init allows it) and
-builds W0; a refusal comes back from C++ (relucore/gd/refusal.hpp) as the error text of docs/errors.md.
+for alpha0 (Cholesky; the minimum-norm solution where K is singular and the init allows it),
+builds W0, runs every numerical check (the labels' scale, K, a finite start and starting loss,
+the step) and writes the default step and tolerance; a refusal comes back from C++
+(relucore/gd/refusal.hpp) as the error text of docs/errors.md.
 """
 
 from __future__ import annotations
@@ -15,12 +17,37 @@ __all__ = ["prepare_start", "gram_is_lazy"]
 
 
 def prepare_start(
-    X, Kin, signs_arr, beta0, W0, beta_mode, solve, eta_given, need_mu1, loss, n_threads, init_name, y=None
+    X,
+    Kin,
+    y,
+    signs_arr,
+    *,
+    beta0,
+    W0,
+    beta_mode,
+    solve,
+    init_name,
+    loss="square",
+    eta=None,
+    tol=None,
+    eps_default=False,
+    C_alpha=None,
+    activation="relu",
+    leaky_slope=None,
+    complete=True,
+    n_threads=0,
 ):
-    """The C++ prepare step (relucore/gd/prepare.hpp) on a validated batch; a refusal is raised there
-    with the message of docs/errors.md. Returns ``(K, mu1, alpha0, beta0, W0)`` (mu1 NaN where unneeded;
-    K None where this step does not read it: an array init with n > d rows, see :func:`gram_is_lazy`).
-    ``y`` (B, n) is read only by the messages of a refusal (None: zeros)."""
+    """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
+
+    ``eta`` (B,) the given steps or None (the default step), ``tol`` a given tolerance or None
+    (the default of the loss); ``eps_default``: the offsets are the default ones (for
+    ``StartBeta.positive`` with ``C_alpha``, C++ writes them into beta0; otherwise beta0 holds
+    them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks, eta and tol None), for a
+    caller that replaces the start of a problem prepared already. Returns ``(K, mu1, alpha0,
+    beta0, W0, eta, tol)`` (mu1 NaN where unneeded; K None where this step does not read it: an
+    array init with n > d rows, see :func:`gram_is_lazy`). A refusal raises ValueError with the
+    message of docs/errors.md.
+    """
     B, n = (Kin if X is None else X).shape[:2]
     lazy = Kin is None and gram_is_lazy(X, beta_mode, solve)
     m = signs_arr.shape[-1]
@@ -31,31 +58,41 @@ def prepare_start(
         W0 = np.empty((B, m, X.shape[2])) if W0 is None else np.array(W0, dtype=float, order="C")
     alpha0 = np.zeros((B, m, n))
     mu1 = np.empty(B)
-    eta_arr = np.zeros(B) if eta_given is None else np.array(eta_given, dtype=float, order="C")
+    eta_arr = np.zeros(B) if eta is None else np.array(eta, dtype=float, order="C")
+    tol_arr = np.empty(B)
     s = _core.PrepareSettings()
     s.gram_given = Kin is not None
-    s.need_mu1 = need_mu1
+    s.complete = complete
     s.lazy_gram = lazy
     s.solve = solve
     s.beta = beta_mode
     s.loss = getattr(_core.Loss, loss)
+    s.activation = getattr(_core.Activation, activation)
+    if leaky_slope is not None:
+        s.leaky_slope = leaky_slope
+    s.tol = -1.0 if tol is None else tol
+    s.eps = 0.0 if eps_default else -1.0
+    if C_alpha is not None:
+        s.C_alpha = C_alpha
     _core.prepare_batch(
         X=X,
-        y=np.zeros((B, n)) if y is None else np.ascontiguousarray(y, dtype=float),
+        y=np.ascontiguousarray(y, dtype=float),
         K=K,
-        # (B, m) outer weights: the row of least norm, whose step bound is the most demanding.
-        outer=signs_arr if signs_arr.ndim == 1 else signs_arr[np.argmin(np.sum(signs_arr**2, axis=1))],
+        outer=np.ascontiguousarray(signs_arr, dtype=float),
         beta0=beta0,
         alpha0=alpha0,
         W0=W0 if X is not None else None,
         mu1=mu1,
         eta=eta_arr,
-        tol=np.empty(B),
+        tol=tol_arr,
         settings=s,
         init=init_name,
         n_threads=n_threads,
     )
-    return (None if lazy else K), mu1, alpha0, beta0, (W0 if X is not None else None)
+    W0 = W0 if X is not None else None
+    if not complete:
+        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None
+    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr
 
 
 def gram_is_lazy(X, beta_mode, solve) -> bool:

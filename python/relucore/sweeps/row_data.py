@@ -140,7 +140,7 @@ def row_data(row: Mapping[str, Any]) -> RowData:
     init, gram_gaussian = _init_for(cfg, rng, _Data(X), cfg["n"], cfg["d"])
     if gram_gaussian is not None:
         scale, r = gram_gaussian
-        init = gram_gaussian_start(K, cfg["signs"], scale, r, cfg["loss"])[1]
+        init = gram_gaussian_start(K, cfg["signs"], scale, r)[1]
     return RowData(X=X, K=K, y=y, init=init, config=cfg, seed=seed)
 
 

@@ -22,7 +22,8 @@ from relucore._validation import check_n_threads
 from relucore.gd import inits as _init
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
 from relucore.gd.limit import check_limit_settings, refuse_two_layer, train_to_limit
-from relucore.gd.prepare import prepare, prepare_start
+from relucore.gd.prepare import prepare
+from relucore.gd.prepare_step import prepare_start
 from relucore.gd.results import status_name
 from relucore.gd.train import run_prepared
 from relucore.sweeps.columns import LIMIT, TRAIN, columns_from, missing_values
@@ -35,16 +36,23 @@ from relucore.theory.sampling import Dataset, GramDataset, sample_fused, sample_
 
 __all__ = ["run_batch", "columns_to_rows", "batch_size_of"]
 
-#: The C++ prepare step's modes of the Gram-only gaussian init: beta0 = (L z)^T, alpha0 = (L^{-T} z)^T.
-_GAUSSIAN_GRAM = (_core.StartBeta.gaussian_gram, _core.StartSolve.inverse)
 
-
-def gram_gaussian_start(K, signs, scale, r, loss="square"):
+def gram_gaussian_start(K, signs, scale, r):
     """``(alpha0, beta0)`` of the Gram-only gaussian start of one problem: beta_k ~ N(0, scale^2 K),
     drawn from ``r`` and solved by the C++ prepare step (what a sweep trial and ``row_data`` use)."""
     z = _init.gaussian_init(None, 1, K.shape[0], np.size(signs), scale, r)
-    _, _, alpha0, beta0, _ = prepare_start(
-        None, K[None], np.asarray(signs, dtype=float), z, None, *_GAUSSIAN_GRAM, None, False, loss, 1, "gaussian"
+    signs = np.asarray(signs, dtype=float)
+    _, _, alpha0, beta0, _, _, _ = prepare_start(
+        None,
+        K[None],
+        np.zeros((1, K.shape[0])),
+        signs,
+        beta0=z,
+        W0=None,
+        beta_mode=_core.StartBeta.gaussian_gram,
+        solve=_core.StartSolve.inverse,
+        init_name="gaussian",
+        complete=False,
     )
     return alpha0[0], beta0[0]
 
@@ -242,7 +250,7 @@ def _train(cfg, task, inits, X, y, K):
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.
         for b, (_, (scale, r)) in enumerate(inits):
-            p.alpha0[b], p.beta0[b] = gram_gaussian_start(p.K[b], p.signs, scale, r, p.loss)
+            p.alpha0[b], p.beta0[b] = gram_gaussian_start(p.K[b], p.signs, scale, r)
     if cfg["steps"] == "inf":
         refuse_two_layer("steps=inf", cfg["train_outer"], cfg["output_scale"], cfg["bias"])
         check_limit_settings(cfg["loss"], cfg["activation"], cfg["engine"])

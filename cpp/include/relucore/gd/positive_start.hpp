@@ -56,7 +56,76 @@ struct StartOptions {
     Scalar tol_factor = defaults::tol_factor;        ///< default tol = tol_factor sqrt(mu_1) ||y|| (logistic: 0)
     Scalar max_condition = defaults::max_condition;  ///< largest mu_1 / mu_n accepted
     Loss loss = Loss::square;
+    Activation activation = Activation::relu;    ///< phi of the starting predictions (the start's checks)
+    Scalar leaky_slope = defaults::leaky_slope;  ///< gamma of the leaky ReLU
 };
+
+/// sum_i v_i^2 in the order numpy sums a contiguous row (pairwise, eight accumulators per
+/// block of at most 128), so that a default computed here has the bits numpy gives it
+/// (np.sum(np.square(v)), np.linalg.norm(v)**2).
+inline Scalar sum_of_squares(const Scalar* a, Index n) {
+    if (n < 8) {
+        Scalar r = 0;
+        for (Index i = 0; i < n; ++i) r += a[i] * a[i];
+        return r;
+    }
+    if (n <= 128) {
+        Scalar r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j] * a[j];
+        Index i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j] * a[i + j];
+        Scalar res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i] * a[i];
+        return res;
+    }
+    Index n2 = n / 2;
+    n2 -= n2 % 8;
+    return sum_of_squares(a, n2) + sum_of_squares(a + n2, n - n2);
+}
+
+inline Scalar sum_of_squares(const ConstVectorRef& v) {
+    return sum_of_squares(v.data(), v.size());
+}
+
+/// The labels every start accepts: finite, with 1/2 n max_i y_i^2 neither overflowing nor,
+/// for non-zero labels, below the smallest normal number.
+inline bool labels_usable(const ConstVectorRef& y) {
+    Scalar y_max = 0;
+    for (Index i = 0; i < y.size(); ++i) {
+        const Scalar a = std::abs(y[i]);
+        if (!std::isfinite(a)) return false;
+        y_max = std::max(y_max, a);
+    }
+    if (!std::isfinite(Scalar(0.5) * static_cast<Scalar>(y.size()) * y_max * y_max)) return false;
+    return !(y_max > 0 && Scalar(0.5) * y_max * y_max < std::numeric_limits<Scalar>::min());
+}
+
+/// The starting predictions h0_i = sum_k s_k phi(beta0_ki) (written to h0) and the starting
+/// residual ||h0 - y||^2 (its finiteness is the start's last check).
+inline Scalar start_residual(const ConstVectorRef& outer, const ConstMatrixRef& beta0, const ConstVectorRef& y,
+                             const StartOptions& opt, VectorRef h0) {
+    const ModelSpec spec{opt.activation, opt.leaky_slope, opt.loss};
+    Scalar r = 0;
+    for (Index i = 0; i < y.size(); ++i) {
+        Scalar h = 0;
+        for (Index k = 0; k < outer.size(); ++k) h += outer[k] * activate(beta0(k, i), spec);
+        h0[i] = h;
+        r += (h - y[i]) * (h - y[i]);
+    }
+    return r;
+}
+
+/// The default step 1 / (L ||s||^2 mu_1(K)) (docs/math.md, step size), checked: it must be a
+/// finite normal number, and a given step (eta > 0 on entry) at least machine epsilon times it.
+/// Writes the default into eta where none is given.
+inline bool start_step(Loss loss, Index n, Scalar s2, Scalar mu1, Scalar& eta) {
+    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, n) * s2 * mu1);
+    if (!std::isfinite(eta_default) || !(eta_default >= std::numeric_limits<Scalar>::min())) return false;
+    if (eta > 0) return std::isfinite(eta) && !(eta < std::numeric_limits<Scalar>::epsilon() * eta_default);
+    eta = eta_default;
+    return true;
+}
 
 /// The default offset of the all-positive start, eps = y_min / (C_alpha m) with
 /// y_min = min_i |y_i|: it satisfies Theorem 1 (eps <= y_min / C_alpha),
@@ -107,6 +176,13 @@ inline Scalar default_tolerance(Scalar tol_factor, Scalar mu1, Scalar y_norm, Sc
     return std::max(tol_factor * std::sqrt(mu1) * scale, std::numeric_limits<Scalar>::min());
 }
 
+/// The gradient tolerance of a start: opt.tol when given (>= 0), else default_tolerance() for a
+/// loss with a relative tolerance and 0 for the others.
+inline Scalar start_tolerance(const StartOptions& opt, Scalar mu1, Scalar y_norm, Scalar h0_norm) {
+    if (opt.tol >= 0) return opt.tol;
+    return loss_traits(opt.loss).relative_tol ? default_tolerance(opt.tol_factor, mu1, y_norm, h0_norm) : Scalar(0);
+}
+
 /// Builds the all-positive start w_k = X^T K^{-1} eps for one problem.
 ///
 /// @param X      n x d inputs
@@ -129,19 +205,12 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
                           const StartOptions& opt, MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0,
                           MatrixRef W0, Scalar& eta, Scalar& tol) {
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
-    constexpr Scalar machine_eps = std::numeric_limits<Scalar>::epsilon();
     const Index n = X.rows();
     const Index m = outer.size();
 
-    Scalar y_max = 0, y_sq = 0;
-    for (Index i = 0; i < n; ++i) {
-        const Scalar a = std::abs(y[i]);
-        if (!std::isfinite(a)) return StartCheck::labels_invalid;
-        y_max = std::max(y_max, a);
-        y_sq += y[i] * y[i];
-    }
-    if (!std::isfinite(Scalar(0.5) * static_cast<Scalar>(n) * y_max * y_max)) return StartCheck::labels_invalid;
-    if (y_max > 0 && Scalar(0.5) * y_max * y_max < tiny) return StartCheck::labels_invalid;
+    if (!labels_usable(y)) return StartCheck::labels_invalid;
+    Scalar y_sq = 0;
+    for (Index i = 0; i < n; ++i) y_sq += y[i] * y[i];
     Scalar s2 = 0;
     for (Index k = 0; k < m; ++k) {
         if (outer[k] == 0 || !std::isfinite(outer[k])) return StartCheck::outer_invalid;
@@ -164,29 +233,12 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     add_row_combination(alpha0, X, W0);
     if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;
     // Starting loss 1/2 ||h0 - y||^2 with h0 = sum_k s_k phi(eps_k) = sum_k s_k eps_k (eps > 0).
-    Scalar loss0 = 0;
-    for (Index i = 0; i < n; ++i) {
-        Scalar h0 = 0;
-        for (Index k = 0; k < m; ++k) h0 += outer[k] * beta0(k, i);
-        loss0 += (h0 - y[i]) * (h0 - y[i]);
-    }
+    Vector h0(n);
+    const Scalar loss0 = start_residual(outer, beta0, y, opt, h0);
     if (!std::isfinite(Scalar(0.5) * loss0)) return StartCheck::start_not_finite;
-
-    const Scalar curvature = loss_curvature(opt.loss, n);
-    const Scalar eta_default = Scalar(1) / (curvature * s2 * mu1);
-    if (!std::isfinite(eta_default) || !(eta_default >= tiny)) return StartCheck::step_invalid;
-    if (eta > 0) {
-        if (!std::isfinite(eta) || eta < machine_eps * eta_default) return StartCheck::step_invalid;
-    } else {
-        eta = eta_default;
-    }
+    if (!start_step(opt.loss, n, s2, mu1, eta)) return StartCheck::step_invalid;
     // loss0 = ||h0 - y||^2 is ||h0||^2 when y = 0.
-    if (opt.tol >= 0)
-        tol = opt.tol;
-    else
-        tol = loss_traits(opt.loss).relative_tol
-                  ? default_tolerance(opt.tol_factor, mu1, std::sqrt(y_sq), y_sq > 0 ? Scalar(0) : std::sqrt(loss0))
-                  : Scalar(0);
+    tol = start_tolerance(opt, mu1, std::sqrt(y_sq), y_sq > 0 ? Scalar(0) : std::sqrt(loss0));
     return StartCheck::ok;
 }
 

@@ -4,12 +4,16 @@
 /// K = X X^T, mu_1(K) when a default needs it, the dual coordinates alpha0
 /// with K alpha0 = beta0, and W0 = alpha0 X, doing only the work the call needs.
 ///
+/// - Every mode runs every numerical check and writes the defaults: the scale
+///   of the labels, K, the finiteness of the start and of its loss, the
+///   default step 1 / (L ||s||^2 mu_1(K)) or the check of a given one, and the
+///   tolerance (the rules start_step(), start_tolerance(), start_residual() of
+///   gd/positive_start.hpp). The caller checks types, shapes and finiteness of
+///   its arguments only.
 /// - The all-positive start from X (StartBeta::positive) is the mode that does
-///   everything in one pass: the checks of labels and outer weights, the
-///   spectrum and conditioning of K, the default offset, the Cholesky solve,
-///   the finiteness of the start and the default step and tolerance
-///   (positive_start() of gd/positive_start.hpp).
-/// - mu_1 is computed only when asked (the default step or tolerance) or when
+///   everything in one pass, the checks of the outer weights, the conditioning
+///   of K and the default offset too (positive_start() of gd/positive_start.hpp).
+/// - mu_1 is computed only when a rule needs it (the default step or tolerance) or when
 ///   a given step cannot be checked against the default step from the bounds
 ///   tr(K) / n <= mu_1 <= tr(K) alone. With X of n > d rows it is mu_1 of the
 ///   smaller d x d matrix X^T X, which has the same non-zero eigenvalues.
@@ -55,12 +59,15 @@ enum class StartBeta : int {
     positive = 3,       ///< the all-positive start from X: positive_start() (every check, eta and tol too)
 };
 
-/// What prepare_start() computes for one problem. The options of the all-positive start
-/// (StartOptions: eps, C_alpha, tol, tol_factor, read for StartBeta::positive only) and the
-/// ones every mode reads (loss, max_condition) are those of the base.
+/// What prepare_start() computes for one problem: the options of the start (StartOptions:
+/// tol, tol_factor, loss, activation, leaky_slope, max_condition; eps and C_alpha fill the
+/// offsets of StartBeta::positive, and in the other modes eps == 0 only tells the messages
+/// that the offsets are the default ones) and how this mode builds it.
 struct PrepareRequest : StartOptions {
     bool gram_given = false;  ///< K holds the Gram matrix on entry (else K = X X^T is written)
-    bool need_mu1 = false;    ///< mu_1(K) is needed (the default step or tolerance)
+    /// The start's checks, step and tolerance too (false: K, alpha0 and W0 only, for a caller that
+    /// replaces the start of a problem prepared already); read when beta is not StartBeta::positive.
+    bool complete = true;
     /// K = X X^T is formed only where this step reads it (else K is left untouched, the caller
     /// forms it on demand); read when !gram_given and beta is not StartBeta::positive.
     bool lazy_gram = false;
@@ -119,13 +126,32 @@ inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& 
     return mu[mu.size() - 1];
 }
 
+/// The checks and defaults that follow the solve, for every mode but StartBeta::positive (whose
+/// positive_start() runs the same rules): a finite start with a finite starting loss, the
+/// default step and the check of a given one (where mu_1 is known), the tolerance. Sums of
+/// squares run in numpy's order (sum_of_squares()).
+inline StartCheck finish_start(const ConstVectorRef& y, const ConstVectorRef& outer, const PrepareRequest& req,
+                               bool with_weights, Scalar mu1, const ConstMatrixRef& beta0, const ConstMatrixRef& alpha0,
+                               const ConstMatrixRef& W0, Scalar& eta, Scalar& tol) {
+    if (!beta0.allFinite() || !alpha0.allFinite() || (with_weights && !W0.allFinite()))
+        return StartCheck::start_not_finite;
+    Vector h0(y.size());
+    if (!std::isfinite(Scalar(0.5) * start_residual(outer, beta0, y, req, h0))) return StartCheck::start_not_finite;
+    // mu1 is NaN only where the bounds on mu_1 accepted the given step and the tolerance is not relative to it.
+    if (!std::isnan(mu1) && !start_step(req.loss, y.size(), sum_of_squares(outer), mu1, eta))
+        return StartCheck::step_invalid;
+    const Scalar y_sq = sum_of_squares(y);
+    tol = start_tolerance(req, mu1, std::sqrt(y_sq), y_sq > 0 ? Scalar(0) : std::sqrt(sum_of_squares(h0)));
+    return StartCheck::ok;
+}
+
 }  // namespace detail
 
 /// Prepares one problem. X may be null (Gram-only mode: K given).
 ///
 /// @param X      n x d inputs, or nullptr
-/// @param y      n labels (read by StartBeta::positive only)
-/// @param outer  m outer weights (checked here by StartBeta::positive, else non-zero by the caller)
+/// @param y      n labels (finite: the other checks of StartBeta::positive are the caller's otherwise)
+/// @param outer  m outer weights of this problem (checked here by StartBeta::positive, else non-zero by the caller)
 /// @param[in,out] K      n x n: written as X X^T unless req.gram_given
 /// @param[out] mu        n: the ascending spectrum when it was computed (a refusal of K always computes it), else
 ///                       untouched
@@ -133,24 +159,25 @@ inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& 
 /// @param[in,out] beta0  m x n (see StartBeta)
 /// @param[out] alpha0    m x n (see StartSolve)
 /// @param[in,out] W0     m x d: read for StartBeta::from_weights, else written as alpha0 X (when X is given)
-/// @param[in,out] eta    > 0: the given step, checked against the default one; StartBeta::positive writes the
-///                       default step where none is given
-/// @param[out] tol       the gradient tolerance (StartBeta::positive only; otherwise untouched)
+/// @param[in,out] eta    > 0: the given step, checked against the default one; otherwise the default step
+///                       is written
+/// @param[out] tol       the gradient tolerance: req.tol when >= 0, else the default of the loss
 /// @return ok, or the first check that failed. Except for StartBeta::positive (every check of
-///         positive_start()), the refusals are gram_not_finite (K overflows) and gram_degenerate /
-///         ill_conditioned / not_definite with the spectrum of K in mu; the checks of a given step
-///         against the default one and of the start's finiteness are then the caller's (mu1 is written
-///         whenever the bounds above cannot decide the first).
+///         positive_start()), the refusals are labels_invalid, gram_not_finite (K overflows),
+///         gram_degenerate / ill_conditioned / not_definite with the spectrum of K in mu,
+///         start_not_finite and step_invalid (mu1 written).
 inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y, const ConstVectorRef& outer,
                                 const PrepareRequest& req, MatrixRef K, VectorRef mu, Scalar& mu1, MatrixRef beta0,
                                 MatrixRef alpha0, MatrixRef W0, Scalar& eta, Scalar& tol) {
     if (req.beta == StartBeta::positive) {
         const StartCheck c = positive_start(*X, y, outer, req, K, mu, beta0, alpha0, W0, eta, tol);
-        mu1 = c == StartCheck::ok ? mu[K.rows() - 1] : std::numeric_limits<Scalar>::quiet_NaN();
+        const bool spectrum = c == StartCheck::ok || c == StartCheck::step_invalid;
+        mu1 = spectrum ? mu[K.rows() - 1] : std::numeric_limits<Scalar>::quiet_NaN();
         return c;
     }
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     const Index n = K.rows();
+    if (req.complete && !labels_usable(y)) return StartCheck::labels_invalid;
     mu1 = std::numeric_limits<Scalar>::quiet_NaN();
     // With req.lazy_gram, K is formed by the first rule that reads it; the checks that only
     // need its trace and a finiteness bound take them from X.
@@ -172,8 +199,10 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
         mu1 = mu[n - 1];
         if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
     }
-    bool need_mu1 = req.need_mu1 && std::isnan(mu1);
-    if (!need_mu1 && std::isnan(mu1) && eta > 0) {
+    // mu_1 is needed by the default step and by a default tolerance relative to it.
+    bool need_mu1 =
+        req.complete && std::isnan(mu1) && (!(eta > 0) || (req.tol < 0 && loss_traits(req.loss).relative_tol));
+    if (req.complete && !need_mu1 && std::isnan(mu1)) {
         // The given step must be at least machine eps times 1 / (L ||s||^2 mu_1); decided from the bounds when they agree.
         const Scalar c = loss_curvature(req.loss, n) * outer.squaredNorm();
         const Scalar lo = Scalar(1) / (c * tr), hi = static_cast<Scalar>(n) / (c * tr);
@@ -223,7 +252,8 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
         W0.setZero();
         add_row_combination(alpha0, *X, W0);
     }
-    return StartCheck::ok;
+    if (!req.complete) return StartCheck::ok;
+    return detail::finish_start(y, outer, req, X != nullptr, mu1, beta0, alpha0, W0, eta, tol);
 }
 
 }  // namespace relucore

@@ -32,6 +32,7 @@ struct RefusedProblem {
     const ConstMatrixRef* alpha0 = nullptr;
     const ConstMatrixRef* W0 = nullptr;  ///< nullptr without X
     Scalar eta = 0;                      ///< the given step (> 0), else 0
+    Scalar mu1 = 0;                      ///< mu_1(K) (refusals of the step)
     std::string init = "positive";       ///< the init's name
 };
 
@@ -103,28 +104,39 @@ inline std::string spectrum_message(const RefusedProblem& p, bool gram_given) {
            "); init='" + p.init + "' needs K = X X^T invertible (n <= d and linearly independent examples)";
 }
 
-/// The starting point or its loss overflows (the all-positive start; beta0 holds the offsets).
+/// The largest |v_i|, NaN when one is NaN (as numpy's max).
+inline Scalar max_abs(const ConstMatrixRef& v) {
+    return v.array().isNaN().any() ? std::numeric_limits<Scalar>::quiet_NaN() : v.cwiseAbs().maxCoeff();
+}
+
+/// The starting point or its loss overflows: the part that does, and the options that set its scale.
 inline std::string start_message(const RefusedProblem& p, bool eps_default) {
-    std::string culprit = "eps";
-    if (eps_default) culprit += ", C_alpha (default eps = y_min / (C_alpha m))";
+    std::string culprit = p.init == "disjoint"   ? "eps, C_g"
+                          : p.init == "gaussian" ? "init_scale"
+                          : p.init == "array"    ? "init"
+                                                 : "eps";
+    if (eps_default && (p.init == "positive" || p.init == "disjoint"))
+        culprit += ", C_alpha (default eps = y_min / (C_alpha m))";
     culprit += ", signs and the scale of X";
-    const char* part = !p.alpha0->allFinite() ? "alpha0" : (!p.W0->allFinite() ? "W0" : nullptr);
+    const char* part = !p.beta0->allFinite()                     ? "beta0"
+                       : !p.alpha0->allFinite()                  ? "alpha0"
+                       : (p.W0 != nullptr && !p.W0->allFinite()) ? "W0"
+                                                                 : nullptr;
     if (part != nullptr)
         return std::string("the starting point is too large: ") + part + " overflows float64 (check " + culprit +
-               "; max |beta0| = " + g3(p.beta0->cwiseAbs().maxCoeff()) + ")";
+               "; max |beta0| = " + g3(max_abs(*p.beta0)) + ")";
     return "the starting point is too large: its loss overflows float64 (check " + culprit + ")";
 }
 
 /// The default step over- or underflows, or the given one is below machine epsilon times it.
-inline std::string step_message(const RefusedProblem& p, Loss loss) {
-    const Index n = p.mu->size();
-    const Scalar mu1 = (*p.mu)[n - 1], s2 = p.outer->squaredNorm();
-    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, n) * s2 * mu1);
+inline std::string step_message(const RefusedProblem& p, Loss loss, bool gram_given) {
+    const Scalar s2 = sum_of_squares(*p.outer);
+    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, p.y->size()) * s2 * p.mu1);
     if (!std::isfinite(eta_default) || !(eta_default >= std::numeric_limits<Scalar>::min())) {
         const bool small = !std::isfinite(eta_default);
         return std::string("the default step 1/(||s||^2 mu_1(K)) ") + (small ? "overflows" : "underflows") +
-               " (||s||^2 = " + g3(s2) + ", mu_1(K) = " + g3(mu1) + "): signs or X are too " +
-               (small ? "small" : "large") + "; rescale them";
+               " (||s||^2 = " + g3(s2) + ", mu_1(K) = " + g3(p.mu1) + "): signs or " + (gram_given ? "gram" : "X") +
+               " are too " + (small ? "small" : "large") + "; rescale them";
     }
     return "eta = " + g3(p.eta) + " is too small: it is below machine epsilon times the default step (" +
            g3(eta_default) + "), so a GD step would not change the state in float64";
@@ -151,7 +163,7 @@ inline std::string refusal_message(StartCheck check, const RefusedProblem& p, co
         case StartCheck::start_not_finite:
             return detail::start_message(p, req.eps == 0);
         case StartCheck::step_invalid:
-            return detail::step_message(p, req.loss);
+            return detail::step_message(p, req.loss, req.gram_given);
         case StartCheck::gram_degenerate:
         case StartCheck::ill_conditioned:
         case StartCheck::not_definite:
