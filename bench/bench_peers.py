@@ -14,30 +14,57 @@ Settings:
   Peer: PyTorch.
 - ``boursier``: 1-D inputs with bias, N = 20 000 neurons, 40 points, both layers, full batch,
   200 steps, via ``meanfield.train``. Peers: PyTorch float64 and float32.
+- ``small``: n = 10, d = 2000, m = 2, 2000 steps (Lai et al.'s setting; relucore's default
+  positive start). Peers: JAX jit + lax.scan of the dual step, PyTorch autograd + SGD from
+  the same W0, numpy loop.
 - ``dual100``/``dual200``: n = 100, d = 10^4, m = 2, 500 steps; n = 200, d = 5*10^4, 100
-  steps. Peer: JAX jit + lax.scan of the dual step (K formed by JAX too).
+  steps. Peer: JAX jit + lax.scan of the dual step (K formed by JAX too), given X as a numpy
+  array (copied to the device on each call, as a script passing numpy data does) and given X
+  already on the device (a ``jnp`` array: the copy left out).
 - ``batch64``: 64 problems n = 10, d = 2000, m = 2, 2000 steps in one call. Peer: JAX vmap.
 - ``gram``: K = X X^T at n = 400, d = 5*10^4. Peers: OpenBLAS dsyrk through scipy, numpy's
   ``X @ X.T``, and relucore's built-in kernel (what runs when no BLAS is registered).
 
     python bench/bench_peers.py                 # every setting
     python bench/bench_peers.py dana1 gram      # some of them
+    python bench/bench_peers.py small --repeat 30 --cpu-time
     pip install torch==2.13.0 jax jaxlib        # the peers (optional; a missing one is skipped)
+
+Timing: the process (relucore and every peer, whose pools start after this) is pinned to one
+CPU, the last one it may run on, or the one named by the environment variable
+RELUCORE_BENCH_CPU (``none``: no pinning). Times are the best of ``--repeat`` calls, wall time
+or with ``--cpu-time`` the process's CPU time (less inflated by other jobs on a loaded
+machine). In the small, dual, batch64 and gram rows relucore and its peers are called in
+turn (one call each per round, ``--repeat`` rounds), so a burst of load hits all of them.
 """
 
 from __future__ import annotations
 
 import os
 
-# One thread for every peer: set before numpy/jax/torch start their pools.
+
+def _pin_cpu():
+    """Pins this process to one CPU (see the docstring); returns it, or None."""
+    choice = os.environ.get("RELUCORE_BENCH_CPU", "")
+    if choice.lower() == "none" or not hasattr(os, "sched_setaffinity"):
+        return None
+    cpu = int(choice) if choice else max(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+# One CPU and one thread for every peer: set before numpy/jax/torch start their pools.
+PINNED_CPU = _pin_cpu()
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import platform  # noqa: E402
+import time  # noqa: E402
 
+import _common  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import best_of, problem  # noqa: E402
+from _common import problem  # noqa: E402
 
 import relucore  # noqa: E402
 from relucore import meanfield  # noqa: E402
@@ -59,6 +86,28 @@ def _jax():
         return None
     jax.config.update("jax_enable_x64", True)
     return jax
+
+
+CLOCK = time.perf_counter  # time.process_time with --cpu-time
+
+
+def best_of(fn, repeat):
+    """(best time of ``repeat`` calls on CLOCK, the last call's value)."""
+    return _common.best_of(fn, repeat, clock=CLOCK)
+
+
+def race(fns, repeat, calls=None):
+    """{name: (best time, last value)} of the callables ``fns`` ({name: fn}), called in turn
+    for ``repeat`` rounds, ``calls.get(name, 1)`` calls each per round (more for the
+    sub-millisecond calls, which one scheduler hiccup can spoil): a burst of load hits all."""
+    best = {name: (np.inf, None) for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            for _ in range((calls or {}).get(name, 1)):
+                t0 = CLOCK()
+                out = fn()
+                best[name] = (min(best[name][0], CLOCK() - t0), out)
+    return best
 
 
 def _rel(a, b) -> float:
@@ -111,10 +160,16 @@ def jax_fixed_outer(X, y, W0, signs, eta, steps):
 # --- peers: the dual step -------------------------------------------------------------------
 
 
-def jax_dual(X, y, beta0, signs, eta, steps):
-    """alpha, beta of the dual engine: beta_k <- beta_k - eta s_k K (1[beta_k > 0] * g), K formed in JAX."""
+def jax_dual(X, y, beta0, signs, eta, steps, on_device=False):
+    """alpha, beta of the dual engine: beta_k <- beta_k - eta s_k K (1[beta_k > 0] * g), K formed in JAX.
+
+    X is passed as the numpy array (copied to the device by every call) or, with ``on_device``,
+    as a jnp array put on the device once here."""
     jax = _jax()
     jnp = jax.numpy
+    if on_device:
+        X = jax.device_put(X)
+        X.block_until_ready()
 
     @jax.jit
     def run(X, beta0):
@@ -252,28 +307,76 @@ def run_boursier(repeat):
     return _two_layer("boursier", X, y, N, steps, True, 0.05, "1/N", repeat, ("float64", "float32"))
 
 
+def _dual_peers(X, y, signs, res, steps, on_device=(False, True)):
+    """{label: fn} of the JAX dual loops started where relucore's run started, and their check."""
+    if _jax() is None:
+        return {}, None
+    fns = {}
+    for dev in on_device:
+        label = "JAX jit+scan (dual step, X on device)" if dev else "JAX jit+scan (dual step, X numpy)"
+        fns[label] = jax_dual(X, y, res.beta0, signs, float(res.eta), steps, on_device=dev)
+
+    def check(out):
+        alpha, beta = out
+        return max(_rel(beta, res.beta), _rel(res.alpha0 + alpha, res.alpha))
+
+    return fns, check
+
+
+def _rows(name, label, times, checks):
+    """One row (name, label, relucore s, [(peer, s, rel diff)]) from race()'s times."""
+    t_rc = times.pop("relucore")[0]
+    return [(name, label, t_rc, [(peer, t, checks[peer](out)) for peer, (t, out) in times.items()])]
+
+
 def run_dual(name, n, d, m, steps, repeat):
     X, y, signs = problem(n, d, m)
-    t_rc, res = best_of(lambda: relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1), repeat)
-    peers = []
-    if _jax() is not None:
-        run = jax_dual(X, y, res.beta0, signs, float(res.eta), steps)
-        t, (alpha, beta) = best_of(run, repeat)
-        peers.append(("JAX jit+scan (dual step)", t, max(_rel(beta, res.beta), _rel(res.alpha0 + alpha, res.alpha))))
-    return [(name, "relucore train (dual)", t_rc, peers)]
+
+    def rc():
+        return relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1)
+
+    res = rc()
+    fns, check = _dual_peers(X, y, signs, res, steps)
+    times = race({"relucore": rc, **fns}, repeat)
+    return _rows(name, "relucore train (dual)", times, dict.fromkeys(fns, check))
+
+
+def run_small(repeat):
+    """n = 10, d = 2000, m = 2, 2000 steps: relucore's whole call (fixed cost included)."""
+    n, d, m, steps = 10, 2000, 2, 2000
+    X, y, signs = problem(n, d, m)
+
+    def rc():
+        return relucore.train(X, y, signs=signs, steps=steps, tol=0.0, n_threads=1)
+
+    res = rc()
+    fns, check = _dual_peers(X, y, signs, res, steps, on_device=(True,))
+    checks = dict.fromkeys(fns, check)
+    fns["numpy loop"] = lambda: numpy_fixed_outer(X, y, res.W0, signs, res.eta, steps)
+    checks["numpy loop"] = lambda W: _rel(W, res.W)
+    if _torch() is not None:
+        fns["PyTorch autograd+SGD"] = lambda: torch_fixed_outer(X, y, res.W0, signs, res.eta, steps)
+        checks["PyTorch autograd+SGD"] = lambda W: _rel(W, res.W)
+    calls = {"relucore": 20, **dict.fromkeys([k for k in fns if k.startswith("JAX")], 5)}
+    times = race({"relucore": rc, **fns}, repeat, calls)
+    return _rows("small", "relucore train (dual)", times, checks)
 
 
 def run_batch64(repeat):
     B, n, d, m, steps = 64, 10, 2000, 2, 2000
     data = [problem(n, d, m, seed=b) for b in range(B)]
     Xb, yb, signs = np.stack([a for a, _, _ in data]), np.stack([b for _, b, _ in data]), data[0][2]
-    t_rc, res = best_of(lambda: relucore.train(Xb, yb, signs=signs, steps=steps, tol=0.0, n_threads=1), repeat)
-    peers = []
+
+    def rc():
+        return relucore.train(Xb, yb, signs=signs, steps=steps, tol=0.0, n_threads=1)
+
+    res = rc()
+    fns, checks = {}, {}
     if _jax() is not None:
-        run = jax_dual_vmap(Xb, yb, res.beta0, signs, res.eta, steps)
-        t, beta = best_of(run, repeat)
-        peers.append(("JAX vmap(jit+scan)", t, _rel(beta, res.beta)))
-    return [("batch64", "relucore train (batched)", t_rc, peers)]
+        fns["JAX vmap(jit+scan)"] = jax_dual_vmap(Xb, yb, res.beta0, signs, res.eta, steps)
+        checks["JAX vmap(jit+scan)"] = lambda beta: _rel(beta, res.beta)
+    times = race({"relucore": rc, **fns}, repeat)
+    return _rows("batch64", "relucore train (batched)", times, checks)
 
 
 def run_gram(repeat):
@@ -282,36 +385,39 @@ def run_gram(repeat):
 
     X, _, _ = problem(400, 50_000, 1)
     K = np.empty((1, 400, 400))
-    with threadpool_limits(1):
-        t_rc, _ = best_of(lambda: relucore._core.gram_batch(X[None], K, 1), repeat)
-        # X.T is Fortran-ordered: dsyrk forms (X.T)^T X.T = X X^T without copying X.
-        t, Ks = best_of(lambda: dsyrk(1.0, X.T, trans=1), repeat)
-        t_np, Kn = best_of(lambda: X @ X.T, repeat)
+    K_b = np.empty_like(K)
+
+    def builtin():
         relucore._core._use_blas(False)
         try:
-            K_b = np.empty_like(K)
-            t_b, _ = best_of(lambda: relucore._core.gram_batch(X[None], K_b, 1), repeat)
+            relucore._core.gram_batch(X[None], K_b, 1)
         finally:
             relucore._core._use_blas(True)
-    Ku = np.triu(Ks)
-    return [
-        (
-            "gram",
-            f"relucore gram_batch ({relucore._core.blas_info()['in_use'].split(' (')[0]})",
-            t_rc,
-            [
-                ("OpenBLAS dsyrk (scipy)", t, _rel(np.triu(K[0]), Ku)),
-                ("numpy X @ X.T", t_np, _rel(K[0], Kn)),
-                ("relucore built-in kernel", t_b, _rel(K[0], K_b[0])),
-            ],
-        )
-    ]
+        return K_b[0]
+
+    fns = {
+        "relucore": lambda: relucore._core.gram_batch(X[None], K, 1),
+        # X.T is Fortran-ordered: dsyrk forms (X.T)^T X.T = X X^T without copying X.
+        "OpenBLAS dsyrk (scipy)": lambda: np.triu(dsyrk(1.0, X.T, trans=1)),
+        "numpy X @ X.T": lambda: X @ X.T,
+        "relucore built-in kernel": builtin,
+    }
+    with threadpool_limits(1):
+        times = race(fns, repeat)
+    checks = {
+        "OpenBLAS dsyrk (scipy)": lambda Ku: _rel(np.triu(K[0]), Ku),
+        "numpy X @ X.T": lambda Kn: _rel(K[0], Kn),
+        "relucore built-in kernel": lambda Kb: _rel(K[0], Kb),
+    }
+    label = f"relucore gram_batch ({relucore._core.blas_info()['in_use'].split(' (')[0]})"
+    return _rows("gram", label, times, checks)
 
 
 RUNNERS = {
     "dana1": run_dana1,
     "dana2": run_dana2,
     "boursier": run_boursier,
+    "small": run_small,
     "dual100": lambda r: run_dual("dual100", 100, 10_000, 2, 500, r),
     "dual200": lambda r: run_dual("dual200", 200, 50_000, 2, 100, r),
     "batch64": run_batch64,
@@ -323,7 +429,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("settings", nargs="*", help=f"any of {', '.join(RUNNERS)} (default: all)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cpu-time", action="store_true", help="time by the process's CPU time, not wall time")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.cpu_time else time.perf_counter
     chosen = args.settings or list(RUNNERS)
     unknown = sorted(set(chosen) - set(RUNNERS))
     if unknown:
@@ -332,7 +441,9 @@ def main():
     print(
         f"# bench_peers  relucore {relucore.__version__}, numpy {np.__version__}, "
         f"torch {torch.__version__ if torch else 'absent'}, jax {jax.__version__ if jax else 'absent'}, "
-        f"{platform.machine()}, load {os.getloadavg()[0]:.1f}; one thread each"
+        f"{platform.machine()}, load {os.getloadavg()[0]:.1f}; one thread each, "
+        f"CPU {PINNED_CPU if PINNED_CPU is not None else 'not pinned'}, "
+        f"{'CPU time' if args.cpu_time else 'wall time'} best of {args.repeat}"
     )
     print()
     print("| setting | relucore | relucore s | peer | peer s | peer s / relucore s | max rel diff |")
@@ -340,9 +451,9 @@ def main():
     for name in chosen:
         for setting, label, t_rc, peers in RUNNERS[name](args.repeat):
             if not peers:
-                print(f"| {setting} | {label} | {t_rc:.4f} | (no peer installed) | | | |")
+                print(f"| {setting} | {label} | {t_rc:.4g} | (no peer installed) | | | |")
             for peer, t, diff in peers:
-                print(f"| {setting} | {label} | {t_rc:.4f} | {peer} | {t:.4f} | {t / t_rc:.2f} | {diff:.1e} |")
+                print(f"| {setting} | {label} | {t_rc:.4g} | {peer} | {t:.4g} | {t / t_rc:.2f} | {diff:.1e} |")
 
 
 if __name__ == "__main__":

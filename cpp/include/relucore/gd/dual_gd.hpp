@@ -34,6 +34,7 @@
 
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
+#include "relucore/gd/dual_kernels.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
@@ -378,21 +379,14 @@ private:
         }
         const Index n = K_.rows();
         for (Index j = 0; j < n; ++j) db[j] = 0;
-        add_active_rows(K_.data(), K_.outerStride(), n, n, da, db);
+        dual_kernels::add_active_rows(K_.data(), K_.outerStride(), n, da, db, simd_level_, active_);
     }
 
-    /// acc[j] += c_i K_ij for j < width over the rows i < n with c_i = da_i != 0,
-    /// in increasing i (rows stride apart). Stride and width are Index or
-    /// std::integral_constant (compile-time, for the padded kernels).
-    template <class Stride, class Width>
-    static void add_active_rows(const Scalar* __restrict K, Stride stride, Index n, Width width,
-                                const Scalar* __restrict da, Scalar* __restrict acc) {
-        for (Index i = 0; i < n; ++i) {
-            const Scalar c = da[i];
-            if (c == 0) continue;
-            const Scalar* __restrict Ki = K + i * stride;
-            for (Index j = 0; j < width; ++j) acc[j] += c * Ki[j];
-        }
+    /// gram_times() for two neurons in one pass over K (n > 16), bitwise as two calls.
+    void gram_times2(const Scalar* da0, const Scalar* da1, Scalar* db0, Scalar* db1) const {
+        const Index n = K_.rows();
+        for (Index j = 0; j < n; ++j) db0[j] = db1[j] = 0;
+        dual_kernels::add_active_rows2(K_.data(), K_.outerStride(), n, da0, da1, db0, db1, simd_level_, active_);
     }
 
     /// gram_times() for n <= 16: the rows of K are copied with a zero-padded
@@ -404,7 +398,7 @@ private:
         using Width = std::integral_constant<Index, NP>;
         Scalar acc[array_extent<NP>];
         for (int j = 0; j < NP; ++j) acc[j] = 0;
-        add_active_rows(K_pad_.data(), Width{}, K_.rows(), Width{}, da, acc);
+        dual_kernels::add_active_rows_plain(K_pad_.data(), Width{}, K_.rows(), Width{}, da, acc);
         for (int j = 0; j < NP; ++j) db[j] = acc[j];
     }
 
@@ -505,18 +499,25 @@ private:
         const Scalar eta = settings_.eta;
         Scalar* __restrict da = d_alpha_.data();
         Scalar* __restrict db = d_beta_.data();
-        Scalar sq = 0;
+        const Index dstride = d_beta_.cols();
         for (Index k = 0; k < m; ++k) {
             const Scalar a = -eta * outer[k];
             const Scalar* __restrict bk = beta + k * n;
             Scalar* __restrict dak = da + k * n;
-            Scalar* __restrict dbk = db + k * d_beta_.cols();
             for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
+        }
+        Scalar sq = 0;
+        for (Index k = 0; k < m; ++k) {
+            Scalar* __restrict dak = da + k * n;
+            Scalar* __restrict dbk = db + k * dstride;
             // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
             // call that kernel directly instead of dispatching on every product.
+            // n > 16: two neurons per pass over K (dual_kernels.hpp), bitwise as one at a time.
             if constexpr (N > 0)
                 gram_times_padded<(N + 1) / 2 * 2>(dak, dbk);
-            else
+            else if (k % 2 == 0 && k + 1 < m)
+                gram_times2(dak, dak + n, dbk, dbk + dstride);
+            else if (k % 2 == 0)
                 gram_times(dak, dbk);
             for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
         }
@@ -544,6 +545,8 @@ private:
         // n <= 16: a zero-padded copy of K for gram_times_padded(); d_beta_
         // gets the same padded rows, so the sums are stored whole.
         padded_n_ = n <= 16 ? (n + 1) / 2 * 2 : 0;
+        simd_level_ = simd::level();
+        if (padded_n_ == 0) active_.resize(n);
         if (padded_n_ > 0) {
             K_pad_ = RowMatrix::Zero(n, padded_n_);
             K_pad_.leftCols(n) = K_;
@@ -578,9 +581,11 @@ private:
     StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
-    RowMatrix K_pad_;     // K with rows padded to padded_n_ (n <= 16 only)
-    Index padded_n_ = 0;  // 0: gram_times() reads K_ directly
-    RowMatrix d_beta_;    // m x (padded_n_ or n): K d_alpha_k in the first n columns
+    RowMatrix K_pad_;                          // K with rows padded to padded_n_ (n <= 16 only)
+    Index padded_n_ = 0;                       // 0: gram_times() reads K_ directly
+    int simd_level_ = 0;                       // simd::level() at construction: the path of dual_kernels.hpp
+    mutable dual_kernels::ActiveRows active_;  // its scratch list (n > 16)
+    RowMatrix d_beta_;                         // m x (padded_n_ or n): K d_alpha_k in the first n columns
 
     // resync(): beta = beta_ref_ + K (alpha - alpha_ref_) every resync_every_ steps
     RowMatrix alpha_ref_, beta_ref_;

@@ -206,25 +206,41 @@ __attribute__((target("avx2,fma"))) inline void syrk_avx2(const double* x, Index
 }
 
 // W (m x d) += C (m x n) X (n x d) over the columns [t0, d), a multiple of
-// 4 * L wide from t0 on: L independent 4-lane sums per column block, so that
-// the chains of n fused multiply-adds overlap. Returns the first column left.
+// 4 * L wide from t0 on. Each block of columns is read from X once for all
+// the rows of W: two rows of W per pass over it (2 L independent 4-lane sums,
+// so that the chains of n fused multiply-adds overlap), the block staying in
+// the L1 cache for the next pair. Returns the first column left.
 template <int L>
 __attribute__((target("avx2,fma"))) inline Index gemm_avx2(const double* C, Index ldc, const double* X, Index ldx,
                                                            double* W, Index ldw, Index m, Index n, Index t0, Index d) {
     constexpr Index width = 4 * Index{L};  // doubles per iteration
     const Index t1 = t0 + (d - t0) / width * width;
-    for (Index k = 0; k < m; ++k) {
-        const double* ck = C + k * ldc;
-        double* wk = W + k * ldw;
-        for (Index t = t0; t < t1; t += width) {
-            __m256d acc[array_extent<L>];
-            for (Index l = 0; l < L; ++l) acc[l] = _mm256_loadu_pd(wk + t + 4 * l);
-            for (Index i = 0; i < n; ++i) {
-                const __m256d c = _mm256_set1_pd(ck[i]);
-                const double* xi = X + i * ldx + t;
-                for (Index l = 0; l < L; ++l) acc[l] = _mm256_fmadd_pd(c, _mm256_loadu_pd(xi + 4 * l), acc[l]);
+    for (Index t = t0; t < t1; t += width) {
+        for (Index k = 0; k < m; k += 2) {
+            const bool two = k + 1 < m;
+            const double* c0 = C + k * ldc;
+            const double* c1 = two ? c0 + ldc : c0;
+            double* w0 = W + k * ldw + t;
+            double* w1 = two ? w0 + ldw : w0;
+            __m256d acc0[array_extent<L>], acc1[array_extent<L>];
+            for (Index l = 0; l < L; ++l) {
+                acc0[l] = _mm256_loadu_pd(w0 + 4 * l);
+                acc1[l] = _mm256_loadu_pd(w1 + 4 * l);
             }
-            for (Index l = 0; l < L; ++l) _mm256_storeu_pd(wk + t + 4 * l, acc[l]);
+            for (Index i = 0; i < n; ++i) {
+                const __m256d a = _mm256_set1_pd(c0[i]), b = _mm256_set1_pd(c1[i]);
+                const double* xi = X + i * ldx + t;
+                for (Index l = 0; l < L; ++l) {
+                    const __m256d x = _mm256_loadu_pd(xi + 4 * l);
+                    acc0[l] = _mm256_fmadd_pd(a, x, acc0[l]);
+                    if (two) acc1[l] = _mm256_fmadd_pd(b, x, acc1[l]);
+                }
+            }
+            // An odd last row goes alone (c1 and w1 repeat it, unused).
+            for (Index l = 0; l < L; ++l) {
+                _mm256_storeu_pd(w0 + 4 * l, acc0[l]);
+                if (two) _mm256_storeu_pd(w1 + 4 * l, acc1[l]);
+            }
         }
     }
     return t1;
@@ -251,7 +267,7 @@ inline void gemm_builtin(const double* c, Index ldc, const double* x, Index ldx,
     Index t0 = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
     if (simd::has_avx2_fma()) {
-        t0 = gemm_avx2<8>(c, ldc, x, ldx, w, ldw, m, n, 0, d);
+        t0 = gemm_avx2<4>(c, ldc, x, ldx, w, ldw, m, n, 0, d);
         t0 = gemm_avx2<1>(c, ldc, x, ldx, w, ldw, m, n, t0, d);
     }
 #endif
