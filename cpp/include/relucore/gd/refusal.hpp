@@ -131,7 +131,7 @@ inline std::string start_message(const RefusedProblem& p, bool eps_default) {
 /// The default step over- or underflows, or the given one is below machine epsilon times it.
 inline std::string step_message(const RefusedProblem& p, Loss loss, bool gram_given) {
     const Scalar s2 = sum_of_squares(*p.outer);
-    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, p.y->size()) * s2 * p.mu1);
+    const Scalar eta_default = default_step(loss, p.y->size(), s2, p.mu1);
     if (!std::isfinite(eta_default) || !(eta_default >= std::numeric_limits<Scalar>::min())) {
         const bool small = !std::isfinite(eta_default);
         return std::string("the default step 1/(||s||^2 mu_1(K)) ") + (small ? "overflows" : "underflows") +
