@@ -254,10 +254,9 @@ def _prepare_general(
     """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
     (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
     check, the step and the tolerance)."""
-    if Kin is not None:
-        check_gram_finite(Kin)
-        if X is not None:
-            _check_gram_matches(X, Kin)
+    if Kin is not None and X is not None:
+        check_gram_finite(Kin)  # before the probe of gram against X (without X: the C++ step's check)
+        _check_gram_matches(X, Kin)
     init_name, beta0, W0, beta_mode, solve = _init_definition(
         init,
         X,
