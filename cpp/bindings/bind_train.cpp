@@ -236,6 +236,9 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
         py::arg("loss"), "The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.");
     m.def("loss_curvature", &loss_curvature, py::arg("loss"), py::arg("n"),
           "The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).");
+    m.def("default_step", py::vectorize(&default_step), py::arg("loss"), py::arg("n"), py::arg("s2"), py::arg("mu1"),
+          "The default step 1 / (L s2 mu1) elementwise (gd/positive_start.hpp), s2 = ||s||^2, L the loss's "
+          "curvature bound for n examples.");
     m.def("default_tolerance", py::vectorize(&default_tolerance), py::arg("tol_factor"), py::arg("mu1"),
           py::arg("y_norm"), py::arg("h0_norm"),
           "The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): "

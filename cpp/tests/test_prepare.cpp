@@ -74,8 +74,7 @@ TEST_CASE("prepare_start: weights given, n <= d (Cholesky of K) and n > d (X^T X
         o.W0 = gaussian_weights(m, d, 9);
         PrepareRequest req;
         req.solve = StartSolve::least_squares;
-        req.beta = StartBeta::from_weights;
-        req.need_mu1 = true;
+        req.beta = StartBeta::from_weights;  // the default step needs mu_1
         CHECK(run(p.X, outer, req, o) == StartCheck::ok);
         CHECK_CLOSE(o.K, p.K, 1e-13, 1e-15);
         CHECK_CLOSE(o.beta0, RowMatrix(o.W0 * p.X.transpose()), 1e-13, 1e-15);
@@ -91,8 +90,9 @@ TEST_CASE("prepare_start: beta0 given (positive, disjoint) solves K alpha0 = bet
     Out o(n, m, d);
     o.beta0 = gaussian_weights(m, n, 3).cwiseAbs();
     const RowMatrix beta = o.beta0;
-    PrepareRequest req;  // inverse, beta given, no mu_1
-    CHECK(run(p.X, outer, req, o) == StartCheck::ok);
+    PrepareRequest req;  // inverse, beta given, a given step and tol: no mu_1
+    req.tol = 0;
+    CHECK(run(p.X, outer, req, o, 0.1) == StartCheck::ok);
     CHECK(std::isnan(o.mu1));
     CHECK((o.mu.array() == -1).all());  // no spectrum computed
     CHECK((o.beta0.array() == beta.array()).all());
@@ -107,10 +107,13 @@ TEST_CASE("prepare_start: a given step is checked from tr(K) alone unless the bo
     Out o(n, m, d);
     o.beta0.setConstant(0.1);
     PrepareRequest req;
+    req.tol = 0;  // a given tol: only the step could need mu_1
     CHECK(run(p.X, outer, req, o, 0.1) == StartCheck::ok);
     CHECK(std::isnan(o.mu1));
-    o.beta0.setConstant(0.1);  // eta near machine eps x the default step: mu_1 is computed
-    CHECK(run(p.X, outer, req, o, 1e-17) == StartCheck::ok);
+    // eta between machine eps x the default step and machine eps x its upper bound n / (||s||^2 tr K):
+    // the bounds cannot decide, so mu_1 is computed (and the step passes, mu_1 ~ 2.5 > 1.4 here).
+    o.beta0.setConstant(0.1);
+    CHECK(run(p.X, outer, req, o, 8e-17) == StartCheck::ok);
     CHECK_CLOSE(o.mu1, largest_singular_value(p.K), 1e-12, 0.0);
 }
 
@@ -233,6 +236,106 @@ TEST_CASE("refusal_message: each refusal in the words of docs/errors.md") {
     CHECK(message(p.X, p.y, outer, 1e-300).rfind("eta = 1e-300 is too small: it is below machine epsilon", 0) == 0);
     req.C_alpha = 1e-320;
     CHECK(message(p.X, p.y, outer, 0).rfind("C_alpha = 1e-320 is too small", 0) == 0);
+}
+
+TEST_CASE("sum_of_squares: numpy's pairwise order, against a long double sum") {
+    std::mt19937_64 gen(17);
+    std::normal_distribution<double> z(0.0, 1.0);
+    for (Index n : {1, 7, 8, 9, 16, 127, 128, 129, 300, 1000}) {
+        Vector v(n);
+        long double ref = 0;
+        for (Index i = 0; i < n; ++i) {
+            v[i] = z(gen);
+            ref += static_cast<long double>(v[i]) * v[i];
+        }
+        const double s = sum_of_squares(v);
+        CHECK(std::abs(s - static_cast<double>(ref)) <= 1e-14 * static_cast<double>(ref));
+    }
+    // The order itself: eight accumulators summed as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)).
+    // Squares 1e16, 0, 1, 1: pairwise 1e16 + (1 + 1) is exact, in order each + 1 rounds back to 1e16.
+    Vector v = Vector::Zero(8);
+    v[0] = 1e8, v[2] = 1.0, v[3] = 1.0;
+    CHECK(sum_of_squares(v) == 1e16 + 2.0);
+    CHECK(((1e16 + 0.0) + 1.0) + 1.0 == 1e16);
+}
+
+TEST_CASE("prepare_start: every mode writes the default step and tolerance and checks the start") {
+    const Index n = 10, m = 3, d = 30;
+    const Problem p = make_problem(n, d, 31);
+    Vector outer(m);
+    outer << 1.0, -0.5, 2.0;
+    const ConstMatrixRef x(p.X);
+    PrepareRequest req;
+    req.solve = StartSolve::least_squares;
+    req.beta = StartBeta::from_weights;
+    Out o(n, m, d);
+    o.W0 = 0.1 * gaussian_weights(m, d, 5);
+    double eta = 0, tol = -1;
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    const double mu1 = largest_singular_value(p.K);
+    CHECK_CLOSE(eta, 1.0 / (outer.squaredNorm() * mu1), 1e-12, 0.0);
+    CHECK_CLOSE(tol, defaults::tol_factor * std::sqrt(mu1) * p.y.norm(), 1e-12, 0.0);
+    // y = 0: the tolerance takes the scale of the starting predictions h0 = sum_k s_k relu(beta0_k).
+    Vector h0 = Vector::Zero(n);
+    for (Index k = 0; k < m; ++k) h0 += outer[k] * RowMatrix(o.beta0).row(k).transpose().cwiseMax(0.0);
+    const Vector y0 = Vector::Zero(n);
+    eta = 0, tol = -1;
+    CHECK(prepare_start(&x, y0, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    CHECK_CLOSE(tol, defaults::tol_factor * std::sqrt(mu1) * h0.norm(), 1e-12, 0.0);
+    // The logistic loss: L = 1/(4n), tol 0.
+    req.loss = Loss::logistic;
+    eta = 0, tol = -1;
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    CHECK_CLOSE(eta, 4.0 * n / (outer.squaredNorm() * mu1), 1e-12, 0.0);
+    CHECK(tol == 0);
+    req.loss = Loss::square;
+    // A step below machine eps times the default, starting weights that overflow, labels whose loss overflows.
+    eta = 1e-300, tol = -1;
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) ==
+          StartCheck::step_invalid);
+    o.W0.setConstant(1e300);
+    eta = 0, tol = -1;
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) ==
+          StartCheck::start_not_finite);
+    o.W0 = 0.1 * gaussian_weights(m, d, 5);
+    const Vector y_big = p.y * 1e160;
+    CHECK(prepare_start(&x, y_big, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) ==
+          StartCheck::labels_invalid);
+    // complete = false: the start alone (no step written, no checks).
+    req.complete = false;
+    eta = 0, tol = -7;
+    CHECK(prepare_start(&x, y_big, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    CHECK(eta == 0 && tol == -7 && std::isnan(o.mu1));
+}
+
+TEST_CASE("refusal_message: the start's and the step's words for the other inits") {
+    const Index n = 5, m = 2, d = 20;
+    const Problem p = make_problem(n, d, 41);
+    const Vector outer = Vector::Ones(m);
+    RowMatrix beta0 = RowMatrix::Constant(m, n, 0.1), alpha0 = RowMatrix::Zero(m, n), W0 = RowMatrix::Zero(m, d);
+    alpha0(1, 2) = std::numeric_limits<double>::infinity();
+    const ConstMatrixRef x(p.X), K(p.K), b(beta0), al(alpha0), w(W0);
+    const ConstVectorRef yr(p.y), ar(outer);
+    RefusedProblem rp;
+    rp.X = &x, rp.y = &yr, rp.outer = &ar, rp.K = &K, rp.beta0 = &b, rp.alpha0 = &al, rp.W0 = &w;
+    rp.init = "disjoint";
+    PrepareRequest req;
+    req.eps = 0;  // the default offsets
+    CHECK(refusal_message(StartCheck::start_not_finite, rp, req) ==
+          "the starting point is too large: alpha0 overflows float64 (check eps, C_g, C_alpha (default eps = "
+          "y_min / (C_alpha m)), signs and the scale of X; max |beta0| = 0.1)");
+    rp.init = "gaussian";
+    CHECK(refusal_message(StartCheck::start_not_finite, rp, req) ==
+          "the starting point is too large: alpha0 overflows float64 (check init_scale, signs and the scale of X; "
+          "max |beta0| = 0.1)");
+    rp.mu1 = 1e-320;  // the default step overflows
+    req.gram_given = true;
+    CHECK(
+        refusal_message(StartCheck::step_invalid, rp, req)
+            .rfind(
+                "the default step 1/(||s||^2 mu_1(K)) overflows (||s||^2 = 2, mu_1(K) = 1e-320): signs or gram are too "
+                "small",
+                0) == 0);
 }
 
 RELUCORE_TEST_MAIN

@@ -846,6 +846,10 @@ def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float
     """
     The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) (relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).
     """
+def default_step(loss: Loss, n: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], s2: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    The default step 1 / (L s2 mu1) elementwise (gd/positive_start.hpp), s2 = ||s||^2, L the loss's curvature bound for n examples.
+    """
 def default_threads() -> int:
     """
     Threads used when n_threads is not given (OpenMP's default, 1 without OpenMP).

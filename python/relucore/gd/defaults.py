@@ -8,6 +8,7 @@ docs/math.md derives each rule.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 import numpy as np
@@ -116,12 +117,14 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
     signs = np.asarray(signs, dtype=float)
     # signs (m,) shared, or (B, m) per problem: one ||s||^2 per problem
     s2 = float(np.sum(np.square(signs))) if signs.ndim == 1 else np.sum(np.square(signs), axis=-1)
-    curvature = _core.loss_curvature(getattr(_core.Loss, loss), 1 if n is None else n)
-    return 1.0 / (curvature * s2 * np.asarray(mu1, dtype=float))
+    out = _core.default_step(getattr(_core.Loss, loss), 1 if n is None else n, s2, np.asarray(mu1, dtype=float))
+    return out if np.ndim(out) else np.float64(out)
 
 
+@functools.lru_cache(maxsize=None)
 def loss_traits(loss: str) -> dict:
-    """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp)."""
+    """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp).
+    Read once per loss (the table is constant); the dict is shared, so read it, do not change it."""
     return _core.loss_traits(getattr(_core.Loss, loss))
 
 

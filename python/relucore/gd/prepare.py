@@ -152,25 +152,24 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         and loss == "square"
         and np.ndim(signs) == 1
     )
-    # The all-positive start from X: types and shapes here, every numerical check (finite X and y,
-    # label range, non-zero signs, conditioning, the start and the step) in the C++ prepare step,
-    # whose refusal names the reason as docs/errors.md does. Inputs whose types or shapes do not
-    # fit go through the checks below, which name them.
+    # The all-positive start from X is the C++ step's all-positive mode, which checks the values
+    # too (finite X, y and signs, non-zero signs, in the order and words of the checks below).
+    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, finite=not positive)
+    signs_arr = _check_signs(signs, y.shape[0], batched, values=not positive)
     if positive:
-        inputs = _positive_inputs(X, y, signs)
-        if inputs is not None:
-            return _positive_start(
-                *inputs,
-                eps=eps,
-                eta=eta,
-                tol=tol,
-                C_alpha=C_alpha,
-                n_threads=n_threads,
-                activation=activation,
-                leaky_slope=leaky_slope,
-            )
-    X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss)
-    signs_arr = _check_signs(signs, y.shape[0], batched)
+        return _positive_start(
+            X,
+            y,
+            batched,
+            signs_arr,
+            eps=eps,
+            eta=eta,
+            tol=tol,
+            C_alpha=C_alpha,
+            n_threads=n_threads,
+            activation=activation,
+            leaky_slope=leaky_slope,
+        )
     p = _prepare_general(
         X,
         Kin,
@@ -255,10 +254,9 @@ def _prepare_general(
     """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
     (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
     check, the step and the tolerance)."""
-    if Kin is not None:
-        check_gram_finite(Kin)
-        if X is not None:
-            _check_gram_matches(X, Kin)
+    if Kin is not None and X is not None:
+        check_gram_finite(Kin)  # before the probe of gram against X (without X: the C++ step's check)
+        _check_gram_matches(X, Kin)
     init_name, beta0, W0, beta_mode, solve = _init_definition(
         init,
         X,
@@ -366,16 +364,17 @@ def _check_options(engine, loss, activation, leaky_slope, n_threads, C_g, C_alph
     return leaky_slope, n_threads, C_g, C_alpha
 
 
-def _resolve_data(X, y, gram, engine, loss):
-    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``."""
+def _resolve_data(X, y, gram, engine, loss, finite=True):
+    """X and/or gram and y as batches: returns ``(X or None, gram or None, y, batched)``.
+    ``finite=False`` leaves the finiteness of X and y to the C++ all-positive mode."""
     if y is None:
         raise TypeError("y is required")
-    y = as_float_array(y, "y", ndim=(1, 2))
+    y = as_float_array(y, "y", ndim=(1, 2), finite=finite)
     batched = y.ndim == 2
     if X is None and gram is None:
         raise TypeError("X is required (or pass gram= for Gram-only mode)")
     if X is not None:
-        X = as_float_array(X, "X", ndim=(2, 3))
+        X = as_float_array(X, "X", ndim=(2, 3), finite=finite)
         if (X.ndim == 3) != batched:
             raise ValueError(
                 f"X and y disagree on batching: X has shape {X.shape}, y has shape {y.shape} "
@@ -406,48 +405,34 @@ def _resolve_data(X, y, gram, engine, loss):
     return X, Kin, y, batched
 
 
-def _check_signs(signs, B: int = 1, batched: bool = False) -> np.ndarray:
-    """The outer weights: (m,) shared by the problems, or (B, m) per problem of a batch."""
-    signs_arr = as_float_array(signs, "signs", ndim=(1, 2) if batched else 1)
+def _check_signs(signs, B: int = 1, batched: bool = False, values: bool = True) -> np.ndarray:
+    """The outer weights: (m,) shared by the problems, or (B, m) per problem of a batch.
+    ``values=False`` leaves finite and non-zero to the C++ all-positive mode."""
+    signs_arr = as_float_array(signs, "signs", ndim=(1, 2) if batched else 1, finite=values)
     if signs_arr.ndim == 2 and signs_arr.shape[0] != B:
         raise ValueError(f"signs of shape (B, m) must have one row per problem: got {signs_arr.shape} for B = {B}")
-    if np.any(signs_arr == 0):
+    if values and np.any(signs_arr == 0):
         raise ValueError("signs (outer-layer weights) must be non-zero")
     return signs_arr
-
-
-def _positive_inputs(X, y, signs):
-    """``(X (B, n, d), y (B, n), batched, signs)`` converted for the C++ start, or None if a type or shape is off."""
-    try:
-        X = as_float_array(X, "X", ndim=(2, 3), finite=False)
-        y = as_float_array(y, "y", ndim=(1, 2), finite=False)
-        signs_arr = as_float_array(signs, "signs", ndim=1, finite=False)
-    except (TypeError, ValueError):
-        return None
-    if X.ndim != y.ndim + 1 or X.shape[:-1] != y.shape:
-        return None
-    batched = y.ndim == 2
-    return (X, y, batched, signs_arr) if batched else (X[None], y[None], batched, signs_arr)
 
 
 def _positive_start(
     X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope
 ) -> Prepared:
-    """The all-positive start from X in one C++ pass (``_core.prepare_batch`` with ``StartBeta.positive``).
-
-    The prepare step (relucore/gd/prepare.hpp) forms K, its eigenvalues, alpha0 = K^{-1} eps
-    (Cholesky), W0, the default eta and tol and runs every numerical check; the inputs arrive
-    validated in type and shape. A refused problem raises the message of docs/errors.md.
-    """
+    """The all-positive start from X in one C++ pass (``StartBeta.positive``): K, its eigenvalues,
+    alpha0 = K^{-1} eps (Cholesky), W0, the default eta and tol, and every numerical check of the
+    inputs (relucore/gd/positive_start.hpp); a refused problem raises the message of docs/errors.md."""
     B, n, _ = X.shape
-    beta0 = None if eps is None else _broadcast_eps(eps, B, signs_arr.size, n)
-    start = dict(
-        beta0=beta0, W0=None, beta_mode=_core.StartBeta.positive, solve=_core.StartSolve.inverse, init_name="positive"
-    )
     numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
-    return _prepared(
-        X, None, y, batched, signs_arr, dict(start, loss="square"), numbers, activation, leaky_slope, n_threads
+    start = dict(
+        beta0=None if eps is None else _broadcast_eps(eps, B, signs_arr.size, n),
+        W0=None,
+        beta_mode=_core.StartBeta.positive,
+        solve=_core.StartSolve.inverse,
+        init_name="positive",
+        loss="square",
     )
+    return _prepared(X, None, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads)
 
 
 def _check_gram_matches(X: np.ndarray, K: np.ndarray) -> None:

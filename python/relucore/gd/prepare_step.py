@@ -39,6 +39,7 @@ def prepare_start(
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
+    ``y`` (B, n) and ``signs_arr`` (m,) or (B, m) are C-contiguous float64 arrays.
     ``eta`` (B,) the given steps or None (the default step), ``tol`` a given tolerance or None
     (the default of the loss); ``eps_default``: the offsets are the default ones (for
     ``StartBeta.positive`` with ``C_alpha``, C++ writes them into beta0; otherwise beta0 holds
@@ -60,25 +61,33 @@ def prepare_start(
     mu1 = np.empty(B)
     eta_arr = np.zeros(B) if eta is None else np.array(eta, dtype=float, order="C")
     tol_arr = np.empty(B)
+    # Only the fields that differ from the C++ defaults are set (a call is on train's fixed cost).
     s = _core.PrepareSettings()
-    s.gram_given = Kin is not None
-    s.complete = complete
-    s.lazy_gram = lazy
-    s.solve = solve
     s.beta = beta_mode
-    s.loss = getattr(_core.Loss, loss)
-    s.activation = getattr(_core.Activation, activation)
-    if leaky_slope is not None:
+    if solve != _core.StartSolve.inverse:
+        s.solve = solve
+    if Kin is not None:
+        s.gram_given = True
+    if not complete:
+        s.complete = False
+    if lazy:
+        s.lazy_gram = True
+    if loss != "square":
+        s.loss = getattr(_core.Loss, loss)
+    if activation != "relu":
+        s.activation = getattr(_core.Activation, activation)
         s.leaky_slope = leaky_slope
-    s.tol = -1.0 if tol is None else tol
-    s.eps = 0.0 if eps_default else -1.0
+    if tol is not None:
+        s.tol = tol
+    if not eps_default:
+        s.eps = -1.0
     if C_alpha is not None:
         s.C_alpha = C_alpha
     _core.prepare_batch(
         X=X,
-        y=np.ascontiguousarray(y, dtype=float),
+        y=y,
         K=K,
-        outer=np.ascontiguousarray(signs_arr, dtype=float),
+        outer=signs_arr,
         beta0=beta0,
         alpha0=alpha0,
         W0=W0 if X is not None else None,

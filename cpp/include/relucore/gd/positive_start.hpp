@@ -116,11 +116,16 @@ inline Scalar start_residual(const ConstVectorRef& outer, const ConstMatrixRef& 
     return r;
 }
 
-/// The default step 1 / (L ||s||^2 mu_1(K)) (docs/math.md, step size), checked: it must be a
-/// finite normal number, and a given step (eta > 0 on entry) at least machine epsilon times it.
-/// Writes the default into eta where none is given.
+/// The default step 1 / (L ||s||^2 mu_1(K)) with s2 = ||s||^2 and L the loss's curvature
+/// bound for n examples (docs/math.md, step size).
+inline Scalar default_step(Loss loss, Index n, Scalar s2, Scalar mu1) {
+    return Scalar(1) / (loss_curvature(loss, n) * s2 * mu1);
+}
+
+/// The default step, checked: it must be a finite normal number, and a given step (eta > 0 on
+/// entry) at least machine epsilon times it. Writes the default into eta where none is given.
 inline bool start_step(Loss loss, Index n, Scalar s2, Scalar mu1, Scalar& eta) {
-    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, n) * s2 * mu1);
+    const Scalar eta_default = default_step(loss, n, s2, mu1);
     if (!std::isfinite(eta_default) || !(eta_default >= std::numeric_limits<Scalar>::min())) return false;
     if (eta > 0) return std::isfinite(eta) && !(eta < std::numeric_limits<Scalar>::epsilon() * eta_default);
     eta = eta_default;

@@ -30,10 +30,10 @@ struct RefusedProblem {
     const ConstVectorRef* mu = nullptr;  ///< the spectrum of K, ascending (refusals of K)
     const ConstMatrixRef* beta0 = nullptr;
     const ConstMatrixRef* alpha0 = nullptr;
-    const ConstMatrixRef* W0 = nullptr;  ///< nullptr without X
-    Scalar eta = 0;                      ///< the given step (> 0), else 0
-    Scalar mu1 = 0;                      ///< mu_1(K) (refusals of the step)
-    std::string init = "positive";       ///< the init's name
+    const ConstMatrixRef* W0 = nullptr;                     ///< nullptr without X
+    Scalar eta = 0;                                         ///< the given step (> 0), else 0
+    Scalar mu1 = std::numeric_limits<Scalar>::quiet_NaN();  ///< mu_1(K) (the step's refusals; NaN: mu's last)
+    std::string init = "positive";                          ///< the init's name
 };
 
 namespace detail {
@@ -131,11 +131,12 @@ inline std::string start_message(const RefusedProblem& p, bool eps_default) {
 /// The default step over- or underflows, or the given one is below machine epsilon times it.
 inline std::string step_message(const RefusedProblem& p, Loss loss, bool gram_given) {
     const Scalar s2 = sum_of_squares(*p.outer);
-    const Scalar eta_default = Scalar(1) / (loss_curvature(loss, p.y->size()) * s2 * p.mu1);
+    const Scalar mu1 = std::isnan(p.mu1) ? (*p.mu)[p.mu->size() - 1] : p.mu1;
+    const Scalar eta_default = default_step(loss, p.y->size(), s2, mu1);
     if (!std::isfinite(eta_default) || !(eta_default >= std::numeric_limits<Scalar>::min())) {
         const bool small = !std::isfinite(eta_default);
         return std::string("the default step 1/(||s||^2 mu_1(K)) ") + (small ? "overflows" : "underflows") +
-               " (||s||^2 = " + g3(s2) + ", mu_1(K) = " + g3(p.mu1) + "): signs or " + (gram_given ? "gram" : "X") +
+               " (||s||^2 = " + g3(s2) + ", mu_1(K) = " + g3(mu1) + "): signs or " + (gram_given ? "gram" : "X") +
                " are too " + (small ? "small" : "large") + "; rescale them";
     }
     return "eta = " + g3(p.eta) + " is too small: it is below machine epsilon times the default step (" +
