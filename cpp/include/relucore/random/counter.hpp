@@ -5,9 +5,13 @@
 // easy as 1, 2, 3", SC'11) maps a 128-bit counter under a 64-bit key through
 // ten rounds of 32x32->64-bit products; it passes TestU01's BigCrush in the
 // paper's Table 2 and is the function of Random123's philox4x32 (the
-// known-answer vectors in tests/random/ are Random123's). Its products have
-// an AVX2 form (vpmuludq: four 32x32->64 products per instruction), so eight
-// blocks are computed at once on AVX2 and sixteen on AVX-512F.
+// known-answer vectors in tests/random/ are Random123's; the function, its
+// keys and the AVX-512F kernel are in random/philox32.hpp). Its products have
+// an AVX2 form (vpmuludq: four 32x32->64 products per instruction): eight
+// blocks at once on AVX2 (one per 32-bit lane), and on AVX-512F eight per
+// vector with one block per 64-bit lane (a full product per lane). On AVX-512F
+// with AVX-512DQ the normals are made from words kept in registers
+// (random/normals_avx512.hpp).
 //
 // Layout. Block j of (key, stream) is
 //     philox4x32_10(counter = (lo j, hi j, lo stream, hi stream), key = (lo key, hi key)),
@@ -31,6 +35,8 @@
 // paths give bitwise the same numbers.
 #pragma once
 
+#include "relucore/random/normals_avx512.hpp"
+#include "relucore/random/philox32.hpp"
 #include "relucore/random/rng.hpp"
 #include "relucore/random/ziggurat.hpp"
 #include "relucore/simd.hpp"
@@ -41,29 +47,6 @@
 #include <cstdint>
 
 namespace relucore {
-
-using Counter4x32 = std::array<std::uint32_t, 4>;
-using Key2x32 = std::array<std::uint32_t, 2>;
-
-namespace detail {
-constexpr std::uint32_t philox32_m0 = 0xD2511F53u, philox32_m1 = 0xCD9E8D57u;  // round multipliers
-constexpr std::uint32_t philox32_w0 = 0x9E3779B9u, philox32_w1 = 0xBB67AE85u;  // key schedule increments
-}  // namespace detail
-
-// Philox4x32 with 10 rounds (Random123's philox4x32_R(10, c, k)).
-inline Counter4x32 philox4x32_10(Counter4x32 c, Key2x32 k) {
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) {
-            k[0] += detail::philox32_w0;
-            k[1] += detail::philox32_w1;
-        }
-        const std::uint64_t p0 = static_cast<std::uint64_t>(detail::philox32_m0) * c[0];
-        const std::uint64_t p1 = static_cast<std::uint64_t>(detail::philox32_m1) * c[2];
-        c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<std::uint32_t>(p1),
-                        static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<std::uint32_t>(p0)};
-    }
-    return c;
-}
 
 // The code paths of the generator, narrowest first.
 enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
@@ -92,42 +75,6 @@ inline const char* counter_path_name(CounterPath p) {
 }
 
 namespace detail {
-
-struct CounterKeys {
-    std::uint32_t k0[10], k1[10];  // round keys
-    std::uint32_t s0, s1;          // the stream's words
-};
-
-inline CounterKeys counter_keys(std::uint64_t key, std::uint64_t stream) {
-    CounterKeys r{};
-    std::uint32_t k0 = static_cast<std::uint32_t>(key), k1 = static_cast<std::uint32_t>(key >> 32);
-    for (int round = 0; round < 10; ++round) {
-        r.k0[round] = k0;
-        r.k1[round] = k1;
-        k0 += philox32_w0;
-        k1 += philox32_w1;
-    }
-    r.s0 = static_cast<std::uint32_t>(stream);
-    r.s1 = static_cast<std::uint32_t>(stream >> 32);
-    return r;
-}
-
-// Blocks block0 .. block0 + count - 1 as 64-bit word pairs (a, b), one at a time.
-inline void counter_words_scalar(const CounterKeys& k, std::uint64_t block0, std::int64_t count, std::uint64_t* a,
-                                 std::uint64_t* b) {
-    for (std::int64_t i = 0; i < count; ++i) {
-        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
-        Counter4x32 c{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32), k.s0, k.s1};
-        for (int round = 0; round < 10; ++round) {
-            const std::uint64_t p0 = static_cast<std::uint64_t>(philox32_m0) * c[0];
-            const std::uint64_t p1 = static_cast<std::uint64_t>(philox32_m1) * c[2];
-            c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k.k0[round], static_cast<std::uint32_t>(p1),
-                            static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k.k1[round], static_cast<std::uint32_t>(p0)};
-        }
-        a[i] = static_cast<std::uint64_t>(c[0]) | (static_cast<std::uint64_t>(c[1]) << 32);
-        b[i] = static_cast<std::uint64_t>(c[2]) | (static_cast<std::uint64_t>(c[3]) << 32);
-    }
-}
 
 #if defined(RELUCORE_SIMD_DISPATCH)
 // One Philox4x32 round on eight blocks (block b in 32-bit lane b of c0..c3);
@@ -192,78 +139,6 @@ __attribute__((target("avx2"))) inline std::int64_t counter_words_avx2(const Cou
     return i;
 }
 
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as the unused source
-// of unmasked operations, which -Wmaybe-uninitialized reports once inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-// philox_round_avx2 on sixteen blocks.
-__attribute__((target("avx512f"), always_inline)) inline void philox_round_avx512(__m512i& c0, __m512i& c1, __m512i& c2,
-                                                                                  __m512i& c3, __m512i k0, __m512i k1) {
-    constexpr __mmask16 odd = 0xAAAA;
-    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox32_m0));
-    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox32_m1));
-    const __m512i pe0 = _mm512_mul_epu32(c0, m0), po0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
-    const __m512i pe1 = _mm512_mul_epu32(c2, m1), po1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
-    const __m512i lo0 = _mm512_mask_blend_epi32(odd, pe0, _mm512_slli_epi64(po0, 32));
-    const __m512i hi0 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe0, 32), po0);
-    const __m512i lo1 = _mm512_mask_blend_epi32(odd, pe1, _mm512_slli_epi64(po1, 32));
-    const __m512i hi1 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe1, 32), po1);
-    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), k0);
-    c1 = lo1;
-    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), k1);
-    c3 = lo0;
-}
-
-__attribute__((target("avx512f"), always_inline)) inline void philox_store_avx512(__m512i c0, __m512i c1, __m512i c2,
-                                                                                  __m512i c3, std::uint64_t* a,
-                                                                                  std::uint64_t* b) {
-    // unpack: blocks 0 1 | 4 5 | 8 9 | 12 13 and 2 3 | 6 7 | 10 11 | 14 15.
-    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    const __m512i alo = _mm512_unpacklo_epi32(c0, c1), ahi = _mm512_unpackhi_epi32(c0, c1);
-    const __m512i blo = _mm512_unpacklo_epi32(c2, c3), bhi = _mm512_unpackhi_epi32(c2, c3);
-    _mm512_storeu_si512(a, _mm512_permutex2var_epi64(alo, first, ahi));
-    _mm512_storeu_si512(a + 8, _mm512_permutex2var_epi64(alo, second, ahi));
-    _mm512_storeu_si512(b, _mm512_permutex2var_epi64(blo, first, bhi));
-    _mm512_storeu_si512(b + 8, _mm512_permutex2var_epi64(blo, second, bhi));
-}
-
-// Thirty-two blocks per iteration on AVX-512F, two groups of sixteen.
-__attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(const CounterKeys& k, std::uint64_t block0,
-                                                                            std::int64_t count, std::uint64_t* a,
-                                                                            std::uint64_t* b) {
-    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i sixteen = _mm512_set1_epi32(16);
-    std::int64_t i = 0;
-    for (; i + 32 <= count; i += 32) {
-        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
-        if (static_cast<std::uint32_t>(j) > 0xFFFFFFFFu - 31u) {
-            counter_words_scalar(k, j, 32, a + i, b + i);
-            continue;
-        }
-        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j))), lanes);
-        __m512i y0 = _mm512_add_epi32(x0, sixteen);
-        __m512i x1 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j >> 32))), y1 = x1;
-        __m512i x2 = _mm512_set1_epi32(static_cast<int>(k.s0)), y2 = x2;
-        __m512i x3 = _mm512_set1_epi32(static_cast<int>(k.s1)), y3 = x3;
-        for (int round = 0; round < 10; ++round) {
-            const __m512i k0 = _mm512_set1_epi32(static_cast<int>(k.k0[round]));
-            const __m512i k1 = _mm512_set1_epi32(static_cast<int>(k.k1[round]));
-            philox_round_avx512(x0, x1, x2, x3, k0, k1);
-            philox_round_avx512(y0, y1, y2, y3, k0, k1);
-        }
-        philox_store_avx512(x0, x1, x2, x3, a + i, b + i);
-        philox_store_avx512(y0, y1, y2, y3, a + i + 16, b + i + 16);
-    }
-    return i;
-}
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #endif
 
 }  // namespace detail
@@ -308,17 +183,27 @@ public:
 
     // out[k] = normal start + k, k < count (start + count <= kMaxNormals).
     void normals(std::uint64_t start, std::int64_t count, double* out) const {
-        std::int64_t rej[2 * kChunk];
-        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
-            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
-            for (std::int64_t r = 0; r < nrej; ++r) {
-                const std::uint64_t idx = start + static_cast<std::uint64_t>(k + rej[r]);
-                out[k + rej[r]] = detail::zig_normal_slow(
-                    w[rej[r]], [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
-                        detail::counter_words_scalar(keys_, retry_block(idx, att, tag), 1, &wa, &wb);
-                    });
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512 && simd::has_avx512dq() && count >= 32) {
+            const std::int64_t head = static_cast<std::int64_t>(start & 1u);  // to an even index
+            if (head) normals_words(start, 1, out);
+            std::int64_t k = head;
+            alignas(64) std::int64_t rp[kBody];
+            alignas(64) std::uint64_t rw[kBody];
+            while (count - k >= 16) {
+                const std::int64_t m = std::min<std::int64_t>(kBody, (count - k) & ~std::int64_t(15));
+                const std::uint64_t s = start + static_cast<std::uint64_t>(k);
+                const std::int64_t nrej = detail::normals_fast_avx512(keys_, s, m, out + k, rp, rw);
+                const std::int64_t nscalar = detail::zig_redraw_avx512(keys_, s, out + k, rp, rw, nrej);
+                for (std::int64_t r = 0; r < nscalar; ++r)
+                    out[k + rp[r]] = slow_normal(rw[r], s + static_cast<std::uint64_t>(rp[r]));
+                k += m;
             }
-        });
+            if (k < count) normals_words(start + static_cast<std::uint64_t>(k), count - k, out + k);
+            return;
+        }
+#endif
+        normals_words(start, count, out);
     }
 
     // out[k] = uniform start + k in [0, 1), k < count.
@@ -364,6 +249,26 @@ public:
 private:
     static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
 
+    static constexpr std::int64_t kBody = 1024;  // normals per batch of the AVX-512 path
+
+    // normals() from words stored in chunks, transformed by the stream's path.
+    void normals_words(std::uint64_t start, std::int64_t count, double* out) const {
+        std::int64_t rej[2 * kChunk];
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
+            for (std::int64_t r = 0; r < nrej; ++r)
+                out[k + rej[r]] = slow_normal(w[rej[r]], start + static_cast<std::uint64_t>(k + rej[r]));
+        });
+    }
+
+    // Normal idx (first word w) when the accepted path rejects w: the scalar redraws.
+    double slow_normal(std::uint64_t w, std::uint64_t idx) const {
+        return detail::zig_normal_slow(
+            w, [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
+                detail::counter_words_scalar(keys_, detail::counter_retry_block(idx, att, tag), 1, &wa, &wb);
+            });
+    }
+
     // The accepted path of the ziggurat on w[0..m) by the stream's path; the
     // rejected indices into rej, their count returned.
     std::int64_t ziggurat_fast(const std::uint64_t* w, double* z, std::int64_t m, std::int64_t* rej) const {
@@ -373,13 +278,6 @@ private:
         if (path_ != CounterPath::scalar) k = detail::zig_fast_avx2(w, z, k, m, rej, nrej);
 #endif
         return detail::zig_fast_scalar(w, z, k, m, rej, nrej);
-    }
-
-    // The block of fresh words for attempt att (tag 0) or tail try att (tag 1)
-    // of normal idx (< 2^47): 2^63 + tag 2^62 + (att mod 2^15) 2^47 + idx.
-    static std::uint64_t retry_block(std::uint64_t idx, std::uint32_t att, std::uint32_t tag) {
-        return (std::uint64_t(1) << 63) | (static_cast<std::uint64_t>(tag) << 62) |
-               (static_cast<std::uint64_t>(att & 0x7FFFu) << 47) | idx;
     }
 
     // f(k, w, m) chunk by chunk: w[q] is the 64-bit word of index start + k + q
