@@ -188,15 +188,13 @@ public:
             const std::int64_t head = static_cast<std::int64_t>(start & 1u);  // to an even index
             if (head) normals_words(start, 1, out);
             std::int64_t k = head;
-            alignas(64) std::int64_t rp[kBody];
-            alignas(64) std::uint64_t rw[kBody];
+            RejectBuffer buf;
             while (count - k >= 16) {
                 const std::int64_t m = std::min<std::int64_t>(kBody, (count - k) & ~std::int64_t(15));
                 const std::uint64_t s = start + static_cast<std::uint64_t>(k);
-                const std::int64_t nrej = detail::normals_fast_avx512(keys_, s, m, out + k, rp, rw);
-                const std::int64_t nscalar = detail::zig_redraw_avx512(keys_, s, out + k, rp, rw, nrej);
-                for (std::int64_t r = 0; r < nscalar; ++r)
-                    out[k + rp[r]] = slow_normal(rw[r], s + static_cast<std::uint64_t>(rp[r]));
+                const std::int64_t n = buf.add(keys_, s, m, out + k, k);
+                flush(buf, out, n);
+                buf.n = 0;
                 k += m;
             }
             if (k < count) normals_words(start + static_cast<std::uint64_t>(k), count - k, out + k);
@@ -251,21 +249,60 @@ private:
 
     static constexpr std::int64_t kBody = 1024;  // normals per batch of the AVX-512 path
 
+#if defined(RELUCORE_SIMD_DISPATCH)
+    friend void counter_normal_rows(std::uint64_t, std::uint64_t, std::int64_t, std::uint64_t, std::int64_t,
+                                    CounterPath, double*, std::int64_t);
+
+    // The rejected normals of up to kBody normals, for one vector redraw.
+    struct RejectBuffer {
+        alignas(64) std::int64_t pos[kBody];
+        alignas(64) std::uint64_t idx[kBody], stream[kBody], word[kBody];
+        std::int64_t n = 0;
+        // The accepted path of normals s .. s + m - 1 (s even, m a multiple of 16) of the
+        // stream of keys into dst; rejects recorded at out offsets pos0 + k. Returns n.
+        std::int64_t add(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t m, double* dst,
+                         std::int64_t pos0) {
+            const std::int64_t n0 = n;
+            n += detail::normals_fast_avx512(keys, s, m, dst, pos + n0, word + n0);
+            const std::uint64_t st = keys.s0 | (static_cast<std::uint64_t>(keys.s1) << 32);
+            for (std::int64_t r = n0; r < n; ++r) {
+                idx[r] = s + static_cast<std::uint64_t>(pos[r]);
+                stream[r] = st;
+                pos[r] += pos0;
+            }
+            return n;
+        }
+    };
+
+    // Redraws buf's n rejects into out: vector layer attempts, the tails by the scalar code.
+    void flush(RejectBuffer& buf, double* out, std::int64_t n) const {
+        const detail::ZigRejects rej{buf.pos, buf.idx, buf.stream, buf.word};
+        const std::int64_t nscalar = detail::zig_redraw_avx512(keys_, out, rej, n);
+        for (std::int64_t r = 0; r < nscalar; ++r) {
+            detail::CounterKeys k = keys_;
+            k.s0 = static_cast<std::uint32_t>(buf.stream[r]);
+            k.s1 = static_cast<std::uint32_t>(buf.stream[r] >> 32);
+            out[buf.pos[r]] = slow_normal(k, buf.word[r], buf.idx[r]);
+        }
+    }
+#endif
+
     // normals() from words stored in chunks, transformed by the stream's path.
     void normals_words(std::uint64_t start, std::int64_t count, double* out) const {
         std::int64_t rej[2 * kChunk];
         word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
             const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
             for (std::int64_t r = 0; r < nrej; ++r)
-                out[k + rej[r]] = slow_normal(w[rej[r]], start + static_cast<std::uint64_t>(k + rej[r]));
+                out[k + rej[r]] = slow_normal(keys_, w[rej[r]], start + static_cast<std::uint64_t>(k + rej[r]));
         });
     }
 
-    // Normal idx (first word w) when the accepted path rejects w: the scalar redraws.
-    double slow_normal(std::uint64_t w, std::uint64_t idx) const {
+    // Normal idx (first word w) of the stream of keys k when the accepted path rejects w:
+    // the scalar redraws.
+    static double slow_normal(const detail::CounterKeys& k, std::uint64_t w, std::uint64_t idx) {
         return detail::zig_normal_slow(
             w, [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
-                detail::counter_words_scalar(keys_, detail::counter_retry_block(idx, att, tag), 1, &wa, &wb);
+                detail::counter_words_scalar(k, detail::counter_retry_block(idx, att, tag), 1, &wa, &wb);
             });
     }
 
@@ -314,5 +351,44 @@ private:
     detail::CounterKeys keys_;
     CounterPath path_;
 };
+
+// out[q ld + k] = normal start + k of (key, stream0 + q), q < rows, k < count
+// (start + count <= CounterStream::kMaxNormals): the same numbers as one
+// CounterStream::normals call per row, with the rejected normals of all rows
+// redrawn together on the AVX-512 path (short rows, as the mean-field noise's,
+// then fill the redraw's vectors).
+#if defined(RELUCORE_SIMD_DISPATCH)
+inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::int64_t rows, std::uint64_t start,
+                                std::int64_t count, CounterPath path, double* out, std::int64_t ld) {
+    const std::int64_t head = static_cast<std::int64_t>(start & 1u);
+    const std::int64_t body = (count - head) & ~std::int64_t(15);
+    if (!(path == CounterPath::avx512 && simd::has_avx512dq()) || body < 16 || body > CounterStream::kBody) {
+        for (std::int64_t q = 0; q < rows; ++q)
+            CounterStream(key, stream0 + static_cast<std::uint64_t>(q), path).normals(start, count, out + q * ld);
+        return;
+    }
+    const CounterStream first(key, stream0, path);
+    CounterStream::RejectBuffer buf;
+    for (std::int64_t q = 0; q < rows; ++q) {
+        const CounterStream s(key, stream0 + static_cast<std::uint64_t>(q), path);
+        double* row = out + q * ld;
+        if (head) s.normals_words(start, 1, row);
+        if (buf.n + body > CounterStream::kBody) {
+            first.flush(buf, out, buf.n);
+            buf.n = 0;
+        }
+        buf.add(s.keys_, start + static_cast<std::uint64_t>(head), body, row + head, q * ld + head);
+        if (head + body < count)
+            s.normals_words(start + static_cast<std::uint64_t>(head + body), count - head - body, row + head + body);
+    }
+    first.flush(buf, out, buf.n);
+}
+#else
+inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::int64_t rows, std::uint64_t start,
+                                std::int64_t count, CounterPath path, double* out, std::int64_t ld) {
+    for (std::int64_t q = 0; q < rows; ++q)
+        CounterStream(key, stream0 + static_cast<std::uint64_t>(q), path).normals(start, count, out + q * ld);
+}
+#endif
 
 }  // namespace relucore

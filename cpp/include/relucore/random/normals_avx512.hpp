@@ -120,12 +120,17 @@ __attribute__((target("avx512f,avx512dq"))) inline std::int64_t normals_fast_avx
     return nrej;
 }
 
-// The rejected normals (positions rp, words rw, n of them; normal start + rp[r]
-// at out[rp[r]]) by zig_normal_slow's layer attempts, eight lanes at a time. The
-// normals that reach the tail are moved to the front of rp, rw for the scalar
-// code; returns their count.
+// Rejected normals: normal idx[r] of stream stream[r] (first word word[r]) goes to out[pos[r]].
+struct ZigRejects {
+    std::int64_t* pos;
+    std::uint64_t *idx, *stream, *word;
+};
+
+// The rejected normals rej[0 .. n) by zig_normal_slow's layer attempts, eight lanes at a
+// time, with the round keys of k (its stream words are not used). The normals that
+// reach the tail are moved to the front of rej for the scalar code; returns their count.
 __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::int64_t zig_redraw_avx512(
-    const CounterKeys& k, std::uint64_t start, double* out, std::int64_t* rp, std::uint64_t* rw, std::int64_t n) {
+    const CounterKeys& k, double* out, const ZigRejects& rej, std::int64_t n) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
@@ -136,9 +141,12 @@ __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::
     for (std::int64_t r0 = 0; r0 < n; r0 += 8) {
         const int m = static_cast<int>(n - r0 < 8 ? n - r0 : 8);
         __mmask8 active = static_cast<__mmask8>((1u << m) - 1u), tail = 0;
-        const __m512i pos = _mm512_maskz_loadu_epi64(active, rp + r0);
-        const __m512i idx = _mm512_add_epi64(pos, _mm512_set1_epi64(static_cast<long long>(start)));
-        __m512i w = _mm512_maskz_loadu_epi64(active, rw + r0), att = _mm512_setzero_si512();
+        const __m512i pos = _mm512_maskz_loadu_epi64(active, rej.pos + r0);
+        const __m512i idx = _mm512_maskz_loadu_epi64(active, rej.idx + r0);
+        const __m512i stream = _mm512_maskz_loadu_epi64(active, rej.stream + r0);
+        const __m512i s0 = _mm512_and_si512(stream, _mm512_set1_epi64(0xFFFFFFFFLL)),
+                      s1 = _mm512_srli_epi64(stream, 32);
+        __m512i w = _mm512_maskz_loadu_epi64(active, rej.word + r0), att = _mm512_setzero_si512();
         while (active) {
             const Zig8 zz = zig8_avx512(w, t);
             _mm512_mask_i64scatter_pd(out, static_cast<__mmask8>(active & ~zz.bad), pos, zz.z, 8);
@@ -152,7 +160,7 @@ __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::
             __m512i blk[1], a[1], b[1];
             blk[0] =
                 _mm512_or_si512(_mm512_or_si512(retry, _mm512_slli_epi64(_mm512_and_si512(att, att_mask), 47)), idx);
-            philox_lanes_avx512<1>(k, blk, a, b);
+            philox_lanes_streams_avx512<1>(k, blk, s0, s1, a, b);
             const __m512d f0 = _mm512_i64gather_pd(layer, t.f, 8);
             const __m512d f1 = _mm512_i64gather_pd(_mm512_add_epi64(layer, one), t.f, 8);
             const __m512d ub =
@@ -166,7 +174,12 @@ __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::
             att = _mm512_add_epi64(att, one);
         }
         for (int q = 0; q < m; ++q)
-            if (tail & (1u << q)) rp[nscalar] = rp[r0 + q], rw[nscalar++] = rw[r0 + q];
+            if (tail & (1u << q)) {
+                rej.pos[nscalar] = rej.pos[r0 + q];
+                rej.idx[nscalar] = rej.idx[r0 + q];
+                rej.stream[nscalar] = rej.stream[r0 + q];
+                rej.word[nscalar++] = rej.word[r0 + q];
+            }
     }
     return nscalar;
 }

@@ -89,10 +89,13 @@ inline void counter_words_scalar(const CounterKeys& k, std::uint64_t block0, std
 // a[g], b[g] receives that block's 64-bit words a = w0 + 2^32 w1 and
 // b = w2 + 2^32 w3. The groups' rounds interleave (a round is a chain of
 // about seven cycles; G = 4 keeps the two vector ports busy).
+// The stream words s0, s1 (low 32 bits of each 64-bit lane) may differ between
+// lanes: philox_lanes_avx512 below broadcasts those of k.
 template <std::size_t G>
-__attribute__((target("avx512f"), always_inline)) inline void philox_lanes_avx512(const CounterKeys& k,
-                                                                                  const __m512i* blk, __m512i* a,
-                                                                                  __m512i* b) {
+__attribute__((target("avx512f"), always_inline)) inline void philox_lanes_streams_avx512(const CounterKeys& k,
+                                                                                          const __m512i* blk,
+                                                                                          __m512i s0, __m512i s1,
+                                                                                          __m512i* a, __m512i* b) {
     const __m512i m0 = _mm512_set1_epi64(static_cast<long long>(philox32_m0));
     const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(philox32_m1));
     __m512i c0[G], c1[G], c2[G], c3[G];  // (loops unrolled so that these stay in registers)
@@ -100,8 +103,8 @@ __attribute__((target("avx512f"), always_inline)) inline void philox_lanes_avx51
     for (std::size_t g = 0; g < G; ++g) {
         c0[g] = blk[g];
         c1[g] = _mm512_srli_epi64(blk[g], 32);
-        c2[g] = _mm512_set1_epi64(static_cast<long long>(k.s0));
-        c3[g] = _mm512_set1_epi64(static_cast<long long>(k.s1));
+        c2[g] = s0;
+        c3[g] = s1;
     }
 #pragma GCC unroll 10
     for (int round = 0; round < 10; ++round) {
@@ -122,6 +125,14 @@ __attribute__((target("avx512f"), always_inline)) inline void philox_lanes_avx51
         a[g] = _mm512_mask_blend_epi32(high, c0[g], _mm512_slli_epi64(c1[g], 32));
         b[g] = _mm512_mask_blend_epi32(high, c2[g], _mm512_slli_epi64(c3[g], 32));
     }
+}
+
+template <std::size_t G>
+__attribute__((target("avx512f"), always_inline)) inline void philox_lanes_avx512(const CounterKeys& k,
+                                                                                  const __m512i* blk, __m512i* a,
+                                                                                  __m512i* b) {
+    philox_lanes_streams_avx512<G>(k, blk, _mm512_set1_epi64(static_cast<long long>(k.s0)),
+                                   _mm512_set1_epi64(static_cast<long long>(k.s1)), a, b);
 }
 
 // Blocks block0 .. block0 + count - 1 as (a, b) words, thirty-two (then eight)
