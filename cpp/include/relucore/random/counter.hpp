@@ -192,12 +192,12 @@ public:
             while (count - k >= 16) {
                 const std::int64_t m = std::min<std::int64_t>(kBody, (count - k) & ~std::int64_t(15));
                 const std::uint64_t s = start + static_cast<std::uint64_t>(k);
-                const std::int64_t n = buf.add(keys_, s, m, out + k, k);
-                flush(buf, out, n);
+                flush(buf, out, buf.add(keys_, s, m, out + k, k));
                 buf.n = 0;
                 k += m;
             }
-            if (k < count) normals_words(start + static_cast<std::uint64_t>(k), count - k, out + k);
+            if (k < count)
+                flush(buf, out, buf.add_short(keys_, start + static_cast<std::uint64_t>(k), count - k, out + k, k));
             return;
         }
 #endif
@@ -264,6 +264,25 @@ private:
                          std::int64_t pos0) {
             const std::int64_t n0 = n;
             n += detail::normals_fast_avx512(keys, s, m, dst, pos + n0, word + n0);
+            return finish(keys, s, n0, pos0);
+        }
+        // The same for m < 16 normals: one group of 16 drawn, m kept.
+        std::int64_t add_short(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t m, double* dst,
+                               std::int64_t pos0) {
+            alignas(64) double group[16];
+            const std::int64_t n0 = n, n1 = n + detail::normals_fast_avx512(keys, s, 16, group, pos + n0, word + n0);
+            std::copy(group, group + m, dst);
+            for (std::int64_t r = n0; r < n1; ++r)
+                if (pos[r] < m) {
+                    pos[n] = pos[r];
+                    word[n++] = word[r];
+                }
+            return finish(keys, s, n0, pos0);
+        }
+
+    private:
+        // Completes the rejects from n0 on: their normal indices and stream, offsets into out.
+        std::int64_t finish(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t n0, std::int64_t pos0) {
             const std::uint64_t st = keys.s0 | (static_cast<std::uint64_t>(keys.s1) << 32);
             for (std::int64_t r = n0; r < n; ++r) {
                 idx[r] = s + static_cast<std::uint64_t>(pos[r]);
@@ -362,7 +381,7 @@ inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::i
                                 std::int64_t count, CounterPath path, double* out, std::int64_t ld) {
     const std::int64_t head = static_cast<std::int64_t>(start & 1u);
     const std::int64_t body = (count - head) & ~std::int64_t(15);
-    if (!(path == CounterPath::avx512 && simd::has_avx512dq()) || body < 16 || body > CounterStream::kBody) {
+    if (!(path == CounterPath::avx512 && simd::has_avx512dq()) || body < 16 || body + 16 > CounterStream::kBody) {
         for (std::int64_t q = 0; q < rows; ++q)
             CounterStream(key, stream0 + static_cast<std::uint64_t>(q), path).normals(start, count, out + q * ld);
         return;
@@ -373,13 +392,14 @@ inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::i
         const CounterStream s(key, stream0 + static_cast<std::uint64_t>(q), path);
         double* row = out + q * ld;
         if (head) s.normals_words(start, 1, row);
-        if (buf.n + body > CounterStream::kBody) {
+        if (buf.n + body + 16 > CounterStream::kBody) {
             first.flush(buf, out, buf.n);
             buf.n = 0;
         }
         buf.add(s.keys_, start + static_cast<std::uint64_t>(head), body, row + head, q * ld + head);
         if (head + body < count)
-            s.normals_words(start + static_cast<std::uint64_t>(head + body), count - head - body, row + head + body);
+            buf.add_short(s.keys_, start + static_cast<std::uint64_t>(head + body), count - head - body,
+                          row + head + body, q * ld + head + body);
     }
     first.flush(buf, out, buf.n);
 }
