@@ -152,6 +152,16 @@ struct RademacherNibbles {
             for (int q = 0; q < 4; ++q) v[m][q] = 1.0 - 2.0 * ((m >> q) & 1);
     }
 };
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+// out[8 q + k] = 1 - 2 (bit k of bytes[q]), q < nbytes: eight variates per masked blend.
+__attribute__((target("avx512f"))) inline void rademacher_bytes_avx512(const std::uint8_t* bytes, std::int64_t nbytes,
+                                                                       double* out) {
+    const __m512d plus = _mm512_set1_pd(1.0), minus = _mm512_set1_pd(-1.0);
+    for (std::int64_t q = 0; q < nbytes; ++q)
+        _mm512_storeu_pd(out + 8 * q, _mm512_mask_blend_pd(static_cast<__mmask8>(bytes[q]), plus, minus));
+}
+#endif
 }  // namespace detail
 
 inline const detail::RademacherNibbles& rademacher_nibbles() {
@@ -219,6 +229,32 @@ public:
 
     // out[k] = Rademacher variate start + k (+1 or -1), k < count.
     void rademacher(std::uint64_t start, std::int64_t count, double* out) const {
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512 && count >= 128) {  // whole bytes of the words by masked blends
+            const std::int64_t head = static_cast<std::int64_t>((8u - (start & 7u)) & 7u);
+            const std::int64_t body = (count - head) & ~std::int64_t(7);
+            rademacher_generic(start, head, out);
+            const std::uint64_t s =
+                start + static_cast<std::uint64_t>(head);  // variate s is bit s mod 64 of word s / 64
+            const std::int64_t nwords =
+                static_cast<std::int64_t>((s + static_cast<std::uint64_t>(body) - 1) / 64 - s / 64 + 1);
+            const std::int64_t skip = static_cast<std::int64_t>((s & 63u) / 8);
+            std::int64_t done = 0;  // bytes stored
+            word_chunks(s / 64, nwords, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+                const auto* bytes = reinterpret_cast<const std::uint8_t*>(w);
+                const std::int64_t from = k == 0 ? skip : 0, to = std::min<std::int64_t>(8 * m, body / 8 - done + from);
+                detail::rademacher_bytes_avx512(bytes + from, to - from, out + head + 8 * done);
+                done += to - from;
+            });
+            rademacher_generic(s + static_cast<std::uint64_t>(body), count - head - body, out + head + body);
+            return;
+        }
+#endif
+        rademacher_generic(start, count, out);
+    }
+
+private:
+    void rademacher_generic(std::uint64_t start, std::int64_t count, double* out) const {
         alignas(64) std::uint64_t a[kChunk], b[kChunk];
         std::int64_t k = 0;
         while (k < count) {
@@ -244,7 +280,6 @@ public:
         }
     }
 
-private:
     static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
 
     static constexpr std::int64_t kBody = 1024;  // normals per batch of the AVX-512 path
