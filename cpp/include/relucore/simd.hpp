@@ -6,6 +6,8 @@
 //   - the built-in syrk and gemm of linalg/blas.hpp (K = X X^T, W += C X) use
 //     AVX2 with FMA when the CPU has both (has_avx2_fma());
 //   - the Box-Muller transform (random/rng.hpp) uses AVX2 (has_avx2());
+//   - the counter streams' normals (random/normals_avx512.hpp) use AVX-512F
+//     with AVX-512DQ (has_avx512dq()) on their avx512 path;
 //   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
 //     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
@@ -60,6 +62,10 @@ inline bool has_avx2_fma() {
 }
 inline bool has_avx512f() {
     static const bool has = __builtin_cpu_supports("avx512f");
+    return has;
+}
+inline bool has_avx512dq() {
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
     return has;
 }
 inline bool has_avx512f_bmi2() {

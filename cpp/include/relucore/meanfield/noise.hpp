@@ -31,13 +31,12 @@ inline std::uint64_t noise_key(const PhiloxKeys& keys) {
 
 // The noise of step t for the neurons i0 .. i0 + n - 1 (n <= kChunk) of a run
 // with P parameters per neuron, as rows of kChunk (row 0: a, rows 1..d: w,
-// row d+1: b), drawn by the given path.
+// row d+1: b), drawn by the given path (the rows' rejected normals redrawn together).
 inline void chunk_noise(std::int64_t t, Index i0, Index n, Index P, const PhiloxKeys& keys, CounterPath path,
                         Scalar* xi) {
-    const std::uint64_t key = noise_key(keys), s0 = static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(P);
-    for (Index q = 0; q < P; ++q)
-        CounterStream(key, s0 + static_cast<std::uint64_t>(q), path)
-            .normals(static_cast<std::uint64_t>(i0), static_cast<std::int64_t>(n), xi + q * kChunk);
+    const std::uint64_t s0 = static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(P);
+    counter_normal_rows(noise_key(keys), s0, static_cast<std::int64_t>(P), static_cast<std::uint64_t>(i0),
+                        static_cast<std::int64_t>(n), path, xi, static_cast<std::int64_t>(kChunk));
 }
 
 }  // namespace meanfield

@@ -5,9 +5,13 @@
 // easy as 1, 2, 3", SC'11) maps a 128-bit counter under a 64-bit key through
 // ten rounds of 32x32->64-bit products; it passes TestU01's BigCrush in the
 // paper's Table 2 and is the function of Random123's philox4x32 (the
-// known-answer vectors in tests/random/ are Random123's). Its products have
-// an AVX2 form (vpmuludq: four 32x32->64 products per instruction), so eight
-// blocks are computed at once on AVX2 and sixteen on AVX-512F.
+// known-answer vectors in tests/random/ are Random123's; the function, its
+// keys and the AVX-512F kernel are in random/philox32.hpp). Its products have
+// an AVX2 form (vpmuludq: four 32x32->64 products per instruction): eight
+// blocks at once on AVX2 (one per 32-bit lane), and on AVX-512F eight per
+// vector with one block per 64-bit lane (a full product per lane). On AVX-512F
+// with AVX-512DQ the normals are made from words kept in registers
+// (random/normals_avx512.hpp).
 //
 // Layout. Block j of (key, stream) is
 //     philox4x32_10(counter = (lo j, hi j, lo stream, hi stream), key = (lo key, hi key)),
@@ -31,6 +35,8 @@
 // paths give bitwise the same numbers.
 #pragma once
 
+#include "relucore/random/normals_avx512.hpp"
+#include "relucore/random/philox32.hpp"
 #include "relucore/random/rng.hpp"
 #include "relucore/random/ziggurat.hpp"
 #include "relucore/simd.hpp"
@@ -41,29 +47,6 @@
 #include <cstdint>
 
 namespace relucore {
-
-using Counter4x32 = std::array<std::uint32_t, 4>;
-using Key2x32 = std::array<std::uint32_t, 2>;
-
-namespace detail {
-constexpr std::uint32_t philox32_m0 = 0xD2511F53u, philox32_m1 = 0xCD9E8D57u;  // round multipliers
-constexpr std::uint32_t philox32_w0 = 0x9E3779B9u, philox32_w1 = 0xBB67AE85u;  // key schedule increments
-}  // namespace detail
-
-// Philox4x32 with 10 rounds (Random123's philox4x32_R(10, c, k)).
-inline Counter4x32 philox4x32_10(Counter4x32 c, Key2x32 k) {
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) {
-            k[0] += detail::philox32_w0;
-            k[1] += detail::philox32_w1;
-        }
-        const std::uint64_t p0 = static_cast<std::uint64_t>(detail::philox32_m0) * c[0];
-        const std::uint64_t p1 = static_cast<std::uint64_t>(detail::philox32_m1) * c[2];
-        c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<std::uint32_t>(p1),
-                        static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<std::uint32_t>(p0)};
-    }
-    return c;
-}
 
 // The code paths of the generator, narrowest first.
 enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
@@ -92,42 +75,6 @@ inline const char* counter_path_name(CounterPath p) {
 }
 
 namespace detail {
-
-struct CounterKeys {
-    std::uint32_t k0[10], k1[10];  // round keys
-    std::uint32_t s0, s1;          // the stream's words
-};
-
-inline CounterKeys counter_keys(std::uint64_t key, std::uint64_t stream) {
-    CounterKeys r{};
-    std::uint32_t k0 = static_cast<std::uint32_t>(key), k1 = static_cast<std::uint32_t>(key >> 32);
-    for (int round = 0; round < 10; ++round) {
-        r.k0[round] = k0;
-        r.k1[round] = k1;
-        k0 += philox32_w0;
-        k1 += philox32_w1;
-    }
-    r.s0 = static_cast<std::uint32_t>(stream);
-    r.s1 = static_cast<std::uint32_t>(stream >> 32);
-    return r;
-}
-
-// Blocks block0 .. block0 + count - 1 as 64-bit word pairs (a, b), one at a time.
-inline void counter_words_scalar(const CounterKeys& k, std::uint64_t block0, std::int64_t count, std::uint64_t* a,
-                                 std::uint64_t* b) {
-    for (std::int64_t i = 0; i < count; ++i) {
-        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
-        Counter4x32 c{static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(j >> 32), k.s0, k.s1};
-        for (int round = 0; round < 10; ++round) {
-            const std::uint64_t p0 = static_cast<std::uint64_t>(philox32_m0) * c[0];
-            const std::uint64_t p1 = static_cast<std::uint64_t>(philox32_m1) * c[2];
-            c = Counter4x32{static_cast<std::uint32_t>(p1 >> 32) ^ c[1] ^ k.k0[round], static_cast<std::uint32_t>(p1),
-                            static_cast<std::uint32_t>(p0 >> 32) ^ c[3] ^ k.k1[round], static_cast<std::uint32_t>(p0)};
-        }
-        a[i] = static_cast<std::uint64_t>(c[0]) | (static_cast<std::uint64_t>(c[1]) << 32);
-        b[i] = static_cast<std::uint64_t>(c[2]) | (static_cast<std::uint64_t>(c[3]) << 32);
-    }
-}
 
 #if defined(RELUCORE_SIMD_DISPATCH)
 // One Philox4x32 round on eight blocks (block b in 32-bit lane b of c0..c3);
@@ -192,78 +139,6 @@ __attribute__((target("avx2"))) inline std::int64_t counter_words_avx2(const Cou
     return i;
 }
 
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() as the unused source
-// of unmasked operations, which -Wmaybe-uninitialized reports once inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-// philox_round_avx2 on sixteen blocks.
-__attribute__((target("avx512f"), always_inline)) inline void philox_round_avx512(__m512i& c0, __m512i& c1, __m512i& c2,
-                                                                                  __m512i& c3, __m512i k0, __m512i k1) {
-    constexpr __mmask16 odd = 0xAAAA;
-    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(philox32_m0));
-    const __m512i m1 = _mm512_set1_epi32(static_cast<int>(philox32_m1));
-    const __m512i pe0 = _mm512_mul_epu32(c0, m0), po0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
-    const __m512i pe1 = _mm512_mul_epu32(c2, m1), po1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
-    const __m512i lo0 = _mm512_mask_blend_epi32(odd, pe0, _mm512_slli_epi64(po0, 32));
-    const __m512i hi0 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe0, 32), po0);
-    const __m512i lo1 = _mm512_mask_blend_epi32(odd, pe1, _mm512_slli_epi64(po1, 32));
-    const __m512i hi1 = _mm512_mask_blend_epi32(odd, _mm512_srli_epi64(pe1, 32), po1);
-    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), k0);
-    c1 = lo1;
-    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), k1);
-    c3 = lo0;
-}
-
-__attribute__((target("avx512f"), always_inline)) inline void philox_store_avx512(__m512i c0, __m512i c1, __m512i c2,
-                                                                                  __m512i c3, std::uint64_t* a,
-                                                                                  std::uint64_t* b) {
-    // unpack: blocks 0 1 | 4 5 | 8 9 | 12 13 and 2 3 | 6 7 | 10 11 | 14 15.
-    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    const __m512i alo = _mm512_unpacklo_epi32(c0, c1), ahi = _mm512_unpackhi_epi32(c0, c1);
-    const __m512i blo = _mm512_unpacklo_epi32(c2, c3), bhi = _mm512_unpackhi_epi32(c2, c3);
-    _mm512_storeu_si512(a, _mm512_permutex2var_epi64(alo, first, ahi));
-    _mm512_storeu_si512(a + 8, _mm512_permutex2var_epi64(alo, second, ahi));
-    _mm512_storeu_si512(b, _mm512_permutex2var_epi64(blo, first, bhi));
-    _mm512_storeu_si512(b + 8, _mm512_permutex2var_epi64(blo, second, bhi));
-}
-
-// Thirty-two blocks per iteration on AVX-512F, two groups of sixteen.
-__attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(const CounterKeys& k, std::uint64_t block0,
-                                                                            std::int64_t count, std::uint64_t* a,
-                                                                            std::uint64_t* b) {
-    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i sixteen = _mm512_set1_epi32(16);
-    std::int64_t i = 0;
-    for (; i + 32 <= count; i += 32) {
-        const std::uint64_t j = block0 + static_cast<std::uint64_t>(i);
-        if (static_cast<std::uint32_t>(j) > 0xFFFFFFFFu - 31u) {
-            counter_words_scalar(k, j, 32, a + i, b + i);
-            continue;
-        }
-        __m512i x0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j))), lanes);
-        __m512i y0 = _mm512_add_epi32(x0, sixteen);
-        __m512i x1 = _mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(j >> 32))), y1 = x1;
-        __m512i x2 = _mm512_set1_epi32(static_cast<int>(k.s0)), y2 = x2;
-        __m512i x3 = _mm512_set1_epi32(static_cast<int>(k.s1)), y3 = x3;
-        for (int round = 0; round < 10; ++round) {
-            const __m512i k0 = _mm512_set1_epi32(static_cast<int>(k.k0[round]));
-            const __m512i k1 = _mm512_set1_epi32(static_cast<int>(k.k1[round]));
-            philox_round_avx512(x0, x1, x2, x3, k0, k1);
-            philox_round_avx512(y0, y1, y2, y3, k0, k1);
-        }
-        philox_store_avx512(x0, x1, x2, x3, a + i, b + i);
-        philox_store_avx512(y0, y1, y2, y3, a + i + 16, b + i + 16);
-    }
-    return i;
-}
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #endif
 
 }  // namespace detail
@@ -277,6 +152,16 @@ struct RademacherNibbles {
             for (int q = 0; q < 4; ++q) v[m][q] = 1.0 - 2.0 * ((m >> q) & 1);
     }
 };
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+// out[8 q + k] = 1 - 2 (bit k of bytes[q]), q < nbytes: eight variates per masked blend.
+__attribute__((target("avx512f"))) inline void rademacher_bytes_avx512(const std::uint8_t* bytes, std::int64_t nbytes,
+                                                                       double* out) {
+    const __m512d plus = _mm512_set1_pd(1.0), minus = _mm512_set1_pd(-1.0);
+    for (std::int64_t q = 0; q < nbytes; ++q)
+        _mm512_storeu_pd(out + 8 * q, _mm512_mask_blend_pd(static_cast<__mmask8>(bytes[q]), plus, minus));
+}
+#endif
 }  // namespace detail
 
 inline const detail::RademacherNibbles& rademacher_nibbles() {
@@ -308,17 +193,25 @@ public:
 
     // out[k] = normal start + k, k < count (start + count <= kMaxNormals).
     void normals(std::uint64_t start, std::int64_t count, double* out) const {
-        std::int64_t rej[2 * kChunk];
-        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
-            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
-            for (std::int64_t r = 0; r < nrej; ++r) {
-                const std::uint64_t idx = start + static_cast<std::uint64_t>(k + rej[r]);
-                out[k + rej[r]] = detail::zig_normal_slow(
-                    w[rej[r]], [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
-                        detail::counter_words_scalar(keys_, retry_block(idx, att, tag), 1, &wa, &wb);
-                    });
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512 && simd::has_avx512dq() && count >= 32) {
+            const std::int64_t head = static_cast<std::int64_t>(start & 1u);  // to an even index
+            if (head) normals_words(start, 1, out);
+            std::int64_t k = head;
+            RejectBuffer buf;
+            while (count - k >= 16) {
+                const std::int64_t m = std::min<std::int64_t>(kBody, (count - k) & ~std::int64_t(15));
+                const std::uint64_t s = start + static_cast<std::uint64_t>(k);
+                flush(buf, out, buf.add(keys_, s, m, out + k, k));
+                buf.n = 0;
+                k += m;
             }
-        });
+            if (k < count)
+                flush(buf, out, buf.add_short(keys_, start + static_cast<std::uint64_t>(k), count - k, out + k, k));
+            return;
+        }
+#endif
+        normals_words(start, count, out);
     }
 
     // out[k] = uniform start + k in [0, 1), k < count.
@@ -336,6 +229,32 @@ public:
 
     // out[k] = Rademacher variate start + k (+1 or -1), k < count.
     void rademacher(std::uint64_t start, std::int64_t count, double* out) const {
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (path_ == CounterPath::avx512 && count >= 128) {  // whole bytes of the words by masked blends
+            const std::int64_t head = static_cast<std::int64_t>((8u - (start & 7u)) & 7u);
+            const std::int64_t body = (count - head) & ~std::int64_t(7);
+            rademacher_generic(start, head, out);
+            const std::uint64_t s =
+                start + static_cast<std::uint64_t>(head);  // variate s is bit s mod 64 of word s / 64
+            const std::int64_t nwords =
+                static_cast<std::int64_t>((s + static_cast<std::uint64_t>(body) - 1) / 64 - s / 64 + 1);
+            const std::int64_t skip = static_cast<std::int64_t>((s & 63u) / 8);
+            std::int64_t done = 0;  // bytes stored
+            word_chunks(s / 64, nwords, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+                const auto* bytes = reinterpret_cast<const std::uint8_t*>(w);
+                const std::int64_t from = k == 0 ? skip : 0, to = std::min<std::int64_t>(8 * m, body / 8 - done + from);
+                detail::rademacher_bytes_avx512(bytes + from, to - from, out + head + 8 * done);
+                done += to - from;
+            });
+            rademacher_generic(s + static_cast<std::uint64_t>(body), count - head - body, out + head + body);
+            return;
+        }
+#endif
+        rademacher_generic(start, count, out);
+    }
+
+private:
+    void rademacher_generic(std::uint64_t start, std::int64_t count, double* out) const {
         alignas(64) std::uint64_t a[kChunk], b[kChunk];
         std::int64_t k = 0;
         while (k < count) {
@@ -361,8 +280,85 @@ public:
         }
     }
 
-private:
     static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
+
+    static constexpr std::int64_t kBody = 1024;  // normals per batch of the AVX-512 path
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+    friend void counter_normal_rows(std::uint64_t, std::uint64_t, std::int64_t, std::uint64_t, std::int64_t,
+                                    CounterPath, double*, std::int64_t);
+
+    // The rejected normals of up to kBody normals, for one vector redraw.
+    struct RejectBuffer {
+        alignas(64) std::int64_t pos[kBody];
+        alignas(64) std::uint64_t idx[kBody], stream[kBody], word[kBody];
+        std::int64_t n = 0;
+        // The accepted path of normals s .. s + m - 1 (s even, m a multiple of 16) of the
+        // stream of keys into dst; rejects recorded at out offsets pos0 + k. Returns n.
+        std::int64_t add(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t m, double* dst,
+                         std::int64_t pos0) {
+            const std::int64_t n0 = n;
+            n += detail::normals_fast_avx512(keys, s, m, dst, pos + n0, word + n0);
+            return finish(keys, s, n0, pos0);
+        }
+        // The same for m < 16 normals: one group of 16 drawn, m kept.
+        std::int64_t add_short(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t m, double* dst,
+                               std::int64_t pos0) {
+            alignas(64) double group[16];
+            const std::int64_t n0 = n, n1 = n + detail::normals_fast_avx512(keys, s, 16, group, pos + n0, word + n0);
+            std::copy(group, group + m, dst);
+            for (std::int64_t r = n0; r < n1; ++r)
+                if (pos[r] < m) {
+                    pos[n] = pos[r];
+                    word[n++] = word[r];
+                }
+            return finish(keys, s, n0, pos0);
+        }
+
+    private:
+        // Completes the rejects from n0 on: their normal indices and stream, offsets into out.
+        std::int64_t finish(const detail::CounterKeys& keys, std::uint64_t s, std::int64_t n0, std::int64_t pos0) {
+            const std::uint64_t st = keys.s0 | (static_cast<std::uint64_t>(keys.s1) << 32);
+            for (std::int64_t r = n0; r < n; ++r) {
+                idx[r] = s + static_cast<std::uint64_t>(pos[r]);
+                stream[r] = st;
+                pos[r] += pos0;
+            }
+            return n;
+        }
+    };
+
+    // Redraws buf's n rejects into out: vector layer attempts, the tails by the scalar code.
+    void flush(RejectBuffer& buf, double* out, std::int64_t n) const {
+        const detail::ZigRejects rej{buf.pos, buf.idx, buf.stream, buf.word};
+        const std::int64_t nscalar = detail::zig_redraw_avx512(keys_, out, rej, n);
+        for (std::int64_t r = 0; r < nscalar; ++r) {
+            detail::CounterKeys k = keys_;
+            k.s0 = static_cast<std::uint32_t>(buf.stream[r]);
+            k.s1 = static_cast<std::uint32_t>(buf.stream[r] >> 32);
+            out[buf.pos[r]] = slow_normal(k, buf.word[r], buf.idx[r]);
+        }
+    }
+#endif
+
+    // normals() from words stored in chunks, transformed by the stream's path.
+    void normals_words(std::uint64_t start, std::int64_t count, double* out) const {
+        std::int64_t rej[2 * kChunk];
+        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+            const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
+            for (std::int64_t r = 0; r < nrej; ++r)
+                out[k + rej[r]] = slow_normal(keys_, w[rej[r]], start + static_cast<std::uint64_t>(k + rej[r]));
+        });
+    }
+
+    // Normal idx (first word w) of the stream of keys k when the accepted path rejects w:
+    // the scalar redraws.
+    static double slow_normal(const detail::CounterKeys& k, std::uint64_t w, std::uint64_t idx) {
+        return detail::zig_normal_slow(
+            w, [&](std::uint32_t att, std::uint32_t tag, std::uint64_t& wa, std::uint64_t& wb) {
+                detail::counter_words_scalar(k, detail::counter_retry_block(idx, att, tag), 1, &wa, &wb);
+            });
+    }
 
     // The accepted path of the ziggurat on w[0..m) by the stream's path; the
     // rejected indices into rej, their count returned.
@@ -373,13 +369,6 @@ private:
         if (path_ != CounterPath::scalar) k = detail::zig_fast_avx2(w, z, k, m, rej, nrej);
 #endif
         return detail::zig_fast_scalar(w, z, k, m, rej, nrej);
-    }
-
-    // The block of fresh words for attempt att (tag 0) or tail try att (tag 1)
-    // of normal idx (< 2^47): 2^63 + tag 2^62 + (att mod 2^15) 2^47 + idx.
-    static std::uint64_t retry_block(std::uint64_t idx, std::uint32_t att, std::uint32_t tag) {
-        return (std::uint64_t(1) << 63) | (static_cast<std::uint64_t>(tag) << 62) |
-               (static_cast<std::uint64_t>(att & 0x7FFFu) << 47) | idx;
     }
 
     // f(k, w, m) chunk by chunk: w[q] is the 64-bit word of index start + k + q
@@ -416,5 +405,45 @@ private:
     detail::CounterKeys keys_;
     CounterPath path_;
 };
+
+// out[q ld + k] = normal start + k of (key, stream0 + q), q < rows, k < count
+// (start + count <= CounterStream::kMaxNormals): the same numbers as one
+// CounterStream::normals call per row, with the rejected normals of all rows
+// redrawn together on the AVX-512 path (short rows, as the mean-field noise's,
+// then fill the redraw's vectors).
+#if defined(RELUCORE_SIMD_DISPATCH)
+inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::int64_t rows, std::uint64_t start,
+                                std::int64_t count, CounterPath path, double* out, std::int64_t ld) {
+    const std::int64_t head = static_cast<std::int64_t>(start & 1u);
+    const std::int64_t body = (count - head) & ~std::int64_t(15);
+    if (!(path == CounterPath::avx512 && simd::has_avx512dq()) || body < 16 || body + 16 > CounterStream::kBody) {
+        for (std::int64_t q = 0; q < rows; ++q)
+            CounterStream(key, stream0 + static_cast<std::uint64_t>(q), path).normals(start, count, out + q * ld);
+        return;
+    }
+    const CounterStream first(key, stream0, path);
+    CounterStream::RejectBuffer buf;
+    for (std::int64_t q = 0; q < rows; ++q) {
+        const CounterStream s(key, stream0 + static_cast<std::uint64_t>(q), path);
+        double* row = out + q * ld;
+        if (head) s.normals_words(start, 1, row);
+        if (buf.n + body + 16 > CounterStream::kBody) {
+            first.flush(buf, out, buf.n);
+            buf.n = 0;
+        }
+        buf.add(s.keys_, start + static_cast<std::uint64_t>(head), body, row + head, q * ld + head);
+        if (head + body < count)
+            buf.add_short(s.keys_, start + static_cast<std::uint64_t>(head + body), count - head - body,
+                          row + head + body, q * ld + head + body);
+    }
+    first.flush(buf, out, buf.n);
+}
+#else
+inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::int64_t rows, std::uint64_t start,
+                                std::int64_t count, CounterPath path, double* out, std::int64_t ld) {
+    for (std::int64_t q = 0; q < rows; ++q)
+        CounterStream(key, stream0 + static_cast<std::uint64_t>(q), path).normals(start, count, out + q * ld);
+}
+#endif
 
 }  // namespace relucore

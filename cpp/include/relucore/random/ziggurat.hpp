@@ -73,7 +73,7 @@ struct ZigguratTables {
     double x[257];  // layer edges: x[0] = V / f(R), x[1] = R, decreasing, x[256] = 0
     double r[256];  // x[i + 1] / x[i]: the accepted fraction of layer i
     double f[257];  // f(x[i]) = exp(-x[i]^2 / 2)
-    ZigguratTables() {
+    __attribute__((noinline)) ZigguratTables() {
         const double fR = zig_exp(-0.5 * zig_r * zig_r);
         x[0] = zig_v / fR;
         x[1] = zig_r;
@@ -87,7 +87,10 @@ struct ZigguratTables {
     }
 };
 
-inline const ZigguratTables& zig_tables() {
+// Not inlined: a static's initialiser inlined into a kernel compiled for AVX-512F
+// (which includes FMA) would be compiled with contracted products, and the
+// tables would then depend on which path drew the process's first normal.
+__attribute__((noinline)) inline const ZigguratTables& zig_tables() {
     static const ZigguratTables tables;
     return tables;
 }
