@@ -69,7 +69,7 @@ public:
     DenseStep(const DenseLayout& L, int n_threads, bool loops_only) : L_(L), loops_only_(loops_only) {
         blocks_ = (L.N + kBlock - 1) / kBlock;
         const auto T = static_cast<std::size_t>(std::max(1, n_threads));
-        scratch_size_ = static_cast<std::size_t>((1 + L.D) * kBlock + kChunk);
+        scratch_size_ = static_cast<std::size_t>((1 + L.D) * kBlock);
         scratch_.assign(T * scratch_size_, 0.0);
         if (L.B < L.M) gather_.assign(2 * T * static_cast<std::size_t>(L.B * L.D), 0.0);
         // The full batch on relucore's AVX-512 kernels (X~ packed once), where DenseGD uses them.
@@ -127,17 +127,25 @@ public:
                 }
             }
         }
-        Scalar* contrib = thread_scratch(tid) + (1 + D) * kBlock;
         const Scalar* __restrict a = L_.a;
         for (Index q = 0; q < B; ++q) {
             Scalar* __restrict z = L_.z + q * ld;
             for (Index c0 = i0; c0 < i0 + n; c0 += kChunk) {
+                // relu in place and the chunk's sum of a_i relu(z_i) in meanfield::lane_sum's order.
                 const Index c1 = std::min(i0 + n, c0 + kChunk);
-                for (Index i = c0; i < c1; ++i) {
+                Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                Index i = c0;
+                for (; i + 8 <= c1; i += 8)
+                    for (Index l = 0; l < 8; ++l) {
+                        const Scalar r = z[i + l] > 0 ? z[i + l] : Scalar(0);
+                        z[i + l] = r;
+                        acc[l] += a[i + l] * r;
+                    }
+                for (; i < c1; ++i) {
                     z[i] = z[i] > 0 ? z[i] : Scalar(0);
-                    contrib[i - c0] = a[i] * z[i];
+                    acc[(i - c0) & 7] += a[i] * z[i];
                 }
-                part[(c0 / kChunk) * B + q] = lane_sum(contrib, c1 - c0);
+                part[(c0 / kChunk) * B + q] = lane_total(acc);
             }
         }
     }
@@ -153,8 +161,11 @@ public:
         for (Index q = 0; q < B; ++q) {
             const Scalar gq = g[q];
             Scalar* __restrict z = L_.z + q * ld + i0;
-            for (Index i = 0; i < n; ++i) da[i] += std::max(z[i], Scalar(0)) * gq;
-            for (Index i = 0; i < n; ++i) z[i] = (z[i] > 0 ? Scalar(1) : Scalar(0)) * gq;
+            for (Index i = 0; i < n; ++i) {
+                const Scalar r = z[i];
+                da[i] += std::max(r, Scalar(0)) * gq;
+                z[i] = (r > 0 ? Scalar(1) : Scalar(0)) * gq;
+            }
         }
         const blas::Library* lib = blas_for(n);
         if (rows == L_.xb && packed_) {

@@ -182,11 +182,24 @@ public:
         for (Index c = 0; c < n_chunks_; ++c) {
             const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
             Scalar s = 0;
-            for (Index i = i0; i < i1; ++i) {
-                Scalar z = brow()[i];
-                for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
-                s += arow()[i] * (z > 0 ? z : 0);
+            if (d_ <= 8) {  // few rows: neuron by neuron
+                for (Index i = i0; i < i1; ++i) {
+                    Scalar z = brow()[i];
+                    for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
+                    s += arow()[i] * (z > 0 ? z : 0);
+                }
+                total += s;
+                continue;
             }
+            // The same sums z_i = b_i + w_i1 x_1 + ..., a row of the chunk at a time (cache-friendly).
+            Scalar* __restrict z = pred_z_.data();
+            for (Index i = i0; i < i1; ++i) z[i - i0] = brow()[i];
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                const Scalar* __restrict w = wrow(k);
+                for (Index i = i0; i < i1; ++i) z[i - i0] += w[i] * xk;
+            }
+            for (Index i = i0; i < i1; ++i) s += arow()[i] * (z[i - i0] > 0 ? z[i - i0] : 0);
             total += s;
         }
         return kappa_ * total;
@@ -555,6 +568,7 @@ private:
     Scalar* wrow(Index k) const { return row(2 + k); }
     Scalar* zrow(Index q) const { return row(2 + d_ + q); }
     std::vector<Scalar> partial_;  // 2 x n_chunks x B (double-buffered by step parity)
+    mutable std::vector<Scalar> pred_z_ = std::vector<Scalar>(kChunk);  // predict()'s pre-activations of a chunk
     int max_threads_ = 1;
     std::vector<std::int64_t> perm_, swaps_, batch_;
     std::vector<Scalar> g_, scratch_;
