@@ -31,7 +31,7 @@
 // order.
 //
 // Threads: one OpenMP team for the whole run (thread count per call, no
-// global OpenMP state), each thread owning a fixed range of chunks; one
+// global OpenMP state), each thread owning a fixed range of blocks; one
 // barrier per step separates the chunk sums from the residuals, which every
 // thread then computes identically. Cancellation and records happen at
 // sync points (every kCheckEvery steps and at record/snapshot steps).
