@@ -11,9 +11,10 @@ Settings:
   init and eta given (Dana et al.'s Exp. 1 sizes). Peers: numpy, PyTorch autograd + SGD, JAX jit.
 - ``dana2``: d = 2000, n = 1000, p = 35, both layers trained, full batch, 50 steps (Dana et
   al.'s Exp. 2 sizes) via ``meanfield.train(batch_size=None, train_outer=True, bias=False)``.
-  Peer: PyTorch.
+  Peers: PyTorch, and ``relucore.train(engine="weights", train_outer=True)`` on the same steps.
 - ``boursier``: 1-D inputs with bias, N = 20 000 neurons, 40 points, both layers, full batch,
-  200 steps, via ``meanfield.train``. Peers: PyTorch float64 and float32.
+  200 steps, via ``meanfield.train``. Peers: PyTorch float64 and float32, and ``relucore.train``
+  as for dana2.
 - ``small``: n = 10, d = 2000, m = 2, 2000 steps (Lai et al.'s setting; relucore's default
   positive start). Peers: JAX jit + lax.scan of the dual step, PyTorch autograd + SGD from
   the same W0, numpy loop.
@@ -282,8 +283,17 @@ def _two_layer(name, X, y, N, steps, bias, lr, kappa_name, repeat, dtypes):
             train_outer=True, output_scale=kappa_name, init=theta0, record=0, n_threads=1, progress=False,
         )  # fmt: skip
 
+    def rc_train():
+        # The same steps in train's vocabulary: 1/2 sum (h - y)^2 with eta = 2 lr / M, outer layer a_k.
+        return relucore.train(
+            X, y, signs=theta0[:, 0], init=theta0[:, 1:], eta=2 * lr / X.shape[0], steps=steps, tol=0.0,
+            engine="weights", train_outer=True, output_scale=kappa, bias=bias, n_threads=1,
+        )  # fmt: skip
+
     t_rc, res = best_of(rc, repeat)
-    lines = []
+    t_tr, tr = best_of(rc_train, repeat)
+    th_tr = np.column_stack([tr.outer, tr.W] + ([tr.bias] if bias else []))
+    lines = [("relucore train(engine='weights', train_outer=True)", t_tr, _rel(th_tr, res.theta))]
     if _torch() is not None:
         for dt in dtypes:
             t, th = best_of(lambda dt=dt: torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dt), repeat)

@@ -1,6 +1,7 @@
 // The mean-field weight-space engine (relucore/meanfield/weight_gd.hpp) and the
 // counter-based generator behind it (relucore/random/rng.hpp). Arrays are allocated
 // and validated by relucore.meanfield; here they are only viewed.
+#include "blas_registry.hpp"
 #include "common.hpp"
 
 #include <pybind11/stl.h>
@@ -114,6 +115,7 @@ static void bind_meanfield_runs(py::module_& m) {
             const std::int64_t* fixed = samples ? samples->data() : nullptr;
             WeightGDSummary summary;
             double* tp = theta.mutable_data();
+            const blas::SingleThreaded blas_threads = blas_for_call();  // the batch steps' products
             run_without_gil(
                 [&](const std::atomic<bool>* cancel) {
                     WeightGDSettings s = settings;

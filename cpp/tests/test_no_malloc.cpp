@@ -21,6 +21,7 @@ inline std::string eigen_assert_last;
 #include "check.hpp"
 #include "problems.hpp"
 
+#include "relucore/meanfield/weight_gd.hpp"
 #include "relucore/random/fused_gram.hpp"
 
 using namespace relucore;
@@ -150,6 +151,31 @@ TEST_CASE("forming K and W into caller-owned storage allocates nothing (built-in
           }) == 0);
     blas::register_blas(nullptr);
     CHECK(blas_calls == 2 && threads == 2);
+}
+
+TEST_CASE("WeightGD batch steps (matrix products, built-in and BLAS dispatch) allocate nothing") {
+    const Problem p = make_problem(24, 9, 25);
+    std::mt19937_64 gen(6);
+    WeightGDStart start;
+    start.a = gaussian(600, 1, gen, 0.5).col(0);
+    start.w = gaussian(600, 9, gen, 0.5);
+    start.b = gaussian(600, 1, gen, 0.5).col(0);
+    const blas::Library lib{&count_dgemm, &count_dsyrk, &set_threads, &get_threads};
+    for (const bool with_blas : {false, true})
+        for (const Index batch : {Index(24), Index(5)}) {
+            WeightGDSettings s;
+            s.step = 0.1;
+            s.batch_size = batch;
+            s.temperature = 0.01;
+            s.n_threads = 1;
+            WeightGD engine(p.X, p.y, start, s);
+            blas::register_blas(with_blas ? &lib : nullptr);
+            const int before = blas_calls;
+            CHECK(allocations_during([&] { engine.run(0, 20, false); }) == 0);
+            blas::register_blas(nullptr);
+            CHECK(engine.steps_taken() == 20);
+            CHECK((blas_calls > before) == with_blas);
+        }
 }
 
 RELUCORE_TEST_MAIN

@@ -200,7 +200,26 @@ protected:
         const Index m = beta_.rows();
         const Index n = beta_.cols();
         Scalar sq = 0;
-        for (Index k = 0; k < m; ++k) {
+        Index k = 0;
+        if (settings_.model.activation == Activation::relu) {
+            // Four neurons at once: four independent chains of sums (each in increasing i, as below),
+            // so the additions overlap instead of waiting on each other; bitwise the one-by-one loop.
+            for (; k + 4 <= m; k += 4) {
+                Scalar s[4] = {0, 0, 0, 0};
+                for (Index i = 0; i < n; ++i) {
+                    const Scalar gi = g_[i];
+                    for (Index l = 0; l < 4; ++l) {
+                        const Scalar u = beta_(k + l, i);
+                        s[l] += (u > 0 ? u : Scalar(0)) * gi;
+                    }
+                }
+                for (Index l = 0; l < 4; ++l) {
+                    d_outer_[k + l] = rate * s[l];
+                    sq += (c * s[l]) * (c * s[l]);
+                }
+            }
+        }
+        for (; k < m; ++k) {
             Scalar s = 0;
             for (Index i = 0; i < n; ++i) s += activate(beta_(k, i), settings_.model) * g_[i];
             d_outer_[k] = rate * s;

@@ -31,7 +31,7 @@
 // order.
 //
 // Threads: one OpenMP team for the whole run (thread count per call, no
-// global OpenMP state), each thread owning a fixed range of chunks; one
+// global OpenMP state), each thread owning a fixed range of blocks; one
 // barrier per step separates the chunk sums from the residuals, which every
 // thread then computes identically. Cancellation and records happen at
 // sync points (every kCheckEvery steps and at record/snapshot steps).
@@ -42,14 +42,19 @@
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
 // step t + 1 are fused into one sweep over the neurons (meanfield/fused.hpp),
 // with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time,
-// capped by RELUCORE_SIMD (simd.hpp); elsewhere plain loops that the compiler
-// vectorises. No path uses FMA, so all paths give bitwise the same numbers.
+// capped by RELUCORE_SIMD (simd.hpp); no fused path uses FMA, so all give
+// bitwise the same numbers. Every other step (mini-batches, the full batch,
+// any d) is two matrix products per block of neurons (meanfield/dense_step.hpp):
+// on a registered BLAS where the products are large enough, which rounds
+// differently (results agree to rounding), else on loops that sum in the
+// fused kernels' order. Threads own whole blocks of DenseStep::kBlock neurons.
 #pragma once
 
 #include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/run.hpp"
+#include "relucore/meanfield/dense_step.hpp"
 #include "relucore/meanfield/fused.hpp"
 #include "relucore/meanfield/noise.hpp"
 #include "relucore/meanfield/settings.hpp"
@@ -88,8 +93,11 @@ public:
 private:
     WeightGD(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstMatrixRef& theta0, const WeightGDSettings& s,
              detail::PackedTheta)
-        : X_(X), y_(y), settings_(s) {
+        : y_(y), settings_(s) {
         settings_.validate();
+        Xb_.resize(X.rows(), X.cols() + 1);
+        Xb_.col(0).setOnes();
+        Xb_.rightCols(X.cols()) = X;
         M_ = X.rows();
         d_ = X.cols();
         N_ = theta0.rows();
@@ -109,8 +117,13 @@ private:
         set_theta(theta0);
         n_chunks_ = (N_ + kChunk - 1) / kChunk;
         partial_.assign(static_cast<size_t>(2 * n_chunks_ * B_), 0.0);
+        const Index n_blocks = (N_ + meanfield::DenseStep::kBlock - 1) / meanfield::DenseStep::kBlock;
         max_threads_ = settings_.n_threads > 0 ? settings_.n_threads : default_threads();
-        max_threads_ = static_cast<int>(std::max<Index>(1, std::min<Index>(max_threads_, n_chunks_)));
+        max_threads_ = static_cast<int>(std::max<Index>(1, std::min<Index>(max_threads_, n_blocks)));
+        meanfield::DenseLayout layout;
+        layout.a = arow(), layout.v = brow(), layout.z = zrow(0), layout.xb = Xb_.data();
+        layout.stride = stride_, layout.N = N_, layout.D = d_ + 1, layout.B = B_, layout.M = M_;
+        dense_ = meanfield::DenseStep(layout, max_threads_, /*loops_only=*/B_ == 1 && d_ <= 3);
         const auto T = static_cast<size_t>(max_threads_);
         perm_.resize(T * static_cast<size_t>(M_));
         swaps_.resize(T * static_cast<size_t>(B_));
@@ -169,11 +182,24 @@ public:
         for (Index c = 0; c < n_chunks_; ++c) {
             const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
             Scalar s = 0;
-            for (Index i = i0; i < i1; ++i) {
-                Scalar z = brow()[i];
-                for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
-                s += arow()[i] * (z > 0 ? z : 0);
+            if (d_ <= 8) {  // few rows: neuron by neuron
+                for (Index i = i0; i < i1; ++i) {
+                    Scalar z = brow()[i];
+                    for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
+                    s += arow()[i] * (z > 0 ? z : 0);
+                }
+                total += s;
+                continue;
             }
+            // The same sums z_i = b_i + w_i1 x_1 + ..., a row of the chunk at a time (cache-friendly).
+            Scalar* __restrict z = pred_z_.data();
+            for (Index i = i0; i < i1; ++i) z[i - i0] = brow()[i];
+            for (Index k = 0; k < d_; ++k) {
+                const Scalar xk = x[k];
+                const Scalar* __restrict w = wrow(k);
+                for (Index i = i0; i < i1; ++i) z[i - i0] += w[i] * xk;
+            }
+            for (Index i = i0; i < i1; ++i) s += arow()[i] * (z[i - i0] > 0 ? z[i - i0] : 0);
             total += s;
         }
         return kappa_ * total;
@@ -183,7 +209,7 @@ public:
     Scalar objective() const {
         Scalar fit = 0;
         for (Index j = 0; j < M_; ++j) {
-            const Scalar r = predict(&X_(j, 0)) - y_[j];
+            const Scalar r = predict(xrow(j)) - y_[j];
             fit += r * r;
         }
         Scalar reg = 0;
@@ -227,15 +253,18 @@ public:
             const int tid = 0;
             const int nth = 1;
 #endif
-            const Index c0 = n_chunks_ * tid / nth, c1 = n_chunks_ * (tid + 1) / nth;
+            // Whole blocks of neurons per thread (the chunks of the fused path: the same neurons).
+            const Index nb = dense_.blocks(), b0 = nb * tid / nth, b1 = nb * (tid + 1) / nth;
+            const Index per = meanfield::DenseStep::kBlock / kChunk;
+            const Index c0 = std::min(n_chunks_, b0 * per), c1 = std::min(n_chunks_, b1 * per);
             ThreadBuffers tb = buffers(tid);
             auto fixed_row = [&](std::int64_t u) { return samples ? samples + (u - start) * B_ : nullptr; };
             // Prologue: the batch and forward pass of step `start`.
             draw_batch(start, tb, tb.batch, start < end ? fixed_row(start) : nullptr);
-            {
-                Scalar* contrib = contrib_buf(tb);
-                for (Index c = c0; c < c1; ++c) forward_chunk(c, tb.batch, partials(start), contrib);
-            }
+            int cur = 0;  // the gather buffer of the current batch's rows
+            tb.rows = dense_.batch_rows(Xb_.data(), tb.batch, tid, cur);
+            for (Index blk = b0; blk < b1; ++blk)
+                dense_.forward(blk, Xb_.data(), tb.batch, tb.rows, partials(start), tid);
             std::int64_t next_sync = start;
             for (std::int64_t t = start;; ++t) {
                 if (t == next_sync) {
@@ -264,12 +293,13 @@ public:
                     draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
                 else
                     std::copy(tb.batch, tb.batch + B_, tb.batch_next);
+                tb.rows_next = dense_.batch_rows(Xb_.data(), tb.batch_next, tid, 1 - cur);
 #if defined(RELUCORE_WITH_OPENMP)
                 if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
                 }
 #endif
-                if (!step(t, tb, c0, c1)) {
+                if (!step(t, tb, tid, b0, b1, c0, c1)) {
                     // Every thread sees the same residuals, hence stops at the same t.
                     if (tid == 0) {
                         diverged = true;
@@ -278,6 +308,8 @@ public:
                     break;
                 }
                 std::swap(tb.batch, tb.batch_next);
+                std::swap(tb.rows, tb.rows_next);
+                cur = 1 - cur;
             }
         }
         WeightGDSummary out;
@@ -297,15 +329,15 @@ private:
         Scalar* g;
         Scalar* scratch;
         std::uint64_t* words;
+        const Scalar* rows = nullptr;       // the batch's rows of (1, x) in one block (DenseStep::batch_rows)
+        const Scalar* rows_next = nullptr;  // ... and the next batch's
     };
 
-    // Per-thread scratch, rows of kChunk: gradient accumulators (d + 2 rows),
-    // noise (noise_rows(): P rounded up to even), per-neuron contributions
-    // (1 row). Words for the noise live in words_ (noise_rows() rows).
+    // Per-thread scratch, rows of kChunk: the noise (noise_rows(): P rounded
+    // up to even). Words for the noise live in words_ (noise_rows() rows).
     Index noise_rows() const { return 2 * ((P_ + 1) / 2); }
-    Scalar* noise_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2) * kChunk; }
-    Scalar* contrib_buf(const ThreadBuffers& tb) const { return tb.scratch + (d_ + 2 + noise_rows()) * kChunk; }
-    size_t scratch_size() const { return static_cast<size_t>((d_ + 3 + noise_rows()) * kChunk); }
+    Scalar* noise_buf(const ThreadBuffers& tb) const { return tb.scratch; }
+    size_t scratch_size() const { return static_cast<size_t>(noise_rows() * kChunk); }
     size_t words_size() const { return static_cast<size_t>(noise_rows() * kChunk); }
 
     ThreadBuffers buffers(int tid) {
@@ -371,30 +403,6 @@ private:
 
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
-    // Forward pass of chunk c on a batch: relu of the pre-activations into Z
-    // (relu(z) = z if z > 0 else +0; the updates need only these) and the
-    // chunk's sums sum_i a_i relu(z_i) into part[c * B + q].
-    void forward_chunk(Index c, const std::int64_t* batch, Scalar* part, Scalar* contrib) {
-        const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
-        const Scalar* __restrict a = arow();
-        const Scalar* __restrict bb = brow();
-        for (Index q = 0; q < B_; ++q) {
-            const Scalar* x = &X_(batch[q], 0);
-            Scalar* __restrict z = zrow(q);
-            for (Index i = i0; i < i1; ++i) z[i] = bb[i];
-            for (Index k = 0; k < d_; ++k) {
-                const Scalar xk = x[k];
-                const Scalar* __restrict w = wrow(k);
-                for (Index i = i0; i < i1; ++i) z[i] += w[i] * xk;
-            }
-            for (Index i = i0; i < i1; ++i) {
-                z[i] = z[i] > 0 ? z[i] : Scalar(0);
-                contrib[i - i0] = a[i] * z[i];
-            }
-            part[c * B_ + q] = meanfield::lane_sum(contrib, i1 - i0);
-        }
-    }
-
     // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
     // when some h is not finite or too large.
     bool residuals(std::int64_t t, ThreadBuffers& tb) {
@@ -415,57 +423,20 @@ private:
         meanfield::chunk_noise(t, i0, std::min(N_, i0 + kChunk) - i0, P_, philox_keys_, counter_path_for(simd_), xi);
     }
 
-    // Update of chunk c at step t (any batch size, any d): gradient
-    // accumulation over the batch, then the step and the noise.
-    void update_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, Scalar noise_sd) {
-        const Scalar s = settings_.step;
-        const Scalar decay = 1 - 2 * s * settings_.weight_decay / static_cast<Scalar>(N_);
-        const bool outer = settings_.train_outer, bias = settings_.bias;
+    // Adds the noise of step t to chunk c (after its deterministic update).
+    void add_noise(std::int64_t t, Index c, const ThreadBuffers& tb) const {
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-        Scalar* __restrict da = tb.scratch;
-        Scalar* __restrict db = da + kChunk;
-        Scalar* __restrict dw = db + kChunk;  // d x kChunk
+        const Scalar sd = noise_sd_;
         Scalar* __restrict xi = noise_buf(tb);
-        Scalar* __restrict a = arow() + i0;
-        Scalar* __restrict b = brow() + i0;
-        std::fill(da, da + n, 0.0);
-        std::fill(db, db + n, 0.0);
-        std::fill(dw, dw + d_ * kChunk, 0.0);
-        for (Index q = 0; q < B_; ++q) {
-            const Scalar gq = tb.g[q];
-            const Scalar* x = &X_(tb.batch[q], 0);
-            const Scalar* __restrict z = zrow(q) + i0;
-            for (Index i = 0; i < n; ++i) {
-                da[i] += std::max(z[i], Scalar(0)) * gq;
-                db[i] += step_fn(z[i]) * gq;
-            }
-            for (Index k = 0; k < d_; ++k) {
-                const Scalar xk = x[k];
-                Scalar* __restrict dwk = dw + k * kChunk;
-                for (Index i = 0; i < n; ++i) dwk[i] += step_fn(z[i]) * (gq * xk);
-            }
-        }
-        // grad_w = a dw and grad_b = a db use the old a: update w and b first.
+        chunk_noise(t, c, xi);
+        if (settings_.train_outer)
+            for (Index i = 0; i < n; ++i) arow()[i0 + i] += sd * xi[i];
         for (Index k = 0; k < d_; ++k) {
             Scalar* __restrict w = wrow(k) + i0;
-            const Scalar* __restrict dwk = dw + k * kChunk;
-            for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - s * a[i] * dwk[i];
+            for (Index i = 0; i < n; ++i) w[i] += sd * xi[(1 + k) * kChunk + i];
         }
-        if (bias)
-            for (Index i = 0; i < n; ++i) b[i] = decay * b[i] - s * a[i] * db[i];
-        if (outer)
-            for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - s * da[i];
-        if (noise_sd > 0) {
-            chunk_noise(t, c, xi);
-            if (outer)
-                for (Index i = 0; i < n; ++i) a[i] += noise_sd * xi[i];
-            for (Index k = 0; k < d_; ++k) {
-                Scalar* __restrict w = wrow(k) + i0;
-                for (Index i = 0; i < n; ++i) w[i] += noise_sd * xi[(1 + k) * kChunk + i];
-            }
-            if (bias)
-                for (Index i = 0; i < n; ++i) b[i] += noise_sd * xi[(d_ + 1) * kChunk + i];
-        }
+        if (settings_.bias)
+            for (Index i = 0; i < n; ++i) brow()[i0 + i] += sd * xi[(d_ + 1) * kChunk + i];
     }
 
     // Single-sample step fused with the next step's forward pass (one sweep
@@ -477,7 +448,7 @@ private:
     void fused_chunk(std::int64_t t, Index c, const ThreadBuffers& tb, const Scalar* __restrict xn, Scalar* part_next) {
         const Scalar s = settings_.step, decay = decay_, sd = noise_sd_, g0 = tb.g[0];
         const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-        const Scalar* __restrict x = &X_(tb.batch[0], 0);
+        const Scalar* __restrict x = xrow(tb.batch[0]);
         Scalar* __restrict xi = noise_buf(tb);
         Scalar* __restrict a = arow() + i0;
         Scalar* __restrict b = brow() + i0;
@@ -509,7 +480,7 @@ private:
 #if defined(RELUCORE_SIMD_DISPATCH)
         if (!Noisy && simd_ >= kSimdAvx512) {  // all chunks in one call
             if (c0 >= c1) return;
-            const Scalar* x = &X_(tb.batch[0], 0);
+            const Scalar* x = xrow(tb.batch[0]);
             Scalar xk[array_extent<D>], xnk[array_extent<D>];
             Scalar* wb[array_extent<D>];
             for (int k = 0; k < D; ++k) {
@@ -546,13 +517,13 @@ private:
             fused_dispatch2<D, false>(t, c0, c1, tb, xn, pn);
     }
 
-    // Step t on chunks [c0, c1) after the barrier: residuals from the
-    // partial sums of step t, the update, and the forward pass of step t + 1
-    // on batch_next. false when the residuals are not finite.
-    bool step(std::int64_t t, ThreadBuffers& tb, Index c0, Index c1) {
+    // Step t on the blocks [b0, b1) (chunks [c0, c1)) after the barrier:
+    // residuals from the partial sums of step t, the update, and the forward
+    // pass of step t + 1 on batch_next. false when the residuals are not finite.
+    bool step(std::int64_t t, ThreadBuffers& tb, int tid, Index b0, Index b1, Index c0, Index c1) {
         if (!residuals(t, tb)) return false;
         Scalar* pn = partials(t + 1);
-        const Scalar* xn = &X_(tb.batch_next[0], 0);
+        const Scalar* xn = xrow(tb.batch_next[0]);
         if (B_ == 1 && d_ == 1)
             fused_dispatch<1>(t, c0, c1, tb, xn, pn);
         else if (B_ == 1 && d_ == 2)
@@ -560,16 +531,23 @@ private:
         else if (B_ == 1 && d_ == 3)
             fused_dispatch<3>(t, c0, c1, tb, xn, pn);
         else {
-            Scalar* contrib = contrib_buf(tb);
-            for (Index c = c0; c < c1; ++c) {
-                update_chunk(t, c, tb, noise_sd_);
-                forward_chunk(c, tb.batch_next, pn, contrib);
+            meanfield::DenseUpdate u;
+            u.step = settings_.step, u.decay = decay_, u.outer = settings_.train_outer, u.bias = settings_.bias;
+            for (Index blk = b0; blk < b1; ++blk) {
+                dense_.update(blk, Xb_.data(), tb.batch, tb.rows, tb.g, u, tid);
+                if (noise_sd_ > 0) {
+                    const Index per = meanfield::DenseStep::kBlock / kChunk;
+                    for (Index c = blk * per; c < std::min(n_chunks_, (blk + 1) * per); ++c) add_noise(t, c, tb);
+                }
+                dense_.forward(blk, Xb_.data(), tb.batch_next, tb.rows_next, pn, tid);
             }
         }
         return true;
     }
 
-    RowMatrix X_;
+    RowMatrix Xb_;  // M x (d + 1): the rows (1, x_j)
+    const Scalar* xrow(std::int64_t j) const { return Xb_.data() + j * (d_ + 1) + 1; }
+    meanfield::DenseStep dense_;
     Vector y_;
     WeightGDSettings settings_;
     Index M_ = 0, d_ = 0, N_ = 0, P_ = 0, B_ = 1, n_chunks_ = 0;
@@ -590,6 +568,7 @@ private:
     Scalar* wrow(Index k) const { return row(2 + k); }
     Scalar* zrow(Index q) const { return row(2 + d_ + q); }
     std::vector<Scalar> partial_;  // 2 x n_chunks x B (double-buffered by step parity)
+    mutable std::vector<Scalar> pred_z_ = std::vector<Scalar>(kChunk);  // predict()'s pre-activations of a chunk
     int max_threads_ = 1;
     std::vector<std::int64_t> perm_, swaps_, batch_;
     std::vector<Scalar> g_, scratch_;
