@@ -5,6 +5,7 @@
 #include "common.hpp"
 
 #include "relucore/core/parallel.hpp"
+#include "relucore/gd/refusal.hpp"
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
 #include "relucore/random/rng.hpp"
@@ -143,7 +144,7 @@ void bind_gram_trial_settings(py::module_& m) {
         .def_readwrite("sign", &GramTrialSettings::sign, "outer weight s of the neuron")
         .def_readwrite("eps", &GramTrialSettings::eps, "positive-init offset; 0: y_min / (C_alpha m)")
         .def_readwrite("C_alpha", &GramTrialSettings::C_alpha, "C_alpha of the default eps")
-        .def_readwrite("eta", &GramTrialSettings::eta, "step; 0: 1 / (s^2 mu_1(K))")
+        .def_readwrite("eta", &GramTrialSettings::eta, "step; 0: the default 1 / (s^2 mu_1(K))")
         .def_readwrite("tol", &GramTrialSettings::tol, "gradient tolerance; < 0: 1e-12 sqrt(mu_1) ||y||")
         .def_readwrite("max_steps", &GramTrialSettings::max_steps, "GD step limit")
         .def_readwrite("max_condition", &GramTrialSettings::max_condition, "largest cond(K) accepted")
@@ -308,8 +309,30 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
         "label_ratio = max|y| / min|y|.");
 }
 
+static void bind_gram_trial_refusal(py::module_& m) {
+    m.def(
+        "gram_trial_step_refusal",
+        [](double eta, double sign, double mu1, Index n) {
+            // The step refusal reads only n, the outer weights, mu_1 and the given eta.
+            const Vector y = Vector::Zero(n), outer = Vector::Constant(1, sign);
+            const ConstVectorRef yr(y), outer_r(outer);
+            RefusedProblem p;
+            p.y = &yr;
+            p.outer = &outer_r;
+            p.eta = eta;
+            p.mu1 = mu1;
+            PrepareRequest req;
+            req.gram_given = true;
+            return refusal_message(StartCheck::step_invalid, p, req);
+        },
+        py::kw_only(), py::arg("eta"), py::arg("sign"), py::arg("mu1"), py::arg("n"),
+        "train's error text (relucore/gd/refusal.hpp) for a Gram-mode trial that start_step() refused "
+        "(GramTrialError.step_invalid): eta the given step, sign the outer weight, mu1 = mu_1(K), n examples.");
+}
+
 void bind_sweep(py::module_& m) {
     m.attr("gram_small_groups_stream") = py::int_(gram_streams::small_groups);
     bind_seeds_and_sampler(m);
     bind_minnorm_and_gram_trials(m);
+    bind_gram_trial_refusal(m);
 }

@@ -6,6 +6,8 @@
 #include "check.hpp"
 #include "problems.hpp"
 
+#include "relucore/gd/prepare.hpp"
+
 #include <Eigen/SVD>
 
 #include <cmath>
@@ -84,6 +86,31 @@ TEST_CASE("gram_trial: a singular K is refused; minnorm = false leaves the gap N
     st.minnorm = false;
     const GramTrialResult r = gram_trial(p.K, p.y, st);
     CHECK(r.error == GramTrialError::none && std::isnan(r.gap) && std::isnan(r.certificate));
+}
+
+TEST_CASE("gram_trial: train's start checks refuse what prepare_start refuses") {
+    const Problem p = make_problem(6, 20, 5);
+    // A given step below machine epsilon times the default: prepare's step_invalid, on the same K, y.
+    GramTrialSettings st;
+    st.eta = 1e-300;
+    CHECK(gram_trial(p.K, p.y, st).error == GramTrialError::step_invalid);
+    PrepareRequest req;
+    req.gram_given = true;
+    RowMatrix K = p.K, beta0 = RowMatrix::Constant(1, 6, default_offset(p.y, 1, req.C_alpha)), alpha0(1, 6), W0(1, 0);
+    Vector mu(6);
+    const Vector outer = Vector::Constant(1, 1.0);
+    double mu1 = 0, eta = 1e-300, tol = 0;
+    CHECK(prepare_start(nullptr, p.y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol) == StartCheck::step_invalid);
+    // The default step for the same K: prepare's eta (LAPACK's mu_1) and the trial's (Laguerre's) agree to rounding.
+    eta = 0;
+    CHECK(prepare_start(nullptr, p.y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol) == StartCheck::ok);
+    const GramTrialResult r = gram_trial(p.K, p.y, GramTrialSettings{});
+    CHECK_CLOSE(r.eta, eta, 1e-13, 0.0);
+    CHECK_CLOSE(r.tol, tol, 1e-13, 0.0);
+    // Labels whose loss overflows: labels_usable refuses them before any work.
+    Vector y = p.y;
+    y[0] = 1e300;
+    CHECK(gram_trial(p.K, y, GramTrialSettings{}).error == GramTrialError::labels_invalid);
 }
 
 RELUCORE_TEST_MAIN

@@ -602,7 +602,7 @@ class GramTrialSettings:
     @property
     def eta(self) -> float:
         """
-        step; 0: 1 / (s^2 mu_1(K))
+        step; 0: the default 1 / (s^2 mu_1(K))
         """
     @eta.setter
     def eta(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
@@ -877,6 +877,10 @@ def gram_batch(X: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[n
 def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], norm1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], out: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
+    """
+def gram_trial_step_refusal(*, eta: typing.SupportsFloat | typing.SupportsIndex, sign: typing.SupportsFloat | typing.SupportsIndex, mu1: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    train's error text (relucore/gd/refusal.hpp) for a Gram-mode trial that start_step() refused (GramTrialError.step_invalid): eta the given step, sign the outer weight, mu1 = mu_1(K), n examples.
     """
 def linear_phase(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], active: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], sliding: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> dict:
     """

@@ -10,6 +10,7 @@ import scipy.stats
 
 import relucore
 from relucore import _core
+from relucore.gd.results import status_name
 from relucore.sweeps.config import config_key, expand_grid
 from relucore.sweeps.gram_trial import fast_trials_ok, trial_keys
 from relucore.theory.sampling import wishart_bartlett
@@ -245,6 +246,52 @@ def test_fast_path_eta_is_one_over_mu1(fast):
         K, y = relucore.sample_gram_batch(cfg["n"], cfg["d"], [eval(row.seed)], labels=labels)
         assert row.eta == pytest.approx(1.0 / np.linalg.eigvalsh(K[0])[-1], rel=1e-13)
         assert row.n_pos == int(np.sum(y > 0))
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"n": 8, "d": 300, "use_gram": True, "eta": 0.004, "tol": 1e-7},
+        {"n": 6, "d": 10**9, "use_gram": True, "labels": "positive", "eta": 2e-10, "tol": 0.0, "steps": 400},
+        {"n": 7, "d": 9, "use_gram": True, "signs": [-1.5], "labels": "normal", "eta": 0.01, "tol": 1e-9, "eps": 0.05},
+    ],
+)
+def test_fast_path_row_is_train_bitwise(cfg):
+    """With eta and tol given, a fast-path row is relucore.train's run on the same K, y and
+    positive init, bit for bit: the same start (prepare's rules, Cholesky) and the same engine.
+    (Default eta and tol differ in the last bits only through mu_1: Laguerre vs LAPACK.)"""
+    from numpy.random import SeedSequence  # noqa: F401  (used by eval)
+
+    c = expand_grid([cfg])[0]
+    assert fast_trials_ok(c, None)
+    rows = relucore.sweep(cfg, trials=6, seed=3, progress=False)
+    labels = tuple(c["labels"]) if isinstance(c["labels"], list) else (c["labels"] or "uniform")
+    for _, row in rows.iterrows():
+        K, y = relucore.sample_gram_batch(c["n"], c["d"], [eval(row.seed)], labels=labels)
+        r = relucore.train(
+            None, y[0], gram=K[0], signs=tuple(c["signs"]), eps=c["eps"], eta=c["eta"], tol=c["tol"], steps=c["steps"]
+        )
+        assert row.eta == r.eta
+        assert (row.loss, row.grad_norm, row.nit, row.pattern_stable_step) == (
+            r.loss,
+            r.grad_norm,
+            r.nit,
+            r.pattern_stable_step,
+        )
+        assert row.status == status_name(r.status)
+
+
+def test_fast_path_refuses_a_step_as_train_does():
+    """A given eta below machine epsilon times the default step: train refuses it, and so do
+    both sweep paths, with train's text."""
+    cfg = {"n": 10, "d": 10, "use_gram": True, "labels": "positive", "eta": 1e-300, "steps": 5}
+    assert fast_trials_ok(expand_grid([cfg])[0], None)
+    fast = relucore.sweep(cfg, trials=3, seed=9, progress=False)
+    slow = relucore.sweep(cfg, trials=3, seed=9, progress=False, measure=_nothing)
+    assert (fast.status == "error").all() and (slow.status == "error").all()
+    for a, b in zip(fast.error, slow.error):
+        assert a.startswith("ValueError: eta = 1e-300 is too small: it is below machine epsilon times the default step")
+        assert b.startswith(a), (a, b)
 
 
 @pytest.mark.parametrize("kw", [dict(batch_size=1), dict(batch_size=5, n_threads=2), dict(n_threads=1)])

@@ -9,17 +9,19 @@ rows do not depend on which path runs it:
 
 * the fast path (one neuron, ``init="positive"``, engine ``"dual"``, square
   loss, ReLU, no ``measure``): sampling, the positive init with the default
-  step and tolerance, GD to convergence, the minimum-norm QP for w* with its
-  KKT certificate and the gap ``sqrt((alpha - alpha*)^T K (alpha - alpha*))``,
-  all in ``_core.sweep_gram_batch`` (relucore/sweep/sweep_gram.hpp), whole trials
-  per thread;
+  step and tolerance (the rule functions of train's prepare step, called from
+  relucore/sweep/sweep_gram.hpp), GD to convergence (the DualGD engine of
+  ``relucore.train``), the minimum-norm QP for w* with its KKT certificate and
+  the gap ``sqrt((alpha - alpha*)^T K (alpha - alpha*))``, all in
+  ``_core.sweep_gram_batch``, whole trials per thread;
 * the general path (every other Gram-mode configuration): the same K and y,
   then ``prepare``/``train``/``minnorm`` as for explicit X.
 
-The two differ only in rounding (eigenvalues by a tridiagonal Laguerre
+The two differ only in the rounding of the eigenvalues (a tridiagonal Laguerre
 iteration instead of LAPACK, also in the ``gram_*`` columns, which the fast path
-computes inside the trial; ``K^{-1} eps`` by Cholesky instead of LU): the tests
-compare them to 1e-9.
+computes inside the trial), hence of a default step or tolerance: with ``eta``
+and ``tol`` given, a fast-path trial is ``relucore.train``'s run bit for bit
+(the tests check both).
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ ERRORS = {
     2: ("RuntimeError", "minnorm failed: the active-set solver did not finish"),
     3: ("ValueError", "K = X X^T is numerically singular (condition number > 1e13): X needs full row rank"),
     4: ("ValueError", "the starting point is not finite (check eps and the scale of the spectrum)"),
+    5: (
+        "ValueError",
+        "y is not usable: a label is not finite, or the loss 1/2 ||y||^2 overflows or underflows float64",
+    ),
+    6: ("ValueError", "{step}"),
 }
 
 
@@ -122,13 +129,14 @@ def _settings(cfg: Dict[str, Any], norm1: float):
     )
 
 
-def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int) -> List[str]:
+def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int, sign: float) -> List[str]:
     """The ``error`` column of the trials ``bad`` that the C++ batch refused."""
     msgs = []
     for b in bad.tolist():
         code = int(out["error"][b])
         kind, msg = ERRORS.get(code, ("RuntimeError", "trial failed (code {code})"))
-        msgs.append(f"{kind}: " + msg.format(cond=out["cond"][b], n=n, code=code))
+        step = _core.gram_trial_step_refusal(eta=out["eta"][b], sign=sign, mu1=out["mu1"][b], n=n) if code == 6 else ""
+        msgs.append(f"{kind}: " + msg.format(cond=out["cond"][b], n=n, code=code, step=step))
     return msgs
 
 
@@ -179,7 +187,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             cols[name] = cols[name].copy()
             cols[name][bad] = v
         status[bad] = sys.intern("error")
-        error[bad] = [sys.intern(m) for m in _error_messages(out, bad, n)]
+        error[bad] = [sys.intern(m) for m in _error_messages(out, bad, n, float(cfg["signs"][0]))]
     cols["status"] = status
     cols["error"] = error
     return cols

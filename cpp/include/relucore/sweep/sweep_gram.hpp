@@ -4,10 +4,17 @@
 // minimum-norm solution w* (minnorm_single_gram) and the gap
 // ||w_inf - w*|| = sqrt((alpha - alpha*)^T K (alpha - alpha*)).
 //
-// The steps and checks are those of relucore.train's prepare for
-// init="positive", m = 1, loss="square", activation="relu" and of
-// relucore.minnorm for m = 1; only the linear algebra differs in rounding
-// (eigenvalues by Eigen instead of LAPACK, K^{-1} eps by Cholesky instead of LU).
+// The start runs the rules of relucore.train's prepare step (gd/prepare.hpp,
+// Gram mode, init="positive", m = 1, square loss, ReLU) by calling them:
+// labels_usable(), default_offset(), solve_positive_start(), start_residual(),
+// start_step() and start_tolerance() of gd/positive_start.hpp, then the same
+// DualGD engine as _core.run_dual_batch. Only the eigenvalues differ in
+// rounding: mu_1 and mu_n come from extreme_eigenvalues() below (Laguerre's
+// iteration) instead of LAPACK, so a default step or tolerance can differ from
+// train's in the last bits; with eta and tol given, a trial is train's run bit
+// for bit. The conditioning rule is prepare's exact one, cond(K) = mu_1 / mu_n
+// <= max_condition (prepare reaches it when the Cholesky rcond estimate fails;
+// the trial has both eigenvalues anyway). w* is relucore.minnorm's for m = 1.
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -101,14 +108,12 @@ inline void extreme_eigenvalues(const ConstMatrixRef& K, double& mu_max, double&
     mu_min = detail::laguerre_extreme_eigenvalue(diag, sub, false);
 }
 
-struct GramTrialSettings {
+/// Settings of a trial. The start's options are train's (StartOptions: eps, C_alpha, tol,
+/// tol_factor, max_condition; loss and activation stay square and ReLU).
+struct GramTrialSettings : StartOptions {
     double sign = 1.0;  // outer weight s of the neuron
-    double eps = 0.0;   // positive-init offset; 0: y_min / (C_alpha m)
-    double C_alpha = defaults::C_alpha;
-    double eta = 0.0;   // step; 0: 1 / (s^2 mu_1(K))
-    double tol = -1.0;  // gradient tolerance; < 0: tol_factor sqrt(mu_1) ||y||
+    double eta = 0.0;   // step; 0: the default 1 / (s^2 mu_1(K)) of start_step()
     std::int64_t max_steps = defaults::steps;
-    double max_condition = defaults::max_condition;
     bool minnorm = true;  // solve for w* and the gap
     double norm1 = 1.0;   // ||lambda||_1, for the normalised gap
 };
@@ -118,7 +123,9 @@ enum class GramTrialError : int {
     ill_conditioned = 1,   // cond(K) > max_condition or K not positive definite
     minnorm_failed = 2,    // the QP solver did not finish
     minnorm_singular = 3,  // K numerically singular for minnorm (Cholesky pivot test)
-    not_finite = 4,        // the starting point is not finite
+    not_finite = 4,        // the starting point or its loss is not finite
+    labels_invalid = 5,    // labels_usable() refused y
+    step_invalid = 6,      // start_step() refused: the default step over/underflows, or eta < machine eps x default
 };
 
 struct GramTrialResult {
@@ -136,41 +143,49 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     const Index n = K.rows();
     GramTrialResult out;
     for (Index i = 0; i < n; ++i) (y[i] > 0 ? out.n_pos : out.n_neg) += 1;
+    if (!labels_usable(y)) {
+        out.error = GramTrialError::labels_invalid;
+        return out;
+    }
     extreme_eigenvalues(K, out.mu1, out.mun);
     out.cond = out.mun > 0 ? out.mu1 / out.mun : std::numeric_limits<double>::infinity();
     if (!(out.mu1 > 0) || out.cond > st.max_condition) {
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    // The all-positive start of positive_start.hpp: its offset rule and its
-    // solve (cond(K) is bounded above, so no reciprocal condition estimate).
-    const double eps = st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha);
-    const RowMatrix beta0 = RowMatrix::Constant(1, n, eps);
+    // cond(K) is bounded above, so no reciprocal condition estimate (rcond_min = 0).
+    const Vector outer = Vector::Constant(1, st.sign);
+    const RowMatrix beta0 = RowMatrix::Constant(1, n, st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha));
     RowMatrix alpha0(1, n);
     Eigen::LLT<RowMatrix> llt(n);
     if (solve_positive_start(K, beta0, 0, llt, alpha0) != StartCheck::ok) {
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    if (!alpha0.allFinite()) {
+    // The checks and defaults of prepare's finish: a finite start and starting loss, the step, the tolerance.
+    Vector h0(n);
+    if (!alpha0.allFinite() || !std::isfinite(0.5 * start_residual(outer, beta0, y, st, h0))) {
         out.error = GramTrialError::not_finite;
         return out;
     }
-    out.eta = st.eta > 0 ? st.eta : 1.0 / (st.sign * st.sign * out.mu1);
-    // h0 = s eps on every example: its norm |s| eps sqrt(n) stands in for ||y|| = 0.
-    out.tol = st.tol >= 0 ? st.tol
-                          : default_tolerance(defaults::tol_factor, out.mu1, y.norm(),
-                                              std::abs(st.sign) * eps * std::sqrt(static_cast<double>(n)));
+    out.eta = st.eta;
+    if (!start_step(st.loss, n, sum_of_squares(outer), out.mu1, out.eta)) {
+        out.error = GramTrialError::step_invalid;
+        return out;
+    }
+    const double y_sq = sum_of_squares(y);
+    out.tol = start_tolerance(st, out.mu1, std::sqrt(y_sq), y_sq > 0 ? 0.0 : std::sqrt(sum_of_squares(h0)));
     GDSettings s;
     s.eta = out.eta;
     s.tol = out.tol;
     s.max_steps = st.max_steps;
     DualGD::Start start;
-    start.outer = Vector::Constant(1, st.sign);
+    start.outer = outer;
     start.alpha = std::move(alpha0);
     start.beta = beta0;
     DualGD engine(K, y, std::move(start), s);
     out.run = engine.run(nullptr);
+    // train's rule: no non-finite number leaves in a result not marked diverged.
     if (out.run.status != Status::diverged && !(engine.alpha().allFinite() && engine.beta().allFinite() &&
                                                 std::isfinite(out.run.loss) && std::isfinite(out.run.grad_norm)))
         out.run.status = Status::diverged;
