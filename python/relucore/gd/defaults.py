@@ -125,7 +125,13 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
 def loss_traits(loss: str) -> dict:
     """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp).
     Read once per loss (the table is constant); the dict is shared, so read it, do not change it."""
-    return _core.loss_traits(getattr(_core.Loss, loss))
+    traits = _LOSS_TRAITS.get(loss)
+    if traits is None:
+        traits = _LOSS_TRAITS[loss] = _core.loss_traits(getattr(_core.Loss, loss))
+    return traits
+
+
+_LOSS_TRAITS: dict = {}  # loss name -> its row of the C++ table, read once
 
 
 def check_labels_for_loss(y: np.ndarray, loss: str) -> None:

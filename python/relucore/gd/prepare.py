@@ -196,6 +196,8 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
 
 def check_two_layer_options(train_outer, output_scale, bias):
     """``(train_outer, output_scale, bias)`` checked: two booleans and a positive finite float."""
+    if train_outer is False and bias is False and type(output_scale) is float and output_scale == 1.0:
+        return False, 1.0, False  # the defaults, as the checks below return them
     for name, value in (("train_outer", train_outer), ("bias", bias)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
