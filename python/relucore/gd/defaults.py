@@ -84,6 +84,12 @@ def resolve_engine(engine: str, n: int, d: Optional[int], m: int) -> str:
         return engine
     if d is None:
         return "dual"
+    return _auto_engine(n, d, m)
+
+
+@functools.lru_cache(maxsize=1024)
+def _auto_engine(n: int, d: int, m: int) -> str:
+    """The rule of :func:`resolve_engine` for ``"auto"`` with X (a function of the sizes alone, kept)."""
     c = AUTO_WEIGHTS_BLAS_STEP_NS if _core.products_use_blas_by_size(m, n, d) else AUTO_WEIGHTS_STEP_NS
     return "dual" if AUTO_DUAL_STEP_NS * n * n * m < c * n * d * m else "weights"
 

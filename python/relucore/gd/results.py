@@ -242,17 +242,16 @@ class TrainResult:
 
 _RESULT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainResult) if f.default is not dataclasses.MISSING}
 _RESULT_FIELDS = frozenset(f.name for f in dataclasses.fields(TrainResult))
+_RESULT_REQUIRED = _RESULT_FIELDS - _RESULT_DEFAULTS.keys()
 
 
 def new_result(**fields) -> TrainResult:
     """``TrainResult(**fields)`` without the frozen dataclass's ``__init__``, which sets its 28 fields
     one ``object.__setattr__`` at a time (several microseconds of train's fixed cost): the same object,
     every field given or defaulted as by the constructor, unknown names refused."""
-    if not fields.keys() <= _RESULT_FIELDS:
-        raise TypeError(f"unknown TrainResult fields: {sorted(fields.keys() - _RESULT_FIELDS)}")
-    missing = _RESULT_FIELDS - _RESULT_DEFAULTS.keys() - fields.keys()
-    if missing:
-        raise TypeError(f"TrainResult fields missing: {sorted(missing)}")
+    if not (_RESULT_REQUIRED <= fields.keys() <= _RESULT_FIELDS):
+        unknown, missing = fields.keys() - _RESULT_FIELDS, _RESULT_REQUIRED - fields.keys()
+        raise TypeError(f"unknown TrainResult fields: {sorted(unknown)}; fields missing: {sorted(missing)}")
     r = object.__new__(TrainResult)
     d = r.__dict__
     d.update(_RESULT_DEFAULTS)

@@ -292,18 +292,17 @@ def run_prepared(
         ("loss", out["loss"], float),
         ("grad_norm", out["grad_norm"], float),
         ("nit", out["nit"], int),
-        ("success", status == 0, bool),
         ("status", status, int),
         ("pattern_stable_step", out["pattern_stable_step"], int),
         ("tol", p.tol, float),
     )
     if p.batched:
         fields = {name: a.copy() for name, a, _ in numbers}
-        fields.update(arrays, message=messages, unfit=unfit)
+        fields.update(arrays, success=status == 0, message=messages, unfit=unfit)
     else:  # one problem: arrays without the batch axis, Python scalars
         fields = {name: cast(a[0]) for name, a, cast in numbers}
         fields.update({k: (a if a is None or k in _UNBATCHED else a[0]) for k, a in arrays.items()})
-        fields.update(message=messages[0], unfit=unfit[0])
+        fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0])
     return new_result(
         **fields,
         signs=p.given_signs.copy(),
