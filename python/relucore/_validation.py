@@ -48,6 +48,10 @@ def as_float_array(
     NaN or infinity (when ``finite``), a wrong number of dimensions or an empty
     array raise ``TypeError``/``ValueError`` naming ``name``.
     """
+    if type(value) is np.ndarray and value.dtype == _FLOAT64 and value.flags.c_contiguous:
+        # Already what the conversions below return (np.asarray would return it unchanged):
+        # only the checks of dimensions, size and values remain.
+        return _checked(value, name, ndim, allow_empty, finite)
     if value is None:
         raise TypeError(f"{name} is required, got None")
     if isinstance(value, np.ma.MaskedArray):
@@ -66,6 +70,16 @@ def as_float_array(
         raise TypeError(f"{name} must be real-valued, got complex dtype {arr.dtype}")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    _checked(arr, name, ndim, allow_empty, finite=False)
+    # (np.ascontiguousarray would turn a 0-d array into shape (1,).)
+    return _checked(np.asarray(arr, dtype=np.float64, order="C"), name, None, True, finite)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _checked(arr: np.ndarray, name: str, ndim, allow_empty: bool, finite: bool) -> np.ndarray:
+    """The checks of :func:`as_float_array` on a numeric array: dimensions, size, finite (float64) values."""
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
@@ -73,8 +87,6 @@ def as_float_array(
             raise ValueError(f"{name} must be {want}-dimensional, got an array of shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape}); at least one element is required")
-    # (np.ascontiguousarray would turn a 0-d array into shape (1,).)
-    arr = np.asarray(arr, dtype=np.float64, order="C")
     if finite and not _all_finite(arr):
         kind = "NaN" if np.isnan(arr).any() else "infinity"
         raise ValueError(f"Input {name} contains {kind}.")
@@ -130,9 +142,12 @@ def check_nonnegative(value, name: str) -> float:
 
 def check_int(value, name: str, *, minimum: Optional[int] = None) -> int:
     """An integer (not bool), optionally bounded below."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    v = int(value)
+    if type(value) is int:  # the common case skips the slower ABC checks (bool is not int by type)
+        v = value
+    else:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+            raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+        v = int(value)
     if minimum is not None and v < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {v}")
     return v

@@ -84,6 +84,12 @@ def resolve_engine(engine: str, n: int, d: Optional[int], m: int) -> str:
         return engine
     if d is None:
         return "dual"
+    return _auto_engine(n, d, m)
+
+
+@functools.lru_cache(maxsize=1024)
+def _auto_engine(n: int, d: int, m: int) -> str:
+    """The rule of :func:`resolve_engine` for ``"auto"`` with X (a function of the sizes alone, kept)."""
     c = AUTO_WEIGHTS_BLAS_STEP_NS if _core.products_use_blas_by_size(m, n, d) else AUTO_WEIGHTS_STEP_NS
     return "dual" if AUTO_DUAL_STEP_NS * n * n * m < c * n * d * m else "weights"
 
@@ -125,7 +131,13 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
 def loss_traits(loss: str) -> dict:
     """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp).
     Read once per loss (the table is constant); the dict is shared, so read it, do not change it."""
-    return _core.loss_traits(getattr(_core.Loss, loss))
+    traits = _LOSS_TRAITS.get(loss)
+    if traits is None:
+        traits = _LOSS_TRAITS[loss] = _core.loss_traits(getattr(_core.Loss, loss))
+    return traits
+
+
+_LOSS_TRAITS: dict = {}  # loss name -> its row of the C++ table, read once
 
 
 def check_labels_for_loss(y: np.ndarray, loss: str) -> None:

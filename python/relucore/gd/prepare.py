@@ -98,8 +98,8 @@ class Prepared:
         s.max_steps = steps
         s.tol = float(self.tol[0])
         s.record_every = record_every
-        s.loss = getattr(_core.Loss, self.loss)
-        s.activation = getattr(_core.Activation, self.activation)
+        s.loss = _LOSS_ENUM[self.loss]
+        s.activation = _ACTIVATION_ENUM[self.activation]
         s.leaky_slope = self.leaky_slope
         s.train_outer = self.train_outer
         s.output_scale = self.output_scale
@@ -109,6 +109,10 @@ class Prepared:
     def given_signs(self) -> np.ndarray:
         """The outer weights as given (``signs`` before the output scale was folded in)."""
         return self.signs if self.outer0 is None else self.outer0
+
+
+_LOSS_ENUM = {name: getattr(_core.Loss, name) for name in LOSSES}
+_ACTIVATION_ENUM = {name: getattr(_core.Activation, name) for name in ACTIVATIONS}
 
 
 def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
@@ -196,6 +200,8 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
 
 def check_two_layer_options(train_outer, output_scale, bias):
     """``(train_outer, output_scale, bias)`` checked: two booleans and a positive finite float."""
+    if train_outer is False and bias is False and type(output_scale) is float and output_scale == 1.0:
+        return False, 1.0, False  # the defaults, as the checks below return them
     for name, value in (("train_outer", train_outer), ("bias", bias)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 import numpy as np
@@ -17,7 +18,7 @@ from relucore.gd.defaults import MAX_STEPS, UNFIT_RTOL, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
-from relucore.gd.results import STATUS_MESSAGES, History, TrainResult
+from relucore.gd.results import STATUS_MESSAGES, History, TrainResult, new_result
 
 __all__ = ["train", "run_prepared", "DivergenceError", "default_eta"]
 
@@ -240,21 +241,17 @@ def _history_request(B: int, m: int, n: int, steps: int, record: int, outer: boo
 
 def _messages(p: Prepared, out: dict, steps: int):
     """Per problem: the unfit examples (indices) and the message of the engine's status."""
-    unfit = [np.flatnonzero(row) for row in out["unfit"]]
-    messages = [
-        _message(
-            int(out["status"][b]),
-            int(out["nit"][b]),
-            float(out["loss"][b]),
-            float(out["grad_norm"][b]),
-            float(p.tol[b]),
-            float(p.eta[b]),
-            steps,
-            unfit[b],
-            p.loss,
-        )
-        for b in range(len(unfit))
-    ]
+    unfit = [row.nonzero()[0] for row in out["unfit"]]  # rows are 1-D: np.flatnonzero without the ravel
+    columns = zip(
+        out["status"].tolist(),
+        out["nit"].tolist(),
+        out["loss"].tolist(),
+        out["grad_norm"].tolist(),
+        p.tol.tolist(),
+        p.eta.tolist(),
+        unfit,
+    )
+    messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss) for st, it, lo, gr, to, et, un in columns]
     return unfit, messages
 
 
@@ -282,68 +279,43 @@ def run_prepared(
         W = np.ascontiguousarray(W[..., :-1])
 
     status = out["status"].astype(int)
-    nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
     unfit, messages = _messages(p, out, steps)
-    # No non-finite number may leave in a result that is not marked diverged:
-    # the engines watch the loss, but a state can overflow where the loss
-    # does not see it (inactive units, or W rebuilt from alpha).
-    finite = np.isfinite(loss) & np.isfinite(grad_norm)
-    if not (np.isfinite(alpha).all() and np.isfinite(beta).all() and (W is None or np.isfinite(W).all())):
-        finite &= np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
-        if W is not None:
-            finite &= np.isfinite(W).all(axis=(1, 2))
-    diverged = status == 2
-    if diverged.any():
-        # Name a step that is known to work: the monotone-descent step of default_eta.
-        safe = np.broadcast_to(default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1]), (B,))
-        for b in np.flatnonzero(diverged & (p.eta > safe)):
-            messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
-    if not finite.all():
-        for b in np.flatnonzero(~finite & ~diverged):
-            status[b] = 2
-            messages[b] = overflow_message(int(nit[b]), float(p.eta[b]))
-            unfit[b] = unfit[b][:0]
-        diverged = status == 2
-    if on_divergence == "raise" and diverged.any():
-        b = int(np.flatnonzero(diverged)[0])
+    _mark_divergence(p, out, alpha, beta, W, status, unfit, messages)
+    if on_divergence == "raise" and 2 in status.tolist():
+        b = int(np.flatnonzero(status == 2)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
 
-    history = _history(p, out, record)
-
-    def one(a):
-        return a if p.batched else (None if a is None else a[0])
-
-    two_layer = {k: (one(v) if k in ("outer", "bias", "bias0") else v) for k, v in two_layer.items()}
-
-    def scalar(a, cast):
-        return a.copy() if p.batched else cast(a[0])
-
-    return TrainResult(
-        W=one(W),
-        alpha=one(alpha),
-        beta=one(beta),
-        W0=one(p.W0 if not (p.bias and p.W0 is not None) else np.ascontiguousarray(p.W0[..., :-1])),
-        alpha0=one(p.alpha0),
-        beta0=one(p.beta0),
+    W0 = p.W0 if not (p.bias and p.W0 is not None) else np.ascontiguousarray(p.W0[..., :-1])
+    arrays = dict(W=W, alpha=alpha, beta=beta, W0=W0, alpha0=p.alpha0, beta0=p.beta0, **two_layer)
+    numbers = (
+        ("eta", p.eta, float),
+        ("loss", out["loss"], float),
+        ("grad_norm", out["grad_norm"], float),
+        ("nit", out["nit"], int),
+        ("status", status, int),
+        ("pattern_stable_step", out["pattern_stable_step"], int),
+        ("tol", p.tol, float),
+    )
+    if p.batched:
+        fields = {name: a.copy() for name, a, _ in numbers}
+        fields.update(arrays, success=status == 0, message=messages, unfit=unfit)
+    else:  # one problem: arrays without the batch axis, Python scalars
+        fields = {name: cast(a[0]) for name, a, cast in numbers}
+        fields.update({k: (a if a is None or k in _UNBATCHED else a[0]) for k, a in arrays.items()})
+        fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0])
+    return new_result(
+        **fields,
         signs=p.given_signs.copy(),
-        eta=scalar(p.eta, float),
-        loss=scalar(out["loss"], float),
-        grad_norm=scalar(out["grad_norm"], float),
-        nit=scalar(out["nit"], int),
-        success=scalar(status == 0, bool),
-        status=scalar(status, int),
-        message=messages if p.batched else messages[0],
-        pattern_stable_step=scalar(out["pattern_stable_step"], int),
-        history=history,
-        tol=scalar(p.tol, float),
+        history=_history(p, out, record),
         engine=engine,
         init=p.init,
         loss_name=p.loss,
         activation=p.activation,
         leaky_slope=p.leaky_slope,
-        unfit=unfit if p.batched else unfit[0],
-        **two_layer,
     )
+
+
+_UNBATCHED = ("output_scale", "train_outer")  # fields of _two_layer_fields without a batch axis
 
 
 def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
@@ -385,8 +357,13 @@ def _two_layer_fields(p: Prepared, W, outer) -> dict:
     B, m = p.beta0.shape[:2]
     if p.output_scale != 1.0:
         outer = outer / p.output_scale if p.train_outer else np.broadcast_to(p.given_signs, (B, m))
+    if B == 1:  # np.array(np.broadcast_to(outer, (1, m))) without broadcast_to's Python cost
+        full = np.empty((1, m), dtype=outer.dtype)
+        full[...] = outer
+    else:  # (the copy of a broadcast keeps its memory order)
+        full = np.array(np.broadcast_to(outer, (B, m)))
     fields = dict(
-        outer=np.array(np.broadcast_to(outer, (B, m))),
+        outer=full,
         output_scale=p.output_scale,
         train_outer=p.train_outer,
     )
@@ -394,6 +371,53 @@ def _two_layer_fields(p: Prepared, W, outer) -> dict:
         fields["bias"] = None if W is None else W[..., -1].copy()
         fields["bias0"] = None if p.W0 is None else p.W0[..., -1].copy()
     return fields
+
+
+def _mark_divergence(p: Prepared, out: dict, alpha, beta, W, status, unfit: list, messages: list) -> None:
+    """Marks diverged the problems whose final state is not finite, and completes their messages.
+
+    No non-finite number may leave in a result that is not marked diverged: the engines watch
+    the loss, but a state can overflow where the loss does not see it (inactive units, or W
+    rebuilt from alpha). ``status``, ``unfit`` and ``messages`` are updated in place.
+    """
+    if 2 not in status.tolist() and _all_finite(out["loss"], out["grad_norm"], alpha, beta, W):
+        return  # the common case: nothing diverged and every number is finite
+    B = status.shape[0]
+    nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
+    finite = np.isfinite(loss) & np.isfinite(grad_norm)
+    if not _all_finite(alpha, beta, W):
+        finite &= np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
+        if W is not None:
+            finite &= np.isfinite(W).all(axis=(1, 2))
+    diverged = status == 2
+    if diverged.any():
+        # Name a step that is known to work: the monotone-descent step of default_eta.
+        safe = np.broadcast_to(default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1]), (B,))
+        for b in np.flatnonzero(diverged & (p.eta > safe)):
+            messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
+    if not finite.all():
+        for b in np.flatnonzero(~finite & ~diverged):
+            status[b] = 2
+            messages[b] = overflow_message(int(nit[b]), float(p.eta[b]))
+            unfit[b] = unfit[b][:0]
+
+
+def _all_finite(*arrays) -> bool:
+    """Whether every entry of the arrays (None skipped) is finite.
+
+    A small array is summed as Python floats, which cannot hide a NaN or an infinity (they
+    propagate, and an infinity cannot cancel to a finite sum) and overflow without a warning;
+    only a non-finite sum (overflow can cause one too) needs the ``isfinite`` pass that larger
+    arrays take directly (``logical_and.reduce``: ``ndarray.all`` without its Python wrapper).
+    """
+    for a in arrays:
+        if a is None:
+            continue
+        if a.size <= 64 and math.isfinite(sum(a.ravel().tolist())):
+            continue
+        if not np.logical_and.reduce(np.isfinite(a), axis=None):
+            return False
+    return True
 
 
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer) -> dict:

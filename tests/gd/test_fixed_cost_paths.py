@@ -1,0 +1,105 @@
+"""The short cuts of train's fixed cost give what the general code gives.
+
+``new_result`` against the dataclass constructor, the finiteness test of the result against
+``np.isfinite(...).all()``, and ``as_float_array``'s pass-through of float64 C-contiguous
+arrays against the conversions it skips (same object, same checks and error texts).
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import relucore
+from relucore._validation import as_float_array
+from relucore.gd.prepare import check_two_layer_options
+from relucore.gd.results import TrainResult, new_result
+from relucore.gd.train import _all_finite
+
+
+def _fields(r):
+    return {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_new_result_is_the_constructed_result(batched):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2, 6, 40) if batched else (6, 40))
+    y = rng.uniform(0.2, 1, X.shape[:-1])
+    res = relucore.train(X, y, signs=(1, -1), steps=30, bias=True, record=4)
+    built = TrainResult(**_fields(res))
+    assert type(res) is TrainResult and res.__dict__.keys() == built.__dict__.keys()
+    for name, value in _fields(built).items():
+        assert _same(getattr(res, name), value), name
+    # The defaults of the fields not given are the dataclass's.
+    minimal = {
+        f.name: _fields(res)[f.name] for f in dataclasses.fields(TrainResult) if f.default is dataclasses.MISSING
+    }
+    fast, slow = new_result(**minimal), TrainResult(**minimal)
+    assert all(_same(getattr(fast, k), v) for k, v in _fields(slow).items())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.loss = 0.0
+    with pytest.raises(TypeError, match=r"unknown TrainResult fields: \['colour'\]"):
+        new_result(**minimal, colour="red")
+    with pytest.raises(TypeError, match=r"fields missing: \['loss'\]"):
+        new_result(**{k: v for k, v in minimal.items() if k != "loss"})
+
+
+@pytest.mark.parametrize("size", [1, 20, 64, 65, 4000])
+def test_all_finite_agrees_with_isfinite(size):
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal(size) * 1e300  # sums overflow: the isfinite pass decides
+    assert _all_finite(x, None, x[: size // 2 + 1])
+    assert _all_finite(x.reshape(1, 1, -1))
+    for bad in (np.nan, np.inf, -np.inf):
+        for where in {0, size // 2, size - 1}:
+            z = x.copy()
+            z[where] = bad
+            assert not _all_finite(z) and not np.isfinite(z).all()
+            assert not _all_finite(x, z.reshape(1, -1))
+    if size > 1:
+        cancel = np.zeros(size)
+        cancel[0], cancel[-1] = np.inf, -np.inf  # inf - inf: not finite either way
+        assert not _all_finite(cancel)
+
+
+def test_as_float_array_pass_through_is_the_conversion():
+    x = np.arange(6.0).reshape(2, 3)
+    assert as_float_array(x, "X", ndim=2) is x  # as np.asarray(x, float64, order="C") is x
+    for other in (x.T, x.astype(np.float32), x.astype(">f8"), np.ma.masked_array(x), x.tolist()):
+        try:
+            out = as_float_array(other, "X", ndim=2)
+        except TypeError:
+            continue  # the masked array: refused as before
+        assert out.dtype == np.float64 and out.flags.c_contiguous and np.array_equal(out, np.asarray(other))
+    for value in (x, x.tolist()):  # both paths: the same checks and words
+        with pytest.raises(ValueError, match=r"X must be 1-dimensional, got an array of shape \(2, 3\)"):
+            as_float_array(value, "X", ndim=1)
+        bad = np.array(value, dtype=float)
+        bad[1, 2] = np.nan
+        with pytest.raises(ValueError, match="Input X contains NaN."):
+            as_float_array(bad if value is x else bad.tolist(), "X")
+        bad[1, 2] = np.inf
+        with pytest.raises(ValueError, match="Input X contains infinity."):
+            as_float_array(bad if value is x else bad.tolist(), "X")
+        assert as_float_array(bad if value is x else bad.tolist(), "X", finite=False)[1, 2] == np.inf
+    for empty in (np.empty((0, 3)), []):
+        with pytest.raises(ValueError, match="X is empty"):
+            as_float_array(empty, "X")
+    assert as_float_array(np.empty((0, 3)), "X", allow_empty=True).shape == (0, 3)
+
+
+def test_two_layer_defaults_short_cut():
+    assert check_two_layer_options(False, 1.0, False) == (False, 1.0, False)
+    got = check_two_layer_options(np.bool_(False), 1, False)  # the general path, same answer
+    assert got == (False, 1.0, False) and type(got[1]) is float
+    with pytest.raises(TypeError, match="bias must be True or False"):
+        check_two_layer_options(False, 1.0, 0)
