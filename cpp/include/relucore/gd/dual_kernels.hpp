@@ -84,7 +84,7 @@ namespace detail {
         const Scalar* __restrict K, Index stride, const ActiveRows& list, int neurons, Index j0, Index width, \
         Scalar* const* acc) {                                                                                 \
         RELUCORE_DUAL_NO_CONTRACT                                                                             \
-        constexpr Index w = Index{LANES} * L;                                                                 \
+        constexpr Index lanes = (LANES), w = lanes * L;                                                       \
         const Index j1 = j0 + (width - j0) / w * w;                                                           \
         for (Index j = j0; j < j1; j += w) {                                                                  \
             for (int q = 0; q < neurons; ++q) {                                                               \
@@ -92,13 +92,13 @@ namespace detail {
                 const Scalar* __restrict coef = list.coef[q].data();                                          \
                 Scalar* __restrict out = acc[q] + j;                                                          \
                 V s[array_extent<L>];                                                                         \
-                for (int l = 0; l < L; ++l) s[l] = LOAD(out + l * LANES);                                     \
+                for (Index l = 0; l < L; ++l) s[l] = LOAD(out + l * lanes);                                   \
                 for (Index r = 0; r < list.count[q]; ++r) {                                                   \
                     const Scalar* __restrict Ki = K + rows[r] * stride + j;                                   \
                     const V c = SET1(coef[r]);                                                                \
-                    for (int l = 0; l < L; ++l) s[l] = ADD(s[l], MUL(c, LOAD(Ki + l * LANES)));               \
+                    for (Index l = 0; l < L; ++l) s[l] = ADD(s[l], MUL(c, LOAD(Ki + l * lanes)));             \
                 }                                                                                             \
-                for (int l = 0; l < L; ++l) STORE(out + l * LANES, s[l]);                                     \
+                for (Index l = 0; l < L; ++l) STORE(out + l * lanes, s[l]);                                   \
             }                                                                                                 \
         }                                                                                                     \
         return j1;                                                                                            \

@@ -84,8 +84,10 @@ __attribute__((target("avx512f,avx512dq"), always_inline)) inline void normals_g
                   second = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
     __m512i blk[G], a[G], b[G];
 #pragma GCC unroll 8
-    for (std::size_t g = 0; g < G; ++g)
-        blk[g] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(j + 8u * g)), lanes);
+    for (std::size_t g = 0; g < G; ++g) {
+        const std::uint64_t first_block = j + 8u * g;
+        blk[g] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first_block)), lanes);
+    }
     philox_lanes_avx512<G>(k, blk, a, b);
 #pragma GCC unroll 8
     for (std::size_t g = 0; g < G; ++g) {
@@ -97,7 +99,7 @@ __attribute__((target("avx512f,avx512dq"), always_inline)) inline void normals_g
             _mm512_store_si512(wa, a[g]);
             _mm512_store_si512(wb, b[g]);
             for (int q = 0; q < 8; ++q) {
-                const std::int64_t p = pos0 + 16 * static_cast<std::int64_t>(g) + 2 * q;
+                const std::int64_t p = pos0 + 16 * static_cast<std::int64_t>(g) + 2 * static_cast<std::int64_t>(q);
                 if (za.bad & (1u << q)) rp[nrej] = p, rw[nrej++] = wa[q];
                 if (zb.bad & (1u << q)) rp[nrej] = p + 1, rw[nrej++] = wb[q];
             }

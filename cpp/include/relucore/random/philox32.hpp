@@ -145,9 +145,10 @@ __attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(cons
     for (; i + 32 <= count; i += 32) {
         __m512i blk[4], va[4], vb[4];
 #pragma GCC unroll 8
-        for (std::size_t g = 0; g < 4; ++g)
-            blk[g] = _mm512_add_epi64(
-                _mm512_set1_epi64(static_cast<long long>(block0 + static_cast<std::uint64_t>(i) + 8u * g)), lanes);
+        for (std::size_t g = 0; g < 4; ++g) {
+            const std::uint64_t first_block = block0 + static_cast<std::uint64_t>(i) + 8u * g;
+            blk[g] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first_block)), lanes);
+        }
         philox_lanes_avx512<4>(k, blk, va, vb);
 #pragma GCC unroll 8
         for (std::size_t g = 0; g < 4; ++g) {
@@ -157,8 +158,8 @@ __attribute__((target("avx512f"))) inline std::int64_t counter_words_avx512(cons
     }
     for (; i + 8 <= count; i += 8) {
         __m512i blk[1], va[1], vb[1];
-        blk[0] =
-            _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(block0 + static_cast<std::uint64_t>(i))), lanes);
+        const std::uint64_t first_block = block0 + static_cast<std::uint64_t>(i);
+        blk[0] = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(first_block)), lanes);
         philox_lanes_avx512<1>(k, blk, va, vb);
         _mm512_storeu_si512(a + i, va[0]);
         _mm512_storeu_si512(b + i, vb[0]);
