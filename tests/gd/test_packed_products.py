@@ -14,18 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import numpy_gd
 
 import relucore
-
-
-def _reference(X, y, W0, signs, eta, steps):
-    W = W0.copy()
-    for _ in range(steps):
-        pre = W @ X.T
-        r = signs @ np.maximum(pre, 0.0) - y
-        W -= eta * ((signs[:, None] * (pre > 0)) * r) @ X
-    return W
-
 
 SHAPES = [(37, 13, 7), (100, 8, 5), (17, 101, 13), (300, 64, 4), (33, 200, 9), (1301, 100, 36), (50, 17, 26)]
 
@@ -39,7 +30,7 @@ def test_weight_engine_matches_a_numpy_loop_on_every_tail(n, d, m):
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     eta = 0.1 / np.linalg.norm(X, 2) ** 2
     res = relucore.train(X, y, signs=signs, init=W0, eta=eta, steps=60, tol=0.0, n_threads=1, engine="weights")
-    ref = _reference(X, y, W0, signs, eta, 60)
+    ref = numpy_gd(X, y, W0, signs, eta, 60)
     # 60 steps of products of up to 1301 terms: rounding only.
     assert np.max(np.abs(res.W - ref)) <= 1e-14 * np.max(np.abs(ref)) * 10
     # beta is X W of the final weights, to rounding.
@@ -57,7 +48,7 @@ def test_the_pattern_tracker_finds_the_last_mask_change_of_a_numpy_loop(n, d, m)
     steps, last, mask = 150, 0, W @ X.T > 0
     res = relucore.train(X, y, signs=signs, init=W, eta=eta, steps=steps, tol=0.0, n_threads=1, engine="weights")
     for s in range(1, steps + 1):
-        W = _reference(X, y, W, signs, eta, 1)
+        W = numpy_gd(X, y, W, signs, eta, 1)
         now = W @ X.T > 0
         last = s if np.any(now != mask) else last
         mask = now

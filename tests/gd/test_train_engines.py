@@ -2,20 +2,9 @@
 
 import numpy as np
 import pytest
-from conftest import fig4_problem
+from conftest import fig4_problem, numpy_gd
 
 import relucore
-
-
-def numpy_gd(X, y, W0, signs, eta, steps):
-    """Plain weight-space GD on 1/2||sum_k s_k relu(X w_k) - y||^2, written from docs/math.md §1."""
-    W = W0.copy()
-    for _ in range(steps):
-        B = W @ X.T  # (m, n)
-        r = (signs[:, None] * np.maximum(B, 0)).sum(0) - y
-        G = (signs[:, None] * (B > 0) * r[None, :]) @ X
-        W -= eta * G
-    return W
 
 
 def rel(a, b):
