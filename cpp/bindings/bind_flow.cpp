@@ -20,12 +20,18 @@ using namespace relucore::flow;
 
 namespace {
 
+// A 2-d array copied into an M (any storage order) entry by entry.
+template <class M>
+M to_dense(const CArray<typename M::Scalar>& a) {
+    M out(a.shape(0), a.shape(1));
+    auto v = a.template unchecked<2>();
+    for (Index i = 0; i < out.rows(); ++i)
+        for (Index j = 0; j < out.cols(); ++j) out(i, j) = v(i, j);
+    return out;
+}
+
 Mat to_mat(const CArray<double>& a) {
-    Mat M(a.shape(0), a.shape(1));
-    auto v = a.unchecked<2>();
-    for (Index i = 0; i < M.rows(); ++i)
-        for (Index j = 0; j < M.cols(); ++j) M(i, j) = v(i, j);
-    return M;
+    return to_dense<Mat>(a);
 }
 
 RowMatrix to_row(const CArray<double>& a) {
@@ -37,11 +43,7 @@ Vec to_vec(const CArray<double>& a) {
 }
 
 BoolMat to_bool(const CArray<bool>& a) {
-    BoolMat B(a.shape(0), a.shape(1));
-    auto v = a.unchecked<2>();
-    for (Index i = 0; i < B.rows(); ++i)
-        for (Index j = 0; j < B.cols(); ++j) B(i, j) = v(i, j);
-    return B;
+    return to_dense<BoolMat>(a);
 }
 
 template <class M>
@@ -59,20 +61,12 @@ py::array_t<double> out_vec(const Vec& x) {
     return a;
 }
 
-py::array_t<double> out_stack(const std::vector<Mat>& xs, Index rows, Index cols) {
-    py::array_t<double> a(
+// A stack of equal-shape matrices as a (len(xs), rows, cols) array of their scalar.
+template <class M>
+py::array_t<typename M::Scalar> out_stack(const std::vector<M>& xs, Index rows, Index cols) {
+    py::array_t<typename M::Scalar> a(
         {static_cast<py::ssize_t>(xs.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
-    auto v = a.mutable_unchecked<3>();
-    for (size_t k = 0; k < xs.size(); ++k)
-        for (Index i = 0; i < rows; ++i)
-            for (Index j = 0; j < cols; ++j) v(k, i, j) = xs[k](i, j);
-    return a;
-}
-
-py::array_t<bool> out_bools(const std::vector<BoolMat>& xs, Index rows, Index cols) {
-    py::array_t<bool> a(
-        {static_cast<py::ssize_t>(xs.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
-    auto v = a.mutable_unchecked<3>();
+    auto v = a.template mutable_unchecked<3>();
     for (size_t k = 0; k < xs.size(); ++k)
         for (Index i = 0; i < rows; ++i)
             for (Index j = 0; j < cols; ++j) v(k, i, j) = xs[k](i, j);
@@ -144,16 +138,16 @@ void bind_flow(py::module_& m) {
             d["message"] = o.message;
             d["t_final"] = o.t_final;
             d["event_times"] = o.event_times;
-            d["event_patterns"] = out_bools(o.event_patterns, mm, n);
-            d["event_sliding"] = out_bools(o.event_sliding, mm, n);
+            d["event_patterns"] = out_stack(o.event_patterns, mm, n);
+            d["event_sliding"] = out_stack(o.event_sliding, mm, n);
             d["event_kinds"] = o.event_kinds;
             std::vector<Mat> at(o.alpha_t.begin(), o.alpha_t.end()), bt(o.beta_t.begin(), o.beta_t.end());
             d["alpha_t"] = out_stack(at, mm, n);
             d["beta_t"] = out_stack(bt, mm, n);
             d["alpha"] = out_mat(o.alpha);
             d["beta"] = out_mat(o.beta);
-            d["pattern"] = out_bools({o.active}, mm, n)[py::int_(0)];
-            d["sliding"] = out_bools({o.sliding}, mm, n)[py::int_(0)];
+            d["pattern"] = out_stack(std::vector<BoolMat>{o.active}, mm, n)[py::int_(0)];
+            d["sliding"] = out_stack(std::vector<BoolMat>{o.sliding}, mm, n)[py::int_(0)];
             d["limit"] = o.limit;
             d["margin"] = o.margin;
             d["rate"] = o.rate;

@@ -5,6 +5,8 @@
 #include "relucore/linalg/gram.hpp"
 #include "relucore/stats/gram_stats.hpp"
 
+#include <algorithm>
+
 namespace py = pybind11;
 using namespace relucore;
 using namespace relucore::bindings;
@@ -19,13 +21,9 @@ void bind_gram(py::module_& m) {
             const double* xp = X.data();
             double* kp = K.mutable_data();
             const blas::SingleThreaded blas_threads = blas_for_call();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        gram_matrix(ConstMatrixMap(xp + b * n * d, n, d), MatrixMap(kp + b * n * n, n, n));
-                    });
-                },
-                static_cast<double>(B) * n * n * d > 5e8);
+            batch_without_gil(B, n_threads, static_cast<double>(B) * n * n * d > 5e8, [&](Index b) {
+                gram_matrix(ConstMatrixMap(xp + b * n * d, n, d), MatrixMap(kp + b * n * n, n, n));
+            });
         },
         py::arg("X").noconvert(), py::arg("K").noconvert(), py::arg("n_threads") = 0,
         "K[b] = X[b] X[b]^T for a (B, n, d) batch, written into K (B, n, n).");
@@ -41,20 +39,11 @@ void bind_gram(py::module_& m) {
             const double* kp = K.data();
             const double* sp = norm1.data();
             double* op = out.mutable_data();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        const GramStatistics g = gram_statistics(ConstMatrixMap(kp + b * n * n, n, n), sp[b]);
-                        double* o = op + 6 * b;
-                        o[0] = g.mu_max;
-                        o[1] = g.mu_min;
-                        o[2] = g.deviation;
-                        o[3] = g.offdiag_ratio;
-                        o[4] = g.max_offdiag;
-                        o[5] = g.min_diag;
-                    });
-                },
-                static_cast<double>(B) * n * n * n > 5e8);
+            batch_without_gil(B, n_threads, static_cast<double>(B) * n * n * n > 5e8, [&](Index b) {
+                const GramStatistics g = gram_statistics(ConstMatrixMap(kp + b * n * n, n, n), sp[b]);
+                const double row[6] = {g.mu_max, g.mu_min, g.deviation, g.offdiag_ratio, g.max_offdiag, g.min_diag};
+                std::copy(row, row + 6, op + 6 * b);
+            });
         },
         py::arg("K"), py::arg("norm1"), py::arg("out").noconvert(), py::arg("n_threads") = 0,
         "Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).");

@@ -37,6 +37,18 @@ void fill_vector(std::uint64_t key, std::uint64_t stream, std::uint64_t start, C
     run_without_gil([&](const std::atomic<bool>*) { fill(s, start, count, p); }, false);
 }
 
+// name(key, stream, start, out): out[k] = variate start + k of (key, stream) drawn by Draw.
+template <void (CounterStream::*Draw)(std::uint64_t, std::int64_t, double*) const>
+void def_counter_fill(py::module_& m, const char* name, const char* doc) {
+    m.def(
+        name,
+        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
+            fill_vector(key, stream, start, out,
+                        [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { (s.*Draw)(i, c, p); });
+        },
+        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(), doc);
+}
+
 ZLaw z_law(const std::string& z) {
     if (z == "gaussian") return ZLaw::gaussian;
     if (z == "rademacher") return ZLaw::rademacher;
@@ -102,25 +114,10 @@ void bind_counter(py::module_& m) {
         "out[k] = standard normal start + k of (key, stream) (the ziggurat normal of word start + k; start + k < "
         "2^47).");
 
-    m.def(
-        "counter_uniforms",
-        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
-            fill_vector(
-                key, stream, start, out,
-                [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.uniforms(i, c, p); });
-        },
-        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
-        "out[k] = uniform start + k in [0, 1) of (key, stream) (53 bits of a 64-bit word).");
-
-    m.def(
-        "counter_rademacher",
-        [](std::uint64_t key, std::uint64_t stream, std::uint64_t start, CArray<double> out) {
-            fill_vector(
-                key, stream, start, out,
-                [](const CounterStream& s, std::uint64_t i, std::int64_t c, double* p) { s.rademacher(i, c, p); });
-        },
-        py::arg("key"), py::arg("stream"), py::arg("start"), py::arg("out").noconvert(),
-        "out[k] = Rademacher variate start + k (+1 or -1) of (key, stream) (one bit each).");
+    def_counter_fill<&CounterStream::uniforms>(
+        m, "counter_uniforms", "out[k] = uniform start + k in [0, 1) of (key, stream) (53 bits of a 64-bit word).");
+    def_counter_fill<&CounterStream::rademacher>(
+        m, "counter_rademacher", "out[k] = Rademacher variate start + k (+1 or -1) of (key, stream) (one bit each).");
 }
 
 // The variates under a law of z, and the fused draw-and-Gram kernel (one trial or a batch).

@@ -12,6 +12,7 @@
 #include "relucore/stats/gram_stats.hpp"
 #include "relucore/sweep/sweep_gram.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -201,14 +202,11 @@ static void bind_seeds_and_sampler(py::module_& m) {
             double *kp = K.mutable_data(), *yp = y.mutable_data();
             const std::uint64_t* key = keys.data();
             const CounterPath path = counter_path();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        GramSampleWork work;
-                        sample_gram_bartlett(spec, key[b], kp + b * n * n, yp + b * n, work, path);
-                    });
-                },
-                is_long(static_cast<double>(B) * n * n * n * spec.values.size()));
+            batch_without_gil(B, n_threads, is_long(static_cast<double>(B) * n * n * n * spec.values.size()),
+                              [&](Index b) {
+                                  GramSampleWork work;
+                                  sample_gram_bartlett(spec, key[b], kp + b * n * n, yp + b * n, work, path);
+                              });
         },
         py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
@@ -231,26 +229,17 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
             const double *kp = K.data(), *yp = y.data();
             double *zp = z.mutable_data(), *fp = f.mutable_data();
             std::int32_t* ip = info.mutable_data();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        const MinNorm1Result r = minnorm_single_gram(ConstMatrixMap(kp + b * n * n, n, n),
-                                                                     ConstVectorMap(yp + b * n, n), sign);
-                        VectorMap(zp + b * n, n) = r.z;
-                        double* fb = fp + 5 * b;
-                        fb[0] = r.objective;
-                        fb[1] = r.stationarity;
-                        fb[2] = r.primal_feasibility;
-                        fb[3] = r.dual_feasibility;
-                        fb[4] = r.complementarity;
-                        std::int32_t* ib = ip + 4 * b;
-                        ib[0] = static_cast<std::int32_t>(r.status);
-                        ib[1] = r.block_iterations;
-                        ib[2] = r.primal_iterations;
-                        ib[3] = r.used_fallback ? 1 : 0;
-                    });
-                },
-                is_long(static_cast<double>(B) * n * n * n));
+            batch_without_gil(B, n_threads, is_long(static_cast<double>(B) * n * n * n), [&](Index b) {
+                const MinNorm1Result r =
+                    minnorm_single_gram(ConstMatrixMap(kp + b * n * n, n, n), ConstVectorMap(yp + b * n, n), sign);
+                VectorMap(zp + b * n, n) = r.z;
+                const double fields[5] = {r.objective, r.stationarity, r.primal_feasibility, r.dual_feasibility,
+                                          r.complementarity};
+                std::copy(fields, fields + 5, fp + 5 * b);
+                const std::int32_t counts[4] = {static_cast<std::int32_t>(r.status), r.block_iterations,
+                                                r.primal_iterations, r.used_fallback ? 1 : 0};
+                std::copy(counts, counts + 4, ip + 4 * b);
+            });
         },
         py::arg("K"), py::arg("y"), py::arg("sign"), py::arg("z").noconvert(), py::arg("f").noconvert(),
         py::arg("info").noconvert(), py::arg("n_threads") = 1,

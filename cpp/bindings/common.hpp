@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "relucore/core/parallel.hpp"
 #include "relucore/core/types.hpp"
 
 #include <atomic>
@@ -91,6 +92,13 @@ void run_without_gil(Work&& work, bool interruptible) {
     }
     if (interrupted) throw py::error_already_set();
     if (error) std::rethrow_exception(error);
+}
+
+// body(b) for every problem b < B of a batch, on n_threads threads (parallel_for)
+// without the GIL; interruptible as for run_without_gil.
+template <class Body>
+void batch_without_gil(Index B, int n_threads, bool interruptible, Body&& body) {
+    run_without_gil([&](const std::atomic<bool>*) { parallel_for(B, n_threads, body); }, interruptible);
 }
 
 }  // namespace relucore::bindings

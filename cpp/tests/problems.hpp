@@ -5,6 +5,8 @@
 
 #include <Eigen/LU>
 
+#include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -41,39 +43,95 @@ inline Problem make_problem(Index n, Index d, unsigned seed) {
     return p;
 }
 
+// Gradient-descent settings of step eta and at most `steps` steps, the rest defaults.
+inline relucore::GDSettings settings_for(double eta, std::int64_t steps, const relucore::ModelSpec& model = {}) {
+    relucore::GDSettings s;
+    s.eta = eta;
+    s.max_steps = steps;
+    s.model = model;
+    return s;
+}
+
 // The engines' named starts filled from positional arguments, for tests that
 // build many engines (each helper names what it fills).
-inline relucore::DualGD::Start dual_start(const Vector& outer, const RowMatrix& alpha, const RowMatrix& beta) {
-    relucore::DualGD::Start s;
+template <class Start>
+Start with_outer(const Vector& outer) {
+    Start s;
     s.outer = outer;
-    s.alpha = alpha;
-    s.beta = beta;
+    return s;
+}
+
+inline relucore::DualGD::Start dual_start(const Vector& outer, const RowMatrix& alpha, const RowMatrix& beta) {
+    auto s = with_outer<relucore::DualGD::Start>(outer);
+    s.alpha = alpha, s.beta = beta;
     return s;
 }
 
 inline relucore::DenseGD::Start dense_start(const Vector& outer, const RowMatrix& W, const RowMatrix& alpha) {
-    relucore::DenseGD::Start s;
-    s.outer = outer;
-    s.W = W;
-    s.alpha = alpha;
+    auto s = with_outer<relucore::DenseGD::Start>(outer);
+    s.W = W, s.alpha = alpha;
     return s;
 }
 
 // The all-positive start with one offset for every beta_{k,i} ...
 inline relucore::DualGD::PositiveStart positive_offsets(const Vector& outer, double offset) {
-    relucore::DualGD::PositiveStart s;
-    s.outer = outer;
+    auto s = with_outer<relucore::DualGD::PositiveStart>(outer);
     s.offset = offset;
     return s;
 }
 
 // ... or with an m x n matrix of offsets.
 inline relucore::DualGD::PositiveStart positive_offsets(const Vector& outer, const RowMatrix& eps) {
-    relucore::DualGD::PositiveStart s;
-    s.outer = outer;
+    auto s = with_outer<relucore::DualGD::PositiveStart>(outer);
     s.eps = eps;
     return s;
 }
+
+// A start of m = outer.size() neurons on p: W0 of N(0, scale^2) entries drawn
+// from std::mt19937_64(weight_seed), beta0 = W0 X^T and alpha0 = 0.
+struct GaussianStart {
+    Vector outer;
+    RowMatrix W0, beta0, alpha0;
+};
+
+inline GaussianStart gaussian_start(const Problem& p, std::initializer_list<double> outer, unsigned weight_seed,
+                                    double scale) {
+    GaussianStart s;
+    s.outer = Eigen::Map<const Vector>(outer.begin(), Index(outer.size()));
+    std::mt19937_64 gen(weight_seed);
+    s.W0 = gaussian(s.outer.size(), p.X.cols(), gen, scale);
+    s.beta0 = s.W0 * p.X.transpose();
+    s.alpha0 = RowMatrix::Zero(s.outer.size(), p.X.rows());
+    return s;
+}
+
+// Caller-owned History buffers of `slots` records of `width` (= m n) entries,
+// every entry `fill`; alpha and mask only `with_dual`. Not copyable: h points
+// into the vectors.
+struct HistoryBuffers {
+    std::vector<std::int64_t> steps;
+    std::vector<double> loss, beta, alpha;
+    std::vector<std::uint8_t> mask;
+    relucore::History h;
+
+    HistoryBuffers(std::int64_t slots, Index width, double fill, bool with_dual)
+        : steps(std::size_t(slots), std::int64_t(fill)),
+          loss(std::size_t(slots), fill),
+          beta(std::size_t(slots * width), fill),
+          alpha(with_dual ? std::size_t(slots * width) : 0, fill),
+          mask(with_dual ? std::size_t(slots * width) : 0, std::uint8_t(0)) {
+        h.steps = steps.data();
+        h.loss = loss.data();
+        h.beta = beta.data();
+        if (with_dual) {
+            h.alpha = alpha.data();
+            h.mask = mask.data();
+        }
+        h.capacity = slots;
+    }
+    HistoryBuffers(const HistoryBuffers&) = delete;
+    HistoryBuffers& operator=(const HistoryBuffers&) = delete;
+};
 
 // The one-neuron minimum-norm dual (Eq. 7) by brute force: min 1/2 z^T K z -
 // t+^T z+ subject to z_j <= 0 where t_j = y_j / s <= 0, solved on every face

@@ -44,13 +44,6 @@ static_assert(!std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, 
 
 namespace {
 
-GDSettings settings_for(double eta, std::int64_t steps) {
-    GDSettings s;
-    s.eta = eta;
-    s.max_steps = steps;
-    return s;
-}
-
 template <class Engine>
 bool same_state(const Engine& a, const Engine& b) {
     return a.alpha() == b.alpha() && a.beta() == b.beta() && a.loss() == b.loss() && a.grad_norm() == b.grad_norm() &&
@@ -115,7 +108,7 @@ TEST_CASE("deprecated positional forms forward to the named ones, bitwise") {
     const Problem p = make_problem(10, 50, 6);
     Vector outer(3);
     outer << 1.0, -1.0, 0.5;
-    std::mt19937_64 gen(1);
+    std::mt19937_64 gen(1);  // W0, then theta0 below
     const RowMatrix W0 = gaussian(3, 50, gen, 0.3);
     const RowMatrix beta0 = W0 * p.X.transpose();
     const RowMatrix alpha0 = RowMatrix::Zero(3, 10);

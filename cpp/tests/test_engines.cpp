@@ -16,13 +16,6 @@ using namespace relucore_test;
 
 namespace {
 
-GDSettings settings_for(double eta, std::int64_t steps) {
-    GDSettings s;
-    s.eta = eta;
-    s.max_steps = steps;
-    return s;
-}
-
 // Both engines from the same Gaussian init W0 (alpha0 = 0, so w_perp = W0).
 void check_dual_matches_dense(const ModelSpec& model, const char* what) {
     const Problem p = make_problem(12, 40, 7);
@@ -406,12 +399,7 @@ TEST_CASE("set_eta, set_labels and settings() between steps") {
 
 TEST_CASE("a checkpoint (alpha, beta, step count, pattern) resumes bitwise") {
     const Problem p = make_problem(12, 30, 13);
-    Vector outer(3);
-    outer << 1.0, -1.0, 1.0;
-    std::mt19937_64 gen(1);
-    const RowMatrix W0 = gaussian(3, 30, gen, 0.2);
-    const RowMatrix beta0 = W0 * p.X.transpose();
-    const RowMatrix alpha0 = RowMatrix::Zero(3, 12);
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0, -1.0, 1.0}, 1, 0.2);
     DualGD a(p.K, p.y, dual_start(outer, alpha0, beta0), settings_for(0.2, 0));
     a.step(40);
     const RowMatrix alpha = a.alpha(), beta = a.beta();
@@ -434,12 +422,8 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
     s.record_every = 7;
     const std::int64_t cap = history_capacity(50, 7);
     CHECK(cap == 9);
-    std::vector<std::int64_t> steps(cap + 1, -42);
-    std::vector<double> loss(cap + 1, -42.0), beta((cap + 1) * 6, -42.0);
-    History h;
-    h.steps = steps.data();
-    h.loss = loss.data();
-    h.beta = beta.data();
+    HistoryBuffers buffers(cap + 1, 6, -42.0, false);  // one slot more than the capacity given
+    auto& [steps, loss, beta, alpha, mask, h] = buffers;
     h.capacity = cap;
     DualGD gd = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary r = gd.run(&h);
@@ -462,10 +446,8 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
 
 TEST_CASE("DenseGD mirrors the DualGD API") {
     const Problem p = make_problem(8, 20, 15);
-    Vector outer = Vector::Ones(1);
-    std::mt19937_64 gen(3);
-    const RowMatrix W0 = gaussian(1, 20, gen, 0.3);
-    DenseGD a(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(1, 8)), settings_for(0.2, 60));
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0}, 3, 0.3);
+    DenseGD a(p.X, p.y, dense_start(outer, W0, alpha0), settings_for(0.2, 60));
     DenseGD b = a;
     int calls = 0;
     const RunSummary r = a.run(nullptr, 20, [&](const DenseGD&) { return ++calls == 2; });

@@ -41,14 +41,6 @@ int allocations_during(F&& f) {
     return eigen_assert_failures - before;
 }
 
-GDSettings settings_for(double eta, std::int64_t steps, const ModelSpec& model = {}) {
-    GDSettings s;
-    s.eta = eta;
-    s.max_steps = steps;
-    s.model = model;
-    return s;
-}
-
 }  // namespace
 
 TEST_CASE("negative control: the guard catches an allocation") {
@@ -61,18 +53,14 @@ TEST_CASE("negative control: the guard catches an allocation") {
 
 TEST_CASE("DualGD::step and run allocate nothing") {
     const Problem p = make_problem(24, 50, 21);
-    Vector outer(4);
-    outer << 1.0, -1.0, 0.5, -0.5;
-    std::mt19937_64 gen(2);
-    const RowMatrix W0 = gaussian(4, 50, gen, 0.3);
-    const RowMatrix beta0 = W0 * p.X.transpose();
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0, -1.0, 0.5, -0.5}, 2, 0.3);
     for (int variant = 0; variant < 2; ++variant) {
         ModelSpec spec;
         if (variant == 1) {
             spec.activation = Activation::leaky_relu;
             spec.loss = Loss::logistic;
         }
-        DualGD gd(p.K, p.y, dual_start(outer, RowMatrix::Zero(4, 24), beta0), settings_for(0.2, 200, spec));
+        DualGD gd(p.K, p.y, dual_start(outer, alpha0, beta0), settings_for(0.2, 200, spec));
         CHECK(allocations_during([&] { gd.step(100); }) == 0);
         CHECK(gd.steps_taken() == 100);
         // The resynchronisation of beta from alpha (every defaults::resync_every steps).
@@ -101,11 +89,8 @@ TEST_CASE("DualGD::step and run allocate nothing") {
 
 TEST_CASE("DenseGD::step allocates nothing") {
     const Problem p = make_problem(16, 40, 22);
-    Vector outer(2);
-    outer << 1.0, -1.0;
-    std::mt19937_64 gen(3);
-    const RowMatrix W0 = gaussian(2, 40, gen, 0.3);
-    DenseGD gd(p.X, p.y, dense_start(outer, W0, RowMatrix::Zero(2, 16)), settings_for(0.2, 50));
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0, -1.0}, 3, 0.3);
+    DenseGD gd(p.X, p.y, dense_start(outer, W0, alpha0), settings_for(0.2, 50));
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
     CHECK(allocations_during([&] { gd.resync(); }) == 0);

@@ -41,11 +41,7 @@ double largest_singular_value(const RowMatrix& K) {
 
 RowMatrix gaussian_weights(Index m, Index d, unsigned seed) {
     std::mt19937_64 gen(seed);
-    std::normal_distribution<double> z(0.0, 1.0);
-    RowMatrix W(m, d);
-    for (Index i = 0; i < m; ++i)
-        for (Index j = 0; j < d; ++j) W(i, j) = z(gen);
-    return W;
+    return gaussian(m, d, gen);
 }
 
 struct Out {

@@ -28,10 +28,9 @@ struct VardiShamir {
     }
 };
 
-GDSettings settings_for(double eta, std::int64_t steps) {
-    GDSettings s;
-    s.eta = eta;
-    s.max_steps = steps;
+// Without the gradient tolerance: every run takes the steps asked.
+GDSettings settings_no_tol(double eta, std::int64_t steps) {
+    GDSettings s = settings_for(eta, steps);
     s.tol = 0;
     return s;
 }
@@ -58,8 +57,8 @@ TEST_CASE("DualGD: beta = X W to 1e-12 after 2e6 steps with resync, not without"
     for (double g : {0.0, 1.0, 5.0}) {
         const VardiShamir p(g);
         const RowMatrix beta0 = p.W0 * p.X.transpose();
-        DualGD kept(p.K, p.y, dual_start(p.outer, RowMatrix::Zero(1, 3), beta0), settings_for(1e-4, 0));
-        DualGD drifting(p.K, p.y, dual_start(p.outer, RowMatrix::Zero(1, 3), beta0), settings_for(1e-4, 0));
+        DualGD kept(p.K, p.y, dual_start(p.outer, RowMatrix::Zero(1, 3), beta0), settings_no_tol(1e-4, 0));
+        DualGD drifting(p.K, p.y, dual_start(p.outer, RowMatrix::Zero(1, 3), beta0), settings_no_tol(1e-4, 0));
         CHECK(kept.resync_every() == defaults::resync_every);
         drifting.set_resync_every(0);
         kept.step(2000000);
@@ -73,13 +72,9 @@ TEST_CASE("DualGD: beta = X W to 1e-12 after 2e6 steps with resync, not without"
 
 TEST_CASE("DualGD: runs shorter than resync_every are unchanged bitwise; the resync sets beta0 + K alpha") {
     const Problem p = make_problem(12, 30, 5);
-    Vector outer(2);
-    outer << 1.0, -1.0;
-    std::mt19937_64 gen(3);
-    const RowMatrix W0 = gaussian(2, 30, gen, 0.2);
-    const RowMatrix beta0 = W0 * p.X.transpose();
-    DualGD a(p.K, p.y, dual_start(outer, RowMatrix::Zero(2, 12), beta0), settings_for(0.1, 0));
-    DualGD b(p.K, p.y, dual_start(outer, RowMatrix::Zero(2, 12), beta0), settings_for(0.1, 0));
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0, -1.0}, 3, 0.2);
+    DualGD a(p.K, p.y, dual_start(outer, alpha0, beta0), settings_no_tol(0.1, 0));
+    DualGD b(p.K, p.y, dual_start(outer, alpha0, beta0), settings_no_tol(0.1, 0));
     b.set_resync_every(0);
     a.step(defaults::resync_every - 1);
     b.step(defaults::resync_every - 1);
@@ -96,15 +91,10 @@ TEST_CASE("DualGD: runs shorter than resync_every are unchanged bitwise; the res
 
 TEST_CASE("DualGD: a checkpoint with its reference resumes bitwise across resyncs") {
     const Problem p = make_problem(12, 30, 13);
-    Vector outer(3);
-    outer << 1.0, -1.0, 1.0;
-    std::mt19937_64 gen(1);
-    const RowMatrix W0 = gaussian(3, 30, gen, 0.2);
-    const RowMatrix beta0 = W0 * p.X.transpose();
-    const RowMatrix alpha0 = RowMatrix::Zero(3, 12);
-    DualGD a(p.K, p.y, dual_start(outer, alpha0, beta0), settings_for(0.05, 0));
+    const auto [outer, W0, beta0, alpha0] = gaussian_start(p, {1.0, -1.0, 1.0}, 1, 0.2);
+    DualGD a(p.K, p.y, dual_start(outer, alpha0, beta0), settings_no_tol(0.05, 0));
     a.step(1500);
-    DualGD b(p.K, p.y, dual_start(outer, a.alpha(), a.beta()), settings_for(0.05, 0));
+    DualGD b(p.K, p.y, dual_start(outer, a.alpha(), a.beta()), settings_no_tol(0.05, 0));
     b.restore(a.steps_taken(), a.mask(), a.pattern().stable_step());
     b.set_reference(alpha0, beta0);
     CHECK(b.alpha_reference() == alpha0 && b.beta_reference() == beta0);
@@ -117,8 +107,8 @@ TEST_CASE("DualGD: a checkpoint with its reference resumes bitwise across resync
 TEST_CASE("DenseGD: W = W0 + alpha X to 1e-12 after 2e6 steps with resync, not without") {
     for (double g : {1.0, 2.0}) {
         const VardiShamir p(g);
-        DenseGD kept(p.X, p.y, dense_start(p.outer, p.W0, RowMatrix::Zero(1, 3)), settings_for(1e-4, 0));
-        DenseGD drifting(p.X, p.y, dense_start(p.outer, p.W0, RowMatrix::Zero(1, 3)), settings_for(1e-4, 0));
+        DenseGD kept(p.X, p.y, dense_start(p.outer, p.W0, RowMatrix::Zero(1, 3)), settings_no_tol(1e-4, 0));
+        DenseGD drifting(p.X, p.y, dense_start(p.outer, p.W0, RowMatrix::Zero(1, 3)), settings_no_tol(1e-4, 0));
         drifting.set_resync_every(0);
         kept.step(2000000);
         drifting.step(2000000);

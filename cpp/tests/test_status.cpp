@@ -16,9 +16,7 @@ using namespace relucore_test;
 namespace {
 
 GDSettings settings_for(double eta, std::int64_t steps, double tol) {
-    GDSettings s;
-    s.eta = eta;
-    s.max_steps = steps;
+    GDSettings s = relucore_test::settings_for(eta, steps);
     s.tol = tol;
     return s;
 }
@@ -111,16 +109,8 @@ TEST_CASE("GrowingHistory: grows with the run, same records as preallocated buff
     GDSettings s = settings_for(0.2, 50, 0);
     s.record_every = 3;
     const std::int64_t cap = history_capacity(50, 3);
-    std::vector<std::int64_t> steps(cap);
-    std::vector<double> loss(cap), beta(cap * 6), alpha(cap * 6);
-    std::vector<std::uint8_t> mask(cap * 6);
-    History h;
-    h.steps = steps.data();
-    h.loss = loss.data();
-    h.beta = beta.data();
-    h.alpha = alpha.data();
-    h.mask = mask.data();
-    h.capacity = cap;
+    HistoryBuffers buffers(cap, 6, 0.0, true);
+    auto& [steps, loss, beta, alpha, mask, h] = buffers;
     DualGD a = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     const RunSummary ra = a.run(&h);
     GrowingHistory g(6, cap, 2);  // starts with 2 slots: grows 2 -> 4 -> 8 -> 16 -> 18

@@ -4,6 +4,7 @@
 // output scales), the noise against its stated law, and the invariances the
 // engine promises (split runs and thread counts give bitwise the same state).
 #include "check.hpp"
+#include "problems.hpp"
 
 #include "relucore/meanfield/weight_gd.hpp"
 
@@ -81,11 +82,7 @@ RowMatrix theta_of(const WeightGD& e) {
 
 RowMatrix random_theta(Index N, Index P, unsigned seed) {
     std::mt19937_64 gen(seed);
-    std::normal_distribution<double> normal(0.0, 0.7);
-    RowMatrix t(N, P);
-    for (Index i = 0; i < N; ++i)
-        for (Index c = 0; c < P; ++c) t(i, c) = normal(gen);
-    return t;
+    return relucore_test::gaussian(N, P, gen, 0.7);
 }
 
 }  // namespace
