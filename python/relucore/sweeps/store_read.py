@@ -33,6 +33,9 @@ def _reading(path):
     path = os.fspath(path)
     conn = connect_readonly(path)
     try:
+        # One read transaction: every SELECT of the reader sees the same snapshot, so rows a
+        # writer commits between two queries (the trial count, then the rows) are not half seen.
+        conn.execute("BEGIN")
         yield path, conn
     except sqlite3.Error as exc:
         raise sqlite_error(exc, path) from None
