@@ -32,10 +32,11 @@ RngStream to_stream(int s) {
 }  // namespace
 
 static void bind_meanfield_settings(py::module_& m) {
-    py::enum_<OutputScale>(m, "OutputScale")
+    py::native_enum<OutputScale>(m, "OutputScale", "enum.IntEnum")
         .value("inv_n", OutputScale::inv_n)
         .value("inv_sqrt_n", OutputScale::inv_sqrt_n)
-        .value("one", OutputScale::one);
+        .value("one", OutputScale::one)
+        .finalize();
 
     py::class_<WeightGDSettings>(m, "WeightGDSettings",
                                  "Settings of a mean-field SGD run (see relucore/meanfield/weight_gd.hpp).")

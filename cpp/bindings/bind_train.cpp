@@ -220,9 +220,13 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
 }  // namespace
 
 static void bind_model_settings_and_dual_runs(py::module_& m) {
-    py::enum_<Activation>(m, "Activation").value("relu", Activation::relu).value("leaky_relu", Activation::leaky_relu);
-    py::enum_<Loss> loss_enum(m, "Loss");
+    py::native_enum<Activation>(m, "Activation", "enum.IntEnum")
+        .value("relu", Activation::relu)
+        .value("leaky_relu", Activation::leaky_relu)
+        .finalize();
+    py::native_enum<Loss> loss_enum(m, "Loss", "enum.IntEnum");
     for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
+    loss_enum.finalize();
     m.def(
         "loss_traits",
         [](Loss loss) {
@@ -243,13 +247,14 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
           py::arg("y_norm"), py::arg("h0_norm"),
           "The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): "
           "max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.");
-    py::enum_<Status>(m, "Status")
+    py::native_enum<Status>(m, "Status", "enum.IntEnum")
         .value("converged", Status::converged)
         .value("max_steps", Status::max_steps)
         .value("diverged", Status::diverged)
         .value("cancelled", Status::cancelled)
         .value("stopped", Status::stopped)
-        .value("stalled", Status::stalled);
+        .value("stalled", Status::stalled)
+        .finalize();
 
     py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/gd/run.hpp).")
         .def(py::init<>())
@@ -359,15 +364,19 @@ static void raise_first_refusal(const PrepareArrays& a, const PrepareRequest& re
 }
 
 static void bind_prepare(py::module_& m) {
-    py::enum_<StartSolve>(m, "StartSolve", "How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).")
+    py::native_enum<StartSolve>(m, "StartSolve", "enum.IntEnum",
+                                "How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).")
         .value("none", StartSolve::none)
         .value("inverse", StartSolve::inverse)
-        .value("least_squares", StartSolve::least_squares);
-    py::enum_<StartBeta>(m, "StartBeta", "Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).")
+        .value("least_squares", StartSolve::least_squares)
+        .finalize();
+    py::native_enum<StartBeta>(m, "StartBeta", "enum.IntEnum",
+                               "Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).")
         .value("given", StartBeta::given)
         .value("from_weights", StartBeta::from_weights)
         .value("gaussian_gram", StartBeta::gaussian_gram)
-        .value("positive", StartBeta::positive);
+        .value("positive", StartBeta::positive)
+        .finalize();
     py::class_<PrepareRequest>(m, "PrepareSettings",
                                "What prepare_batch computes (relucore/gd/prepare.hpp, PrepareRequest): shared by the "
                                "problems of a batch.")

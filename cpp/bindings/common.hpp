@@ -3,6 +3,7 @@
 // Nothing numerical happens here.
 #pragma once
 
+#include <pybind11/native_enum.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 

@@ -5,156 +5,38 @@ relucore's compiled core (private: use the relucore package)
 """
 from __future__ import annotations
 import collections.abc
+import enum
 import numpy
 import numpy.typing
 import typing
 __all__: list[str]
-class Activation:
-    """
-    Members:
-    
-      relu
-    
-      leaky_relu
-    """
-    __members__: typing.ClassVar[dict[str, Activation]]
+class Activation(enum.IntEnum):
     leaky_relu: typing.ClassVar[Activation]
     relu: typing.ClassVar[Activation]
-    @typing.overload
-    def __eq__(self, other: Activation) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
+    def __format__(self, format_spec):
         ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: Activation) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
-        ...
-class Loss:
-    """
-    Members:
-    
-      square
-    
-      logistic
-    """
-    __members__: typing.ClassVar[dict[str, Loss]]
+class Loss(enum.IntEnum):
     logistic: typing.ClassVar[Loss]
     square: typing.ClassVar[Loss]
-    @typing.overload
-    def __eq__(self, other: Loss) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
+    def __format__(self, format_spec):
         ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: Loss) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
-        ...
-class Status:
-    """
-    Members:
-    
-      converged
-    
-      max_steps
-    
-      diverged
-    
-      cancelled
-    
-      stopped
-    
-      stalled
-    """
-    __members__: typing.ClassVar[dict[str, Status]]
+class Status(enum.IntEnum):
     cancelled: typing.ClassVar[Status]
     converged: typing.ClassVar[Status]
     diverged: typing.ClassVar[Status]
     max_steps: typing.ClassVar[Status]
     stalled: typing.ClassVar[Status]
     stopped: typing.ClassVar[Status]
-    @typing.overload
-    def __eq__(self, other: Status) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: Status) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
+    def __format__(self, format_spec):
         ...
 class GDSettings:
     """
@@ -209,108 +91,30 @@ class GDSettings:
     @tol.setter
     def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
-class StartSolve:
+class StartSolve(enum.IntEnum):
     """
     How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).
-    
-    Members:
-    
-      none
-    
-      inverse
-    
-      least_squares
     """
-    __members__: typing.ClassVar[dict[str, StartSolve]]
     inverse: typing.ClassVar[StartSolve]
     least_squares: typing.ClassVar[StartSolve]
     none: typing.ClassVar[StartSolve]
-    @typing.overload
-    def __eq__(self, other: StartSolve) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
+    def __format__(self, format_spec):
         ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: StartSolve) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
-        ...
-class StartBeta:
+class StartBeta(enum.IntEnum):
     """
     Where prepare_batch takes beta0 from (relucore/gd/prepare.hpp).
-    
-    Members:
-    
-      given
-    
-      from_weights
-    
-      gaussian_gram
-    
-      positive
     """
-    __members__: typing.ClassVar[dict[str, StartBeta]]
     from_weights: typing.ClassVar[StartBeta]
     gaussian_gram: typing.ClassVar[StartBeta]
     given: typing.ClassVar[StartBeta]
     positive: typing.ClassVar[StartBeta]
-    @typing.overload
-    def __eq__(self, other: StartBeta) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: StartBeta) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
+    def __format__(self, format_spec):
         ...
 class PrepareSettings:
     """
@@ -468,53 +272,14 @@ class DualTrainer:
         """
         GD steps taken since the starting point.
         """
-class OutputScale:
-    """
-    Members:
-    
-      inv_n
-    
-      inv_sqrt_n
-    
-      one
-    """
-    __members__: typing.ClassVar[dict[str, OutputScale]]
+class OutputScale(enum.IntEnum):
     inv_n: typing.ClassVar[OutputScale]
     inv_sqrt_n: typing.ClassVar[OutputScale]
     one: typing.ClassVar[OutputScale]
-    @typing.overload
-    def __eq__(self, other: OutputScale) -> bool:
+    @classmethod
+    def __new__(cls, value):
         ...
-    @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
-    @typing.overload
-    def __ne__(self, other: OutputScale) -> bool:
-        ...
-    @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
-    @property
-    def name(self) -> str:
-        ...
-    @property
-    def value(self) -> int:
+    def __format__(self, format_spec):
         ...
 class WeightGDSettings:
     """
