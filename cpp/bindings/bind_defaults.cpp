@@ -54,6 +54,8 @@ void bind_defaults(py::module_& m) {
     constant(cls, "meanfield_divergence_bound", d::meanfield_divergence_bound,
              "A mean-field run diverges when some |h(x_j)| of a step exceeds this.");
     constant(cls, "minnorm_tol", d::minnorm_tol, "Relative tolerance of the minimum-norm QP's sign tests.");
+    constant(cls, "minnorm_pivot_rtol", d::minnorm_pivot_rtol,
+             "K is numerically singular for the minimum-norm problems when min pivot^2 < this * max K_ii.");
     constant(cls, "minnorm_max_block_iter", d::minnorm_max_block_iter,
              "Block principal pivoting iterations of the minimum-norm QP before its fallback.");
     constant(cls, "minnorm_stall_limit", d::minnorm_stall_limit,

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 using namespace relucore;
 using namespace relucore_test;
@@ -127,21 +128,49 @@ TEST_CASE("default_offset: y_min / (C_alpha m), with the rules for zero and NaN 
     CHECK(default_offset(y, 3, 10.0) == 1.0 / 30.0);
 }
 
-TEST_CASE("solve_positive_start: the Cholesky solve and its conditioning rule") {
+TEST_CASE("conditioning_rule: the Cholesky estimate first, the spectrum only where it fails") {
     const Problem p = make_problem(7, 40, 9);
     const RowMatrix beta0 = RowMatrix::Constant(2, 7, 1e-3);
     Eigen::LLT<RowMatrix> llt(7);
-    RowMatrix alpha0(2, 7);
-    CHECK(solve_positive_start(p.K, beta0, defaults::cholesky_rcond_min, llt, alpha0) == StartCheck::ok);
+    int asked = 0;
+    // A spectrum callback that counts its calls and reports {mu_1, mu_n}.
+    const auto spectrum_of = [&asked](double top, double bottom) {
+        return [&asked, top, bottom] {
+            ++asked;
+            return std::pair(top, bottom);
+        };
+    };
+    const double cmax = defaults::max_condition;
+    // Well conditioned: accepted by the estimate, the spectrum is never computed.
+    CHECK(factor_gram(p.K, cmax, spectrum_of(1, 0), llt) == StartCheck::ok && asked == 0);
+    const RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
     CHECK_CLOSE(RowMatrix(alpha0 * p.K), beta0, 1e-10, 1e-15);
+    // The estimate decides first: a spectrum that would refuse is not consulted.
+    llt.compute(p.K);
+    CHECK(conditioning_rule(llt, 1e-300, cmax, spectrum_of(1e20, 1)) == StartCheck::ok && asked == 0);
+    // Not factorisable: the spectrum names the fault.
     RowMatrix indefinite = p.K;
     indefinite(0, 0) = -1.0;
-    CHECK(solve_positive_start(indefinite, beta0, 0, llt, alpha0) == StartCheck::not_definite);
-    // Nearly singular but factorisable: refused only when a condition bound is asked for.
+    CHECK(factor_gram(indefinite, cmax, spectrum_of(5, -1), llt) == StartCheck::ill_conditioned && asked == 1);
+    CHECK(factor_gram(indefinite, cmax, spectrum_of(5, 1), llt) == StartCheck::not_definite && asked == 2);
+    // Factorisable, estimate below cholesky_rcond_min: the exact condition number decides.
     RowMatrix near = RowMatrix::Identity(7, 7);
+    near(6, 6) = 1e-14;  // cond 1e14 > max_condition
+    CHECK(factor_gram(near, cmax, spectrum_of(1, 1e-14), llt) == StartCheck::ill_conditioned && asked == 3);
+    near(6, 6) = 1e-12;  // rcond = 1e-12 is not above cholesky_rcond_min, cond = 1e12 is accepted
+    CHECK(factor_gram(near, cmax, spectrum_of(1, 1e-12), llt) == StartCheck::ok && asked == 4);
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    // The deprecated solve_positive_start keeps its old behaviour (the estimate only) for one release.
+    RowMatrix alpha_old(2, 7);
     near(6, 6) = 1e-14;
-    CHECK(solve_positive_start(near, beta0, 1e-12, llt, alpha0) == StartCheck::ill_conditioned);
-    CHECK(solve_positive_start(near, beta0, 0, llt, alpha0) == StartCheck::ok);
+    CHECK(solve_positive_start(near, beta0, 1e-12, llt, alpha_old) == StartCheck::ill_conditioned);
+    CHECK(solve_positive_start(near, beta0, 0, llt, alpha_old) == StartCheck::ok);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 }
 
 RELUCORE_TEST_MAIN

@@ -532,6 +532,11 @@ class Defaults:
         Block principal pivoting iterations of the minimum-norm QP before its fallback.
         """
     @property
+    def minnorm_pivot_rtol(self) -> float:
+        """
+        K is numerically singular for the minimum-norm problems when min pivot^2 < this * max K_ii.
+        """
+    @property
     def minnorm_stall_limit(self) -> int:
         """
         Block iterations without progress of the minimum-norm QP before its fallback.

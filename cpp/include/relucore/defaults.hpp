@@ -69,6 +69,10 @@ constexpr double meanfield_divergence_bound = 1e100;
 /// sign tests, block principal pivoting iterations before the fallback, and
 /// block iterations without progress before the fallback.
 constexpr double minnorm_tol = 1e-13;
+/// The minimum-norm problems refuse K as numerically singular when the smallest squared
+/// pivot of its Cholesky factor is below minnorm_pivot_rtol * max_i K_ii (relucore.minnorm
+/// and the sweep trial's gap).
+constexpr double minnorm_pivot_rtol = 1e-13;
 constexpr int minnorm_max_block_iter = 60;
 constexpr int minnorm_stall_limit = 6;
 /// Sizes from which linalg/blas.hpp hands a product to a registered BLAS

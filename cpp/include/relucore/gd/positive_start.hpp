@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace relucore {
 
@@ -151,18 +152,38 @@ inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
     return ref / (C_alpha * static_cast<Scalar>(m));
 }
 
-/// The dual coordinates alpha0 = K^{-1} beta0 of the all-positive start
-/// w_k = X^T K^{-1} beta0_k (one row per neuron), by the Cholesky
-/// factorisation of K, which is left in llt.
-///
-/// The conditioning rule: the factorisation must succeed (else not_definite)
-/// and, when rcond_min > 0, its reciprocal condition estimate must exceed
-/// rcond_min (else ill_conditioned): rounding can leave the K of a
-/// rank-deficient X with tiny positive pivots. Callers that have bounded
-/// mu_1 / mu_n by the eigenvalues of K already pass rcond_min = 0. alpha0 is
-/// written only when the check passes; its finiteness is the caller's check.
-inline StartCheck solve_positive_start(const ConstMatrixRef& K, const ConstMatrixRef& beta0, Scalar rcond_min,
-                                       Eigen::LLT<RowMatrix>& llt, MatrixRef alpha0) {
+/// The conditioning rule of every start that needs K^{-1} (docs/errors.md, "K is badly
+/// conditioned"): K is accepted when its Cholesky factorisation llt succeeded with a
+/// reciprocal condition estimate above rcond_min, the cheap test that decides almost every
+/// K; otherwise its spectrum decides: ill_conditioned when mu_n <= 0 or mu_1 / mu_n >
+/// max_condition, not_definite when the factorisation failed although the spectrum
+/// passed, ok otherwise. spectrum() returns {mu_1, mu_n}; it is called only when the
+/// estimate fails, so a caller that has no eigenvalues yet computes them only then.
+template <class Spectrum>
+StartCheck conditioning_rule(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min, Scalar max_condition,
+                             Spectrum&& spectrum) {
+    if (llt.info() == Eigen::Success && llt.rcond() > rcond_min) return StartCheck::ok;
+    const std::pair<Scalar, Scalar> mu = spectrum();
+    if (!(mu.second > 0) || mu.first / mu.second > max_condition) return StartCheck::ill_conditioned;
+    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+    return StartCheck::ok;
+}
+
+/// The Cholesky factorisation of K into llt and conditioning_rule() on it, with the
+/// default rcond_min (defaults::cholesky_rcond_min) and opt.max_condition.
+template <class Spectrum>
+StartCheck factor_gram(const ConstMatrixRef& K, Scalar max_condition, Spectrum&& spectrum,
+                       Eigen::LLT<RowMatrix>& llt) {
+    llt.compute(K);
+    return conditioning_rule(llt, defaults::cholesky_rcond_min, max_condition, std::forward<Spectrum>(spectrum));
+}
+
+/// Deprecated (removed in 0.3): alpha0 = K^{-1} beta0 by the Cholesky factorisation of K
+/// with the reciprocal-estimate half of the rule only (rcond_min = 0: none). Use
+/// factor_gram(), which applies the whole conditioning rule, then llt.solve().
+[[deprecated("use factor_gram() and llt.solve()")]] inline StartCheck solve_positive_start(
+    const ConstMatrixRef& K, const ConstMatrixRef& beta0, Scalar rcond_min, Eigen::LLT<RowMatrix>& llt,
+    MatrixRef alpha0) {
     llt.compute(K);
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
     if (rcond_min > 0 && !(llt.rcond() > rcond_min)) return StartCheck::ill_conditioned;
@@ -227,13 +248,13 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     if (!symmetric_eigenvalues<Matrix>(K, mu)) return StartCheck::gram_not_finite;
     const Scalar mu1 = mu[n - 1], mun = mu[0];
     if (!(mu1 > 0) || mu1 < tiny) return StartCheck::gram_degenerate;
-    if (!(mun > 0) || mu1 / mun > opt.max_condition) return StartCheck::ill_conditioned;
+    Eigen::LLT<Matrix> llt(n);
+    const StartCheck conditioned = factor_gram(K, opt.max_condition, [&] { return std::pair(mu1, mun); }, llt);
+    if (conditioned != StartCheck::ok) return conditioned;
 
     if (opt.eps >= 0) beta0.setConstant(opt.eps == 0 ? default_offset(y, m, opt.C_alpha) : opt.eps);
     if (!(beta0.array() > 0).all() || !beta0.allFinite()) return StartCheck::eps_invalid;
-    Eigen::LLT<Matrix> llt(n);
-    const StartCheck solved = solve_positive_start(K, beta0, 0, llt, alpha0);
-    if (solved != StartCheck::ok) return solved;
+    alpha0 = llt.solve(beta0.transpose()).transpose();
     W0.setZero();
     add_row_combination(alpha0, X, W0);
     if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;

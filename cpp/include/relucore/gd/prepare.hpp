@@ -230,11 +230,11 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
             Eigen::LLT<RowMatrix> llt(gram());
             bool ok = llt.info() == Eigen::Success && llt.rcond() > req.rcond_min;
             if (!ok && req.solve == StartSolve::inverse) {
-                // The exact rule decides: refuse when cond(K) > max_condition or K is not positive definite.
-                detail::write_spectrum(K, mu);
-                const Scalar top = mu[n - 1], bottom = mu[0];
-                if (!(bottom > 0) || top / bottom > req.max_condition) return StartCheck::ill_conditioned;
-                if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+                const StartCheck c = conditioning_rule(llt, req.rcond_min, req.max_condition, [&] {
+                    detail::write_spectrum(K, mu);
+                    return std::pair(mu[n - 1], mu[0]);
+                });
+                if (c != StartCheck::ok) return c;
                 ok = true;
             }
             if (req.beta == StartBeta::gaussian_gram) {

@@ -6,15 +6,15 @@
 //
 // The start runs the rules of relucore.train's prepare step (gd/prepare.hpp,
 // Gram mode, init="positive", m = 1, square loss, ReLU) by calling them:
-// labels_usable(), default_offset(), solve_positive_start(), start_residual(),
+// labels_usable(), default_offset(), factor_gram(), start_residual(),
 // start_step() and start_tolerance() of gd/positive_start.hpp, then the same
 // DualGD engine as _core.run_dual_batch. Only the eigenvalues differ in
 // rounding: mu_1 and mu_n come from extreme_eigenvalues() below (Laguerre's
 // iteration) instead of LAPACK, so a default step or tolerance can differ from
 // train's in the last bits; with eta and tol given, a trial is train's run bit
-// for bit. The conditioning rule is prepare's exact one, cond(K) = mu_1 / mu_n
-// <= max_condition (prepare reaches it when the Cholesky rcond estimate fails;
-// the trial has both eigenvalues anyway). w* is relucore.minnorm's for m = 1.
+// for bit. The conditioning rule is prepare's (conditioning_rule(): the Cholesky
+// rcond estimate, then cond(K) = mu_1 / mu_n <= max_condition where the estimate
+// fails). w* is relucore.minnorm's for m = 1.
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -120,7 +120,7 @@ struct GramTrialSettings : StartOptions {
 
 enum class GramTrialError : int {
     none = 0,
-    ill_conditioned = 1,   // cond(K) > max_condition or K not positive definite
+    ill_conditioned = 1,   // conditioning_rule() refused K (gd/positive_start.hpp)
     minnorm_failed = 2,    // the QP solver did not finish
     minnorm_singular = 3,  // K numerically singular for minnorm (Cholesky pivot test)
     not_finite = 4,        // the starting point or its loss is not finite
@@ -149,19 +149,14 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     }
     extreme_eigenvalues(K, out.mu1, out.mun);
     out.cond = out.mun > 0 ? out.mu1 / out.mun : std::numeric_limits<double>::infinity();
-    if (!(out.mu1 > 0) || out.cond > st.max_condition) {
+    Eigen::LLT<RowMatrix> llt(n);
+    if (factor_gram(K, st.max_condition, [&] { return std::pair(out.mu1, out.mun); }, llt) != StartCheck::ok) {
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    // cond(K) is bounded above, so no reciprocal condition estimate (rcond_min = 0).
     const Vector outer = Vector::Constant(1, st.sign);
     const RowMatrix beta0 = RowMatrix::Constant(1, n, st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha));
-    RowMatrix alpha0(1, n);
-    Eigen::LLT<RowMatrix> llt(n);
-    if (solve_positive_start(K, beta0, 0, llt, alpha0) != StartCheck::ok) {
-        out.error = GramTrialError::ill_conditioned;
-        return out;
-    }
+    RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
     // The checks and defaults of prepare's finish: a finite start and starting loss, the step, the tolerance.
     Vector h0(n);
     if (!alpha0.allFinite() || !std::isfinite(0.5 * start_residual(outer, beta0, y, st, h0))) {
@@ -197,7 +192,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
         min_piv = std::min(min_piv, Lf(i, i) * Lf(i, i));
         max_diag = std::max(max_diag, K(i, i));
     }
-    if (min_piv < 1e-13 * max_diag) {
+    if (min_piv < defaults::minnorm_pivot_rtol * max_diag) {
         out.error = GramTrialError::minnorm_singular;
         return out;
     }

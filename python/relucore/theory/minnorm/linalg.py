@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relucore._core import defaults as _cpp
 from relucore._inputs import gram_of, single_problem  # noqa: F401  (re-exported)
 
 __all__ = ["check_pd", "kinv", "ksolve", "knorm"]
@@ -17,7 +18,7 @@ def check_pd(K: np.ndarray) -> np.ndarray:
         raise ValueError(
             "K = X X^T is singular: the minimum-norm problems need X of full row rank (n <= d, independent examples)"
         ) from None
-    if np.min(np.diag(L)) ** 2 < 1e-13 * np.max(np.diag(K)):
+    if np.min(np.diag(L)) ** 2 < _cpp.minnorm_pivot_rtol * np.max(np.diag(K)):
         raise ValueError("K = X X^T is numerically singular (condition number > 1e13): X needs full row rank")
     return L
 
