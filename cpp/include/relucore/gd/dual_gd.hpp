@@ -148,8 +148,7 @@ public:
     /// @param start outer weights and the offsets eps (m x n positive, or one offset)
     /// @throws std::invalid_argument if K is singular or badly conditioned, or on bad
     ///         shapes, non-positive eps or invalid settings
-    /// (A template, Matrix always RowMatrix, so that the eigen-solver of the conditioning
-    /// rule is compiled only where this is called.)
+    /// (A template so that the rule's eigen-solver is compiled only where this is called.)
     template <class Matrix = RowMatrix>
     static DualGD positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, const PositiveStart& start,
                                  const GDSettings& settings) {
@@ -167,12 +166,8 @@ public:
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
         Eigen::LLT<RowMatrix> llt(n);
         // train's conditioning rule; the spectrum is computed only where the rcond estimate fails.
-        const auto spectrum = [&K, n]() {
-            Vector mu(n);
-            if (!symmetric_eigenvalues<Matrix>(*K, mu)) mu.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
-            return std::pair(mu[n - 1], mu[0]);
-        };
-        if (factor_gram(*K, defaults::max_condition, spectrum, llt) != StartCheck::ok)
+        if (factor_gram(*K, defaults::max_condition, [&K] { return extreme_spectrum<Matrix>(*K); }, llt) !=
+            StartCheck::ok)
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
         s.alpha = llt.solve(s.beta.transpose()).transpose();

@@ -169,6 +169,16 @@ StartCheck conditioning_rule(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min,
     return StartCheck::ok;
 }
 
+/// {mu_1, mu_n} of K by symmetric_eigenvalues() (NaN when it fails), for conditioning_rule().
+/// A template (Matrix is always RowMatrix) so that the eigen-solver is compiled only where used.
+template <class Matrix = RowMatrix>
+std::pair<Scalar, Scalar> extreme_spectrum(const ConstMatrixRef& K) {
+    const Index n = K.rows();
+    Vector mu(n);
+    if (!symmetric_eigenvalues<Matrix>(K, mu)) mu.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
+    return {mu[n - 1], mu[0]};
+}
+
 /// The Cholesky factorisation of K into llt and conditioning_rule() on it, with the
 /// default rcond_min (defaults::cholesky_rcond_min) and opt.max_condition.
 template <class Spectrum>
