@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from _random_problems import random_problems
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import relucore as rc
 from relucore.gd.limit import CertifiedResult, certify_gd
@@ -120,22 +120,10 @@ def test_certificate_bound_is_not_vacuous():
 
 
 @settings(deadline=None, max_examples=20)
-@given(
-    seed=st.integers(0, 10**6),
-    n=st.integers(2, 7),
-    extra=st.integers(1, 30),
-    m=st.integers(1, 3),
-    scale=st.sampled_from([1e-6, 1e-3, 1.0]),
-)
-def test_every_certificate_survives_a_long_plain_run(seed, n, extra, m, scale):
-    # Random problems, random starts (near zero at small scale, so near-degenerate patterns occur).
+@given(problem=random_problems(n_max=7, scales=[1e-6, 1e-3, 1.0]))
+def test_every_certificate_survives_a_long_plain_run(problem):
     # d > n: with d < n, K is singular and the final phase is not strictly contracting (not certified).
-    d = n + extra
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.standard_normal(n)
-    signs = rng.choice([-1.0, 1.0], m)
-    W0 = scale * rng.standard_normal((m, d))
+    X, y, signs, W0 = problem
     lim = rc.train(X, y, signs=signs, init=W0, steps=np.inf)
     if not lim.certificate.holds:
         assert lim.certificate.reason

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _random_problems import random_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,22 +131,13 @@ def test_random_flows_match_small_step_gd(seed, n, extra, m):
 
 
 @settings(deadline=None, max_examples=20)
-@given(
-    seed=st.integers(0, 10**6),
-    n=st.integers(2, 8),
-    extra=st.integers(1, 30),
-    m=st.integers(1, 3),
-    scale=st.sampled_from([1e-6, 1e-2, 1.0]),
-)
-def test_random_flow_limits_are_stationary(seed, n, extra, m, scale):
+@given(problem=random_problems(n_max=8, scales=[1e-6, 1e-2, 1.0]))
+def test_random_flow_limits_are_stationary(problem):
     # Starts down to 1e-6 (near-degenerate: many entries start next to zero). The limit must be
     # a rest point: zero residual on every example some neuron is active on, sliding entries at
     # zero, and the reported pattern the sign pattern of the limit.
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, n + extra))
-    y = rng.standard_normal(n)
-    signs = rng.choice([-1.0, 1.0], m)
-    f = rc.flow(X, y, signs=signs, init=scale * rng.standard_normal((m, n + extra)))
+    X, y, signs, W0 = problem
+    f = rc.flow(X, y, signs=signs, init=W0)
     assert f.status == "limit" and f.certificate.holds and f.certificate.margin >= 0
     h = signs @ np.maximum(f.beta, 0.0)
     assert np.abs((h - y)[f.pattern.any(axis=0)]).max(initial=0.0) <= 1e-9 * (1 + np.abs(y).max())
