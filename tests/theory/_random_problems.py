@@ -1,7 +1,14 @@
-"""The random problems the property tests of the certified limit and of the flow run on."""
+"""The random problems the tests of the certified limit and of the flow run on."""
 
 import numpy as np
 from hypothesis import strategies as st
+
+from relucore.experiments._common import lai_data
+
+
+def fig4_problem(seed, n=10, d=2000):
+    """Lai et al. Fig. 4 data drawn from ``seed``: x ~ N(0, I), |y| ~ U(0.1, 1) with random signs."""
+    return lai_data(np.random.default_rng(seed), n, d)
 
 
 @st.composite

@@ -2,23 +2,16 @@
 
 import numpy as np
 import pytest
-from _random_problems import random_problems
+from _random_problems import fig4_problem, random_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relucore as rc
 
 
-def _fig4(seed, n=10, d=2000):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
-
-
 @pytest.fixture(scope="module")
 def fig4_flow():
-    X, y = _fig4(3)
+    X, y = fig4_problem(3)
     return X, y, rc.flow(X, y, signs=(1, -1), times=[2e-5, 1e-3])
 
 
@@ -78,7 +71,7 @@ def test_events_and_states_are_consistent(fig4_flow):
 
 
 def test_t_max_stops_there_and_times_agree():
-    X, y = _fig4(4, d=500)
+    X, y = fig4_problem(4, d=500)
     full = rc.flow(X, y, signs=(1, -1), times=[0.0, 1e-5, 3e-4])
     part = rc.flow(X, y, signs=(1, -1), t_max=3e-4)
     assert part.status == "t_max" and part.t_final == 3e-4
@@ -101,7 +94,7 @@ def test_theorem1_flow_without_events_is_the_linear_regression_limit():
 
 
 def test_refusals():
-    X, y = _fig4(5, d=40)
+    X, y = fig4_problem(5, d=40)
     with pytest.raises(ValueError, match="no finite limit"):
         rc.flow(X, np.sign(y), loss="logistic")
     with pytest.raises(ValueError, match="t_max"):
