@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+from relucore.experiments._common import lai_data
+
+# The numpy loop a researcher writes is the tests' independent reference: one home, tests/_reference.py.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from _reference import numpy_gd  # noqa: E402, F401  (the benchmarks' numpy peer)
 
 
 def problem(n, d, m, seed=0):
     """Lai et al.'s Fig. 4 data: x ~ N(0, I_d), |y| ~ U(0.1, 1) with random signs; signs +1, -1, ..."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    X, y = lai_data(np.random.default_rng(seed), n, d)
     signs = np.array([1.0, -1.0, 1.0, -1.0][:m])
     return X, y, signs
 

@@ -135,9 +135,8 @@ def main(argv=None):
     K = 300
     samples = np.random.default_rng(1).integers(0, X.shape[0], K)
     big = np.random.default_rng(2).normal(0, 0.5, (N, 4))  # large enough for ReLUs to switch
-    ref = meanfield.train(
-        X, y, N=N, eta=step, weight_decay=lam, steps=K, init=big, samples=samples[:, None], record=0
-    ).theta
+    engine_kw = dict(N=N, eta=step, weight_decay=lam, record=0)  # the setting of every engine call below
+    ref = meanfield.train(X, y, steps=K, init=big, samples=samples[:, None], **engine_kw).theta
     diff_np = np.max(np.abs(numpy_loop(X, y, big, iters=K, step=step, lam=lam, T=0, rng=None, samples=samples) - ref))
     print(f"agreement after {K} steps on shared samples: max |engine - numpy| = {diff_np:.1e}", end="")
     if torch_version:
@@ -153,19 +152,7 @@ def main(argv=None):
         it_peer = int(2000 * scale)
 
         def engine(iters, n_threads=1):
-            meanfield.train(
-                X,
-                y,
-                N=N,
-                eta=step,
-                weight_decay=lam,
-                temperature=T,
-                steps=iters,
-                init=theta0,
-                rng=0,
-                record=0,
-                n_threads=n_threads,
-            )
+            meanfield.train(X, y, temperature=T, steps=iters, init=theta0, rng=0, n_threads=n_threads, **engine_kw)
 
         rng = np.random.default_rng(0)
         peers = {

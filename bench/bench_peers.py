@@ -65,7 +65,7 @@ import time  # noqa: E402
 
 import _common  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import problem  # noqa: E402
+from _common import numpy_gd, problem  # noqa: E402
 
 import relucore  # noqa: E402
 from relucore import meanfield  # noqa: E402
@@ -130,16 +130,6 @@ def torch_fixed_outer(X, y, W0, signs, eta, steps):
         loss.backward()
         opt.step()
     return W.detach().numpy()
-
-
-def numpy_fixed_outer(X, y, W0, signs, eta, steps):
-    """The same GD written in numpy (its matrix products on numpy's BLAS, one thread)."""
-    W = W0.copy()
-    for _ in range(steps):
-        pre = W @ X.T
-        r = signs @ np.maximum(pre, 0.0) - y
-        W -= eta * ((signs[:, None] * (pre > 0)) * r) @ X
-    return W
 
 
 def jax_fixed_outer(X, y, W0, signs, eta, steps):
@@ -259,7 +249,7 @@ def run_dana1(repeat):
 
         t_rc, res = best_of(rc, repeat)
         peers = []
-        t, W = best_of(lambda: numpy_fixed_outer(X, y, W0, signs, eta, steps), repeat)
+        t, W = best_of(lambda: numpy_gd(X, y, W0, signs, eta, steps), repeat)
         peers.append(("numpy loop", t, _rel(W, res.W)))
         if _torch() is not None:
             t, W = best_of(lambda: torch_fixed_outer(X, y, W0, signs, eta, steps), repeat)
@@ -362,7 +352,7 @@ def run_small(repeat):
     res = rc()
     fns, check = _dual_peers(X, y, signs, res, steps, on_device=(True,))
     checks = dict.fromkeys(fns, check)
-    fns["numpy loop"] = lambda: numpy_fixed_outer(X, y, res.W0, signs, res.eta, steps)
+    fns["numpy loop"] = lambda: numpy_gd(X, y, res.W0, signs, res.eta, steps)
     checks["numpy loop"] = lambda W: _rel(W, res.W)
     if _torch() is not None:
         fns["PyTorch autograd+SGD"] = lambda: torch_fixed_outer(X, y, res.W0, signs, res.eta, steps)

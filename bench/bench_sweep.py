@@ -153,7 +153,7 @@ def breakdown_gram(n, d, trials, seed=0):
     from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
     plan = bartlett_plan(n, d)
-    values, counts, kind, lo, hi, sp = plan
+    sp = plan.spectrum
     keys = trial_keys(seed, (1, 2), range(trials))
     out = {}
     t0 = time.perf_counter()
@@ -162,9 +162,7 @@ def breakdown_gram(n, d, trials, seed=0):
     out["K"] = 0.0
     settings = _core.GramTrialSettings(max_steps=10_000, minnorm=False, norm1=sp.norm1)
     t0 = time.perf_counter()
-    out_gram = _core.sweep_gram_batch(
-        keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, settings=settings, n_threads=1
-    )
+    out_gram = _core.sweep_gram_batch(keys, n=n, **plan.sampler_args(), settings=settings, n_threads=1)
     both = time.perf_counter() - t0
     out["prepare (eigenvalues, init)"] = float("nan")
     out["GD"] = both - out["sampling"]  # prepare + GD

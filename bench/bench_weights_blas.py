@@ -77,7 +77,8 @@ def step_seconds(X, y, signs, steps, repeat=5):
 
 def dana1(repeat):
     """CPU seconds of the Exp. 1 setting for relucore (BLAS, built-in), numpy and PyTorch, in turn."""
-    from bench_peers import _rel, _torch, dana1_problem, numpy_fixed_outer, torch_fixed_outer
+    from _common import numpy_gd
+    from bench_peers import _rel, _torch, dana1_problem, torch_fixed_outer
 
     X, y, W0, signs, eta, steps = dana1_problem()
     (n, d), m = X.shape, len(signs)
@@ -101,7 +102,7 @@ def dana1(repeat):
         "relucore weights": rc(True),
         "relucore weights (BLAS products)": rc(True, "avx"),
         "relucore weights (built-in products)": rc(False, "avx"),
-        "numpy loop": lambda: numpy_fixed_outer(X, y, W0, signs, eta, steps),
+        "numpy loop": lambda: numpy_gd(X, y, W0, signs, eta, steps),
     }
     if _torch() is not None:
         runs["PyTorch autograd+SGD"] = lambda: torch_fixed_outer(X, y, W0, signs, eta, steps)

@@ -3,24 +3,12 @@ import os
 import numpy as np
 import pytest
 
-
-def numpy_gd(X, y, W0, signs, eta, steps):
-    """Plain weight-space GD on 1/2||sum_k s_k relu(X w_k) - y||^2, written from docs/math.md §1 in numpy
-    (float64, numpy's own BLAS): the independent reference the engines are checked against."""
-    W = W0.copy()
-    for _ in range(steps):
-        pre = W @ X.T
-        r = signs @ np.maximum(pre, 0.0) - y
-        W -= eta * ((signs[:, None] * (pre > 0)) * r) @ X
-    return W
+from relucore.experiments._common import lai_data
 
 
 def fig4_problem(seed, n=10, d=2000):
     """Lai et al. Fig. 4 data: x ~ N(0, I), |y| ~ U(0.1, 1) with random signs."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
+    return lai_data(np.random.default_rng(seed), n, d)
 
 
 @pytest.fixture

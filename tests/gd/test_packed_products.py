@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import numpy_gd
+from _reference import numpy_gd
 
 import relucore
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from conftest import fig4_problem, numpy_gd
+from _reference import numpy_gd
+from conftest import fig4_problem
 
 import relucore
 

@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
+from _reference import numpy_gd
 from conftest import fig4_problem
 
 import relucore
@@ -33,16 +34,6 @@ def same_state(t, res):
         a, b = getattr(t, f), getattr(res, f)
         assert np.array_equal(np.asarray(a), np.asarray(b)), f
     assert np.array_equal(t.mask, res.mask)
-
-
-def numpy_gd(X, y, W, signs, eta, steps):
-    """Weight-space GD on 1/2 ||sum_k s_k relu(X w_k) - y||^2, from docs/math.md §2."""
-    W = W.copy()
-    for _ in range(steps):
-        B = W @ X.T
-        r = (signs[:, None] * np.maximum(B, 0)).sum(0) - y
-        W -= eta * (signs[:, None] * (B > 0) * r[None, :]) @ X
-    return W
 
 
 @pytest.mark.parametrize("kw", CONFIGS)

@@ -81,8 +81,12 @@ def _batch(key, t, M, B):
     return out
 
 
-def _reference(X, y, theta0, *, iters, step, lam, T, kappa, bias, train_outer, B, key, samples=None):
-    """The update of relucore.meanfield.train written with whole-array numpy."""
+def _reference(
+    X, y, theta0, *, steps, eta, weight_decay, temperature, batch_size, bias, train_outer, kappa, key, samples=None
+):
+    """The update of relucore.meanfield.train written with whole-array numpy (the engine's
+    keywords, so that a test hands the same settings to both)."""
+    iters, step, lam, T, B = steps, eta, weight_decay, temperature, batch_size
     theta = theta0.copy()
     N, P = theta.shape
     M, d = X.shape
@@ -148,26 +152,10 @@ def data2d():
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
     N, iters, step, lam = 9, 60, 0.5, 0.1
-    theta0, res = _train_from_normal_start(
-        X,
-        y,
-        (1, 0.7),
-        N=N,
-        eta=step,
-        weight_decay=lam,
-        temperature=T,
-        steps=iters,
-        batch_size=B,
-        bias=bias,
-        train_outer=outer,
-        output_scale=scale,
-        rng=42,
-        record=10,
-    )
+    run = dict(eta=step, weight_decay=lam, temperature=T, steps=iters, batch_size=B, bias=bias, train_outer=outer)
+    theta0, res = _train_from_normal_start(X, y, (1, 0.7), N=N, output_scale=scale, rng=42, record=10, **run)
     kappa = meanfield.output_scale_factor(scale, N)
-    ref = _reference(
-        X, y, theta0, iters=iters, step=step, lam=lam, T=T, kappa=kappa, bias=bias, train_outer=outer, B=B, key=res.key
-    )
+    ref = _reference(X, y, theta0, kappa=kappa, key=res.key, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
     if not outer:
         np.testing.assert_array_equal(res.theta[:, 0], theta0[:, 0])
@@ -184,24 +172,9 @@ def test_given_samples_are_used(data2d):
     theta0 = np.random.default_rng(2).normal(0, 0.5, (N, 4))
     samples = np.random.default_rng(3).integers(0, 6, (iters, 2))
     samples[:, 1] = (samples[:, 0] + 1) % 6
-    res = meanfield.train(
-        X, y, N=N, eta=0.3, weight_decay=0.05, steps=iters, batch_size=2, init=theta0, samples=samples, rng=0
-    )
-    ref = _reference(
-        X,
-        y,
-        theta0,
-        iters=iters,
-        step=0.3,
-        lam=0.05,
-        T=0.0,
-        kappa=1 / N,
-        bias=True,
-        train_outer=True,
-        B=2,
-        key=res.key,
-        samples=samples,
-    )
+    run = dict(eta=0.3, weight_decay=0.05, temperature=0.0, steps=iters, batch_size=2, bias=True, train_outer=True)
+    res = meanfield.train(X, y, N=N, init=theta0, samples=samples, rng=0, **run)
+    ref = _reference(X, y, theta0, kappa=1 / N, key=res.key, samples=samples, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-12, atol=1e-14)
 
 
@@ -394,10 +367,9 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
     X, y = rng.standard_normal((5, d)), rng.standard_normal(5)
     N, iters = 11, 50
     theta0 = rng.normal(0, 0.7, (N, d + 2))
-    res = meanfield.train(X, y, N=N, eta=0.5, weight_decay=0.1, temperature=0.02, steps=iters, init=theta0, rng=1)
-    ref = _reference(
-        X, y, theta0, iters=iters, step=0.5, lam=0.1, T=0.02, kappa=1 / N, bias=True, train_outer=True, B=1, key=res.key
-    )
+    run = dict(eta=0.5, weight_decay=0.1, temperature=0.02, steps=iters, batch_size=1, bias=True, train_outer=True)
+    res = meanfield.train(X, y, N=N, init=theta0, rng=1, **run)
+    ref = _reference(X, y, theta0, kappa=1 / N, key=res.key, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
 
 
@@ -424,30 +396,19 @@ def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
     X, y = rng.standard_normal((7, d)), rng.standard_normal(7)
     N, iters = 301, 60  # chunks of 128, 128 and 45 neurons: full vectors and every kind of tail
     theta0 = rng.normal(0, 0.7, (N, d + (2 if bias else 1)))
-    kw = dict(
-        N=N,
-        eta=0.5,
-        weight_decay=0.1,
-        temperature=T,
-        steps=iters,
-        bias=bias,
-        train_outer=outer,
-        init=theta0,
-        rng=3,
-        record=20,
-    )
+    run = dict(eta=0.5, weight_decay=0.1, temperature=T, steps=iters, batch_size=1, bias=bias, train_outer=outer)
     runs = {}
     for path in SIMD_PATHS:
         monkeypatch.setenv("RELUCORE_SIMD", path)
         for n_threads in (1, 3):
-            runs[path, n_threads] = meanfield.train(X, y, n_threads=n_threads, **kw)
+            runs[path, n_threads] = meanfield.train(
+                X, y, N=N, init=theta0, rng=3, record=20, n_threads=n_threads, **run
+            )
     ref = runs["scalar", 1]
     for r in runs.values():
         assert r.theta.tobytes() == ref.theta.tobytes()  # bitwise, signed zeros included
         assert r.objective.tobytes() == ref.objective.tobytes()
-    expect = _reference(
-        X, y, theta0, iters=iters, step=0.5, lam=0.1, T=T, kappa=1 / N, bias=bias, train_outer=outer, B=1, key=ref.key
-    )
+    expect = _reference(X, y, theta0, kappa=1 / N, key=ref.key, **run)
     np.testing.assert_allclose(ref.theta, expect, rtol=1e-10, atol=1e-12)
 
 

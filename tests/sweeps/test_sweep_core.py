@@ -183,6 +183,26 @@ def test_measure_column_clash_is_an_error_row():
     assert (t.status == "error").all() and t.error.str.contains("clash").all()
 
 
+def test_config_values_and_measure_columns_share_the_plain_scalar_rule():
+    # numpy scalars (and, in a measure, 0-d arrays) become Python scalars on both paths; a
+    # configuration refuses non-finite numbers, a measure column keeps them (NaN is a measurement).
+    (cfg,) = expand_grid({"n": np.int64(5), "d": np.uint16(200), "eta": np.float32(0.5), "use_gram": np.bool_(True)})
+    assert (cfg["n"], cfg["d"], cfg["eta"], cfg["use_gram"]) == (5, 200, 0.5, True)
+    assert type(cfg["d"]) is int and type(cfg["eta"]) is float and type(cfg["use_gram"]) is bool
+    with pytest.raises(ValueError, match=re.escape("config 0['eta'] must be finite, got nan")):
+        expand_grid({"eta": np.float64("nan")})
+    t = relucore.sweep(
+        {"n": 5, "d": 200},
+        trials=2,
+        seed=0,
+        measure=lambda data, res: {"a": np.array(2.5), "b": np.float64("nan"), "c": np.int32(3)},
+        progress=False,
+    )
+    assert (t.status != "error").all() and (t.a == 2.5).all() and t.b.isna().all() and (t.c == 3).all()
+    t = relucore.sweep({"n": 5, "d": 200}, trials=1, seed=0, measure=lambda data, res: {"v": [1.0]}, progress=False)
+    assert t.error[0].startswith("TypeError: measure returned a non-scalar value for column 'v': list")
+
+
 def test_gram_mode_runs_without_X(reference):
     r = reference[reference.config_index == 2]
     # Theorem 1 holds with high probability only: at d/n = 37 one of these five draws stalls

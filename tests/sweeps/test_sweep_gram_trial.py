@@ -366,16 +366,12 @@ def test_sweep_gram_batch_returns_the_named_outputs_of_the_schema():
     from relucore.theory.sampling import bartlett_plan
 
     n, B = 5, 3
-    values, counts, labels, lo, hi, sp = bartlett_plan(n, 50, "isotropic", "uniform")
+    plan = bartlett_plan(n, 50, "isotropic", "uniform")
     out = _core.sweep_gram_batch(
         trial_keys(0, (1, 2), range(B)),
         n=n,
-        values=values,
-        counts=counts,
-        labels=labels,
-        lo=lo,
-        hi=hi,
-        settings=_core.GramTrialSettings(norm1=sp.norm1),
+        **plan.sampler_args(),
+        settings=_core.GramTrialSettings(norm1=plan.spectrum.norm1),
     )
     assert set(out) == set(CORE_OUTPUTS) | {"K", "y"}
     assert out["K"].shape == (B, n, n) and out["y"].shape == (B, n)

@@ -2,23 +2,16 @@
 
 import numpy as np
 import pytest
+from _random_problems import fig4_problem, random_problems
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import relucore as rc
 from relucore.gd.limit import CertifiedResult, certify_gd
 
 
-def _fig4(seed, n=10, d=2000):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
-
-
 @pytest.mark.parametrize("seed,eta_factor", [(0, 1.0), (1, 1.0), (0, 1 / 50), (2, 1 / 50)])
 def test_limit_matches_the_converged_plain_run(seed, eta_factor):
-    X, y = _fig4(seed)
+    X, y = fig4_problem(seed)
     eta = eta_factor * rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], np.array([1.0, -1.0]))
     lim = rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
     assert isinstance(lim, CertifiedResult) and lim.certificate.holds and lim.success
@@ -36,7 +29,7 @@ def test_limit_matches_the_converged_plain_run(seed, eta_factor):
     "signs,init", [((1,), "positive"), ((1, -1), "positive"), ((1, 1, -1, -1), "disjoint"), ((1, -1, -1), "disjoint")]
 )
 def test_theorem_closed_forms_agree_with_the_certified_limit(signs, init):
-    X, y = _fig4(3)
+    X, y = fig4_problem(3)
     lim = rc.train(X, y, signs=signs, init=init, steps=np.inf)
     assert lim.certificate.holds
     W = rc.predicted_limit(X, y, signs=signs, init=init, eta=lim.eta)
@@ -44,7 +37,7 @@ def test_theorem_closed_forms_agree_with_the_certified_limit(signs, init):
 
 
 def test_trainer_run_to_limit_is_train_with_steps_inf():
-    X, y = _fig4(4, d=300)
+    X, y = fig4_problem(4, d=300)
     lim = rc.train(X, y, signs=(1, -1), steps=np.inf)
     t = rc.Trainer(X, y, signs=(1, -1))
     res = t.run_to_limit()
@@ -54,8 +47,8 @@ def test_trainer_run_to_limit_is_train_with_steps_inf():
 
 
 def test_batch_gives_one_certificate_per_problem():
-    X = np.stack([_fig4(s, d=200)[0] for s in range(3)])
-    y = np.stack([_fig4(s, d=200)[1] for s in range(3)])
+    X = np.stack([fig4_problem(s, d=200)[0] for s in range(3)])
+    y = np.stack([fig4_problem(s, d=200)[1] for s in range(3)])
     lim = rc.train(X, y, signs=(1, -1), steps=np.inf)
     assert len(lim.certificate) == 3 and lim.W.shape == (3, 2, 200)
     for b in range(3):
@@ -66,7 +59,7 @@ def test_batch_gives_one_certificate_per_problem():
 
 def test_chatter_on_the_boundary_is_not_certified():
     # With eta / 50 this Figure 4 problem slides along beta_ki = 0 (GD chatters there): no proof.
-    X, y = _fig4(3)
+    X, y = fig4_problem(3)
     eta = rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], np.array([1.0, -1.0])) / 50
     lim = rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
     c = lim.certificate
@@ -104,7 +97,7 @@ def test_refusals_name_the_reason():
 
 
 def test_certificate_names_a_diverging_final_phase():
-    X, y = _fig4(7, d=100)
+    X, y = fig4_problem(7, d=100)
     res = rc.train(X, y, steps=20, tol=0)
     cert, _ = certify_gd(X @ X.T, y, np.array([1.0]), res.alpha, res.beta, 3 / np.linalg.eigvalsh(X @ X.T)[-1], 20)
     assert not cert.holds and "diverges" in cert.reason
@@ -112,7 +105,7 @@ def test_certificate_names_a_diverging_final_phase():
 
 def test_certificate_bound_is_not_vacuous():
     # At the start the pattern of Theorem 3 is about to change: no certificate there.
-    X, y = _fig4(6, d=500)
+    X, y = fig4_problem(6, d=500)
     res = rc.train(X, y, signs=(1, -1), steps=0, tol=0)
     K = X @ X.T
     cert, _ = certify_gd(K, y, np.array([1.0, -1.0]), res.alpha, res.beta, res.eta, 0)
@@ -120,22 +113,10 @@ def test_certificate_bound_is_not_vacuous():
 
 
 @settings(deadline=None, max_examples=20)
-@given(
-    seed=st.integers(0, 10**6),
-    n=st.integers(2, 7),
-    extra=st.integers(1, 30),
-    m=st.integers(1, 3),
-    scale=st.sampled_from([1e-6, 1e-3, 1.0]),
-)
-def test_every_certificate_survives_a_long_plain_run(seed, n, extra, m, scale):
-    # Random problems, random starts (near zero at small scale, so near-degenerate patterns occur).
+@given(problem=random_problems(n_max=7, scales=[1e-6, 1e-3, 1.0]))
+def test_every_certificate_survives_a_long_plain_run(problem):
     # d > n: with d < n, K is singular and the final phase is not strictly contracting (not certified).
-    d = n + extra
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.standard_normal(n)
-    signs = rng.choice([-1.0, 1.0], m)
-    W0 = scale * rng.standard_normal((m, d))
+    X, y, signs, W0 = problem
     lim = rc.train(X, y, signs=signs, init=W0, steps=np.inf)
     if not lim.certificate.holds:
         assert lim.certificate.reason

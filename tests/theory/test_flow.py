@@ -2,22 +2,16 @@
 
 import numpy as np
 import pytest
+from _random_problems import fig4_problem, random_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relucore as rc
 
 
-def _fig4(seed, n=10, d=2000):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
-
-
 @pytest.fixture(scope="module")
 def fig4_flow():
-    X, y = _fig4(3)
+    X, y = fig4_problem(3)
     return X, y, rc.flow(X, y, signs=(1, -1), times=[2e-5, 1e-3])
 
 
@@ -77,7 +71,7 @@ def test_events_and_states_are_consistent(fig4_flow):
 
 
 def test_t_max_stops_there_and_times_agree():
-    X, y = _fig4(4, d=500)
+    X, y = fig4_problem(4, d=500)
     full = rc.flow(X, y, signs=(1, -1), times=[0.0, 1e-5, 3e-4])
     part = rc.flow(X, y, signs=(1, -1), t_max=3e-4)
     assert part.status == "t_max" and part.t_final == 3e-4
@@ -100,7 +94,7 @@ def test_theorem1_flow_without_events_is_the_linear_regression_limit():
 
 
 def test_refusals():
-    X, y = _fig4(5, d=40)
+    X, y = fig4_problem(5, d=40)
     with pytest.raises(ValueError, match="no finite limit"):
         rc.flow(X, np.sign(y), loss="logistic")
     with pytest.raises(ValueError, match="t_max"):
@@ -130,22 +124,13 @@ def test_random_flows_match_small_step_gd(seed, n, extra, m):
 
 
 @settings(deadline=None, max_examples=20)
-@given(
-    seed=st.integers(0, 10**6),
-    n=st.integers(2, 8),
-    extra=st.integers(1, 30),
-    m=st.integers(1, 3),
-    scale=st.sampled_from([1e-6, 1e-2, 1.0]),
-)
-def test_random_flow_limits_are_stationary(seed, n, extra, m, scale):
+@given(problem=random_problems(n_max=8, scales=[1e-6, 1e-2, 1.0]))
+def test_random_flow_limits_are_stationary(problem):
     # Starts down to 1e-6 (near-degenerate: many entries start next to zero). The limit must be
     # a rest point: zero residual on every example some neuron is active on, sliding entries at
     # zero, and the reported pattern the sign pattern of the limit.
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, n + extra))
-    y = rng.standard_normal(n)
-    signs = rng.choice([-1.0, 1.0], m)
-    f = rc.flow(X, y, signs=signs, init=scale * rng.standard_normal((m, n + extra)))
+    X, y, signs, W0 = problem
+    f = rc.flow(X, y, signs=signs, init=W0)
     assert f.status == "limit" and f.certificate.holds and f.certificate.margin >= 0
     h = signs @ np.maximum(f.beta, 0.0)
     assert np.abs((h - y)[f.pattern.any(axis=0)]).max(initial=0.0) <= 1e-9 * (1 + np.abs(y).max())

@@ -9,19 +9,13 @@ import textwrap
 
 import numpy as np
 import pytest
+from _random_problems import fig4_problem
 
 import relucore as rc
 from relucore import _core
 from relucore.experiments.step_size import _step_size_data
 
 _U = np.finfo(float).eps / 2
-
-
-def _fig4(seed, n=10, d=2000):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
-    return X, y
 
 
 def _rel(a, b):
@@ -34,7 +28,7 @@ def test_steps_inf_is_the_limit_on_every_figure4_problem(seed):
     # proof exists. The run then returns the exact continuation from its tol state. Reference: a
     # plain run of 10^5 steps (converged; bench/bench_limit.py compares with 10^6 steps: 1.7e-14 -
     # 1.8e-13). Returning the tol state instead was 1.1-1.2e-12 from it (the state of main before).
-    X, y = _fig4(seed)
+    X, y = fig4_problem(seed)
     signs = np.array([1.0, -1.0])
     eta = rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], signs) / 50
     lim = rc.train(X, y, signs=signs, eta=eta, steps=np.inf)
@@ -153,7 +147,7 @@ def test_a_stalled_run_returns_at_once():
 
 
 def test_trainer_run_to_limit_follows_the_same_continuation():
-    X, y = _fig4(3)
+    X, y = fig4_problem(3)
     eta = rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], np.array([1.0, -1.0])) / 50
     lim = rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
     res = rc.Trainer(X, y, signs=(1, -1), eta=eta).run_to_limit()

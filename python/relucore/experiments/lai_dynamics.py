@@ -20,7 +20,7 @@ from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
 from relucore.gd.train import train
 from relucore.theory.gram_stats import gram_stats
 from relucore.theory.limits import predicted_limit
-from relucore.theory.regimes import DUAL_FROZEN, PRIMAL_STABLE, regimes
+from relucore.theory.regimes import DEFAULT_C_Y, DUAL_FROZEN, PRIMAL_STABLE, regimes
 
 __all__ = ["fig4", "fig5", "fig6"]
 
@@ -170,7 +170,7 @@ def fig4(
     d: int = 2000,
     n_seeds: int = 20,
     steps: int = 20_000,
-    C_y: float = 2.0,
+    C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
     quick: bool = False,
     seed: int = 0,
@@ -254,7 +254,7 @@ def fig5(
     n_seeds: int = 20,
     steps: int = 20_000,
     init_scale: float = DEFAULT_INIT_SCALE,
-    C_y: float = 2.0,
+    C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
     quick: bool = False,
     seed: int = 0,
@@ -342,7 +342,7 @@ def fig6(
     d: int = 15,
     n_seeds: int = 20,
     steps: int = 50_000,
-    C_y: float = 2.0,
+    C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
     quick: bool = False,
     seed: int = 0,

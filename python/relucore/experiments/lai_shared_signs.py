@@ -27,7 +27,7 @@ from relucore.experiments._common import claim, optional_figure
 from relucore.experiments.lai_dynamics import _analyse, _analysis_started, _batch, _draw, _table, _train_bar
 from relucore.gd.defaults import C_ALPHA
 from relucore.gd.train import train
-from relucore.theory.regimes import PRIMAL_STABLE
+from relucore.theory.regimes import DEFAULT_C_Y, PRIMAL_STABLE
 
 __all__ = ["fig7", "matching_deactivations"]
 
@@ -131,7 +131,7 @@ def fig7(
     init: str = "gaussian",
     beta_scale: float = 1.0,
     eps_scale: float = 1.0,
-    C_y: float = 2.0,
+    C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
     quick: bool = False,
     seed: int = 0,

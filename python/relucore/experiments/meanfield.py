@@ -24,7 +24,7 @@ labels :data:`GRID_LABELS` (pass ``labels=`` to change them).
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from typing import Dict, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -153,6 +153,78 @@ def _plot_row(fig, axes, entries):
     fig.colorbar(axes[0, -1].images[0], ax=axes[0, -1], shrink=0.85, label="h(x) (common scale)")
 
 
+def _grid_y(labels) -> np.ndarray:
+    """The grid's labels: :data:`GRID_LABELS` unless the caller gives others."""
+    return GRID_LABELS if labels is None else np.asarray(labels, float)
+
+
+class _Sweep(NamedTuple):
+    """A sweep experiment on the grid: the keyword of ``meanfield.train`` it sweeps, how a swept
+    value is shown (a format), the progress unit, and its claim that the measure does not
+    increase along the sweep (beyond ``tol``)."""
+
+    key: str
+    label: str
+    unit: str
+    claim: str
+    expected: str
+    tol: float
+
+
+_SWEEPS = {
+    "meanfield-weight-decay": _Sweep(
+        "weight_decay",
+        "λ={}",
+        "lambda",
+        "larger λ gives a flatter function (eq. (9), Fig. 5)",
+        "Lipschitz constant non-increasing in λ",
+        1e-9,
+    ),
+    "meanfield-noise": _Sweep(
+        "temperature",
+        "1/β={:g}",
+        "temperature",
+        "collapse sharpens as the noise vanishes (Thm. 4, Fig. 6)",
+        "collapse index non-increasing in 1/β",
+        1e-3,
+    ),
+}
+
+
+def _grid_sweep(name: str, values, *, y, st, seed: int, progress, **fixed):
+    """Yields ``(v, meanfield.train(...))`` on the grid data for each swept value ``v`` of sweep
+    ``name`` (``fixed``: the keywords every run shares), with a progress bar over them."""
+    from relucore import meanfield
+
+    sweep = _SWEEPS[name]
+    bar = progress_bar(progress, name, len(values), unit=sweep.unit)
+    for v in values:
+        bar.set_postfix_str(sweep.label.format(v))
+        record = max(1, st["steps"] // 100)
+        yield v, meanfield.train(GRID_X, y, rng=seed, record=record, progress=progress, **{sweep.key: v}, **fixed, **st)
+        bar.update()
+    bar.close()
+
+
+def _sweep_result(name: str, values, measured, rows, claims, data, params, title: str) -> ExperimentResult:
+    """Ends sweep ``name``: its claim that ``measured`` does not increase as the swept value
+    grows, and the learned functions side by side."""
+    sweep = _SWEEPS[name]
+    order = np.argsort(values)
+    claims.append(
+        Claim(
+            sweep.claim,
+            sweep.expected,
+            ", ".join(f"{sweep.label.format(values[i])}: {measured[i]:.3f}" for i in order),
+            bool(np.all(np.diff(np.array(measured)[order]) <= sweep.tol)),
+        )
+    )
+    fig, axes = _figure(len(values), width=3.9, height=3.5)
+    _plot_row(fig, axes, [data[v] for v in values])
+    fig.suptitle(title, fontsize=11)
+    return ExperimentResult(name, params, rows, claims, fig, data)
+
+
 @_experiment("meanfield-1d", "Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
 def meanfield_1d(
     *,
@@ -250,7 +322,7 @@ def meanfield_grid(
     from relucore import meanfield
 
     st = _settings(quick, 2_000_000, N=N, steps=steps)
-    y = GRID_LABELS if labels is None else np.asarray(labels, float)
+    y = _grid_y(labels)
     bar = progress_bar(progress, "meanfield-grid", 2, unit="stage")
     bar.set_postfix_str("SGD")
     res = meanfield.train(
@@ -366,16 +438,10 @@ def meanfield_weight_decay(
     from relucore import meanfield
 
     st = _settings(quick, 1_000_000, N=N, steps=steps)
-    y = GRID_LABELS if labels is None else np.asarray(labels, float)
-    fig, axes = _figure(len(weight_decays), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     lips = []
-    bar = progress_bar(progress, "meanfield-weight-decay", len(weight_decays), unit="lambda")
-    for _q, lam in enumerate(weight_decays):
-        bar.set_postfix_str(f"λ={lam}")
-        res = meanfield.train(
-            GRID_X, y, weight_decay=lam, rng=seed, record=max(1, st["steps"] // 100), progress=progress, **st
-        )
+    runs = _grid_sweep("meanfield-weight-decay", weight_decays, y=_grid_y(labels), st=st, seed=seed, progress=progress)
+    for lam, res in runs:
         an = meanfield.analyze(res, **_analysis_kw(quick))
         lip = lipschitz_constant(res)
         lips.append(lip)
@@ -383,29 +449,9 @@ def meanfield_weight_decay(
         # K = 0 (all neurons decayed: h = 0) is Theorem 5's degenerate case, allowed for strong decay.
         claims.append(_directions_claim(f"λ={lam}: #directions <= 2P - 1", an, allow_none=True))
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
-        bar.update()
-    bar.close()
-    _plot_row(fig, axes, [data[lam] for lam in weight_decays])
-    order = np.argsort(weight_decays)
-    lips_sorted = np.array(lips)[order]
-    mono = bool(np.all(np.diff(lips_sorted) <= 1e-9))
-    claims.append(
-        Claim(
-            "larger λ gives a flatter function (eq. (9), Fig. 5)",
-            "Lipschitz constant non-increasing in λ",
-            ", ".join(f"λ={weight_decays[i]}: {lips[i]:.3f}" for i in order),
-            mono,
-        )
-    )
-    fig.suptitle(f"Fig. 5: weight decay sweep, N={st['N']}, {st['steps']:.0e} steps, no noise", fontsize=11)
-    return ExperimentResult(
-        "meanfield-weight-decay",
-        dict(st, weight_decays=list(weight_decays), seed=seed, quick=quick),
-        rows,
-        claims,
-        fig,
-        data,
-    )
+    params = dict(st, weight_decays=list(weight_decays), seed=seed, quick=quick)
+    title = f"Fig. 5: weight decay sweep, N={st['N']}, {st['steps']:.0e} steps, no noise"
+    return _sweep_result("meanfield-weight-decay", weight_decays, lips, rows, claims, data, params, title)
 
 
 @_experiment("meanfield-noise", "Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
@@ -431,23 +477,13 @@ def meanfield_noise(
 
     # Quick: a third of the usual quick budget; the noise costs ~12 ns per neuron and step (four ziggurat normals).
     st = _settings(quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
-    y = GRID_LABELS if labels is None else np.asarray(labels, float)
-    fig, axes = _figure(len(temperatures), width=3.9, height=3.5)
     rows, claims, data = [], [], {}
     cidx = []
-    bar = progress_bar(progress, "meanfield-noise", len(temperatures), unit="temperature")
-    for _q, T in enumerate(temperatures):
-        bar.set_postfix_str(f"1/β={T:g}")
-        res = meanfield.train(
-            GRID_X,
-            y,
-            weight_decay=weight_decay,
-            temperature=T,
-            rng=seed,
-            record=max(1, st["steps"] // 100),
-            progress=progress,
-            **st,
-        )
+    y = _grid_y(labels)
+    runs = _grid_sweep(
+        "meanfield-noise", temperatures, y=y, st=st, seed=seed, progress=progress, weight_decay=weight_decay
+    )
+    for T, res in runs:
         c = collapse_index(res.theta, 2)
         cidx.append(c)
         row = dict(
@@ -460,25 +496,6 @@ def meanfield_noise(
             claims.append(_directions_claim("1/β = 0: #directions <= 2P - 1", an))
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
-        bar.update()
-    bar.close()
-    _plot_row(fig, axes, [data[T] for T in temperatures])
-    order = np.argsort(temperatures)
-    c_sorted = np.array(cidx)[order]
-    claims.append(
-        Claim(
-            "collapse sharpens as the noise vanishes (Thm. 4, Fig. 6)",
-            "collapse index non-increasing in 1/β",
-            ", ".join(f"1/β={temperatures[i]:g}: {cidx[i]:.3f}" for i in order),
-            bool(np.all(np.diff(c_sorted) <= 1e-3)),
-        )
-    )
-    fig.suptitle(f"Fig. 6: noise sweep, N={st['N']}, {st['steps']:.0e} steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult(
-        "meanfield-noise",
-        dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=seed, quick=quick),
-        rows,
-        claims,
-        fig,
-        data,
-    )
+    params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=seed, quick=quick)
+    title = f"Fig. 6: noise sweep, N={st['N']}, {st['steps']:.0e} steps, λ={weight_decay}"
+    return _sweep_result("meanfield-noise", temperatures, cidx, rows, claims, data, params, title)

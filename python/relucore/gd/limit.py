@@ -196,6 +196,17 @@ def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False,
         raise ValueError(f"{what} needs signs of shape (m,) shared by the problems")
 
 
+def refuse_two_layer_run(what: str, result) -> None:
+    """:func:`refuse_two_layer` on the settings of a finished run (a setting it does not carry counts as the plain model)."""
+    refuse_two_layer(
+        what,
+        getattr(result, "train_outer", False),
+        getattr(result, "output_scale", 1.0),
+        getattr(result, "bias", None) is not None,
+        getattr(result, "signs", None),
+    )
+
+
 def check_limit_settings(
     loss: str, activation: str, engine: str = "dual", record: int = 0, *, what: str = "steps=inf", options=None
 ) -> None:

@@ -187,10 +187,9 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
 
     Examples
     --------
-    >>> import numpy as np, relucore
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((10, 2000)); y = rng.uniform(0.1, 1, 10) * rng.choice([-1, 1], 10)
-    >>> res = relucore.train(X, y, signs=(1, -1))
+    >>> import relucore
+    >>> data = relucore.sample(10, 2000, rng=0)  # x ~ N(0, I), |y| ~ U(0.1, 1), random signs
+    >>> res = relucore.train(data.X, data.y, signs=(1, -1))
     >>> bool(res.success), res.loss < 1e-20
     (True, True)
     """

@@ -131,10 +131,9 @@ class Trainer:
 
     Examples
     --------
-    >>> import numpy as np, relucore
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((10, 500)); y = rng.uniform(0.1, 1, 10) * rng.choice([-1, 1], 10)
-    >>> t = relucore.Trainer(X, y, signs=(1, -1))
+    >>> import relucore
+    >>> data = relucore.sample(10, 500, rng=0)
+    >>> t = relucore.Trainer(data.X, data.y, signs=(1, -1))
     >>> t.step(100).nit
     100
     >>> t.beta.flags.writeable

@@ -191,8 +191,11 @@ def sampler_option(v):
     return v
 
 
-def _plain(value, where: str):
-    """Checks a configuration value is plain data and returns it JSON-normalised."""
+def plain_scalar(value):
+    """``value`` as a plain Python scalar: None, bool, str, int or float (numpy scalars and
+    0-d arrays converted, non-finite floats kept); TypeError naming its type otherwise."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, np.bool_):
@@ -200,13 +203,23 @@ def _plain(value, where: str):
     if isinstance(value, (numbers.Integral, np.integer)):
         return int(value)
     if isinstance(value, (numbers.Real, np.floating)):
-        v = float(value)
-        if not np.isfinite(v):
-            raise ValueError(f"{where} must be finite, got {v}")
-        return v
-    if isinstance(value, (list, tuple, np.ndarray)):
+        return float(value)
+    raise TypeError(type(value).__name__)
+
+
+def _plain(value, where: str):
+    """Checks a configuration value is plain data and returns it JSON-normalised."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
         return [_plain(v, where) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
-    raise TypeError(f"{where} must be a number, string, bool, None or a list of those, got {type(value).__name__}")
+    try:
+        v = plain_scalar(value)
+    except TypeError:
+        raise TypeError(
+            f"{where} must be a number, string, bool, None or a list of those, got {type(value).__name__}"
+        ) from None
+    if isinstance(v, float) and not np.isfinite(v):
+        raise ValueError(f"{where} must be finite, got {v}")
+    return v
 
 
 def default_signs(m: int) -> List[float]:

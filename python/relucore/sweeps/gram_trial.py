@@ -147,17 +147,14 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     K and y never come back to Python."""
     cfg = task["config"]
     n = cfg["n"]
-    values, counts, labels, lo, hi, sp = gram_plan(cfg)
+    plan = gram_plan(cfg)
+    sp = plan.spectrum
     keys = trial_keys(task["entropy"], task["key"], trials)
     B = len(trials)
     out = _core.sweep_gram_batch(
         keys,
         n=n,
-        values=values,
-        counts=counts,
-        labels=labels,
-        lo=lo,
-        hi=hi,
+        **plan.sampler_args(),
         settings=_settings(cfg, sp.norm1),
         n_threads=int(task["n_threads"] or 1),
         keep_data=False,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
@@ -27,7 +26,7 @@ from relucore.gd.prepare_step import prepare_start
 from relucore.gd.results import status_name
 from relucore.gd.train import run_prepared
 from relucore.sweeps.columns import LIMIT, TRAIN, columns_from, missing_values
-from relucore.sweeps.config import SAMPLER_KEYS, engine_of, sampler_option, trial_seed
+from relucore.sweeps.config import SAMPLER_KEYS, engine_of, plain_scalar, sampler_option, trial_seed
 from relucore.sweeps.gram_columns import gram_rows, no_gram_rows
 from relucore.sweeps.gram_trial import fast_trials_ok, gram_data, gram_plan, run_fast
 from relucore.theory.bounds import limit_gap, normalized_gap
@@ -153,25 +152,18 @@ def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     return out
 
 
-def _plain_scalar(v, name: str):
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, (numbers.Integral, np.integer)):
-        return int(v)
-    if isinstance(v, (numbers.Real, np.floating)):
-        return float(v)
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        return _plain_scalar(v.item(), name)
-    raise TypeError(f"measure returned a non-scalar value for column {name!r}: {type(v).__name__}")
-
-
 def _measure_columns(measure, data, res_b) -> Dict[str, Any]:
     out = measure(data, res_b)
     if not isinstance(out, dict):
         raise TypeError(f"measure must return a dict, got {type(out).__name__}")
-    return {str(k): _plain_scalar(v, str(k)) for k, v in out.items()}
+    return {str(k): _measure_value(v, str(k)) for k, v in out.items()}
+
+
+def _measure_value(v, name: str):
+    try:
+        return plain_scalar(v)
+    except TypeError:
+        raise TypeError(f"measure returned a non-scalar value for column {name!r}: {type(v).__name__}") from None
 
 
 def _error_text(exc: BaseException) -> str:
@@ -222,7 +214,7 @@ def _batch_data(cfg, task, trials: List[int], rngs):
     # The Bartlett sampler of the fast path, so that a configuration's data do not depend on
     # which path runs it (the rngs then only serve gaussian inits).
     Kb, yb = gram_data(cfg, task["entropy"], tuple(task["key"]), trials, plan)
-    return [GramDataset(K=Kb[b], y=yb[b], spectrum=plan[5]) for b in range(len(trials))], None, Kb
+    return [GramDataset(K=Kb[b], y=yb[b], spectrum=plan.spectrum) for b in range(len(trials))], None, Kb
 
 
 def _train(cfg, task, inits, X, y, K):

@@ -235,23 +235,27 @@ def stats_from_batch(n: int, raw, norm1_arr, spectrum, label_ratio, batched: boo
         a = np.asarray(a, dtype=float)
         return a.copy() if batched else float(a[0])
 
+    # One value per matrix: arrays (B,) for a batch, scalars for one matrix.
+    per_matrix = dict(
+        mu_max=mu_max,
+        mu_min=mu_min,
+        norm1=norm1_arr,
+        deviation=dev,
+        offdiag_ratio=ratio,
+        max_offdiag=maxoff,
+        min_diag=mindiag,
+        c_lemma7=c7,
+        C_cor1=Ccor,
+        label_ratio=label_ratio,
+        C0_assumption2=C0_a2,
+        C0_assumption3=C0_a3,
+    )
     return GramStats(
         n=n,
-        mu_max=one(mu_max),
-        mu_min=one(mu_min),
-        norm1=one(norm1_arr),
         norm1_estimated=estimated,
-        deviation=one(dev),
-        offdiag_ratio=one(ratio),
-        max_offdiag=one(maxoff),
-        min_diag=one(mindiag),
         d2=d2,
         d_inf=d_inf,
         lambda_max=lam1,
-        c_lemma7=one(c7),
         cor1_rate=rate,
-        C_cor1=one(Ccor),
-        label_ratio=one(label_ratio),
-        C0_assumption2=one(C0_a2),
-        C0_assumption3=one(C0_a3),
+        **{name: one(a) for name, a in per_matrix.items()},
     )

@@ -34,7 +34,7 @@ from relucore._validation import (
     check_positive,
 )
 from relucore.gd.defaults import C_ALPHA, C_G
-from relucore.gd.limit import refuse_two_layer
+from relucore.gd.limit import refuse_two_layer_run
 
 __all__ = ["predicted_limit", "check_limit", "LimitCheck", "closed_form"]
 
@@ -276,13 +276,7 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     LimitCheck, or a list of them (one per problem) for a batched run
     (``X`` of shape (B, n, d) or ``gram`` (B, n, n), ``y`` (B, n)).
     """
-    refuse_two_layer(
-        "check_limit (the closed forms of Theorems 1, 3, 5)",
-        getattr(result, "train_outer", False),
-        getattr(result, "output_scale", 1.0),
-        getattr(result, "bias", None) is not None,
-        getattr(result, "signs", None),
-    )
+    refuse_two_layer_run("check_limit (the closed forms of Theorems 1, 3, 5)", result)
     if getattr(result, "batched", False):
         return _check_batch(result, X, y, gram)
     X, K, y = single_problem(X, y, gram)

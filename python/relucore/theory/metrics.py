@@ -29,7 +29,7 @@ import numpy as np
 from relucore._inputs import gram_of_batch
 from relucore._summary import summarized
 from relucore._validation import as_float_array
-from relucore.gd.limit import refuse_two_layer
+from relucore.gd.limit import refuse_two_layer_run
 
 __all__ = ["TrainingMetrics", "training_metrics", "weight_gram", "stable_rank", "margins"]
 
@@ -180,13 +180,7 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     -------
     TrainingMetrics
     """
-    refuse_two_layer(
-        "training_metrics (margins with fixed signs, the weight Gram matrix of X)",
-        getattr(result, "train_outer", False),
-        getattr(result, "output_scale", 1.0),
-        getattr(result, "bias", None) is not None,
-        getattr(result, "signs", None),
-    )
+    refuse_two_layer_run("training_metrics (margins with fixed signs, the weight Gram matrix of X)", result)
     if X is None and gram is None:
         raise TypeError("training_metrics needs X or gram (the Gram matrix K = X X^T)")
     batched = np.ndim(result.alpha) == 3

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -448,7 +449,9 @@ def sample_gram(
     big = (sp.counts >= n) & (sp.values > 0)
     K = np.zeros((1, n, n))
     if np.any(big):
-        plan = (np.ascontiguousarray(sp.values[big]), np.ascontiguousarray(sp.counts[big], dtype=np.int64), 0, 0.1, 1.0)
+        plan = BartlettPlan(
+            np.ascontiguousarray(sp.values[big]), np.ascontiguousarray(sp.counts[big], dtype=np.int64), 0, 0.1, 1.0, sp
+        )
         K, _ = sample_gram_keys(n, np.array([key], dtype=np.uint64), plan)
     K = K[0]
     if n_cols:
@@ -468,11 +471,26 @@ def sample_gram(
 _LABEL_KINDS = {"uniform": 0, "positive": 1, "normal": 2}
 
 
+class BartlettPlan(NamedTuple):
+    """What the C++ Bartlett sampler draws from: the spectrum's positive groups, the labels' law."""
+
+    values: np.ndarray
+    counts: np.ndarray
+    labels: int
+    lo: float
+    hi: float
+    spectrum: Spectrum
+
+    def sampler_args(self) -> dict:
+        """The sampler's keyword arguments (``_core.sample_gram_batch``, ``_core.sweep_gram_batch``)."""
+        return dict(values=self.values, counts=self.counts, labels=self.labels, lo=self.lo, hi=self.hi)
+
+
 def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
     """The arguments of the C++ Bartlett sampler for these options, or None when it
     does not apply (a group of multiplicity < n, or labels given as an array).
 
-    Returns ``(values, counts, label_kind, lo, hi, spectrum)``.
+    Returns a :class:`BartlettPlan` ``(values, counts, labels, lo, hi, spectrum)``.
     """
     sp = make_spectrum(spectrum, d)
     keep = sp.values > 0
@@ -494,7 +512,7 @@ def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
             return None
     elif len(spec) != 1:
         return None
-    return (
+    return BartlettPlan(
         np.ascontiguousarray(sp.values[keep], dtype=float),
         np.ascontiguousarray(sp.counts[keep], dtype=np.int64),
         _LABEL_KINDS[kind],
@@ -566,15 +584,11 @@ def _seed_sequence(seed, name: str) -> np.random.SeedSequence:
 
 
 def sample_gram_keys(n: int, keys: np.ndarray, plan, n_threads: int = 1):
-    """:func:`sample_gram_batch` from counter-generator keys (B,) and a :func:`bartlett_plan`
-    (its first five entries)."""
+    """:func:`sample_gram_batch` from counter-generator keys (B,) and a :func:`bartlett_plan`."""
     from relucore import _core
 
-    values, counts, kind, lo, hi = plan[:5]
     B = keys.shape[0]
     K = np.empty((B, n, n))
     y = np.empty((B, n))
-    _core.sample_gram_batch(
-        keys=keys, n=n, values=values, counts=counts, labels=kind, lo=lo, hi=hi, K=K, y=y, n_threads=int(n_threads)
-    )
+    _core.sample_gram_batch(keys=keys, n=n, **plan.sampler_args(), K=K, y=y, n_threads=int(n_threads))
     return K, y
