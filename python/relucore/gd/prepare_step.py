@@ -122,4 +122,3 @@ def gram_is_lazy(X, beta_mode, solve) -> bool:
         and beta_mode == _core.StartBeta.from_weights
         and solve == _core.StartSolve.least_squares
     )
-
