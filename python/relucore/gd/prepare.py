@@ -110,6 +110,11 @@ class Prepared:
         s.output_scale = self.output_scale
         return s
 
+    def take_W_room(self) -> np.ndarray:
+        """The array the final W goes to: ``W_room``, taken (a second run gets a new array), else new."""
+        W, self.W_room = self.W_room, None
+        return np.empty_like(self.W0) if W is None else W
+
     @property
     def given_signs(self) -> np.ndarray:
         """The outer weights as given (``signs`` before the output scale was folded in)."""

@@ -272,7 +272,7 @@ def run_prepared(
     if engine == "weights":
         W = out.pop("W")
     elif p.X is not None:
-        W = _take_W_room(p)
+        W = p.take_W_room()
         _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
     two_layer = _two_layer_fields(p, W, outer)
     if p.bias and W is not None:
@@ -420,12 +420,6 @@ def _all_finite(*arrays) -> bool:
     return True
 
 
-def _take_W_room(p: Prepared) -> np.ndarray:
-    """The array the final W goes to: p.W_room (taken: a second run gets a new array), else new."""
-    W, p.W_room = p.W_room, None
-    return np.empty_like(p.W0) if W is None else W
-
-
 def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer) -> dict:
     shared = dict(
         y=p.y,
@@ -440,7 +434,7 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
     )
     if engine == "dual":
         return dict(_core.run_dual_batch(K=p.K, **shared))
-    W = _take_W_room(p)
+    W = p.take_W_room()
     W[...] = p.W0
     out = dict(_core.run_dense_batch(X=p.X, W=W, **shared))
     out["W"] = W
