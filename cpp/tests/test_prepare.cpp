@@ -334,4 +334,29 @@ TEST_CASE("refusal_message: the start's and the step's words for the other inits
                 0) == 0);
 }
 
+TEST_CASE("all_finite: Eigen's allFinite() on every placement of NaN and infinity, and on strided views") {
+    std::mt19937_64 gen(7);
+    std::normal_distribution<double> z;
+    const double bad[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity()};
+    for (const Index rows : {1, 2, 3}) {
+        for (const Index cols : {1, 7, 33}) {
+            RowMatrix a(rows, cols);
+            for (Index i = 0; i < a.size(); ++i) a.data()[i] = 1e300 * z(gen);  // huge, finite: a * 0 is still 0
+            CHECK(all_finite(a) && a.allFinite());
+            for (Index i = 0; i < a.size(); ++i) {
+                for (const double v : bad) {
+                    RowMatrix b = a;
+                    b.data()[i] = v;
+                    CHECK(!all_finite(b) && !b.allFinite());
+                    // A view without its last column (outer stride != cols) sees the bad entry or not.
+                    const ConstMatrixRef view(b.leftCols(cols - 1));
+                    CHECK(all_finite(view) == view.allFinite());
+                }
+            }
+        }
+    }
+    CHECK(all_finite(RowMatrix(0, 4)));
+}
+
 RELUCORE_TEST_MAIN

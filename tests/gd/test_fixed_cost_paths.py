@@ -12,9 +12,9 @@ import pytest
 
 import relucore
 from relucore._validation import as_float_array
-from relucore.gd.prepare import check_two_layer_options
+from relucore.gd.prepare import check_two_layer_options, prepare
 from relucore.gd.results import TrainResult, new_result
-from relucore.gd.train import _all_finite
+from relucore.gd.train import _all_finite, run_prepared
 
 
 def _fields(r):
@@ -103,3 +103,29 @@ def test_two_layer_defaults_short_cut():
     assert got == (False, 1.0, False) and type(got[1]) is float
     with pytest.raises(TypeError, match="bias must be True or False"):
         check_two_layer_options(False, 1.0, 0)
+
+
+@pytest.mark.parametrize("engine", ["dual", "weights"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_W_in_the_block_of_W0_is_the_fresh_array_result(engine, bias):
+    """W written into the second half of W0's allocation (Prepared.W_room) is what a fresh array
+    gets; W0 is left as it was; a second run of the same Prepared writes a new array."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((3, 6, 40))
+    y = rng.uniform(0.2, 1, (3, 6))
+    options = dict(signs=(1, -1, 1), engine=engine, bias=bias, init="gaussian", rng=5)
+    p = prepare(X, y, **options)
+    assert p.W_room is not None and p.W_room.shape == p.W0.shape and p.W_room.base is p.W0.base
+    W0_before = p.W0.copy()
+    first = run_prepared(p, steps=60, record=0, n_threads=1, engine=engine, on_divergence="status")
+    assert p.W_room is None  # taken by the first run
+    W_first = first.W.copy()
+    fresh = dataclasses.replace(prepare(X, y, **options), W_room=None)  # a new array for W, as before
+    ref = run_prepared(fresh, steps=60, record=0, n_threads=1, engine=engine, on_divergence="status")
+    for name in ("W", "W0", "alpha", "beta"):
+        assert _same(getattr(first, name), getattr(ref, name)), name
+    assert p.W0.tobytes() == W0_before.tobytes()
+    again = run_prepared(p, steps=30, record=0, n_threads=1, engine=engine, on_divergence="status")
+    assert not np.shares_memory(again.W, first.W) and first.W.tobytes() == W_first.tobytes()
+    if not bias:  # the result's W0 and W are the two halves of one block
+        assert first.W0.base is first.W.base and first.W0.base.shape == (2,) + first.W.shape

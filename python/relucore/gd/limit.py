@@ -327,7 +327,7 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
     alpha = np.stack([r["alpha"] for r in runs])
     W = None
     if p.X is not None:
-        W = np.empty_like(p.W0)
+        W = p.take_W_room()
         _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
 
     def field(name, cast):

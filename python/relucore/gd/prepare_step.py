@@ -36,6 +36,7 @@ def prepare_start(
     leaky_slope=None,
     complete=True,
     n_threads=0,
+    W_room=False,
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
@@ -56,7 +57,13 @@ def prepare_start(
     beta0 = np.empty((B, m, n)) if beta0 is None else np.array(beta0, dtype=float, order="C")
     if X is not None:
         X = np.ascontiguousarray(X, dtype=float)
-        W0 = np.empty((B, m, X.shape[2])) if W0 is None else np.array(W0, dtype=float, order="C")
+        if W_room:
+            block = np.empty((2, B, m, X.shape[2]))
+            if W0 is not None:
+                block[0] = W0
+            W0 = block[0]
+        else:
+            W0 = np.empty((B, m, X.shape[2])) if W0 is None else np.array(W0, dtype=float, order="C")
     alpha0 = np.zeros((B, m, n))
     mu1 = np.empty(B)
     eta_arr = np.zeros(B) if eta is None else np.array(eta, dtype=float, order="C")
@@ -98,7 +105,7 @@ def prepare_start(
         init=init_name,
         n_threads=n_threads,
     )
-    W0 = W0 if X is not None else None
+    W0 = (block if W_room else W0) if X is not None else None
     if not complete:
         return (None if lazy else K), mu1, alpha0, beta0, W0, None, None
     return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr

@@ -271,7 +271,7 @@ def run_prepared(
     if engine == "weights":
         W = out.pop("W")
     elif p.X is not None:
-        W = np.empty_like(p.W0)
+        W = p.take_W_room()
         _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
     two_layer = _two_layer_fields(p, W, outer)
     if p.bias and W is not None:
@@ -433,7 +433,8 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
     )
     if engine == "dual":
         return dict(_core.run_dual_batch(K=p.K, **shared))
-    W = p.W0.copy()
+    W = p.take_W_room()
+    W[...] = p.W0
     out = dict(_core.run_dense_batch(X=p.X, W=W, **shared))
     out["W"] = W
     return out

@@ -164,7 +164,8 @@ class Trainer:
         self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)
         # Own copy: W must not change if the caller later edits its X in place.
         self._X = None if p.X is None else np.array(p.X[0])
-        self._W0 = None if p.W0 is None else p.W0[0]
+        # A copy where W0 is half of a block with room for W (Prepared.W_room), which the view would keep alive.
+        self._W0 = None if p.W0 is None else (p.W0[0] if p.W_room is None else p.W0[0].copy())
         self._alpha0 = p.alpha0[0]
         self._beta0 = p.beta0[0]
         self._signs0 = np.array(p.given_signs)

@@ -267,7 +267,7 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     alpha0 = llt.solve(beta0.transpose()).transpose();
     W0.setZero();
     add_row_combination(alpha0, X, W0);
-    if (!alpha0.allFinite() || !W0.allFinite()) return StartCheck::start_not_finite;
+    if (!all_finite(alpha0) || !all_finite(W0)) return StartCheck::start_not_finite;
     // Starting loss 1/2 ||h0 - y||^2 with h0 = sum_k s_k phi(eps_k) = sum_k s_k eps_k (eps > 0).
     Vector h0(n);
     const Scalar loss0 = start_residual(outer, beta0, y, opt, h0);

@@ -133,7 +133,7 @@ inline Scalar largest_eigenvalue(const ConstMatrixRef* X, const ConstMatrixRef& 
 inline StartCheck finish_start(const ConstVectorRef& y, const ConstVectorRef& outer, const PrepareRequest& req,
                                bool with_weights, Scalar mu1, const ConstMatrixRef& beta0, const ConstMatrixRef& alpha0,
                                const ConstMatrixRef& W0, Scalar& eta, Scalar& tol) {
-    if (!beta0.allFinite() || !alpha0.allFinite() || (with_weights && !W0.allFinite()))
+    if (!all_finite(beta0) || !all_finite(alpha0) || (with_weights && !all_finite(W0)))
         return StartCheck::start_not_finite;
     Vector h0(y.size());
     if (!std::isfinite(Scalar(0.5) * start_residual(outer, beta0, y, req, h0))) return StartCheck::start_not_finite;
