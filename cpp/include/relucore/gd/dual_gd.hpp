@@ -166,8 +166,8 @@ public:
         auto K = std::make_shared<RowMatrix>(gram_matrix(X));
         Eigen::LLT<RowMatrix> llt(n);
         // train's conditioning rule; the spectrum is computed only where the rcond estimate fails.
-        if (factor_gram(*K, defaults::max_condition, [&K] { return extreme_spectrum<Matrix>(*K); }, llt) !=
-            StartCheck::ok)
+        if (factor_gram(
+                *K, defaults::max_condition, [&K] { return extreme_spectrum<Matrix>(*K); }, llt) != StartCheck::ok)
             throw std::invalid_argument(
                 "K = X X^T is singular or badly conditioned (X needs full row rank, linearly independent rows)");
         s.alpha = llt.solve(s.beta.transpose()).transpose();

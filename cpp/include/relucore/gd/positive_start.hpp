@@ -182,8 +182,7 @@ std::pair<Scalar, Scalar> extreme_spectrum(const ConstMatrixRef& K) {
 /// The Cholesky factorisation of K into llt and conditioning_rule() on it, with the
 /// default rcond_min (defaults::cholesky_rcond_min) and opt.max_condition.
 template <class Spectrum>
-StartCheck factor_gram(const ConstMatrixRef& K, Scalar max_condition, Spectrum&& spectrum,
-                       Eigen::LLT<RowMatrix>& llt) {
+StartCheck factor_gram(const ConstMatrixRef& K, Scalar max_condition, Spectrum&& spectrum, Eigen::LLT<RowMatrix>& llt) {
     llt.compute(K);
     return conditioning_rule(llt, defaults::cholesky_rcond_min, max_condition, std::forward<Spectrum>(spectrum));
 }
@@ -191,9 +190,11 @@ StartCheck factor_gram(const ConstMatrixRef& K, Scalar max_condition, Spectrum&&
 /// Deprecated (removed in 0.3): alpha0 = K^{-1} beta0 by the Cholesky factorisation of K
 /// with the reciprocal-estimate half of the rule only (rcond_min = 0: none). Use
 /// factor_gram(), which applies the whole conditioning rule, then llt.solve().
-[[deprecated("use factor_gram() and llt.solve()")]] inline StartCheck solve_positive_start(
-    const ConstMatrixRef& K, const ConstMatrixRef& beta0, Scalar rcond_min, Eigen::LLT<RowMatrix>& llt,
-    MatrixRef alpha0) {
+[[deprecated("use factor_gram() and llt.solve()")]] inline StartCheck solve_positive_start(const ConstMatrixRef& K,
+                                                                                           const ConstMatrixRef& beta0,
+                                                                                           Scalar rcond_min,
+                                                                                           Eigen::LLT<RowMatrix>& llt,
+                                                                                           MatrixRef alpha0) {
     llt.compute(K);
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
     if (rcond_min > 0 && !(llt.rcond() > rcond_min)) return StartCheck::ill_conditioned;
