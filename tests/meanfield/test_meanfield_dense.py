@@ -1,6 +1,7 @@
 """meanfield.train's batch steps as matrix products (meanfield/dense_step.hpp), on the BLAS and on the loops.
 
-Checked against an autograd reference written here (PyTorch, float64), against
+Checked against two references written here (PyTorch autograd in float64 where PyTorch is
+installed, and numpy with the gradient written out, which runs everywhere), against
 ``relucore.train(engine="weights", train_outer=True)`` on the same problem, and for
 independence of the thread count, of the cut into segments and of the block width.
 """
@@ -42,6 +43,31 @@ def torch_reference(X, y, theta0, *, eta, lam, kappa, steps, samples, bias=True,
     return np.concatenate(cols, axis=1)
 
 
+def numpy_reference(X, y, theta0, *, eta, lam, kappa, steps, samples, bias=True, train_outer=True):
+    """torch_reference's SGD with the gradient written out (no autograd): for the batch B,
+    r = 2 (h - y) / |B|, u = kappa phi'(Z) * r a^T with Z = X_B W^T + b, and
+    dL/da = kappa relu(Z)^T r, dL/dW = u^T X_B, dL/db = 1^T u, each plus (2 lam / N) times the parameter."""
+    d, N = X.shape[1], theta0.shape[0]
+    a, W = theta0[:, 0].copy(), theta0[:, 1 : 1 + d].copy()
+    b = theta0[:, 1 + d].copy() if bias else np.zeros(N)
+    for t in range(steps):
+        Xb, yb = X[samples[t]], y[samples[t]]
+        Z = Xb @ W.T + b
+        A = np.maximum(Z, 0.0)
+        r = 2.0 * (kappa * (A @ a) - yb) / len(yb)
+        u = kappa * (Z > 0) * np.outer(r, a)
+        grad_a = kappa * (A.T @ r) + 2 * lam / N * a
+        grad_W = u.T @ Xb + 2 * lam / N * W
+        grad_b = u.sum(axis=0) + 2 * lam / N * b
+        if train_outer:
+            a = a - eta * grad_a
+        W = W - eta * grad_W
+        if bias:
+            b = b - eta * grad_b
+    cols = [a[:, None], W] + ([b[:, None]] if bias else [])
+    return np.concatenate(cols, axis=1)
+
+
 @pytest.fixture(params=["widest", "avx"])
 def simd_cap(request, monkeypatch):
     """The widest SIMD path (the full batch with d + 1 >= 32 on the packed AVX-512 kernels where the CPU
@@ -54,7 +80,8 @@ def simd_cap(request, monkeypatch):
 @pytest.mark.parametrize("batch", [None, 9])
 @pytest.mark.parametrize("d", [7, 40])
 @pytest.mark.parametrize("bias,train_outer", [(True, True), (False, True), (True, False)])
-def test_matches_autograd_reference(blas_path, simd_cap, batch, d, bias, train_outer):
+@pytest.mark.parametrize("reference", [torch_reference, numpy_reference], ids=["torch", "numpy"])
+def test_matches_reference(reference, blas_path, simd_cap, batch, d, bias, train_outer):
     X, y, theta0 = problem(1, d=d, N=300)
     M, d = X.shape
     N = theta0.shape[0]
@@ -67,7 +94,7 @@ def test_matches_autograd_reference(blas_path, simd_cap, batch, d, bias, train_o
         X, y, N=N, eta=eta, weight_decay=lam, temperature=0.0, steps=steps, batch_size=batch, bias=bias,
         train_outer=train_outer, output_scale="1/sqrt(N)", init=theta0, samples=samples, record=0, n_threads=1,
     )  # fmt: skip
-    ref = torch_reference(
+    ref = reference(
         X, y, theta0, eta=eta, lam=lam, kappa=1 / np.sqrt(N), steps=steps, samples=samples, bias=bias,
         train_outer=train_outer,
     )  # fmt: skip
