@@ -12,7 +12,19 @@ def test_constants_have_their_documented_values():
     assert (defaults.C_ALPHA, defaults.C_G, defaults.TOL_FACTOR, defaults.MAX_CONDITION) == (10.0, 2.0, 1e-12, 1e12)
     assert defaults.STEPS == 10_000 and defaults.LEAKY_SLOPE == 0.01
     assert defaults.DEFAULT_INIT_SCALE == float(np.sqrt(2e-6))  # Lai et al. 2026, Fig. 3: variance 2e-6
-    assert defaults.LOSSES == ("square", "logistic")
+    assert defaults.LOSSES[:2] == ("square", "logistic")  # a new loss is appended to the table
+
+
+def test_every_loss_of_the_table_is_documented():
+    """The loss table (gd/model.hpp) is the one home of the losses: each row must be explained in
+    docs/math.md (its value and dL/dh) and listed in the C++ reference; nothing else names them."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    math, reference = (docs / "math.md").read_text(), (docs / "cpp_reference.md").read_text()
+    for loss in defaults.LOSSES:
+        assert loss.replace("_", " ") in math.lower() or f"`{loss}`" in math, loss
+        assert f"`{loss}`" in reference, loss
 
 
 @pytest.mark.parametrize("n", [1, 7, 1000])
