@@ -3,9 +3,10 @@
 // iterates by different arithmetic (O(m n d) against O(m n^2) a step), and
 // weights_from_dual() rebuilds DenseGD's W from DualGD's alpha. Exits non-zero
 // on failure.
+#include "example_problem.hpp"
+
 #include <relucore/relucore.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -15,12 +16,11 @@ int main() {
     using relucore::Vector;
     const Index n = 10, d = 40, m = 4;
     std::mt19937_64 gen(3);
-    std::normal_distribution<double> normal(0.0, 1.0);
-    RowMatrix X(n, d), W0(m, d);
-    for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < d; ++j) X(i, j) = normal(gen) / std::sqrt(double(d));
+    const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
+    std::normal_distribution<double> normal(0.0, 0.3);
+    RowMatrix W0(m, d);
     for (Index k = 0; k < m; ++k)
-        for (Index j = 0; j < d; ++j) W0(k, j) = 0.3 * normal(gen);
+        for (Index j = 0; j < d; ++j) W0(k, j) = normal(gen);
     Vector y(n), outer(m);
     for (Index i = 0; i < n; ++i) y[i] = i % 2 == 0 ? 1.0 : -0.5;
     outer << 1.0, -1.0, 0.5, -0.5;

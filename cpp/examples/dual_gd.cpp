@@ -1,12 +1,11 @@
 // DualGD, the primal-dual engine: one neuron (s = +1) from the all-positive
-// start converges to the closed-form limit of Theorem 1 (docs/math.md §5),
-//     w_inf = w1 + X+^T K++^{-1} (y+ - X+ w1),
-// the point of {X+ w = y+} closest to the weights w1 after the first step,
-// inactive on the negative examples. Also shows a callback, a History and a
+// start converges to the closed-form limit of Theorem 1 (docs/math.md §5;
+// example_problem.hpp), inactive on the negative examples. Also shows a callback, a History and a
 // checkpoint rebuilt from gram(), outer() and the state. Exits non-zero on failure.
+#include "example_problem.hpp"
+
 #include <relucore/relucore.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -17,10 +16,7 @@ int main() {
     using relucore::Vector;
     const Index n = 12, d = 300;
     std::mt19937_64 gen(7);
-    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(double(d)));
-    RowMatrix X(n, d);
-    for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < d; ++j) X(i, j) = normal(gen);
+    const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
     Vector y(n);
     for (Index i = 0; i < n; ++i) y[i] = (i % 3 == 0 ? -1.0 : 1.0) * (0.5 + 0.1 * double(i));
 
@@ -51,22 +47,10 @@ int main() {
                 static_cast<long long>(r.nit), calls, static_cast<long long>(r.n_records), r.loss);
 
     // The closed form on the positive examples.
-    std::vector<Index> pos;
-    for (Index i = 0; i < n; ++i)
-        if (y[i] > 0) pos.push_back(i);
-    RowMatrix Xp(Index(pos.size()), d);
-    Vector yp(Index(pos.size()));
-    for (Index j = 0; j < Index(pos.size()); ++j) {
-        Xp.row(j) = X.row(pos[j]);
-        yp[j] = y[pos[j]];
-    }
-    const RowMatrix Kp = Xp * Xp.transpose();
-    const Vector w_inf = w1 + Xp.transpose() * Kp.llt().solve(yp - Xp * w1);
+    const Vector w_inf = relucore_examples::theorem1_limit(X, y, w1);
     const Vector w_gd = (gd.alpha() * X).row(0).transpose();
     const double dist = (w_gd - w_inf).norm() / w_inf.norm();
-    double max_neg = -1e300;
-    for (Index i = 0; i < n; ++i)
-        if (y[i] <= 0) max_neg = std::max(max_neg, X.row(i).dot(w_inf.transpose()));
+    const double max_neg = relucore_examples::max_on_negatives(X, y, w_inf);
     std::printf("relative distance to the closed-form limit %.2e, max_{y_i <= 0} x_i^T w_inf = %.3f\n", dist, max_neg);
 
     // A checkpoint: the Gram matrix, the outer weights and the state rebuild the engine.

@@ -4,12 +4,12 @@
 // with zero multiplier) already satisfies X- w <= 0, it is the solution; the
 // negative examples here are built so that it does (x_j = -(x_1 + x_2) + noise),
 // and the QP must return it. Exits non-zero on failure.
+#include "example_problem.hpp"
+
 #include <relucore/analysis.hpp>  // the min-norm QP is analysis code, not in the engines umbrella
 
-#include <cmath>
 #include <cstdio>
 #include <random>
-#include <vector>
 
 int main() {
     using relucore::Index;
@@ -17,10 +17,7 @@ int main() {
     using relucore::Vector;
     const Index n_pos = 5, n = 8, d = 60;
     std::mt19937_64 gen(11);
-    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(double(d)));
-    RowMatrix X(n, d);
-    for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < d; ++j) X(i, j) = normal(gen);
+    RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
     for (Index i = n_pos; i < n; ++i) X.row(i) = -(X.row(0) + X.row(1)) + 0.1 * X.row(i);
     Vector y(n);
     for (Index i = 0; i < n; ++i) y[i] = i < n_pos ? 1.0 + 0.1 * double(i) : -1.0;
@@ -32,8 +29,7 @@ int main() {
     // The closed form on the positive examples, and its feasibility on the negatives.
     const RowMatrix Xp = X.topRows(n_pos);
     const Vector w_closed = Xp.transpose() * (Xp * Xp.transpose()).llt().solve(y.head(n_pos));
-    double max_neg = -1e300;
-    for (Index i = n_pos; i < n; ++i) max_neg = std::max(max_neg, X.row(i).dot(w_closed.transpose()));
+    const double max_neg = relucore_examples::max_on_negatives(X, y, w_closed);
     const double dist = (w - w_closed).norm() / w_closed.norm();
     std::printf("QP status %d, ||w*|| %.6f, relative distance to the closed form %.2e, max X- w = %.3f\n",
                 static_cast<int>(r.status), w.norm(), dist, max_neg);

@@ -227,6 +227,17 @@ def test_simd_paths_give_bitwise_the_scalar_numbers(monkeypatch, path):
     np.testing.assert_array_equal(words(11, 2, 2**32 - 40, 100), ref_words)
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_short_draws_give_bitwise_the_scalar_numbers(monkeypatch, path):
+    # Draws of fewer than 32 normals take the word-by-word accepted path (ziggurat_fast:
+    # eight, then four words per vector, then one); 300 of them hold about 100 rejected words.
+    starts = [2**32 - 7 + 37 * i for i in range(300)]
+    monkeypatch.setenv("RELUCORE_SIMD", "scalar")
+    ref = np.concatenate([normals(5, 3, s, 31) for s in starts])
+    monkeypatch.setenv("RELUCORE_SIMD", path)
+    np.testing.assert_array_equal(np.concatenate([normals(5, 3, s, 31) for s in starts]), ref)
+
+
 # sha256 of the float64 bytes of (key, stream, start, count) draws, recorded 2026-12-04 on the scalar path.
 STREAM_DIGESTS = {
     ("normals", 2024, 1, 0, 1_000_000): "bd7964a3538891e914679607b912b5fd95ebbaed28f1abc5bc9dcda0fa065fab",

@@ -5,9 +5,10 @@
 // inactive on the negative examples. It also checks that the version header
 // and the OpenMP choice are the ones the CMake package reported. Exits
 // non-zero on failure.
+#include "../example_problem.hpp"  // Gaussian inputs and Theorem 1's limit, shared with dual_gd.cpp
+
 #include <relucore/relucore.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -35,10 +36,7 @@ int main() {
     using relucore::Vector;
     const Index n = 16, d = 400;
     std::mt19937_64 gen(2026);
-    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(double(d)));
-    RowMatrix X(n, d);
-    for (Index i = 0; i < n; ++i)
-        for (Index j = 0; j < d; ++j) X(i, j) = normal(gen);
+    const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
     Vector y(n);
     for (Index i = 0; i < n; ++i) y[i] = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 0.05 * double(i));
 
@@ -61,23 +59,10 @@ int main() {
                 static_cast<long long>(r.nit), r.loss, static_cast<long long>(r.pattern_stable_step));
 
     // Closed form of Theorem 1 on the positive examples.
-    std::vector<Index> pos;
-    for (Index i = 0; i < n; ++i)
-        if (y[i] > 0) pos.push_back(i);
-    RowMatrix Xp(Index(pos.size()), d);
-    Vector yp(Index(pos.size()));
-    for (Index j = 0; j < Index(pos.size()); ++j) {
-        Xp.row(j) = X.row(pos[j]);
-        yp[j] = y[pos[j]];
-    }
-    const Vector w1 = W1.row(0).transpose();
-    const RowMatrix Kp = Xp * Xp.transpose();
-    const Vector w_inf = w1 + Xp.transpose() * Kp.llt().solve(yp - Xp * w1);
+    const Vector w_inf = relucore_examples::theorem1_limit(X, y, W1.row(0).transpose());
     const Vector w_gd = (gd.alpha() * X).row(0).transpose();
     const double dist = (w_gd - w_inf).norm() / w_inf.norm();
-    double max_neg = -1e300;  // Theorem 1: X- w_inf <= 0
-    for (Index i = 0; i < n; ++i)
-        if (y[i] <= 0) max_neg = std::max(max_neg, X.row(i).dot(w_inf.transpose()));
+    const double max_neg = relucore_examples::max_on_negatives(X, y, w_inf);  // Theorem 1: X- w_inf <= 0
     std::printf("relative distance to the closed-form limit: %.2e; max over negatives of x_i^T w_inf: %.3f\n", dist,
                 max_neg);
 

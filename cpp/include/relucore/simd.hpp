@@ -41,6 +41,19 @@
 #define RELUCORE_NO_FP_CONTRACT
 #endif
 
+// GCC's AVX-512 intrinsics pass an undefined source operand
+// (-Wmaybe-uninitialized) and all-ones masks as a char (-Wsign-conversion)
+// inside its own headers; the AVX-512 kernels stand between these two.
+#if defined(__GNUC__) && !defined(__clang__)
+#define RELUCORE_AVX512_WARNINGS_OFF                                                           \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+        _Pragma("GCC diagnostic ignored \"-Wsign-conversion\"")
+#define RELUCORE_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define RELUCORE_AVX512_WARNINGS_OFF
+#define RELUCORE_AVX512_WARNINGS_ON
+#endif
+
 namespace relucore {
 namespace simd {
 

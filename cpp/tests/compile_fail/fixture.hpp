@@ -26,21 +26,18 @@ struct Inputs {
         return s;
     }();
 
-    /// The named starts of the same engines.
-    DualGD::Start dual_start() const {
-        DualGD::Start s;
+    /// The named starts of the same engines: the outer weights and two matrices
+    /// (DualGD: alpha, beta; DenseGD: W, alpha).
+    template <class S>
+    S start(RowMatrix S::* first, const RowMatrix& v1, RowMatrix S::* second, const RowMatrix& v2) const {
+        S s;
         s.outer = outer;
-        s.alpha = alpha0;
-        s.beta = beta0;
+        s.*first = v1;
+        s.*second = v2;
         return s;
     }
-    DenseGD::Start dense_start() const {
-        DenseGD::Start s;
-        s.outer = outer;
-        s.W = W0;
-        s.alpha = alpha0;
-        return s;
-    }
+    DualGD::Start dual_start() const { return start(&DualGD::Start::alpha, alpha0, &DualGD::Start::beta, beta0); }
+    DenseGD::Start dense_start() const { return start(&DenseGD::Start::W, W0, &DenseGD::Start::alpha, alpha0); }
 };
 
 }  // namespace relucore_compile_fail

@@ -14,8 +14,9 @@
 // Every path (scalar, SSE2, AVX, AVX-512F) performs exactly these IEEE
 // operations (no FMA), so the numbers do not depend on the path. The SIMD
 // paths are written out one per instruction set: a single definition over
-// GCC/clang vector extensions gave the same numbers but ran the AVX and SSE2
-// paths about 10% slower.
+// GCC/clang vector extensions (one body per vector width, instantiated by
+// target-attribute wrappers; bench/README.md, meanfield) gave the same numbers
+// but ran every path 4-8% slower.
 #pragma once
 
 #include "relucore/core/types.hpp"

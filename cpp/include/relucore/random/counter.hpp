@@ -365,7 +365,7 @@ private:
     std::int64_t ziggurat_fast(const std::uint64_t* w, double* z, std::int64_t m, std::int64_t* rej) const {
         std::int64_t k = 0, nrej = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if (path_ == CounterPath::avx512) k = detail::zig_fast_avx512(w, z, k, m, rej, nrej);
+        if (path_ == CounterPath::avx512 && simd::has_avx512dq()) k = detail::zig_fast_avx512(w, z, k, m, rej, nrej);
         if (path_ != CounterPath::scalar) k = detail::zig_fast_avx2(w, z, k, m, rej, nrej);
 #endif
         return detail::zig_fast_scalar(w, z, k, m, rej, nrej);

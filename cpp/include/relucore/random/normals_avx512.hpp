@@ -33,17 +33,11 @@ inline std::uint64_t counter_retry_block(std::uint64_t idx, std::uint32_t att, s
 }
 
 #if defined(RELUCORE_SIMD_DISPATCH)
-// GCC's gathers and scatters pass an all-ones mask as a char (-Wsign-conversion) and an
-// undefined source (-Wmaybe-uninitialized), both inside its own header.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
+RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp
 
-// The accepted path of zig_fast on eight words: z (signed), x = |z| = u x_i,
-// and the lanes rejected (u >= r_i) in bad.
-struct Zig8 {
+    // The accepted path of zig_fast on eight words: z (signed), x = |z| = u x_i,
+    // and the lanes rejected (u >= r_i) in bad.
+    struct Zig8 {
     __m512d z, x;
     __mmask8 bad;
 };
@@ -57,6 +51,22 @@ __attribute__((target("avx512f,avx512dq"), always_inline)) inline Zig8 zig8_avx5
         _mm512_and_si512(_mm512_slli_epi64(v, 55), _mm512_set1_epi64(static_cast<long long>(1ULL << 63)));
     const __m512d z = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign));
     return Zig8{z, x, _mm512_cmp_pd_mask(u, _mm512_i64gather_pd(layer, t.r, 8), _CMP_NLT_UQ)};
+}
+
+// zig_fast_avx2 (ziggurat.hpp) eight words at a time.
+__attribute__((target("avx512f,avx512dq"))) inline std::int64_t zig_fast_avx512(const std::uint64_t* w, double* z,
+                                                                                std::int64_t k0, std::int64_t n,
+                                                                                std::int64_t* rej, std::int64_t& nrej) {
+    const ZigguratTables& t = zig_tables();
+    std::int64_t k = k0;
+    for (; k + 8 <= n; k += 8) {
+        const Zig8 zz = zig8_avx512(_mm512_loadu_si512(w + k), t);
+        _mm512_storeu_pd(z + k, zz.z);
+        if (zz.bad)
+            for (int q = 0; q < 8; ++q)
+                if (zz.bad & (1u << q)) rej[nrej++] = k + q;
+    }
+    return k;
 }
 
 // zig_exp on eight arguments in (-700, 0]: the same operations in the same order.
@@ -186,9 +196,7 @@ __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::
     return nscalar;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+RELUCORE_AVX512_WARNINGS_ON
 #endif
 
 }  // namespace detail

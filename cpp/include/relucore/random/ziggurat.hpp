@@ -176,46 +176,6 @@ __attribute__((target("avx2"))) inline std::int64_t zig_fast_avx2(const std::uin
     }
     return k;
 }
-
-// GCC's _mm512_i64gather_pd passes an all-ones __mmask8 as a char (-Wsign-conversion) and
-// an undefined source (-Wmaybe-uninitialized), both inside its own header.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
-// zig_fast_avx2 eight words at a time (AVX-512F).
-__attribute__((target("avx512f"))) inline std::int64_t zig_fast_avx512(const std::uint64_t* w, double* z,
-                                                                       std::int64_t k0, std::int64_t n,
-                                                                       std::int64_t* rej, std::int64_t& nrej) {
-    const ZigguratTables& t = zig_tables();
-    const __m512i magic_bits = _mm512_set1_epi64(0x4330000000000000LL), low8 = _mm512_set1_epi64(255),
-                  low21 = _mm512_set1_epi64(0x1FFFFF), sign = _mm512_set1_epi64(static_cast<long long>(1ULL << 63));
-    const __m512d magic52 = _mm512_set1_pd(4503599627370496.0);
-    std::int64_t k = k0;
-    for (; k + 8 <= n; k += 8) {
-        const __m512i v = _mm512_loadu_si512(w + k);
-        const __m512i idx = _mm512_and_si512(v, low8);
-        const __m512d hi =
-            _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(v, 32), magic_bits)), magic52);
-        const __m512d lo = _mm512_sub_pd(
-            _mm512_castsi512_pd(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(v, 11), low21), magic_bits)),
-            magic52);
-        const __m512d u =
-            _mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(hi, _mm512_set1_pd(2097152.0)), lo), _mm512_set1_pd(0x1.0p-53));
-        const __m512d x = _mm512_mul_pd(u, _mm512_i64gather_pd(idx, t.x, 8));
-        const __m512i s = _mm512_and_si512(_mm512_slli_epi64(v, 55), sign);
-        _mm512_storeu_pd(z + k, _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), s)));
-        const unsigned bad = _mm512_cmp_pd_mask(u, _mm512_i64gather_pd(idx, t.r, 8), _CMP_NLT_UQ);
-        if (bad)
-            for (int q = 0; q < 8; ++q)
-                if (bad & (1u << q)) rej[nrej++] = k + q;
-    }
-    return k;
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 #endif
 
 }  // namespace detail
