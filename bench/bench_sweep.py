@@ -110,7 +110,9 @@ def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, ba
     )
     dt = time.perf_counter() - t0
     sweep_rate.cpu_ms = 1e3 * (time.process_time() - c0) / trials  # this process only
-    assert (t["status"] == "converged").all(), t["error"].unique()
+    # Every trial ran to a stopping rule (a "stalled" run, stationary with an unfit example, is
+    # an outcome of the law, e.g. at n = 10, d = 1000); none was refused or hit the budget.
+    assert t["status"].isin(["converged", "stalled"]).all(), t["error"].unique()
     return trials / dt, t
 
 
