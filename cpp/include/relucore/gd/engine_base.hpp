@@ -208,6 +208,17 @@ protected:
         const Scalar rate = -settings_.eta * c * c;
         const Index n = beta_.cols();
         Index k = k0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (settings_.model.activation == Activation::relu && simd::has_avx512f()) {
+            // Sixteen neurons at a time on AVX-512F, the same sums (detail::relu_dots_avx512).
+            const Index done = detail::relu_dots_avx512(beta_.data(), n, k0, k1, g_.data(), outer_sq_.data());
+            for (; k < done; ++k) {
+                const Scalar s = outer_sq_[k];
+                d_outer_[k] = rate * s;
+                outer_sq_[k] = (c * s) * (c * s);
+            }
+        }
+#endif
         if (settings_.model.activation == Activation::relu) {
             // Four neurons at once: four independent chains of sums (each in increasing i, as below),
             // so the additions overlap instead of waiting on each other; bitwise the one-by-one loop.
