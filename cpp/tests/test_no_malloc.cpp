@@ -94,6 +94,16 @@ TEST_CASE("DenseGD::step allocates nothing") {
     CHECK(allocations_during([&] { gd.step(50); }) == 0);
     CHECK(gd.steps_taken() == 50);
     CHECK(allocations_during([&] { gd.resync(); }) == 0);
+    // Several blocks of neurons in advance(), with a trained outer layer.
+    const Problem q = make_problem(40, 2, 24);
+    std::mt19937_64 gen(6);
+    const Index m = 500;
+    GDSettings s = settings_for(0.05, 50);
+    s.train_outer = true;
+    s.output_scale = 0.5;
+    DenseGD wide(q.X, q.y, dense_start(gaussian(m, 1, gen).col(0), gaussian(m, 2, gen), RowMatrix::Zero(m, 40)), s);
+    CHECK(allocations_during([&] { wide.step(50); }) == 0);
+    CHECK(wide.steps_taken() == 50);
 }
 
 namespace {

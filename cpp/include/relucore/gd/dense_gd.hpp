@@ -14,6 +14,7 @@
 #include "relucore/gd/run.hpp"
 #include "relucore/linalg/blas.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -81,10 +82,7 @@ public:
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        if (packed_)
-            blas::gemm_packed(d_alpha_, packed_x_, d_W_);
-        else
-            blas::gemm(d_alpha_, X_, d_W_);
+        compute_step(0, W_.rows());
         grad_norm_ = weights_grad_norm();
         evaluate_outer();
         evaluated_ = true;
@@ -101,6 +99,53 @@ public:
         compute_beta();
         pattern_.update(beta_, steps_);
         evaluated_ = false;
+    }
+
+    /// apply() followed by evaluate() (what run_to_stop() does between two
+    /// checks), fused: blocks of neurons are stepped, projected (beta = X w_k),
+    /// tracked and added to the predictions while in cache; once the residual is
+    /// known, each block's next step is formed the same way. Every entry gets
+    /// the operations of apply() and evaluate() in the same order, so the
+    /// numbers are theirs bit for bit; a step that resynchronises, and products
+    /// on a registered BLAS (whose rounding may depend on the block), take
+    /// apply() and evaluate() as they are. Allocation-free.
+    void advance() {
+        if (!evaluated_ || !blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
+            apply();
+            evaluate();
+            return;
+        }
+        const ModelSpec& spec = settings_.model;
+        const Index m = W_.rows(), n = alpha_.cols(), rows = block_rows();
+        const Index last = (m - 1) / rows * rows;  // the first neuron of the last block
+        // Forward, in increasing k (the order of the sums of h): the weights' step,
+        // beta, the masks, the predictions.
+        h_.setZero();
+        bool changed = false;
+        for (Index k0 = 0; k0 < m; k0 += rows) {
+            const Index r = std::min(rows, m - k0);
+            W_.middleRows(k0, r) += d_W_.middleRows(k0, r);
+            if (settings_.train_outer) outer_.segment(k0, r) += d_outer_.segment(k0, r);
+            compute_beta(k0, r);
+            changed = pattern_.update_rows(beta_, k0, k0 + r) || changed;
+            add_predictions(beta_.middleRows(k0, r), outer_.segment(k0, r), spec, h_);
+        }
+        ++steps_;
+        if (changed) pattern_.mark_changed(steps_);
+        loss_ = loss_from_predictions(h_, y_, spec, g_);
+        // Backward, from the blocks still in cache: alpha's step (unobserved until
+        // advance() returns), then the next step.
+        for (Index k0 = last; k0 >= 0; k0 -= rows) {
+            const Index r = std::min(rows, m - k0);
+            detail::add_to(alpha_.row(k0).data(), d_alpha_.row(k0).data(), r * n);
+            auto coeff = d_alpha_.middleRows(k0, r);
+            dual_step_coefficients(beta_.middleRows(k0, r), outer_.segment(k0, r), g_, settings_.eta, spec, coeff);
+            compute_step(k0, r);
+            if (settings_.train_outer) outer_terms(k0, k0 + r);
+        }
+        grad_norm_ = weights_grad_norm();
+        if (settings_.train_outer) grad_norm_ = std::hypot(grad_norm_, std::sqrt(outer_square_sum()));
+        evaluated_ = true;
     }
 
     /// m x d weights (a reference into the engine: no copy).
@@ -167,11 +212,34 @@ private:
         return s;
     }
 
-    void compute_beta() {
-        if (packed_)
-            blas::gemm_nt_packed(W_, packed_x_, beta_);
-        else
-            blas::gemm_nt(W_, X_, beta_);
+    void compute_beta() { compute_beta(0, W_.rows()); }
+
+    // Whether advance() may take the products block by block: on the packed
+    // kernels or Eigen's per-neuron products, whose rows do not depend on the
+    // others (a BLAS is not asked: its rounding may depend on the sizes).
+    bool blocked() const {
+        const Index m = W_.rows(), n = X_.rows(), d = X_.cols();
+        return packed_ || !blas::detail::product_uses_blas(blas::registered_blas(), m, d, n);
+    }
+
+    // Neurons per block of advance(): about 8192 entries of beta (64 kB), a multiple of 4;
+    // all of them when X exceeds 1 MB (the products read X once per block).
+    Index block_rows() const {
+        const Index n = X_.rows(), d = X_.cols();
+        if (n * d > (Index(1) << 17)) return W_.rows();
+        return std::max<Index>(4, 8192 / std::max<Index>(1, n) / 4 * 4);
+    }
+
+    // beta and the pending d_W of the rows k0 .. k0 + r - 1 (the products of compute_beta() and evaluate()).
+    void compute_beta(Index k0, Index r) {
+        auto out = beta_.middleRows(k0, r);
+        if (packed_) return blas::gemm_nt_packed(W_.middleRows(k0, r), packed_x_, out);
+        blas::gemm_nt(W_.middleRows(k0, r), X_, out);
+    }
+    void compute_step(Index k0, Index r) {
+        auto out = d_W_.middleRows(k0, r);
+        if (packed_) return blas::gemm_packed(d_alpha_.middleRows(k0, r), packed_x_, out);
+        blas::gemm(d_alpha_.middleRows(k0, r), X_, out);
     }
 
     ConstMatrixRef X_;

@@ -171,6 +171,7 @@ protected:
         g_.resize(n);
         d_alpha_.resize(m, n);
         d_outer_ = Vector::Zero(m);
+        outer_sq_ = Vector::Zero(m);
     }
     // NOLINTEND(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility)
 
@@ -195,16 +196,33 @@ protected:
     /// after h_, g_ and the inner gradient norm are set. Allocation-free.
     void evaluate_outer() {
         if (!settings_.train_outer) return;
+        outer_terms(0, beta_.rows());
+        grad_norm_ = std::hypot(grad_norm_, std::sqrt(outer_square_sum()));
+    }
+
+    /// The outer steps d_outer_k of evaluate_outer() for the neurons k0 <= k < k1,
+    /// and their terms (c sum_i phi(beta_ki) g_i)^2 of the gradient norm (kept
+    /// for outer_square_sum(): ranges may be taken in any order).
+    void outer_terms(Index k0, Index k1) {
         const Scalar c = settings_.output_scale;
         const Scalar rate = -settings_.eta * c * c;
-        const Index m = beta_.rows();
         const Index n = beta_.cols();
-        Scalar sq = 0;
-        Index k = 0;
+        Index k = k0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if (settings_.model.activation == Activation::relu && simd::has_avx512f()) {
+            // Sixteen neurons at a time on AVX-512F, the same sums (detail::relu_dots_avx512).
+            const Index done = detail::relu_dots_avx512(beta_.data(), n, k0, k1, g_.data(), outer_sq_.data());
+            for (; k < done; ++k) {
+                const Scalar s = outer_sq_[k];
+                d_outer_[k] = rate * s;
+                outer_sq_[k] = (c * s) * (c * s);
+            }
+        }
+#endif
         if (settings_.model.activation == Activation::relu) {
             // Four neurons at once: four independent chains of sums (each in increasing i, as below),
             // so the additions overlap instead of waiting on each other; bitwise the one-by-one loop.
-            for (; k + 4 <= m; k += 4) {
+            for (; k + 4 <= k1; k += 4) {
                 Scalar s[4] = {0, 0, 0, 0};
                 for (Index i = 0; i < n; ++i) {
                     const Scalar gi = g_[i];
@@ -215,17 +233,23 @@ protected:
                 }
                 for (Index l = 0; l < 4; ++l) {
                     d_outer_[k + l] = rate * s[l];
-                    sq += (c * s[l]) * (c * s[l]);
+                    outer_sq_[k + l] = (c * s[l]) * (c * s[l]);
                 }
             }
         }
-        for (; k < m; ++k) {
+        for (; k < k1; ++k) {
             Scalar s = 0;
             for (Index i = 0; i < n; ++i) s += activate(beta_(k, i), settings_.model) * g_[i];
             d_outer_[k] = rate * s;
-            sq += (c * s) * (c * s);
+            outer_sq_[k] = (c * s) * (c * s);
         }
-        grad_norm_ = std::hypot(grad_norm_, std::sqrt(sq));
+    }
+
+    /// The sum of the terms of outer_terms(), in increasing k.
+    Scalar outer_square_sum() const {
+        Scalar sq = 0;
+        for (Index k = 0; k < outer_sq_.size(); ++k) sq += outer_sq_[k];
+        return sq;
     }
 
     /// With settings().train_outer, adds the outer step of evaluate_outer().
@@ -240,7 +264,8 @@ protected:
     GDSettings settings_;
     Vector h_, g_;
     RowMatrix d_alpha_;
-    Vector d_outer_;  // the pending outer step (train_outer only)
+    Vector d_outer_;   // the pending outer step (train_outer only)
+    Vector outer_sq_;  // its terms of the gradient norm (outer_terms())
     PatternTracker pattern_;
     Scalar loss_ = 0;
     Scalar grad_norm_ = 0;

@@ -6,6 +6,7 @@
 
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
+#include "relucore/simd.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -96,13 +97,108 @@ namespace detail {
 // The ReLU loops of loss_and_residual and dual_step_coefficients on contiguous
 // rows, branch-free: activation patterns are data, not predictable, and a
 // compiler keeps the branch of a select whose value may raise an FP flag.
-// Two lanes of SSE2 (every x86-64 CPU) compare and mask; the numbers are
-// bitwise those of the scalar loops below (the same products and sums, in
-// the same order; an inactive entry contributes +0).
+// Eight lanes of AVX-512F where the CPU has it, else two of SSE2 (every
+// x86-64 CPU), compare and mask; the numbers are bitwise those of the scalar
+// loops below (the same products and sums, elementwise, without FMA; an
+// inactive entry contributes +0).
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+// The AVX-512F parts of the loops below: the first n / 8 * 8 entries; returns that count.
+__attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index add_scaled_relu_avx512(
+    const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    const __m512d va = _mm512_set1_pd(a), zero = _mm512_setzero_pd();
+    Index i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m512d u = _mm512_loadu_pd(b + i);
+        const __m512d r = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(u, zero, _CMP_GT_OS), u);
+        _mm512_storeu_pd(h + i, _mm512_add_pd(_mm512_loadu_pd(h + i), _mm512_mul_pd(va, r)));
+    }
+    return i;
+}
+
+__attribute__((target("avx512f"))) inline Index masked_scale_avx512(const Scalar* __restrict b,
+                                                                    const Scalar* __restrict g, Scalar a,
+                                                                    Scalar* __restrict out, Index n) {
+    const __m512d va = _mm512_set1_pd(a), zero = _mm512_setzero_pd();
+    Index i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __mmask8 on = _mm512_cmp_pd_mask(_mm512_loadu_pd(b + i), zero, _CMP_GT_OS);
+        _mm512_storeu_pd(out + i, _mm512_maskz_mul_pd(on, va, _mm512_loadu_pd(g + i)));
+    }
+    return i;
+}
+
+__attribute__((target("avx512f"))) inline Index add_to_avx512(Scalar* __restrict dst, const Scalar* __restrict src,
+                                                              Index n) {
+    Index i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(dst + i, _mm512_add_pd(_mm512_loadu_pd(dst + i), _mm512_loadu_pd(src + i)));
+    return i;
+}
+#endif
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+// (GCC's gather intrinsics convert their all-ones mask to a signed char inside the header.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#endif
+// s[k] = sum_{i < n} relu(beta[k n + i]) g[i] (in increasing i, from +0) for k0 <= k < k0 + 8 c,
+// eight neurons to a vector (gathers), sixteen at a time; returns k0 + 8 c, the first neuron
+// not done. Each lane adds the products one by one in increasing i, without FMA: the numbers
+// of the scalar loop. Nothing is done when 7 n does not fit an int.
+__attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_avx512(const Scalar* __restrict beta,
+                                                                                         Index n, Index k0, Index k1,
+                                                                                         const Scalar* __restrict g,
+                                                                                         Scalar* __restrict s) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    if (n > Index(0x7fffffff) / 16) return k0;
+    const int ni = static_cast<int>(n);
+    const __m256i idx = _mm256_setr_epi32(0, ni, 2 * ni, 3 * ni, 4 * ni, 5 * ni, 6 * ni, 7 * ni);
+    const __m512d zero = _mm512_setzero_pd();
+    Index k = k0;
+    for (; k + 16 <= k1; k += 16) {
+        __m512d a0 = zero, a1 = zero;
+        const Scalar* b0 = beta + k * n;
+        const Scalar* b1 = b0 + 8 * n;
+        for (Index i = 0; i < n; ++i) {
+            const __m512d gi = _mm512_set1_pd(g[i]);
+            const __m512d u0 = _mm512_i32gather_pd(idx, b0 + i, 8), u1 = _mm512_i32gather_pd(idx, b1 + i, 8);
+            const __m512d r0 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(u0, zero, _CMP_GT_OS), u0);
+            const __m512d r1 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(u1, zero, _CMP_GT_OS), u1);
+            a0 = _mm512_add_pd(a0, _mm512_mul_pd(r0, gi));
+            a1 = _mm512_add_pd(a1, _mm512_mul_pd(r1, gi));
+        }
+        _mm512_storeu_pd(s + k, a0);
+        _mm512_storeu_pd(s + k + 8, a1);
+    }
+    return k;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+// dst[i] += src[i], i < n (an elementwise sum: the same numbers on every path).
+inline void add_to(Scalar* __restrict dst, const Scalar* __restrict src, Index n) {
+    Index i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx512f()) i = add_to_avx512(dst, src, n);
+#endif
+    for (; i < n; ++i) dst[i] += src[i];
+}
 
 // h[i] += a * relu(b[i]), i < n.
 inline void add_scaled_relu(const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
     Index i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx512f()) i = add_scaled_relu_avx512(b, a, h, n);
+#endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
     for (; i + 2 <= n; i += 2) {
@@ -118,6 +214,9 @@ inline void add_scaled_relu(const Scalar* __restrict b, Scalar a, Scalar* __rest
 inline void masked_scale(const Scalar* __restrict b, const Scalar* __restrict g, Scalar a, Scalar* __restrict out,
                          Index n) {
     Index i = 0;
+#if defined(RELUCORE_SIMD_DISPATCH)
+    if (simd::has_avx512f()) i = masked_scale_avx512(b, g, a, out, n);
+#endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
     for (; i + 2 <= n; i += 2) {
@@ -130,16 +229,13 @@ inline void masked_scale(const Scalar* __restrict b, const Scalar* __restrict g,
 
 }  // namespace detail
 
-// Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
-// fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss.
-//   square:   L = 1/2 sum_i (h_i - y_i)^2,            g = h - y
-//   logistic: L = 1/n sum_i log(1 + exp(-y_i h_i)),   g_i = -(y_i/n) / (1 + exp(y_i h_i))
-// The loop order is fixed, so the result is bitwise reproducible.
-template <class Beta, class Outer, class Labels, class H, class G>
-Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, const ModelSpec& spec, H& h, G& g) {
+// Adds the rows of beta (m x n pre-activations, neurons in increasing order)
+// to the predictions: h_i += a_k phi(beta_{k,i}). Called on consecutive blocks
+// of neurons in increasing order, it sums exactly as on the whole matrix.
+template <class Beta, class Outer, class H>
+void add_predictions(const Beta& beta, const Outer& outer, const ModelSpec& spec, H& h) {
     const Index m = beta.rows();
     const Index n = beta.cols();
-    for (Index i = 0; i < n; ++i) h[i] = 0;
     for (Index k = 0; k < m; ++k) {
         const Scalar a = outer[k];
         // The ReLU case is written without a call and on raw pointers (rows of
@@ -151,6 +247,14 @@ Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, 
             for (Index i = 0; i < n; ++i) h[i] += a * activate(beta(k, i), spec);
         }
     }
+}
+
+// Given the predictions h (n), fills g (n) with dLoss/dh and returns the loss.
+//   square:   L = 1/2 sum_i (h_i - y_i)^2,            g = h - y
+//   logistic: L = 1/n sum_i log(1 + exp(-y_i h_i)),   g_i = -(y_i/n) / (1 + exp(y_i h_i))
+template <class H, class Labels, class G>
+Scalar loss_from_predictions(const H& h, const Labels& y, const ModelSpec& spec, G& g) {
+    const Index n = h.size();
     Scalar loss = 0;
     if (spec.loss == Loss::square) {
         for (Index i = 0; i < n; ++i) {
@@ -166,6 +270,17 @@ Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, 
         g[i] = -y[i] * inv_n * sigmoid_neg(z);
     }
     return loss * inv_n;
+}
+
+// Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
+// fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss
+// (add_predictions, then loss_from_predictions). The loop order is fixed, so the
+// result is bitwise reproducible.
+template <class Beta, class Outer, class Labels, class H, class G>
+Scalar loss_and_residual(const Beta& beta, const Outer& outer, const Labels& y, const ModelSpec& spec, H& h, G& g) {
+    for (Index i = 0; i < beta.cols(); ++i) h[i] = 0;
+    add_predictions(beta, outer, spec, h);
+    return loss_from_predictions(h, y, spec, g);
 }
 
 // Per-neuron, per-example coefficient of the gradient in the data span:

@@ -169,11 +169,18 @@ public:
     }
     /// Records the masks of `beta` after step `step`. Allocation-free.
     void update(const RowMatrix& beta, std::int64_t step) {
+        if (update_rows(beta, 0, beta.rows())) last_change_ = step;
+    }
+
+    /// Records the masks of rows k0 <= k < k1 of `beta` only; true when one of
+    /// them changed (then call mark_changed()). Allocation-free.
+    bool update_rows(const RowMatrix& beta, Index k0, Index k1) {
         std::uint8_t changed = 0;
-        const Scalar* b = beta.data();
-        std::uint8_t* mk = mask_.data();
+        const Index n = beta.cols();
+        const Scalar* b = beta.data() + k0 * n;
+        std::uint8_t* mk = mask_.data() + k0 * n;
         Index j = 0;
-        const Index size = beta.size();
+        const Index size = (k1 - k0) * n;
 #if defined(RELUCORE_SIMD_DISPATCH)
         if (simd::has_avx512f_bmi2()) {
             j = size / 8 * 8;
@@ -185,8 +192,11 @@ public:
             changed |= static_cast<std::uint8_t>(now ^ mk[j]);
             mk[j] = now;
         }
-        if (changed) last_change_ = step;
+        return changed != 0;
     }
+
+    /// Notes that a mask changed at step `step` (after update_rows()).
+    void mark_changed(std::int64_t step) { last_change_ = step; }
 
     /// Restores a saved tracker (checkpointing): `mask` as returned by mask(),
     /// `stable_step` as returned by stable_step().

@@ -491,8 +491,9 @@ namespace detail {
 #if defined(RELUCORE_SIMD_DISPATCH)
 // out(k0 + r, c0 .. c0 + 15) = sum_{j < J} A(k0 + r, j) P(j, c) for r < R, over the two
 // panels (J x 8 each, contiguous) that start at panel c0 / 8 of P; `lanes` (<= 16)
-// columns stored.
-template <int R>
+// columns stored. Wide = false: lanes <= 8, the first panel only (each entry is the
+// same chain of FMAs either way, so the numbers do not depend on Wide).
+template <int R, bool Wide>
 __attribute__((target("avx512f"))) inline void panel_block_avx512(const double* A, Index lda, const double* P, Index J,
                                                                   double* out, Index ldo, Index k0, Index c0,
                                                                   Index lanes) {
@@ -502,11 +503,12 @@ __attribute__((target("avx512f"))) inline void panel_block_avx512(const double* 
     const double* p1 = p0 + J * 8;
     const double* a = A + k0 * lda;
     for (Index j = 0; j < J; ++j) {
-        const __m512d u = _mm512_loadu_pd(p0 + j * 8), v = _mm512_loadu_pd(p1 + j * 8);
+        const __m512d u = _mm512_loadu_pd(p0 + j * 8);
+        const __m512d v = Wide ? _mm512_loadu_pd(p1 + j * 8) : u;
         for (int r = 0; r < R; ++r) {
             const __m512d c = _mm512_set1_pd(a[r * lda + j]);
             acc[r][0] = _mm512_fmadd_pd(c, u, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_pd(c, v, acc[r][1]);
+            if (Wide) acc[r][1] = _mm512_fmadd_pd(c, v, acc[r][1]);
         }
     }
     const __mmask8 m0 = lanes >= 8 ? __mmask8(0xFF) : __mmask8((1u << lanes) - 1);
@@ -514,7 +516,33 @@ __attribute__((target("avx512f"))) inline void panel_block_avx512(const double* 
     for (int r = 0; r < R; ++r) {
         double* o = out + (k0 + r) * ldo + c0;
         _mm512_mask_storeu_pd(o, m0, acc[r][0]);
-        _mm512_mask_storeu_pd(o + 8, m1, acc[r][1]);
+        if (Wide) _mm512_mask_storeu_pd(o + 8, m1, acc[r][1]);
+    }
+}
+
+// The rows k0 .. m - 1 of one column block of panel_product_avx512.
+template <bool Wide>
+__attribute__((target("avx512f"))) inline void panel_rows_avx512(const double* A, Index lda, Index m, const double* P,
+                                                                 Index J, double* out, Index ldo, Index c0,
+                                                                 Index lanes) {
+    Index k = 0;
+    for (; k + 9 <= m; k += 9) panel_block_avx512<9, Wide>(A, lda, P, J, out, ldo, k, c0, lanes);
+    switch (m - k) {
+#define RELUCORE_PANEL_CASE(R)                                             \
+    case R:                                                                \
+        panel_block_avx512<R, Wide>(A, lda, P, J, out, ldo, k, c0, lanes); \
+        break;
+        RELUCORE_PANEL_CASE(1)
+        RELUCORE_PANEL_CASE(2)
+        RELUCORE_PANEL_CASE(3)
+        RELUCORE_PANEL_CASE(4)
+        RELUCORE_PANEL_CASE(5)
+        RELUCORE_PANEL_CASE(6)
+        RELUCORE_PANEL_CASE(7)
+        RELUCORE_PANEL_CASE(8)
+#undef RELUCORE_PANEL_CASE
+        default:
+            break;
     }
 }
 
@@ -525,25 +553,10 @@ __attribute__((target("avx512f"))) inline void panel_product_avx512(const double
                                                                     Index ldo) {
     for (Index c0 = 0; c0 < cols; c0 += 16) {
         const Index lanes = std::min<Index>(16, cols - c0);
-        Index k = 0;
-        for (; k + 9 <= m; k += 9) panel_block_avx512<9>(A, lda, P, J, out, ldo, k, c0, lanes);
-        switch (m - k) {
-#define RELUCORE_PANEL_CASE(R)                                       \
-    case R:                                                          \
-        panel_block_avx512<R>(A, lda, P, J, out, ldo, k, c0, lanes); \
-        break;
-            RELUCORE_PANEL_CASE(1)
-            RELUCORE_PANEL_CASE(2)
-            RELUCORE_PANEL_CASE(3)
-            RELUCORE_PANEL_CASE(4)
-            RELUCORE_PANEL_CASE(5)
-            RELUCORE_PANEL_CASE(6)
-            RELUCORE_PANEL_CASE(7)
-            RELUCORE_PANEL_CASE(8)
-#undef RELUCORE_PANEL_CASE
-            default:
-                break;
-        }
+        if (lanes > 8)
+            panel_rows_avx512<true>(A, lda, m, P, J, out, ldo, c0, lanes);
+        else
+            panel_rows_avx512<false>(A, lda, m, P, J, out, ldo, c0, lanes);
     }
 }
 #endif

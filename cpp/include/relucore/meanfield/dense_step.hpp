@@ -107,11 +107,8 @@ public:
             // Neurons as rows: Z^T (n x B) = V^T (n x D) X~^T, then Z^T back into the z rows.
             Scalar* vt = transposed(tid);
             Scalar* zt = vt + D * kBlock;
-            for (Index k = 0; k < D; ++k)
-                for (Index i = 0; i < n; ++i) vt[i * D + k] = L_.v[k * ld + i0 + i];
-            blas::gemm_nt_packed(ConstMatrixMap(vt, n, D), packed_x_, MatrixMap(zt, n, B));
-            for (Index q = 0; q < B; ++q)
-                for (Index i = 0; i < n; ++i) L_.z[q * ld + i0 + i] = zt[i * B + q];
+            via_transposes(L_.v + i0, D, vt, zt, n, L_.z + i0, B,
+                           [&] { blas::gemm_nt_packed(ConstMatrixMap(vt, n, D), packed_x_, MatrixMap(zt, n, B)); });
         } else if (rows && lib) {
             blas::gemm_rows(lib, L_.v + i0, ld, rows, D, L_.z + i0, ld, n, B, D);
         } else {
@@ -169,14 +166,12 @@ public:
         }
         const blas::Library* lib = blas_for(n);
         if (rows == L_.xb && packed_) {
-            // G^T (n x D) = S^T (n x B) X~, then G^T into the rows of G.
+            // G^T (n x D) = S^T (n x B) X~, then G^T into the rows of G (stride kBlock).
             Scalar* gt = transposed(tid);
             Scalar* st = gt + D * kBlock;
-            for (Index q = 0; q < B; ++q)
-                for (Index i = 0; i < n; ++i) st[i * B + q] = L_.z[q * ld + i0 + i];
-            blas::gemm_packed(ConstMatrixMap(st, n, B), packed_x_, MatrixMap(gt, n, D));
-            for (Index i = 0; i < n; ++i)
-                for (Index k = 0; k < D; ++k) G[k * kBlock + i] = gt[i * D + k];
+            via_transposes(
+                L_.z + i0, B, st, gt, n, G, D,
+                [&] { blas::gemm_packed(ConstMatrixMap(st, n, B), packed_x_, MatrixMap(gt, n, D)); }, kBlock);
         } else if (rows && lib) {
             blas::gemm_rows_tn(lib, rows, D, L_.z + i0, ld, G, kBlock, n, B, D);
         } else {
@@ -204,6 +199,22 @@ public:
     }
 
 private:
+    // A product on the packed kernels with the block's neurons as rows: the r_in
+    // rows of `in` (stride L_.stride, n neurons each) transposed into tin (n x r_in),
+    // product() writing tout (n x r_out), then tout transposed into the r_out rows
+    // of `out` (stride ld_out, default L_.stride). Copies only: no rounding.
+    template <class Product>
+    void via_transposes(const Scalar* in, Index r_in, Scalar* tin, const Scalar* tout, Index n, Scalar* out,
+                        Index r_out, Product&& product, Index ld_out = 0) const {
+        const Index ld = L_.stride;
+        if (ld_out == 0) ld_out = ld;
+        for (Index k = 0; k < r_in; ++k)
+            for (Index i = 0; i < n; ++i) tin[i * r_in + k] = in[k * ld + i];
+        product();
+        for (Index k = 0; k < r_out; ++k)
+            for (Index i = 0; i < n; ++i) out[k * ld_out + i] = tout[i * r_out + k];
+    }
+
     // The BLAS for a block of n neurons, or null for the loops.
     const blas::Library* blas_for(Index n) const {
         const blas::Library* lib = blas::registered_blas();
