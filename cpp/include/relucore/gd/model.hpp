@@ -141,11 +141,7 @@ __attribute__((target("avx512f"))) inline Index add_to_avx512(Scalar* __restrict
 #endif
 
 #if defined(RELUCORE_SIMD_DISPATCH)
-// (GCC's gather intrinsics convert their all-ones mask to a signed char inside the header.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
+RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp: GCC's gather intrinsics (undefined source, char mask)
 // s[k] = sum_{i < n} relu(beta[k n + i]) g[i] (in increasing i, from +0) for k0 <= k < k0 + 8 c,
 // eight neurons to a vector (gathers), sixteen at a time; returns k0 + 8 c, the first neuron
 // not done. Each lane adds the products one by one in increasing i, without FMA: the numbers
@@ -179,9 +175,7 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dot
     }
     return k;
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+RELUCORE_AVX512_WARNINGS_ON
 #endif
 
 // dst[i] += src[i], i < n (an elementwise sum: the same numbers on every path).
