@@ -35,9 +35,9 @@ inline std::uint64_t counter_retry_block(std::uint64_t idx, std::uint32_t att, s
 #if defined(RELUCORE_SIMD_DISPATCH)
 RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp
 
-    // The accepted path of zig_fast on eight words: z (signed), x = |z| = u x_i,
-    // and the lanes rejected (u >= r_i) in bad.
-    struct Zig8 {
+// The accepted path of zig_fast on eight words: z (signed), x = |z| = u x_i,
+// and the lanes rejected (u >= r_i) in bad.
+struct Zig8 {
     __m512d z, x;
     __mmask8 bad;
 };

@@ -86,17 +86,17 @@ inline void counter_words_scalar(const CounterKeys& k, std::uint64_t block0, std
 
 #if defined(RELUCORE_SIMD_DISPATCH)
 RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp
-    // G groups of eight blocks: lane l of blk[g] is a block index, and lane l of
-    // a[g], b[g] receives that block's 64-bit words a = w0 + 2^32 w1 and
-    // b = w2 + 2^32 w3. The groups' rounds interleave (a round is a chain of
-    // about seven cycles; G = 4 keeps the two vector ports busy).
-    // The stream words s0, s1 (low 32 bits of each 64-bit lane) may differ between
-    // lanes: philox_lanes_avx512 below broadcasts those of k.
-    template <std::size_t G>
-    __attribute__((target("avx512f"), always_inline)) inline void philox_lanes_streams_avx512(const CounterKeys& k,
-                                                                                              const __m512i* blk,
-                                                                                              __m512i s0, __m512i s1,
-                                                                                              __m512i* a, __m512i* b) {
+// G groups of eight blocks: lane l of blk[g] is a block index, and lane l of
+// a[g], b[g] receives that block's 64-bit words a = w0 + 2^32 w1 and
+// b = w2 + 2^32 w3. The groups' rounds interleave (a round is a chain of
+// about seven cycles; G = 4 keeps the two vector ports busy).
+// The stream words s0, s1 (low 32 bits of each 64-bit lane) may differ between
+// lanes: philox_lanes_avx512 below broadcasts those of k.
+template <std::size_t G>
+__attribute__((target("avx512f"), always_inline)) inline void philox_lanes_streams_avx512(const CounterKeys& k,
+                                                                                          const __m512i* blk,
+                                                                                          __m512i s0, __m512i s1,
+                                                                                          __m512i* a, __m512i* b) {
     const __m512i m0 = _mm512_set1_epi64(static_cast<long long>(philox32_m0));
     const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(philox32_m1));
     __m512i c0[G], c1[G], c2[G], c3[G];  // (loops unrolled so that these stay in registers)
