@@ -1,14 +1,7 @@
 import os
 
-import numpy as np
 import pytest
-
-from relucore.experiments._common import lai_data
-
-
-def fig4_problem(seed, n=10, d=2000):
-    """Lai et al. Fig. 4 data: x ~ N(0, I), |y| ~ U(0.1, 1) with random signs."""
-    return lai_data(np.random.default_rng(seed), n, d)
+from _problems import fig4_problem
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ and their claims at the quick size."""
 
 import numpy as np
 import pytest
-from conftest import fig4_problem
+from _problems import fig4_problem
 
 import relucore
 from relucore import experiments

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import fig4_problem
+from _problems import fig4_problem
 
 import relucore
 from relucore import _core

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from _problems import fig4_problem
 from _reference import numpy_gd
-from conftest import fig4_problem
 
 import relucore
 

@@ -13,8 +13,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
+from _problems import fig4_problem
 from _reference import numpy_gd
-from conftest import fig4_problem
 
 import relucore
 

@@ -1,6 +1,6 @@
 """Hypothesis strategies and the data the property tests of this folder share (needs hypothesis)."""
 
-from conftest import fig4_problem as problem  # Gaussian X (n, d), |y| ~ U(0.1, 1) with random signs
+from _problems import fig4_problem as problem  # Gaussian X (n, d), |y| ~ U(0.1, 1) with random signs
 from hypothesis import strategies as st
 
 __all__ = ["problem", "seeds", "power_of_two_rescalings"]

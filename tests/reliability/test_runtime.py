@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import fig4_problem
+from _problems import fig4_problem
 
 import relucore
 import relucore.gd.train as train_module
