@@ -152,6 +152,21 @@ inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
     return ref / (C_alpha * static_cast<Scalar>(m));
 }
 
+/// The first half of conditioning_rule(): the factorisation succeeded with a reciprocal
+/// condition estimate above rcond_min.
+inline bool cholesky_estimate_passes(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min) {
+    return llt.info() == Eigen::Success && llt.rcond() > rcond_min;
+}
+
+/// conditioning_rule() where the estimate has failed: the spectrum decides.
+template <class Spectrum>
+StartCheck spectrum_rule(const Eigen::LLT<RowMatrix>& llt, Scalar max_condition, Spectrum&& spectrum) {
+    const std::pair<Scalar, Scalar> mu = spectrum();
+    if (!(mu.second > 0) || mu.first / mu.second > max_condition) return StartCheck::ill_conditioned;
+    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
+    return StartCheck::ok;
+}
+
 /// The conditioning rule of every start that needs K^{-1} (docs/errors.md, "K is badly
 /// conditioned"): K is accepted when its Cholesky factorisation llt succeeded with a
 /// reciprocal condition estimate above rcond_min, the cheap test that decides almost every
@@ -159,14 +174,12 @@ inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
 /// max_condition, not_definite when the factorisation failed although the spectrum
 /// passed, ok otherwise. spectrum() returns {mu_1, mu_n}; it is called only when the
 /// estimate fails, so a caller that has no eigenvalues yet computes them only then.
+/// Its two halves are callable alone (prepare's other solves need the first by itself).
 template <class Spectrum>
 StartCheck conditioning_rule(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min, Scalar max_condition,
                              Spectrum&& spectrum) {
-    if (llt.info() == Eigen::Success && llt.rcond() > rcond_min) return StartCheck::ok;
-    const std::pair<Scalar, Scalar> mu = spectrum();
-    if (!(mu.second > 0) || mu.first / mu.second > max_condition) return StartCheck::ill_conditioned;
-    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
-    return StartCheck::ok;
+    if (cholesky_estimate_passes(llt, rcond_min)) return StartCheck::ok;
+    return spectrum_rule(llt, max_condition, std::forward<Spectrum>(spectrum));
 }
 
 /// {mu_1, mu_n} of K by symmetric_eigenvalues() (NaN when it fails), for conditioning_rule().

@@ -228,9 +228,10 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
             alpha0.noalias() = C * X->transpose();
         } else {
             Eigen::LLT<RowMatrix> llt(gram());
-            bool ok = llt.info() == Eigen::Success && llt.rcond() > req.rcond_min;
+            // conditioning_rule() in its two halves: a failed estimate alone sends the other solves to pinv.
+            bool ok = cholesky_estimate_passes(llt, req.rcond_min);
             if (!ok && req.solve == StartSolve::inverse) {
-                const StartCheck c = conditioning_rule(llt, req.rcond_min, req.max_condition, [&] {
+                const StartCheck c = spectrum_rule(llt, req.max_condition, [&] {
                     detail::write_spectrum(K, mu);
                     return std::pair(mu[n - 1], mu[0]);
                 });
