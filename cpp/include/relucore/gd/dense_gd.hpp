@@ -12,7 +12,7 @@
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/run.hpp"
-#include "relucore/linalg/blas.hpp"
+#include "relucore/gd/weight_step.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,8 +81,7 @@ public:
     void evaluate() {
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
-        dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
-        compute_step(0, W_.rows());
+        kernel_.backward(beta_, outer_, g_, settings_.eta, spec, d_alpha_, d_W_);
         grad_norm_ = weights_grad_norm();
         evaluate_outer();
         evaluated_ = true;
@@ -110,13 +109,13 @@ public:
     /// on a registered BLAS (whose rounding may depend on the block), take
     /// apply() and evaluate() as they are. Allocation-free.
     void advance() {
-        if (!evaluated_ || !blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
+        if (!evaluated_ || !kernel_.blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
             apply();
             evaluate();
             return;
         }
         const ModelSpec& spec = settings_.model;
-        const Index m = W_.rows(), n = alpha_.cols(), rows = block_rows();
+        const Index m = W_.rows(), n = alpha_.cols(), rows = kernel_.block_rows();
         const Index last = (m - 1) / rows * rows;  // the first neuron of the last block
         // Forward, in increasing k (the order of the sums of h): the weights' step,
         // beta, the masks, the predictions.
@@ -126,7 +125,7 @@ public:
             const Index r = std::min(rows, m - k0);
             W_.middleRows(k0, r) += d_W_.middleRows(k0, r);
             if (settings_.train_outer) outer_.segment(k0, r) += d_outer_.segment(k0, r);
-            compute_beta(k0, r);
+            kernel_.project(W_.middleRows(k0, r), beta_.middleRows(k0, r));
             changed = pattern_.update_rows(beta_, k0, k0 + r) || changed;
             add_predictions(beta_.middleRows(k0, r), outer_.segment(k0, r), spec, h_);
         }
@@ -138,9 +137,8 @@ public:
         for (Index k0 = last; k0 >= 0; k0 -= rows) {
             const Index r = std::min(rows, m - k0);
             detail::add_to(alpha_.row(k0).data(), d_alpha_.row(k0).data(), r * n);
-            auto coeff = d_alpha_.middleRows(k0, r);
-            dual_step_coefficients(beta_.middleRows(k0, r), outer_.segment(k0, r), g_, settings_.eta, spec, coeff);
-            compute_step(k0, r);
+            kernel_.backward(beta_.middleRows(k0, r), outer_.segment(k0, r), g_, settings_.eta, spec,
+                             d_alpha_.middleRows(k0, r), d_W_.middleRows(k0, r));
             if (settings_.train_outer) outer_terms(k0, k0 + r);
         }
         grad_norm_ = weights_grad_norm();
@@ -159,7 +157,7 @@ public:
     void resync() {
         for (Index k = 0; k < W_.rows(); ++k) {
             resync_diff_ = alpha_.row(k) - alpha_ref_.row(k);
-            W_.row(k).noalias() = resync_diff_ * X_;
+            W_.row(k).noalias() = resync_diff_ * kernel_.X();
             W_.row(k) += W_ref_.row(k);
         }
     }
@@ -188,7 +186,7 @@ private:
     /// st is taken by reference so that m is read before anything is moved out of it.
     DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start&& st, Index m, const GDSettings& settings)
         : Base(y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, y.size()), settings),
-          X_(X),
+          kernel_(X, m),
           W_(std::move(st.W)) {
         const Index n = X.rows();
         const Index d = X.cols();
@@ -198,8 +196,6 @@ private:
         W_ref_ = W_;
         alpha_ref_ = alpha_;
         resync_diff_.resize(n);
-        packed_ = blas::packed_products_available(m, n, d);
-        if (packed_) blas::pack_x(X, packed_x_);
         compute_beta();
         start();
     }
@@ -212,44 +208,14 @@ private:
         return s;
     }
 
-    void compute_beta() { compute_beta(0, W_.rows()); }
+    void compute_beta() { kernel_.project(W_, beta_); }
 
-    // Whether advance() may take the products block by block: on the packed
-    // kernels or Eigen's per-neuron products, whose rows do not depend on the
-    // others (a BLAS is not asked: its rounding may depend on the sizes).
-    bool blocked() const {
-        const Index m = W_.rows(), n = X_.rows(), d = X_.cols();
-        return packed_ || !blas::detail::product_uses_blas(blas::registered_blas(), m, d, n);
-    }
-
-    // Neurons per block of advance(): about 8192 entries of beta (64 kB), a multiple of 4;
-    // all of them when X exceeds 1 MB (the products read X once per block).
-    Index block_rows() const {
-        const Index n = X_.rows(), d = X_.cols();
-        if (n * d > (Index(1) << 17)) return W_.rows();
-        return std::max<Index>(4, 8192 / std::max<Index>(1, n) / 4 * 4);
-    }
-
-    // beta and the pending d_W of the rows k0 .. k0 + r - 1 (the products of compute_beta() and evaluate()).
-    void compute_beta(Index k0, Index r) {
-        auto out = beta_.middleRows(k0, r);
-        if (packed_) return blas::gemm_nt_packed(W_.middleRows(k0, r), packed_x_, out);
-        blas::gemm_nt(W_.middleRows(k0, r), X_, out);
-    }
-    void compute_step(Index k0, Index r) {
-        auto out = d_W_.middleRows(k0, r);
-        if (packed_) return blas::gemm_packed(d_alpha_.middleRows(k0, r), packed_x_, out);
-        blas::gemm(d_alpha_.middleRows(k0, r), X_, out);
-    }
-
-    ConstMatrixRef X_;
+    WeightStep kernel_;  // the products and the step of a block of neurons (gd/weight_step.hpp)
     RowMatrix W_;
     RowMatrix d_W_;
     RowMatrix W_ref_, alpha_ref_;  // resync(): W = W_ref_ + (alpha - alpha_ref_) X
     Eigen::Matrix<Scalar, 1, Eigen::Dynamic> resync_diff_;
     std::int64_t resync_every_ = defaults::resync_every;
-    bool packed_ = false;     // the products on the AVX-512 kernels (blas::packed_products_available)
-    blas::PackedX packed_x_;  // X packed once for them
 };
 
 }  // namespace relucore

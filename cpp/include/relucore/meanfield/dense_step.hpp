@@ -42,6 +42,26 @@
 namespace relucore {
 namespace meanfield {
 
+/// The activation and output of a chunk of n neurons whose pre-activations are z:
+/// relu in place, and the chunk's sum of a_i relu(z_i) in meanfield::lane_sum's
+/// order (the fused kernels' lanes). The one forward of the engine: the steps'
+/// (DenseStep::forward) and WeightGD::predict's.
+inline Scalar relu_chunk_sum(const Scalar* __restrict a, Scalar* __restrict z, Index n) {
+    Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    Index i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (Index l = 0; l < 8; ++l) {
+            const Scalar r = z[i + l] > 0 ? z[i + l] : Scalar(0);
+            z[i + l] = r;
+            acc[l] += a[i + l] * r;
+        }
+    for (; i < n; ++i) {
+        z[i] = z[i] > 0 ? z[i] : Scalar(0);
+        acc[i & 7] += a[i] * z[i];
+    }
+    return lane_total(acc);
+}
+
 /// Where the engine keeps the state a DenseStep works on: rows of `stride`
 /// doubles, a (N), v (D rows: b, w_1..w_d, contiguous), z (B rows of relu(z)).
 struct DenseLayout {
@@ -128,21 +148,8 @@ public:
         for (Index q = 0; q < B; ++q) {
             Scalar* __restrict z = L_.z + q * ld;
             for (Index c0 = i0; c0 < i0 + n; c0 += kChunk) {
-                // relu in place and the chunk's sum of a_i relu(z_i) in meanfield::lane_sum's order.
                 const Index c1 = std::min(i0 + n, c0 + kChunk);
-                Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                Index i = c0;
-                for (; i + 8 <= c1; i += 8)
-                    for (Index l = 0; l < 8; ++l) {
-                        const Scalar r = z[i + l] > 0 ? z[i + l] : Scalar(0);
-                        z[i + l] = r;
-                        acc[l] += a[i + l] * r;
-                    }
-                for (; i < c1; ++i) {
-                    z[i] = z[i] > 0 ? z[i] : Scalar(0);
-                    acc[(i - c0) & 7] += a[i] * z[i];
-                }
-                part[(c0 / kChunk) * B + q] = lane_total(acc);
+                part[(c0 / kChunk) * B + q] = relu_chunk_sum(a + c0, z + c0, c1 - c0);
             }
         }
     }

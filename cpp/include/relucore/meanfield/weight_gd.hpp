@@ -176,31 +176,21 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
-    // h(x_j) for every row of X (fixed summation order).
+    // h(x) for a point x (d entries): the forward pass of the steps (z_i = b_i + w_i1 x_1 + ...
+    // in increasing coordinate, then meanfield::relu_chunk_sum per chunk, the chunks in order),
+    // so that it rounds as the steps' forward pass does.
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
+        Scalar* __restrict z = pred_z_.data();
         for (Index c = 0; c < n_chunks_; ++c) {
-            const Index i0 = c * kChunk, i1 = std::min(N_, i0 + kChunk);
-            Scalar s = 0;
-            if (d_ <= 8) {  // few rows: neuron by neuron
-                for (Index i = i0; i < i1; ++i) {
-                    Scalar z = brow()[i];
-                    for (Index k = 0; k < d_; ++k) z += wrow(k)[i] * x[k];
-                    s += arow()[i] * (z > 0 ? z : 0);
-                }
-                total += s;
-                continue;
-            }
-            // The same sums z_i = b_i + w_i1 x_1 + ..., a row of the chunk at a time (cache-friendly).
-            Scalar* __restrict z = pred_z_.data();
-            for (Index i = i0; i < i1; ++i) z[i - i0] = brow()[i];
+            const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+            for (Index i = 0; i < n; ++i) z[i] = brow()[i0 + i];
             for (Index k = 0; k < d_; ++k) {
                 const Scalar xk = x[k];
-                const Scalar* __restrict w = wrow(k);
-                for (Index i = i0; i < i1; ++i) z[i - i0] += w[i] * xk;
+                const Scalar* __restrict w = wrow(k) + i0;
+                for (Index i = 0; i < n; ++i) z[i] += w[i] * xk;
             }
-            for (Index i = i0; i < i1; ++i) s += arow()[i] * (z[i - i0] > 0 ? z[i - i0] : 0);
-            total += s;
+            total += meanfield::relu_chunk_sum(arow() + i0, z, n);
         }
         return kappa_ * total;
     }

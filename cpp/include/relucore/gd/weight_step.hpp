@@ -1,0 +1,77 @@
+/// @file gd/weight_step.hpp
+/// The weight-space step of the model of gd/model.hpp on a block of neurons,
+/// the one home of its products: forward (beta = W X^T for the block, then its
+/// predictions h += a_k phi(beta_k)) and backward (the coefficients
+/// -eta a_k phi'(beta_k) g and the step d_W = coeff X). The products go to
+/// relucore's AVX-512 kernels on X packed once where blas::packed_products_available
+/// allows, else to blas::gemm_nt / blas::gemm (a registered BLAS, relucore's
+/// kernels or Eigen). The engine keeps its own bookkeeping (DenseGD: alpha and
+/// beta, the pattern tracker, the outer layer's step of gd/engine_base.hpp).
+#pragma once
+
+#include "relucore/core/types.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/linalg/blas.hpp"
+
+#include <algorithm>
+
+namespace relucore {
+
+/// The block kernels of the weight-space step for one data matrix X (n x d).
+/// Holds a view of X (which must outlive it) and, where the packed kernels
+/// apply, X packed once. Allocation-free after construction.
+class WeightStep {
+public:
+    WeightStep(const ConstMatrixRef& X, Index m) : X_(X), m_(m) {
+        packed_ = blas::packed_products_available(m, X.rows(), X.cols());
+        if (packed_) blas::pack_x(X, packed_x_);
+    }
+
+    const ConstMatrixRef& X() const { return X_; }
+
+    /// Whether a step may be taken block by block: on the packed kernels or
+    /// Eigen's per-neuron products, whose rows do not depend on the others (a
+    /// BLAS is not asked: its rounding may depend on the sizes).
+    bool blocked() const {
+        return packed_ || !blas::detail::product_uses_blas(blas::registered_blas(), m_, X_.cols(), X_.rows());
+    }
+
+    /// Neurons per block: about 8192 entries of beta (64 kB), a multiple of 4;
+    /// all of them when X exceeds 1 MB (the products read X once per block).
+    Index block_rows() const {
+        const Index n = X_.rows(), d = X_.cols();
+        if (n * d > (Index(1) << 17)) return m_;
+        return std::max<Index>(4, 8192 / std::max<Index>(1, n) / 4 * 4);
+    }
+
+    /// beta = W X^T for a block of rows of W (r x d) into beta (r x n).
+    template <class Wb, class Out>
+    void project(const Wb& W, Out&& beta) const {
+        if (packed_) return blas::gemm_nt_packed(W, packed_x_, beta);
+        blas::gemm_nt(W, X_, beta);
+    }
+
+    /// d_W = coeff X for a block of rows of coeff (r x n) into d_W (r x d).
+    template <class Cb, class Out>
+    void step(const Cb& coeff, Out&& d_W) const {
+        if (packed_) return blas::gemm_packed(coeff, packed_x_, d_W);
+        blas::gemm(coeff, X_, d_W);
+    }
+
+    /// Backward pass of a block: coeff = -eta a_k phi'(beta_k) g (the change
+    /// of alpha_k), then d_W = coeff X.
+    template <class Beta, class Outer, class G, class Coeff, class Out>
+    void backward(const Beta& beta, const Outer& outer, const G& g, Scalar eta, const ModelSpec& spec, Coeff&& coeff,
+                  Out&& d_W) const {
+        dual_step_coefficients(beta, outer, g, eta, spec, coeff);
+        step(coeff, d_W);
+    }
+
+private:
+    ConstMatrixRef X_;
+    Index m_ = 0;
+    bool packed_ = false;     // the products on the AVX-512 kernels (blas::packed_products_available)
+    blas::PackedX packed_x_;  // X packed once for them
+};
+
+}  // namespace relucore
