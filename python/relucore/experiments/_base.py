@@ -213,14 +213,12 @@ class Context:
         return out
 
 
-#: The settings :class:`Context` carries, as the keyword parameters of every experiment's signature.
+#: The settings :class:`Context` carries (its fields after ``name``, before ``own``), as the
+#: keyword parameters every experiment's signature ends with; their defaults are Context's.
 _CONTEXT_PARAMETERS = tuple(
-    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-    for name, default, annotation in (
-        ("quick", False, "bool"),
-        ("seed", 0, "int"),
-        ("progress", None, "Optional[bool]"),
-    )
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+    for f in dataclasses.fields(Context)
+    if f.name not in ("name", "own")
 )
 
 
@@ -234,8 +232,9 @@ def with_context(name: str, body: Callable[..., ExperimentResult]) -> Callable[.
     names = tuple(p.name for p in own)
 
     @functools.wraps(body)
-    def experiment(*, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any):
-        return body(Context(name, quick, seed, progress, names), **params)
+    def experiment(**params: Any) -> ExperimentResult:
+        settings = {p.name: params.pop(p.name) for p in _CONTEXT_PARAMETERS if p.name in params}
+        return body(Context(name, own=names, **settings), **params)
 
     experiment.__signature__ = inspect.Signature(own + list(_CONTEXT_PARAMETERS), return_annotation="ExperimentResult")
     return experiment
