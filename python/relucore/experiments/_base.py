@@ -272,7 +272,7 @@ def register(
     The function takes a :class:`Context` first, then its own parameters as keywords:
     ``def fig(ctx, *, n=10, ...)``. The decorator returns the experiment function,
     whose signature is the own parameters and ``quick``, ``seed``, ``progress``
-    (:func:`with_context`). It reports its loop over seeds, configurations or stages
+    (keyword-only, like the own ones). It reports its loop over seeds, configurations or stages
     with ``ctx.bar`` (``progress=None``: only when stderr is a terminal) and records
     ``ctx.params(locals(), ...)``. A function without the leading context parameter
     is registered as it is and must accept those three keywords itself.
