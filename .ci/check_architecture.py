@@ -125,31 +125,13 @@ def main() -> int:
     modules = {module_name(rel) for _, rel in files(("python",), {".py"})} | {"relucore._core"}
     for p, rel in files(("python", "tests", "bench"), {".py"}):
         tree = ast.parse(p.read_text(), filename=rel)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = node.end_lineno - node.lineno + 1
-                doc = node.body[0] if node.body else None
-                if (
-                    isinstance(doc, ast.Expr)
-                    and isinstance(getattr(doc, "value", None), ast.Constant)
-                    and isinstance(doc.value.value, str)
-                ):
-                    length -= doc.end_lineno - doc.lineno + 1  # the docstring does not count
-                if length > MAX_FUNCTION_LINES:
-                    problems.append(
-                        f"{rel}:{node.lineno}: function {node.name} has {length} lines (limit {MAX_FUNCTION_LINES})"
-                    )
+        problems += long_python_functions(tree, rel)
         if not rel.startswith("python/relucore/"):
             continue
         mod = module_name(rel)
-        mine = layer_of(mod)
         imports = top_level_imports(tree, mod, p.name == "__init__.py", modules)
         graph[mod] = {name for name, _ in imports if name.startswith("relucore")}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("relucore"):
-                target = layer_of(node.module)
-                if mine >= 0 and target > mine:
-                    problems.append(f"{rel}:{node.lineno}: {mod} (layer {mine}) imports {node.module} (layer {target})")
+        problems += upward_imports(tree, mod, rel)
     for p, rel in files(("cpp/include", "cpp/bindings", "cpp/tests", "cpp/examples"), {".hpp", ".cpp"}):
         problems += long_cpp_functions(p.read_text(), rel)
     problems += cycles(graph)
@@ -157,6 +139,35 @@ def main() -> int:
         print(line)
     print(f"check_architecture: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+def long_python_functions(tree: ast.Module, rel: str):
+    """Functions of more than MAX_FUNCTION_LINES lines, their docstrings aside."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            doc = node.body[0] if node.body else None
+            if (
+                isinstance(doc, ast.Expr)
+                and isinstance(getattr(doc, "value", None), ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                length -= doc.end_lineno - doc.lineno + 1  # the docstring does not count
+            if length > MAX_FUNCTION_LINES:
+                out.append(f"{rel}:{node.lineno}: function {node.name} has {length} lines (limit {MAX_FUNCTION_LINES})")
+    return out
+
+
+def upward_imports(tree: ast.Module, mod: str, rel: str):
+    """Imports of module ``mod`` (anywhere in it, functions included) from a higher layer."""
+    out, mine = [], layer_of(mod)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("relucore"):
+            target = layer_of(node.module)
+            if mine >= 0 and target > mine:
+                out.append(f"{rel}:{node.lineno}: {mod} (layer {mine}) imports {node.module} (layer {target})")
+    return out
 
 
 CPP_FUNCTION_HEAD = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(->[^{]*)?\{\s*$")

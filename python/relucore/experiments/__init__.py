@@ -18,9 +18,9 @@ True
 ['fig4.csv', 'fig4.json', 'fig4.png']
 """
 
-from relucore.experiments._base import Claim, ExperimentResult, get, names, register, run
+from relucore.experiments._base import Claim, Context, ExperimentResult, get, names, register, run
 
-__all__ = ["Claim", "ExperimentResult", "get", "names", "register", "run"]
+__all__ = ["Claim", "Context", "ExperimentResult", "get", "names", "register", "run"]
 
 # Importing the modules registers their experiments.
 from relucore.experiments import _modules  # noqa: E402,F401

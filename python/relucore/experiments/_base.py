@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
+import inspect
 import json
 import os
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from relucore._summary import summarized
 
-__all__ = ["Claim", "ExperimentResult", "register", "get", "names", "run", "resolve"]
+__all__ = ["Claim", "Context", "ExperimentResult", "register", "get", "names", "run", "resolve"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +146,109 @@ def _jsonable(value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
+class Context:
+    """The settings every experiment takes besides its own parameters, handed to it by :func:`register`.
+
+    Attributes
+    ----------
+    name : str
+        The registered name (the progress bar's label, the result's name).
+    quick : bool
+        The fast settings used by the tests and ``relucore reproduce --quick``.
+    seed : int
+        The base seed of the experiment's trials.
+    progress : bool or None
+        Show a progress bar; None shows one only when stderr is a terminal.
+    own : tuple of str
+        The experiment's own parameter names, in the order of its signature.
+    """
+
+    name: str
+    quick: bool = False
+    seed: int = 0
+    progress: Optional[bool] = None
+    own: Tuple[str, ...] = ()
+
+    def bar(self, total: int, unit: str = "it"):
+        """A progress bar labelled with the experiment's name.
+
+        Parameters
+        ----------
+        total : int
+            The units of work (seeds, configurations, stages) it counts.
+        unit : str, default "it"
+            Their name.
+
+        Returns
+        -------
+        tqdm.tqdm
+            The bar (a silent one when ``progress`` says so).
+        """
+        from relucore.experiments._common import progress_bar
+
+        return progress_bar(self.progress, self.name, total, unit=unit)
+
+    def params(self, values: Mapping[str, Any], *last: str, **override: Any) -> Dict[str, Any]:
+        """The ``params`` record of the result, built from the experiment's own parameters.
+
+        Parameters
+        ----------
+        values : mapping
+            The experiment's ``locals()``: its parameters as they stand (``quick`` applied).
+        *last : str
+            ``"seed"``, ``"quick"`` or own parameter names, recorded after the other own
+            parameters in this order (an experiment whose seed is unused leaves it out).
+        **override
+            Values recorded instead of a parameter's (in its place), or added at the end.
+
+        Returns
+        -------
+        dict
+            The own parameters in signature order, then ``last``, then the added keys.
+        """
+        common = {"seed": self.seed, "quick": self.quick}
+        out = {k: values[k] for k in self.own if k not in last}
+        out.update((k, common[k] if k in common else values[k]) for k in last)
+        out.update(override)
+        return out
+
+
+#: The settings :class:`Context` carries (its fields after ``name``, before ``own``), as the
+#: keyword parameters every experiment's signature ends with; their defaults are Context's.
+_CONTEXT_PARAMETERS = tuple(
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+    for f in dataclasses.fields(Context)
+    if f.name not in ("name", "own")
+)
+
+
+def with_context(name: str, body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
+    """The experiment function of ``body(ctx, *, <own parameters>)``.
+
+    It takes ``body``'s own parameters and ``quick``, ``seed``, ``progress`` as keyword
+    arguments (its signature lists them all) and calls ``body`` with a :class:`Context`.
+    """
+    own = list(inspect.signature(body).parameters.values())[1:]
+    names = tuple(p.name for p in own)
+
+    @functools.wraps(body)
+    def experiment(**params: Any) -> ExperimentResult:
+        settings = {p.name: params.pop(p.name) for p in _CONTEXT_PARAMETERS if p.name in params}
+        return body(Context(name, own=names, **settings), **params)
+
+    experiment.__signature__ = inspect.Signature(own + list(_CONTEXT_PARAMETERS), return_annotation="ExperimentResult")
+    return experiment
+
+
+def _takes_context(func: Callable) -> bool:
+    params = list(inspect.signature(func).parameters.values())
+    return bool(params) and params[0].kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
 class _Entry:
     name: str
     func: Callable[..., ExperimentResult]
@@ -164,11 +269,13 @@ def register(
     Experiment names are hyphenated (``"kou-stable-rank"``); ``deprecated_names``
     (old spellings) still resolve to it, with a DeprecationWarning, for one release.
 
-    The function must accept ``quick: bool``, ``seed: int`` and ``progress``
-    keyword arguments besides its own parameters, and report its loop over
-    seeds, configurations or stages with
-    ``relucore.experiments._common.progress_bar`` (``progress=None``: only
-    when stderr is a terminal).
+    The function takes a :class:`Context` first, then its own parameters as keywords:
+    ``def fig(ctx, *, n=10, ...)``. The decorator returns the experiment function,
+    whose signature is the own parameters and ``quick``, ``seed``, ``progress``
+    (keyword-only, like the own ones). It reports its loop over seeds, configurations or stages
+    with ``ctx.bar`` (``progress=None``: only when stderr is a terminal) and records
+    ``ctx.params(locals(), ...)``. A function without the leading context parameter
+    is registered as it is and must accept those three keywords itself.
 
     Parameters
     ----------
@@ -182,7 +289,7 @@ def register(
     Returns
     -------
     callable
-        The decorator, which registers the function and returns it unchanged.
+        The decorator, which registers the experiment function and returns it.
     """
     if "_" in name:
         raise ValueError(f"experiment names are hyphenated: {name!r}")
@@ -190,6 +297,8 @@ def register(
     def deco(func: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
         if name in _REGISTRY:
             raise ValueError(f"experiment {name!r} is registered twice")
+        if _takes_context(func):
+            func = with_context(name, func)
         _REGISTRY[name] = _Entry(name, func, summary or (func.__doc__ or "").strip().splitlines()[0])
         for old in deprecated_names:
             _DEPRECATED[old] = name

@@ -9,12 +9,12 @@ norm-based implicit bias holds in the worst case.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, progress_bar
+from relucore.experiments._base import Context, ExperimentResult, register
+from relucore.experiments._common import child_rngs, claim, figure
 from relucore.gd.train import train
 
 __all__ = ["b4", "vardi_shamir", "b4_limit"]
@@ -33,15 +33,13 @@ def b4_limit(X: np.ndarray, y: np.ndarray, delta: float) -> float:
 
 @register("b4", "App. B.4: n=2, y>0, eps=(-delta, delta): example 1 stays inactive, a non-global local minimum")
 def b4(
+    ctx: Context,
     *,
     d: int = 200,
     delta_fraction: float = 0.1,
     eta_fraction: float = 0.9,
     steps: int = 100_000,
     n_perturb: int = 2000,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Appendix B.4: convergence to a non-global local minimum.
 
@@ -54,13 +52,11 @@ def b4(
     end point is a local minimum (zero gradient; no small random perturbation
     lowers the loss).
     """
-    if quick:
+    if ctx.quick:
         n_perturb = min(n_perturb, 500)
-    params = dict(
-        d=d, delta_fraction=delta_fraction, eta_fraction=eta_fraction, steps=steps, n_perturb=n_perturb, seed=seed
-    )
-    bar = progress_bar(progress, "b4", 2, unit="stage")
-    rng, prng = child_rngs(seed, 2)
+    params = ctx.params(locals(), "seed")
+    bar = ctx.bar(2, unit="stage")
+    rng, prng = child_rngs(ctx.seed, 2)
     for _ in range(1000):
         X = rng.standard_normal((2, d))
         c = float(X[0] @ X[1])
@@ -120,7 +116,7 @@ def b4(
         if s < 50 or s % 100 == 0 or s == res.nit
     ]
     fig = _b4_figure(res, y, predicted, X)
-    return ExperimentResult("b4", params, rows, claims, fig, data=dict(result=res, X=X, y=y, delta=delta))
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data=dict(result=res, X=X, y=y, delta=delta))
 
 
 def _b4_figure(res, y, predicted, X):
@@ -159,15 +155,13 @@ def _b4_figure(res, y, predicted, X):
 
 @register("vardi-shamir", "Vardi & Shamir (2021): three points, the GD limit depends on gamma (no norm-based bias)")
 def vardi_shamir(
+    ctx: Context,
     *,
     gammas: Sequence[float] = (0.0, 1.0, 2.0, 5.0, 20.0),
     init: float = 1e-6,
     eta: float = 1e-4,
     steps: int = 2_000_000,
     record: int = 10,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Vardi & Shamir (2021): ``x1=(3,-1,0)``, ``x2=(4,2,0)``, ``x3=(0,g,g)``, ``y=(16,18,0)``.
 
@@ -178,12 +172,12 @@ def vardi_shamir(
     hence its norm) differs across gamma. ``seed`` is unused (deterministic).
     """
     gammas = tuple(float(g) for g in gammas)
-    params = dict(gammas=gammas, init=init, eta=eta, steps=steps, record=record)
+    params = ctx.params(locals())
     B = len(gammas)
     X = np.stack([np.array([[3.0, -1.0, 0.0], [4.0, 2.0, 0.0], [0.0, g, g]]) for g in gammas])
     y = np.tile(np.array([16.0, 18.0, 0.0]), (B, 1))
     W0 = np.full((B, 1, 3), init)
-    bar = progress_bar(progress, "vardi-shamir", 1, unit="batch")
+    bar = ctx.bar(1, unit="batch")
     res = train(X, y, init=W0, eta=np.full(B, eta), steps=steps, record=record)
     bar.update()
     bar.close()
@@ -229,7 +223,7 @@ def vardi_shamir(
         ),
     ]
     fig = _vs_figure(res, X, gammas, W, w_star)
-    return ExperimentResult("vardi-shamir", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data=dict(result=res, X=X, y=y))
 
 
 def _vs_figure(res, X, gammas, W, w_star):

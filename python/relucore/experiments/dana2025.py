@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import optional_figure, power_law, progress_bar
+from relucore.experiments._base import Claim, Context, ExperimentResult, register
+from relucore.experiments._common import optional_figure, power_law
 
 __all__ = ["convergence_probability", "trained_outer_gd", "train_trials", "wilson_interval", "fit_threshold"]
 
@@ -212,6 +212,7 @@ def _sphere_data(rng, B, N, d):
     "convergence-probability", "Dana et al. 2025: P(GD reaches a global minimum) against n at fixed d; threshold n*(d)"
 )
 def convergence_probability(
+    ctx: Context,
     *,
     d_grid: Sequence[int] = (8, 16, 32),
     n_factors: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12),
@@ -222,9 +223,6 @@ def convergence_probability(
     check_step_size: bool = True,
     loss_threshold: float = 1e-4,
     engine: str = "train",
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Probability that GD interpolates, against n at fixed d, for a network with a trained outer layer.
 
@@ -259,14 +257,12 @@ def convergence_probability(
     from relucore._validation import check_choice
 
     check_choice(engine, "engine", ("train", "meanfield", "numpy"))
-    if quick:
+    if ctx.quick:
         d_grid, n_factors, p, trials, steps = (4, 8), (1, 2, 4, 6, 8), 12, 16, 3000
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(ctx.seed)
     t0 = time.perf_counter()
     n_points = [len({max(2, int(round(f * d))) for f in n_factors}) for d in d_grid]
-    bar = progress_bar(
-        progress, "convergence-probability", sum(n_points) + (n_points[0] if check_step_size else 0), unit="(d, n)"
-    )
+    bar = ctx.bar(sum(n_points) + (n_points[0] if check_step_size else 0), unit="(d, n)")
     run = dict(rng=rng, n_factors=n_factors, p=p, trials=trials, engine=engine, loss_threshold=loss_threshold, bar=bar)
     curves = [_run_curve(d, eta_factor, steps, **run) for d in d_grid]
     check = None
@@ -280,22 +276,9 @@ def convergence_probability(
     claims = _convergence_claims(curves, check, q, p, d_grid, eta_factor)
     fig = optional_figure(_convergence_figure, curves, check, q, d_grid, p, trials, eta_factor, loss_threshold, steps)
 
-    params = dict(
-        d_grid=d_grid,
-        n_factors=n_factors,
-        p=p,
-        trials=trials,
-        steps=steps,
-        eta_factor=eta_factor,
-        check_step_size=check_step_size,
-        loss_threshold=loss_threshold,
-        seed=seed,
-        quick=quick,
-        engine=engine,
-    )
     return ExperimentResult(
-        name="convergence-probability",
-        params=params,
+        name=ctx.name,
+        params=ctx.params(locals(), "seed", "quick", "engine"),
         table=table,
         claims=claims,
         figure=fig,

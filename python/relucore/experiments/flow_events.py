@@ -9,12 +9,12 @@ that the GD limits approach the flow limit at the same rate.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import claim, figure, lai_data, optional_figure, power_law, progress_bar
+from relucore.experiments._base import Context, ExperimentResult, register
+from relucore.experiments._common import claim, figure, lai_data, optional_figure, power_law
 from relucore.gd.train import train
 from relucore.theory.flow import flow
 
@@ -27,14 +27,12 @@ def _rel(a, b) -> float:
 
 @register("flow-events", "Exact gradient flow with its events beside GD at three step sizes (Figure 4 setting)")
 def flow_events(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 2000,
     steps_to_horizon: Sequence[int] = (50, 200, 800),
     horizon: float = 2.0,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """GD at step ``eta = T / s`` for each ``s`` in ``steps_to_horizon``, against the exact flow.
 
@@ -45,12 +43,12 @@ def flow_events(
     in proportion to eta; at the smallest step GD ends on the flow limit's activation
     pattern wherever the limit is away from zero.
     """
-    if quick:
+    if ctx.quick:
         steps_to_horizon = (25, 100, 400)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(ctx.seed)
     X, y = lai_data(rng, n, d)
     signs = (1.0, -1.0)
-    bar = progress_bar(progress, "flow-events", 1 + 2 * len(steps_to_horizon), unit="run")
+    bar = ctx.bar(1 + 2 * len(steps_to_horizon), unit="run")
     limit = flow(X, y, signs=signs)
     T = horizon * float(limit.event_times.max()) if limit.event_times.size else 1.0
     bar.update()
@@ -78,9 +76,9 @@ def flow_events(
     bar.close()
     claims = _claims(limit, rows, tracks)
     fig = optional_figure(_figure, X, y, signs, limit, T, tracks)
-    params = dict(n=n, d=d, steps_to_horizon=tuple(steps_to_horizon), horizon=horizon, seed=seed, quick=quick)
+    params = ctx.params(locals(), "seed", "quick", steps_to_horizon=tuple(steps_to_horizon))
     data = dict(event_times=limit.event_times, event_kinds=list(limit.event_kinds), horizon=T, flow=limit)
-    return ExperimentResult("flow-events", params, rows, claims, fig, data=data)
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data=data)
 
 
 def _claims(limit, rows, tracks):

@@ -12,8 +12,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import optional_figure, progress_bar
+from relucore.experiments._base import Claim, Context, ExperimentResult, register
+from relucore.experiments._common import optional_figure
 from relucore.gd.train import train
 from relucore.theory.metrics import TrainingMetrics, training_metrics
 
@@ -77,6 +77,7 @@ def log_recorded_run(X, y, *, W0, steps: int, per_decade: int = 12, **train_kw) 
 
 @register("kou-stable-rank", "Kou et al. 2023: stable rank -> 1 for leaky ReLU, bounded for ReLU; margins equalise")
 def kou_stable_rank(
+    ctx: Context,
     *,
     n: int = 20,
     d: int = 10_000,
@@ -86,9 +87,6 @@ def kou_stable_rank(
     steps: int = 100_000,
     trials: int = 5,
     eta: Optional[float] = None,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Stable rank and normalised margins of GD on the logistic loss (Kou, Chen, Gu 2023).
 
@@ -101,12 +99,12 @@ def kou_stable_rank(
     for the ReLU; the whole W of the leaky network keeps two directions (rank <= 2,
     Frei et al. 2022), which the table reports too.
     """
-    if quick:
+    if ctx.quick:
         n, d, m, steps, trials = 10, 1000, 20, 10_000, 3
-    X, y, a, W0, near_orth = _kou_data(np.random.default_rng(seed), trials, n, d, m, init_scale)
+    X, y, a, W0, near_orth = _kou_data(np.random.default_rng(ctx.seed), trials, n, d, m, init_scale)
     t0 = time.perf_counter()
     mets: Dict[str, TrainingMetrics] = {}
-    bar = progress_bar(progress, "kou-stable-rank", 2, unit="activation")
+    bar = ctx.bar(2, unit="activation")
     for act in ("relu", "leaky_relu"):
         bar.set_postfix_str(act)
         mets[act] = log_recorded_run(
@@ -118,22 +116,10 @@ def kou_stable_rank(
     table = _kou_table(mets)
     claims = _kou_claims(mets, steps)
     fig = optional_figure(_kou_figure, mets, leaky_slope, n, d, m, init_scale, trials, near_orth)
-
-    params = dict(
-        n=n,
-        d=d,
-        m=m,
-        leaky_slope=leaky_slope,
-        init_scale=init_scale,
-        steps=steps,
-        trials=trials,
-        eta=float(np.mean(eta)) if eta is not None else None,
-        seed=seed,
-        quick=quick,
-    )
+    recorded_eta = float(np.mean(eta)) if eta is not None else None
     return ExperimentResult(
-        name="kou-stable-rank",
-        params=params,
+        name=ctx.name,
+        params=ctx.params(locals(), "seed", "quick", eta=recorded_eta),
         table=table,
         claims=claims,
         figure=fig,

@@ -10,12 +10,10 @@ every neuron and the activation timeline.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data, progress_bar
+from relucore.experiments._base import Context, ExperimentResult, register
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set, lai_data
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE
 from relucore.gd.train import train
 from relucore.theory.gram_stats import gram_stats
@@ -61,9 +59,9 @@ def _analyse(res, X, y, C_y, C_alpha, bar=None):
     return out
 
 
-def _train_bar(progress, name: str, n_seeds: int):
+def _train_bar(ctx: Context, n_seeds: int):
     """Progress over one experiment: the batched GD run, then the regimes of each problem."""
-    bar = progress_bar(progress, name, 1 + n_seeds, unit="task")
+    bar = ctx.bar(1 + n_seeds, unit="task")
     bar.set_postfix_str(f"GD on {n_seeds} problems")
     return bar
 
@@ -150,13 +148,13 @@ def _draw(res, b, X, y, reg, title, extra=None):
     return fig
 
 
-def _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar):
-    """The 2-ReLU runs from the positive init of fig4 and fig6: (params, X, y, result, stats)."""
-    params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, C_y=C_y, C_alpha=C_alpha, seed=seed)
-    X, y = _batch(seed, n_seeds, n, d)
+def _two_relu_positive(ctx: Context, n, d, n_seeds, steps, C_y, C_alpha):
+    """The 2-ReLU runs from the positive init of fig4 and fig6: (X, y, result, stats)."""
+    bar = _train_bar(ctx, n_seeds)
+    X, y = _batch(ctx.seed, n_seeds, n, d)
     res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
     _analysis_started(bar)
-    return params, X, y, res, _analyse(res, X, y, C_y, C_alpha, bar)
+    return X, y, res, _analyse(res, X, y, C_y, C_alpha, bar)
 
 
 def _run(X, y, signs, init, eps, steps, rng):
@@ -165,6 +163,7 @@ def _run(X, y, signs, init, eps, steps, rng):
 
 @register("fig4", "Fig. 4: 2-ReLU, d=2000, all-positive init: clean blue/red split after one step (Thm 3)")
 def fig4(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 2000,
@@ -172,9 +171,6 @@ def fig4(
     steps: int = 20_000,
     C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 4: 2-ReLU model, n=10, d=2000, all-positive init (Theorem 3, Lemma 13).
 
@@ -184,10 +180,10 @@ def fig4(
     alpha and keep beta <= 0 (Lemma 6); the run reaches the Theorem 3 closed
     form, a global minimum.
     """
-    if quick:
+    if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    bar = _train_bar(progress, "fig4", n_seeds)
-    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar)
+    params = ctx.params(locals(), "seed")
+    X, y, res, stats = _two_relu_positive(ctx, n, d, n_seeds, steps, C_y, C_alpha)
     dist = []
     for b in range(n_seeds):
         Wst = predicted_limit(X[b], y[b], signs=(1.0, -1.0), eps=res.beta0[b], eta=float(res.eta[b]))
@@ -243,11 +239,12 @@ def fig4(
     fig = _draw(
         res, 0, X, y, stats[0]["regimes"], f"Fig. 4: 2-ReLU, n={n}, d={d}, all-positive init (problem 0 of {n_seeds})"
     )
-    return ExperimentResult("fig4", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
+    return ExperimentResult(ctx.name, params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
 
 
 @register("fig5", "Fig. 5: 2-ReLU, d=2000, random init: the split fails and GD stops at a non-global minimum")
 def fig5(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 2000,
@@ -256,9 +253,6 @@ def fig5(
     init_scale: float = DEFAULT_INIT_SCALE,
     C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 5: as Figure 4 with a random init ``w ~ N(0, init_scale^2 I)``.
 
@@ -268,12 +262,12 @@ def fig5(
     (gradient -> 0) with a positive loss, i.e. to a non-global minimum (a
     zero-loss interpolator exists since K is invertible).
     """
-    if quick:
+    if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    params = dict(n=n, d=d, n_seeds=n_seeds, steps=steps, init_scale=init_scale, C_y=C_y, C_alpha=C_alpha, seed=seed)
-    X, y = _batch(seed, n_seeds, n, d)
-    init_rng = child_rngs(seed + 1_000_003, 1)[0]
-    bar = _train_bar(progress, "fig5", n_seeds)
+    params = ctx.params(locals(), "seed")
+    X, y = _batch(ctx.seed, n_seeds, n, d)
+    init_rng = child_rngs(ctx.seed + 1_000_003, 1)[0]
+    bar = _train_bar(ctx, n_seeds)
     res = train(X, y, signs=(1.0, -1.0), init="gaussian", init_scale=init_scale, steps=steps, record=1, rng=init_rng)
     _analysis_started(bar)
     stats = _analyse(res, X, y, C_y, C_alpha, bar)
@@ -331,12 +325,13 @@ def fig5(
         f"{stats[show]['loss']:.4f})",
     )
     return ExperimentResult(
-        "fig5", params, _table(stats, y, extra), claims, fig, data=dict(result=res, X=X, y=y, stats=stats)
+        ctx.name, params, _table(stats, y, extra), claims, fig, data=dict(result=res, X=X, y=y, stats=stats)
     )
 
 
 @register("fig6", "Fig. 6: 2-ReLU, d=15, all-positive init: no clean split, coupled dynamics")
 def fig6(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 15,
@@ -344,9 +339,6 @@ def fig6(
     steps: int = 50_000,
     C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 6: as Figure 4 with d=15 (features far from orthogonal).
 
@@ -355,10 +347,10 @@ def fig6(
     for some entries its condition classifies as dual-frozen (K is far from
     ||lambda||_1 I).
     """
-    if quick:
+    if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    bar = _train_bar(progress, "fig6", n_seeds)
-    params, X, y, res, stats = _two_relu_positive(n, d, n_seeds, steps, C_y, C_alpha, seed, bar)
+    params = ctx.params(locals(), "seed")
+    X, y, res, stats = _two_relu_positive(ctx, n, d, n_seeds, steps, C_y, C_alpha)
     # ||K/||lambda||_1 - I||_2 with the true ||lambda||_1 = d (isotropic features).
     dev = [float(gram_stats(X[b], spectrum=np.ones(d)).deviation) for b in range(n_seeds)]
     t0s = np.array([s["t0"] for s in stats])
@@ -400,4 +392,4 @@ def fig6(
         stats[show]["regimes"],
         f"Fig. 6: 2-ReLU, n={n}, d={d}, all-positive init (problem {show} of {n_seeds})",
     )
-    return ExperimentResult("fig6", params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))
+    return ExperimentResult(ctx.name, params, table, claims, fig, data=dict(result=res, X=X, y=y, stats=stats))

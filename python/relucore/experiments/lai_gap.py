@@ -20,8 +20,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, progress_bar
+from relucore.experiments._base import Context, ExperimentResult, register
+from relucore.experiments._common import child_rngs, claim, figure
 from relucore.gd.train import train
 from relucore.theory.bounds import limit_gap, normalized_gap, step_constant, theorem2_bounds
 from relucore.theory.minnorm import minnorm
@@ -73,6 +73,7 @@ def bootstrap_slope(x: np.ndarray, gap: np.ndarray, *, n_boot: int = 2000, rng=N
 
 @register("fig2", "Fig. 2: ||w_GD - w*|| grows like sqrt(n_-) and falls like 1/sqrt(||lambda||_1) (Thm 2)")
 def fig2(
+    ctx: Context,
     *,
     n_grid: Sequence[int] = (4, 8, 16, 32, 64),
     d_fixed: int = 20_000,
@@ -85,9 +86,6 @@ def fig2(
     eta_scale: Optional[float] = 0.5,
     n_boot: int = 2000,
     slope_tolerance: float = 0.15,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 2: gap scaling of Theorem 2 (single ReLU, all-positive init).
 
@@ -103,39 +101,27 @@ def fig2(
         ``n/d`` and bends the fitted slopes at small d.
     slope_tolerance : a fitted slope passes when within this of +-1/2.
     """
-    if quick:
+    if ctx.quick:
         n_grid, d_fixed = (4, 8, 16, 32), 4000
         d_grid, n_fixed = (500, 2000, 8000), 8
         powerlaw_d, powerlaw_exponents = 8000, (0.2, 0.45)
         trials, n_boot = 12, 500
-    params = dict(
-        n_grid=tuple(n_grid),
-        d_fixed=d_fixed,
-        d_grid=tuple(d_grid),
-        n_fixed=n_fixed,
-        powerlaw_d=powerlaw_d,
-        powerlaw_exponents=tuple(powerlaw_exponents),
-        trials=trials,
-        steps=steps,
-        eta_scale=eta_scale,
-        n_boot=n_boot,
-        slope_tolerance=slope_tolerance,
-        seed=seed,
-    )
+    n_grid, d_grid, powerlaw_exponents = tuple(n_grid), tuple(d_grid), tuple(powerlaw_exponents)
+    params = ctx.params(locals(), "seed")
     settings = [("n", n, d_fixed, "isotropic", "isotropic") for n in n_grid]
     settings += [("lambda", n_fixed, d, "isotropic", "isotropic") for d in d_grid]
     settings += [("lambda", n_fixed, powerlaw_d, ("power", a), f"power law a={a:g}") for a in powerlaw_exponents]
-    rows = _measure(settings, child_rngs(seed, len(settings)), trials, steps, eta_scale, progress)
+    rows = _measure(settings, child_rngs(ctx.seed, len(settings)), trials, steps, eta_scale, ctx)
     col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
     in_n = col["panel"] == "n"
     iso = (col["panel"] == "lambda") & (col["spectrum"] == "isotropic")
     pl = (col["panel"] == "lambda") & (col["spectrum"] != "isotropic")
-    slopes = _slopes(col, in_n, iso, pl, n_boot, seed)
+    slopes = _slopes(col, in_n, iso, pl, n_boot, ctx.seed)
     c_implied, lower, upper = _bracket(col)
     claims = _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, powerlaw_d)
     fits = slopes["n_minus"], slopes["lambda_isotropic"], slopes["lambda_powerlaw"]
     fig = _figure(col, in_n, iso, pl, *fits, lower, upper, d_fixed, n_fixed, powerlaw_d)
-    return ExperimentResult("fig2", params, rows, claims, fig, data=dict(slopes=slopes))
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data=dict(slopes=slopes))
 
 
 def _slopes(col, in_n, iso, pl, n_boot: int, seed: int) -> dict:
@@ -231,10 +217,10 @@ def _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, pow
     return claims
 
 
-def _measure(settings, rngs, trials: int, steps: int, eta_scale, progress) -> list:
+def _measure(settings, rngs, trials: int, steps: int, eta_scale, ctx: Context) -> list:
     """One row per setting and trial: the GD gap, its step and the Theorem 2 bracket at that step."""
     rows = []
-    bar = progress_bar(progress, "fig2", len(settings), unit="setting")
+    bar = ctx.bar(len(settings), unit="setting")
     for (panel, n, d, spectrum, kind), rng in zip(settings, rngs):
         bar.set_postfix_str(f"panel {panel}: n={n}, d={d}")
         # sample_gram is O(n^3) for the isotropic spectrum; a power law has d distinct

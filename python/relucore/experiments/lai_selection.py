@@ -12,12 +12,12 @@ init and of examples that were active early and died.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
-from relucore.experiments._common import child_rngs, claim, figure, fmt_set, progress_bar
+from relucore.experiments._base import Context, ExperimentResult, register
+from relucore.experiments._common import child_rngs, claim, figure, fmt_set
 from relucore.gd.train import train
 
 __all__ = ["fig3"]
@@ -31,6 +31,7 @@ def _project(X: np.ndarray, w: np.ndarray, S: np.ndarray, target: np.ndarray) ->
 
 @register("fig3", "Fig. 3: n=10, d=50, random inits select different example subsets S (linear MNI on S)")
 def fig3(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 50,
@@ -40,9 +41,6 @@ def fig3(
     steps: int = 400_000,
     record: int = 20,
     mni_tolerance: float = 0.2,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 3: initialisation-dependent example selection (single ReLU, moderate d).
 
@@ -53,25 +51,15 @@ def fig3(
         accepted as "of the form" of the caption (the exact statement is Lemma 1,
         checked to 1e-8).
     """
-    if quick:
+    if ctx.quick:
         n_inits = min(n_inits, 4)
-    params = dict(
-        n=n,
-        d=d,
-        n_inits=n_inits,
-        init_variance=init_variance,
-        eta=eta,
-        steps=steps,
-        record=record,
-        mni_tolerance=mni_tolerance,
-        seed=seed,
-    )
-    data_rng, init_rng = child_rngs(seed, 2)
+    params = ctx.params(locals(), "seed")
+    data_rng, init_rng = child_rngs(ctx.seed, 2)
     X, y = _data(data_rng, n, d)
     W0 = np.sqrt(init_variance) * init_rng.standard_normal((n_inits, 1, d))
     Xb = np.broadcast_to(X, (n_inits, n, d)).copy()
     yb = np.broadcast_to(y, (n_inits, n)).copy()
-    bar = progress_bar(progress, "fig3", 1 + n_inits, unit="task")
+    bar = ctx.bar(1 + n_inits, unit="task")
     res = train(Xb, yb, init=W0, eta=np.full(n_inits, eta), steps=steps, record=record)
     bar.update()
     rows, subsets, lemma1, mni = [], [], [], []
@@ -88,7 +76,7 @@ def fig3(
     bsel = others[0] if others else min(1, n_inits - 1)
     claims = _claims(res, rows, subsets, lemma1, mni, n_inits, mni_tolerance)
     fig = _figure(res, X, y, a, bsel, subsets, n, d, eta)
-    return ExperimentResult("fig3", params, rows, claims, fig, data=dict(result=res, X=X, y=y))
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data=dict(result=res, X=X, y=y))
 
 
 def _data(rng: np.random.Generator, n: int, d: int) -> Tuple[np.ndarray, np.ndarray]:

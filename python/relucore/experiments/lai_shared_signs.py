@@ -18,11 +18,11 @@ init whose predictions have the scale of the labels, ``beta_{k,i} ~ N(0, beta_sc
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from relucore.experiments._base import ExperimentResult, register
+from relucore.experiments._base import Context, ExperimentResult, register
 from relucore.experiments._common import claim, optional_figure
 from relucore.experiments.lai_dynamics import _analyse, _analysis_started, _batch, _draw, _table, _train_bar
 from relucore.gd.defaults import C_ALPHA
@@ -122,6 +122,7 @@ def _claims(found, overshoot, shares, t0s, n_seeds):
 
 @register("fig7", "Fig. 7: m=4 with shared signs: a matching-sign active example is lost during training")
 def fig7(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 2000,
@@ -133,9 +134,6 @@ def fig7(
     eps_scale: float = 1.0,
     C_y: float = DEFAULT_C_Y,
     C_alpha: float = C_ALPHA,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """Figure 7: m=4 neurons, signs (+1, +1, -1, -1), n=10, d=2000, x ~ N(0, I), |y| ~ U(0.1, 1).
 
@@ -147,15 +145,14 @@ def fig7(
     its example over-shoots its label, matching-sign entries are not primal-stable, and the
     pattern keeps changing after step 1 in some problems.
     """
-    if quick:
+    if ctx.quick:
         n_seeds = min(n_seeds, 10)
     signs = tuple(float(s) for s in signs)
     m = len(signs)
-    params = dict(n=n, d=d, signs=signs, n_seeds=n_seeds, steps=steps, init=init, beta_scale=beta_scale)
-    params.update(eps_scale=eps_scale, C_y=C_y, C_alpha=C_alpha, seed=seed)
-    X, y = _batch(seed, n_seeds, n, d)
-    init_name, init_scale, eps, rng = _start(init, X, y, m, beta_scale, eps_scale, seed)
-    bar = _train_bar(progress, "fig7", n_seeds)
+    params = ctx.params(locals(), "seed")
+    X, y = _batch(ctx.seed, n_seeds, n, d)
+    init_name, init_scale, eps, rng = _start(init, X, y, m, beta_scale, eps_scale, ctx.seed)
+    bar = _train_bar(ctx, n_seeds)
     kw = dict(init_scale=init_scale) if init_scale is not None else {}
     res = train(X, y, signs=signs, init=init_name, eps=eps, steps=steps, record=1, rng=rng, **kw)
     _analysis_started(bar)
@@ -189,4 +186,4 @@ def fig7(
     fig = optional_figure(_draw, res, show, X, y, stats[show]["regimes"], title, draw)
     claims = _claims(found, overshoot, shares, t0s, n_seeds)
     data = dict(result=res, X=X, y=y, stats=stats, deactivations=found)
-    return ExperimentResult("fig7", params, table, claims, fig, data=data)
+    return ExperimentResult(ctx.name, params, table, claims, fig, data=data)

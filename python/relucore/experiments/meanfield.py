@@ -29,8 +29,7 @@ from typing import Dict, NamedTuple, Optional, Sequence
 import numpy as np
 
 from relucore._deprecation import renamed_parameters
-from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import progress_bar
+from relucore.experiments._base import Claim, Context, ExperimentResult, register, with_context
 
 __all__ = ["GRID_X", "GRID_LABELS", "ONE_D_SETS", "collapse_index", "lipschitz_constant"]
 
@@ -109,8 +108,8 @@ def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 81) -> 
 def _experiment(name: str, summary: str):
     """Registers a mean-field experiment as ``name`` (old spelling: snake_case), ``iters`` renamed ``steps``."""
 
-    def wrap(func):
-        func = renamed_parameters(iters="steps")(func)
+    def wrap(body):
+        func = renamed_parameters(iters="steps")(with_context(name, body))
         return register(name, summary, deprecated_names=(name.replace("-", "_"),))(func)
 
     return wrap
@@ -191,17 +190,18 @@ _SWEEPS = {
 }
 
 
-def _grid_sweep(name: str, values, *, y, st, seed: int, progress, **fixed):
-    """Yields ``(v, meanfield.train(...))`` on the grid data for each swept value ``v`` of sweep
-    ``name`` (``fixed``: the keywords every run shares), with a progress bar over them."""
+def _grid_sweep(ctx: Context, values, *, y, st, **fixed):
+    """Yields ``(v, meanfield.train(...))`` on the grid data for each swept value ``v`` of the
+    sweep ``ctx.name`` (``fixed``: the keywords every run shares), with a progress bar over them."""
     from relucore import meanfield
 
-    sweep = _SWEEPS[name]
-    bar = progress_bar(progress, name, len(values), unit=sweep.unit)
+    sweep = _SWEEPS[ctx.name]
+    bar = ctx.bar(len(values), unit=sweep.unit)
     for v in values:
         bar.set_postfix_str(sweep.label.format(v))
         record = max(1, st["steps"] // 100)
-        yield v, meanfield.train(GRID_X, y, rng=seed, record=record, progress=progress, **{sweep.key: v}, **fixed, **st)
+        kw = dict(rng=ctx.seed, record=record, progress=ctx.progress)
+        yield v, meanfield.train(GRID_X, y, **kw, **{sweep.key: v}, **fixed, **st)
         bar.update()
     bar.close()
 
@@ -227,10 +227,8 @@ def _sweep_result(name: str, values, measured, rows, claims, data, params, title
 
 @_experiment("meanfield-1d", "Prop. 7 / Fig. 3: kinks of the two-point symmetric data sets in 1-D")
 def meanfield_1d(
+    ctx: Context,
     *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
     N: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decay: float = 1e-2,
@@ -245,17 +243,23 @@ def meanfield_1d(
     from relucore import meanfield
     from relucore.plots import plot_meanfield_directions, plot_meanfield_function
 
-    st = _settings(quick, 1_000_000, N=N, steps=steps)
-    akw = _analysis_kw(quick)
+    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps)
+    akw = _analysis_kw(ctx.quick)
     fig, axes = _figure(4, 2, width=3.6, height=3.3)
     rows, claims, data = [], [], {}
-    bar = progress_bar(progress, "meanfield-1d", len(ONE_D_SETS), unit="data set")
+    bar = ctx.bar(len(ONE_D_SETS), unit="data set")
     for q, (name, x1, yy) in enumerate(ONE_D_SETS):
         bar.set_postfix_str(name)
         X = np.array([[x1], [-x1]])
         y = np.array(yy)
         res = meanfield.train(
-            X, y, weight_decay=weight_decay, rng=seed + q, record=max(1, st["steps"] // 200), progress=progress, **st
+            X,
+            y,
+            weight_decay=weight_decay,
+            rng=ctx.seed + q,
+            record=max(1, st["steps"] // 200),
+            progress=ctx.progress,
+            **st,
         )
         an = meanfield.analyze(res, **akw)
         even = yy[0] == yy[1]
@@ -296,17 +300,14 @@ def meanfield_1d(
         bar.update()
     bar.close()
     fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['steps']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
-    return ExperimentResult(
-        "meanfield-1d", dict(st, weight_decay=weight_decay, seed=seed, quick=quick), rows, claims, fig, data
-    )
+    params = dict(st, weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
+    return ExperimentResult(ctx.name, params, rows, claims, fig, data)
 
 
 @_experiment("meanfield-grid", "Figs. 1-2: collapse onto <= 2P-1 non-redundant directions on the 3x3 grid")
 def meanfield_grid(
+    ctx: Context,
     *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
     N: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decay: float = 1e-2,
@@ -321,23 +322,23 @@ def meanfield_grid(
     """
     from relucore import meanfield
 
-    st = _settings(quick, 2_000_000, N=N, steps=steps)
+    st = _settings(ctx.quick, 2_000_000, N=N, steps=steps)
     y = _grid_y(labels)
-    bar = progress_bar(progress, "meanfield-grid", 2, unit="stage")
+    bar = ctx.bar(2, unit="stage")
     bar.set_postfix_str("SGD")
     res = meanfield.train(
         GRID_X,
         y,
         weight_decay=weight_decay,
-        rng=seed,
+        rng=ctx.seed,
         record=max(1, st["steps"] // 400),
         track=60,
-        progress=progress,
+        progress=ctx.progress,
         **st,
     )
     bar.update()
     bar.set_postfix_str("analysis")
-    an = meanfield.analyze(res, **_analysis_kw(quick))
+    an = meanfield.analyze(res, **_analysis_kw(ctx.quick))
     bar.update()
     bar.close()
     spread = float(an.spread_max.max()) if an.n_directions else 0.0
@@ -377,14 +378,8 @@ def meanfield_grid(
         for k in range(an.n_directions)
     ]
     fig = _grid_figure(res, an, st, weight_decay)
-    return ExperimentResult(
-        "meanfield-grid",
-        dict(st, weight_decay=weight_decay, seed=seed, quick=quick, labels=y.tolist()),
-        rows,
-        claims,
-        fig,
-        dict(result=res, analysis=an),
-    )
+    params = dict(st, weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick, labels=y.tolist())
+    return ExperimentResult(ctx.name, params, rows, claims, fig, dict(result=res, analysis=an))
 
 
 def _grid_figure(res, an, st, weight_decay):
@@ -421,10 +416,8 @@ def _grid_figure(res, an, st, weight_decay):
 
 @_experiment("meanfield-weight-decay", "Fig. 5: weight-decay sweep; piecewise affine, flatter for larger lambda")
 def meanfield_weight_decay(
+    ctx: Context,
     *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
     N: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
@@ -437,29 +430,26 @@ def meanfield_weight_decay(
     """
     from relucore import meanfield
 
-    st = _settings(quick, 1_000_000, N=N, steps=steps)
+    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps)
     rows, claims, data = [], [], {}
     lips = []
-    runs = _grid_sweep("meanfield-weight-decay", weight_decays, y=_grid_y(labels), st=st, seed=seed, progress=progress)
-    for lam, res in runs:
-        an = meanfield.analyze(res, **_analysis_kw(quick))
+    for lam, res in _grid_sweep(ctx, weight_decays, y=_grid_y(labels), st=st):
+        an = meanfield.analyze(res, **_analysis_kw(ctx.quick))
         lip = lipschitz_constant(res)
         lips.append(lip)
         rows.append(dict(weight_decay=lam, lipschitz=lip, objective=float(res.objective[-1]), **an.summary()))
         # K = 0 (all neurons decayed: h = 0) is Theorem 5's degenerate case, allowed for strong decay.
         claims.append(_directions_claim(f"λ={lam}: #directions <= 2P - 1", an, allow_none=True))
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
-    params = dict(st, weight_decays=list(weight_decays), seed=seed, quick=quick)
+    params = dict(st, weight_decays=list(weight_decays), seed=ctx.seed, quick=ctx.quick)
     title = f"Fig. 5: weight decay sweep, N={st['N']}, {st['steps']:.0e} steps, no noise"
-    return _sweep_result("meanfield-weight-decay", weight_decays, lips, rows, claims, data, params, title)
+    return _sweep_result(ctx.name, weight_decays, lips, rows, claims, data, params, title)
 
 
 @_experiment("meanfield-noise", "Fig. 6: noise sweep; the collapse sharpens as the temperature vanishes")
 def meanfield_noise(
+    ctx: Context,
     *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
     N: Optional[int] = None,
     steps: Optional[int] = None,
     temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
@@ -476,14 +466,10 @@ def meanfield_noise(
     from relucore import meanfield
 
     # Quick: a third of the usual quick budget; the noise costs ~12 ns per neuron and step (four ziggurat normals).
-    st = _settings(quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
+    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
     rows, claims, data = [], [], {}
     cidx = []
-    y = _grid_y(labels)
-    runs = _grid_sweep(
-        "meanfield-noise", temperatures, y=y, st=st, seed=seed, progress=progress, weight_decay=weight_decay
-    )
-    for T, res in runs:
+    for T, res in _grid_sweep(ctx, temperatures, y=_grid_y(labels), st=st, weight_decay=weight_decay):
         c = collapse_index(res.theta, 2)
         cidx.append(c)
         row = dict(
@@ -491,11 +477,11 @@ def meanfield_noise(
         )
         an = None
         if T == 0:
-            an = meanfield.analyze(res, **_analysis_kw(quick))
+            an = meanfield.analyze(res, **_analysis_kw(ctx.quick))
             row.update(an.summary())
             claims.append(_directions_claim("1/β = 0: #directions <= 2P - 1", an))
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
-    params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=seed, quick=quick)
+    params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
     title = f"Fig. 6: noise sweep, N={st['N']}, {st['steps']:.0e} steps, λ={weight_decay}"
-    return _sweep_result("meanfield-noise", temperatures, cidx, rows, claims, data, params, title)
+    return _sweep_result(ctx.name, temperatures, cidx, rows, claims, data, params, title)

@@ -10,12 +10,12 @@ off at a floor). The floor is the gap of the exact gradient-flow limit
 from __future__ import annotations
 
 import time
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from relucore.experiments._base import Claim, ExperimentResult, register
-from relucore.experiments._common import optional_figure, power_law, progress_bar
+from relucore.experiments._base import Claim, Context, ExperimentResult, register
+from relucore.experiments._common import optional_figure, power_law
 from relucore.gd.train import train
 from relucore.theory.flow import flow
 
@@ -191,6 +191,7 @@ def _own_sign_fraction(K, y, astar) -> float:
     "Gap ||W_GD - W*|| of the 2-ReLU model against eta: orthogonal (prop. to eta) vs near-orthogonal (floor)",
 )
 def step_size(
+    ctx: Context,
     *,
     n: int = 10,
     d: int = 2000,
@@ -200,9 +201,6 @@ def step_size(
     d_grid: Sequence[int] = (500, 1000, 2000, 4000, 8000),
     eps_grid: Sequence[float] = (0.05, 0.015, 0.005),
     conv_steps: float = 40.0,
-    quick: bool = False,
-    seed: int = 0,
-    progress: Optional[bool] = None,
 ) -> ExperimentResult:
     """The distance between the GD limit and the minimum-norm solution against the step size.
 
@@ -233,14 +231,14 @@ def step_size(
     init converges to the same partition, Theorem 3); where the optimum shares an
     example between both neurons, part of the floor is that partition mismatch.
     """
-    if quick:
+    if ctx.quick:
         n, d, trials = 10, 500, 3
         eta_units = tuple(np.geomspace(1e-3, 0.5, 7))
         n_grid, d_grid, eps_grid = (5, 10, 20), (250, 1000, 4000), (0.05, 0.005)
     eta_units = np.asarray(eta_units, dtype=float)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(ctx.seed)
     t0 = time.perf_counter()
-    bar = progress_bar(progress, "step-size", 1 + len(n_grid) + len(d_grid) + len(eps_grid), unit="sweep")
+    bar = ctx.bar(1 + len(n_grid) + len(d_grid) + len(eps_grid), unit="sweep")
     bar.set_postfix_str("gap against eta")
     g = _gap_vs_eta(rng, trials, n, d, eta_units, conv_steps)
     bar.update()
@@ -250,23 +248,9 @@ def step_size(
     table = _step_size_table(eta_units, g, fl, n, d, n_grid, d_grid, eps_grid)
     claims = _step_size_claims(eta_units, g, fl, n, d)
     fig = optional_figure(_step_size_figure, eta_units, g, fl, n, d, trials, n_grid, d_grid)
-
-    params = dict(
-        n=n,
-        d=d,
-        trials=trials,
-        eta_units=eta_units,
-        n_grid=n_grid,
-        d_grid=d_grid,
-        eps_grid=eps_grid,
-        conv_steps=conv_steps,
-        seed=seed,
-        quick=quick,
-        minnorm=g["source"],
-    )
     return ExperimentResult(
-        name="step-size",
-        params=params,
+        name=ctx.name,
+        params=ctx.params(locals(), "seed", "quick", minnorm=g["source"]),
         table=table,
         claims=claims,
         figure=fig,

@@ -8,7 +8,6 @@ import itertools
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy import sparse as _sparse
 
 from relucore import _core
 from relucore.theory.minnorm.linalg import knorm
@@ -195,7 +194,11 @@ class PatternQP:
                 tv.append(coef)
             lower[j], upper[j] = lo, hi
         # T has at most two non-zeros per column: sparse products keep a node O(N nt).
-        T = _sparse.csc_matrix((tv, (ti, tj)), shape=(N, nt))
+        # (scipy.sparse is imported here, not at module level: it costs ~75 ms of
+        # `import relucore`, and only the pattern search needs it.)
+        from scipy import sparse
+
+        T = sparse.csc_matrix((tv, (ti, tj)), shape=(N, nt))
         TtH = np.asarray(T.T @ self.H)  # (nt, N); H symmetric, so this is (H T)^T
         Ht = np.ascontiguousarray(np.asarray(T.T @ TtH.T))
         Ht = 0.5 * (Ht + Ht.T)
