@@ -280,11 +280,20 @@ def _two_layer(name, X, y, N, steps, bias, lr, kappa_name, repeat, dtypes):
             engine="weights", train_outer=True, output_scale=kappa, bias=bias, n_threads=1,
         )  # fmt: skip
 
-    # interleaved (race): a burst of load hits both
-    timed = race({"meanfield": rc, "train": rc_train}, repeat)
-    (t_rc, res), (t_tr, tr) = timed["meanfield"], timed["train"]
-    th_tr = np.column_stack([tr.outer, tr.W] + ([tr.bias] if bias else []))
-    lines = [("relucore train(engine='weights', train_outer=True)", t_tr, _rel(th_tr, res.theta))]
+    def rc_auto():
+        # The engine by cost: the dual engine where K once and O(n^2 m) a step is cheaper (Dana Exp. 2).
+        return relucore.train(
+            X, y, signs=theta0[:, 0], init=theta0[:, 1:], eta=2 * lr / X.shape[0], steps=steps, tol=0.0,
+            engine="auto", train_outer=True, output_scale=kappa, bias=bias, n_threads=1,
+        )  # fmt: skip
+
+    # interleaved (race): a burst of load hits all of them
+    timed = race({"meanfield": rc, "train": rc_train, "auto": rc_auto}, repeat)
+    (t_rc, res), (t_tr, tr), (t_au, au) = timed["meanfield"], timed["train"], timed["auto"]
+    lines = []
+    for label, t, r in (("'weights'", t_tr, tr), (f"'auto' -> {au.engine!r}", t_au, au)):
+        th = np.column_stack([r.outer, r.W] + ([r.bias] if bias else []))
+        lines.append((f"relucore train(engine={label}, train_outer=True)", t, _rel(th, res.theta)))
     if _torch() is not None:
         for dt in dtypes:
             t, th = best_of(lambda dt=dt: torch_two_layer(X, y, theta0, kappa, lr, steps, bias, dt), repeat)

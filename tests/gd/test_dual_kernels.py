@@ -1,4 +1,4 @@
-"""The dual step for n > 16 (gd/dual_kernels.hpp: AVX / AVX-512, two neurons per pass over K)
+"""The dual step for n > 16 (gd/dual_kernels.hpp: AVX / AVX-512, every neuron in one pass over K)
 gives bitwise the state of the plain loop.
 
 The reference is the step written here in numpy with the engine's operations in its order:
@@ -12,6 +12,7 @@ built) must give exactly that state.
 import numpy as np
 import pytest
 
+import relucore
 from relucore import _core
 
 LEVELS = ("scalar", "sse2", "avx", "avx512")
@@ -56,10 +57,15 @@ def _run(K, y, outer, alpha, beta, eta, steps):
     return np.array(t.alpha), np.array(t.beta)
 
 
-@pytest.mark.parametrize(("n", "m"), [(17, 1), (17, 2), (23, 3), (40, 2), (67, 5), (133, 4)])
-def test_dual_step_bitwise_the_numpy_reference_at_every_simd_level(monkeypatch, n, m):
+# n = 600 and 1100: K spans several tiles of rows (dual_kernels::kTileBytes: 512 rows of an
+# AVX-512 block of 32 columns, 1024 of an AVX block of 16), and every neuron's sums go back to
+# memory between tiles.
+@pytest.mark.parametrize(
+    ("n", "m", "steps"),
+    [(17, 1, 12), (17, 2, 12), (23, 3, 12), (40, 2, 12), (67, 5, 12), (133, 4, 12), (600, 3, 4), (1100, 2, 3)],
+)
+def test_dual_step_bitwise_the_numpy_reference_at_every_simd_level(monkeypatch, n, m, steps):
     K, y, outer, alpha, beta, eta = _problem(n, m, seed=n * 10 + m)
-    steps = 12
     ref_a, ref_b = _reference(K, y, outer, alpha, beta, eta, steps)
     # The reference moved and kept some examples inactive: the test sees both branches.
     assert np.abs(ref_a - alpha).max() > 1e-6
@@ -111,3 +117,29 @@ def test_builtin_weights_rows_together_equal_rows_alone(builtin_products):
         np.testing.assert_array_equal(W[:, k], Wk[:, 0])
     ref = W0[0].astype(np.longdouble) + (alpha[0] - alpha0[0]).astype(np.longdouble) @ X[0].astype(np.longdouble)
     assert float(np.abs(W[0] - ref).max() / np.abs(ref).max()) < 1e-14
+
+
+@pytest.mark.parametrize("options", [dict(train_outer=True, output_scale=0.5), dict(loss="logistic")])
+def test_general_dual_step_tiled_same_bits_at_every_simd_level(monkeypatch, options):
+    """The general step (trained outer layer, logistic loss) at n = 600 > dual_kernels::kTiledMinRows
+    sums every neuron's product in one tiled pass on the vector levels and row by row on the
+    scalar level: the states agree bit for bit."""
+    n, d, m = 600, 607, 5
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    if options.get("loss") == "logistic":
+        y = np.sign(y)
+    signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+    W0 = rng.standard_normal((m, d)) * 0.5
+    runs = {}
+    for level in LEVELS:
+        monkeypatch.setenv("RELUCORE_SIMD", level)
+        runs[level] = relucore.train(X, y, signs=signs, init=W0, steps=6, tol=0.0, engine="dual", **options)
+    ref = runs["scalar"]
+    assert np.abs(ref.W - W0).max() > 1e-6  # the steps moved the weights
+    assert 0 < np.count_nonzero(ref.beta > 0) < ref.beta.size  # active and inactive examples
+    for level in LEVELS[1:]:
+        np.testing.assert_array_equal(runs[level].alpha, ref.alpha, err_msg=level)
+        np.testing.assert_array_equal(runs[level].beta, ref.beta, err_msg=level)
+        np.testing.assert_array_equal(runs[level].W, ref.W, err_msg=level)

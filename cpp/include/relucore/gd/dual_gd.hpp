@@ -277,7 +277,7 @@ public:
         Scalar* __restrict prod = resync_prod_.data();
         for (Index k = 0; k < m; ++k) {
             for (Index j = 0; j < n; ++j) diff[j] = alpha_(k, j) - alpha_ref_(k, j);
-            gram_times(diff, prod);
+            product_.times(diff, prod);
             for (Index j = 0; j < n; ++j) beta_(k, j) = beta_ref_(k, j) + prod[j];
         }
         evaluated_ = false;
@@ -318,11 +318,13 @@ private:
     Scalar apply_gram() {
         const Index m = d_alpha_.rows();
         const Index n = d_alpha_.cols();
+        const bool all = product_.padded_n() == 0 && dual_kernels::tiles_pay(n);
+        if (all) product_.times_all(m, d_alpha_.data(), d_beta_.data(), d_beta_.cols());
         Scalar sq = 0;
         for (Index k = 0; k < m; ++k) {
             Scalar* db = d_beta_.data() + k * d_beta_.cols();
             const Scalar* da = d_alpha_.data() + k * n;
-            gram_times(da, db);
+            if (!all) product_.times(da, db);
             for (Index j = 0; j < n; ++j) sq += db[j] * da[j];
         }
         return sq;
@@ -353,55 +355,6 @@ private:
         for (Index k = 0; k < m; ++k)
             for (Index j = 0; j < n; ++j) q += (d_beta_.data()[k * stride + j] / cb) * (d_alpha_(k, j) / ca);
         return std::sqrt(std::max<Scalar>(q, 0)) * std::sqrt(ca) * std::sqrt(cb) / settings_.eta;
-    }
-
-    /// db = K da (db holds d_beta_.cols() >= n entries), summing c_i K_i over
-    /// the rows with c_i = da_i != 0 (in increasing i, from db = 0): inactive
-    /// examples cost nothing (K is symmetric).
-    void gram_times(const Scalar* __restrict da, Scalar* __restrict db) const {
-        switch (padded_n_) {
-            case 2:
-                return gram_times_padded<2>(da, db);
-            case 4:
-                return gram_times_padded<4>(da, db);
-            case 6:
-                return gram_times_padded<6>(da, db);
-            case 8:
-                return gram_times_padded<8>(da, db);
-            case 10:
-                return gram_times_padded<10>(da, db);
-            case 12:
-                return gram_times_padded<12>(da, db);
-            case 14:
-                return gram_times_padded<14>(da, db);
-            case 16:
-                return gram_times_padded<16>(da, db);
-            default:
-                break;
-        }
-        const Index n = K_.rows();
-        for (Index j = 0; j < n; ++j) db[j] = 0;
-        dual_kernels::add_active_rows(K_.data(), K_.outerStride(), n, da, db, simd_level_, active_);
-    }
-
-    /// gram_times() for two neurons in one pass over K (n > 16), bitwise as two calls.
-    void gram_times2(const Scalar* da0, const Scalar* da1, Scalar* db0, Scalar* db1) const {
-        const Index n = K_.rows();
-        for (Index j = 0; j < n; ++j) db0[j] = db1[j] = 0;
-        dual_kernels::add_active_rows2(K_.data(), K_.outerStride(), n, da0, da1, db0, db1, simd_level_, active_);
-    }
-
-    /// gram_times() for n <= 16: the rows of K are copied with a zero-padded
-    /// width NP known at compile time, so the sums stay in registers and the
-    /// loops unroll (runtime-length loops spent most of a step on loop control
-    /// for n ~ 10). The padding lanes add c * 0 and are never read.
-    template <int NP>
-    void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
-        using Width = std::integral_constant<Index, NP>;
-        Scalar acc[array_extent<NP>];
-        for (int j = 0; j < NP; ++j) acc[j] = 0;
-        dual_kernels::add_active_rows_plain(K_pad_.data(), Width{}, K_.rows(), Width{}, da, acc);
-        for (int j = 0; j < NP; ++j) db[j] = acc[j];
     }
 
     /// The ReLU/square step functions take n as a template parameter N: the
@@ -508,20 +461,30 @@ private:
             Scalar* __restrict dak = da + k * n;
             for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
         }
+        // n > 16: two neurons per pass over K, or every neuron in one pass where K
+        // is large (dual_kernels::tiles_pay); bitwise as one neuron at a time.
         Scalar sq = 0;
-        for (Index k = 0; k < m; ++k) {
-            Scalar* __restrict dak = da + k * n;
-            Scalar* __restrict dbk = db + k * dstride;
-            // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
-            // call that kernel directly instead of dispatching on every product.
-            // n > 16: two neurons per pass over K (dual_kernels.hpp), bitwise as one at a time.
-            if constexpr (N > 0)
-                gram_times_padded<(N + 1) / 2 * 2>(dak, dbk);
-            else if (k % 2 == 0 && k + 1 < m)
-                gram_times2(dak, dak + n, dbk, dbk + dstride);
-            else if (k % 2 == 0)
-                gram_times(dak, dbk);
-            for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
+        if (N == 0 && dual_kernels::tiles_pay(n)) {
+            product_.times_all(m, da, db, dstride);
+            for (Index k = 0; k < m; ++k) {
+                const Scalar* __restrict dak = da + k * n;
+                const Scalar* __restrict dbk = db + k * dstride;
+                for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
+            }
+        } else {
+            for (Index k = 0; k < m; ++k) {
+                Scalar* __restrict dak = da + k * n;
+                Scalar* __restrict dbk = db + k * dstride;
+                // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
+                // call that kernel directly instead of dispatching on every product.
+                if constexpr (N > 0)
+                    product_.times_padded<(N + 1) / 2 * 2>(dak, dbk);
+                else if (k % 2 == 0 && k + 1 < m)
+                    product_.times2(dak, dak + n, dbk, dbk + dstride);
+                else if (k % 2 == 0)
+                    product_.times(dak, dbk);
+                for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
+            }
         }
         grad_norm_ = grad_norm_from(sq);
         evaluated_ = true;
@@ -544,16 +507,9 @@ private:
         const Index n = K_.rows();
         if (K_.cols() != n) throw std::invalid_argument("K must be square");
         require_labels(y_.size(), n);
-        // n <= 16: a zero-padded copy of K for gram_times_padded(); d_beta_
-        // gets the same padded rows, so the sums are stored whole.
-        padded_n_ = n <= 16 ? (n + 1) / 2 * 2 : 0;
-        simd_level_ = simd::level();
-        if (padded_n_ == 0) active_.resize(n);
-        if (padded_n_ > 0) {
-            K_pad_ = RowMatrix::Zero(n, padded_n_);
-            K_pad_.leftCols(n) = K_;
-        }
-        d_beta_ = RowMatrix::Zero(alpha_.rows(), padded_n_ > 0 ? padded_n_ : n);
+        // d_beta_ has the product's padded rows (n <= 16), so the sums are stored whole.
+        product_.setup(K_, alpha_.rows());
+        d_beta_ = RowMatrix::Zero(alpha_.rows(), product_.width());
         alpha_ref_ = alpha_;
         beta_ref_ = beta_;
         resync_diff_ = Vector::Zero(n);
@@ -583,11 +539,8 @@ private:
     StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
-    RowMatrix K_pad_;                          // K with rows padded to padded_n_ (n <= 16 only)
-    Index padded_n_ = 0;                       // 0: gram_times() reads K_ directly
-    int simd_level_ = 0;                       // simd::level() at construction: the path of dual_kernels.hpp
-    mutable dual_kernels::ActiveRows active_;  // its scratch list (n > 16)
-    RowMatrix d_beta_;                         // m x (padded_n_ or n): K d_alpha_k in the first n columns
+    dual_kernels::GramProduct product_;  // d_beta_k = K d_alpha_k (dual_kernels.hpp)
+    RowMatrix d_beta_;                   // m x (padded_n_ or n): K d_alpha_k in the first n columns
 
     // resync(): beta = beta_ref_ + K (alpha - alpha_ref_) every resync_every_ steps
     RowMatrix alpha_ref_, beta_ref_;
