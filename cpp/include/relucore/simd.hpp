@@ -10,6 +10,8 @@
 //     with AVX-512DQ (has_avx512dq()) on their avx512 path;
 //   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
 //     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
+//   - the dual step for 6 <= n <= 16 (gd/dual_small.hpp) uses AVX-512F at
+//     level() kAvx512, bitwise the SSE2 loops;
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable
 //     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and

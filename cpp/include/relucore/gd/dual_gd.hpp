@@ -35,6 +35,7 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_kernels.hpp"
+#include "relucore/gd/dual_small.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
@@ -310,10 +311,8 @@ private:
     bool resync_due(std::int64_t t) const { return resync_every_ > 0 && t % resync_every_ == 0; }
     bool resync_due() const { return resync_due(steps_); }
 
-    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K
-    /// with a non-zero coefficient: inactive examples cost nothing (K is
-    /// symmetric). Plain loops over contiguous rows: for the small n typical
-    /// here they beat Eigen's expression overhead and still vectorise.
+    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K with a non-zero
+    /// coefficient: inactive examples cost nothing (K is symmetric). Plain loops (no Eigen overhead).
     /// @return eta^2 ||grad_W R||_F^2 = sum_k d_alpha_k^T K d_alpha_k
     Scalar apply_gram() {
         const Index m = d_alpha_.rows();
@@ -359,26 +358,7 @@ private:
     /// the rows with c_i = da_i != 0 (in increasing i, from db = 0): inactive
     /// examples cost nothing (K is symmetric).
     void gram_times(const Scalar* __restrict da, Scalar* __restrict db) const {
-        switch (padded_n_) {
-            case 2:
-                return gram_times_padded<2>(da, db);
-            case 4:
-                return gram_times_padded<4>(da, db);
-            case 6:
-                return gram_times_padded<6>(da, db);
-            case 8:
-                return gram_times_padded<8>(da, db);
-            case 10:
-                return gram_times_padded<10>(da, db);
-            case 12:
-                return gram_times_padded<12>(da, db);
-            case 14:
-                return gram_times_padded<14>(da, db);
-            case 16:
-                return gram_times_padded<16>(da, db);
-            default:
-                break;
-        }
+        if (gram_padded_) return (this->*gram_padded_)(da, db);
         const Index n = K_.rows();
         for (Index j = 0; j < n; ++j) db[j] = 0;
         dual_kernels::add_active_rows(K_.data(), K_.outerStride(), n, da, db, simd_level_, active_);
@@ -391,10 +371,8 @@ private:
         dual_kernels::add_active_rows2(K_.data(), K_.outerStride(), n, da0, da1, db0, db1, simd_level_, active_);
     }
 
-    /// gram_times() for n <= 16: the rows of K are copied with a zero-padded
-    /// width NP known at compile time, so the sums stay in registers and the
-    /// loops unroll (runtime-length loops spent most of a step on loop control
-    /// for n ~ 10). The padding lanes add c * 0 and are never read.
+    /// gram_times() for n <= 16 over the rows of K padded to a width NP known at compile time (sums
+    /// in registers, loops unrolled). The padding lanes add c * 0 and are never read.
     template <int NP>
     void gram_times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
         using Width = std::integral_constant<Index, NP>;
@@ -404,10 +382,8 @@ private:
         for (int j = 0; j < NP; ++j) db[j] = acc[j];
     }
 
-    /// The ReLU/square step functions take n as a template parameter N: the
-    /// engine picks N = n for n <= 16 (loops fully unrolled, no remainder
-    /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
-    /// run time) otherwise; see select_step_functions().
+    /// The ReLU/square step functions take n as a template parameter N: N = n for n <= 16 (loops
+    /// unrolled, no remainder code), N = 0 (n read at run time) otherwise; see select_step_functions().
     ///
     /// evaluate() for the square loss and the ReLU (the papers' setting),
     /// without the per-element dispatch on the model and with one pass per
@@ -512,8 +488,7 @@ private:
         for (Index k = 0; k < m; ++k) {
             Scalar* __restrict dak = da + k * n;
             Scalar* __restrict dbk = db + k * dstride;
-            // N = n <= 16 implies the padded width (N + 1) / 2 * 2 chosen in setup():
-            // call that kernel directly instead of dispatching on every product.
+            // N = n <= 16: the padded width (N + 1) / 2 * 2 of setup(), called directly.
             // n > 16: two neurons per pass over K (dual_kernels.hpp), bitwise as one at a time.
             if constexpr (N > 0)
                 gram_times_padded<(N + 1) / 2 * 2>(dak, dbk);
@@ -562,11 +537,37 @@ private:
         start();
     }
 
+    /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's
+    /// fused step (n < 6: the SSE2 loops were as fast, bench/README.md).
     template <int N>
     void set_step_functions() {
         evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
         advance_relu_square_ = &DualGD::advance_relu_square<N>;
+        if constexpr (N > 0) gram_padded_ = &DualGD::gram_times_padded<(N + 1) / 2 * 2>;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if constexpr (N >= 6)
+            if (simd_level_ >= simd::kAvx512) advance_relu_square_ = &DualGD::advance_small_avx512<N>;
+#endif
     }
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+
+    /// advance_relu_square<N>() by detail::dual_small::advance_avx512 (bitwise the same state).
+    template <int N>
+    void advance_small_avx512() {
+        detail::dual_small::View v;
+        v.m = alpha_.rows(), v.n = N, v.np = padded_n_;
+        v.alpha = alpha_.data(), v.beta = beta_.data(), v.d_alpha = d_alpha_.data(), v.d_beta = d_beta_.data();
+        v.K_pad = K_pad_.data(), v.outer = outer_.data(), v.y = y_.data(), v.h = h_.data(), v.g = g_.data();
+        v.eta = settings_.eta;
+        const detail::dual_small::StepOut r = detail::dual_small::advance_avx512<N>(v);
+        ++steps_;
+        if (r.changed) pattern_.update(beta_, steps_);
+        loss_ = r.loss;
+        grad_norm_ = grad_norm_from(r.sq);
+        evaluated_ = true;
+    }
+#endif
 
     template <int N = 16>
     void select_step_functions(Index n) {
@@ -581,6 +582,7 @@ private:
     using StepFunction = void (DualGD::*)();
     StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
     StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
+    void (DualGD::*gram_padded_)(const Scalar*, Scalar*) const = nullptr;
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
     RowMatrix K_pad_;                          // K with rows padded to padded_n_ (n <= 16 only)
