@@ -44,12 +44,13 @@
 #endif
 
 // GCC's AVX-512 intrinsics pass an undefined source operand
-// (-Wmaybe-uninitialized) and all-ones masks as a char (-Wsign-conversion)
-// inside its own headers; the AVX-512 kernels stand between these two.
+// (-Wmaybe-uninitialized, -Wuninitialized once inlined into a caller's code at
+// -O2/-O3) and all-ones masks as a char (-Wsign-conversion) inside its own
+// headers; the AVX-512 kernels stand between these two.
 #if defined(__GNUC__) && !defined(__clang__)
 #define RELUCORE_AVX512_WARNINGS_OFF                                                           \
     _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
-        _Pragma("GCC diagnostic ignored \"-Wsign-conversion\"")
+        _Pragma("GCC diagnostic ignored \"-Wsign-conversion\"") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #define RELUCORE_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
 #else
 #define RELUCORE_AVX512_WARNINGS_OFF

@@ -536,8 +536,7 @@ private:
         start();
     }
 
-    /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's
-    /// fused step (n < 6: the SSE2 loops were as fast, bench/README.md).
+    /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's step.
     template <int N>
     void set_step_functions() {
         evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
@@ -550,6 +549,7 @@ private:
     }
 
 #if defined(RELUCORE_SIMD_DISPATCH)
+    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
     /// advance_relu_square<N>() by detail::dual_small::advance_avx512, bitwise the same state; compiled
     /// for AVX-512F so that the kernel inlines (~5 ns a step less than calling it), without FMA.
     template <int N>
@@ -566,6 +566,7 @@ private:
         grad_norm_ = grad_norm_from(r.sq);
         evaluated_ = true;
     }
+    RELUCORE_AVX512_WARNINGS_ON
 #endif
 
     template <int N = 16>
