@@ -1,5 +1,7 @@
-"""The dual step for n > 16 (gd/dual_kernels.hpp: AVX / AVX-512, every neuron in one pass over K)
-gives bitwise the state of the plain loop.
+"""The dual step for n > 16 (gd/dual_kernels.hpp: AVX / AVX-512, two neurons per pass over K,
+every neuron in one tiled pass for n > 512) and for 6 <= n <= 16 (gd/dual_small.hpp: the fused
+AVX-512 step) gives bitwise the state of the plain loop, and the same loss and gradient norm at
+every SIMD level.
 
 The reference is the step written here in numpy with the engine's operations in its order:
 h = sum_k a_k relu(beta_k) (k increasing), g = h - y, d_alpha_k = -eta a_k g on the active
@@ -47,23 +49,26 @@ def _problem(n, m, seed):
     return K, y, outer, alpha, beta, eta
 
 
-def _run(K, y, outer, alpha, beta, eta, steps):
+def _run(K, y, outer, alpha, beta, eta, steps, scalars=False):
     s = _core.GDSettings()
     s.eta = eta
     s.max_steps = 10**9
     s.tol = 0.0
     t = _core.DualTrainer(K, y, outer, alpha, beta, s)
     assert t.step(steps) == steps
+    if scalars:  # the loss, the gradient norm and the predictions of the final state too
+        return np.array(t.alpha), np.array(t.beta), np.array([t.loss, t.grad_norm])
     return np.array(t.alpha), np.array(t.beta)
 
 
-# n = 600 and 1100: K spans several tiles of rows (dual_kernels::kTileBytes: 512 rows of an
-# AVX-512 block of 32 columns, 1024 of an AVX block of 16), and every neuron's sums go back to
-# memory between tiles.
-@pytest.mark.parametrize(
-    ("n", "m", "steps"),
-    [(17, 1, 12), (17, 2, 12), (23, 3, 12), (40, 2, 12), (67, 5, 12), (133, 4, 12), (600, 3, 4), (1100, 2, 3)],
-)
+# n <= 16 runs DualGD's padded kernels (gd/dual_small.hpp from n = 6 with AVX-512F), n > 16
+# dual_kernels.hpp. n = 600 and 1100: every neuron in one pass over K, which spans several tiles
+# of rows (dual_kernels::kTileBytes), and every neuron's sums go back to memory between tiles.
+SIZES = [(6, 1, 12), (7, 2, 12), (10, 2, 12), (10, 3, 12), (13, 4, 12), (16, 2, 12), (16, 5, 12)]
+SIZES += [(17, 1, 12), (17, 2, 12), (23, 3, 12), (40, 2, 12), (67, 5, 12), (133, 4, 12), (600, 3, 4), (1100, 2, 3)]
+
+
+@pytest.mark.parametrize(("n", "m", "steps"), SIZES)
 def test_dual_step_bitwise_the_numpy_reference_at_every_simd_level(monkeypatch, n, m, steps):
     K, y, outer, alpha, beta, eta = _problem(n, m, seed=n * 10 + m)
     ref_a, ref_b = _reference(K, y, outer, alpha, beta, eta, steps)
@@ -75,6 +80,21 @@ def test_dual_step_bitwise_the_numpy_reference_at_every_simd_level(monkeypatch, 
         got_a, got_b = _run(K, y, outer, alpha, beta, eta, steps)
         np.testing.assert_array_equal(got_a, ref_a, err_msg=level)
         np.testing.assert_array_equal(got_b, ref_b, err_msg=level)
+
+
+@pytest.mark.parametrize(("n", "m"), [(6, 2), (10, 2), (11, 3), (16, 4)])
+def test_small_step_loss_and_gradient_norm_same_bits_at_every_simd_level(monkeypatch, n, m):
+    """The fused AVX-512 step of n <= 16 (gd/dual_small.hpp) sums the loss and the gradient norm
+    itself: 500 steps give the state, loss and gradient norm of the scalar loop bit for bit."""
+    K, y, outer, alpha, beta, eta = _problem(n, m, seed=7 * n + m)
+    runs = {}
+    for level in LEVELS:
+        monkeypatch.setenv("RELUCORE_SIMD", level)
+        runs[level] = _run(K, y, outer, alpha, beta, eta, 500, scalars=True)
+    assert np.all(np.isfinite(runs["scalar"][2])) and runs["scalar"][2][1] > 0
+    for level in LEVELS[1:]:
+        for got, want in zip(runs[level], runs["scalar"]):
+            np.testing.assert_array_equal(got, want, err_msg=level)
 
 
 def test_dual_step_long_run_same_bits_at_every_simd_level(monkeypatch):

@@ -10,6 +10,8 @@
 //     with AVX-512DQ (has_avx512dq()) on their avx512 path;
 //   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
 //     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
+//   - the dual step for 6 <= n <= 16 (gd/dual_small.hpp) uses AVX-512F at
+//     level() kAvx512, bitwise the SSE2 loops;
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable
 //     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and
@@ -42,12 +44,13 @@
 #endif
 
 // GCC's AVX-512 intrinsics pass an undefined source operand
-// (-Wmaybe-uninitialized) and all-ones masks as a char (-Wsign-conversion)
-// inside its own headers; the AVX-512 kernels stand between these two.
+// (-Wmaybe-uninitialized, -Wuninitialized once inlined into a caller's code at
+// -O2/-O3) and all-ones masks as a char (-Wsign-conversion) inside its own
+// headers; the AVX-512 kernels stand between these two.
 #if defined(__GNUC__) && !defined(__clang__)
 #define RELUCORE_AVX512_WARNINGS_OFF                                                           \
     _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
-        _Pragma("GCC diagnostic ignored \"-Wsign-conversion\"")
+        _Pragma("GCC diagnostic ignored \"-Wsign-conversion\"") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #define RELUCORE_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
 #else
 #define RELUCORE_AVX512_WARNINGS_OFF

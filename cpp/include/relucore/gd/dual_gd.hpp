@@ -35,6 +35,7 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_kernels.hpp"
+#include "relucore/gd/dual_small.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
@@ -209,9 +210,8 @@ public:
     }
     ///@}
 
-    /// Computes the loss, the gradient norm and the pending update at the
-    /// current state. Pure function of the state: calling it twice changes
-    /// nothing. Allocation-free.
+    /// Computes the loss, the gradient norm and the pending update at the current state. Pure
+    /// function of the state: calling it twice changes nothing. Allocation-free.
     void evaluate() {
         const ModelSpec& spec = settings_.model;
         if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
@@ -225,9 +225,9 @@ public:
         evaluated_ = true;
     }
 
-    /// Takes the step computed by evaluate() (evaluating first if needed) and
-    /// updates the step count and the pattern tracker. Leaves the engine
-    /// un-evaluated: call evaluate() before reading loss(). Allocation-free.
+    /// Takes the step computed by evaluate() (evaluating first if needed) and updates the step count
+    /// and the pattern tracker. Leaves the engine un-evaluated: call evaluate() before reading loss().
+    /// Allocation-free.
     void apply() {
         if (!evaluated_) evaluate();
         const Index m = alpha_.rows();
@@ -265,11 +265,10 @@ public:
     /// The n x n Gram matrix the engine steps with.
     const ConstMatrixRef& gram() const { return K_; }
 
-    /// Sets beta = beta_ref + K (alpha - alpha_ref) (rows of K summed in increasing
-    /// order), so that beta and K alpha agree to rounding whatever the number of steps
-    /// taken. apply() calls it after every step whose number is a multiple of
-    /// resync_every() (docs/math.md, resynchronisation). Leaves the engine
-    /// un-evaluated. Allocation-free.
+    /// Sets beta = beta_ref + K (alpha - alpha_ref) (rows of K summed in increasing order), so that
+    /// beta and K alpha agree to rounding whatever the number of steps taken. apply() calls it after
+    /// every step whose number is a multiple of resync_every() (docs/math.md, resynchronisation).
+    /// Leaves the engine un-evaluated. Allocation-free.
     void resync() {
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
@@ -291,10 +290,10 @@ public:
         resync_every_ = every;
     }
 
-    /// The state beta is recomputed from: beta = beta_ref + K (alpha - alpha_ref).
-    /// Construction sets it to the starting alpha and beta; a run resumed from a
-    /// checkpoint sets it back to the original start, so that it resynchronises
-    /// exactly as the uninterrupted run. @throws std::invalid_argument unless both are m x n
+    /// The state beta is recomputed from: beta = beta_ref + K (alpha - alpha_ref). Construction sets
+    /// it to the starting alpha and beta; a run resumed from a checkpoint sets it back to the original
+    /// start, so that it resynchronises exactly as the uninterrupted run.
+    /// @throws std::invalid_argument unless both are m x n
     void set_reference(const ConstMatrixRef& alpha_ref, const ConstMatrixRef& beta_ref) {
         if (alpha_ref.rows() != alpha_.rows() || alpha_ref.cols() != alpha_.cols() || beta_ref.rows() != beta_.rows() ||
             beta_ref.cols() != beta_.cols())
@@ -310,10 +309,8 @@ private:
     bool resync_due(std::int64_t t) const { return resync_every_ > 0 && t % resync_every_ == 0; }
     bool resync_due() const { return resync_due(steps_); }
 
-    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K
-    /// with a non-zero coefficient: inactive examples cost nothing (K is
-    /// symmetric). Plain loops over contiguous rows: for the small n typical
-    /// here they beat Eigen's expression overhead and still vectorise.
+    /// d_beta_k = K d_alpha_k for every neuron, accumulated over the rows of K with a non-zero
+    /// coefficient: inactive examples cost nothing (K is symmetric). Plain loops (no Eigen overhead).
     /// @return eta^2 ||grad_W R||_F^2 = sum_k d_alpha_k^T K d_alpha_k
     Scalar apply_gram() {
         const Index m = d_alpha_.rows();
@@ -330,15 +327,20 @@ private:
         return sq;
     }
 
-    /// ||grad_W R||_F from sq = sum_k d_alpha_k^T K d_alpha_k (= eta^2 times its
-    /// square) and the d_alpha, d_beta = K d_alpha of the evaluated state. sq
-    /// under- or overflows when X is far from 1 in scale (X 1e150 times
-    /// larger: d_alpha ~ 1e-300, sq below the smallest normal number); then
-    /// the sum is recomputed with d_alpha and d_beta divided by their largest
-    /// entries. Otherwise the plain sqrt(sq) / eta is returned, bit for bit.
+    /// ||grad_W R||_F from sq = sum_k d_alpha_k^T K d_alpha_k (= eta^2 times its square) and the
+    /// d_alpha, d_beta = K d_alpha of the evaluated state: sqrt(sq) / eta, bit for bit, unless sq
+    /// under- or overflows (X far from 1 in scale: X 1e150 times larger gives d_alpha ~ 1e-300,
+    /// sq below the smallest normal number); then the sum is recomputed with d_alpha and d_beta
+    /// divided by their largest entries.
     Scalar grad_norm_from(Scalar sq) const {
         constexpr Scalar tiny = std::numeric_limits<Scalar>::min() / std::numeric_limits<Scalar>::epsilon();
         if (sq >= tiny && sq <= std::numeric_limits<Scalar>::max()) return std::sqrt(sq) / settings_.eta;
+        return grad_norm_rescaled(sq);
+    }
+
+    /// grad_norm_from() where sq under- or overflowed. Out of line: never compiled into the
+    /// AVX-512 step (whose target allows FMA, which would contract q's sum under clang).
+    __attribute__((noinline)) Scalar grad_norm_rescaled(Scalar sq) const {
         const Index m = d_alpha_.rows();
         const Index n = d_alpha_.cols();
         const Index stride = d_beta_.cols();
@@ -362,12 +364,10 @@ private:
     /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
     /// run time) otherwise; see select_step_functions().
     ///
-    /// evaluate() for the square loss and the ReLU (the papers' setting),
-    /// without the per-element dispatch on the model and with one pass per
-    /// neuron. Same operations in the same order as the general path
-    /// (loss_and_residual, dual_step_coefficients, apply_gram), so it gives
-    /// bitwise the same state. The restrict-qualified pointers spare the
-    /// compiler its aliasing checks, which dominate loops of n ~ 10.
+    /// evaluate() for the square loss and the ReLU (the papers' setting), without the per-element
+    /// dispatch on the model and with one pass per neuron. Same operations in the same order as the
+    /// general path (loss_and_residual, dual_step_coefficients, apply_gram), so bitwise the same
+    /// state. The restrict-qualified pointers spare the compiler its aliasing checks (n ~ 10).
     template <int N>
     void evaluate_relu_square() {
         const Index m = beta_.rows();
@@ -384,10 +384,9 @@ private:
         finish_relu_square<N>();
     }
 
-    /// apply() then evaluate() for the square loss and the ReLU in one pass
-    /// over the neurons: each alpha/beta entry is updated, its mask compared
-    /// and its contribution to h added while it is in a register. Same
-    /// operations in the same order as apply(); evaluate(), so bitwise the same.
+    /// apply() then evaluate() for the square loss and the ReLU in one pass over the neurons: each
+    /// alpha/beta entry is updated, its mask compared and its contribution to h added while it is in
+    /// a register. Same operations in the same order as apply(); evaluate(), so bitwise the same.
     template <int N>
     void advance_relu_square() {
         const Index m = beta_.rows();
@@ -407,8 +406,7 @@ private:
             const Scalar* __restrict dbk = d_beta_.data() + k * dstride;
             Index i = 0;
 #if defined(__SSE2__)
-            // Two examples per instruction (SSE2 is part of x86-64): the same
-            // IEEE operations per entry as the scalar loop below.
+            // Two examples per instruction (SSE2 is part of x86-64), the scalar loop's IEEE operations.
             const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
             for (; i + 2 <= n; i += 2) {
                 _mm_storeu_pd(ak + i, _mm_add_pd(_mm_loadu_pd(ak + i), _mm_loadu_pd(dak + i)));
@@ -518,11 +516,37 @@ private:
         start();
     }
 
+    /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's step.
     template <int N>
     void set_step_functions() {
         evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
         advance_relu_square_ = &DualGD::advance_relu_square<N>;
+#if defined(RELUCORE_SIMD_DISPATCH)
+        if constexpr (N >= 6)
+            if (product_.simd_level() >= simd::kAvx512) advance_relu_square_ = &DualGD::advance_small_avx512<N>;
+#endif
     }
+
+#if defined(RELUCORE_SIMD_DISPATCH)
+    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
+    /// advance_relu_square<N>() by detail::dual_small::advance_avx512, bitwise the same state; compiled
+    /// for AVX-512F so that the kernel inlines (~5 ns a step less than calling it), without FMA.
+    template <int N>
+    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
+        detail::dual_small::View v;
+        v.m = alpha_.rows(), v.n = N, v.np = product_.padded_n();
+        v.alpha = alpha_.data(), v.beta = beta_.data(), v.d_alpha = d_alpha_.data(), v.d_beta = d_beta_.data();
+        v.K_pad = product_.padded_data(), v.outer = outer_.data(), v.y = y_.data(), v.h = h_.data(), v.g = g_.data();
+        v.eta = settings_.eta;
+        const detail::dual_small::StepOut r = detail::dual_small::advance_avx512<N>(v);
+        ++steps_;
+        if (r.changed) pattern_.update(beta_, steps_);
+        loss_ = r.loss;
+        grad_norm_ = grad_norm_from(r.sq);
+        evaluated_ = true;
+    }
+    RELUCORE_AVX512_WARNINGS_ON
+#endif
 
     template <int N = 16>
     void select_step_functions(Index n) {

@@ -278,32 +278,16 @@ public:
             K_pad_ = RowMatrix::Zero(n_, padded_n_);
             K_pad_.leftCols(n_) = K;
         }
+        padded_ = padded_product(padded_n_);
     }
     Index padded_n() const { return padded_n_; }                    ///< 0 for n > 16
+    const Scalar* padded_data() const { return K_pad_.data(); }     ///< K_pad (n x padded_n()), n <= 16
+    int simd_level() const { return simd_level_; }                  ///< simd::level() at setup()
     Index width() const { return padded_n_ > 0 ? padded_n_ : n_; }  ///< entries a product writes
 
     /// db = K da.
     void times(const Scalar* __restrict da, Scalar* __restrict db) const {
-        switch (padded_n_) {
-            case 2:
-                return times_padded<2>(da, db);
-            case 4:
-                return times_padded<4>(da, db);
-            case 6:
-                return times_padded<6>(da, db);
-            case 8:
-                return times_padded<8>(da, db);
-            case 10:
-                return times_padded<10>(da, db);
-            case 12:
-                return times_padded<12>(da, db);
-            case 14:
-                return times_padded<14>(da, db);
-            case 16:
-                return times_padded<16>(da, db);
-            default:
-                break;
-        }
+        if (padded_) return (this->*padded_)(da, db);
         for (Index j = 0; j < n_; ++j) db[j] = 0;
         add_active_rows(K_, stride_, n_, da, db, simd_level_, active_);
     }
@@ -333,6 +317,32 @@ public:
     }
 
 private:
+    using Padded = void (GramProduct::*)(const Scalar*, Scalar*) const;
+    /// times_padded<np>, chosen once (a switch per product cost time at n ~ 10); null for n > 16.
+    static Padded padded_product(Index np) {
+        switch (np) {
+            case 2:
+                return &GramProduct::times_padded<2>;
+            case 4:
+                return &GramProduct::times_padded<4>;
+            case 6:
+                return &GramProduct::times_padded<6>;
+            case 8:
+                return &GramProduct::times_padded<8>;
+            case 10:
+                return &GramProduct::times_padded<10>;
+            case 12:
+                return &GramProduct::times_padded<12>;
+            case 14:
+                return &GramProduct::times_padded<14>;
+            case 16:
+                return &GramProduct::times_padded<16>;
+            default:
+                return nullptr;
+        }
+    }
+
+    Padded padded_ = nullptr;
     const Scalar* K_ = nullptr;
     Index stride_ = 0;
     Index n_ = 0;
