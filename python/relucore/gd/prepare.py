@@ -103,11 +103,11 @@ class Prepared:
         s.max_steps = steps
         s.tol = float(self.tol[0])
         s.record_every = record_every
-        # The enums are set only where they differ from the C++ defaults (square, relu):
+        # The enums are set only where they differ from the C++ defaults (_DEFAULT_MODEL):
         # a native-enum conversion costs ~0.5 us and this is on train's fixed cost.
-        if self.loss != "square":
+        if self.loss != _DEFAULT_MODEL[0]:
             s.loss = _LOSS_ENUM[self.loss]
-        if self.activation != "relu":
+        if self.activation != _DEFAULT_MODEL[1]:
             s.activation = _ACTIVATION_ENUM[self.activation]
         s.leaky_slope = self.leaky_slope
         s.train_outer = self.train_outer
@@ -125,6 +125,9 @@ class Prepared:
         return self.signs if self.outer0 is None else self.outer0
 
 
+#: The loss and activation names of the engine settings' C++ defaults (read once: a getter of
+#: a native enum costs ~0.5 us).
+_DEFAULT_MODEL = (_core.GDSettings().loss.name, _core.GDSettings().activation.name)
 _LOSS_ENUM = {name: getattr(_core.Loss, name) for name in LOSSES}
 _ACTIVATION_ENUM = {name: getattr(_core.Activation, name) for name in ACTIVATIONS}
 
