@@ -564,7 +564,7 @@ private:
     std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
     ConstMatrixRef K_;
     dual_kernels::GramProduct product_;  // d_beta_k = K d_alpha_k (dual_kernels.hpp)
-    RowMatrix d_beta_;                   // m x (padded_n_ or n): K d_alpha_k in the first n columns
+    RowMatrix d_beta_;                   // m x product_.width(): K d_alpha_k in the first n columns
 
     // resync(): beta = beta_ref_ + K (alpha - alpha_ref_) every resync_every_ steps
     RowMatrix alpha_ref_, beta_ref_;

@@ -83,8 +83,8 @@ private:
 /// L1 data cache (48 KB on recent x86 cores) beside the lists while every
 /// neuron's rows in it stream past, so K is read from memory once per product
 /// of all neurons. 16 KB (64 rows of a 32-column AVX-512 block) measured
-/// fastest of 16, 24, 32, 48, 128 and 512 KB at n = 600, 1000 and 2000
-/// (bench/README.md).
+/// fastest of 16, 24, 32 and 48 KB at n = 600, 1000 and 2000, and of 8, 128
+/// and 512 KB at n = 1000 (bench/README.md).
 constexpr Index kTileBytes = 16384;  // 16 KB
 
 /// Rows of a tile of K for a block of w columns.
