@@ -18,6 +18,7 @@
 #include "relucore/gd/run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <new>
@@ -116,9 +117,13 @@ struct Outcomes {
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
     CArray<double> loss, grad_norm;
     CArray<std::uint8_t> unfit;  // (B, n): 1 where example_unfit() holds in a stalled run
+    // (B): 1 where the final loss, gradient norm, alpha and beta (and W where the run formed it)
+    // are all finite; a run_one that forms W clears it where W is not.
+    CArray<std::uint8_t> finite;
     Outcomes(Index B, Index n)
-        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B), unfit({B, n}) {
+        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B), unfit({B, n}), finite(B) {
         std::fill_n(unfit.mutable_data(), unfit.size(), std::uint8_t(0));
+        std::fill_n(finite.mutable_data(), finite.size(), std::uint8_t(1));
     }
     // Stores problem b's summary and, when it stalled, its unfit examples.
     template <class Engine>
@@ -143,6 +148,7 @@ struct Outcomes {
         d["loss"] = loss;
         d["grad_norm"] = grad_norm;
         d["unfit"] = unfit;
+        d["finite"] = finite;
         return d;
     }
 };
@@ -154,6 +160,11 @@ struct ProblemViews {
     ConstVectorMap y;
     VectorMap outer;
     MatrixMap alpha, beta;
+    // Whether the final state written back is finite (with the run's loss and gradient norm).
+    bool finite(const Outcomes& out, Index b) const {
+        return std::isfinite(out.loss.data()[b]) && std::isfinite(out.grad_norm.data()[b]) && all_finite(alpha) &&
+               all_finite(beta);
+    }
     // Copies the engine's final state into the problem's arrays.
     template <class Engine>
     void store(const Engine& e, bool per_problem_outer) {
@@ -169,13 +180,13 @@ struct ProblemViews {
 // settings.train_outer), alpha and beta (B, m, n), eta and tol (B). run_one(b, views,
 // settings, history, outcomes) builds problem b's engine, runs it, writes its
 // state back and stores its summary (outcomes.store); cost is the work of one
-// step of one neuron. Returns the per-problem outcomes as a dict of arrays
-// (with "history" when one was kept).
+// step of one neuron, extra_work the flops of the rest of the call. Returns the
+// per-problem outcomes as a dict of arrays (with "history" when one was kept).
 template <class RunOne>
 py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<double>& outer, CArray<double>& alpha,
                           CArray<double>& beta, const CArray<double>& eta, const CArray<double>& tol,
                           const GDSettings& settings, const py::dict& history, int n_threads, double cost,
-                          RunOne&& run_one) {
+                          double extra_work, RunOne&& run_one) {
     const bool per_problem = outer.ndim() == 2;
     const Index m = outer.shape(per_problem ? 1 : 0);
     require_shape(y, "y", {B, n});
@@ -208,9 +219,10 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
                 ProblemViews v{ConstVectorMap(yp + b * n, n), VectorMap(op + b * outer_stride, m),
                                MatrixMap(ap + b * m * n, m, n), MatrixMap(bp + b * m * n, m, n)};
                 run_one(b, v, s, h, out);
+                if (!v.finite(out, b)) out.finite.mutable_data()[b] = 0;
             });
         },
-        is_long(static_cast<double>(B) * settings.max_steps * m * cost));
+        is_long(static_cast<double>(B) * settings.max_steps * m * cost + extra_work));
     if (hist.failed()) throw std::bad_alloc();
     py::dict d = out.to_dict();
     if (hist.limit > 0) d["history"] = hist.to_dict(m, n);
@@ -219,7 +231,7 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
 
 }  // namespace
 
-static void bind_model_settings_and_dual_runs(py::module_& m) {
+static void bind_model_settings(py::module_& m) {
     py::native_enum<Activation>(m, "Activation", "enum.IntEnum")
         .value("relu", Activation::relu)
         .value("leaky_relu", Activation::leaky_relu)
@@ -274,18 +286,38 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
         .def_readwrite("train_outer", &GDSettings::train_outer)
         .def_readwrite("output_scale", &GDSettings::output_scale)
         .def("validate", &GDSettings::validate);
+}
 
+static void bind_dual_runs(py::module_& m) {
     m.def(
         "run_dual_batch",
         [](const CArray<double>& K, const CArray<double>& y, CArray<double> outer, CArray<double> alpha,
            CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol, const GDSettings& settings,
-           const py::dict& history, int n_threads) {
+           const py::dict& history, int n_threads, const std::optional<CArray<double>>& X,
+           const std::optional<CArray<double>>& W0, const std::optional<CArray<double>>& alpha0,
+           std::optional<CArray<double>> W) {
             require_shape(K, "K", {-1, -1, -1});
-            const Index B = K.shape(0), n = K.shape(1);
+            const Index B = K.shape(0), n = K.shape(1), m_ = alpha.ndim() == 3 ? alpha.shape(1) : 0;
             require_shape(K, "K", {B, n, n});
             const double* kp = K.data();
+            // The final W (W = W0 + (alpha - alpha0) X, weights_from_dual) of each problem after its run.
+            const bool with_w = X.has_value();
+            if (with_w != W0.has_value() || with_w != alpha0.has_value() || with_w != W.has_value())
+                throw py::value_error("run_dual_batch: X, W0, alpha0 and W go together");
+            const Index d = with_w ? X->shape(X->ndim() - 1) : 0;
+            if (with_w) {
+                require_shape(*X, "X", {B, n, d});
+                require_shape(*W0, "W0", {B, m_, d});
+                require_shape(*alpha0, "alpha0", {B, m_, n});
+                require_shape(*W, "W", {B, m_, d});
+                ensure_blas();
+            }
+            const double *xp = with_w ? X->data() : nullptr, *w0p = with_w ? W0->data() : nullptr,
+                         *a0p = with_w ? alpha0->data() : nullptr;
+            double* wp = with_w ? W->mutable_data() : nullptr;
+            const blas::SingleThreaded blas_threads;
             return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
-                                    static_cast<double>(n) * n,
+                                    static_cast<double>(n) * n, static_cast<double>(B) * m_ * n * d,
                                     [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
                                         DualGD::Start start;
                                         start.outer = v.outer;
@@ -294,13 +326,24 @@ static void bind_model_settings_and_dual_runs(py::module_& m) {
                                         DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
                                         out.store(b, engine.run(h), engine);
                                         v.store(engine, outer.ndim() == 2);
+                                        if (!with_w) return;
+                                        MatrixMap W_b(wp + b * m_ * d, m_, d);
+                                        weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d),
+                                                          ConstMatrixMap(w0p + b * m_ * d, m_, d),
+                                                          ConstMatrixMap(a0p + b * m_ * n, m_, n), v.alpha, W_b);
+                                        if (!all_finite(W_b)) out.finite.mutable_data()[b] = 0;
                                     });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
         py::arg("beta").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
-        py::arg("history"), py::arg("n_threads") = 0,
+        py::arg("history"), py::arg("n_threads") = 0, py::arg("X").noconvert().none(true) = py::none(),
+        py::arg("W0").noconvert().none(true) = py::none(), py::arg("alpha0").noconvert().none(true) = py::none(),
+        py::arg("W").noconvert().none(true) = py::none(),
         "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in "
-        "place, and outer when it is (B, m) (a trained outer layer).");
+        "place, and outer when it is (B, m) (a trained outer layer). Given X (B, n, d), W0 and W (B, m, d) and "
+        "alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as "
+        "weights_from_dual_batch writes it). The outcomes' \"finite\" (B) is 1 where the final loss, gradient norm, "
+        "alpha, beta (and W) are all finite.");
 }
 
 static void bind_default_offset(py::module_& m) {
@@ -504,7 +547,7 @@ static void bind_weights_and_dense_runs(py::module_& m) {
             const double* xp = X.data();
             double* wp = W.mutable_data();
             return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
-                                    static_cast<double>(n) * d,
+                                    static_cast<double>(n) * d, 0.0,
                                     [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
                                         MatrixMap W_b(wp + b * m_ * d, m_, d);
                                         DenseGD::Start start;
@@ -525,7 +568,8 @@ static void bind_weights_and_dense_runs(py::module_& m) {
 }
 
 void bind_train(py::module_& m) {
-    bind_model_settings_and_dual_runs(m);
+    bind_model_settings(m);
+    bind_dual_runs(m);
     bind_default_offset(m);
     bind_prepare(m);
     bind_weights_and_dense_runs(m);

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import relucore
+from relucore import _core
 from relucore._validation import as_float_array
 from relucore.gd.prepare import check_two_layer_options, prepare
 from relucore.gd.results import TrainResult, new_result
@@ -129,3 +130,44 @@ def test_W_in_the_block_of_W0_is_the_fresh_array_result(engine, bias):
     assert not np.shares_memory(again.W, first.W) and first.W.tobytes() == W_first.tobytes()
     if not bias:  # the result's W0 and W are the two halves of one block
         assert first.W0.base is first.W.base and first.W0.base.shape == (2,) + first.W.shape
+
+
+def _dual_run(p, steps, n_threads, with_w):
+    """``_core.run_dual_batch`` on a prepared batch, forming W in the same call or not."""
+    alpha, beta = p.alpha0.copy(), p.beta0.copy()
+    extra = dict(X=p.X, W0=p.W0, alpha0=p.alpha0, W=np.empty_like(p.W0)) if with_w else {}
+    out = _core.run_dual_batch(
+        K=p.K, y=p.y, outer=p.signs, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
+        settings=p.settings(steps, 0), history={"limit": 0}, n_threads=n_threads, **extra,
+    )  # fmt: skip
+    return out, alpha, beta, extra.get("W")
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_dual_run_forms_W_as_weights_from_dual_batch(n_threads):
+    """The W run_dual_batch writes after each problem's run is weights_from_dual_batch's, bit for bit;
+    its "finite" flag is np.isfinite over the final loss, gradient norm, alpha, beta and W."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((3, 8, 300))
+    y = rng.uniform(0.2, 1, (3, 8))
+    p = prepare(X, y, signs=(1, -1, 1), init="gaussian", rng=2, engine="dual")
+    out, alpha, beta, W = _dual_run(p, 200, n_threads, True)
+    out2, alpha2, beta2, _ = _dual_run(p, 200, n_threads, False)
+    assert alpha.tobytes() == alpha2.tobytes() and beta.tobytes() == beta2.tobytes()
+    ref = np.empty_like(p.W0)
+    _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=ref, n_threads=1)
+    assert W.tobytes() == ref.tobytes()
+    assert out["finite"].dtype == np.uint8 and out["finite"].tolist() == [1, 1, 1] == out2["finite"].tolist()
+    # An overflowing problem (the middle one: a step far too large) is flagged, the others not.
+    p.eta[1] = 1e300
+    out, alpha, beta, W = _dual_run(p, 50, n_threads, True)
+    state = [np.isfinite(a[b]).all() for a in (alpha, beta, W) for b in range(3)]
+    expect = [
+        int(np.isfinite(out["loss"][b]) and np.isfinite(out["grad_norm"][b]) and all(state[b::3])) for b in range(3)
+    ]
+    assert out["finite"].tolist() == expect and expect[0] == expect[2] == 1 and expect[1] == 0
+    with pytest.raises(ValueError, match="X, W0, alpha0 and W go together"):
+        _core.run_dual_batch(
+            K=p.K, y=p.y, outer=p.signs, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol,
+            settings=p.settings(1, 0), history={"limit": 0}, X=p.X,
+        )  # fmt: skip

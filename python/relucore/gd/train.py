@@ -267,19 +267,14 @@ def run_prepared(
     per_problem = p.train_outer or p.signs.ndim == 2
     outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C") if per_problem else p.signs
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer)
-    W = None
-    if engine == "weights":
-        W = out.pop("W")
-    elif p.X is not None:
-        W = p.take_W_room()
-        _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
+    W = out.pop("W", None)  # the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X
     two_layer = _two_layer_fields(p, W, outer)
     if p.bias and W is not None:
         W = np.ascontiguousarray(W[..., :-1])
 
     status = out["status"].astype(int)
     unfit, messages = _messages(p, out, steps)
-    _mark_divergence(p, out, alpha, beta, W, status, unfit, messages)
+    _mark_divergence(p, out, alpha, beta, W, status, unfit, messages, W_checked=engine == "dual")
     if on_divergence == "raise" and 2 in status.tolist():
         b = int(np.flatnonzero(status == 2)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
@@ -299,7 +294,7 @@ def run_prepared(
         fields = {name: a.copy() for name, a, _ in numbers}
         fields.update(arrays, success=status == 0, message=messages, unfit=unfit)
     else:  # one problem: arrays without the batch axis, Python scalars
-        fields = {name: cast(a[0]) for name, a, cast in numbers}
+        fields = {name: cast(a.item(0)) for name, a, cast in numbers}  # item: a Python number, no numpy scalar
         fields.update({k: (a if a is None or k in _UNBATCHED else a[0]) for k, a in arrays.items()})
         fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0])
     return new_result(
@@ -372,14 +367,16 @@ def _two_layer_fields(p: Prepared, W, outer) -> dict:
     return fields
 
 
-def _mark_divergence(p: Prepared, out: dict, alpha, beta, W, status, unfit: list, messages: list) -> None:
+def _mark_divergence(p: Prepared, out: dict, alpha, beta, W, status, unfit, messages, W_checked: bool) -> None:
     """Marks diverged the problems whose final state is not finite, and completes their messages.
 
     No non-finite number may leave in a result that is not marked diverged: the engines watch
     the loss, but a state can overflow where the loss does not see it (inactive units, or W
     rebuilt from alpha). ``status``, ``unfit`` and ``messages`` are updated in place.
+    ``out["finite"]`` is the run's own test of the final loss, gradient norm, alpha and beta
+    per problem, and of W (all its columns) where ``W_checked`` (the dual run formed it).
     """
-    if 2 not in status.tolist() and _all_finite(out["loss"], out["grad_norm"], alpha, beta, W):
+    if 2 not in status.tolist() and 0 not in out["finite"].tolist() and (W_checked or _all_finite(W)):
         return  # the common case: nothing diverged and every number is finite
     B = status.shape[0]
     nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
@@ -432,7 +429,13 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
         n_threads=n_threads,
     )
     if engine == "dual":
-        return dict(_core.run_dual_batch(K=p.K, **shared))
+        if p.X is None:
+            return dict(_core.run_dual_batch(K=p.K, **shared))
+        # The final W = W0 + (alpha - alpha0) X is formed in the same call, after each problem's run.
+        W = p.take_W_room()
+        out = dict(_core.run_dual_batch(K=p.K, **shared, X=p.X, W0=p.W0, alpha0=p.alpha0, W=W))
+        out["W"] = W
+        return out
     W = p.take_W_room()
     W[...] = p.W0
     out = dict(_core.run_dense_batch(X=p.X, W=W, **shared))
