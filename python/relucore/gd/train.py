@@ -433,7 +433,7 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
             return dict(_core.run_dual_batch(K=p.K, **shared))
         # The final W = W0 + (alpha - alpha0) X is formed in the same call, after each problem's run.
         W = p.take_W_room()
-        out = dict(_core.run_dual_batch(K=p.K, **shared, X=p.X, W0=p.W0, alpha0=p.alpha0, W=W))
+        out = _core.run_dual_batch(K=p.K, **shared, X=p.X, W0=p.W0, alpha0=p.alpha0, W=W)  # a new dict
         out["W"] = W
         return out
     W = p.take_W_room()
