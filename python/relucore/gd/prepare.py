@@ -163,7 +163,8 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     leaky_slope, n_threads, C_g, C_alpha = _check_options(
         engine, loss, activation, leaky_slope, n_threads, C_g, C_alpha
     )
-    as_float_array(signs, "signs", ndim=(1, 2), finite=False)  # types and shapes first: errors name signs
+    # Types and shapes first (errors name signs); converted once, the array is what the checks below read.
+    signs = as_float_array(signs, "signs", ndim=(1, 2), finite=False)
     train_outer, output_scale, bias = check_two_layer_options(o.train_outer, o.output_scale, o.bias)
     if train_outer or output_scale != 1.0 or bias:
         p = _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias)
@@ -177,7 +178,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         and engine == "dual"
         and assignment is None
         and loss == "square"
-        and np.ndim(signs) == 1
+        and signs.ndim == 1
     )
     # The all-positive start from X is the C++ step's all-positive mode, which checks the values
     # too (finite X, y and signs, non-zero signs, in the order and words of the checks below).
