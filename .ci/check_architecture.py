@@ -30,7 +30,7 @@ SOURCE_DIRS = (
     ".ci",
 )
 TEXT_DIRS = SOURCE_DIRS + ("docs",)
-SOURCE_SUFFIXES = {".py", ".hpp", ".cpp", ".h", ".sh", ".toml", ".txt", ".in"}
+SOURCE_SUFFIXES = {".py", ".hpp", ".inc", ".cpp", ".h", ".sh", ".toml", ".txt", ".in"}
 SKIP = ("cpp/third_party/", "python/relucore/_core.pyi", ".ci/check_architecture.py")
 #: The layers, lowest first: a package may import its own layer and those below it.
 LAYERS = [

@@ -14,6 +14,6 @@ ruff check .
 echo "== ruff format --check"
 ruff format --check .
 echo "== clang-format"
-find cpp/include cpp/bindings cpp/tests cpp/examples -name '*.hpp' -o -name '*.cpp' | sort |
+find cpp/include cpp/bindings cpp/tests cpp/examples -name '*.hpp' -o -name '*.cpp' -o -name '*.inc' | sort |
   xargs clang-format --dry-run --Werror
 echo "== lint: all passed"

@@ -17,10 +17,7 @@ int main() {
     const Index n = 10, d = 40, m = 4;
     std::mt19937_64 gen(3);
     const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
-    std::normal_distribution<double> normal(0.0, 0.3);
-    RowMatrix W0(m, d);
-    for (Index k = 0; k < m; ++k)
-        for (Index j = 0; j < d; ++j) W0(k, j) = normal(gen);
+    const RowMatrix W0 = relucore_examples::gaussian(m, d, /*sd=*/0.3, gen);
     Vector y(n), outer(m);
     for (Index i = 0; i < n; ++i) y[i] = i % 2 == 0 ? 1.0 : -0.5;
     outer << 1.0, -1.0, 0.5, -0.5;

@@ -7,23 +7,18 @@
 #include <relucore/relucore.hpp>
 
 #include <cstdio>
-#include <random>
 #include <vector>
 
 int main() {
     using relucore::Index;
     using relucore::RowMatrix;
     using relucore::Vector;
-    const Index n = 12, d = 300;
-    std::mt19937_64 gen(7);
-    const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
-    Vector y(n);
-    for (Index i = 0; i < n; ++i) y[i] = (i % 3 == 0 ? -1.0 : 1.0) * (0.5 + 0.1 * double(i));
+    // 12 examples in 300 dimensions, labels +-(0.5 + 0.1 i), every third one negative.
+    const relucore_examples::Problem problem = relucore_examples::theorem1_problem(12, 300, /*seed=*/7, 0.5, 0.1);
+    const RowMatrix& X = problem.X;
+    const Vector& y = problem.y;
 
-    relucore::GDSettings s;
-    s.eta = 0.5;
-    s.max_steps = 20000;
-    s.tol = 1e-12;
+    relucore::GDSettings s = relucore_examples::theorem1_settings(/*tol=*/1e-12);  // eta = 0.5, max_steps = 20000
     s.record_every = 10;
 
     relucore::DualGD::PositiveStart start;

@@ -9,15 +9,13 @@
 #include <relucore/analysis.hpp>  // the min-norm QP is analysis code, not in the engines umbrella
 
 #include <cstdio>
-#include <random>
 
 int main() {
     using relucore::Index;
     using relucore::RowMatrix;
     using relucore::Vector;
     const Index n_pos = 5, n = 8, d = 60;
-    std::mt19937_64 gen(11);
-    RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
+    RowMatrix X = relucore_examples::gaussian_inputs(n, d, /*seed=*/11);
     for (Index i = n_pos; i < n; ++i) X.row(i) = -(X.row(0) + X.row(1)) + 0.1 * X.row(i);
     Vector y(n);
     for (Index i = 0; i < n; ++i) y[i] = i < n_pos ? 1.0 + 0.1 * double(i) : -1.0;

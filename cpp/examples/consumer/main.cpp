@@ -5,14 +5,13 @@
 // inactive on the negative examples. It also checks that the version header
 // and the OpenMP choice are the ones the CMake package reported. Exits
 // non-zero on failure.
-#include "../example_problem.hpp"  // Gaussian inputs and Theorem 1's limit, shared with dual_gd.cpp
+#include "../example_problem.hpp"  // Theorem 1's problem and limit, shared with dual_gd.cpp
 
 #include <relucore/relucore.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #if !defined(RELUCORE_VERSION_MAJOR) || !defined(RELUCORE_VERSION_STRING)
@@ -34,16 +33,13 @@ int main() {
     using relucore::Index;
     using relucore::RowMatrix;
     using relucore::Vector;
-    const Index n = 16, d = 400;
-    std::mt19937_64 gen(2026);
-    const RowMatrix X = relucore_examples::gaussian_inputs(n, d, gen);
-    Vector y(n);
-    for (Index i = 0; i < n; ++i) y[i] = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 0.05 * double(i));
+    const Index n = 16;
+    // 16 examples in 400 dimensions, labels +-(1 + 0.05 i), every third one negative.
+    const relucore_examples::Problem problem = relucore_examples::theorem1_problem(n, 400, /*seed=*/2026, 1.0, 0.05);
+    const RowMatrix& X = problem.X;
+    const Vector& y = problem.y;
 
-    relucore::GDSettings s;
-    s.eta = 0.5;
-    s.max_steps = 20000;
-    s.tol = 1e-11;
+    const relucore::GDSettings s = relucore_examples::theorem1_settings(/*tol=*/1e-11);
     relucore::DualGD::PositiveStart start;
     start.outer = Vector::Ones(1);
     start.offset = 1e-3;

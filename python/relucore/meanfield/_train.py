@@ -33,6 +33,21 @@ _STATUS = {
     int(_core.Status.diverged): (False, "diverged: a prediction became non-finite or exceeded the divergence bound"),
     int(_core.Status.cancelled): (False, "cancelled"),
 }
+#: train()'s arguments recorded in ``MeanFieldResult.params`` by their names, as checked (then
+#: ``n_threads``, the thread count used); the engine's settings are read from this record.
+_PARAMS = (
+    "N",
+    "eta",
+    "weight_decay",
+    "temperature",
+    "init_scale",
+    "steps",
+    "batch_size",
+    "bias",
+    "train_outer",
+    "output_scale",
+    "record",
+)
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
 _NEURONS_PER_THREAD_NOISY = 4096  # the noise costs ~50 ns per neuron and step
@@ -340,9 +355,10 @@ def train(
     track_idx = _track_indices(track, N)
     snap = _check_snapshots(snapshots, steps)
     samples = _check_samples(samples, steps, batch_size, M)
-    settings = _engine_settings(
-        eta, weight_decay, temperature, output_scale, bias, train_outer, batch_size, record, key, n_threads_arg, N
-    )
+    checked = locals()
+    params = {name: checked[name] for name in _PARAMS}
+    settings = _engine_settings(params, key, n_threads_arg)
+    params["n_threads"] = settings.n_threads
 
     R = (steps // record + 2) if record > 0 else 1
     bufs = dict(
@@ -357,20 +373,6 @@ def train(
         X, y, theta, settings, _segment_bounds(steps, record, show), steps, bufs, track_idx, snap, samples, show
     )
     success, message = _STATUS[status]
-    params = dict(
-        N=N,
-        eta=eta,
-        weight_decay=weight_decay,
-        temperature=temperature,
-        init_scale=init_scale,
-        steps=steps,
-        batch_size=batch_size,
-        bias=bias,
-        train_outer=train_outer,
-        output_scale=output_scale,
-        record=record,
-        n_threads=settings.n_threads,
-    )
     return MeanFieldResult(
         theta=theta,
         steps=bufs["steps"][:count].copy(),
@@ -444,33 +446,22 @@ def _check_samples(samples, steps: int, batch_size: int, M: int):
     return samples
 
 
-def _engine_settings(
-    eta,
-    weight_decay,
-    temperature,
-    output_scale,
-    bias,
-    train_outer,
-    batch_size,
-    record,
-    key,
-    n_threads_arg: int,
-    N: int,
-):
-    """The C++ engine's settings; ``n_threads_arg == 0`` picks the thread count from the width."""
+def _engine_settings(params: Dict[str, Any], key, n_threads_arg: int):
+    """The C++ engine's settings from the checked ``params`` record (:data:`_PARAMS`) and the key;
+    ``n_threads_arg == 0`` picks the thread count from the width."""
     settings = _core.WeightGDSettings()
-    settings.step = eta
-    settings.weight_decay = weight_decay
-    settings.temperature = temperature
-    settings.scale = _SCALES[output_scale]
-    settings.bias = bias
-    settings.train_outer = train_outer
-    settings.batch_size = batch_size
-    settings.record_every = record
+    settings.step = params["eta"]
+    settings.weight_decay = params["weight_decay"]
+    settings.temperature = params["temperature"]
+    settings.scale = _SCALES[params["output_scale"]]
+    settings.bias = params["bias"]
+    settings.train_outer = params["train_outer"]
+    settings.batch_size = params["batch_size"]
+    settings.record_every = params["record"]
     settings.key = (int(key[0]), int(key[1]))
     if n_threads_arg == 0:
-        per_thread = _NEURONS_PER_THREAD_NOISY if temperature > 0 else _NEURONS_PER_THREAD
-        n_threads_arg = max(1, min(_core.default_threads(), N // per_thread))
+        per_thread = _NEURONS_PER_THREAD_NOISY if params["temperature"] > 0 else _NEURONS_PER_THREAD
+        n_threads_arg = max(1, min(_core.default_threads(), params["N"] // per_thread))
     settings.n_threads = n_threads_arg
     return settings
 

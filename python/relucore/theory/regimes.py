@@ -19,7 +19,7 @@ over the ``(R, m, n)`` arrays, negligible next to the run itself even with
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
@@ -285,47 +285,25 @@ def regimes(
         lambda_l1 = _estimate_lambda_l1(X, gram, n)
     lambda_l1 = check_positive(lambda_l1, "lambda_l1")
 
-    ay = np.abs(y)
-    y_max = float(ay.max())
-    nz = ay[ay > 0]
-    y_min = float(nz.min()) if nz.size else 0.0
     signs = np.asarray(result.signs, dtype=float)
-
     active = beta > 0
-    blue, residual_ok = _primal_stable(result, beta, active, y, signs, C_y)
-    red_threshold = y_min / (C_alpha * lambda_l1)
-    red_norm_bound = C_alpha * np.sqrt(n) * y_max / lambda_l1
-    small = np.linalg.norm(alpha, axis=2) <= red_norm_bound  # (R, m)
-    red = (alpha <= -red_threshold) & small[:, :, None]
-    if y_min == 0:
-        red = np.zeros_like(red)
-
+    primal = _primal_stable(result, beta, active, y, signs, C_y)
+    dual = _dual_frozen(alpha, y, C_alpha, lambda_l1)
+    blue, red = primal["blue_condition"], dual["red_condition"]
     state = np.full((R, m, n), UNDETERMINED, dtype=np.int8)
     state[red] = DUAL_FROZEN
     state[blue] = PRIMAL_STABLE
-    transitions, last, l5, l6 = _transitions(state, active, blue, red, alpha)
     diffs = np.diff(steps)
     record_every = int(diffs[0]) if diffs.size else 1
-
     return Regimes(
         steps=np.asarray(steps).copy(),
         state=state,
         active=active,
-        blue_condition=blue,
-        red_condition=red,
-        residual_ok=residual_ok,
-        transitions=transitions,
-        pattern_stable_step=int(steps[last]),
-        lemma5_violations=l5,
-        lemma6_violations=l6,
+        **primal,
+        **dual,
+        **_transitions(state, active, blue, red, alpha, steps),
         record_every=max(record_every, 1),
         C_y=C_y,
-        C_alpha=C_alpha,
-        lambda_l1=lambda_l1,
-        y_min=y_min,
-        y_max=y_max,
-        red_threshold=float(red_threshold),
-        red_norm_bound=float(red_norm_bound),
     )
 
 
@@ -379,8 +357,9 @@ def _estimate_lambda_l1(X, gram, n: int) -> float:
     return value
 
 
-def _primal_stable(result, beta, active, y, signs, C_y: float):
-    """Lemma 5's condition per entry, shape (R, m, n), and the risk condition per record, shape (R,)."""
+def _primal_stable(result, beta, active, y, signs, C_y: float) -> Dict[str, np.ndarray]:
+    """The Regimes fields of Lemma 5: its condition per entry, shape (R, m, n), and the risk
+    condition per record, shape (R,)."""
     h = np.einsum("k,tkn->tn", signs, _activation(beta, result.activation, result.leaky_slope))
     resid = np.linalg.norm(h - y, axis=1)
     residual_ok = resid <= C_y * np.linalg.norm(y)
@@ -388,20 +367,39 @@ def _primal_stable(result, beta, active, y, signs, C_y: float):
     covers = beta >= (h[:, None, :] / signs[None, :, None])
     agree = (np.sign(signs)[:, None] * y[None, :]) > 0
     blue = agree[None] & active & covers & residual_ok[:, None, None]
-    return blue, residual_ok
+    return dict(blue_condition=blue, residual_ok=residual_ok)
 
 
-def _transitions(state, active, blue, red, alpha):
-    """Regime transition counts, the index of the record the pattern is stable from, and the
-    Lemma 5 and Lemma 6 violation counts."""
+def _dual_frozen(alpha, y, C_alpha: float, lambda_l1: float) -> Dict[str, Any]:
+    """The Regimes fields of Lemma 6: its condition per entry, shape (R, m, n), and the constants
+    and data scales it uses (``y_min``: the smallest nonzero ``|y_i|``)."""
+    ay = np.abs(y)
+    y_max = float(ay.max())
+    nz = ay[ay > 0]
+    y_min = float(nz.min()) if nz.size else 0.0
+    red_threshold = y_min / (C_alpha * lambda_l1)
+    red_norm_bound = C_alpha * np.sqrt(y.shape[0]) * y_max / lambda_l1
+    small = np.linalg.norm(alpha, axis=2) <= red_norm_bound  # (R, m)
+    red = (alpha <= -red_threshold) & small[:, :, None]
+    if y_min == 0:
+        red = np.zeros_like(red)
+    scales = dict(C_alpha=C_alpha, lambda_l1=lambda_l1, y_min=y_min, y_max=y_max)
+    return dict(red_condition=red, red_threshold=float(red_threshold), red_norm_bound=float(red_norm_bound), **scales)
+
+
+def _transitions(state, active, blue, red, alpha, steps) -> Dict[str, Any]:
+    """The Regimes fields of the transitions: their counts, the step the pattern is stable from,
+    and the Lemma 5 and Lemma 6 violation counts."""
     R = state.shape[0]
-    if R <= 1:
-        return np.zeros((0, 3, 3), dtype=np.int64), 0, 0, 0
-    flat = (state[:-1].astype(np.int64) * 3 + state[1:]).reshape(R - 1, -1)
-    offsets = np.arange(R - 1)[:, None] * 9
-    transitions = np.bincount((flat + offsets).ravel(), minlength=9 * (R - 1)).reshape(R - 1, 3, 3)
-    changed = np.any(active[1:] != active[:-1], axis=(1, 2))
-    last = int(np.flatnonzero(changed)[-1]) + 1 if changed.any() else 0
-    l5 = int(np.sum(blue[:-1] & ~active[1:]))
-    l6 = int(np.sum(red[:-1] & (active[:-1] | (alpha[1:] != alpha[:-1]))))
-    return transitions, last, l5, l6
+    transitions, last, l5, l6 = np.zeros((0, 3, 3), dtype=np.int64), 0, 0, 0
+    if R > 1:
+        flat = (state[:-1].astype(np.int64) * 3 + state[1:]).reshape(R - 1, -1)
+        offsets = np.arange(R - 1)[:, None] * 9
+        transitions = np.bincount((flat + offsets).ravel(), minlength=9 * (R - 1)).reshape(R - 1, 3, 3)
+        changed = np.any(active[1:] != active[:-1], axis=(1, 2))
+        last = int(np.flatnonzero(changed)[-1]) + 1 if changed.any() else 0
+        l5 = int(np.sum(blue[:-1] & ~active[1:]))
+        l6 = int(np.sum(red[:-1] & (active[:-1] | (alpha[1:] != alpha[:-1]))))
+    return dict(
+        transitions=transitions, pattern_stable_step=int(steps[last]), lemma5_violations=l5, lemma6_violations=l6
+    )

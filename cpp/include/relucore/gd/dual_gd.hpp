@@ -364,26 +364,6 @@ private:
     /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
     /// run time) otherwise; see select_step_functions().
     ///
-    /// evaluate() for the square loss and the ReLU (the papers' setting), without the per-element
-    /// dispatch on the model and with one pass per neuron. Same operations in the same order as the
-    /// general path (loss_and_residual, dual_step_coefficients, apply_gram), so bitwise the same
-    /// state. The restrict-qualified pointers spare the compiler its aliasing checks (n ~ 10).
-    template <int N>
-    void evaluate_relu_square() {
-        const Index m = beta_.rows();
-        const Index n = N > 0 ? N : beta_.cols();
-        const Scalar* __restrict beta = beta_.data();
-        const Scalar* __restrict outer = outer_.data();
-        Scalar* __restrict h = h_.data();
-        for (Index i = 0; i < n; ++i) h[i] = 0;
-        for (Index k = 0; k < m; ++k) {
-            const Scalar a = outer[k];
-            const Scalar* __restrict bk = beta + k * n;
-            for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
-        }
-        finish_relu_square<N>();
-    }
-
     /// apply() then evaluate() for the square loss and the ReLU in one pass over the neurons: each
     /// alpha/beta entry is updated, its mask compared and its contribution to h added while it is in
     /// a register. Same operations in the same order as apply(); evaluate(), so bitwise the same.
@@ -429,20 +409,32 @@ private:
         }
         ++steps_;
         if (changed) pattern_.update(beta_, steps_);
-        finish_relu_square<N>();
+        evaluate_relu_square<N, true>();
     }
 
-    /// The rest of evaluate() once h = sum_k a_k relu(beta_k) is known:
-    /// residual, loss, d_alpha, d_beta = K d_alpha and the gradient norm.
-    template <int N>
-    void finish_relu_square() {
+    /// evaluate() for the square loss and the ReLU (the papers' setting), without the per-element
+    /// dispatch on the model and with one pass per neuron: h = sum_k a_k relu(beta_k) (unless
+    /// HKnown: advance_relu_square() accumulated it already), residual, loss, d_alpha,
+    /// d_beta = K d_alpha and the gradient norm. Same operations in the same order as the
+    /// general path (loss_and_residual, dual_step_coefficients, apply_gram), so bitwise the same
+    /// state. The restrict-qualified pointers spare the compiler its aliasing checks (n ~ 10).
+    template <int N, bool HKnown = false>
+    void evaluate_relu_square() {
         const Index m = beta_.rows();
         const Index n = N > 0 ? N : beta_.cols();
         const Scalar* __restrict beta = beta_.data();
         const Scalar* __restrict outer = outer_.data();
         const Scalar* __restrict y = y_.data();
-        const Scalar* __restrict h = h_.data();
+        Scalar* __restrict h = h_.data();
         Scalar* __restrict g = g_.data();
+        if constexpr (!HKnown) {
+            for (Index i = 0; i < n; ++i) h[i] = 0;
+            for (Index k = 0; k < m; ++k) {
+                const Scalar a = outer[k];
+                const Scalar* __restrict bk = beta + k * n;
+                for (Index i = 0; i < n; ++i) h[i] += a * (bk[i] > 0 ? bk[i] : Scalar(0));
+            }
+        }
         Scalar loss = 0;
         for (Index i = 0; i < n; ++i) {
             g[i] = h[i] - y[i];

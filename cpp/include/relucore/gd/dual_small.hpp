@@ -5,7 +5,7 @@
 // spent most of their time on one or two doubles at a time.
 //
 // Bitwise the padded SSE2/scalar step of DualGD (advance_relu_square,
-// finish_relu_square): every entry takes the same rounded operations in the
+// evaluate_relu_square<N, true>): every entry takes the same rounded operations in the
 // same order (no FMA contraction: RELUCORE_NO_FP_CONTRACT, clang's pragma);
 // only independent entries sit side by side. The two ordered sums, the loss
 // sum_i g_i^2 and sq = sum_k sum_j d_beta_kj d_alpha_kj, are added one term at

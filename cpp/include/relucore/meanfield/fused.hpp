@@ -12,11 +12,13 @@
 //     r_i <- relu(z'_i),  lane[i mod 8] += a_i r_i
 //
 // Every path (scalar, SSE2, AVX, AVX-512F) performs exactly these IEEE
-// operations (no FMA), so the numbers do not depend on the path. The SIMD
-// paths are written out one per instruction set: a single definition over
-// GCC/clang vector extensions (one body per vector width, instantiated by
-// target-attribute wrappers; bench/README.md, meanfield) gave the same numbers
-// but ran every path 4-8% slower.
+// operations (no FMA), so the numbers do not depend on the path. The vector
+// body of the SIMD paths is written once, in meanfield/fused_body.inc, and
+// included inside each path's target-attributed function with that path's
+// intrinsics as macros, so every instruction set compiles the same text as if
+// written out by hand (a single definition over GCC/clang vector extensions
+// instantiated by target-attribute wrappers ran 4-8% slower; bench/README.md,
+// meanfield).
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -104,29 +106,16 @@ inline Index fused_sse2(Index i, Index n, Scalar* __restrict a, Scalar* __restri
     __m128d acc[4];  // lanes (0, 1), (2, 3), (4, 5), (6, 7)
     for (Index l = 0; l < 4; ++l) acc[l] = _mm_loadu_pd(lanes + 2 * l);
     for (; i + 2 <= n; i += 2) {
-        const __m128d ri = _mm_loadu_pd(z + i), ai = _mm_loadu_pd(a + i);
-        const __m128d ci = _mm_and_pd(_mm_cmpgt_pd(ri, zero), _mm_mul_pd(_mm_mul_pd(sv, ai), g0v));
-        __m128d zn = zero;
-        if (Bias) {
-            __m128d bn = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(b + i)), ci);
-            if (Noisy) bn = _mm_add_pd(bn, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (D + 1) * kChunk + i)));
-            _mm_storeu_pd(b + i, bn);
-            zn = bn;
-        }
-        for (int k = 0; k < D; ++k) {
-            __m128d wk = _mm_sub_pd(_mm_mul_pd(dv, _mm_loadu_pd(w[k] + i)), _mm_mul_pd(ci, xkv[k]));
-            if (Noisy) wk = _mm_add_pd(wk, _mm_mul_pd(sdv, _mm_loadu_pd(xi + (1 + k) * kChunk + i)));
-            _mm_storeu_pd(w[k] + i, wk);
-            zn = (Bias || k > 0) ? _mm_add_pd(zn, _mm_mul_pd(wk, xnv[k])) : _mm_mul_pd(wk, xnv[k]);
-        }
-        __m128d an = ai;
-        if (Outer) {
-            an = _mm_sub_pd(_mm_mul_pd(dv, ai), _mm_mul_pd(ri, sgv));
-            if (Noisy) an = _mm_add_pd(an, _mm_mul_pd(sdv, _mm_loadu_pd(xi + i)));
-        }
-        _mm_storeu_pd(a + i, an);
-        const __m128d rn = _mm_max_pd(zn, zero);
-        _mm_storeu_pd(z + i, rn);
+#define RELUCORE_FUSED_V __m128d
+#define RELUCORE_FUSED_LD(p) _mm_loadu_pd(p)
+#define RELUCORE_FUSED_ST(p, v) _mm_storeu_pd(p, v)
+#define RELUCORE_FUSED_ADD _mm_add_pd
+#define RELUCORE_FUSED_SUB _mm_sub_pd
+#define RELUCORE_FUSED_MUL _mm_mul_pd
+#define RELUCORE_FUSED_MAX _mm_max_pd
+#define RELUCORE_FUSED_CI(r, p, q) _mm_and_pd(_mm_cmpgt_pd(r, zero), _mm_mul_pd(p, q))
+#define RELUCORE_FUSED_NOISE 1
+#include "relucore/meanfield/fused_body.inc"
         acc[(i >> 1) & 3] = _mm_add_pd(acc[(i >> 1) & 3], _mm_mul_pd(an, rn));
     }
     for (Index l = 0; l < 4; ++l) _mm_storeu_pd(lanes + 2 * l, acc[l]);
@@ -142,29 +131,16 @@ __attribute__((target("avx"), always_inline)) inline __m256d fused_avx_vec(
     const Scalar* __restrict xi, const __m256d* xkv, const __m256d* xnv, __m256d sv, __m256d dv, __m256d g0v,
     __m256d sgv, __m256d sdv) {
     const __m256d zero = _mm256_setzero_pd();
-    const __m256d ri = _mm256_loadu_pd(z + i), ai = _mm256_loadu_pd(a + i);
-    const __m256d ci = _mm256_and_pd(_mm256_cmp_pd(ri, zero, _CMP_GT_OQ), _mm256_mul_pd(_mm256_mul_pd(sv, ai), g0v));
-    __m256d zn = zero;
-    if (Bias) {
-        __m256d bn = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(b + i)), ci);
-        if (Noisy) bn = _mm256_add_pd(bn, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (D + 1) * kChunk + i)));
-        _mm256_storeu_pd(b + i, bn);
-        zn = bn;
-    }
-    for (int k = 0; k < D; ++k) {
-        __m256d wk = _mm256_sub_pd(_mm256_mul_pd(dv, _mm256_loadu_pd(w[k] + i)), _mm256_mul_pd(ci, xkv[k]));
-        if (Noisy) wk = _mm256_add_pd(wk, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + (1 + k) * kChunk + i)));
-        _mm256_storeu_pd(w[k] + i, wk);
-        zn = (Bias || k > 0) ? _mm256_add_pd(zn, _mm256_mul_pd(wk, xnv[k])) : _mm256_mul_pd(wk, xnv[k]);
-    }
-    __m256d an = ai;
-    if (Outer) {
-        an = _mm256_sub_pd(_mm256_mul_pd(dv, ai), _mm256_mul_pd(ri, sgv));
-        if (Noisy) an = _mm256_add_pd(an, _mm256_mul_pd(sdv, _mm256_loadu_pd(xi + i)));
-    }
-    _mm256_storeu_pd(a + i, an);
-    const __m256d rn = _mm256_max_pd(zn, zero);
-    _mm256_storeu_pd(z + i, rn);
+#define RELUCORE_FUSED_V __m256d
+#define RELUCORE_FUSED_LD(p) _mm256_loadu_pd(p)
+#define RELUCORE_FUSED_ST(p, v) _mm256_storeu_pd(p, v)
+#define RELUCORE_FUSED_ADD _mm256_add_pd
+#define RELUCORE_FUSED_SUB _mm256_sub_pd
+#define RELUCORE_FUSED_MUL _mm256_mul_pd
+#define RELUCORE_FUSED_MAX _mm256_max_pd
+#define RELUCORE_FUSED_CI(r, p, q) _mm256_and_pd(_mm256_cmp_pd(r, zero, _CMP_GT_OQ), _mm256_mul_pd(p, q))
+#define RELUCORE_FUSED_NOISE 1
+#include "relucore/meanfield/fused_body.inc"
     return _mm256_mul_pd(an, rn);
 }
 
@@ -211,8 +187,6 @@ __attribute__((target("avx"))) Index fused_avx(Index n, Scalar* __restrict a, Sc
 #endif
 // One AVX-512 vector of the fused noiseless step (neurons i .. i+7, or
 // those in m when Masked, with masked loads and stores); returns a_i r_i.
-#define RELUCORE_LD512(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
-#define RELUCORE_ST512(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
 template <int D, bool Outer, bool Bias, bool Masked>
 __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline __m512d fused_avx512_vec(
     Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w,
@@ -221,27 +195,18 @@ __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline
 #pragma clang fp contract(off)
 #endif
     const __m512d zero = _mm512_setzero_pd();
-    const __m512d ri = RELUCORE_LD512(z + i), ai = RELUCORE_LD512(a + i);
-    const __m512d ci = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(ri, zero, _CMP_GT_OQ), _mm512_mul_pd(sv, ai), g0v);
-    __m512d zn = zero;
-    if (Bias) {
-        const __m512d bn = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(b + i)), ci);
-        RELUCORE_ST512(b + i, bn);
-        zn = bn;
-    }
-    for (int k = 0; k < D; ++k) {
-        const __m512d wk = _mm512_sub_pd(_mm512_mul_pd(dv, RELUCORE_LD512(w[k] + i)), _mm512_mul_pd(ci, xkv[k]));
-        RELUCORE_ST512(w[k] + i, wk);
-        zn = (Bias || k > 0) ? _mm512_add_pd(zn, _mm512_mul_pd(wk, xnv[k])) : _mm512_mul_pd(wk, xnv[k]);
-    }
-    const __m512d an = Outer ? _mm512_sub_pd(_mm512_mul_pd(dv, ai), _mm512_mul_pd(ri, sgv)) : ai;
-    RELUCORE_ST512(a + i, an);
-    const __m512d rn = _mm512_max_pd(zn, zero);
-    RELUCORE_ST512(z + i, rn);
+#define RELUCORE_FUSED_V __m512d
+#define RELUCORE_FUSED_LD(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
+#define RELUCORE_FUSED_ST(p, v) (Masked ? _mm512_mask_storeu_pd(p, m, v) : _mm512_storeu_pd(p, v))
+#define RELUCORE_FUSED_ADD _mm512_add_pd
+#define RELUCORE_FUSED_SUB _mm512_sub_pd
+#define RELUCORE_FUSED_MUL _mm512_mul_pd
+#define RELUCORE_FUSED_MAX _mm512_max_pd
+#define RELUCORE_FUSED_CI(r, p, q) _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(r, zero, _CMP_GT_OQ), p, q)
+#define RELUCORE_FUSED_NOISE 0  // the noisy step takes the AVX kernel (fused_avx512)
+#include "relucore/meanfield/fused_body.inc"
     return _mm512_mul_pd(an, rn);
 }
-#undef RELUCORE_LD512
-#undef RELUCORE_ST512
 
 // The noiseless fused step of the neurons [i_begin, i_end), eight per
 // vector, chunk by chunk (part[0], part[1], ... get the sums of the
