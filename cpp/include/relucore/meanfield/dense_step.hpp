@@ -112,7 +112,7 @@ public:
         bool in_order = L_.B == L_.M;
         for (Index q = 0; in_order && q < L_.B; ++q) in_order = batch[q] == q;
         if (in_order) return full_.front();
-        const auto slot = static_cast<std::size_t>(2 * tid + which);
+        const std::size_t slot = 2 * static_cast<std::size_t>(tid) + static_cast<std::size_t>(which);
         Scalar* out = gather_.data() + static_cast<std::ptrdiff_t>(slot) * L_.B * L_.D;
         for (Index q = 0; q < L_.B; ++q) {
             const Scalar* x = L_.x + batch[q] * L_.x_stride;

@@ -37,17 +37,18 @@
 // sync points (every kCheckEvery steps and at record/snapshot steps).
 //
 // Parameters are stored structure-of-arrays (rows a, b, w_1..w_d and the
-// current relu(z) rows, 64-byte aligned, in one arena); all buffers are
+// fused path's relu(z) row, 64-byte aligned, in one arena); all buffers are
 // allocated in the constructor, the step loop allocates nothing. For
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
 // step t + 1 are fused into one sweep over the neurons (meanfield/fused.hpp),
 // with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time,
 // capped by RELUCORE_SIMD (simd.hpp); no fused path uses FMA, so all give
 // bitwise the same numbers. Every other step (mini-batches, the full batch,
-// any d) is two matrix products per block of neurons (meanfield/dense_step.hpp):
-// on a registered BLAS where the products are large enough, which rounds
-// differently (results agree to rounding), else on loops that sum in the
-// fused kernels' order. Threads own whole blocks of DenseStep::kBlock neurons.
+// any d) takes blocks of neurons on the weight-space step kernel that
+// train(engine="weights") uses (gd/weight_step.hpp, through
+// meanfield/dense_step.hpp): the packed AVX-512 kernels, a registered BLAS
+// or Eigen's products, which round differently (results agree to rounding).
+// Threads own whole blocks of DenseStep::kBlock neurons.
 #pragma once
 
 #include "relucore/core/parallel.hpp"
@@ -574,8 +575,8 @@ private:
     PhiloxKeys philox_keys_{Key2{0, 0}};  // the round keys of settings_.key
     int simd_ = kSimdScalar;
     // Structure-of-arrays state in one arena, rows of stride_ doubles
-    // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the B rows of
-    // relu(z) of the current step. stride_ >= N is a multiple of 8 whose
+    // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the row of
+    // relu(z) of the current step (the fused path's; DenseStep keeps its own beta). stride_ >= N is a multiple of 8 whose
     // byte size is not close to a multiple of 4096, so that the rows do not
     // alias in the L1 cache (4K aliasing slows the fused sweep otherwise).
     std::vector<Scalar> soa_;
