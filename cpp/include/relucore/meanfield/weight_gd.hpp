@@ -183,9 +183,8 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
-    // h(x) for a point x (d entries): the forward pass of the steps (z_i = b_i + w_i1 x_1 + ...
-    // in increasing coordinate, then meanfield::relu_chunk_sum per chunk, the chunks in order),
-    // so that it rounds as the steps' forward pass does.
+    // h(x) for a point x (d entries): chunk_forward() per chunk, the chunks in order (the fused
+    // steps' forward; the batch steps' products round differently, to the last bits).
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
         for (Index c = 0; c < n_chunks_; ++c) total += chunk_forward(c, x, pred_z_.data());
