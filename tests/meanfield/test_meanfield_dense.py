@@ -161,3 +161,29 @@ def test_threads_and_segments_do_not_change_results(blas_path, batch, d):
         assert np.array_equal(r.objective, runs[0].objective)
         assert np.array_equal(r.trajectories, runs[0].trajectories)
         assert np.array_equal(r.snapshots, runs[0].snapshots)
+
+
+@pytest.mark.parametrize("d,s", [(7, 0.3), (40, 0.45)])
+def test_shares_the_weight_step_kernel_with_train_weights(blas_path, d, s):
+    # meanfield.train's batch steps and train(engine="weights") take their products and backward
+    # coefficients from the one kernel (gd/weight_step.hpp, gd/model.hpp): on a problem where the two
+    # front ends' remaining arithmetic is exact, their results are bitwise equal. Exact here: M = 16
+    # samples (the factors 2 / M and eta = 2 s / M are powers of two times s, which scale the rounding
+    # exactly), output scale 1 (kappa = c = 1), no weight decay (decay = 1) and no noise, no bias (the
+    # same X on both sides), N = 2 neurons (meanfield's chunk lanes and train's sum in neuron order
+    # add the same two terms), and fewer steps than train's resynchronisation period. A second
+    # implementation of either step (its own loops, another summation order) breaks the equality.
+    X, y, theta0 = problem(7, M=16, d=d, N=2)
+    theta0 = theta0[:, : d + 1]
+    steps = 200
+    mf = meanfield.train(
+        X, y, N=2, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=False,
+        train_outer=True, output_scale="1", init=theta0, record=0, n_threads=1,
+    )  # fmt: skip
+    r = relucore.train(
+        X, y, signs=theta0[:, 0], init=theta0[:, 1:], eta=2 * s / 16, steps=steps, tol=0, engine="weights",
+        train_outer=True, output_scale=1.0, n_threads=1,
+    )  # fmt: skip
+    assert np.max(np.abs(mf.theta - theta0)) > 1e-3  # the run moved the neurons
+    assert r.outer.tobytes() == mf.theta[:, 0].tobytes()
+    assert r.W.tobytes() == np.ascontiguousarray(mf.theta[:, 1:]).tobytes()

@@ -206,40 +206,10 @@ protected:
     void outer_terms(Index k0, Index k1) {
         const Scalar c = settings_.output_scale;
         const Scalar rate = -settings_.eta * c * c;
-        const Index n = beta_.cols();
-        Index k = k0;
-#if defined(RELUCORE_SIMD_DISPATCH)
-        if (settings_.model.activation == Activation::relu && simd::has_avx512f()) {
-            // Sixteen neurons at a time on AVX-512F, the same sums (detail::relu_dots_avx512).
-            const Index done = detail::relu_dots_avx512(beta_.data(), n, k0, k1, g_.data(), outer_sq_.data());
-            for (; k < done; ++k) {
-                const Scalar s = outer_sq_[k];
-                d_outer_[k] = rate * s;
-                outer_sq_[k] = (c * s) * (c * s);
-            }
-        }
-#endif
-        if (settings_.model.activation == Activation::relu) {
-            // Four neurons at once: four independent chains of sums (each in increasing i, as below),
-            // so the additions overlap instead of waiting on each other; bitwise the one-by-one loop.
-            for (; k + 4 <= k1; k += 4) {
-                Scalar s[4] = {0, 0, 0, 0};
-                for (Index i = 0; i < n; ++i) {
-                    const Scalar gi = g_[i];
-                    for (Index l = 0; l < 4; ++l) {
-                        const Scalar u = beta_(k + l, i);
-                        s[l] += (u > 0 ? u : Scalar(0)) * gi;
-                    }
-                }
-                for (Index l = 0; l < 4; ++l) {
-                    d_outer_[k + l] = rate * s[l];
-                    outer_sq_[k + l] = (c * s[l]) * (c * s[l]);
-                }
-            }
-        }
-        for (; k < k1; ++k) {
-            Scalar s = 0;
-            for (Index i = 0; i < n; ++i) s += activate(beta_(k, i), settings_.model) * g_[i];
+        // The sums s_k (gd/model.hpp, shared with meanfield.train's outer step) into outer_sq_, then the terms.
+        outer_gradient_sums(beta_.data(), beta_.cols(), k0, k1, g_.data(), settings_.model, outer_sq_.data());
+        for (Index k = k0; k < k1; ++k) {
+            const Scalar s = outer_sq_[k];
             d_outer_[k] = rate * s;
             outer_sq_[k] = (c * s) * (c * s);
         }

@@ -17,13 +17,20 @@
 
 namespace relucore {
 
-/// The block kernels of the weight-space step for one data matrix X (n x d).
-/// Holds a view of X (which must outlive it) and, where the packed kernels
-/// apply, X packed once. Allocation-free after construction.
+/// The block kernels of the weight-space step for one data matrix X (n x d),
+/// shared by DenseGD (train(engine="weights")) and WeightGD (meanfield.train,
+/// meanfield/dense_step.hpp). Holds a view of X (which must outlive it) and,
+/// where the packed kernels apply and pack is true, X packed once. pack =
+/// false is for an X whose entries change between steps (a gathered batch of
+/// WeightGD); with one row, its products are then one matrix-vector product
+/// and one outer product per block (Eigen's) instead of a call per neuron or
+/// a BLAS call. m: the neurons of the largest block. Allocation-free after
+/// construction.
 class WeightStep {
 public:
-    WeightStep(const ConstMatrixRef& X, Index m) : X_(X), m_(m) {
-        packed_ = blas::packed_products_available(m, X.rows(), X.cols());
+    WeightStep(const ConstMatrixRef& X, Index m, bool pack = true) : X_(X), m_(m) {
+        packed_ = pack && blas::packed_products_available(m, X.rows(), X.cols());
+        single_ = !pack && X.rows() == 1;
         if (packed_) blas::pack_x(X, packed_x_);
     }
 
@@ -48,6 +55,7 @@ public:
     template <class Wb, class Out>
     void project(const Wb& W, Out&& beta) const {
         if (packed_) return blas::gemm_nt_packed(W, packed_x_, beta);
+        if (single_) return project_one(W, beta.col(0));
         blas::gemm_nt(W, X_, beta);
     }
 
@@ -55,7 +63,22 @@ public:
     template <class Cb, class Out>
     void step(const Cb& coeff, Out&& d_W) const {
         if (packed_) return blas::gemm_packed(coeff, packed_x_, d_W);
+        if (single_) return step_one(coeff.col(0), d_W);
         blas::gemm(coeff, X_, d_W);
+    }
+
+    /// Whether X is one example not packed (pack = false): project_one() and step_one() apply.
+    bool single() const { return single_; }
+
+    /// The products for one example (single()): beta = W x (r) and d_W = coeff x^T (r x d), W
+    /// and d_W in any layout (WeightGD reads and writes its state by coordinate in place).
+    template <class Wb, class Out>
+    void project_one(const Wb& W, Out&& beta) const {
+        beta.noalias() = W * X_.row(0).transpose();
+    }
+    template <class Cb, class Out>
+    void step_one(const Cb& coeff, Out&& d_W) const {
+        d_W.noalias() = coeff * X_.row(0);
     }
 
     /// Backward pass of a block: coeff = -eta a_k phi'(beta_k) g (the change
@@ -71,6 +94,7 @@ private:
     ConstMatrixRef X_;
     Index m_ = 0;
     bool packed_ = false;     // the products on the AVX-512 kernels (blas::packed_products_available)
+    bool single_ = false;     // one example, not packed: a matrix-vector and an outer product
     blas::PackedX packed_x_;  // X packed once for them
 };
 

@@ -409,35 +409,6 @@ inline void gemm(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef W) 
     for (Index r = 0; r < m; ++r) W.row(r).noalias() = C.row(r) * X;
 }
 
-/// Z (B x n) = X (B x D) V (D x n), row-major raw views (leading dimensions
-/// ldx, ldv, ldz), through `lib` (registered, with dgemm; sizes fit an int):
-/// the mean-field engine's forward pass on a block of neurons.
-inline void gemm_rows(const Library* lib, const double* V, Index ldv, const double* X, Index ldx, double* Z, Index ldz,
-                      Index n, Index B, Index D) {
-    // Column-major: Z^T (n x B) = V^T (n x D) X^T (D x B).
-    SingleThreaded one_thread;
-    char no = 'N';
-    int mm = static_cast<int>(n), nn = static_cast<int>(B), kk = static_cast<int>(D), lda = static_cast<int>(ldv),
-        ldb = static_cast<int>(ldx), ldc = static_cast<int>(ldz);
-    double alpha = 1, beta = 0;
-    lib->dgemm(&no, &no, &mm, &nn, &kk, &alpha, const_cast<double*>(V), &lda, const_cast<double*>(X), &ldb, &beta, Z,
-               &ldc);
-}
-
-/// G (D x n) = X^T S for X (B x D) and S (B x n), row-major raw views, through
-/// `lib` (as gemm_rows): the engine's backward pass on a block of neurons.
-inline void gemm_rows_tn(const Library* lib, const double* X, Index ldx, const double* S, Index lds, double* G,
-                         Index ldg, Index n, Index B, Index D) {
-    // Column-major: G^T (n x D) = S^T (n x B) X (B x D).
-    SingleThreaded one_thread;
-    char no = 'N', t = 'T';
-    int mm = static_cast<int>(n), nn = static_cast<int>(D), kk = static_cast<int>(B), lda = static_cast<int>(lds),
-        ldb = static_cast<int>(ldx), ldc = static_cast<int>(ldg);
-    double alpha = 1, beta = 0;
-    lib->dgemm(&no, &t, &mm, &nn, &kk, &alpha, const_cast<double*>(S), &lda, const_cast<double*>(X), &ldb, &beta, G,
-               &ldc);
-}
-
 // ---- AVX-512 products of the weight engine on an X packed once per run ----
 //
 // beta = W X^T and G = C X at the sizes where the weight engine would call a

@@ -1,41 +1,35 @@
 // The mean-field engine's step on a batch of B samples for any input
 // dimension (meanfield/weight_gd.hpp; single-sample steps with d <= 3 take the
-// fused kernels of meanfield/fused.hpp instead), written as two matrix
-// products per block of neurons. With the bias as a coordinate (x~ = (1, x),
-// v_i = (b_i, w_i), D = d + 1 entries) and the neurons of a block as columns:
+// fused kernels of meanfield/fused.hpp instead), per block of neurons on the
+// weight-space step kernel of gd/weight_step.hpp, the one shared with
+// train(engine="weights"). With the bias as a coordinate (x~ = (1, x),
+// v_i = (b_i, w_i), D = d + 1 entries; without bias x~ = x, v_i = w_i, D = d)
+// and the neurons of a block as rows:
 //
-//     forward   Z = X~_B V                   (B x D times D x n: z_qi = v_i^T x~_q)
-//               r_qi = relu(z_qi),  h(x_q) += sum_i a_i r_qi  (per chunk, meanfield::lane_sum)
-//     backward  da_i = sum_q r_qi g_q,   S_qi = 1[r_qi > 0] g_q,
-//               G = X~_B^T S             (D x B times B x n: row 0 the bias
-//                                         gradients, rows 1..d those of w)
+//     forward   beta = V X~_B^T              (WeightStep::project: beta_iq = v_i^T x~_q)
+//               h(x_q) += sum_i a_i relu(beta_iq)   (per chunk, meanfield::lane_total's lanes)
+//     backward  coeff_iq = -s a_i relu'(beta_iq) g_q,   d_V = coeff X~_B
+//                                        (WeightStep::backward: dual_step_coefficients of gd/model.hpp)
+//               da_i = sum_q relu(beta_iq) g_q        (outer_gradient_sums of gd/model.hpp)
 //
-// with g_q the residual factors of the step; the update itself (decay, step,
-// outer layer) is elementwise. Z and S share the rows of relu(z) that the
-// engine keeps (S overwrites r once da is formed).
-//
-// The full batch in order with D >= kPackedMinDim goes, on a CPU with
-// AVX-512F, to relucore's own kernels on X~ packed once (blas::gemm_nt_packed
-// and blas::gemm_packed with the neurons as rows, as DenseGD uses them; a BLAS
-// re-packs X~ at every call), under the rule of blas::packed_products_available.
-// Otherwise the products go to the registered BLAS (linalg/blas.hpp) when one is
-// registered and the block's products are large enough for it
-// (blas::products_use_blas_by_size with the block's neurons, D and B); below
-// that, and without a BLAS, to the loops below, which sum in the order of the
-// engine's earlier per-neuron loops (z_qi = b_i + w_i1 x_q1 + ... in
-// increasing coordinate, G in increasing sample), so their results are
-// bitwise those. Blocks have a fixed width (kBlock neurons), whatever the
-// thread count: a result does not depend on it, on one machine with one BLAS.
-// A BLAS sums in its own order (with FMA where the CPU has it): results on
-// the two paths agree to rounding.
+// with g_q the residual factors of the step; the update v <- decay v + d_V,
+// a <- decay a - s da is elementwise. The engine keeps its parameters by
+// coordinate (rows a, b, w_1..w_d: the fused kernels' layout); a block's V is
+// transposed into neurons as rows for the products and d_V back (copies, no
+// rounding). The products follow WeightStep's rule: relucore's AVX-512 kernels
+// on X~ packed once for the full batch in order where
+// blas::packed_products_available allows, else blas::gemm_nt / blas::gemm (a
+// registered BLAS where the products are large enough, else Eigen's
+// per-neuron products). Blocks have a fixed width (kBlock neurons), whatever
+// the thread count: a result does not depend on it, on one machine with one BLAS.
 #pragma once
 
 #include "relucore/core/types.hpp"
-#include "relucore/linalg/blas.hpp"
+#include "relucore/gd/model.hpp"
+#include "relucore/gd/weight_step.hpp"
 #include "relucore/meanfield/fused.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -44,8 +38,8 @@ namespace meanfield {
 
 /// The activation and output of a chunk of n neurons whose pre-activations are z:
 /// relu in place, and the chunk's sum of a_i relu(z_i) in meanfield::lane_sum's
-/// order (the fused kernels' lanes). The one forward of the engine: the steps'
-/// (DenseStep::forward) and WeightGD::predict's.
+/// order (the fused kernels' lanes): the forward of the fused path and of
+/// WeightGD::predict.
 inline Scalar relu_chunk_sum(const Scalar* __restrict a, Scalar* __restrict z, Index n) {
     Scalar acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     Index i = 0;
@@ -63,19 +57,20 @@ inline Scalar relu_chunk_sum(const Scalar* __restrict a, Scalar* __restrict z, I
 }
 
 /// Where the engine keeps the state a DenseStep works on: rows of `stride`
-/// doubles, a (N), v (D rows: b, w_1..w_d, contiguous), z (B rows of relu(z)).
+/// doubles, a (N) and the D coordinate rows of v (b, w_1..w_d with bias, else
+/// w_1..w_d; contiguous from v), and X~ (M x D, the rows x~_j).
 struct DenseLayout {
     Scalar* a = nullptr;
     Scalar* v = nullptr;
-    Scalar* z = nullptr;
-    const Scalar* xb = nullptr;  // the M rows (1, x_j), row-major M x D
+    const Scalar* x = nullptr;  // X~: M rows of D contiguous entries
+    Index x_stride = 0;         // between the rows of X~
     Index stride = 0, N = 0, D = 0, B = 0, M = 0;
 };
 
-/// The scalars of an update: theta <- decay theta - s grad (outer and bias only when trained).
+/// The scalars of an update: theta <- decay theta - s grad (outer only when trained).
 struct DenseUpdate {
     Scalar step = 0, decay = 1;
-    bool outer = false, bias = false;
+    bool outer = false;
 };
 
 class DenseStep {
@@ -83,169 +78,155 @@ public:
     static constexpr Index kBlock = 8 * kChunk;  // neurons per block (fixed: results do not depend on threads)
 
     DenseStep() = default;
-    /// Allocates every buffer of n_threads threads (the steps allocate nothing).
-    /// loops_only: never a BLAS (the engine's fused single-sample kernels sum
-    /// in the loops' order, and a forward pass must round the same whichever computed it).
-    DenseStep(const DenseLayout& L, int n_threads, bool loops_only) : L_(L), loops_only_(loops_only) {
+    /// Allocates every buffer of n_threads threads (the steps allocate nothing;
+    /// a full batch out of order gathers its rows into buffers made by
+    /// allow_out_of_order()).
+    DenseStep(const DenseLayout& L, int n_threads) : L_(L) {
+        T_ = std::max(1, n_threads);
         blocks_ = (L.N + kBlock - 1) / kBlock;
-        const auto T = static_cast<std::size_t>(std::max(1, n_threads));
-        scratch_size_ = static_cast<std::size_t>((1 + L.D) * kBlock);
+        rows_ = std::min(L.N, kBlock);
+        beta_.assign(static_cast<std::size_t>(L.N * L.B), 0.0);
+        const auto T = static_cast<std::size_t>(T_);
+        scratch_size_ = static_cast<std::size_t>(rows_ * (L.D + L.B + 1) + 8 * L.B);
         scratch_.assign(T * scratch_size_, 0.0);
-        if (L.B < L.M) gather_.assign(2 * T * static_cast<std::size_t>(L.B * L.D), 0.0);
-        // The full batch on relucore's AVX-512 kernels (X~ packed once), where DenseGD uses them.
-        packed_ = !loops_only && L.B == L.M && L.D >= kPackedMinDim && L.M * kBlock <= kMaxTransposed &&
-                  blas::packed_products_available(std::min(L.N, kBlock), L.M, L.D);
-        if (packed_) {
-            blas::pack_x(ConstMatrixMap(L.xb, L.M, L.D), packed_x_);
-            transposed_size_ = static_cast<std::size_t>((L.D + L.B) * kBlock);
-            transposed_.assign(T * transposed_size_, 0.0);
-        }
+        full_.emplace_back(x_view(), rows_);
+        if (L.B < L.M) make_gather();
     }
+
+    DenseStep(DenseStep&&) = default;
+    DenseStep& operator=(DenseStep&&) = default;
 
     Index blocks() const { return blocks_; }
     Index block_begin(Index blk) const { return blk * kBlock; }
     Index block_end(Index blk) const { return std::min(L_.N, (blk + 1) * kBlock); }
 
-    /// The rows x~_q of a batch as one B x D row-major block: Xb itself for the
-    /// full batch in order, else gathered into buffer `which` (0, 1) of thread tid.
-    const Scalar* batch_rows(const Scalar* Xb, const std::int64_t* batch, int tid, int which) {
+    /// Makes the gather buffers of a full batch taken out of order (given
+    /// samples); once per engine, outside the steps.
+    void allow_out_of_order() {
+        if (gathered_.empty()) make_gather();
+    }
+
+    /// The kernel of a batch: the full batch in order on X~ itself, else its
+    /// rows gathered into buffer `which` (0, 1) of thread tid.
+    const WeightStep& batch_kernel(const std::int64_t* batch, int tid, int which) {
         bool in_order = L_.B == L_.M;
         for (Index q = 0; in_order && q < L_.B; ++q) in_order = batch[q] == q;
-        if (in_order) return Xb;
-        if (gather_.empty()) return nullptr;  // a full batch out of order: the loops read rows by index
-        Scalar* out = gather_.data() + static_cast<std::ptrdiff_t>(2 * tid + which) * L_.B * L_.D;
-        for (Index q = 0; q < L_.B; ++q) std::copy(Xb + batch[q] * L_.D, Xb + (batch[q] + 1) * L_.D, out + q * L_.D);
-        return out;
+        if (in_order) return full_.front();
+        const std::size_t slot = 2 * static_cast<std::size_t>(tid) + static_cast<std::size_t>(which);
+        Scalar* out = gather_.data() + static_cast<std::ptrdiff_t>(slot) * L_.B * L_.D;
+        for (Index q = 0; q < L_.B; ++q) {
+            const Scalar* x = L_.x + batch[q] * L_.x_stride;
+            std::copy(x, x + L_.D, out + q * L_.D);
+        }
+        return gathered_[slot];
     }
 
-    /// Forward pass of block blk: relu(z) into the z rows and the chunk sums
-    /// sum_i a_i relu(z_qi) into part[c * B + q]. rows: batch_rows() (or null).
-    void forward(Index blk, const Scalar* Xb, const std::int64_t* batch, const Scalar* rows, Scalar* part, int tid) {
+    /// Forward pass of block blk on the batch of `kernel`: beta of its neurons
+    /// and the chunk sums sum_i a_i relu(beta_iq) into part[c * B + q].
+    void forward(Index blk, const WeightStep& kernel, Scalar* part, int tid) {
         const Index i0 = block_begin(blk), n = block_end(blk) - i0, B = L_.B, D = L_.D, ld = L_.stride;
-        const blas::Library* lib = blas_for(n);
-        if (rows == L_.xb && packed_) {
-            // Neurons as rows: Z^T (n x B) = V^T (n x D) X~^T, then Z^T back into the z rows.
-            Scalar* vt = transposed(tid);
-            Scalar* zt = vt + D * kBlock;
-            via_transposes(L_.v + i0, D, vt, zt, n, L_.z + i0, B,
-                           [&] { blas::gemm_nt_packed(ConstMatrixMap(vt, n, D), packed_x_, MatrixMap(zt, n, B)); });
-        } else if (rows && lib) {
-            blas::gemm_rows(lib, L_.v + i0, ld, rows, D, L_.z + i0, ld, n, B, D);
+        Scalar* __restrict vt = thread_scratch(tid);  // n x D: the block's V, neurons as rows
+        Scalar* beta = beta_.data() + i0 * B;
+        if (kernel.single()) {  // one example: V read by coordinate in place
+            kernel.project_one(ByCoordinate(L_.v + i0, n, D, Eigen::OuterStride<>(ld)), VectorMap(beta, n));
         } else {
-            for (Index q = 0; q < B; ++q) {
-                const Scalar* x = rows ? rows + q * D : Xb + batch[q] * D;
-                Scalar* __restrict z = L_.z + q * ld + i0;
-                const Scalar* __restrict b = L_.v + i0;
-                for (Index i = 0; i < n; ++i) z[i] = b[i];
-                for (Index k = 1; k < D; ++k) {
-                    const Scalar xk = x[k];
-                    const Scalar* __restrict w = L_.v + k * ld + i0;
-                    for (Index i = 0; i < n; ++i) z[i] += w[i] * xk;
-                }
+            for (Index k = 0; k < D; ++k) {
+                const Scalar* __restrict v = L_.v + k * ld + i0;
+                for (Index i = 0; i < n; ++i) vt[i * D + k] = v[i];
             }
+            kernel.project(ConstMatrixMap(vt, n, D), MatrixMap(beta, n, B));
         }
-        const Scalar* __restrict a = L_.a;
-        for (Index q = 0; q < B; ++q) {
-            Scalar* __restrict z = L_.z + q * ld;
-            for (Index c0 = i0; c0 < i0 + n; c0 += kChunk) {
-                const Index c1 = std::min(i0 + n, c0 + kChunk);
-                part[(c0 / kChunk) * B + q] = relu_chunk_sum(a + c0, z + c0, c1 - c0);
+        Scalar* __restrict acc = vt + rows_ * (D + B + 1);  // 8 lanes of B sums
+        for (Index c0 = i0; c0 < i0 + n; c0 += kChunk) {
+            const Index c1 = std::min(i0 + n, c0 + kChunk);
+            if (B == 1) {  // beta is one row: relu in place (the masks read relu(beta) > 0, the same)
+                part[c0 / kChunk] = relu_chunk_sum(L_.a + c0, beta_.data() + c0, c1 - c0);
+                continue;
+            }
+            std::fill(acc, acc + 8 * B, 0.0);
+            // Lane l sums the neurons i = l mod 8 of the chunk in increasing i (relu_chunk_sum's order).
+            for (Index i = c0; i < c1; ++i) {
+                const Scalar ai = L_.a[i];
+                const Scalar* __restrict b = beta_.data() + i * B;
+                Scalar* __restrict lane = acc + ((i - c0) & 7) * B;
+                for (Index q = 0; q < B; ++q) lane[q] += ai * (b[q] > 0 ? b[q] : Scalar(0));
+            }
+            Scalar* __restrict out = part + (c0 / kChunk) * B;
+            for (Index q = 0; q < B; ++q) {
+                const Scalar l[8] = {acc[q],         acc[B + q],     acc[2 * B + q], acc[3 * B + q],
+                                     acc[4 * B + q], acc[5 * B + q], acc[6 * B + q], acc[7 * B + q]};
+                out[q] = lane_total(l);
             }
         }
     }
 
-    /// Update of block blk from the residual factors g (B) of the batch whose
-    /// forward pass the z rows hold (noise aside: the engine adds it after).
-    void update(Index blk, const Scalar* Xb, const std::int64_t* batch, const Scalar* rows, const Scalar* g,
-                const DenseUpdate& u, int tid) {
+    /// Update of block blk from the residual factors g (B) of the batch of
+    /// `kernel`, whose forward pass beta holds (noise aside: the engine adds it after).
+    void update(Index blk, const WeightStep& kernel, const Scalar* g, const DenseUpdate& u, int tid) {
         const Index i0 = block_begin(blk), n = block_end(blk) - i0, B = L_.B, D = L_.D, ld = L_.stride;
-        Scalar* __restrict da = thread_scratch(tid);
-        Scalar* __restrict G = da + kBlock;  // D rows of kBlock
-        std::fill(da, da + n, 0.0);
-        for (Index q = 0; q < B; ++q) {
-            const Scalar gq = g[q];
-            Scalar* __restrict z = L_.z + q * ld + i0;
-            for (Index i = 0; i < n; ++i) {
-                const Scalar r = z[i];
-                da[i] += std::max(r, Scalar(0)) * gq;
-                z[i] = (r > 0 ? Scalar(1) : Scalar(0)) * gq;
-            }
-        }
-        const blas::Library* lib = blas_for(n);
-        if (rows == L_.xb && packed_) {
-            // G^T (n x D) = S^T (n x B) X~, then G^T into the rows of G (stride kBlock).
-            Scalar* gt = transposed(tid);
-            Scalar* st = gt + D * kBlock;
-            via_transposes(
-                L_.z + i0, B, st, gt, n, G, D,
-                [&] { blas::gemm_packed(ConstMatrixMap(st, n, B), packed_x_, MatrixMap(gt, n, D)); }, kBlock);
-        } else if (rows && lib) {
-            blas::gemm_rows_tn(lib, rows, D, L_.z + i0, ld, G, kBlock, n, B, D);
+        const ModelSpec spec;               // relu, the residual factors g given
+        Scalar* d_v = thread_scratch(tid);  // n x D
+        Scalar* coeff = d_v + rows_ * D;    // n x B
+        Scalar* da = coeff + rows_ * B;     // n
+        const ConstMatrixMap beta(beta_.data() + i0 * B, n, B);
+        const Eigen::Map<const Vector> a(L_.a + i0, n), gv(g, B);
+        // The outer layer's gradient uses beta and the old a: before anything moves.
+        if (u.outer) outer_gradient_sums(beta.data(), B, 0, n, g, spec, da);
+        // d_V neurons as rows (di = D, dk = 1), or for one example by coordinate (di = 1, dk = n).
+        Index di = D, dk = 1;
+        if (kernel.single()) {
+            MatrixMap c(coeff, n, 1);
+            dual_step_coefficients(beta, a, gv, u.step, spec, c);
+            kernel.step_one(c.col(0), Eigen::Map<Eigen::MatrixXd>(d_v, n, D));
+            di = 1, dk = n;
         } else {
-            std::fill(G, G + D * kBlock, 0.0);
-            for (Index q = 0; q < B; ++q) {
-                const Scalar* x = rows ? rows + q * D : Xb + batch[q] * D;
-                const Scalar* __restrict s = L_.z + q * ld + i0;
-                for (Index k = 0; k < D; ++k) {
-                    const Scalar xk = x[k];
-                    Scalar* __restrict gk = G + k * kBlock;
-                    for (Index i = 0; i < n; ++i) gk[i] += s[i] * xk;
-                }
-            }
+            kernel.backward(beta, a, gv, u.step, spec, MatrixMap(coeff, n, B), MatrixMap(d_v, n, D));
         }
-        // grad_w = a G_w and grad_b = a G_b use the old a: w and b first.
-        const Scalar st = u.step, decay = u.decay;
-        Scalar* __restrict a = L_.a + i0;
-        for (Index k = u.bias ? 0 : 1; k < D; ++k) {
-            Scalar* __restrict w = L_.v + k * ld + i0;
-            const Scalar* __restrict gk = G + k * kBlock;
-            for (Index i = 0; i < n; ++i) w[i] = decay * w[i] - st * a[i] * gk[i];
+        const Scalar decay = u.decay;
+        for (Index k = 0; k < D; ++k) {
+            Scalar* __restrict v = L_.v + k * ld + i0;
+            const Scalar* __restrict dv = d_v + k * dk;
+            for (Index i = 0; i < n; ++i) v[i] = decay * v[i] + dv[i * di];
         }
-        if (u.outer)
-            for (Index i = 0; i < n; ++i) a[i] = decay * a[i] - st * da[i];
+        if (u.outer) {
+            Scalar* __restrict ab = L_.a + i0;
+            const Scalar st = u.step;
+            for (Index i = 0; i < n; ++i) ab[i] = decay * ab[i] - st * da[i];
+        }
     }
 
 private:
-    // A product on the packed kernels with the block's neurons as rows: the r_in
-    // rows of `in` (stride L_.stride, n neurons each) transposed into tin (n x r_in),
-    // product() writing tout (n x r_out), then tout transposed into the r_out rows
-    // of `out` (stride ld_out, default L_.stride). Copies only: no rounding.
-    template <class Product>
-    void via_transposes(const Scalar* in, Index r_in, Scalar* tin, const Scalar* tout, Index n, Scalar* out,
-                        Index r_out, Product&& product, Index ld_out = 0) const {
-        const Index ld = L_.stride;
-        if (ld_out == 0) ld_out = ld;
-        for (Index k = 0; k < r_in; ++k)
-            for (Index i = 0; i < n; ++i) tin[i * r_in + k] = in[k * ld + i];
-        product();
-        for (Index k = 0; k < r_out; ++k)
-            for (Index i = 0; i < n; ++i) out[k * ld_out + i] = tout[i * r_out + k];
+    // The coordinate rows of a block's V as an n x D matrix (column k: coordinate k of its neurons).
+    using ByCoordinate = Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>>;
+
+    ConstMatrixRef x_view() const {
+        return Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>(L_.x, L_.M, L_.D,
+                                                                    Eigen::OuterStride<>(L_.x_stride));
     }
 
-    // The BLAS for a block of n neurons, or null for the loops.
-    const blas::Library* blas_for(Index n) const {
-        const blas::Library* lib = blas::registered_blas();
-        const bool fits = L_.stride <= Index(INT_MAX) && L_.B <= Index(INT_MAX) && L_.D <= Index(INT_MAX);
-        return !loops_only_ && lib && lib->dgemm && fits && blas::products_use_blas_by_size(n, L_.D, L_.B) ? lib
-                                                                                                           : nullptr;
+    // Two gather buffers per thread (B x D each) and the kernels on them (never packed: they change every step).
+    void make_gather() {
+        const auto T = static_cast<std::size_t>(T_);
+        gather_.assign(2 * T * static_cast<std::size_t>(L_.B * L_.D), 0.0);
+        gathered_.clear();
+        gathered_.reserve(2 * T);
+        for (std::size_t s = 0; s < 2 * T; ++s)
+            gathered_.emplace_back(
+                ConstMatrixMap(gather_.data() + static_cast<std::ptrdiff_t>(s) * L_.B * L_.D, L_.B, L_.D), rows_,
+                /*pack=*/false);
     }
+
     Scalar* thread_scratch(int tid) { return scratch_.data() + static_cast<std::size_t>(tid) * scratch_size_; }
-    Scalar* transposed(int tid) { return transposed_.data() + static_cast<std::size_t>(tid) * transposed_size_; }
-    // The packed kernels from D = kPackedMinDim on (below, their inner loops are too
-    // short: 1-D inputs ran 1.7x slower on them than on the BLAS), with at most
-    // kMaxTransposed entries of Z^T per thread (M kBlock).
-    static constexpr Index kPackedMinDim = 32;
-    static constexpr Index kMaxTransposed = Index(1) << 21;
 
     DenseLayout L_;
-    bool loops_only_ = false;
-    Index blocks_ = 0;
+    int T_ = 1;
+    Index blocks_ = 0, rows_ = 0;
+    std::vector<Scalar> beta_;  // N x B: the current batch's pre-activations, neurons as rows
     std::size_t scratch_size_ = 0;
-    std::vector<Scalar> scratch_, gather_;
-    bool packed_ = false;  // the full batch on blas::gemm_nt_packed / gemm_packed
-    blas::PackedX packed_x_;
-    std::size_t transposed_size_ = 0;
-    std::vector<Scalar> transposed_;  // per thread: V^T or G^T (kBlock x D), then Z^T or S^T (kBlock x B)
+    std::vector<Scalar> scratch_;  // per thread: V^T or d_V (rows_ x D), coeff (rows_ x B), da (rows_), lanes (8 x B)
+    std::vector<Scalar> gather_;
+    std::vector<WeightStep> full_;      // the kernel on X~ (one entry)
+    std::vector<WeightStep> gathered_;  // the kernels on the gather buffers
 };
 
 }  // namespace meanfield

@@ -37,17 +37,18 @@
 // sync points (every kCheckEvery steps and at record/snapshot steps).
 //
 // Parameters are stored structure-of-arrays (rows a, b, w_1..w_d and the
-// current relu(z) rows, 64-byte aligned, in one arena); all buffers are
+// fused path's relu(z) row, 64-byte aligned, in one arena); all buffers are
 // allocated in the constructor, the step loop allocates nothing. For
 // single-sample SGD with d <= 3 the update of step t and the forward pass of
 // step t + 1 are fused into one sweep over the neurons (meanfield/fused.hpp),
 // with scalar, SSE2, AVX and (noiseless) AVX-512F paths chosen at run time,
 // capped by RELUCORE_SIMD (simd.hpp); no fused path uses FMA, so all give
 // bitwise the same numbers. Every other step (mini-batches, the full batch,
-// any d) is two matrix products per block of neurons (meanfield/dense_step.hpp):
-// on a registered BLAS where the products are large enough, which rounds
-// differently (results agree to rounding), else on loops that sum in the
-// fused kernels' order. Threads own whole blocks of DenseStep::kBlock neurons.
+// any d) takes blocks of neurons on the weight-space step kernel that
+// train(engine="weights") uses (gd/weight_step.hpp, through
+// meanfield/dense_step.hpp): the packed AVX-512 kernels, a registered BLAS
+// or Eigen's products, which round differently (results agree to rounding).
+// Threads own whole blocks of DenseStep::kBlock neurons.
 #pragma once
 
 #include "relucore/core/parallel.hpp"
@@ -109,10 +110,10 @@ private:
         if (settings_.batch_size > M_) throw std::invalid_argument("batch_size must not exceed the number of samples");
         B_ = settings_.batch_size;
         kappa_ = output_scale_factor(settings_.scale, N_);
-        // One arena for the rows a, b, w_1..w_d, z_1..z_B (see layout()).
+        // One arena for the rows a, b, w_1..w_d, z (see row()).
         stride_ = (N_ + 7) / 8 * 8;
         while ((stride_ * 8) % 4096 < 512 || (stride_ * 8) % 4096 > 3584) stride_ += 8;
-        soa_.assign(static_cast<size_t>((2 + d_ + B_) * stride_ + 8), 0.0);
+        soa_.assign(static_cast<size_t>((3 + d_) * stride_ + 8), 0.0);
         soa_off_ = static_cast<Index>((64 - reinterpret_cast<std::uintptr_t>(soa_.data()) % 64) % 64 / sizeof(Scalar));
         set_theta(theta0);
         n_chunks_ = (N_ + kChunk - 1) / kChunk;
@@ -120,15 +121,21 @@ private:
         const Index n_blocks = (N_ + meanfield::DenseStep::kBlock - 1) / meanfield::DenseStep::kBlock;
         max_threads_ = settings_.n_threads > 0 ? settings_.n_threads : default_threads();
         max_threads_ = static_cast<int>(std::max<Index>(1, std::min<Index>(max_threads_, n_blocks)));
-        meanfield::DenseLayout layout;
-        layout.a = arow(), layout.v = brow(), layout.z = zrow(0), layout.xb = Xb_.data();
-        layout.stride = stride_, layout.N = N_, layout.D = d_ + 1, layout.B = B_, layout.M = M_;
-        dense_ = meanfield::DenseStep(layout, max_threads_, /*loops_only=*/B_ == 1 && d_ <= 3);
+        if (!fused()) {
+            // The bias a coordinate where it is trained: v = (b, w), x~ = (1, x); else v = w, x~ = x.
+            const bool b = settings_.bias;
+            meanfield::DenseLayout layout;
+            layout.a = arow(), layout.v = b ? brow() : wrow(0), layout.x = Xb_.data() + (b ? 0 : 1);
+            layout.x_stride = d_ + 1, layout.stride = stride_, layout.N = N_, layout.D = d_ + (b ? 1 : 0);
+            layout.B = B_, layout.M = M_;
+            dense_ = meanfield::DenseStep(layout, max_threads_);
+        }
         const auto T = static_cast<size_t>(max_threads_);
         perm_.resize(T * static_cast<size_t>(M_));
         swaps_.resize(T * static_cast<size_t>(B_));
         batch_.resize(2 * T * static_cast<size_t>(B_));
         g_.resize(T * static_cast<size_t>(B_));
+        h_.resize(T * static_cast<size_t>(2 * B_));
         scratch_.resize(T * scratch_size());
         words_.resize(T * words_size());
         decay_ = 1 - 2 * settings_.step * settings_.weight_decay / static_cast<Scalar>(N_);
@@ -176,22 +183,11 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
-    // h(x) for a point x (d entries): the forward pass of the steps (z_i = b_i + w_i1 x_1 + ...
-    // in increasing coordinate, then meanfield::relu_chunk_sum per chunk, the chunks in order),
-    // so that it rounds as the steps' forward pass does.
+    // h(x) for a point x (d entries): chunk_forward() per chunk, the chunks in order (the fused
+    // steps' forward; the batch steps' products round differently, to the last bits).
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
-        Scalar* __restrict z = pred_z_.data();
-        for (Index c = 0; c < n_chunks_; ++c) {
-            const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
-            for (Index i = 0; i < n; ++i) z[i] = brow()[i0 + i];
-            for (Index k = 0; k < d_; ++k) {
-                const Scalar xk = x[k];
-                const Scalar* __restrict w = wrow(k) + i0;
-                for (Index i = 0; i < n; ++i) z[i] += w[i] * xk;
-            }
-            total += meanfield::relu_chunk_sum(arow() + i0, z, n);
-        }
+        for (Index c = 0; c < n_chunks_; ++c) total += chunk_forward(c, x, pred_z_.data());
         return kappa_ * total;
     }
 
@@ -223,8 +219,10 @@ public:
                         const std::int64_t* samples = nullptr) {
         if (start < 0 || iters < 0) throw std::invalid_argument("start and iters must be >= 0");
         if (samples)
-            for (std::int64_t q = 0; q < iters * B_; ++q)
+            for (std::int64_t q = 0; q < iters * B_; ++q) {
                 if (samples[q] < 0 || samples[q] >= M_) throw std::invalid_argument("sample index out of range");
+                if (samples[q] != q % B_ && !fused()) dense_.allow_out_of_order();  // a full batch out of order
+            }
         t_ = start;
         const std::int64_t end = start + iters;
         last_history_ = -1;
@@ -244,7 +242,8 @@ public:
             const int nth = 1;
 #endif
             // Whole blocks of neurons per thread (the chunks of the fused path: the same neurons).
-            const Index nb = dense_.blocks(), b0 = nb * tid / nth, b1 = nb * (tid + 1) / nth;
+            const Index nb = (N_ + meanfield::DenseStep::kBlock - 1) / meanfield::DenseStep::kBlock;
+            const Index b0 = nb * tid / nth, b1 = nb * (tid + 1) / nth;
             const Index per = meanfield::DenseStep::kBlock / kChunk;
             const Index c0 = std::min(n_chunks_, b0 * per), c1 = std::min(n_chunks_, b1 * per);
             ThreadBuffers tb = buffers(tid);
@@ -252,9 +251,14 @@ public:
             // Prologue: the batch and forward pass of step `start`.
             draw_batch(start, tb, tb.batch, start < end ? fixed_row(start) : nullptr);
             int cur = 0;  // the gather buffer of the current batch's rows
-            tb.rows = dense_.batch_rows(Xb_.data(), tb.batch, tid, cur);
-            for (Index blk = b0; blk < b1; ++blk)
-                dense_.forward(blk, Xb_.data(), tb.batch, tb.rows, partials(start), tid);
+            if (fused()) {
+                // The fused kernels' forward: relu(z) of the current step in the z row.
+                for (Index c = c0; c < c1; ++c)
+                    partials(start)[c] = chunk_forward(c, xrow(tb.batch[0]), zrow() + c * kChunk);
+            } else {
+                tb.kernel = &dense_.batch_kernel(tb.batch, tid, cur);
+                for (Index blk = b0; blk < b1; ++blk) dense_.forward(blk, *tb.kernel, partials(start), tid);
+            }
             std::int64_t next_sync = start;
             for (std::int64_t t = start;; ++t) {
                 if (t == next_sync) {
@@ -283,7 +287,7 @@ public:
                     draw_batch(t + 1, tb, tb.batch_next, fixed_row(t + 1));
                 else
                     std::copy(tb.batch, tb.batch + B_, tb.batch_next);
-                tb.rows_next = dense_.batch_rows(Xb_.data(), tb.batch_next, tid, 1 - cur);
+                if (!fused()) tb.kernel_next = &dense_.batch_kernel(tb.batch_next, tid, 1 - cur);
 #if defined(RELUCORE_WITH_OPENMP)
                 if (nth > 1) {  // the same branch on every thread of the team
 #pragma omp barrier
@@ -298,7 +302,7 @@ public:
                     break;
                 }
                 std::swap(tb.batch, tb.batch_next);
-                std::swap(tb.rows, tb.rows_next);
+                std::swap(tb.kernel, tb.kernel_next);
                 cur = 1 - cur;
             }
         }
@@ -317,10 +321,11 @@ private:
         std::int64_t* batch;       // sample indices of the current step
         std::int64_t* batch_next;  // ... and of the next one
         Scalar* g;
+        Scalar* h;  // the batch's predictions, then its labels (B each)
         Scalar* scratch;
         std::uint64_t* words;
-        const Scalar* rows = nullptr;       // the batch's rows of (1, x) in one block (DenseStep::batch_rows)
-        const Scalar* rows_next = nullptr;  // ... and the next batch's
+        const WeightStep* kernel = nullptr;       // the batch's products (DenseStep::batch_kernel)
+        const WeightStep* kernel_next = nullptr;  // ... and the next batch's
     };
 
     // Per-thread scratch, rows of kChunk: the noise (noise_rows(): P rounded
@@ -338,6 +343,7 @@ private:
                          batch_.data() + 2 * t * B,
                          batch_.data() + (2 * t + 1) * B,
                          g_.data() + t * B,
+                         h_.data() + 2 * t * B,
                          scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
@@ -391,6 +397,23 @@ private:
         for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
     }
 
+    // Whether the steps take the fused single-sample kernels (meanfield/fused.hpp), else DenseStep.
+    bool fused() const { return B_ == 1 && d_ <= 3; }
+
+    // The forward of chunk c at x (d entries) into z (its n neurons): z_i = b_i + w_i1 x_1 + ... in
+    // increasing coordinate, then meanfield::relu_chunk_sum (relu(z) left in z): the fused kernels'
+    // order, for their first step and for predict().
+    Scalar chunk_forward(Index c, const Scalar* x, Scalar* __restrict z) const {
+        const Index i0 = c * kChunk, n = std::min(N_, i0 + kChunk) - i0;
+        for (Index i = 0; i < n; ++i) z[i] = brow()[i0 + i];
+        for (Index k = 0; k < d_; ++k) {
+            const Scalar xk = x[k];
+            const Scalar* __restrict w = wrow(k) + i0;
+            for (Index i = 0; i < n; ++i) z[i] += w[i] * xk;
+        }
+        return meanfield::relu_chunk_sum(arow() + i0, z, n);
+    }
+
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
     // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
@@ -398,13 +421,18 @@ private:
     bool residuals(std::int64_t t, ThreadBuffers& tb) {
         const Scalar* part = partials(t);
         const Scalar coef = 2 * kappa_ / static_cast<Scalar>(B_);
+        Eigen::Map<Vector> h(tb.h, B_), yb(tb.h + B_, B_), g(tb.g, B_);
         for (Index q = 0; q < B_; ++q) {
             Scalar total = 0;
             for (Index c = 0; c < n_chunks_; ++c) total += part[c * B_ + q];
-            const Scalar h = kappa_ * total;
-            if (!std::isfinite(h) || std::abs(h) > settings_.divergence_bound) return false;
-            tb.g[q] = coef * (h - y_[tb.batch[q]]);
+            h[q] = kappa_ * total;
+            if (!std::isfinite(h[q]) || std::abs(h[q]) > settings_.divergence_bound) return false;
+            yb[q] = y_[tb.batch[q]];
         }
+        // g = dL/dh of the square loss (gd/model.hpp: h - y), times 2 kappa / B: L_B's derivative in the
+        // engine's parameters (kappa a_i are train's outer weights, and L_B is 2 / B times train's loss).
+        loss_from_predictions(h, yb, ModelSpec{}, g);
+        for (Index q = 0; q < B_; ++q) g[q] *= coef;
         return true;
     }
 
@@ -442,7 +470,7 @@ private:
         Scalar* __restrict xi = noise_buf(tb);
         Scalar* __restrict a = arow() + i0;
         Scalar* __restrict b = brow() + i0;
-        Scalar* __restrict z = zrow(0) + i0;
+        Scalar* __restrict z = zrow() + i0;
         Scalar* w[array_extent<D>];
         for (int k = 0; k < D; ++k) w[k] = wrow(k) + i0;
         Scalar xk[array_extent<D>], xnk[array_extent<D>];
@@ -478,7 +506,7 @@ private:
                 xnk[k] = xn[k];
                 wb[k] = wrow(k);
             }
-            meanfield::fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(0), wb,
+            meanfield::fused_avx512<D, Outer, Bias>(c0 * kChunk, std::min(N_, c1 * kChunk), arow(), brow(), zrow(), wb,
                                                     xk, xnk, settings_.step, decay_, tb.g[0], pn + c0);
             return;
         }
@@ -522,14 +550,14 @@ private:
             fused_dispatch<3>(t, c0, c1, tb, xn, pn);
         else {
             meanfield::DenseUpdate u;
-            u.step = settings_.step, u.decay = decay_, u.outer = settings_.train_outer, u.bias = settings_.bias;
+            u.step = settings_.step, u.decay = decay_, u.outer = settings_.train_outer;
             for (Index blk = b0; blk < b1; ++blk) {
-                dense_.update(blk, Xb_.data(), tb.batch, tb.rows, tb.g, u, tid);
+                dense_.update(blk, *tb.kernel, tb.g, u, tid);
                 if (noise_sd_ > 0) {
                     const Index per = meanfield::DenseStep::kBlock / kChunk;
                     for (Index c = blk * per; c < std::min(n_chunks_, (blk + 1) * per); ++c) add_noise(t, c, tb);
                 }
-                dense_.forward(blk, Xb_.data(), tb.batch_next, tb.rows_next, pn, tid);
+                dense_.forward(blk, *tb.kernel_next, pn, tid);
             }
         }
         return true;
@@ -546,8 +574,8 @@ private:
     PhiloxKeys philox_keys_{Key2{0, 0}};  // the round keys of settings_.key
     int simd_ = kSimdScalar;
     // Structure-of-arrays state in one arena, rows of stride_ doubles
-    // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the B rows of
-    // relu(z) of the current step. stride_ >= N is a multiple of 8 whose
+    // starting on 64-byte boundaries: a, b, w_1 .. w_d, then the row of
+    // relu(z) of the current step (the fused path's; DenseStep keeps its own beta). stride_ >= N is a multiple of 8 whose
     // byte size is not close to a multiple of 4096, so that the rows do not
     // alias in the L1 cache (4K aliasing slows the fused sweep otherwise).
     std::vector<Scalar> soa_;
@@ -556,12 +584,12 @@ private:
     Scalar* arow() const { return row(0); }
     Scalar* brow() const { return row(1); }
     Scalar* wrow(Index k) const { return row(2 + k); }
-    Scalar* zrow(Index q) const { return row(2 + d_ + q); }
+    Scalar* zrow() const { return row(2 + d_); }
     std::vector<Scalar> partial_;  // 2 x n_chunks x B (double-buffered by step parity)
     mutable std::vector<Scalar> pred_z_ = std::vector<Scalar>(kChunk);  // predict()'s pre-activations of a chunk
     int max_threads_ = 1;
     std::vector<std::int64_t> perm_, swaps_, batch_;
-    std::vector<Scalar> g_, scratch_;
+    std::vector<Scalar> g_, h_, scratch_;
     std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0, last_history_ = -1;
 };
