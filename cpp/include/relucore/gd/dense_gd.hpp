@@ -75,7 +75,7 @@ public:
     [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(
         const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& W0,
         const ConstMatrixRef& alpha0, const GDSettings& settings)
-        : DenseGD(X, y, make_start(outer, W0, alpha0), settings) {}
+        : DenseGD(X, y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
@@ -198,14 +198,6 @@ private:
         resync_diff_.resize(n);
         compute_beta();
         start();
-    }
-
-    static Start make_start(const ConstVectorRef& outer, const ConstMatrixRef& W0, const ConstMatrixRef& alpha0) {
-        Start s;
-        s.outer = outer;
-        s.W = W0;
-        s.alpha = alpha0;
-        return s;
     }
 
     void compute_beta() { kernel_.project(W_, beta_); }

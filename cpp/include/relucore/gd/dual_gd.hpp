@@ -184,12 +184,12 @@ public:
                                                                        const ConstMatrixRef& alpha0,
                                                                        const ConstMatrixRef& beta0,
                                                                        const GDSettings& settings)
-        : DualGD(K, y, make_start(outer, alpha0, beta0), settings) {}
+        : DualGD(K, y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
 
     [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(
         std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, const ConstVectorRef& outer,
         const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0, const GDSettings& settings)
-        : DualGD(std::move(K), y, make_start(outer, alpha0, beta0), settings) {}
+        : DualGD(std::move(K), y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
 
     [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
         const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& eps,
@@ -478,14 +478,6 @@ private:
         }
         grad_norm_ = grad_norm_from(sq);
         evaluated_ = true;
-    }
-
-    static Start make_start(const ConstVectorRef& outer, const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0) {
-        Start s;
-        s.outer = outer;
-        s.alpha = alpha0;
-        s.beta = beta0;
-        return s;
     }
 
     static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
