@@ -97,6 +97,35 @@ def test_small_step_loss_and_gradient_norm_same_bits_at_every_simd_level(monkeyp
             np.testing.assert_array_equal(got, want, err_msg=level)
 
 
+@pytest.mark.parametrize(("n", "m"), [(3, 1), (10, 1), (10, 3), (16, 2), (40, 2)])
+def test_an_exact_fixed_point_has_gradient_norm_zero_at_every_simd_level(monkeypatch, n, m):
+    """No example active (beta < 0 everywhere): d_alpha = 0 and d_beta = 0, so each step leaves the
+    state as it is, with the loss 1/2 ||y||^2 and a gradient norm of exactly 0 (the step functions
+    skip the rescaled norm there). One active example makes the step move again: the numpy
+    reference's state and a gradient norm > 0 at every level."""
+    K, y, outer, alpha, beta, eta = _problem(n, m, seed=3 * n + m)
+    beta = -np.abs(beta) - 0.1
+    half_y2 = 0.0
+    for v in y:  # the engine's order: one term at a time, increasing i
+        half_y2 += v * v
+    for level in LEVELS:
+        monkeypatch.setenv("RELUCORE_SIMD", level)
+        got_a, got_b, (loss, grad_norm) = _run(K, y, outer, alpha, beta, eta, 30, scalars=True)
+        np.testing.assert_array_equal(got_a, alpha, err_msg=level)
+        np.testing.assert_array_equal(got_b, beta, err_msg=level)
+        assert loss == half_y2 / 2 and grad_norm == 0.0, level
+    moving = beta.copy()
+    i = int(np.flatnonzero(y * outer[0] > 0)[0])  # the neuron moves towards y_i: it stays active
+    moving[0, i] = 0.5
+    ref_a, ref_b = _reference(K, y, outer, alpha, moving, eta, 12)
+    for level in LEVELS:
+        monkeypatch.setenv("RELUCORE_SIMD", level)
+        got_a, got_b, (_, grad_norm) = _run(K, y, outer, alpha, moving, eta, 12, scalars=True)
+        np.testing.assert_array_equal(got_a, ref_a, err_msg=level)
+        np.testing.assert_array_equal(got_b, ref_b, err_msg=level)
+        assert grad_norm > 0, level
+
+
 def test_dual_step_long_run_same_bits_at_every_simd_level(monkeypatch):
     """2000 steps (resynchronisations included) at n = 50, m = 3: all levels agree bit for bit."""
     K, y, outer, alpha, beta, eta = _problem(50, 3, seed=5)

@@ -38,11 +38,13 @@ struct View {
 };
 
 /// What a step leaves besides the state: the loss, sq (eta^2 ||grad||^2 before
-/// its square root) and whether an activation mask changed.
+/// its square root), whether an activation mask changed and whether some
+/// d_alpha entry is non-zero (NaN included; if none, d_beta is zero too).
 struct StepOut {
     Scalar loss = 0;
     Scalar sq = 0;
     bool changed = false;
+    bool moves = false;
 };
 
 #if defined(RELUCORE_SIMD_DISPATCH)
@@ -138,6 +140,7 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline StepOut advanc
     for (int i = 0; i < N; ++i) loss += t[i];
     out.loss = loss / 2;
     Scalar sq = 0;
+    unsigned moves = 0;
     for (Index k = 0; k < m; ++k) {
         const Scalar* bk = v.beta + k * N;
         Scalar* dak = v.d_alpha + k * N;
@@ -150,6 +153,7 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline StepOut advanc
         // The rows with d_alpha_ki != 0 (NaN included: `c == 0` is false for it), in increasing i.
         const unsigned rows = static_cast<unsigned>(_mm512_cmp_pd_mask(da0, zero, _CMP_NEQ_UQ)) |
                               static_cast<unsigned>(_mm512_cmp_pd_mask(da1, zero, _CMP_NEQ_UQ)) << 8;
+        moves |= rows;
         __m512d acc0 = zero, acc1 = zero;
         for (Index i = 0; i < N; ++i) {
             if (!((rows >> i) & 1u)) continue;
@@ -166,6 +170,7 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline StepOut advanc
         for (int j = 0; j < N; ++j) sq += t[j];
     }
     out.sq = sq;
+    out.moves = moves != 0;
     return out;
 }
 
