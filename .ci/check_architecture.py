@@ -5,7 +5,9 @@
 - no function over 100 lines (a Python function's docstring aside; C++ bodies found by
   brace matching, a heuristic that knows comments and string literals);
 - no reference to documents outside the repository ("SPEC", "DESIGN") or to issue numbers;
-- the layers of relucore import only downwards, and no module-level import cycle.
+- the layers of relucore import only downwards, and no module-level import cycle;
+- no call into the extension (``_core.f(...)``) with more than MAX_POSITIONAL positional
+  arguments: the rest go by keyword, so two arguments of the same type cannot swap silently.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 100
+MAX_POSITIONAL = 3
 SOURCE_DIRS = (
     "python",
     "cpp/include",
@@ -128,6 +131,7 @@ def main() -> int:
         problems += long_python_functions(tree, rel)
         if not rel.startswith("python/relucore/"):
             continue
+        problems += positional_binding_calls(tree, rel)
         mod = module_name(rel)
         imports = top_level_imports(tree, mod, p.name == "__init__.py", modules)
         graph[mod] = {name for name, _ in imports if name.startswith("relucore")}
@@ -156,6 +160,24 @@ def long_python_functions(tree: ast.Module, rel: str):
                 length -= doc.end_lineno - doc.lineno + 1  # the docstring does not count
             if length > MAX_FUNCTION_LINES:
                 out.append(f"{rel}:{node.lineno}: function {node.name} has {length} lines (limit {MAX_FUNCTION_LINES})")
+    return out
+
+
+def positional_binding_calls(tree: ast.Module, rel: str):
+    """Calls ``_core.f(...)`` with more than MAX_POSITIONAL positional arguments."""
+    out = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "_core"
+            and len(node.args) > MAX_POSITIONAL
+        ):
+            out.append(
+                f"{rel}:{node.lineno}: _core.{node.func.attr} takes {len(node.args)} positional arguments"
+                f" (limit {MAX_POSITIONAL}; pass the rest by keyword)"
+            )
     return out
 
 

@@ -68,6 +68,15 @@ def test_a_long_python_function_is_found(check):
     assert len(check.long_python_functions(tree(99), "a.py")) == 1
 
 
+def test_a_long_positional_call_into_the_extension_is_found(check):
+    tree = ast.parse("_core.qp_box(H, c, lower, upper, z, r, state)\n_core.gram_batch(X, K, n_threads=1)\n")
+    assert check.positional_binding_calls(tree, "a.py") == [
+        "a.py:1: _core.qp_box takes 7 positional arguments (limit 3; pass the rest by keyword)"
+    ]
+    keywords = ast.parse("_core.qp_box(H, c, lower, upper=upper, z=z, r=r, state=state)\n")
+    assert check.positional_binding_calls(keywords, "a.py") == []
+
+
 def test_an_upward_import_is_found(check):
     tree = ast.parse("from relucore.gd.train import train\n\ndef f():\n    from relucore.cli import main\n")
     assert check.upward_imports(tree, "relucore.experiments.x", "x.py") == [

@@ -123,7 +123,9 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
     signs = np.asarray(signs, dtype=float)
     # signs (m,) shared, or (B, m) per problem: one ||s||^2 per problem
     s2 = float(np.sum(np.square(signs))) if signs.ndim == 1 else np.sum(np.square(signs), axis=-1)
-    out = _core.default_step(getattr(_core.Loss, loss), 1 if n is None else n, s2, np.asarray(mu1, dtype=float))
+    out = _core.default_step(
+        loss=getattr(_core.Loss, loss), n=1 if n is None else n, s2=s2, mu1=np.asarray(mu1, dtype=float)
+    )
     return out if np.ndim(out) else np.float64(out)
 
 
@@ -172,4 +174,6 @@ def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str, h0: Optional[np.ndarr
         return np.zeros(y.shape[0])
     y_norm = np.linalg.norm(y, axis=1)
     h0_norm = y_norm if h0 is None else np.linalg.norm(h0, axis=1)
-    return np.asarray(_core.default_tolerance(TOL_FACTOR, mu1, y_norm, h0_norm), dtype=float)
+    return np.asarray(
+        _core.default_tolerance(tol_factor=TOL_FACTOR, mu1=mu1, y_norm=y_norm, h0_norm=h0_norm), dtype=float
+    )

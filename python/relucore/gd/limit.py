@@ -322,7 +322,9 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
     for b in range(B):
         settings = p.settings(0, 0)
         settings.eta, settings.tol = float(p.eta[b]), float(p.tol[b])
-        engine = _core.DualTrainer(p.K[b], p.y[b], p.signs, p.alpha0[b], p.beta0[b], settings)
+        engine = _core.DualTrainer(
+            K=p.K[b], y=p.y[b], outer=p.signs, alpha0=p.alpha0[b], beta0=p.beta0[b], settings=settings
+        )
         runs.append(run_engine_to_limit(engine, p.K[b], p.y[b], p.signs, float(p.tol[b]), max_steps))
     alpha = np.stack([r["alpha"] for r in runs])
     W = None
@@ -382,7 +384,12 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
     if trainer._X is not None:
         W = np.empty((1,) + trainer._W0.shape)
         _core.weights_from_dual_batch(
-            trainer._X[None], trainer._W0[None], trainer._alpha0[None], run["alpha"][None], W, 1
+            X=trainer._X[None],
+            W0=trainer._W0[None],
+            alpha0=trainer._alpha0[None],
+            alpha=run["alpha"][None],
+            W=W,
+            n_threads=1,
         )
         W = W[0]
     return CertifiedResult(

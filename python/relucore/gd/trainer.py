@@ -161,7 +161,9 @@ class Trainer:
         p = prepare(X, y, gram=gram, options=o if engine == "dual" else dataclasses.replace(o, engine="dual"))
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
-        self._engine = _core.DualTrainer(p.K[0], p.y[0], p.signs, p.alpha0[0], p.beta0[0], settings)
+        self._engine = _core.DualTrainer(
+            K=p.K[0], y=p.y[0], outer=p.signs, alpha0=p.alpha0[0], beta0=p.beta0[0], settings=settings
+        )
         # Own copy: W must not change if the caller later edits its X in place.
         self._X = None if p.X is None else np.array(p.X[0])
         # A copy where W0 is half of a block with room for W (Prepared.W_room), which the view would keep alive.
@@ -237,12 +239,12 @@ class Trainer:
             return None
         W = np.empty((1,) + self._W0.shape)
         _core.weights_from_dual_batch(
-            self._X[None],
-            np.ascontiguousarray(self._W0)[None],
-            np.ascontiguousarray(self._alpha0)[None],
-            np.ascontiguousarray(self.alpha)[None],
-            W,
-            1,
+            X=self._X[None],
+            W0=np.ascontiguousarray(self._W0)[None],
+            alpha0=np.ascontiguousarray(self._alpha0)[None],
+            alpha=np.ascontiguousarray(self.alpha)[None],
+            W=W,
+            n_threads=1,
         )
         return W[0]
 
@@ -508,7 +510,9 @@ class Trainer:
             raise ValueError(f"state has layout version {state['version']}, this relucore reads {STATE_VERSION}")
         arr = {k: np.ascontiguousarray(state[k], dtype=np.float64) for k in _STATE_ARRAYS if k != "mask"}
         settings = _settings_from_dict(state["settings"])
-        engine = _core.DualTrainer(arr["K"], arr["y"], arr["signs"], arr["alpha"], arr["beta"], settings)
+        engine = _core.DualTrainer(
+            K=arr["K"], y=arr["y"], outer=arr["signs"], alpha0=arr["alpha"], beta0=arr["beta"], settings=settings
+        )
         mask = np.ascontiguousarray(state["mask"], dtype=np.uint8)
         engine.restore(int(state["steps_taken"]), mask, int(state["stable_step"]))
         # beta is resynchronised from the original start, as in the uninterrupted run

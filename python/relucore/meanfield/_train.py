@@ -405,7 +405,9 @@ def _resolve_key(rng, key) -> np.ndarray:
 def _initial_theta(init, N: int, P: int, init_scale: float, key, train_outer: bool) -> np.ndarray:
     """A copy of ``init`` (checked to be (N, P)), or the engine's Gaussian init from ``key``."""
     if init is None:
-        return _core.weight_gd_init(N, P, init_scale, int(key[0]), int(key[1]), not train_outer)
+        return _core.weight_gd_init(
+            N=N, P=P, scale=init_scale, key0=int(key[0]), key1=int(key[1]), fixed_outer=not train_outer
+        )
     theta = as_float_array(init, "init", ndim=2).copy()
     if theta.shape != (N, P):
         raise ValueError(f"init must have shape (N, {P}) = ({N}, {P}), got {theta.shape}")

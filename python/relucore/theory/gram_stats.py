@@ -192,7 +192,7 @@ def gram_stats(X=None, *, gram=None, spectrum=None, y=None, n_threads=None):
     else:
         norm1_arr = np.trace(K, axis1=1, axis2=2) / n
     out = np.empty((B, 6))
-    _core.gram_stats_batch(K, np.ascontiguousarray(norm1_arr), out, n_threads)
+    _core.gram_stats_batch(K, np.ascontiguousarray(norm1_arr), out, n_threads=n_threads)
 
     if y is not None:
         ya = np.abs(as_float_array(y, "y", ndim=(1, 2)))

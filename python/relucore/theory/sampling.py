@@ -97,7 +97,7 @@ def _z(kind: str, shape, key: int) -> np.ndarray:
 
     check_z(kind)
     out = np.empty(shape)
-    _core.counter_variates(key, 0, 0, kind, out.reshape(-1))
+    _core.counter_variates(key, stream=0, start=0, z=kind, out=out.reshape(-1))
     return out
 
 
@@ -341,7 +341,7 @@ def sample_fused(
     scale = None if np.all(lam == 1.0) else np.sqrt(lam)
     K = np.empty((B, n, n))
     X = np.empty((B, n, d)) if keep_x else None
-    _core.fused_gram_batch(keys, 0, n, d, z, scale, K, X, int(n_threads))
+    _core.fused_gram_batch(keys, stream=0, n=n, d=d, z=z, scale=scale, K=K, X=X, n_threads=int(n_threads))
     y = np.stack([_labels(labels, n, r) for r in rngs]) if B else np.empty((0, n))
     return K, X, y, lam
 
@@ -460,7 +460,9 @@ def sample_gram(
         for start in range(0, n_cols, chunk):
             lam = lam_small[start : start + chunk]
             G = np.empty((lam.size, n))  # column t of the n x n_cols matrix is row t here
-            _core.counter_variates(key, _core.gram_small_groups_stream, start * n, "gaussian", G.reshape(-1))
+            _core.counter_variates(
+                key, stream=_core.gram_small_groups_stream, start=start * n, z="gaussian", out=G.reshape(-1)
+            )
             K += _outer(G.T * np.sqrt(lam)[None, :])
         K = 0.5 * (K + K.T)
     y = _labels(labels, n, rng)

@@ -118,7 +118,9 @@ class PatternQP:
                     state[support[np.argmax(np.abs(z[support]))]] = 0
         nu = np.empty(len(rhs))
         r = np.empty(N)
-        info = _core.qp_primal(self.H, self.c, np.ascontiguousarray(E), e, lower, upper, z, state, nu, r)
+        info = _core.qp_primal(
+            H=self.H, c=self.c, E=np.ascontiguousarray(E), e=e, lower=lower, upper=upper, z=z, state=state, nu=nu, r=r
+        )
         self.nsolves += 1
         obj = 0.5 * float(z @ self.H @ z)
         return {
@@ -206,7 +208,7 @@ class PatternQP:
         t = np.empty(nt)
         r = np.empty(nt)
         state = np.empty(nt, dtype=np.int8)
-        info = _core.qp_box(Ht, ct, lower, upper, t, r, state)
+        info = _core.qp_box(H=Ht, c=ct, lower=lower, upper=upper, z=t, r=r, state=state)
         self.nsolves += 1
         z = T @ t + f
         obj = 0.5 * float(z @ (self.H @ z))

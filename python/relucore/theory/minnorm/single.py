@@ -21,7 +21,7 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
     z = np.empty(n)
     r = np.empty(n)
     state = np.empty(n, dtype=np.int8)
-    info = _core.qp_box(np.ascontiguousarray(K), c, lower, upper, z, r, state)
+    info = _core.qp_box(H=np.ascontiguousarray(K), c=c, lower=lower, upper=upper, z=z, r=r, state=state)
     status = int(info["status"])
     alpha = z[None, :].copy()
     beta = (K @ z)[None, :]
