@@ -159,6 +159,20 @@ TEST_CASE("conditioning_rule: the Cholesky estimate first, the spectrum only whe
     CHECK(factor_gram(near, cmax, spectrum_of(1, 1e-14), llt) == StartCheck::ill_conditioned && asked == 3);
     near(6, 6) = 1e-12;  // rcond = 1e-12 is not above cholesky_rcond_min, cond = 1e12 is accepted
     CHECK(factor_gram(near, cmax, spectrum_of(1, 1e-12), llt) == StartCheck::ok && asked == 4);
+    // Given the spectrum itself (a sweep trial knows it): the same verdicts as the lazy form, with
+    // the estimate still deciding where the spectrum alone would refuse.
+    llt.compute(p.K);
+    CHECK(conditioning_rule(llt, defaults::cholesky_rcond_min, cmax, std::pair(1.0, 0.5)) == StartCheck::ok);
+    CHECK(conditioning_rule(llt, 1e-300, cmax, std::pair(1e20, 1.0)) == StartCheck::ok);  // the estimate passes
+    CHECK(conditioning_rule(llt, 1.0, cmax, std::pair(1e20, 1.0)) == StartCheck::ill_conditioned);
+    llt.compute(indefinite);
+    CHECK(conditioning_rule(llt, 1e-300, cmax, std::pair(5.0, -1.0)) == StartCheck::ill_conditioned);
+    CHECK(conditioning_rule(llt, 1e-300, cmax, std::pair(5.0, 1.0)) == StartCheck::not_definite);
+    for (const double bottom : {1e-14, 1e-12}) {
+        near(6, 6) = bottom;
+        const StartCheck lazy = factor_gram(near, cmax, spectrum_of(1, bottom), llt);
+        CHECK(factor_gram(near, cmax, std::pair(1.0, bottom), llt) == lazy);
+    }
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"

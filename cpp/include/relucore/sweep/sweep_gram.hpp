@@ -14,7 +14,8 @@
 // train's in the last bits; with eta and tol given, a trial is train's run bit
 // for bit. The conditioning rule is prepare's (conditioning_rule(): the Cholesky
 // rcond estimate, then cond(K) = mu_1 / mu_n <= max_condition where the estimate
-// fails). w* is relucore.minnorm's for m = 1.
+// fails; given the spectrum the trial has already computed, the same verdict
+// with the estimate only where the spectrum fails). w* is relucore.minnorm's for m = 1.
 #pragma once
 
 #include "relucore/core/types.hpp"
@@ -150,7 +151,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     extreme_eigenvalues(K, out.mu1, out.mun);
     out.cond = out.mun > 0 ? out.mu1 / out.mun : std::numeric_limits<double>::infinity();
     Eigen::LLT<RowMatrix> llt(n);
-    if (factor_gram(K, st.max_condition, [&] { return std::pair(out.mu1, out.mun); }, llt) != StartCheck::ok) {
+    if (factor_gram(K, st.max_condition, std::pair(out.mu1, out.mun), llt) != StartCheck::ok) {
         out.error = GramTrialError::ill_conditioned;
         return out;
     }

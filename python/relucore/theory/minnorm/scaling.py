@@ -32,8 +32,16 @@ class Scaling:
 
 def _exponent(a: np.ndarray) -> int:
     """The binary exponent e of ``max |a|`` (``max |a| = f 2^e`` with f in [0.5, 1)); 0 for an all-zero array."""
-    top = float(np.max(np.abs(a), initial=0.0))
+    if a.size == 0:
+        return 0
+    hi, lo = float(a.max()), float(a.min())  # no |a| temporary; NaN in both (then 0, as for an all-zero a)
+    top = hi if hi >= -lo else -lo
     return math.frexp(top)[1] if top > 0 else 0
+
+
+def _shifted(a: Optional[np.ndarray], power: int) -> Optional[np.ndarray]:
+    """``a 2^power`` (exact); ``a`` itself when power is 0 (entries already of order one: no copy)."""
+    return a if a is None or power == 0 else np.ldexp(a, power)
 
 
 def normalize(X, y, gram):
@@ -49,9 +57,7 @@ def normalize(X, y, gram):
     # From X when it is given; else half the exponent of K (floor, so K -> 4^k K shifts it by k).
     ex = _exponent(X) if X is not None else (_exponent(gram) // 2 if gram is not None else 0)
     ey = _exponent(y)
-    Xs = None if X is None else np.ldexp(X, -ex)
-    Gs = None if gram is None else np.ldexp(gram, -2 * ex)
-    return Xs, np.ldexp(y, -ey), Gs, Scaling(ex, ey)
+    return _shifted(X, -ex), _shifted(y, -ey), _shifted(gram, -2 * ex), Scaling(ex, ey)
 
 
 def _scaled(value: Optional[float], power: int) -> Optional[float]:
