@@ -44,6 +44,7 @@ LAYERS = [
         "relucore._summary",
         "relucore._deprecation",
         "relucore._docstrings",
+        "relucore._scipy_capi",
     },
     {"relucore.gd"},
     {"relucore.theory", "relucore.meanfield"},

@@ -124,7 +124,7 @@ def main():
         )
         rows.append((n, d, m, steps, t_rc, t_np, t_th if have_torch else None))
     print()
-    print(f"The process's first call (in none of the rows): {t_first * 1e3:.0f} ms, loading scipy's BLAS and LAPACK")
+    print(f"The process's first call (in none of the rows): {t_first * 1e3:.0f} ms (it loads scipy's BLAS and LAPACK)")
     # The fixed cost of a call (validation, K, eigenvalues, init, packaging) is
     # paid once per call: B problems in one batched call share it.
     print()

@@ -1,6 +1,8 @@
 // Registers the BLAS that scipy loads (scipy.linalg.cython_blas) with
 // linalg/blas.hpp, and its LAPACK's dsyevd (scipy.linalg.cython_lapack) with
-// linalg/lapack.hpp, lazily, and reports what is in use.
+// linalg/lapack.hpp, lazily, and reports what is in use. The modules' function
+// tables come through relucore._scipy_capi, which loads the two modules without
+// the rest of scipy.linalg.
 //
 // The function pointers come from the module's PyCapsules (Fortran calling
 // convention, 32-bit integers). The library's thread-count functions are
@@ -100,7 +102,7 @@ Found find_scipy_blas() {
     }
     py::dict capi;
     try {
-        capi = py::module_::import("scipy.linalg.cython_blas").attr("__pyx_capi__");
+        capi = py::module_::import("relucore._scipy_capi").attr("capi")("cython_blas");
     } catch (py::error_already_set& e) {
         f.reason = std::string("scipy.linalg.cython_blas not importable: ") + e.what();
         return f;
@@ -115,7 +117,7 @@ Found find_scipy_blas() {
     }
     f.library = lib;
     try {
-        const py::dict lapack_capi = py::module_::import("scipy.linalg.cython_lapack").attr("__pyx_capi__");
+        const py::dict lapack_capi = py::module_::import("relucore._scipy_capi").attr("capi")("cython_lapack");
         f.lapack.dsyevd = reinterpret_cast<lapack::dsyevd_fn>(capsule_pointer(lapack_capi, "dsyevd"));
     } catch (py::error_already_set&) {  // the eigenvalues then come from Eigen
         f.lapack.dsyevd = nullptr;
