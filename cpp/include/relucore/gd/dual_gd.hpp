@@ -338,18 +338,20 @@ private:
         return grad_norm_rescaled(sq);
     }
 
-    /// grad_norm_from(sq) for a step with a non-zero d_alpha entry (NaN included) iff `moves`. A step
-    /// of exactly zero (the run sits on a fixed point, as a run that converged exactly does with
-    /// tol = 0) has d_beta = K d_alpha = 0 (the products add only rows with a non-zero coefficient)
-    /// and norm 0: what grad_norm_rescaled() finds for it by scanning both, without the scan.
-    Scalar grad_norm_of_step(Scalar sq, bool moves) const { return moves ? grad_norm_from(sq) : Scalar(0); }
-
     /// grad_norm_from() where sq under- or overflowed. Out of line: never compiled into the
     /// AVX-512 step (whose target allows FMA, which would contract q's sum under clang).
     __attribute__((noinline)) Scalar grad_norm_rescaled(Scalar sq) const {
         const Index m = d_alpha_.rows();
         const Index n = d_alpha_.cols();
         const Index stride = d_beta_.cols();
+        // A step of exactly zero (the run sits on a fixed point, as a run that converged exactly
+        // does with tol = 0; every step then comes here with sq = 0): d_beta = K d_alpha is zero
+        // too (the products add only rows with a non-zero coefficient), so the norm is 0, what
+        // the scan below finds, without its chain of maxima. NaN != 0: a NaN step goes on.
+        const Scalar* da = d_alpha_.data();
+        Index first = 0;
+        while (first < m * n && da[first] == 0) ++first;
+        if (first == m * n) return 0;
         Scalar ca = 0, cb = 0;
         for (Index k = 0; k < m; ++k)
             for (Index j = 0; j < n; ++j) {
@@ -451,15 +453,11 @@ private:
         Scalar* __restrict da = d_alpha_.data();
         Scalar* __restrict db = d_beta_.data();
         const Index dstride = d_beta_.cols();
-        unsigned moves = 0;  // whether some d_alpha entry is non-zero (NaN included)
         for (Index k = 0; k < m; ++k) {
             const Scalar a = -eta * outer[k];
             const Scalar* __restrict bk = beta + k * n;
             Scalar* __restrict dak = da + k * n;
-            for (Index i = 0; i < n; ++i) {
-                dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
-                moves |= static_cast<unsigned>(dak[i] != 0);
-            }
+            for (Index i = 0; i < n; ++i) dak[i] = bk[i] > 0 ? a * g[i] : Scalar(0);
         }
         // n > 16: two neurons per pass over K, or every neuron in one pass where K
         // is large (dual_kernels::tiles_pay); bitwise as one neuron at a time.
@@ -486,7 +484,7 @@ private:
                 for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
             }
         }
-        grad_norm_ = grad_norm_of_step(sq, moves != 0);
+        grad_norm_ = grad_norm_from(sq);
         evaluated_ = true;
     }
 
@@ -536,7 +534,8 @@ private:
         ++steps_;
         if (r.changed) pattern_.update(beta_, steps_);
         loss_ = r.loss;
-        grad_norm_ = grad_norm_of_step(r.sq, r.moves);
+        // No d_alpha entry moved (the row masks say so): the zero step grad_norm_rescaled() would find.
+        grad_norm_ = r.moves ? grad_norm_from(r.sq) : Scalar(0);
         evaluated_ = true;
     }
     RELUCORE_AVX512_WARNINGS_ON

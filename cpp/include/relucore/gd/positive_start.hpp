@@ -158,11 +158,19 @@ inline bool cholesky_estimate_passes(const Eigen::LLT<RowMatrix>& llt, Scalar rc
     return llt.info() == Eigen::Success && llt.rcond() > rcond_min;
 }
 
+namespace detail {
+/// The spectrum's half of the conditioning rule: mu = {mu_1, mu_n} refuses K when mu_n <= 0 or
+/// mu_1 / mu_n > max_condition.
+inline bool spectrum_refuses(std::pair<Scalar, Scalar> mu, Scalar max_condition) {
+    return !(mu.second > 0) || mu.first / mu.second > max_condition;
+}
+}  // namespace detail
+
 /// conditioning_rule() where the estimate has failed: the spectrum decides.
 template <class Spectrum>
 StartCheck spectrum_rule(const Eigen::LLT<RowMatrix>& llt, Scalar max_condition, Spectrum&& spectrum) {
     const std::pair<Scalar, Scalar> mu = spectrum();
-    if (!(mu.second > 0) || mu.first / mu.second > max_condition) return StartCheck::ill_conditioned;
+    if (detail::spectrum_refuses(mu, max_condition)) return StartCheck::ill_conditioned;
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;
     return StartCheck::ok;
 }
@@ -188,8 +196,7 @@ StartCheck conditioning_rule(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min,
 /// n = 10) is computed only where the spectrum alone would refuse K.
 inline StartCheck conditioning_rule(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min, Scalar max_condition,
                                     std::pair<Scalar, Scalar> mu) {
-    const bool spectrum_passes = mu.second > 0 && !(mu.first / mu.second > max_condition);  // spectrum_rule's test
-    if (spectrum_passes && llt.info() == Eigen::Success) return StartCheck::ok;
+    if (!detail::spectrum_refuses(mu, max_condition) && llt.info() == Eigen::Success) return StartCheck::ok;
     return conditioning_rule(llt, rcond_min, max_condition, [mu] { return mu; });
 }
 
