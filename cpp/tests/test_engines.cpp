@@ -112,6 +112,18 @@ TEST_CASE("train_outer: both engines take the two-layer GD step of a plain refer
     GDSettings bad = s;
     bad.output_scale = 0;
     CHECK_THROWS(bad.validate(), std::invalid_argument);
+    // Turned on through settings() after construction (the engine sizes the outer step's
+    // buffer there): the run of an engine built with it on, bit for bit, on both engines.
+    DualGD later(p.K, p.y, dual_start(outer0, alpha0, beta0), fixed);
+    DenseGD later_dense(p.X, p.y, dense_start(outer0, W0, alpha0), fixed);
+    later.settings() = s;
+    later_dense.settings() = s;
+    later.step(200);
+    later_dense.step(200);
+    CHECK((later.outer().array() == dual.outer().array()).all());
+    CHECK((later.alpha().array() == dual.alpha().array()).all());
+    CHECK((later_dense.outer().array() == dense.outer().array()).all());
+    CHECK((later_dense.W().array() == dense.W().array()).all());
 }
 
 // Arguments that would leave an engine viewing a temporary copy do not compile.

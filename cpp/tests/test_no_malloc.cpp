@@ -104,6 +104,12 @@ TEST_CASE("DenseGD::step allocates nothing") {
     DenseGD wide(q.X, q.y, dense_start(gaussian(m, 1, gen).col(0), gaussian(m, 2, gen), RowMatrix::Zero(m, 40)), s);
     CHECK(allocations_during([&] { wide.step(50); }) == 0);
     CHECK(wide.steps_taken() == 50);
+    // The outer layer turned on after construction: settings() sizes its buffer, the steps allocate nothing.
+    GDSettings plain = settings_for(0.05, 50);
+    DenseGD turned(q.X, q.y, dense_start(gaussian(m, 1, gen).col(0), gaussian(m, 2, gen), RowMatrix::Zero(m, 40)),
+                   plain);
+    turned.settings() = s;
+    CHECK(allocations_during([&] { turned.step(50); }) == 0);
 }
 
 namespace {

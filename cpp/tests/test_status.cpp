@@ -79,7 +79,7 @@ TEST_CASE("stalled: logistic loss, every neuron dead: misclassified examples") {
     CHECK_CLOSE(r.loss, std::log(2.0), 1e-15, 0.0);
     // The leaky ReLU never stalls there: its inactive units still carry gradient.
     s.model.activation = Activation::leaky_relu;
-    DualGD leaky(p.K, y, outer, alpha0, beta0, s);
+    DualGD leaky(p.K, y, dual_start(outer, alpha0, beta0), s);
     CHECK(leaky.run().status != Status::stalled);
 }
 

@@ -27,6 +27,39 @@ TEST_CASE("extreme_eigenvalues: Laguerre on the tridiagonal form agrees with a J
     }
 }
 
+TEST_CASE("extreme_eigenvalues: K scaled by a power of two far from 1 gives the ends scaled by it") {
+    // In [2^-300, 2^300] nothing is rescaled; outside, K is brought back in range exactly.
+    for (Index n : {2, 10, 33}) {
+        const Problem p = make_problem(n, n + 12, 500 + static_cast<unsigned>(n));
+        double mu_max = 0, mu_min = 0;
+        extreme_eigenvalues(p.K, mu_max, mu_min);
+        for (int e : {-1000, -700, -400, -150, 150, 400, 900}) {
+            const RowMatrix Ks = p.K.unaryExpr([e](double v) { return std::ldexp(v, e); });
+            double s_max = 0, s_min = 0;
+            extreme_eigenvalues(Ks, s_max, s_min);
+            CHECK(s_max == std::ldexp(mu_max, e));
+            CHECK(s_min == std::ldexp(mu_min, e));
+        }
+    }
+}
+
+TEST_CASE("extreme_eigenvalues: the two ends run interleaved give the bits of each end run alone") {
+    for (Index n : {2, 3, 7, 10, 16, 33}) {
+        for (unsigned seed : {1u, 2u, 3u}) {
+            Problem p = make_problem(n, n + static_cast<Index>(seed) * 4, 300 + seed * 17 + static_cast<unsigned>(n));
+            if (seed == 3) p.K *= 1e-30;  // away from 1 in scale, inside the range that is not rescaled
+            Eigen::MatrixXd T = p.K;
+            Vector diag(n), sub(n - 1), hc(n - 1);
+            Eigen::internal::tridiagonalization_inplace(T, diag, sub, hc, false);
+            double mu_max = 0, mu_min = 0;
+            extreme_eigenvalues(p.K, mu_max, mu_min);
+            CHECK(mu_max == detail::laguerre_extreme_eigenvalue(diag, sub, true));
+            CHECK(mu_min == detail::laguerre_extreme_eigenvalue(diag, sub, false));
+            CHECK(mu_min > 0 && mu_min < mu_max);
+        }
+    }
+}
+
 TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomputations") {
     const Index n = 10, d = 300;
     const Problem p = make_problem(n, d, 44);

@@ -124,7 +124,7 @@ public:
         for (Index k0 = 0; k0 < m; k0 += rows) {
             const Index r = std::min(rows, m - k0);
             W_.middleRows(k0, r) += d_W_.middleRows(k0, r);
-            if (settings_.train_outer) outer_.segment(k0, r) += d_outer_.segment(k0, r);
+            if (settings_.train_outer) outer_.segment(k0, r) += d_outer().segment(k0, r);
             kernel_.project(W_.middleRows(k0, r), beta_.middleRows(k0, r));
             changed = pattern_.update_rows(beta_, k0, k0 + r) || changed;
             add_predictions(beta_.middleRows(k0, r), outer_.segment(k0, r), spec, h_);

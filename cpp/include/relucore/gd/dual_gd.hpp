@@ -272,9 +272,11 @@ public:
     void resync() {
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
-        Scalar* __restrict diff = resync_diff_.data();
-        Scalar* __restrict prod = resync_prod_.data();
+        // The pending step's rows hold the difference and its product: the state is left
+        // un-evaluated, so evaluate() writes them anew before the next step.
         for (Index k = 0; k < m; ++k) {
+            Scalar* __restrict diff = d_alpha_.data() + k * n;
+            Scalar* __restrict prod = d_beta_.data() + k * d_beta_.cols();
             for (Index j = 0; j < n; ++j) diff[j] = alpha_(k, j) - alpha_ref_(k, j);
             product_.times(diff, prod);
             for (Index j = 0; j < n; ++j) beta_(k, j) = beta_ref_(k, j) + prod[j];
@@ -502,8 +504,6 @@ private:
         d_beta_ = RowMatrix::Zero(alpha_.rows(), product_.width());
         alpha_ref_ = alpha_;
         beta_ref_ = beta_;
-        resync_diff_ = Vector::Zero(n);
-        resync_prod_ = Vector::Zero(d_beta_.cols());
         select_step_functions(n);
         start();
     }
@@ -561,7 +561,6 @@ private:
 
     // resync(): beta = beta_ref_ + K (alpha - alpha_ref_) every resync_every_ steps
     RowMatrix alpha_ref_, beta_ref_;
-    Vector resync_diff_, resync_prod_;
     std::int64_t resync_every_ = defaults::resync_every;
 };
 

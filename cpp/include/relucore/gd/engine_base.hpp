@@ -121,6 +121,7 @@ public:
     /// settings; loss() is stale until then (call evaluate()).
     GDSettings& settings() {
         evaluated_ = false;
+        size_outer_work();  // the caller may turn train_outer on
         return settings_;
     }
     const GDSettings& settings() const { return settings_; }
@@ -184,8 +185,7 @@ protected:
         h_.resize(n);
         g_.resize(n);
         d_alpha_.resize(m, n);
-        d_outer_ = Vector::Zero(m);
-        outer_sq_ = Vector::Zero(m);
+        if (settings_.train_outer) size_outer_work();
     }
     // NOLINTEND(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility)
 
@@ -220,26 +220,39 @@ protected:
     void outer_terms(Index k0, Index k1) {
         const Scalar c = settings_.output_scale;
         const Scalar rate = -settings_.eta * c * c;
-        // The sums s_k (gd/model.hpp, shared with meanfield.train's outer step) into outer_sq_, then the terms.
-        outer_gradient_sums(beta_.data(), beta_.cols(), k0, k1, g_.data(), settings_.model, outer_sq_.data());
+        Scalar* d_outer = outer_work_.data();
+        Scalar* outer_sq = d_outer + beta_.rows();
+        // The sums s_k (gd/model.hpp, shared with meanfield.train's outer step) into outer_sq, then the terms.
+        outer_gradient_sums(beta_.data(), beta_.cols(), k0, k1, g_.data(), settings_.model, outer_sq);
         for (Index k = k0; k < k1; ++k) {
-            const Scalar s = outer_sq_[k];
-            d_outer_[k] = rate * s;
-            outer_sq_[k] = (c * s) * (c * s);
+            const Scalar s = outer_sq[k];
+            d_outer[k] = rate * s;
+            outer_sq[k] = (c * s) * (c * s);
         }
     }
 
     /// The sum of the terms of outer_terms(), in increasing k.
     Scalar outer_square_sum() const {
+        const Index m = beta_.rows();
+        const Scalar* outer_sq = outer_work_.data() + m;
         Scalar sq = 0;
-        for (Index k = 0; k < outer_sq_.size(); ++k) sq += outer_sq_[k];
+        for (Index k = 0; k < m; ++k) sq += outer_sq[k];
         return sq;
     }
 
     /// With settings().train_outer, adds the outer step of evaluate_outer().
     void apply_outer() {
-        if (settings_.train_outer) outer_ += d_outer_;
+        if (settings_.train_outer) outer_ += d_outer();
     }
+
+    /// Sizes the buffer of outer_terms(), wherever train_outer may be on (construction with it, the
+    /// mutable settings()): an engine that never trains the outer layer does not allocate it.
+    void size_outer_work() {
+        if (outer_work_.size() == 0) outer_work_ = Vector::Zero(2 * beta_.rows());
+    }
+
+    /// The pending outer step of outer_terms() (m entries).
+    Eigen::VectorBlock<Vector> d_outer() { return outer_work_.head(beta_.rows()); }
 
     Vector y_;
     Vector outer_;
@@ -248,8 +261,9 @@ protected:
     GDSettings settings_;
     Vector h_, g_;
     RowMatrix d_alpha_;
-    Vector d_outer_;   // the pending outer step (train_outer only)
-    Vector outer_sq_;  // its terms of the gradient norm (outer_terms())
+    // 2m: the pending outer step d_outer(), then its terms of the gradient norm; sized by
+    // size_outer_work() (empty while train_outer is off)
+    Vector outer_work_;
     PatternTracker pattern_;
     Scalar loss_ = 0;
     Scalar grad_norm_ = 0;

@@ -46,49 +46,103 @@ namespace detail {
 // to the nearest root, i.e. to the largest eigenvalue from above (from_above)
 // or the smallest from below. log det and its derivatives come from the
 // pivots q_i = a_i - x - b_{i-1}^2 / q_{i-1} of T - x I = L D L^T. O(n) per step.
-inline double laguerre_extreme_eigenvalue(const Vector& a, const Vector& b, bool from_above) {
-    const Index n = a.size();
-    if (n == 1) return a[0];
-    double lo = a[0], hi = a[0], scale = 0;
-    for (Index i = 0; i < n; ++i) {
-        const double r = (i > 0 ? std::abs(b[i - 1]) : 0.0) + (i + 1 < n ? std::abs(b[i]) : 0.0);
-        lo = std::min(lo, a[i] - r);
-        hi = std::max(hi, a[i] + r);
-        scale = std::max(scale, std::abs(a[i]) + r);
-    }
-    const double tiny = std::numeric_limits<double>::epsilon() * std::max(scale, std::numeric_limits<double>::min());
+//
+// Each pivot waits for the division of the one before, so a sweep is bound by
+// the latency of a chain of divisions. The two ends are independent: their
+// sweeps run interleaved (LaguerreEnd::sweep2), two chains in flight at once,
+// with each end's operations and stopping rules those of an end run alone.
+struct LaguerreEnd {
+    const double* a;
+    const double* b;
+    Index n;
+    double tiny;
+    bool from_above;
+    double x;
+    int it = 0;
+    bool done = false;
+
     // Gershgorin bounds, moved off the spectrum.
-    double x = from_above ? hi + tiny : lo - tiny;
-    const double nn = static_cast<double>(n);
-    for (int it = 0; it < 100; ++it) {
-        double q = a[0] - x, dq = -1.0, d2q = 0.0;
-        if (q == 0.0) q = -tiny;
-        double G = dq / q, H = (dq / q) * (dq / q) - d2q / q;
-        for (Index i = 1; i < n; ++i) {
-            const double b2 = b[i - 1] * b[i - 1];
-            const double r = 1.0 / q;
-            const double nq = a[i] - x - b2 * r;
-            const double ndq = -1.0 + b2 * dq * r * r;
-            const double nd2q = b2 * (d2q * r * r - 2.0 * dq * dq * r * r * r);
-            q = nq == 0.0 ? -tiny : nq;
-            dq = ndq;
-            d2q = nd2q;
-            const double g = dq / q;
-            G += g;
-            H += g * g - d2q / q;
+    LaguerreEnd(const ConstVectorRef& diag, const ConstVectorRef& off, bool above)
+        : a(diag.data()), b(off.data()), n(diag.size()), tiny(0), from_above(above), x(0) {
+        double lo = a[0], hi = a[0], scale = 0;
+        for (Index i = 0; i < n; ++i) {
+            const double r = (i > 0 ? std::abs(b[i - 1]) : 0.0) + (i + 1 < n ? std::abs(b[i]) : 0.0);
+            lo = std::min(lo, a[i] - r);
+            hi = std::max(hi, a[i] + r);
+            scale = std::max(scale, std::abs(a[i]) + r);
         }
-        // G = sum_j 1/(x - mu_j), H = sum_j 1/(x - mu_j)^2.
-        const double disc = std::sqrt(std::max((nn - 1.0) * (nn * H - G * G), 0.0));
-        const double den = G >= 0 ? G + disc : G - disc;
-        if (!(std::abs(den) > 0) || !std::isfinite(den)) break;
+        tiny = std::numeric_limits<double>::epsilon() * std::max(scale, std::numeric_limits<double>::min());
+        x = from_above ? hi + tiny : lo - tiny;
+        done = n == 1;
+        if (n == 1) x = a[0];
+    }
+
+    // The pivot recursion's state at x: q, its derivatives dq, d2q in x, and the sums
+    // G = sum_j 1/(x - mu_j), H = sum_j 1/(x - mu_j)^2.
+    struct Sums {
+        double q, dq, d2q, G, H;
+    };
+    Sums first() const {
+        Sums s{a[0] - x, -1.0, 0.0, 0.0, 0.0};
+        if (s.q == 0.0) s.q = -tiny;
+        s.G = s.dq / s.q;
+        s.H = (s.dq / s.q) * (s.dq / s.q) - s.d2q / s.q;
+        return s;
+    }
+    void next(Sums& s, Index i) const {
+        const double b2 = b[i - 1] * b[i - 1];
+        const double r = 1.0 / s.q;
+        const double nq = a[i] - x - b2 * r;
+        const double ndq = -1.0 + b2 * s.dq * r * r;
+        const double nd2q = b2 * (s.d2q * r * r - 2.0 * s.dq * s.dq * r * r * r);
+        s.q = nq == 0.0 ? -tiny : nq;
+        s.dq = ndq;
+        s.d2q = nd2q;
+        const double g = s.dq / s.q;
+        s.G += g;
+        s.H += g * g - s.d2q / s.q;
+    }
+    Sums sweep() const {
+        Sums s = first();
+        for (Index i = 1; i < n; ++i) next(s, i);
+        return s;
+    }
+    // The sweeps of two ends of the same T, interleaved.
+    static void sweep2(const LaguerreEnd& e1, const LaguerreEnd& e2, Sums& s1, Sums& s2) {
+        s1 = e1.first();
+        s2 = e2.first();
+        for (Index i = 1; i < e1.n; ++i) {
+            e1.next(s1, i);
+            e2.next(s2, i);
+        }
+    }
+    // One Laguerre step from the sums at x; done once the iterate stops.
+    void update(const Sums& s) {
+        const double nn = static_cast<double>(n);
+        const double disc = std::sqrt(std::max((nn - 1.0) * (nn * s.H - s.G * s.G), 0.0));
+        const double den = s.G >= 0 ? s.G + disc : s.G - disc;
+        ++it;
+        if (!(std::abs(den) > 0) || !std::isfinite(den)) {
+            done = true;
+            return;
+        }
         const double step = nn / den;
         const double xn = x - step;
         // Monotone: stop when the iterate no longer moves inwards.
-        if (from_above ? !(xn < x) : !(xn > x)) break;
+        if (from_above ? !(xn < x) : !(xn > x)) {
+            done = true;
+            return;
+        }
         x = xn;
-        if (std::abs(step) <= 2.0 * std::numeric_limits<double>::epsilon() * std::abs(x)) break;
+        done = it == 100 || std::abs(step) <= 2.0 * std::numeric_limits<double>::epsilon() * std::abs(x);
     }
-    return x;
+};
+
+// The largest (from_above) or smallest eigenvalue of T by Laguerre's iteration alone.
+inline double laguerre_extreme_eigenvalue(const ConstVectorRef& a, const ConstVectorRef& b, bool from_above) {
+    LaguerreEnd e(a, b, from_above);
+    while (!e.done) e.update(e.sweep());
+    return e.x;
 }
 
 }  // namespace detail
@@ -98,15 +152,33 @@ inline double laguerre_extreme_eigenvalue(const Vector& a, const Vector& b, bool
 // spectrum on each end (the tridiagonal QR of a full eigensolver costs 3x more).
 inline void extreme_eigenvalues(const ConstMatrixRef& K, double& mu_max, double& mu_min) {
     const Index n = K.rows();
-    Eigen::MatrixXd T = K;
-    Vector diag(n), sub(std::max<Index>(n - 1, 1)), hc(std::max<Index>(n - 1, 1));
     if (n == 1) {
         mu_max = mu_min = K(0, 0);
         return;
     }
+    // K far from 1 in scale (largest diagonal entry, which bounds every |K_ij| of a positive
+    // semi-definite K, outside [2^-300, 2^300]): the Householder vectors' squared norms and
+    // Laguerre's sums of 1 / (x - mu)^2 would under- or overflow. Work on 2^-e K instead
+    // (exact) and scale the ends back; the iteration commutes with that scaling, so within
+    // the range, where e = 0, nothing changes.
+    double dmax = 0;
+    for (Index i = 0; i < n; ++i) dmax = std::max(dmax, std::abs(K(i, i)));
+    const int e = dmax > 0 && std::isfinite(dmax) && (dmax < 0x1p-300 || dmax > 0x1p300) ? std::ilogb(dmax) : 0;
+    Eigen::MatrixXd T = K;
+    if (e != 0) T = T.unaryExpr([e](double v) { return std::ldexp(v, -e); });
+    Vector diag(n), sub(n - 1), hc(n - 1);
     Eigen::internal::tridiagonalization_inplace(T, diag, sub, hc, false);
-    mu_max = detail::laguerre_extreme_eigenvalue(diag, sub, true);
-    mu_min = detail::laguerre_extreme_eigenvalue(diag, sub, false);
+    detail::LaguerreEnd top(diag, sub, true), bottom(diag, sub, false);
+    detail::LaguerreEnd::Sums s_top{}, s_bottom{};
+    while (!top.done && !bottom.done) {
+        detail::LaguerreEnd::sweep2(top, bottom, s_top, s_bottom);
+        top.update(s_top);
+        bottom.update(s_bottom);
+    }
+    while (!top.done) top.update(top.sweep());
+    while (!bottom.done) bottom.update(bottom.sweep());
+    mu_max = std::ldexp(top.x, e);
+    mu_min = std::ldexp(bottom.x, e);
 }
 
 /// Settings of a trial. The start's options are train's (StartOptions: eps, C_alpha, tol,
@@ -155,8 +227,8 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
         out.error = GramTrialError::ill_conditioned;
         return out;
     }
-    const Vector outer = Vector::Constant(1, st.sign);
-    const RowMatrix beta0 = RowMatrix::Constant(1, n, st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha));
+    Vector outer = Vector::Constant(1, st.sign);
+    RowMatrix beta0 = RowMatrix::Constant(1, n, st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha));
     RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
     // The checks and defaults of prepare's finish: a finite start and starting loss, the step, the tolerance.
     Vector h0(n);
@@ -176,9 +248,9 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     s.tol = out.tol;
     s.max_steps = st.max_steps;
     DualGD::Start start;
-    start.outer = outer;
+    start.outer = std::move(outer);
     start.alpha = std::move(alpha0);
-    start.beta = beta0;
+    start.beta = std::move(beta0);
     DualGD engine(K, y, std::move(start), s);
     out.run = engine.run(nullptr);
     // train's rule: no non-finite number leaves in a result not marked diverged.
