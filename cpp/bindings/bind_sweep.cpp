@@ -258,7 +258,8 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
             const GramSampleSpec spec = make_spec(n, values, counts, labels, lo, hi);
             GramTrialOutputs out(B, n, keep_data, gram_stats);
             const std::uint64_t* key = keys.data();
-            const CounterPath path = counter_path();
+            // The trial's SIMD cap for the sampler too (GramTrialSettings::simd_level).
+            const CounterPath path = counter_path_for(std::min(simd::level(), settings.simd_level));
             run_without_gil(
                 [&](const std::atomic<bool>*) {
                     parallel_for(B, n_threads, [&](Index b) {

@@ -109,6 +109,37 @@ TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomput
     }
 }
 
+TEST_CASE("gram_trial: every SIMD cap gives the same trial, bit for bit; ThreadCap nests and restores") {
+    const int top = simd::level();
+    {
+        const simd::ThreadCap outer(simd::kAvx);
+        CHECK(simd::level() == std::min(top, simd::kAvx));
+        {
+            const simd::ThreadCap inner(simd::kAvx512);  // a wider cap inside does not widen
+            CHECK(simd::level() == std::min(top, simd::kAvx));
+            const simd::ThreadCap narrow(simd::kScalar);
+            CHECK(simd::level() == simd::kScalar);
+        }
+        CHECK(simd::level() == std::min(top, simd::kAvx));
+    }
+    CHECK(simd::level() == top);
+    for (Index n : {7, 10, 16, 24}) {
+        const Problem p = make_problem(n, 3 * n, 70 + static_cast<unsigned>(n));
+        GramTrialSettings st;
+        st.simd_level = simd::kAvx512;
+        const GramTrialResult wide = gram_trial(p.K, p.y, st);
+        CHECK(wide.error == GramTrialError::none && wide.run.nit > 5);
+        for (int level : {simd::kAvx, simd::kSse2, simd::kScalar}) {
+            st.simd_level = level;
+            const GramTrialResult r = gram_trial(p.K, p.y, st);
+            CHECK(r.run.nit == wide.run.nit && r.run.loss == wide.run.loss && r.run.grad_norm == wide.run.grad_norm);
+            CHECK(r.run.pattern_stable_step == wide.run.pattern_stable_step && r.gap == wide.gap);
+            CHECK(r.mu1 == wide.mu1 && r.eta == wide.eta && r.tol == wide.tol);
+        }
+        CHECK(simd::level() == top);  // the trial's cap ends with it
+    }
+}
+
 TEST_CASE("gram_trial: a singular K is refused; minnorm = false leaves the gap NaN") {
     Problem p = make_problem(6, 20, 3);
     RowMatrix X = p.X;

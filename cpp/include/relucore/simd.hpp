@@ -11,7 +11,8 @@
 //   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
 //     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
 //   - the dual step for 6 <= n <= 16 (gd/dual_small.hpp) uses AVX-512F at
-//     level() kAvx512, bitwise the SSE2 loops;
+//     level() kAvx512, bitwise the SSE2 loops (the Gram sweep trial caps it,
+//     GramTrialSettings::simd_level);
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable
 //     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and
@@ -103,10 +104,38 @@ inline int cpu_level() {
     return level;
 }
 
-// cpu_level() capped by RELUCORE_SIMD (read on every call); throws
-// std::invalid_argument on a value other than scalar, sse2, avx, avx512.
+namespace detail {
+// The calling thread's cap (ThreadCap); kAvx512: none.
+inline int& thread_cap() {
+    static thread_local int cap = kAvx512;
+    return cap;
+}
+}  // namespace detail
+
+// Caps level() on the calling thread for its lifetime, then restores the
+// previous cap (caps nest; the lowest wins). For work where the wider path is
+// slower as a whole: a short run among scalar code, such as a sweep trial,
+// where 512-bit arithmetic lowers the core's clock for the code around it.
+// The dual engine's kernels, the counter streams and the mean-field step give
+// the same bits on every path, so there a cap changes only the speed; the
+// weight engine's packed products (linalg/blas.hpp) differ from a BLAS in the
+// last bits.
+class ThreadCap {
+public:
+    explicit ThreadCap(int cap) : previous_(detail::thread_cap()) { detail::thread_cap() = std::min(previous_, cap); }
+    ~ThreadCap() { detail::thread_cap() = previous_; }
+    ThreadCap(const ThreadCap&) = delete;
+    ThreadCap& operator=(const ThreadCap&) = delete;
+
+private:
+    int previous_;
+};
+
+// cpu_level() capped by RELUCORE_SIMD (read on every call) and by the calling
+// thread's ThreadCap; throws std::invalid_argument on a RELUCORE_SIMD other
+// than scalar, sse2, avx, avx512.
 inline int level() {
-    int level = cpu_level();
+    int level = std::min(cpu_level(), detail::thread_cap());
     if (const char* env = std::getenv("RELUCORE_SIMD")) {
         const std::string v(env);
         const char* names[] = {"scalar", "sse2", "avx", "avx512"};  // indexed by level

@@ -44,7 +44,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace relucore {
 
@@ -280,7 +282,9 @@ private:
         }
     }
 
-    static constexpr std::int64_t kChunk = 256;  // blocks per batch (on the stack)
+    static constexpr std::int64_t kChunk = 256;      // blocks per batch (on the stack)
+    static constexpr std::int64_t kShortChunk = 16;  // blocks per batch of a short draw
+    static constexpr std::int64_t kShort = 16;       // words of a short draw (at most kShortChunk blocks)
 
     static constexpr std::int64_t kBody = 1024;  // normals per batch of the AVX-512 path
 
@@ -343,8 +347,13 @@ private:
 
     // normals() from words stored in chunks, transformed by the stream's path.
     void normals_words(std::uint64_t start, std::int64_t count, double* out) const {
-        std::int64_t rej[2 * kChunk];
-        word_chunks(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
+        if (count <= kShort) return normals_words_in<kShortChunk>(start, count, out);
+        normals_words_in<kChunk>(start, count, out);
+    }
+    template <std::int64_t Chunk>
+    void normals_words_in(std::uint64_t start, std::int64_t count, double* out) const {
+        std::int64_t rej[static_cast<std::size_t>(2 * Chunk)];
+        word_chunks_in<Chunk>(start, count, [&](std::int64_t k, const std::uint64_t* w, std::int64_t m) {
             const std::int64_t nrej = ziggurat_fast(w, out + k, m, rej);
             for (std::int64_t r = 0; r < nrej; ++r)
                 out[k + rej[r]] = slow_normal(keys_, w[rej[r]], start + static_cast<std::uint64_t>(k + rej[r]));
@@ -373,15 +382,24 @@ private:
 
     // f(k, w, m) chunk by chunk: w[q] is the 64-bit word of index start + k + q
     // (two per block: a_j, b_j), q < m, until k + m = count.
+    // A short draw (a single normal or uniform of a chi-square's rejection sampler: the
+    // Gram sampler makes two per diagonal entry) works in a chunk of kShortChunk blocks,
+    // not in kChunk's 12 KB of stack; the words are the same whatever the chunk.
     template <class F>
     void word_chunks(std::uint64_t start, std::int64_t count, F&& f) const {
-        alignas(64) std::uint64_t a[kChunk], b[kChunk], w[2 * kChunk];
+        if (count <= kShort) return word_chunks_in<kShortChunk>(start, count, std::forward<F>(f));
+        word_chunks_in<kChunk>(start, count, std::forward<F>(f));
+    }
+    template <std::int64_t Chunk, class F>
+    void word_chunks_in(std::uint64_t start, std::int64_t count, F&& f) const {
+        constexpr auto blocks = static_cast<std::size_t>(Chunk);
+        alignas(64) std::uint64_t a[blocks], b[blocks], w[2 * blocks];
         std::int64_t k = 0;
         while (k < count) {
             const std::uint64_t i = start + static_cast<std::uint64_t>(k);
             const std::uint64_t j0 = i >> 1;
             const std::uint64_t last = (i + static_cast<std::uint64_t>(count - k) - 1) >> 1;
-            const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(kChunk, last - j0 + 1));
+            const std::int64_t nb = static_cast<std::int64_t>(std::min<std::uint64_t>(Chunk, last - j0 + 1));
             words(j0, nb, a, b);
             for (std::int64_t p = 0; p < nb; ++p) {
                 w[2 * p] = a[p];
