@@ -72,6 +72,8 @@ nitpick_ignore_regex = [
     (r"cpp:.*", r"(Eigen|std|omp)(::.*|<.*|)"),
     # compile-time checks of the engines' constructors (relucore/core/types.hpp), not API
     (r"cpp:.*", r"(dies_with_call|binds_as_view)<.*"),
+    # relucore::simd (simd.hpp: levels, CPU checks, ThreadCap) is described in docs/cpp_reference.md
+    (r"cpp:.*", r"simd(::.*)?"),
     (r"py:.*", r"(int|float|str|bool|bytes|dict|list|tuple|object|None|callable|array_like|ndarray)"),
 ]
 
