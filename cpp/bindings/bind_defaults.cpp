@@ -43,6 +43,9 @@ void bind_defaults(py::module_& m) {
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
     constant(cls, "limit_max_steps", d::limit_max_steps,
              "GD step budget of train(steps=inf) while certifying the limit.");
+    constant(cls, "limit_noncontracting_steps", d::limit_noncontracting_steps,
+             "train(steps=inf) stops this many steps after a try of the proof first found its final phase not "
+             "strictly contracting.");
     constant(cls, "resync_every", d::resync_every,
              "The dual engine recomputes beta from alpha every resync_every steps (0: never).");
     constant(cls, "flow_max_events", d::flow_max_events, "Events relucore.flow follows at most.");

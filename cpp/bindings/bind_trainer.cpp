@@ -176,7 +176,8 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
     const flow::Vec yv = Eigen::Map<const flow::Vec>(y.data(), y.shape(0));
     const flow::Vec sv = Eigen::Map<const flow::Vec>(signs.data(), signs.shape(0));
     std::int64_t chunk = 1, target = -1, hopeless = -1;
-    bool tried = false, diverged = false;
+    std::int64_t noncontracting_since = -1, forced = -1;
+    bool tried = false, diverged = false, noncontracting = false;
     flow::GDCertificate cert;
     RunSummary summary;
     while (true) {
@@ -201,7 +202,8 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
         // Every status but "max_steps of this chunk" ends the run (see run_engine_to_limit).
         const bool last = summary.status != Status::max_steps || e.steps_taken() >= max_steps;
         const std::int64_t stable = summary.pattern_stable_step;
-        if (!((stable <= before && stable > hopeless) || last || !tried)) {
+        const bool due = forced >= 0 && e.steps_taken() >= forced;
+        if (!((stable <= before && stable > hopeless) || last || !tried || due)) {
             chunk *= 2;
             continue;
         }
@@ -216,12 +218,28 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
         hopeless = cert.need == -2 ? step : -1;
         target = cert.need >= 0 ? step + cert.need : -1;
         if (last) break;
+        if (cert.status == flow::GDCertificate::not_contracting) {
+            // No number of steps makes the proof hold on a pattern whose final phase is not strictly
+            // contracting, and where K is singular (collinear or duplicate examples, n > d) GD may chatter
+            // between such patterns for ever: stop defaults::limit_noncontracting_steps steps after a try
+            // first found one, trying again there whether or not the pattern moved.
+            if (noncontracting_since < 0) noncontracting_since = step;
+            if (step - noncontracting_since >= defaults::limit_noncontracting_steps) {
+                noncontracting = true;
+                break;
+            }
+            target = forced = noncontracting_since + defaults::limit_noncontracting_steps;
+        } else {
+            noncontracting_since = forced = -1;
+        }
         chunk *= 2;
     }
     py::dict d;
     d["status"] = static_cast<int>(summary.status);
     d["pattern_stable_step"] = summary.pattern_stable_step;
     d["certificate"] = diverged ? py::object(py::none()) : py::object(certificate_dict(cert));
+    d["noncontracting_stop"] = noncontracting;
+    d["noncontracting_since"] = noncontracting_since;
     return d;
 }
 

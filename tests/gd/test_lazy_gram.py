@@ -4,6 +4,8 @@ Prepared.K forms it on first read, bitwise the K of the other inits (the same C+
 equal to numpy's X X^T to rounding; the engines and the refusals are those of an eager K.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -59,14 +61,33 @@ def test_both_engines_run_from_a_lazy_K_and_agree():
     assert abs(mu1 - np.linalg.eigvalsh(X.T @ X)[-1]) <= 1e-12 * mu1
 
 
-def test_an_overflowing_K_is_refused_as_before_without_being_formed_first():
+def test_data_out_of_the_safe_range_run_on_the_exactly_rescaled_copy():
     X, y, W0, signs = _problem()
-    X[3] *= 1e160  # rows finite, x_3 . x_3 overflows
-    with pytest.raises(ValueError, match=r"X is too large: K = X X\^T overflows float64"):
-        relucore.train(X, y, signs=signs, init=W0, eta=1e-3, engine="weights")
+    X[3] = np.ldexp(X[3], 200)  # outside [2^-64, 2^64]: the data run rescaled by powers of two (exact)
+    e = math.frexp(np.abs(X).max())[1]
+    W0 = np.ldexp(W0, -e)  # a start of predictions of order one
+    res = relucore.train(X, y, signs=signs, init=W0, eta=np.ldexp(1.0, -10 - 2 * e), steps=50, engine="weights")
+    # The run is the one on X 2^-e, y 2^-f (f the exponent of max |y|), scaled back exactly.
+    f = math.frexp(np.abs(y).max())[1]
+    ref = relucore.train(
+        np.ldexp(X, -e),
+        np.ldexp(y, -f),
+        signs=signs,
+        init=np.ldexp(W0, e - f),
+        eta=2.0**-10,
+        steps=50,
+        engine="weights",
+    )
+    assert res.status == ref.status and res.nit == ref.nit
+    np.testing.assert_array_equal(res.W, np.ldexp(ref.W, f - e))
+    np.testing.assert_array_equal(res.beta, np.ldexp(ref.beta, f))
+    np.testing.assert_array_equal(res.alpha, np.ldexp(ref.alpha, f - 2 * e))
+    # x_3 . x_3 overflows and the dual coordinates (~ 2^-1060) underflow: refused, with the reason.
+    X[3] = np.ldexp(X[3], 330)
+    with pytest.raises(ValueError, match=r"X is too large \(or y too small\).*cannot be represented in float64"):
+        relucore.train(X, y, signs=signs, init=np.ldexp(W0, -330), eta=np.ldexp(1.0, -1070), steps=5, engine="weights")
+    # Within the safe range nothing is rescaled: sum_i ||x_i|| = 1e18 leaves K finite, formed as before.
     X, y, W0, signs = _problem()
-    # sum_i ||x_i|| = 1e154: above the bound's room (sqrt(max / 4) = 6.7e153), K finite
-    # (sum |K_ij| <= 1e308): the prepare step forms K to decide, and accepts it.
-    c = 1e154 / np.linalg.norm(X, axis=1).sum()
-    p = prepare(X * c, y, signs=signs, init=W0 / c, eta=1e-303)
-    assert np.isfinite(p.K).all() and np.abs(p.K).sum() > 1e306
+    c = 1e18 / np.linalg.norm(X, axis=1).sum()
+    p = prepare(X * c, y, signs=signs, init=W0 / c, eta=1e-33)
+    assert p.scaling is None and np.isfinite(p.K).all() and np.abs(p.K).sum() > 1e34

@@ -45,6 +45,10 @@ constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to
 /// certify that the activation pattern is frozen (docs/math.md, certified limits).
 constexpr std::int64_t limit_max_steps = 10000000;
+/// train(steps=inf) stops this many GD steps after a try of the frozen-pattern proof first found the
+/// final phase not strictly contracting (M singular to its error bound: collinear or duplicate
+/// examples, n > d), where no number of steps can make it hold.
+constexpr std::int64_t limit_noncontracting_steps = 100000;
 /// The dual engine (DualGD) recomputes beta = beta_start + K (alpha - alpha_start) from
 /// alpha every resync_every steps, so that beta and K alpha do not drift apart by rounding
 /// over long runs (docs/math.md, resynchronisation); 0 never.

@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore import _scaling as scaling
 from relucore._summary import sizes, summarized
 from relucore.gd.results import TrainResult
 
@@ -25,6 +26,8 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
 FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
+#: A steps=inf run stops this many steps after a try of the proof first found its final phase not strictly contracting.
+NONCONTRACTING_STEPS = int(_core.defaults.limit_noncontracting_steps)
 
 
 def _since(step) -> str:
@@ -238,6 +241,7 @@ def _divergence(engine, K, y, signs) -> ValueError:
     )
 
 
+_NOT_CONTRACTING = 1  # flow::GDCertificate::not_contracting (gd/certify.hpp)
 _STATUS = {3: "cancelled", 4: "stopped", 5: "stalled: a stationary point that leaves examples unfit"}
 
 
@@ -266,7 +270,22 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
 
 
-def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS) -> dict:
+def _same(value, unit):
+    return value
+
+
+def _certificate_in_units(c: dict, up) -> dict:
+    """The numbers of a certificate try (``_core.certify_gd``) in the caller's units (``up(value, unit)``)."""
+    if up is _same:
+        return c
+    c = dict(c)
+    for key in ("margin", "fp_error", "limit", "bound", "err"):
+        if key in c:
+            c[key] = up(c[key], scaling.Y)
+    return c
+
+
+def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS, up=_same) -> dict:
     """Steps a ``_core.DualTrainer`` in doubling chunks until the certificate holds, ``tol`` is reached
     or ``max_steps`` steps are taken; returns the limit (when certified) or the state reached.
 
@@ -274,20 +293,32 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     through the last chunk (and always at the end), unless a try on this same pattern showed that no
     number of steps makes it hold; a failed try says how many more steps the proof needs if the
     pattern stays, and the next try is then. Every status but "max_steps of this chunk" ends the run.
+    ``up(value, unit)`` returns a number of the run to the caller's units where the problem runs
+    exactly rescaled (relucore._scaling): the loss, the gradient norm, tol and the certificate's
+    numbers are returned in the caller's units, alpha and beta in the run's (K, y, tol given in them).
     """
     out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
     status = int(out["status"])
     if out["certificate"] is None:
         raise _divergence(engine, K, y, signs)
     alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-    cert, limit, _ = _certificate(out["certificate"], beta, float(engine.eta), int(engine.steps_taken))
+    c = _certificate_in_units(out["certificate"], up)
+    cert, limit, _ = _certificate(c, beta, float(engine.eta), int(engine.steps_taken))
     if cert.holds:
         alpha, beta = limit
-    if not cert.holds and status == 0:
+    # Where GD chatters on a pattern boundary, the exact continuation from the tol state is the better
+    # answer; where the final phase is not strictly contracting (M singular to its error bound: collinear
+    # or duplicate examples, n > d) the continuation is not defined by the pattern, and the run's own tol
+    # state, whose beta is X W to rounding, is returned uncertified.
+    if not cert.holds and status == 0 and int(c["status"]) != _NOT_CONTRACTING:
         alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y
     g = signs[:, None] * (beta > 0) * r[None, :]
     grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
+    loss = 0.5 * float(r @ r)
+    if up is not _same:
+        loss, grad, tol = up(loss, scaling.LOSS), up(grad, scaling.GRAD), up(tol, scaling.GRAD)
+        cert = dataclasses.replace(cert, motion=up(cert.motion, scaling.Y))
     if cert.holds:
         status = 0
         message = (
@@ -296,6 +327,13 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         )
     elif cert.sliding is not None:
         message = f"limit not certified: {cert.reason} (docs/math.md §13)"
+    elif out.get("noncontracting_stop"):
+        message = (
+            f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
+            f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {engine.steps_taken}, "
+            f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
+            f"{int(out['noncontracting_since'])}), with gradient norm {grad:.3g} above tol {tol:.3g}"
+        )
     else:
         what = {0: f"gradient norm below tol {tol:.3g}", 1: f"{max_steps} steps taken"}.get(
             status, f"status {status} ({_STATUS.get(status, '?')})"
@@ -304,7 +342,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     return dict(
         alpha=alpha,
         beta=beta,
-        loss=0.5 * float(r @ r),
+        loss=loss,
         grad_norm=grad,
         nit=int(engine.steps_taken),
         status=status,
@@ -325,12 +363,24 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
         engine = _core.DualTrainer(
             K=p.K[b], y=p.y[b], outer=p.signs, alpha0=p.alpha0[b], beta0=p.beta0[b], settings=settings
         )
-        runs.append(run_engine_to_limit(engine, p.K[b], p.y[b], p.signs, float(p.tol[b]), max_steps))
+        sc = p.scaling
+        up = _same if sc is None else (lambda v, unit, b=b: sc.up(v, unit, b))
+        runs.append(run_engine_to_limit(engine, p.K[b], p.y[b], p.signs, float(p.tol[b]), max_steps, up))
     alpha = np.stack([r["alpha"] for r in runs])
     W = None
     if p.X is not None:
         W = p.take_W_room()
         _core.weights_from_dual_batch(X=p.X, W0=p.W0, alpha0=p.alpha0, alpha=alpha, W=W, n_threads=n_threads)
+    if p.scaling is not None:
+        beta = np.stack([r["beta"] for r in runs])
+        p.scaling.check_representable(((alpha, scaling.ALPHA), (beta, scaling.Y), (W, scaling.W)), p.batched)
+        for a, unit in ((alpha, scaling.ALPHA), (beta, scaling.Y), (W, scaling.W)):
+            p.scaling.up_inplace(a, unit)
+        for b, r in enumerate(runs):
+            r["alpha"], r["beta"] = alpha[b], beta[b]
+            if not (np.isfinite(r["loss"]) and np.isfinite(r["grad_norm"])):
+                raise ValueError(scaling.unrepresentable_message(p.scaling, b, p.batched))
+    p.scale_back()
 
     def field(name, cast):
         vals = [r[name] for r in runs]

@@ -18,6 +18,10 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore._scaling import ALPHA, ETA, GRAD, SAFE_EXPONENT, Scaling, Y, plan_scaling
+from relucore._scaling import K as K_UNIT
+from relucore._scaling import W as W_UNIT
+from relucore._scaling import X as X_UNIT
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -42,7 +46,7 @@ from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, posi
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare_step import prepare_start
 
-__all__ = ["prepare", "Prepared"]
+__all__ = ["prepare", "Prepared", "refuse_rescaled"]
 
 
 @dataclasses.dataclass
@@ -73,6 +77,10 @@ class Prepared:
     output_scale: float = 1.0
     bias: bool = False
     outer0: Optional[np.ndarray] = None
+    # Where the data were far from unit scale: the exact power-of-two rescaling they run under
+    # (relucore._scaling); every array and number above is in the rescaled units until the run's
+    # results are scaled back (relucore.gd.train.unscale_prepared).
+    scaling: Optional[Scaling] = None
 
     n_threads: int = 0  # threads for K formed on demand
     # (B, m, d): where run_prepared writes the final W, the second half of one allocation with W0
@@ -118,6 +126,25 @@ class Prepared:
             s.output_scale = self.output_scale
         return s
 
+    def scale_back(self) -> Optional[Scaling]:
+        """Returns the data, the start, eta and tol to the caller's units (exact powers of two) and
+        hands over the :class:`~relucore._scaling.Scaling` for the run's results; None when unscaled."""
+        sc, self.scaling = self.scaling, None
+        if sc is not None:
+            for a, unit in (
+                (self.X, X_UNIT),
+                (self.gram, K_UNIT),
+                (self.y, Y),
+                (self.beta0, Y),
+                (self.alpha0, ALPHA),
+                (self.W0, W_UNIT),
+                (self.eta, ETA),
+                (self.tol, GRAD),
+                (self.mu1, K_UNIT),
+            ):
+                sc.up_inplace(a, unit)
+        return sc
+
     def take_W_room(self) -> np.ndarray:
         """The array the final W goes to: ``W_room``, taken (a second run gets a new array), else new."""
         W, self.W_room = self.W_room, None
@@ -151,7 +178,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     """
     o = TrainOptions.collect("prepare", options, kwargs)
     signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
-    engine, assignment, init_scale, C_g, C_alpha = o.engine, o.assignment, o.init_scale, o.C_g, o.C_alpha
+    engine, assignment, C_g, C_alpha = o.engine, o.assignment, o.C_g, o.C_alpha
     loss, activation, leaky_slope = o.loss, o.activation, o.leaky_slope
     if rng is not None and not (isinstance(init, str) and init == "gaussian"):
         what = f"init={init!r}" if isinstance(init, str) else "an array init"
@@ -183,7 +210,29 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     # The all-positive start from X is the C++ step's all-positive mode, which checks the values
     # too (finite X, y and signs, non-zero signs, in the order and words of the checks below).
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, finite=not positive)
+    sc = plan_scaling(X, Kin, y, _not_scale_free(loss, init))
+    if sc is not None:
+        X, Kin, y, init, eps, eta = _rescaled(sc, X, Kin, y, init, eps, eta, batched, signs.shape[-1])
     signs_arr = _check_signs(signs, y.shape[0], batched, values=not positive)
+    checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope)
+    p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, dict(checked, scaling=sc))
+    if sc is not None:
+        p.scaling = sc
+        if tol is not None:  # a given tol is in the caller's units
+            p.tol = sc.down(p.tol, GRAD)
+    p.engine = engine
+    return p
+
+
+def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked) -> Prepared:
+    """The start of a batch checked in types and shapes: the all-positive mode or the general one.
+    ``checked``: the options checked by ``_check_options`` (n_threads, C_g, C_alpha, leaky_slope)."""
+    n_threads, C_alpha, leaky_slope, activation = (
+        checked["n_threads"],
+        checked["C_alpha"],
+        checked["leaky_slope"],
+        o.activation,
+    )
     if positive:
         return _positive_start(
             X,
@@ -198,7 +247,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
             activation=activation,
             leaky_slope=leaky_slope,
         )
-    p = _prepare_general(
+    return _prepare_general(
         X,
         Kin,
         y,
@@ -208,18 +257,47 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
         eps=eps,
         eta=eta,
         tol=tol,
-        rng=rng,
+        rng=o.rng,
         n_threads=n_threads,
-        assignment=assignment,
-        init_scale=init_scale,
-        C_g=C_g,
+        assignment=o.assignment,
+        init_scale=o.init_scale,
+        C_g=checked["C_g"],
         C_alpha=C_alpha,
-        loss=loss,
+        scaling=checked["scaling"],
+        loss=o.loss,
         activation=activation,
         leaky_slope=leaky_slope,
     )
-    p.engine = engine
-    return p
+
+
+def _not_scale_free(loss: str, init) -> str:
+    """What makes the model not invariant under an exact rescaling of X and y ("" when nothing does)."""
+    if loss != "square":
+        return f"loss={loss!r}"
+    return ""
+
+
+def _rescaled(sc: Scaling, X, Kin, y, init, eps, eta, batched: bool, m: int):
+    """The data and the options given in their units (init array, eps, eta) in the rescaled units."""
+    B, n = y.shape
+    if not isinstance(init, str):
+        W0 = as_float_array(init, "init", ndim=(2, 3))
+        W0 = sc.down(W0 if batched else W0[None], W_UNIT)
+        init = W0 if batched else W0[0]
+    if eps is not None:
+        eps = sc.down(_broadcast_eps(eps, B, m, n), Y)
+    if eta is not None:
+        given = check_positive_per_problem(eta, "eta", B, batched)
+        with np.errstate(over="ignore", under="ignore"):
+            eta = sc.down(given, ETA)
+        if not (np.isfinite(eta).all() and (eta > 0).all()):
+            b = int(np.flatnonzero(~(np.isfinite(eta) & (eta > 0)))[0])
+            raise ValueError(
+                f"eta = {given[b]:.6g} is out of range for data of this scale (max |x_ij| ~ 2^{int(sc.ex[b])}): "
+                f"the step is of order 1 / mu_1(K), about 2^{-2 * int(sc.ex[b])} here"
+            )
+        eta = eta if batched else float(eta[0])
+    return sc.down(X, X_UNIT), sc.down(Kin, K_UNIT), sc.down(y, Y), init, eps, eta
 
 
 def check_two_layer_options(train_outer, output_scale, bias):
@@ -243,6 +321,8 @@ def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepar
     """
     signs = as_float_array(o.signs, "signs", ndim=(1, 2))
     init = o.init
+    if train_outer or bias:
+        _refuse_out_of_range(X, y, gram, "train_outer=True" if train_outer else "bias=True")
     if bias:
         if X is not None:
             X = as_float_array(X, "X", ndim=(2, 3))
@@ -258,6 +338,30 @@ def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepar
     p = prepare(X, y, gram=gram, options=o2)
     p.outer0 = None if output_scale == 1.0 else signs
     return p
+
+
+def refuse_rescaled(p: Prepared, what: str) -> None:
+    """Refuses, naming ``what``, a problem that would run exactly rescaled (relucore._scaling): a front
+    end whose results are not scaled back yet."""
+    if p.scaling is not None:
+        b = int(np.flatnonzero((p.scaling.ex != 0) | (p.scaling.ey != 0))[0])
+        raise ValueError(
+            f"{what} needs data within the safe scale range: max |x_ij| ~ 2^{int(p.scaling.ex[b])} and "
+            f"max |y_i| ~ 2^{int(p.scaling.ey[b])}, outside [2^-{SAFE_EXPONENT}, 2^{SAFE_EXPONENT}]; rescale X and y "
+            "by powers of two (relucore.train does that for you)"
+        )
+
+
+def _refuse_out_of_range(X, y, gram, what: str) -> None:
+    """Refuses data out of the safe scale range for a model that no exact rescaling maps onto itself."""
+    if y is None or (X is None and gram is None):
+        return  # refused by the checks of the data
+    ya = as_float_array(y, "y", ndim=(1, 2))
+    Xa = None if X is None else as_float_array(X, "X", ndim=(2, 3))
+    Ka = None if Xa is not None or gram is None else as_float_array(gram, "gram", ndim=(2, 3))
+    plan_scaling(
+        None if Xa is None else _as_batch(Xa, 2), None if Ka is None else _as_batch(Ka, 2), _as_batch(ya, 1), what
+    )
 
 
 def _prepare_general(
@@ -280,6 +384,7 @@ def _prepare_general(
     loss,
     activation,
     leaky_slope,
+    scaling=None,
 ) -> Prepared:
     """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
     (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
@@ -299,6 +404,7 @@ def _prepare_general(
         C_g=C_g,
         init_scale=init_scale,
         rng=rng,
+        scaling=scaling,
     )
     start = dict(beta0=beta0, W0=W0, beta_mode=beta_mode, solve=solve, init_name=init_name, loss=loss)
     numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
@@ -332,8 +438,10 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
     return Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads, W_room=room)
 
 
-def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
-    """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve."""
+def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng, scaling=None):
+    """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve.
+    ``scaling``: the data are exactly rescaled (relucore._scaling), and the gaussian draw, whose
+    ``init_scale`` is in the caller's units, is rescaled with them."""
     B, n = y.shape
     m = signs_arr.shape[-1]
     if not isinstance(init, str):
@@ -350,6 +458,8 @@ def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment
         scale = check_positive(init_scale, "init_scale")
         with np.errstate(over="ignore", invalid="ignore"):
             draw = gaussian_init(X, B, n, m, scale, check_rng(rng))
+            if scaling is not None:  # W0 (or the Gram-mode z) scales as W: 2^(ex - ey), exactly
+                draw = scaling.down(draw, W_UNIT)
         if X is not None:
             return init, None, draw, _core.StartBeta.from_weights, _core.StartSolve.least_squares
         return init, draw, None, _core.StartBeta.gaussian_gram, _core.StartSolve.inverse

@@ -13,6 +13,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore import _scaling as scaling
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
 from relucore.gd.defaults import MAX_STEPS, UNFIT_RTOL, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
@@ -267,6 +268,8 @@ def run_prepared(
     per_problem = p.train_outer or p.signs.ndim == 2
     outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C") if per_problem else p.signs
     out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer)
+    if p.scaling is not None:
+        _scale_back_run(p, out, alpha, beta)
     W = out.pop("W", None)  # the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X
     two_layer = _two_layer_fields(p, W, outer)
     if p.bias and W is not None:
@@ -307,6 +310,21 @@ def run_prepared(
         activation=p.activation,
         leaky_slope=p.leaky_slope,
     )
+
+
+def _scale_back_run(p: Prepared, out: dict, alpha, beta) -> None:
+    """A run on exactly rescaled data (relucore._scaling) back in the caller's units, in place;
+    refuses a result that float64 cannot represent there."""
+    arrays = ((alpha, scaling.ALPHA), (beta, scaling.Y), (out.get("W"), scaling.W))
+    numbers = ((out["loss"][:, None], scaling.LOSS, True), (out["grad_norm"][:, None], scaling.GRAD, True))
+    p.scaling.check_representable(arrays + numbers, p.batched, ok=out["status"] == int(_core.Status.diverged))
+    sc = p.scale_back()
+    for a, unit, *_ in arrays + numbers:
+        sc.up_inplace(a, unit)
+    h = out.get("history")
+    if h is not None:
+        for key, unit in (("loss", scaling.LOSS), ("beta", scaling.Y), ("alpha", scaling.ALPHA)):
+            sc.up_inplace(h.get(key), unit)
 
 
 _UNBATCHED = ("output_scale", "train_outer")  # fields of _two_layer_fields without a batch axis

@@ -19,7 +19,7 @@ from relucore import _core
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
-from relucore.gd.prepare import prepare
+from relucore.gd.prepare import prepare, refuse_rescaled
 from relucore.gd.results import TrainResult
 from relucore.gd.train import DivergenceError, _message, overflow_message
 
@@ -159,6 +159,7 @@ class Trainer:
                 "(use relucore.train for batches)"
             )
         p = prepare(X, y, gram=gram, options=o if engine == "dual" else dataclasses.replace(o, engine="dual"))
+        refuse_rescaled(p, "Trainer")
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(

@@ -22,7 +22,7 @@ from relucore._summary import sizes, summarized
 from relucore._validation import check_int
 from relucore.gd.limit import Certificate, check_limit_settings
 from relucore.gd.options import TrainOptions
-from relucore.gd.prepare import prepare
+from relucore.gd.prepare import prepare, refuse_rescaled
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
@@ -170,6 +170,7 @@ def flow(
     if not t_max >= 0:
         raise ValueError(f"t_max must be >= 0, got {t_max}")
     p = prepare(X, y, gram=gram, options=o)
+    refuse_rescaled(p, "flow")
     if p.batched:
         raise ValueError("flow follows one problem: X of shape (n, d) (or gram (n, n)) and y of shape (n,)")
     times = np.sort(np.atleast_1d(np.asarray([] if times is None else times, dtype=float)))

@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore import _scaling as scaling
 from relucore._inputs import single_problem
 from relucore._summary import sizes, summarized
 from relucore._validation import (
@@ -70,7 +71,9 @@ def closed_form(K, y, signs, beta0, alpha0, eta) -> dict:
 
 
 def _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha):
-    """``(X, K, y, signs, beta0, alpha0, eta)`` of one problem, prepared as :func:`relucore.train` prepares it.
+    """``(X, K, y, signs, beta0, alpha0, eta, scaling)`` of one problem, prepared as :func:`relucore.train`
+    prepares it. Data outside the safe scale range come exactly rescaled (``scaling`` a
+    :class:`relucore._scaling.Scaling`, else None), every other value in the rescaled units.
 
     The one path of ``train`` (``relucore.gd.prepare``): the same checks (finite data, full
     row rank, a K that float64 can hold, eps and eta), the same error messages, and
@@ -94,8 +97,11 @@ def _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha):
     )
     if p.batched:
         raise ValueError("X (or gram) and y must hold one problem here: X (n, d) or gram (n, n) with y (n,)")
+    if p.scaling is not None:  # data far from unit scale: the closed form of the exactly rescaled copy
+        Xs = p.X[0] if p.X is not None else None
+        return Xs, p.K[0], p.y[0], signs_arr, p.beta0[0], p.alpha0[0], float(p.eta[0]), p.scaling
     Xa = None if X is None else as_float_array(X, "X", ndim=2)
-    return Xa, p.K[0], p.y[0], signs_arr, p.beta0[0], p.alpha0[0], float(p.eta[0])
+    return Xa, p.K[0], p.y[0], signs_arr, p.beta0[0], p.alpha0[0], float(p.eta[0]), None
 
 
 def predicted_limit(
@@ -179,9 +185,14 @@ def predicted_limit(
                 for b in range(B)
             ]
         )
-    X, K, y, signs_arr, beta0, alpha0, eta = _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha)
+    X, K, y, signs_arr, beta0, alpha0, eta, sc = _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha)
     cf = closed_form(K, y, signs_arr, beta0, alpha0, eta)
-    return cf["alpha"] @ X if X is not None else cf["alpha"]
+    out, unit = (cf["alpha"] @ X, scaling.W) if X is not None else (cf["alpha"], scaling.ALPHA)
+    if sc is None:
+        return out
+    # Computed on the exactly rescaled copy: returned in the caller's units, or refused if float64 cannot hold it.
+    sc.check_representable(((out[None], unit),), batched=False)
+    return sc.up(out[None], unit)[0]
 
 
 def _check_title(c: "LimitCheck") -> str:

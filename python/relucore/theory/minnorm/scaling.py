@@ -16,6 +16,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore._scaling import binary_exponent
 from relucore._validation import as_float_array
 from relucore.theory.minnorm.results import MinNormSolution
 
@@ -28,15 +29,6 @@ class Scaling:
 
     ex: int
     ey: int
-
-
-def _exponent(a: np.ndarray) -> int:
-    """The binary exponent e of ``max |a|`` (``max |a| = f 2^e`` with f in [0.5, 1)); 0 for an all-zero array."""
-    if a.size == 0:
-        return 0
-    hi, lo = float(a.max()), float(a.min())  # no |a| temporary; NaN in both (then 0, as for an all-zero a)
-    top = hi if hi >= -lo else -lo
-    return math.frexp(top)[1] if top > 0 else 0
 
 
 def _shifted(a: Optional[np.ndarray], power: int) -> Optional[np.ndarray]:
@@ -55,8 +47,8 @@ def normalize(X, y, gram):
     if gram is not None:
         gram = as_float_array(gram, "gram", ndim=2)
     # From X when it is given; else half the exponent of K (floor, so K -> 4^k K shifts it by k).
-    ex = _exponent(X) if X is not None else (_exponent(gram) // 2 if gram is not None else 0)
-    ey = _exponent(y)
+    ex = binary_exponent(X) if X is not None else (binary_exponent(gram) // 2 if gram is not None else 0)
+    ey = binary_exponent(y)
     return _shifted(X, -ex), _shifted(y, -ey), _shifted(gram, -2 * ex), Scaling(ex, ey)
 
 
