@@ -117,21 +117,35 @@ struct Outcomes {
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
     CArray<double> loss, grad_norm;
     CArray<std::uint8_t> unfit;  // (B, n): 1 where example_unfit() holds in a stalled run
+    // (B, n): 1 where out_of_reach() holds: no neuron can output the label's sign
+    CArray<std::uint8_t> out_of_reach;
     // (B): 1 where the final loss, gradient norm, alpha and beta (and W where the run formed it)
     // are all finite; a run_one that forms W clears it where W is not.
     CArray<std::uint8_t> finite;
     Outcomes(Index B, Index n)
-        : status(B), nit(B), pattern_stable_step(B), n_records(B), loss(B), grad_norm(B), unfit({B, n}), finite(B) {
+        : status(B),
+          nit(B),
+          pattern_stable_step(B),
+          n_records(B),
+          loss(B),
+          grad_norm(B),
+          unfit({B, n}),
+          out_of_reach({B, n}),
+          finite(B) {
         std::fill_n(unfit.mutable_data(), unfit.size(), std::uint8_t(0));
         std::fill_n(finite.mutable_data(), finite.size(), std::uint8_t(1));
     }
     // Stores problem b's summary and, when it stalled, its unfit examples.
     template <class Engine>
     void store(Index b, const RunSummary& s, const Engine& e) {
+        const Index n = e.n_samples();
         if (s.status == Status::stalled) {
-            const Index n = e.n_samples();
             for (Index i = 0; i < n; ++i) unfit.mutable_data()[b * n + i] = example_unfit(e, i) ? 1 : 0;
         }
+        const auto& o = e.outer();
+        for (Index i = 0; i < n; ++i)
+            out_of_reach.mutable_data()[b * n + i] =
+                relucore::out_of_reach(o.data(), o.size(), e.settings().model, e.labels()[i]) ? 1 : 0;
         status.mutable_data()[b] = static_cast<std::int32_t>(s.status);
         nit.mutable_data()[b] = s.nit;
         pattern_stable_step.mutable_data()[b] = s.pattern_stable_step;
@@ -148,6 +162,7 @@ struct Outcomes {
         d["loss"] = loss;
         d["grad_norm"] = grad_norm;
         d["unfit"] = unfit;
+        d["out_of_reach"] = out_of_reach;
         d["finite"] = finite;
         return d;
     }

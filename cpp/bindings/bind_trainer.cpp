@@ -107,6 +107,10 @@ py::dict summary_dict(const RunSummary& s, const DualGD& e) {
         for (Index i = 0; i < e.n_samples(); ++i)
             if (example_unfit(e, i)) unfit.push_back(i);
     d["unfit"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(unfit.size()), unfit.data());
+    std::vector<std::int64_t> reach;
+    for (Index i = 0; i < e.n_samples(); ++i)
+        if (out_of_reach(e.outer().data(), e.outer().size(), e.settings().model, e.labels()[i])) reach.push_back(i);
+    d["out_of_reach"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(reach.size()), reach.data());
     d["status"] = static_cast<int>(s.status);
     d["nit"] = s.nit;
     d["loss"] = s.loss;
@@ -387,7 +391,29 @@ static void bind_trainer_state(py::class_<DualTrainer>& cls) {
             "A copy of the engine's GDSettings.");
 }
 
+// For the square-loss ReLU with fixed outer weights (the certified limit, which no engine holds):
+// per example, whether the state leaves it unfit (state_unfit(), gd/run.hpp) and whether it is out of
+// reach of every neuron (out_of_reach()).
+static py::tuple example_states(const CArray<double>& beta, const CArray<double>& y, const CArray<double>& outer) {
+    if (beta.ndim() != 2) throw std::invalid_argument("beta must be m x n");
+    const Index m = beta.shape(0), n = beta.shape(1);
+    require_shape(y, "y", {n});
+    require_shape(outer, "outer", {m});
+    const Eigen::Map<const RowMatrix> b(beta.data(), m, n);
+    CArray<std::uint8_t> unfit(n), reach(n);
+    const ModelSpec spec;
+    for (Index i = 0; i < n; ++i) {
+        Scalar h = 0;
+        for (Index k = 0; k < m; ++k) h += outer.data()[k] * activate(b(k, i), spec);
+        unfit.mutable_data()[i] = state_unfit(b, outer.data(), spec, y.data()[i], h, i) ? 1 : 0;
+        reach.mutable_data()[i] = out_of_reach(outer.data(), m, spec, y.data()[i]) ? 1 : 0;
+    }
+    return py::make_tuple(unfit, reach);
+}
+
 void bind_trainer(py::module_& m) {
+    m.def("example_states", &example_states, py::arg("beta"), py::arg("y"), py::arg("outer"),
+          "(unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).");
     py::class_<DualTrainer> cls(m, "DualTrainer",
                                 "One primal-dual GD engine kept between calls (private: use relucore.Trainer).");
     bind_trainer_construction_and_step(cls);

@@ -517,6 +517,11 @@ class Defaults:
         GD step budget of train(steps=inf) while certifying the limit.
         """
     @property
+    def limit_noncontracting_steps(self) -> int:
+        """
+        train(steps=inf) stops this many steps after a try of the proof first found its final phase not strictly contracting.
+        """
+    @property
     def max_condition(self) -> float:
         """
         Largest mu_1 / mu_n accepted by the starts that need K^-1.
@@ -627,6 +632,10 @@ def default_threads() -> int:
 def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h0_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
+    """
+def example_states(beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], outer: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+    """
+    (unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).
     """
 def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex) -> dict:
     """

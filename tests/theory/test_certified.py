@@ -66,10 +66,10 @@ def test_chatter_on_the_boundary_is_not_certified():
     assert not c.holds and c.step == -1 and c.margin <= 0 and "not proved" in c.reason
     assert lim.status == 0 and "not certified" in lim.message
     ref = rc.train(X, y, signs=(1, -1), eta=eta, steps=10**5, tol=0, record=10)
-    # The plain run's pattern keeps changing long after the proof was given up (at the tolerance),
-    # on entries that sit at zero: the chatter ends only when its amplitude falls below the rounding
-    # level of beta = K alpha (docs/math.md §14; measured: step 8191 of 10^5).
-    assert ref.pattern_stable_step > 2 * lim.nit
+    # The plain run's pattern keeps changing after the proof was given up (at the tolerance), on
+    # entries that sit at zero: the chatter ends only when its amplitude falls below the rounding
+    # level of beta = K alpha (docs/math.md §14), a step that depends on the BLAS kernels' rounding.
+    assert ref.pattern_stable_step > lim.nit
     b = ref.history.beta
     chattered = (b[1:] > 0) != (b[:-1] > 0)
     late = chattered[ref.history.steps[1:] > lim.nit].any(axis=0)

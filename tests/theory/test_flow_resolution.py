@@ -38,12 +38,17 @@ def test_steps_inf_is_the_limit_on_every_figure4_problem(seed):
     if seed in (0, 2):
         assert c.holds and c.sliding is None and c.motion == 0
         return
-    # Never a false certificate: the proof does not hold, and the reason names the sliding entries.
+    # Never a false certificate: the proof does not hold. Whether the exact continuation slides
+    # depends on the rounding of the tol state (BLAS kernels, SIMD level); the reason names the
+    # sliding entries when it does, and says that none slid otherwise.
     assert not c.holds and lim.status == 0 and "not certified" in lim.message
-    assert c.sliding is not None and c.sliding.any() and "sliding entries" in c.reason
-    assert 0 <= c.motion < 1e-12
-    # The entries named are the ones the plain run chatters on: they end at zero to rounding.
-    assert np.abs(ref.beta[c.sliding]).max() < 1e-9 * np.abs(y).max()
+    assert c.sliding is not None and 0 <= c.motion < 1e-12
+    if c.sliding.any():
+        assert "sliding entries" in c.reason and "none" not in c.reason
+        # The entries named are the ones the plain run chatters on: they end at zero to rounding.
+        assert np.abs(ref.beta[c.sliding]).max() < 1e-9 * np.abs(y).max()
+    else:
+        assert "no entry sliding" in c.reason and "chatters" not in c.reason
     # The continuation's result is a rest point: residual zero on every example some neuron is active on.
     r = signs @ np.maximum(lim.beta, 0) - y
     assert np.abs(r[(lim.beta > 0).any(axis=0)]).max() < 1e-13

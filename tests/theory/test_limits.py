@@ -1,9 +1,12 @@
 """predicted_limit / check_limit: the closed forms of Theorems 1, 3, 5 (docs/math.md §5)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import relucore as rc
+from relucore.theory.limits import PremiseWarning
 
 
 def test_theorem1_formula_written_out():
@@ -86,17 +89,24 @@ def test_batched_runs():
     # closed form does not apply there (GD ends 1% away), and the check says so.
     assert [c.applies for c in checks] == [True, False, True]
     assert checks[1].pattern_stable_step == 4 and checks[1].relative_distance > 1e-3
-    W = rc.predicted_limit(X, y, signs=(1, -1))
+    # The closed form of problem 1 contradicts its theorem's premise by itself: predicted_limit warns.
+    with pytest.warns(PremiseWarning, match="premise of Theorems 1/3/5 fails"):
+        W = rc.predicted_limit(X, y, signs=(1, -1))
     assert W.shape == (3, 2, 1000)
+    for b in (0, 2):
+        rc.predicted_limit(X[b], y[b], signs=(1, -1))  # no warning (the suite turns warnings into errors)
     for b in range(3):
         single = rc.check_limit(rc.train(X[b], y[b], signs=(1, -1), record=1, steps=50_000), X[b], y[b])
         assert single.applies == checks[b].applies
         assert single.distance == pytest.approx(checks[b].distance, rel=1e-6, abs=1e-12)
-        np.testing.assert_allclose(W[b], rc.predicted_limit(X[b], y[b], signs=(1, -1)), rtol=0, atol=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PremiseWarning)  # problem 1's (checked above)
+            np.testing.assert_allclose(W[b], rc.predicted_limit(X[b], y[b], signs=(1, -1)), rtol=0, atol=0)
         if checks[b].applies:
             np.testing.assert_allclose(W[b], res.W[b], atol=1e-9 * np.linalg.norm(W[b]))
     K = np.einsum("bnd,bmd->bnm", X, X)
-    A = rc.predicted_limit(gram=K, y=y, signs=(1, -1))
+    with pytest.warns(PremiseWarning):
+        A = rc.predicted_limit(gram=K, y=y, signs=(1, -1))
     np.testing.assert_allclose(np.einsum("bkn,bnd->bkd", A, X), W, atol=1e-9 * np.abs(W).max())
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from relucore import _core
 from relucore import _scaling as scaling
 from relucore._summary import sizes, summarized
-from relucore.gd.results import TrainResult
+from relucore.gd.results import TrainResult, reach_note, unfit_message
 
 __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMIT_MAX_STEPS"]
 
@@ -260,12 +260,19 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     if run["status"] != "limit":
         return alpha, beta, cert
     slid = run["sliding"] | run["event_sliding"].any(axis=0)
-    entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid))) or "none"
-    reason = (
-        f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
-        f"proof exists; returned the exact continuation from the tol state at step {step} "
-        f"(gradient flow with sliding entries held at zero, {len(run['event_times'])} events)"
-    )
+    events = len(run["event_times"])
+    if slid.any():
+        entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid)))
+        reason = (
+            f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
+            f"proof exists; returned the exact continuation from the tol state at step {step} "
+            f"(gradient flow with sliding entries held at zero, {events} events)"
+        )
+    else:
+        reason = (
+            f"{cert.reason}; returned the exact continuation from the tol state at step {step} "
+            f"(gradient flow, {events} events, no entry sliding)"
+        )
     out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
     return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
 
@@ -319,12 +326,21 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     if up is not _same:
         loss, grad, tol = up(loss, scaling.LOSS), up(grad, scaling.GRAD), up(tol, scaling.GRAD)
         cert = dataclasses.replace(cert, motion=up(cert.motion, scaling.Y))
+    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=beta, y=y, outer=signs))
     if cert.holds:
         status = 0
         message = (
             f"certified limit: the activation pattern is proved frozen from step {cert.step} "
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         )
+    if status == 0 and unfit.size:
+        # One rule for success: a stationary point (certified or at tol) that leaves examples unfit is stalled.
+        status = 5
+        message = unfit_message(int(engine.steps_taken), loss, grad, tol, unfit, "square")
+        if cert.holds:
+            message = f"certified limit (the pattern is proved frozen from step {cert.step}), {message}"
+    elif cert.holds:
+        message += reach_note(reach, loss)
     elif cert.sliding is not None:
         message = f"limit not certified: {cert.reason} (docs/math.md §13)"
     elif out.get("noncontracting_stop"):
@@ -339,6 +355,8 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             status, f"status {status} ({_STATUS.get(status, '?')})"
         )
         message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
+    if status == 0 and not cert.holds:
+        message += reach_note(reach, loss)
     return dict(
         alpha=alpha,
         beta=beta,
@@ -349,6 +367,8 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         message=message,
         pattern_stable_step=int(out["pattern_stable_step"]),
         certificate=cert,
+        unfit=unfit,
+        out_of_reach=reach,
     )
 
 
@@ -386,7 +406,7 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
         vals = [r[name] for r in runs]
         if name in ("alpha", "beta"):
             return np.stack(vals) if p.batched else vals[0]
-        if name in ("message", "certificate"):
+        if name in ("message", "certificate", "unfit", "out_of_reach"):
             return vals if p.batched else vals[0]
         return np.array(vals, dtype=cast) if p.batched else cast(vals[0])
 
@@ -418,6 +438,8 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
         activation=p.activation,
         leaky_slope=p.leaky_slope,
         certificate=field("certificate", object),
+        unfit=field("unfit", object),
+        out_of_reach=field("out_of_reach", object),
     )
 
 

@@ -9,8 +9,9 @@ import numpy as np
 
 from relucore import _core
 from relucore._summary import counts, sizes, summarized
+from relucore.gd.defaults import UNFIT_RTOL
 
-__all__ = ["History", "TrainResult", "STATUS_MESSAGES", "status_name"]
+__all__ = ["History", "TrainResult", "STATUS_MESSAGES", "status_name", "unfit_message", "reach_note", "stalled_note"]
 
 #: What each engine status means (the codes and names are ``relucore._core.Status``).
 STATUS_MESSAGES = {
@@ -28,6 +29,50 @@ _STATUS_NAMES = {int(v): k for k, v in _core.Status.__members__.items()}
 def status_name(code: int) -> str:
     """The name of an engine status code (``"converged"``, ``"max_steps"``, ...; the code itself if unknown)."""
     return _STATUS_NAMES.get(int(code), str(code))
+
+
+def _shown(indices) -> tuple:
+    """``(number of indices, "i, j, ..." with at most ten shown)``."""
+    idx = [int(i) for i in indices]
+    return len(idx), ", ".join(map(str, idx[:10])) + (f", ... ({len(idx)} in all)" if len(idx) > 10 else "")
+
+
+def stalled_note(unfit, loss: float) -> str:
+    """The end of a flow limit's message that leaves examples unfit (a stalled limit)."""
+    count, shown = _shown(unfit)
+    return (
+        f"; the limit is stalled (loss {loss:.3g}): it leaves example{'s' if count != 1 else ''} [{shown}] unfit, "
+        "no neuron active on them though some neuron has the sign of their label"
+    )
+
+
+def unfit_message(nit: int, loss: float, grad: float, tol: float, unfit, loss_name: str) -> str:
+    """Status-5 message: the stationary point reached and the examples it leaves unfit."""
+    idx = [int(i) for i in unfit]
+    _, shown = _shown(idx)
+    why = (
+        "y_i h_i <= 0: misclassified"
+        if loss_name == "logistic"
+        else f"|h_i - y_i| > {UNFIT_RTOL:g} |y_i|, and some neuron has the sign of y_i"
+    )
+    return (
+        f"stalled after {nit} steps at a stationary point (gradient norm {grad:.3g} < tol {tol:.3g}, "
+        f"loss {loss:.3g}) that leaves example{'s' if len(idx) != 1 else ''} [{shown}] unfit: no neuron is "
+        f"active on {'them' if len(idx) != 1 else 'it'} ({why}), so GD cannot fit "
+        f"{'them' if len(idx) != 1 else 'it'}; try a smaller eta or another init"
+    )
+
+
+def reach_note(out_of_reach, loss: float) -> str:
+    """The end of a success's message that names the examples no neuron can fit ("" when there are none)."""
+    count, shown = _shown(out_of_reach)
+    if not count:
+        return ""
+    one = count == 1
+    return (
+        f"; example{'' if one else 's'} [{shown}] {'is' if one else 'are'} out of reach of every neuron (no neuron "
+        f"has the sign of {'its' if one else 'their'} label), so the loss {loss:.3g} is {'its' if one else 'theirs'}"
+    )
 
 
 def _status_text(status, batch) -> str:
@@ -129,8 +174,9 @@ class TrainResult:
     nit : int
         GD steps taken.
     success : bool
-        True when the gradient norm fell below ``tol`` at a state that leaves
-        no example unfit (``status == 0``).
+        True when the returned point is stationary (the gradient norm fell below ``tol``, or the
+        limit is certified) and every example is either fit or out of reach of every neuron
+        (``status == 0``; see ``unfit`` and ``out_of_reach``).
     status : int
         0 converged, 1 step budget used up, 2 diverged, 3 cancelled,
         4 stopped by a callback (:meth:`relucore.Trainer.run`), 5 stalled: the
@@ -164,6 +210,11 @@ class TrainResult:
         ``y_i h_i <= 0`` (logistic loss: misclassified, since the loss never
         reaches 0 there). With X of full row rank a stationary point leaves no
         example unfit exactly when it is a global minimum.
+    out_of_reach : ndarray of int, or list of them for a batch
+        The examples no neuron can fit: no neuron has the sign of their label (``s_k y_i <= 0``
+        for every k with the ReLU). Their best prediction is ``h_i = 0``, which a global minimum
+        attains, so the loss they carry is no failure of the run; a success names them in
+        ``message`` with the loss.
     engine : {"dual", "weights"}
         The engine that ran.
     init : str
@@ -199,6 +250,7 @@ class TrainResult:
     activation: str = "relu"
     leaky_slope: float = 0.01
     unfit: Union[np.ndarray, list, None] = None
+    out_of_reach: Union[np.ndarray, list, None] = None
     outer: Optional[np.ndarray] = None
     output_scale: float = 1.0
     train_outer: bool = False

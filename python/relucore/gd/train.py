@@ -15,11 +15,11 @@ import numpy as np
 from relucore import _core
 from relucore import _scaling as scaling
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
-from relucore.gd.defaults import MAX_STEPS, UNFIT_RTOL, default_eta
+from relucore.gd.defaults import MAX_STEPS, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
-from relucore.gd.results import STATUS_MESSAGES, History, TrainResult, new_result
+from relucore.gd.results import STATUS_MESSAGES, History, TrainResult, new_result, reach_note, unfit_message
 
 __all__ = ["train", "run_prepared", "DivergenceError", "default_eta"]
 
@@ -36,30 +36,22 @@ def overflow_message(nit: int, eta: float) -> str:
     )
 
 
-def unfit_message(nit: int, loss: float, grad: float, tol: float, unfit, loss_name: str) -> str:
-    """Status-5 message: the stationary point reached and the examples it leaves unfit."""
-    idx = [int(i) for i in unfit]
-    shown = ", ".join(map(str, idx[:10])) + (f", ... ({len(idx)} in all)" if len(idx) > 10 else "")
-    why = (
-        "y_i h_i <= 0: misclassified"
-        if loss_name == "logistic"
-        else f"|h_i - y_i| > {UNFIT_RTOL:g} |y_i|, and some neuron has the sign of y_i"
-    )
-    return (
-        f"stalled after {nit} steps at a stationary point (gradient norm {grad:.3g} < tol {tol:.3g}, "
-        f"loss {loss:.3g}) that leaves example{'s' if len(idx) != 1 else ''} [{shown}] unfit: no neuron is "
-        f"active on {'them' if len(idx) != 1 else 'it'} ({why}), so GD cannot fit "
-        f"{'them' if len(idx) != 1 else 'it'}; try a smaller eta or another init"
-    )
-
-
 def _message(
-    status: int, nit: int, loss: float, grad: float, tol: float, eta: float, steps: int, unfit=(), loss_name="square"
+    status: int,
+    nit: int,
+    loss: float,
+    grad: float,
+    tol: float,
+    eta: float,
+    steps: int,
+    unfit=(),
+    loss_name="square",
+    out_of_reach=(),
 ) -> str:
     if status == 5:
         return unfit_message(nit, loss, grad, tol, unfit, loss_name)
     if status == 0:
-        return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}"
+        return f"converged after {nit} steps: gradient norm {grad:.3g} < tol {tol:.3g}" + reach_note(out_of_reach, loss)
     if status == 1:
         if tol == 0:
             return f"step budget of {steps} used up (tol = 0: never stop early); gradient norm {grad:.3g}"
@@ -242,6 +234,7 @@ def _history_request(B: int, m: int, n: int, steps: int, record: int, outer: boo
 def _messages(p: Prepared, out: dict, steps: int):
     """Per problem: the unfit examples (indices) and the message of the engine's status."""
     unfit = [row.nonzero()[0] for row in out["unfit"]]  # rows are 1-D: np.flatnonzero without the ravel
+    reach = [row.nonzero()[0] for row in out["out_of_reach"]]
     columns = zip(
         out["status"].tolist(),
         out["nit"].tolist(),
@@ -250,9 +243,10 @@ def _messages(p: Prepared, out: dict, steps: int):
         p.tol.tolist(),
         p.eta.tolist(),
         unfit,
+        reach,
     )
-    messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss) for st, it, lo, gr, to, et, un in columns]
-    return unfit, messages
+    messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss, re) for st, it, lo, gr, to, et, un, re in columns]
+    return unfit, reach, messages
 
 
 def run_prepared(
@@ -276,7 +270,7 @@ def run_prepared(
         W = np.ascontiguousarray(W[..., :-1])
 
     status = out["status"].astype(int)
-    unfit, messages = _messages(p, out, steps)
+    unfit, reach, messages = _messages(p, out, steps)
     _mark_divergence(p, out, alpha, beta, W, status, unfit, messages, W_checked=engine == "dual")
     if on_divergence == "raise" and 2 in status.tolist():
         b = int(np.flatnonzero(status == 2)[0])
@@ -295,11 +289,11 @@ def run_prepared(
     )
     if p.batched:
         fields = {name: a.copy() for name, a, _ in numbers}
-        fields.update(arrays, success=status == 0, message=messages, unfit=unfit)
+        fields.update(arrays, success=status == 0, message=messages, unfit=unfit, out_of_reach=reach)
     else:  # one problem: arrays without the batch axis, Python scalars
         fields = {name: cast(a.item(0)) for name, a, cast in numbers}  # item: a Python number, no numpy scalar
         fields.update({k: (a if a is None or k in _UNBATCHED else a[0]) for k, a in arrays.items()})
-        fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0])
+        fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0], out_of_reach=reach[0])
     return new_result(
         **fields,
         signs=p.given_signs.copy(),

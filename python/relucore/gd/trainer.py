@@ -379,8 +379,18 @@ class Trainer:
         status = int(out["status"])
         unfit = np.asarray(out["unfit"], dtype=np.int64)
         loss_name = self._engine.settings.loss.name
+        reach = np.asarray(out["out_of_reach"], dtype=np.int64)
         message = _message(
-            status, int(out["nit"]), float(out["loss"]), float(out["grad_norm"]), tol, self.eta, until, unfit, loss_name
+            status,
+            int(out["nit"]),
+            float(out["loss"]),
+            float(out["grad_norm"]),
+            tol,
+            self.eta,
+            until,
+            unfit,
+            loss_name,
+            reach,
         )
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._full_W()
@@ -390,7 +400,7 @@ class Trainer:
             status, message, unfit = 2, overflow_message(int(out["nit"]), self.eta), unfit[:0]
         if status == 2 and self._on_divergence == "raise":
             raise DivergenceError(message)
-        return self._result(status, message, tol, out, unfit)
+        return self._result(status, message, tol, out, unfit, reach)
 
     def run_to_limit(self) -> TrainResult:
         """Steps until the activation pattern is proved frozen, then returns the limit in closed form.
@@ -409,7 +419,7 @@ class Trainer:
 
         return trainer_to_limit(self)
 
-    def _result(self, status: int, message: str, tol: float, out: dict, unfit=None) -> TrainResult:
+    def _result(self, status: int, message: str, tol: float, out: dict, unfit=None, reach=None) -> TrainResult:
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._full_W()
         s = self._engine.settings
@@ -438,6 +448,7 @@ class Trainer:
             activation=s.activation.name,
             leaky_slope=float(s.leaky_slope),
             unfit=np.zeros(0, dtype=np.int64) if unfit is None else unfit,
+            out_of_reach=np.zeros(0, dtype=np.int64) if reach is None else reach,
             outer=np.array(self.signs),
             output_scale=float(s.output_scale),
             train_outer=bool(s.train_outer),

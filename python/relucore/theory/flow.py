@@ -23,6 +23,7 @@ from relucore._validation import check_int
 from relucore.gd.limit import Certificate, check_limit_settings
 from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import prepare, refuse_rescaled
+from relucore.gd.results import reach_note, stalled_note
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
@@ -82,6 +83,11 @@ class FlowResult:
         The outer weights ``s_k``.
     pattern, sliding : ndarray of bool, shape (m, n)
         Final activation pattern and sliding entries.
+    unfit, out_of_reach : ndarray of int
+        As for :class:`~relucore.gd.results.TrainResult`: the examples the returned state leaves
+        unfit (no neuron active on them, though one could fit them: then the limit is a stalled
+        stationary point and ``success`` is False), and those no neuron can fit (named in
+        ``message`` with the loss).
     """
 
     status: str
@@ -105,11 +111,14 @@ class FlowResult:
     signs: np.ndarray
     pattern: np.ndarray
     sliding: np.ndarray
+    unfit: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    out_of_reach: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def success(self) -> bool:
-        """True when the flow was followed to its limit (``status == "limit"``)."""
-        return self.status == "limit"
+        """True when the flow was followed to its limit (``status == "limit"``) and that limit leaves no
+        example unfit: the rule of :attr:`relucore.gd.results.TrainResult.success`."""
+        return self.status == "limit" and self.unfit.size == 0
 
 
 def flow(
@@ -209,6 +218,21 @@ def flow(
     W0 = None if p.W0 is None else p.W0[0]
     W = None if X0 is None else W0 + (run["alpha"] - p.alpha0[0]) @ X0
     r = p.signs @ np.maximum(run["beta"], 0.0) - p.y[0]
+    loss = 0.5 * float(r @ r)
+    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=run["beta"], y=p.y[0], outer=p.signs))
+    if run["status"] == "limit":
+        if unfit.size:
+            run["message"] += stalled_note(unfit, loss)
+        else:
+            run["message"] += reach_note(reach, loss)
     return FlowResult(
-        W=W, loss=0.5 * float(r @ r), alpha0=p.alpha0[0], beta0=p.beta0[0], W0=W0, signs=p.signs.copy(), **run
+        W=W,
+        loss=loss,
+        alpha0=p.alpha0[0],
+        beta0=p.beta0[0],
+        W0=W0,
+        signs=p.signs.copy(),
+        unfit=unfit,
+        out_of_reach=reach,
+        **run,
     )

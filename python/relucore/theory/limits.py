@@ -22,6 +22,7 @@ same code serves Gram-only mode.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -187,12 +188,48 @@ def predicted_limit(
         )
     X, K, y, signs_arr, beta0, alpha0, eta, sc = _start(X, y, gram, signs, init, eps, eta, assignment, C_g, C_alpha)
     cf = closed_form(K, y, signs_arr, beta0, alpha0, eta)
+    _warn_unless_premise_holds(cf)
     out, unit = (cf["alpha"] @ X, scaling.W) if X is not None else (cf["alpha"], scaling.ALPHA)
     if sc is None:
         return out
     # Computed on the exactly rescaled copy: returned in the caller's units, or refused if float64 cannot hold it.
     sc.check_representable(((out[None], unit),), batched=False)
     return sc.up(out[None], unit)[0]
+
+
+class PremiseWarning(UserWarning):
+    """The closed form's own limit contradicts the premise of its theorem (the pattern after step 1 is
+    the predicted sets ``S_k`` and stays frozen): the returned weights are not GD's limit."""
+
+
+def premise_violations(cf: dict) -> list:
+    """What of the theorems' premise a closed form (:func:`closed_form`) contradicts by itself: the
+    pattern after step 1, or the limit's own pattern, differing from the predicted sets ``S_k``
+    (an entry of ``beta_inf`` outside ``S_k`` that is positive makes the weights fit other examples
+    too, so they do not interpolate). Empty when the closed form is self-consistent."""
+    sets = cf["sets"]
+    out = []
+    if not np.array_equal(cf["beta1"] > 0, sets):
+        out.append(
+            f"the pattern after step 1 differs from the predicted sets in {int(((cf['beta1'] > 0) != sets).sum())} entries"
+        )
+    if not np.array_equal(cf["beta"] > 0, sets):
+        out.append(
+            f"the limit's own pattern differs from the predicted sets in {int(((cf['beta'] > 0) != sets).sum())} entries"
+        )
+    return out
+
+
+def _warn_unless_premise_holds(cf: dict) -> None:
+    why = premise_violations(cf)
+    if why:
+        warnings.warn(
+            "predicted_limit: the premise of Theorems 1/3/5 fails on this problem (" + "; ".join(why) + "), so the "
+            "closed form is not GD's limit (it need not interpolate); run train(..., steps=np.inf) for the certified "
+            "limit, or check_limit on a run",
+            PremiseWarning,
+            stacklevel=3,
+        )
 
 
 def _check_title(c: "LimitCheck") -> str:

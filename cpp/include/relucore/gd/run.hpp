@@ -95,7 +95,18 @@ struct RunSummary {
     std::int64_t n_unfit = 0;              ///< examples unfit at the final state (counted when stalled)
 };
 
-/// Whether example i is left unfit by the engine's current (evaluated) state:
+/// Whether example i is out of reach of every neuron: no neuron can output its label's sign
+/// (the ReLU, y_i != 0 and s_k y_i <= 0 for every k). Its best prediction is h_i = 0, which a
+/// global minimum attains, so the loss it carries is not a failure of the run. Branch-free over
+/// the neurons (state_unfit() runs it for every example of a converged run).
+inline bool out_of_reach(const Scalar* outer, Index m, const ModelSpec& spec, Scalar y) {
+    bool fittable = spec.activation != Activation::relu;
+    for (Index k = 0; k < m; ++k) fittable |= outer[k] * y > 0;
+    return !fittable & (y != 0);
+}
+
+/// Whether example i is left unfit by a state (state_unfit(): beta m x n, the outer weights c a_k,
+/// the label y_i and the prediction h_i; example_unfit(): the engine's current, evaluated state):
 ///   - no neuron is active on it (beta_{k,i} <= 0 for every k), so no gradient
 ///     of the ReLU reaches it and GD cannot change its prediction any more;
 ///   - the model could fit it: some neuron has s_k y_i > 0 (for the ReLU; the
@@ -110,22 +121,20 @@ struct RunSummary {
 /// example unfit exactly when it is a global minimum.
 /// Every test is evaluated (no early exit), so that count_unfit() has no branch per
 /// example for a converged run's random pattern of active and inactive ones to mispredict.
-template <class Engine>
-bool example_unfit(const Engine& e, Index i) {
-    const auto& beta = e.beta();
-    const Scalar* outer = e.outer().data();
-    const ModelSpec& spec = e.settings().model;
-    const Scalar y = e.labels()[i];
+template <class Beta>
+bool state_unfit(const Beta& beta, const Scalar* outer, const ModelSpec& spec, Scalar y, Scalar h, Index i) {
     bool active = false;
-    bool fittable = (spec.activation != Activation::relu) & (y != 0);
-    for (Index k = 0; k < beta.rows(); ++k) {
-        active |= beta(k, i) > 0;
-        fittable |= outer[k] * y > 0;
-    }
-    const Scalar h = e.predictions()[i];
+    for (Index k = 0; k < beta.rows(); ++k) active |= beta(k, i) > 0;
+    const bool fittable = (y != 0) & !out_of_reach(outer, beta.rows(), spec, y);
     const bool unfit =
         spec.loss == Loss::logistic ? !(y * h > 0) : std::abs(h - y) > defaults::unfit_rtol * std::abs(y);
     return !active & fittable & unfit;
+}
+
+/// example_unfit() of an engine's current state.
+template <class Engine>
+bool example_unfit(const Engine& e, Index i) {
+    return state_unfit(e.beta(), e.outer().data(), e.settings().model, e.labels()[i], e.predictions()[i], i);
 }
 
 /// Number of examples example_unfit() reports at the engine's current state.
