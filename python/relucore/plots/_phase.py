@@ -40,10 +40,11 @@ def plot_phase_diagram(table, ax=None, *, x=None, series=None, logx=None, logy=N
     table : pandas.DataFrame
         The table :func:`relucore.threshold` returns.
     x : str, optional
-        The ``given`` column across the horizontal axis; default the first.
-    series : str, optional
-        A ``given`` column drawn as one line per value; default the second, if any (further
-        ``given`` columns must then hold one value).
+        The ``given`` column across the horizontal axis; default the first that holds more
+        than one value.
+    series : str or False, optional
+        A ``given`` column drawn as one line per value; default the next that holds more than
+        one value, if any; False: none.
     logx, logy : bool, optional
         Log scales; default log when every value on the axis is positive.
     {ax_kw}
@@ -52,19 +53,21 @@ def plot_phase_diagram(table, ax=None, *, x=None, series=None, logx=None, logy=N
     """
     import pandas as pd
 
+    attrs = dict(getattr(table, "attrs", {}))
     table = pd.DataFrame(table)
     given = [c for c in table.columns if c not in _RESULT_COLUMNS]
     if not given:
         raise ValueError("plot_phase_diagram needs a table with at least one given column")
-    x = given[0] if x is None else x
-    rest = [c for c in given if c != x]
-    series = (rest[0] if rest else None) if series is None else series
+    varying = [c for c in given if table[c].nunique() > 1] or given[:1]
+    x = varying[0] if x is None else x
+    rest = [c for c in varying if c != x]
+    series = (rest[0] if rest else None) if series is None else (series or None)
     for c in (x, series):
         if c is not None and c not in given:
             raise ValueError(f"{c!r} is not a given column of the table (given columns: {given})")
     ax = new_axes(ax)
     groups = [(None, table)] if series is None else list(table.groupby(series, sort=True))
-    p = table.attrs.get("p")
+    p = attrs.get("p")
     fixed_color = kw.pop("color", None)
     for j, (value, rows) in enumerate(groups):
         rows = rows.sort_values(x)
@@ -94,8 +97,8 @@ def plot_phase_diagram(table, ax=None, *, x=None, series=None, logx=None, logy=N
         ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
-    axis = table.attrs.get("axis", "threshold")
-    conf = table.attrs.get("confidence")
+    axis = attrs.get("axis", "threshold")
+    conf = attrs.get("confidence")
     ylabel = f"{axis} where P = {p:g}" if p is not None else f"{axis} at the crossing"
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel + (f"  ({conf:.0%} interval)" if conf is not None else ""))
