@@ -15,6 +15,7 @@ import numpy as np
 
 from relucore.experiments._base import Claim, Context, ExperimentResult, register
 from relucore.experiments._common import optional_figure
+from relucore.sweeps.threshold_fit import wilson_interval
 
 __all__ = ["convergence_probability", "trained_outer_gd", "train_trials", "wilson_interval", "dana_trial"]
 
@@ -132,23 +133,6 @@ def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = 
     workers = n_threads or min(4, os.cpu_count() or 1)
     with cf.ThreadPoolExecutor(max_workers=workers) as pool:
         return np.array(list(pool.map(one, range(T))))
-
-
-def wilson_interval(successes, trials, z: float = 1.959963984540054):
-    """Wilson score interval for a binomial proportion (vectorised); returns (low, high).
-
-    ``z`` is the normal quantile (default: 97.5%, a 95% two-sided interval).
-    """
-    k = np.asarray(successes, dtype=float)
-    t = np.asarray(trials, dtype=float)
-    phat = k / t
-    denom = 1 + z**2 / t
-    centre = (phat + z**2 / (2 * t)) / denom
-    half = z * np.sqrt(phat * (1 - phat) / t + z**2 / (4 * t**2)) / denom
-    # The interval always contains phat; pin the exact ends against rounding.
-    lo = np.where(k == 0, 0.0, np.clip(np.minimum(centre - half, phat), 0, 1))
-    hi = np.where(k == t, 1.0, np.clip(np.maximum(centre + half, phat), 0, 1))
-    return lo, hi
 
 
 def _sphere_data(rng, B, N, d):

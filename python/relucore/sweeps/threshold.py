@@ -123,7 +123,7 @@ def threshold(
     logistic or normal, ``u`` the axis or its logarithm, the floor ``f`` and ceiling ``c`` 0 and 1
     unless a likelihood ratio test asks for them) is fitted by maximum likelihood; the interval of
     the crossing is its profile-likelihood interval (Wilks). The search stops when the interval
-    is narrower than ``rel_width`` times the estimate, when both ends of ``bounds`` lie on the
+    is narrower than ``rel_width`` times the estimate (after at least 256 trials), when both ends of ``bounds`` lie on the
     same side of p (Wilson intervals at ``confidence``: no crossing), or at ``max_trials``.
     docs/math.md ("Phase diagrams") gives the method and its references; docs/sweeps.md the usage.
 
@@ -164,7 +164,8 @@ def threshold(
     progress : bool, optional
         tqdm progress bar (trials); default: only when stderr is a terminal.
     rel_width : float
-        Stop when ``(high - low) / |estimate| <= rel_width``; default ``REL_WIDTH`` (0.25).
+        Stop when ``(high - low) / |estimate| <= rel_width``, after at least
+        ``relucore.sweeps.threshold_search.MIN_TRIALS`` (256) trials; default ``REL_WIDTH`` (0.25).
     batch_size : int
         Trials per batch of a combination; default ``BATCH_SIZE`` (32).
     link : {"logit", "probit"}

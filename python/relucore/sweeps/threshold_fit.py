@@ -7,8 +7,9 @@ the logistic or the normal distribution function (``link``), ``u`` the axis (or 
 the slope, ``f`` a floor and ``c`` a ceiling (0 and 1 unless the data need them, by a likelihood
 ratio test). The parametrisation puts the crossing ``u*`` (where ``P = p``) first, so that its
 profile likelihood (Wilks 1938) gives its interval directly, and the design (:func:`next_design`)
-places trials where the asymptotic variance of ``u*`` falls most (c-optimality, as in Wu 1985 and
-Neyer 1994). The data are grouped: distinct axis values, their successes and trials.
+places trials where the asymptotic variance of ``u*`` falls most (c-optimality, Wu 1985) and where
+the information of ``(u*, b)`` grows most (D-optimality, Neyer 1994), alternately. The data are
+grouped: distinct axis values, their successes and trials.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Axis", "LinkFit", "fit_link", "profile_interval", "information", "next_design", "looks_monotone"]
+__all__ = [
+    "wilson_interval",
+    "Axis",
+    "LinkFit",
+    "fit_link",
+    "profile_interval",
+    "information",
+    "next_design",
+    "looks_monotone",
+]
 
 #: Likelihood-ratio level at which a floor or a ceiling is added to the model.
 EXTRA_LEVEL = 0.95
@@ -31,6 +41,23 @@ U_RANGE = 3.0
 #: Range of log(slope) in mapped units: a slope of 0.05 (flat) to 300 (a step inside 1/300 of the bounds).
 LOG_SLOPE = (math.log(0.05), math.log(300.0))
 _EPS = 1e-12
+
+
+def wilson_interval(successes, trials, z: float = 1.959963984540054):
+    """Wilson score interval for a binomial proportion (vectorised); returns (low, high).
+
+    ``z`` is the normal quantile (default: 97.5%, a 95% two-sided interval).
+    """
+    k = np.asarray(successes, dtype=float)
+    t = np.asarray(trials, dtype=float)
+    phat = k / t
+    denom = 1 + z**2 / t
+    centre = (phat + z**2 / (2 * t)) / denom
+    half = z * np.sqrt(phat * (1 - phat) / t + z**2 / (4 * t**2)) / denom
+    # The interval always contains phat; pin the exact ends against rounding.
+    lo = np.where(k == 0, 0.0, np.clip(np.minimum(centre - half, phat), 0, 1))
+    hi = np.where(k == t, 1.0, np.clip(np.maximum(centre + half, phat), 0, 1))
+    return lo, hi
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from relucore.sweeps.threshold_fit import Axis, LinkFit, fit_link, looks_monotone, next_design, profile_interval
+from relucore.sweeps.threshold_fit import (
+    Axis,
+    LinkFit,
+    fit_link,
+    looks_monotone,
+    next_design,
+    profile_interval,
+    wilson_interval,
+)
 
 __all__ = ["Search", "NonMonotoneWarning", "INITIAL_POINTS", "DESIGN_GROUPS", "CANDIDATES", "MIN_TRIALS", "END_TRIALS"]
 
@@ -30,14 +38,6 @@ END_TRIALS = 16
 
 class NonMonotoneWarning(UserWarning):
     """The outcomes of a :func:`relucore.threshold` search do not look monotone in the axis."""
-
-
-def _wilson(k: float, t: float, z: float) -> Tuple[float, float]:
-    ph = k / t
-    denom = 1 + z**2 / t
-    centre = (ph + z**2 / (2 * t)) / denom
-    half = z * math.sqrt(ph * (1 - ph) / t + z**2 / (4 * t**2)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 class Search:
@@ -114,7 +114,7 @@ class Search:
         for j in ends:
             if t[j].sum() < END_TRIALS:
                 return False
-            lo, hi = _wilson(float(k[j].sum()), float(t[j].sum()), self.z)
+            lo, hi = (float(v) for v in wilson_interval(k[j].sum(), t[j].sum(), self.z))
             sides.append(1 if lo > self.p else (-1 if hi < self.p else 0))
         # ends on one side, but not if the points between say P is not monotone (then the search
         # goes on, and the warning at its end says why)
