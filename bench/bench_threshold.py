@@ -143,6 +143,9 @@ def main() -> None:
         g, reached = grid_trials_to_width(gaussian_outcome, {"d": d}, (d, 12 * d), width, seed=5)
         print(f"| (c) d = {d}, real outcome | adaptive {int(r['trials'])} vs grid {g} trials (width "
               f"{100 * reached:.1f} %) | ratio {int(r['trials']) / g:.2f} (target <= 0.33) | {cpu} |")  # fmt: skip
+        g30, reached30 = grid_trials_to_width(gaussian_outcome, {"d": d}, (d, 12 * d), TARGET_WIDTH, seed=5)
+        print(f"| (c) d = {d}, real outcome, grid to the 30 % target | grid {g30} trials (width "
+              f"{100 * reached30:.1f} %); adaptive stops at >= 256 | {cpu} |")  # fmt: skip
     ratios = []
     for s in range(5 if args.quick else 20):
         tab = relucore.threshold(synthetic, "n", (5, 200), rng=1000 + s, progress=False)
