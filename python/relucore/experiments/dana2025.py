@@ -233,10 +233,12 @@ def convergence_probability(
     if ctx.quick:
         d_grid, n_range, steps, rel_width, max_trials = (4, 8), (1, 12), 3000, 0.5, 192
     t0 = time.perf_counter()
-    run = dict(p=p, loss_threshold=loss_threshold, engine=engine, confidence=confidence)
-    run.update(rel_width=rel_width, max_trials=max_trials, n_range=n_range, seed=ctx.seed, progress=ctx.progress)
+    bar = ctx.bar(len(d_grid) + (1 if check_step_size else 0), unit="search")
+    run = dict(p=p, loss_threshold=loss_threshold, engine=engine, confidence=confidence, bar=bar)
+    run.update(rel_width=rel_width, max_trials=max_trials, n_range=n_range, seed=ctx.seed)
     table = _search(d_grid, eta_factor, steps, **run)
     check = _search(d_grid[:1], eta_factor / 2, 2 * steps, **run) if check_step_size else None
+    bar.close()
     elapsed = time.perf_counter() - t0
     ok = table["crosses"].to_numpy(bool)
     q = growth_exponent(table["d"][ok], table["estimate"][ok], table["low"][ok], table["high"][ok], confidence)
@@ -261,9 +263,10 @@ def convergence_probability(
 
 
 def _search(
-    d_grid, eta_f, n_steps, *, p, loss_threshold, engine, confidence, rel_width, max_trials, n_range, seed, progress
+    d_grid, eta_f, n_steps, *, p, loss_threshold, engine, confidence, rel_width, max_trials, n_range, seed, bar
 ):
-    """``relucore.threshold`` of :func:`dana_trial` against n, one search per d (``n_range * d``)."""
+    """``relucore.threshold`` of :func:`dana_trial` against n, one search per d (``n_range * d``);
+    ``bar`` (a progress bar) advances by one per search."""
     import relucore
 
     lo, hi = n_range
@@ -280,12 +283,14 @@ def _search(
             p=0.5,
             confidence=confidence,
             rng=seed,
-            progress=progress,
+            progress=False,
             rel_width=rel_width,
             max_trials=max_trials,
         )
         trials += [dict(r, combination=len(rows)) for r in t.attrs["trials"]]
         rows.append(t)
+        bar.set_postfix_str(f"d={d}, n*={t['estimate'][0]:.1f}")
+        bar.update()
     import pandas as pd
 
     attrs = dict(rows[0].attrs, trials=trials)

@@ -231,6 +231,7 @@ def threshold(
             _round(searches, combos, max_trials, **run)
     finally:
         if bar is not None:
+            bar.total = bar.n  # the searches stop where they stop: the bar ends full
             bar.close()
         if store is not None:
             store.close()
