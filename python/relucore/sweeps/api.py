@@ -319,11 +319,18 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
 
 
 def run_tasks(
-    tasks, executor, pool_threads: int, record: Callable, meanwhile: Optional[Callable] = None, fn: Callable = run_batch
+    tasks,
+    executor,
+    pool_threads: int,
+    record: Callable,
+    meanwhile: Optional[Callable] = None,
+    fn: Optional[Callable] = None,
 ) -> None:
-    """Runs ``fn(task)`` for each task (here, on an own pool of ``pool_threads`` threads, or on
-    ``executor``) and hands each result to ``record`` as it finishes; ``meanwhile()`` runs once,
-    while the pool or executor works (after the tasks when they run here)."""
+    """Runs ``fn(task)`` (default :func:`~relucore.sweeps.task.run_batch`, looked up when called) for
+    each task (here, on an own pool of ``pool_threads`` threads, or on ``executor``) and hands each
+    result to ``record`` as it finishes; ``meanwhile()`` runs once, while the pool or executor works
+    (after the tasks when they run here)."""
+    fn = run_batch if fn is None else fn
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:
         executor = own_pool
