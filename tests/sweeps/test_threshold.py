@@ -130,9 +130,19 @@ def test_resume_after_an_interrupt_gives_the_same_table(reference, tmp_path):
     again = relucore.threshold(H.interrupted, given={"d": [10, 20]}, rng=3, checkpoint=path, **KW)
     assert H.CALLS["n"] == 0  # all from the store
     pd.testing.assert_frame_equal(reference, again, check_exact=True)
-    # the store stays a sweep store: a sweep opens it
+    # the store stays a sweep store (its tables, plus threshold_trials): a sweep opens it and
+    # finds another search's identity; a sweep's own store gets no new table
+    import sqlite3
+
+    def tables(p):
+        with sqlite3.connect(p) as conn:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
         relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=path, progress=False)
+    plain = tmp_path / "sweep.db"
+    relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=plain, progress=False)
+    assert tables(path) == tables(plain) | {"threshold_trials"} and "threshold_trials" not in tables(plain)
 
 
 def test_never_crossing_row_has_no_estimate_but_the_bracket():
