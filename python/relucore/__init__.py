@@ -7,7 +7,8 @@ The main entry points:
 - The theory toolkit (:mod:`relucore.theory`): :func:`sample`, :func:`sample_gram`,
   :func:`predicted_limit`, :func:`check_limit`, :func:`minnorm`, :func:`gram_stats`,
   the gap bounds, :func:`regimes` and :func:`training_metrics`.
-- :func:`sweep` runs seeded, resumable sweeps (:mod:`relucore.sweeps`).
+- :func:`sweep` runs seeded, resumable sweeps (:mod:`relucore.sweeps`); :func:`threshold`
+  finds where a probability crosses p, with an interval, by a sequential design.
 - :mod:`relucore.meanfield`, :mod:`relucore.experiments`, :mod:`relucore.plots` and
   :mod:`relucore.cli` are loaded on first use (``relucore.meanfield.train(...)``
   works after ``import relucore``).
@@ -23,6 +24,7 @@ from relucore.gd.results import History, TrainResult
 from relucore.gd.train import DivergenceError, default_eta, train
 from relucore.gd.trainer import Trainer
 from relucore.sweeps.api import CheckpointError, save_table, sweep
+from relucore.sweeps.threshold import NonMonotoneWarning, threshold
 from relucore.theory.bounds import (
     limit_gap,
     normalized_gap,
@@ -54,7 +56,7 @@ __all__ = [
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
     "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics", "flow", "FlowResult",
     # sweeps
-    "sweep", "save_table", "CheckpointError",
+    "sweep", "save_table", "CheckpointError", "threshold", "NonMonotoneWarning",
 ]
 # fmt: on
 

@@ -75,3 +75,41 @@ def test_label_log_axis_labels_at_least_three_ticks(lo, hi, expected, axis):
     shown = [t.label1.get_text() for t in target.get_major_ticks() if lo * (1 - 1e-9) <= t.get_loc() <= hi * (1 + 1e-9)]
     assert shown == expected
     plt.close(fig)
+
+
+def test_phase_diagram_draws_estimates_intervals_and_never_crossing_rows():
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {
+            "d": [10, 20, 40, 10, 20, 40],
+            "p": [12, 12, 12, 24, 24, 24],
+            "estimate": [50.0, 110.0, np.nan, 60.0, 130.0, 300.0],
+            "low": [45.0, 100.0, np.nan, 55.0, 120.0, 270.0],
+            "high": [56.0, 121.0, np.nan, 66.0, 141.0, 330.0],
+            "crosses": [True, True, False, True, True, True],
+            # P stays above p up to the bracket's upper end, and P falls with the axis: beyond 400
+            "bracket_low": [5.0, 5, 10, 5, 5, 10],
+            "bracket_high": [200.0, 200, 400, 200, 200, 400],
+            "p_at_low": [1.0, 1, 0.95, 1, 1, 1],
+            "p_at_high": [0.0, 0, 0.8, 0, 0, 0],
+        }
+    )
+    table.attrs.update(axis="n", p=0.5, confidence=0.9)
+    fig, ax = plt.subplots()
+    out = plots.plot_phase_diagram(table, ax=ax)
+    assert out is ax
+    assert ax.get_xlabel() == "d" and ax.get_ylabel().startswith("n where P = 0.5")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["p=12", "p=24"]
+    # the error bars: one segment per crossing row, from low to high
+    segments = [s for c in ax.collections for s in c.get_segments()]
+    spans = sorted((float(s[0][1]), float(s[1][1])) for s in segments)
+    assert spans == sorted([(45.0, 56.0), (100.0, 121.0), (55.0, 66.0), (120.0, 141.0), (270.0, 330.0)])
+    # the row that never crosses: an up triangle at the bracket's upper end
+    ups = [ln for ln in ax.lines if ln.get_marker() == "^" and len(ln.get_xdata())]
+    assert len(ups) == 1 and list(ups[0].get_xdata()) == [40.0] and list(ups[0].get_ydata()) == [400.0]
+    assert not [ln for ln in ax.lines if ln.get_marker() == "v" and len(ln.get_xdata())]
+    with pytest.raises(ValueError, match="not a given column"):
+        plots.plot_phase_diagram(table, x="estimate")
+    plt.close("all")

@@ -198,7 +198,7 @@ def plot_floor_scaling(n_grid, floors_n, d_grid, floors_d, *, ax=None, fixed_d=N
 
 @axes_doc
 def plot_convergence_probability(curves, *, ax=None, **kw):
-    """Success probability against n with Wilson intervals and the fitted ``1/(1 + (n/n*)^k)``.
+    """Success probability against n with Wilson intervals and the fitted curve.
 
     The probability that GD reaches a global minimum, which falls as n grows at fixed d
     (Dana et al. 2025; the ``convergence-probability`` experiment).
@@ -206,10 +206,10 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
     Parameters
     ----------
     curves : list of dict
-        One per d with keys ``d``, ``n``, ``prob``, ``low``, ``high``, ``n_star``, ``k``
-        and optionally ``plateau``, ``n_half`` (the fit ``plateau / (1 + (n/n_half)^k)``;
-        without them ``1 / (1 + (n/n_star)^k)``), as in the ``convergence-probability``
-        experiment's ``data["curves"]``.
+        One per d with keys ``d``, ``n``, ``prob``, ``low``, ``high``, ``n_star`` and the
+        fitted curve: ``fit_n`` and ``fit_prob`` (its values), as in the ``convergence-probability``
+        experiment's ``data["curves"]``; or ``k`` and optionally ``plateau``, ``n_half`` (the curve
+        ``plateau / (1 + (n/n_half)^k)``; without them ``1 / (1 + (n/n_star)^k)``).
     {ax_kw}
 
     {returns_axes}
@@ -222,7 +222,9 @@ def plot_convergence_probability(curves, *, ax=None, **kw):
         err = np.maximum(np.vstack([pr - np.asarray(c["low"]), np.asarray(c["high"]) - pr]), 0.0)
         ax.errorbar(n, pr, yerr=err, fmt="o", color=color, capsize=3, label=f"d={c['d']}: n*={c['n_star']:.1f}", **kw)
         grid = np.geomspace(n.min(), n.max(), 200)
-        if "n_half" in c:
+        if "fit_n" in c:
+            grid, fit = np.asarray(c["fit_n"], dtype=float), np.asarray(c["fit_prob"], dtype=float)
+        elif "n_half" in c:
             fit = c.get("plateau", 1.0) / (1.0 + (grid / c["n_half"]) ** c["k"])
         else:
             fit = 1.0 / (1.0 + (grid / c["n_star"]) ** c["k"])

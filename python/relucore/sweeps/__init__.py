@@ -9,7 +9,10 @@
 - :mod:`~relucore.sweeps.row_data`: a row's data (X or K, y, init) drawn again from the row;
 - :mod:`~relucore.sweeps.store`: the store (a SQLite database) a sweep checkpoints to;
 - :mod:`~relucore.sweeps.store_read`: reading a store (table, status, old checkpoints);
-- :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself.
+- :mod:`~relucore.sweeps.api`: :func:`~relucore.sweep` itself;
+- :mod:`~relucore.sweeps.threshold`: :func:`~relucore.threshold` (where a probability crosses p), with
+  :mod:`~relucore.sweeps.threshold_search`, :mod:`~relucore.sweeps.threshold_fit`,
+  :mod:`~relucore.sweeps.threshold_outcomes` and :mod:`~relucore.sweeps.threshold_store`.
 
 The public names are re-exported by :mod:`relucore`.
 """

@@ -18,7 +18,16 @@ from relucore.sweeps.store import CheckpointError, Store
 from relucore.sweeps.table import Results, save_table
 from relucore.sweeps.task import batch_size_of, run_batch
 
-__all__ = ["sweep", "check_arguments", "save_table", "CheckpointError", "default_batch_size"]
+__all__ = [
+    "sweep",
+    "check_arguments",
+    "check_executor",
+    "check_picklable",
+    "needs_pickling",
+    "save_table",
+    "CheckpointError",
+    "default_batch_size",
+]
 
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
 MAX_BATCH = 64
@@ -48,14 +57,14 @@ def _callable_name(fn) -> Optional[str]:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
-def _progress_bar(progress, total: int, initial: int):
+def _progress_bar(progress, total: int, initial: int, desc: str = "sweep"):
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit="trial", desc="sweep", leave=True)
+    return tqdm(total=total, initial=initial, unit="trial", desc=desc, leave=True)
 
 
 def sweep(
@@ -170,7 +179,7 @@ def sweep(
             leading.update(results.leading(configs, entropy))
 
         try:
-            _run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar), meanwhile)
+            run_tasks(tasks, executor, pool_threads, functools.partial(_record, results, store, bar), meanwhile)
         finally:
             if bar is not None:
                 bar.close()
@@ -188,13 +197,43 @@ def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_thread
     entropy = root_entropy(seed)
     if measure is not None and not callable(measure):
         raise TypeError(f"measure must be callable, got {type(measure).__name__}")
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+    check_executor(executor)
+    check_picklable(measure, "measure", executor)
     if n_threads is not None:
         check_n_threads(n_threads)
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", minimum=1)
     return configs, trials, entropy, batch_size
+
+
+def check_executor(executor) -> None:
+    """Refuses an ``executor`` that is not None and has no ``submit``."""
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with .submit), got {type(executor).__name__}")
+
+
+def needs_pickling(executor) -> bool:
+    """Whether ``executor`` sends its tasks to other processes: a ``ProcessPoolExecutor`` or Dask's."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        return True
+    module = type(executor).__module__ or ""
+    return module.split(".")[0] in ("distributed", "dask")
+
+
+def check_picklable(fn, name: str, executor) -> None:
+    """A ``TypeError`` naming ``name`` when ``fn`` must travel to another process and cannot."""
+    if fn is None or not needs_pickling(executor):
+        return
+    import pickle
+
+    try:
+        pickle.dumps(fn)
+    except Exception as exc:
+        raise TypeError(
+            f"{name} must be picklable (a module-level function) to run on a process or Dask executor; "
+            f"{_callable_name(fn)} is not ({type(exc).__name__}: {exc}); define it at module level, or use "
+            f"executor=None or a ThreadPoolExecutor"
+        ) from None
 
 
 def _record(results: Results, store: Optional[Store], bar, out: Dict[str, Any]) -> None:
@@ -279,21 +318,30 @@ def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task
     return tasks
 
 
-def _run_tasks(tasks, executor, pool_threads: int, record: Callable, meanwhile: Optional[Callable] = None) -> None:
-    """Runs the batches (here, on an own pool of ``pool_threads`` threads, or on ``executor``)
-    and hands each result to ``record`` as it finishes; ``meanwhile()`` runs once, while the
-    pool or executor works (after the batches when they run here)."""
+def run_tasks(
+    tasks,
+    executor,
+    pool_threads: int,
+    record: Callable,
+    meanwhile: Optional[Callable] = None,
+    fn: Optional[Callable] = None,
+) -> None:
+    """Runs ``fn(task)`` (default :func:`~relucore.sweeps.task.run_batch`, looked up when called) for
+    each task (here, on an own pool of ``pool_threads`` threads, or on ``executor``) and hands each
+    result to ``record`` as it finishes; ``meanwhile()`` runs once, while the pool or executor works
+    (after the tasks when they run here)."""
+    fn = run_batch if fn is None else fn
     own_pool = cf.ThreadPoolExecutor(pool_threads, thread_name_prefix="relucore-sweep") if pool_threads else None
     if own_pool is not None:
         executor = own_pool
     try:
         if executor is None:
             for task in tasks:
-                record(run_batch(task))
+                record(fn(task))
             if meanwhile is not None:
                 meanwhile()
         else:
-            futures = [executor.submit(run_batch, task) for task in tasks]
+            futures = [executor.submit(fn, task) for task in tasks]
             try:
                 if meanwhile is not None:
                     meanwhile()
