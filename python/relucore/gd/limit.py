@@ -159,6 +159,10 @@ def _certificate(c, beta, eta, step) -> tuple:
     if status == 1:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
         return _fails(step, why, active), limit, None
+    if status == 4:
+        why = f"the limit failed its self-check: {c['reason']} (docs/math.md §13, the self-check)"
+        cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
+        return cert, limit, None
     if status == 2:
         why = f"eta mu_max(M) = {eta * c['lam_max']:.6g} >= 2: the linear phase of this pattern diverges"
         return _fails(step, why, active, contraction=c["contraction"]), limit, None
