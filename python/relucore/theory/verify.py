@@ -148,12 +148,16 @@ class _Claims:
         self.out.append(Claim(name, bool(value <= bound), value, bound, self.problem))
 
 
-def _consistency(c, X, K, W, W0, alpha, alpha0, beta, beta0, steps):
+def _consistency(c, X, K, W, W0, alpha, alpha0, beta, beta0, steps, kappa=1.0):
     """``beta = X W`` (or ``K alpha``): the rounding of one product, of rebuilding ``W``, and of ``steps``
-    accumulated engine steps since the last resynchronisation (docs/math.md §13, "verify")."""
+    accumulated engine steps (flow phases: each amplified by up to ``kappa``) since the last
+    resynchronisation (docs/math.md §13, "verify")."""
     dal = np.abs(alpha - alpha0)
     n = K.shape[0]
     drift = (steps + 2) * _gamma(n + 2) * (dal @ np.abs(K) + np.abs(beta) + np.abs(beta0))
+    if kappa != 1.0:  # a flow: each phase is evaluated in modal form, at the scale of the whole state
+        scale = np.abs(K).max(initial=0.0) * (np.abs(alpha).sum() + np.abs(alpha0).sum())
+        drift = kappa * (drift + (steps + 2) * _gamma(n + 2) * (scale + np.abs(beta).max() + np.abs(beta0).max()))
     if W is None:
         ref = exact_matmul(alpha, K)
         bound = _gamma(n) * (np.abs(alpha) @ np.abs(K)) + drift
@@ -225,7 +229,13 @@ def _pattern(c, cert, beta, sliding=None, entry_margin=True):
     return want
 
 
-def _limit_claims(c, K, signs, y, beta, cert, sliding=None, entry_margin=True, events=0):
+def _condition(K) -> float:
+    """``cond_2(K)`` (at most ``1/u``: a singular K makes the flow's models vacuous, not wrong)."""
+    lam = np.linalg.eigvalsh(K) if K.size else np.ones(1)
+    return float(min(lam[-1] / lam[0], 1 / _U)) if lam[0] > 0 else 1 / _U
+
+
+def _limit_claims(c, K, signs, y, beta, cert, sliding=None, entry_margin=True, events=0, kappa=1.0):
     """Claims 1-3 of the self-check; a flow limit's state also carries the rounding of its ``events``
     phases, each at the scale of the returned point (docs/math.md §13, "verify")."""
     m = beta.shape[0]
@@ -233,7 +243,7 @@ def _limit_claims(c, K, signs, y, beta, cert, sliding=None, entry_margin=True, e
     motion = float(cert.motion) if np.isfinite(cert.motion) else 0.0
     extra = (np.abs(signs) @ ((beta > 0) * fp) + motion * np.abs(signs).sum()) * (1 + _gamma(m + 2))
     if events:
-        extra = extra + (events + 2) * _gamma(m + 2) * (np.abs(signs) @ np.maximum(beta, 0.0) + np.abs(y))
+        extra = extra + kappa * (events + 2) * _gamma(m + 2) * (np.abs(signs) @ np.maximum(beta, 0.0) + np.abs(y))
     if cert.motion == 0:
         _pattern(c, cert, beta, sliding, entry_margin)
     else:
@@ -341,12 +351,14 @@ def _one(result, b, X, K, y) -> list:
         return c.out  # beta carries the bias: the claims below are derived without one
     flow = type(result).__name__ == "FlowResult"
     steps = len(result.event_times) if flow else min(int(get("nit")), int(_core.defaults.resync_every))
-    _consistency(c, X, K, W, get("W0") if W is not None else None, alpha, alpha0, beta, beta0, steps)
+    kappa = _condition(K) if flow else 1.0
+    _consistency(c, X, K, W, get("W0") if W is not None else None, alpha, alpha0, beta, beta0, steps, kappa)
     plain = getattr(result, "loss_name", "square") == "square" and getattr(result, "activation", "relu") == "relu"
     plain = plain and not getattr(result, "train_outer", False) and getattr(result, "bias", None) is None
     if flow:
         if result.status == "limit":
-            _limit_claims(c, K, signs, y, beta, result.certificate, result.sliding, events=len(result.event_times) + 1)
+            events = len(result.event_times) + 1
+            _limit_claims(c, K, signs, y, beta, result.certificate, result.sliding, events=events, kappa=kappa)
         r = _residual(beta, signs, y)
         c.add(
             "loss",
