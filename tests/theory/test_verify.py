@@ -43,6 +43,10 @@ def test_batched_results_and_gram_mode_pass_verify():
     r = rc.train(Xb, yb, signs=(1, -1))
     v = rc.verify(r, Xb, yb)
     assert v.holds and {c.problem for c in v.claims} == {0, 1}
+    lim = rc.train(Xb, yb, signs=(1, -1), steps=np.inf)
+    vl = rc.verify(lim, Xb, yb)
+    assert all(c.holds for c in lim.certificate) and vl.holds, str(vl)
+    assert "pattern" in {c.name for c in vl.claims}
     K = X @ X.T
     g = rc.train(None, y, gram=K, signs=(1, -1))
     vg = rc.verify(g, y=y, gram=K)
@@ -192,3 +196,33 @@ def test_flow_fp_error_is_computed_from_the_data():
     assert 0 < e1 < 1e-12 * np.abs(f1.beta).max()
     # Scaled by powers of two the computation is the same: fp_error scales with beta (2^-6).
     assert e2 == pytest.approx(e1 * 2.0**-6, rel=1e-12)
+
+
+def test_random_problems_every_success_passes_verify_and_no_limit_fails_its_self_check():
+    # n <= 13, m <= 4, n < d and n > d (Gaussian starts), positive/disjoint and Gaussian starts,
+    # both engines; the run to the limit, the flow and a finite run. Ordinary problems: the
+    # self-check never turns a certified limit into "not certified" here.
+    rng = np.random.default_rng(12)
+    checked = 0
+    for t in range(60):
+        n, m = int(rng.integers(2, 14)), int(rng.choice([1, 2, 3, 4]))
+        d = int(rng.integers(max(2, n // 2), 3 * n + 40)) if t % 2 else int(rng.integers(n, 3 * n + 40))
+        X, y = rng.standard_normal((n, d)) / np.sqrt(d), rng.standard_normal(n)
+        signs = rng.choice([-1.0, 1.0], m)
+        kw = dict(signs=signs, init="gaussian", rng=t, init_scale=0.3) if t % 2 else dict(signs=signs)
+        if not t % 2:
+            kw["init"] = "positive" if m <= 2 else "disjoint"
+        try:
+            lim = rc.train(X, y, steps=np.inf, **kw)
+        except ValueError:
+            continue  # refused (a singular K for an all-positive start)
+        assert "self-check" not in lim.certificate.reason
+        f = rc.flow(X, y, **kw)
+        assert f.status != "uncertified", f.message
+        fin = rc.train(X, y, engine="weights" if t % 3 == 0 else "dual", **kw)
+        for r in (lim, f, fin):
+            if r.success:
+                v = rc.verify(r, X, y)
+                assert v.holds, (t, str(v))
+                checked += 1
+    assert checked > 60
