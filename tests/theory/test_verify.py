@@ -226,3 +226,22 @@ def test_random_problems_every_success_passes_verify_and_no_limit_fails_its_self
                 assert v.holds, (t, str(v))
                 checked += 1
     assert checked > 60
+
+
+@pytest.mark.parametrize("scale", [1e-100, 2.0**-330, 1e100])
+def test_no_wrong_certificate_across_the_reproducers_scale_family(scale):
+    # The family: 13 of 16 problems at X * 1e-100 used to certify a wrong limit. Now each
+    # either is not certified or is certified at the unscaled problem's limit (and passes verify).
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((5, 40)) / np.sqrt(40)
+        y = rng.standard_normal(5)
+        ref = rc.train(X, y, signs=(1, -1), steps=np.inf)
+        fref = rc.flow(X, y, signs=(1, -1))
+        r = rc.train(X * scale, y, signs=(1, -1), steps=np.inf)
+        if r.certificate.holds:
+            assert ref.certificate.holds and rc.verify(r, X * scale, y).holds
+            assert np.allclose(r.beta, ref.beta, rtol=1e-10, atol=1e-10 * np.abs(ref.beta).max())
+        f = rc.flow(X * scale, y, signs=(1, -1))
+        if f.status == "limit":
+            assert np.allclose(f.beta, fref.beta, rtol=1e-10, atol=1e-10 * np.abs(fref.beta).max())
