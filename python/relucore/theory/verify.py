@@ -124,11 +124,12 @@ def exact_matmul(A, B) -> np.ndarray:
     """``A @ B`` correctly rounded entry by entry (TwoProduct + ``math.fsum``)."""
     A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
     (a, ea), (b, eb) = _unit(A), _unit(B)
-    p, e = _two_product(a[:, :, None], b[None, :, :])
     out = np.empty((A.shape[0], B.shape[1]))
-    for i in range(out.shape[0]):
+    for i in range(out.shape[0]):  # one row at a time: the exact terms of a row take 2 x B's size
+        p, e = _two_product(a[i, :, None], b)
+        terms = np.concatenate((p, e)).T
         for j in range(out.shape[1]):
-            out[i, j] = math.fsum(np.concatenate((p[i, :, j], e[i, :, j])))
+            out[i, j] = math.fsum(terms[j])
     return np.ldexp(out, ea + eb)
 
 
