@@ -27,6 +27,10 @@ LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
 FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 
 
+#: The start of a certificate's reason when the proof held but its limit failed the self-check.
+_SELF_CHECK = "the limit failed its self-check"
+
+
 def _since(step) -> str:
     """``from step T`` (GD) or ``from t = T`` (the flow's certificate starts at an event time)."""
     return f" from step {step}" if isinstance(step, (int, np.integer)) else f" from t = {step:.6g}"
@@ -160,7 +164,7 @@ def _certificate(c, beta, eta, step) -> tuple:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
         return _fails(step, why, active), limit, None
     if status == 4:
-        why = f"the limit failed its self-check: {c['reason']} (docs/math.md §13, the self-check)"
+        why = f"{_SELF_CHECK}: {c['reason']} (docs/math.md §13, the self-check)"
         cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
         return cert, limit, None
     if status == 2:
@@ -261,9 +265,13 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
         return alpha, beta, cert
     slid = run["sliding"] | run["event_sliding"].any(axis=0)
     entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid))) or "none"
+    why = (
+        "the proof's own evaluation is not trusted"
+        if cert.reason.startswith(_SELF_CHECK)
+        else f"GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern proof exists"
+    )
     reason = (
-        f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
-        f"proof exists; returned the exact continuation from the tol state at step {step} "
+        f"{cert.reason}; {why}; returned the exact continuation from the tol state at step {step} "
         f"(gradient flow with sliding entries held at zero, {len(run['event_times'])} events)"
     )
     out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
