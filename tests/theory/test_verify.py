@@ -245,3 +245,24 @@ def test_no_wrong_certificate_across_the_reproducers_scale_family(scale):
         f = rc.flow(X * scale, y, signs=(1, -1))
         if f.status == "limit":
             assert np.allclose(f.beta, fref.beta, rtol=1e-10, atol=1e-10 * np.abs(fref.beta).max())
+
+
+def test_minnorm_solutions_pass_verify_and_a_moved_multiplier_fails_the_kkt_claims():
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        n = int(rng.integers(3, 12))
+        d = int(rng.integers(n, 60))
+        X, y = rng.standard_normal((n, d)) / np.sqrt(d), rng.standard_normal(n)
+        for signs in [(1,), (1, -1), (1, 1, -1)]:
+            yy = np.abs(y) if len(signs) == 1 else y
+            s = rc.minnorm(X, yy, signs=signs)
+            if s.success:
+                v = rc.verify(s, X, yy)
+                assert v.holds and "KKT complementarity" in {c.name for c in v.claims}, str(v)
+    # One multiplier of a strictly inactive entry moved (beta kept): complementarity and dual
+    # feasibility fail, and beta = K alpha (Gram-only mode) and the objective with them.
+    a = s.alpha.copy()
+    a[0, np.argmin(s.beta[0])] += 1e-6
+    bad = rc.verify(dataclasses.replace(s, alpha=a), gram=X @ X.T, y=yy)
+    assert {c.name for c in bad.failed} >= {"KKT complementarity", "KKT dual feasibility", "beta = K alpha"}
+    assert bad["interpolation"].holds

@@ -252,9 +252,28 @@ def _limit_claims(c, K, signs, y, beta, cert, sliding=None, entry_margin=True, e
     _stationarity(c, K, signs, y, beta, extra)
 
 
+def _kkt(c, result, K, signs, alpha, beta, tau, ymax):
+    """The KKT conditions of the returned convex piece with ``alpha`` as its multipliers (``w_k = X^T
+    alpha_k``; docs/math.md §9, §13 "verify"): on an example where several neurons are strictly active
+    (``beta > tau``) ``alpha_ki / s_k`` is the example's one multiplier; a strictly inactive entry
+    (``beta < -tau``) has ``alpha_ki = 0``; an entry outside the active set has ``alpha_ki <= 0``.
+    Relative as ``result.certificate``; bound: its largest residual plus ``cond(K) gamma_{n+m+2}``."""
+    m, n = beta.shape
+    amax = float(np.max(np.abs(alpha), initial=0.0)) or 1.0
+    bound = float(result.certificate.max_residual) + _condition(K) * _gamma(n + m + 2)
+    nu = alpha / signs[:, None]
+    on = beta > tau
+    spread = [np.ptp(nu[on[:, i], i]) for i in range(n) if on[:, i].sum() > 1]
+    c.add("KKT stationarity", max(spread, default=0.0) / amax, bound)
+    off = beta < -tau
+    c.add("KKT complementarity", float(np.max(np.abs(alpha * beta) * off, initial=0.0)) / (amax * ymax), bound)
+    outside = ~np.asarray(result.active_set, dtype=bool)
+    c.add("KKT dual feasibility", float(np.max(np.maximum(alpha, 0.0) * outside, initial=0.0)) / amax, bound)
+
+
 def _minnorm(result, X, K, y) -> list:
     """The claims of a :func:`relucore.minnorm` solution: ``beta = X W``, interpolation and the sign
-    constraints within the reported primal feasibility, and the objective."""
+    constraints within the reported primal feasibility, the KKT conditions and the objective."""
     c = _Claims(None)
     signs = np.asarray(result.signs, dtype=float)
     alpha, beta = np.asarray(result.alpha, dtype=float), np.asarray(result.beta, dtype=float)
@@ -274,6 +293,7 @@ def _minnorm(result, X, K, y) -> list:
     c.add("interpolation", float(np.max(np.abs(r), initial=0.0)) / ymax, slack)
     side = np.where(result.active_set, -beta, beta)
     c.add("sign constraints", float(np.max(side, initial=0.0)) / ymax, slack)
+    _kkt(c, result, K, signs, alpha, beta, slack * ymax, ymax)
     q = exact_matmul(alpha, K)
     obj = 0.5 * math.fsum((q * alpha).ravel())
     scale = 0.5 * float(np.sum((np.abs(alpha) @ np.abs(K)) * np.abs(alpha)))
