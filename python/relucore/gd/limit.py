@@ -61,9 +61,11 @@ class Certificate:
         ``rho = ||I - eta M||_2`` (upper bound), the rate of the final phase; for the flow
         ``exp(-mu_min(M))`` per unit time.
     fp_error : float
-        Largest floating-point error bound ``fp_ki`` added to what the margin must beat.
+        Largest floating-point error bound ``fp_ki`` added to what the margin must beat (for
+        :func:`relucore.flow`: of its final phase's limit, computed with the same rounding model).
     reason : str
-        Why the proof fails (empty when it holds).
+        Why the proof fails (empty when it holds); it starts with "the limit failed its self-check"
+        when the proof held but its returned state did not pass the check of docs/math.md §13.
     pattern : ndarray of bool, shape (m, n)
         The frozen activation pattern ``beta > 0``.
     motion : float
