@@ -14,6 +14,11 @@ On the Figure 4 setting (n = 10, d = 2000, m = 2, all-positive init), per proble
 - ``relucore.flow`` to t = inf (from the Gram matrix, so forming K is not counted): time per
   problem, number of events, status, and the proved remaining-motion bound where the flow ended
   by it (0: frozen pattern).
+
+``--self-check`` times instead the calls the self-check of a certified limit (docs/math.md §13) is
+measured against: ``train(steps=np.inf)`` and a Figure 4 ``train`` call (default steps, CPU time, best
+of ``--repeat``); ``bench/bench_self_check.cpp`` times the check itself in C++, and bench/README.md
+relates the two. A finite ``train`` call never runs the check.
 """
 
 from __future__ import annotations
@@ -76,12 +81,30 @@ def flow_rows(seeds, repeat):
     return rows
 
 
+def self_check_rows(seeds, repeat):
+    rows = []
+    for seed in range(seeds):
+        X, y, signs = problem(10, 2000, 2, seed)
+        t_inf, lim = best_of(lambda: rc.train(X, y, signs=signs, steps=np.inf), repeat, time.process_time)
+        t_fin, run = best_of(lambda: rc.train(X, y, signs=signs), repeat, time.process_time)
+        rows.append((seed, lim.certificate.holds, lim.nit, t_inf, run.nit, t_fin))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--self-check", action="store_true", help="time the calls the self-check is measured against")
     a = ap.parse_args(argv)
     print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    if a.self_check:
+        print("\n| seed | certified | steps | steps=inf CPU us | train() steps | train() CPU us |")
+        print("|---|---|---|---|---|---|")
+        for seed, holds, nit, t_inf, nit_fin, t_fin in self_check_rows(a.seeds, a.repeat):
+            print(f"| {seed} | {holds} | {nit} | {t_inf * 1e6:.1f} | {nit_fin} | {t_fin * 1e6:.1f} |")
+        print("\nload average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+        return
     print(
         "\n| seed | eta | certified | sliding | steps taken | steps=inf s | 10^6 steps s | speed-up "
         "| steps=inf CPU s | 10^6 steps CPU s | CPU speed-up | vs 10^6 run | vs converged run |"

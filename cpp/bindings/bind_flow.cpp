@@ -120,9 +120,10 @@ void bind_flow(py::module_& m) {
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("eta"),
         "One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, "
-        "1 not strictly contracting, 2 diverges, 3 fails), margin, contraction, fp_error, lam_max, the entry "
+        "1 not strictly contracting, 2 diverges, 3 fails, 4 the limit failed its self-check), margin, contraction, "
+        "fp_error, lam_max, the entry "
         "(k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the "
-        "pattern stays; -1 no estimate, -2 never), alpha_inf, beta_inf.");
+        "pattern stays; -1 no estimate, -2 never), reason (of status 4), alpha_inf, beta_inf.");
     m.def(
         "flow_follow",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
@@ -152,7 +153,8 @@ void bind_flow(py::module_& m) {
             d["margin"] = o.margin;
             d["rate"] = o.rate;
             d["last_event"] = o.last_event;
-            d["fp_error"] = kTiny;
+            d["fp_error"] = o.fp_error;
+            d["reason"] = o.reason;
             d["motion"] = o.motion;
             return d;
         },

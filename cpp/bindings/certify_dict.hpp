@@ -17,8 +17,9 @@ inline pybind11::array_t<double> row_matrix_array(const RowMatrix& x) {
     return a;
 }
 
-/// status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails), margin, contraction, fp_error,
-/// lam_max, the entry (k, i) of least slack with its limit, bound and err, need, alpha_inf, beta_inf.
+/// status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails, 4 the limit failed its self-check), margin, contraction, fp_error,
+/// lam_max, the entry (k, i) of least slack with its limit, bound and err, need, reason (of status 4),
+/// alpha_inf, beta_inf.
 inline pybind11::dict certificate_dict(const flow::GDCertificate& c) {
     pybind11::dict d;
     d["status"] = static_cast<int>(c.status);
@@ -32,6 +33,7 @@ inline pybind11::dict certificate_dict(const flow::GDCertificate& c) {
     d["bound"] = c.bound;
     d["err"] = c.err;
     d["need"] = c.need;
+    d["reason"] = c.reason;
     d["alpha_inf"] = row_matrix_array(c.phase.alpha_inf);
     d["beta_inf"] = row_matrix_array(c.phase.beta_inf);
     return d;

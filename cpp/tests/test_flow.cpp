@@ -1,7 +1,8 @@
 // gd/linear_phase.hpp and gd/flow_follow.hpp: the linear phase against its defining
 // equations, a sliding phase's constraint, a flow without events against the closed form, and
 // the remaining-motion bound against the exact rest of a phase; gd/certify.hpp: a failed try's
-// step count against GD steps taken here, and a diverging step refused.
+// step count against GD steps taken here, and a diverging step refused; gd/self_check.hpp: a
+// certified limit passes and each corrupted claim fails by name.
 #include "check.hpp"
 
 #include "relucore/gd/certify.hpp"
@@ -172,4 +173,37 @@ TEST_CASE("certify_gd_holds_after_the_steps_a_failed_try_names") {
     // A step with eta mu_max(M) > 2 makes the final phase diverge: refused, whatever the state.
     const GDCertificate big = certify_gd(p.K, p.y, s, alpha, beta, 2.5 * eta);
     CHECK(big.status == GDCertificate::diverges);
+}
+
+TEST_CASE("self_check_passes_a_certified_limit_and_names_what_a_corrupted_one_breaks") {
+    // The limit of the test above passes; moved off its claims one at a time, each fails with the
+    // claim named (gd/self_check.hpp): a sign, stationarity, beta = K alpha, a non-finite term.
+    const Problem p = make(5, 30, 3, true);
+    const Vec s = Vec::Ones(1);
+    const double eta = 1.0 / Eigen::SelfAdjointEigenSolver<Mat>(p.K).eigenvalues().maxCoeff();
+    const RowMatrix beta = 1.001 * p.y.transpose();
+    const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
+    const GDCertificate c = certify_gd(p.K, p.y, s, alpha, beta, eta);
+    CHECK(c.status == GDCertificate::holds && c.reason.empty());
+    const BoolMat active = beta.array() > 0;
+    LimitClaim claim;
+    claim.pattern = &active;
+    claim.fp = &c.fp;
+    claim.margin = c.margin;
+    const RowMatrix& a = c.phase.alpha_inf;
+    const RowMatrix& b = c.phase.beta_inf;
+    CHECK(check_limit(p.K, p.y, s, alpha, beta, a, b, claim).empty());
+    RowMatrix flipped = b;
+    flipped(0, 2) = -b(0, 2);
+    CHECK(check_limit(p.K, p.y, s, alpha, beta, a, flipped, claim).find("certified sign") != std::string::npos);
+    RowMatrix moved = b, moved_a = a;
+    moved(0, 1) *= 1 + 1e-9;
+    moved_a.row(0) = (p.K.ldlt().solve(moved.transpose())).transpose();
+    CHECK(check_limit(p.K, p.y, s, alpha, beta, moved_a, moved, claim).find("not stationary") != std::string::npos);
+    RowMatrix drifted = a;
+    drifted(0, 1) *= 1 + 1e-9;
+    CHECK(check_limit(p.K, p.y, s, alpha, beta, drifted, b, claim).find("beta = K alpha") != std::string::npos);
+    LimitClaim nan_claim = claim;
+    nan_claim.terms = {{"rho", std::numeric_limits<double>::quiet_NaN()}};
+    CHECK(check_limit(p.K, p.y, s, alpha, beta, a, b, nan_claim).find("not finite") != std::string::npos);
 }

@@ -40,6 +40,7 @@ from relucore.theory.metrics import TrainingMetrics, training_metrics
 from relucore.theory.minnorm import KKTCertificate, MinNormSolution, SearchCertificate, minnorm
 from relucore.theory.regimes import Regimes, regimes
 from relucore.theory.sampling import Dataset, GramDataset, Spectrum, sample, sample_gram, sample_gram_batch
+from relucore.theory.verify import Claim, Verification, verify
 
 #: Sub-packages imported on first attribute access (they pull optional dependencies
 #: or a registry of experiments that ``import relucore`` should not pay for).
@@ -55,6 +56,7 @@ __all__ = [
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
     "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
     "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics", "flow", "FlowResult",
+    "verify", "Verification", "Claim",
     # sweeps
     "sweep", "save_table", "CheckpointError", "threshold", "NonMonotoneWarning",
 ]

@@ -591,7 +591,7 @@ def blas_info() -> dict:
     """
 def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> dict:
     """
-    One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails), margin, contraction, fp_error, lam_max, the entry (k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the pattern stays; -1 no estimate, -2 never), alpha_inf, beta_inf.
+    One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails, 4 the limit failed its self-check), margin, contraction, fp_error, lam_max, the entry (k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the pattern stays; -1 no estimate, -2 never), reason (of status 4), alpha_inf, beta_inf.
     """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """

@@ -30,6 +30,10 @@ FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 NONCONTRACTING_STEPS = int(_core.defaults.limit_noncontracting_steps)
 
 
+#: The start of a certificate's reason when the proof held but its limit failed the self-check.
+_SELF_CHECK = "the limit failed its self-check"
+
+
 def _since(step) -> str:
     """``from step T`` (GD) or ``from t = T`` (the flow's certificate starts at an event time)."""
     return f" from step {step}" if isinstance(step, (int, np.integer)) else f" from t = {step:.6g}"
@@ -60,9 +64,11 @@ class Certificate:
         ``rho = ||I - eta M||_2`` (upper bound), the rate of the final phase; for the flow
         ``exp(-mu_min(M))`` per unit time.
     fp_error : float
-        Largest floating-point error bound ``fp_ki`` added to what the margin must beat.
+        Largest floating-point error bound ``fp_ki`` added to what the margin must beat (for
+        :func:`relucore.flow`: of its final phase's limit, computed with the same rounding model).
     reason : str
-        Why the proof fails (empty when it holds).
+        Why the proof fails (empty when it holds); it starts with "the limit failed its self-check"
+        when the proof held but its returned state did not pass the check of docs/math.md §13.
     pattern : ndarray of bool, shape (m, n)
         The frozen activation pattern ``beta > 0``.
     motion : float
@@ -162,6 +168,10 @@ def _certificate(c, beta, eta, step) -> tuple:
     if status == 1:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
         return _fails(step, why, active), limit, None
+    if status == 4:
+        why = f"{_SELF_CHECK}: {c['reason']} (docs/math.md §13, the self-check)"
+        cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
+        return cert, limit, None
     if status == 2:
         why = f"eta mu_max(M) = {eta * c['lam_max']:.6g} >= 2: the linear phase of this pattern diverges"
         return _fails(step, why, active, contraction=c["contraction"]), limit, None
@@ -263,9 +273,13 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     events = len(run["event_times"])
     if slid.any():
         entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid)))
+        why = (
+            "the proof's own evaluation is not trusted"
+            if cert.reason.startswith(_SELF_CHECK)
+            else f"GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern proof exists"
+        )
         reason = (
-            f"{cert.reason}; GD chatters on the pattern boundary (sliding entries: {entries}), so no frozen-pattern "
-            f"proof exists; returned the exact continuation from the tol state at step {step} "
+            f"{cert.reason}; {why}; returned the exact continuation from the tol state at step {step} "
             f"(gradient flow with sliding entries held at zero, {events} events)"
         )
     else:

@@ -50,12 +50,16 @@ class FlowResult:
     status : str
         ``"limit"`` (no event after the last one: ``alpha``, ``beta``, ``W`` are the limit
         t = inf, with ``certificate``), ``"t_max"`` (state at ``t_max``), ``"max_events"``
-        or ``"stuck"`` (an event whose continuation could not be decided; ``message`` says which).
+        , ``"stuck"`` (an event whose continuation could not be decided; ``message`` says which)
+        or ``"uncertified"`` (the limit failed its self-check, docs/math.md §13: the returned state
+        is not proved to be the limit; ``certificate`` does not hold and gives the reason).
     message : str
         The status in words.
     certificate : Certificate or None
         For ``"limit"``: holds, ``step`` the time of the last event, ``margin`` the smallest
-        ``sigma beta_inf`` over the entries not sliding.
+        ``sigma beta_inf`` over the entries not sliding, ``fp_error`` the largest floating-point
+        bound of the returned ``beta`` (computed, docs/math.md §13). For ``"uncertified"``: does
+        not hold, ``reason`` the failed claim. None otherwise.
     t_final : float
         Time of the returned state (inf for the limit).
     event_times : ndarray, shape (E,)
@@ -198,6 +202,11 @@ def flow(
         )
     )
     cert = None
+    reason = run.pop("reason")
+    if reason:
+        cert = Certificate(
+            False, -1, run["margin"], run["rate"], run["fp_error"], reason, run["pattern"].copy(), motion=run["motion"]
+        )
     if run.pop("limit"):
         cert = Certificate(
             True,

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "relucore/defaults.hpp"
+#include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow.hpp"
+#include "relucore/gd/self_check.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -70,7 +72,9 @@ struct FlowOutput {
     BoolMat active, sliding;
     bool limit = false;
     double margin = 0.0, rate = 0.0, last_event = 0.0;
-    double motion = 0.0;  ///< proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen)
+    double motion = 0.0;    ///< proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen)
+    double fp_error = 0.0;  ///< largest fp_ki of the returned limit (docs/math.md §13, rounding model)
+    std::string reason;     ///< why the limit failed its self-check (status "uncertified")
 };
 
 inline std::string sci(double x) {
@@ -142,6 +146,39 @@ inline void certify_limit(const Phase& ph, const Watched& w, FlowOutput& out) {
     out.last_event = out.event_times.empty() ? 0.0 : out.event_times.back();
 }
 
+/// fp_ki of the phase's beta_inf on the neurons that move (docs/math.md §13, "Floating-point error of
+/// the proof", applied to the final phase of the flow); NaN where the phase's bounds do not exist.
+inline RowMatrix phase_fp(const Mat& K, const Vec& signs, const Phase& ph, const RowMatrix& beta,
+                          const BoolMat& moving) {
+    const Index m = beta.rows(), n = beta.cols();
+    RowMatrix fp = RowMatrix::Zero(m, n);
+    if (ph.A.empty()) return fp;
+    const PhaseBounds pb = phase_bounds(K, signs, ph);
+    const Vec az = ph.z.cwiseAbs();
+    for (Index k = 0; k < m; ++k) {
+        if (!moving.row(k).any()) continue;
+        for (Index i = 0; i < n; ++i)
+            fp(k, i) =
+                pb.lam_lo > 0 ? entry_error(ph, beta, az, pb.dz, k, i) : std::numeric_limits<double>::quiet_NaN();
+    }
+    return fp;
+}
+
+/// Runs the self-check (self_check.hpp) of the limit (a, b) reached from (alpha, beta); on failure the
+/// result becomes "uncertified" with the reason (never a wrong "limit").
+inline void self_check_limit(const Mat& K, const Vec& y, const Vec& signs, const RowMatrix& alpha,
+                             const RowMatrix& beta, const RowMatrix& a, const RowMatrix& b, LimitClaim claim,
+                             FlowOutput& out) {
+    claim.terms.push_back({"rate", out.rate});
+    claim.terms.push_back({"motion", out.motion});
+    out.fp_error = claim.fp ? claim.fp->maxCoeff() : 0.0;
+    out.reason = check_limit(K, y, signs, alpha, beta, a, b, claim);
+    if (out.reason.empty()) return;
+    out.status = "uncertified";
+    out.limit = false;
+    out.message = "not certified: the limit failed its self-check (" + out.reason + ")";
+}
+
 /// Where and how far a run has come, for end_at_rest.
 struct RestScale {
     double mu_lo, scale, t;
@@ -169,6 +206,18 @@ inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const Rest
     out.message = "followed to t = " + std::to_string(at.t) + " after " + std::to_string(out.event_times.size()) +
                   " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
                   " (proved); returned " + what;
+    {
+        const BoolMat moving = (beta.array() > 0).select(BoolMat::Constant(beta.rows(), beta.cols(), true), sliding);
+        const RowMatrix fp = ph ? phase_fp(K, signs, *ph, beta, moving) : RowMatrix::Zero(beta.rows(), beta.cols());
+        LimitClaim claim;
+        claim.sliding = &sliding;
+        claim.fp = &fp;
+        claim.margin = mo.margin;
+        claim.entry_margin = false;
+        claim.motion = bound;
+        if (ph) claim.r_start = &ph->r;
+        self_check_limit(K, y, signs, alpha, beta, a, b, claim, out);
+    }
     for (; ti < times.size(); ++ti) {
         RowMatrix ta = alpha, tb = beta;
         if (ph) state_at(*ph, sliding, times[ti] - at.t, ta, tb);
@@ -232,10 +281,21 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
             if (j < 0 && to_limit) {
                 out.status = "limit";
                 out.t_final = std::numeric_limits<double>::infinity();
+                const RowMatrix alpha_s = alpha, beta_s = beta;
                 alpha = ph.alpha_inf;
                 beta = phase_limit(ph, sliding);
                 certify_limit(ph, w, out);
                 out.message = "followed to the limit t = inf after " + std::to_string(E) + " events";
+                const BoolMat expected = sliding.select(BoolMat::Constant(m, n, false), active);
+                const BoolMat moving = active.select(BoolMat::Constant(m, n, true), sliding);
+                const RowMatrix fp = phase_fp(K, signs, ph, beta_s, moving);
+                LimitClaim claim;
+                claim.pattern = &expected;
+                claim.sliding = &sliding;
+                claim.fp = &fp;
+                claim.margin = out.margin;
+                claim.r_start = &ph.r;
+                self_check_limit(K, y, signs, alpha_s, beta_s, alpha, beta, claim, out);
             } else {
                 out.status = j < 0 ? "t_max" : "max_events";
                 out.t_final = j < 0 ? t_max : t + s_ev;
