@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+import relucore
 from relucore.experiments._common import lai_data
 
 # The numpy loop a researcher writes is the tests' independent reference: one home, tests/_reference.py.
@@ -31,3 +32,19 @@ def best_of(fn, repeat=3, clock=time.perf_counter):
         out = fn()
         best = min(best, clock() - t0)
     return best, out
+
+
+def machine() -> str:
+    """CPU model and ISA (the widest vector extension the CPU reports, and relucore's generator path)."""
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and model == "?":
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "SSE2")
+    return f"{model}, {isa} (relucore path {relucore._core.counter_path()})"

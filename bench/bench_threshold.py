@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -31,26 +32,13 @@ import numpy as np  # noqa: E402
 import relucore  # noqa: E402
 from relucore.sweeps.threshold_fit import Axis, fit_link, profile_interval  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import machine  # noqa: E402
+
 P_WIDTH = 12
 STEPS = 3000
 LOSS_THRESHOLD = 1e-4
 TARGET_WIDTH = 0.30
-
-
-def machine() -> str:
-    """CPU model and ISA (the widest vector extension the CPU reports, and relucore's generator path)."""
-    model, flags = "?", set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name") and model == "?":
-                    model = line.split(":", 1)[1].strip()
-                elif line.startswith("flags") and not flags:
-                    flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "SSE2")
-    return f"{model}, {isa} (relucore path {relucore._core.counter_path()})"
 
 
 def gaussian_outcome(params, rng) -> bool:

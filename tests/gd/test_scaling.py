@@ -5,6 +5,7 @@ The reference is the same problem at unit scale: by the homogeneity of the model
 ``alpha -> 2^(j-2k) alpha``, and with powers of two every rounding is the same.
 """
 
+import os
 import warnings
 
 import numpy as np
@@ -23,6 +24,11 @@ def _mixed(seed=1, n=5, d=40):
     X = rng.standard_normal((n, d)) / np.sqrt(d)
     y = rng.uniform(0.2, 1, n) * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     return X, y
+
+
+def _inside(k, j, X, y) -> bool:
+    """Whether 2^k X, 2^j y lie in the range that runs unscaled."""
+    return abs(binary_exponent(X) + k) <= SAFE_EXPONENT and abs(binary_exponent(y) + j) <= SAFE_EXPONENT
 
 
 def _same_run(res, ref, k, j):
@@ -175,6 +181,10 @@ def test_models_that_do_not_rescale_refuse_out_of_range_data(kwargs, what):
 
 def test_front_ends_without_a_scale_back_refuse_clearly():
     X, y = _mixed()
+    with pytest.raises(ValueError, match=r"out of range for meanfield.train .*max \|x_ij\| ~ 2\^-333"):
+        relucore.meanfield.train(X * 1e-100, y, N=4, steps=2, progress=False)
+    with pytest.raises(ValueError, match=r"out of range for meanfield.train .*max \|y_i\| ~ 2\^"):
+        relucore.meanfield.train(X, y * 1e30, N=4, steps=2, progress=False)
     with pytest.raises(ValueError, match=r"flow needs data within the safe scale range"):
         relucore.flow(X * 1e80, y, signs=(1, -1))
     with pytest.raises(ValueError, match=r"Trainer needs data within the safe scale range"):
@@ -187,7 +197,11 @@ def test_front_ends_without_a_scale_back_refuse_clearly():
     np.testing.assert_array_equal(W2, np.ldexp(W, 380))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# CI runs a fixed budget; a longer run: RELUCORE_PROPERTY_EXAMPLES=2000 python -m pytest tests/gd/test_scaling.py
+BUDGET = int(os.environ.get("RELUCORE_PROPERTY_EXAMPLES", "25"))
+
+
+@settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     k=st.integers(-1000, 1000),
     j=st.integers(-1000, 1000),
@@ -212,8 +226,12 @@ def test_scale_families_are_covariant_or_refused(k, j, shape, steps):
         ref = relucore.train(X, y, signs=(1, -1), init=W0, steps=steps)
     except ValueError:
         return  # refused at unit scale (e.g. an ill-conditioned K): nothing to compare
+    with np.errstate(over="ignore", under="ignore"):
+        W0s = np.ldexp(W0, j - k)
+    if not (np.isfinite(W0s).all() and np.abs(W0s).max() >= np.finfo(float).tiny):
+        return  # the start itself is out of float64's range at this scale
     try:
-        res = relucore.train(np.ldexp(X, k), np.ldexp(y, j), signs=(1, -1), init=np.ldexp(W0, j - k), steps=steps)
+        res = relucore.train(np.ldexp(X, k), np.ldexp(y, j), signs=(1, -1), init=W0s, steps=steps)
     except ValueError as err:
         assert "float64" in str(err) or "range" in str(err)
         return
@@ -221,3 +239,48 @@ def test_scale_families_are_covariant_or_refused(k, j, shape, steps):
     np.testing.assert_allclose(np.ldexp(res.beta, -j), ref.beta, rtol=0, atol=1e-12 * max(np.abs(ref.beta).max(), 1))
     if steps == np.inf:
         assert res.certificate.holds == ref.certificate.holds
+    if res.success and shape != "n>d" and _inside(k, j, X, y):
+        # verify recomputes in the caller's units, where K = X X^T under- or overflows far from unit scale.
+        assert relucore.verify(res, np.ldexp(X, k), np.ldexp(y, j)).holds
+
+
+@settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(-1000, 1000), j=st.integers(-1000, 1000), shape=st.sampled_from(["plain", "duplicate"]))
+def test_scale_families_of_the_flow_and_minnorm(k, j, shape):
+    """The flow refuses data outside the safe range by name and is scale-covariant inside it;
+    minnorm rescales exactly (a clear ValueError where float64 cannot hold the answer)."""
+    X, y = _mixed(seed=4)
+    if shape == "duplicate":
+        X[2], y[2] = X[0], y[0]
+    Xs, ys = np.ldexp(X, k), np.ldexp(y, j)
+    inside = _inside(k, j, X, y)
+    try:
+        ref = relucore.flow(X, y, signs=(1, -1))
+    except ValueError:  # duplicate rows: the positive start needs K invertible, refused at every scale
+        with pytest.raises(ValueError):
+            relucore.flow(Xs, ys, signs=(1, -1))
+        ref = None
+    if ref is None:
+        pass
+    elif not inside:
+        with pytest.raises(ValueError, match="flow needs data within the safe scale range"):
+            relucore.flow(Xs, ys, signs=(1, -1))
+    else:
+        fl = relucore.flow(Xs, ys, signs=(1, -1))
+        assert fl.status == ref.status and fl.success == ref.success
+        np.testing.assert_allclose(np.ldexp(fl.beta, -j), ref.beta, rtol=0, atol=1e-12 * np.abs(ref.beta).max())
+    try:
+        mref = relucore.minnorm(X, y, signs=(1, -1))
+    except ValueError:  # duplicate rows: K singular, refused at every scale
+        with pytest.raises(ValueError, match="singular"):
+            relucore.minnorm(Xs, ys, signs=(1, -1))
+        return
+    try:
+        mn = relucore.minnorm(Xs, ys, signs=(1, -1))
+    except ValueError as err:
+        assert "too small" in str(err) or "too large" in str(err)
+        return
+    assert mn.success == mref.success
+    np.testing.assert_allclose(np.ldexp(mn.beta, -j), mref.beta, rtol=0, atol=1e-12 * np.abs(mref.beta).max())
+    if mn.success and inside:
+        assert relucore.verify(mn, Xs, ys).holds

@@ -11,6 +11,7 @@ import numpy as np
 
 from relucore import _core
 from relucore._deprecation import renamed_parameters
+from relucore._scaling import plan_scaling
 from relucore._summary import sizes, summarized
 from relucore._validation import (
     as_float_array,
@@ -334,6 +335,8 @@ def train(
     X = _prepare_X(X)
     y = as_float_array(y, "y", ndim=1)
     check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
+    # Bias, weight decay and noise do not rescale with X and y: data far from unit scale are refused by name.
+    plan_scaling(X[None], None, y[None], "meanfield.train (its bias, weight decay and noise do not rescale)")
     M, d = X.shape
     N = check_int(N, "N", minimum=1)
     eta = check_positive(eta, "eta")
