@@ -389,6 +389,12 @@ struct PrepareArrays {
     Index B = 0, n = 0, m = 0, d = 0;
     std::vector<double> mu;  // B x n spectra, for the refusal messages
     std::vector<std::int32_t> check;
+    std::vector<std::uint8_t> scale;  // 1 where scale_may_be_out_of_range() (gd/prepare.hpp)
+    void flag_scale(Index b, const ConstMatrixRef* xr, const PrepareRequest& r) {  // after b's prepare_start
+        const bool formed = r.gram_given || !r.lazy_gram || xr == nullptr;         // K formed
+        scale[static_cast<std::size_t>(b)] =
+            scale_may_be_out_of_range(xr, ConstMatrixMap(k + b * n * n, n, n), formed, ConstVectorMap(y + b * n, n));
+    }
 };
 
 // Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused.
@@ -488,6 +494,7 @@ static void bind_prepare(py::module_& m) {
             a.mu1 = mu1.mutable_data(), a.eta = eta.mutable_data(), a.tol = tol.mutable_data();
             a.mu.assign(static_cast<std::size_t>(B * n), std::numeric_limits<double>::quiet_NaN());
             a.check.assign(static_cast<std::size_t>(B), 0);
+            a.scale.assign(static_cast<std::size_t>(B), 0);
             const blas::SingleThreaded blas_threads = blas_for_call();
             run_without_gil(
                 [&](const std::atomic<bool>*) {
@@ -501,10 +508,12 @@ static void bind_prepare(py::module_& m) {
                             ConstVectorMap(a.outer + b * a.outer_step, m_), settings, MatrixMap(a.k + b * n * n, n, n),
                             VectorMap(a.mu.data() + b * n, n), a.mu1[b], MatrixMap(a.beta0 + b * m_ * n, m_, n),
                             MatrixMap(a.alpha0 + b * m_ * n, m_, n), wb, a.eta[b], a.tol[b]));
+                        a.flag_scale(b, a.x ? &xr : nullptr, settings);
                     });
                 },
                 static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
             raise_first_refusal(a, settings, init);
+            return static_cast<int>(std::count(a.scale.begin(), a.scale.end(), std::uint8_t(1)));
         },
         py::arg("X").none(true), py::arg("y").noconvert(), py::arg("K").noconvert(), py::arg("outer").noconvert(),
         py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
@@ -517,7 +526,7 @@ static void bind_prepare(py::module_& m) {
         "replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start "
         "(settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps "
         "(< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md "
-        "(relucore/gd/refusal.hpp; init names the init in it).");
+        "(relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range().");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {

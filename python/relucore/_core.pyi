@@ -567,6 +567,11 @@ class Defaults:
         The dual engine recomputes beta from alpha every resync_every steps (0: never).
         """
     @property
+    def scale_exponent(self) -> int:
+        """
+        Binary exponents of max |x_ij| and max |y_i| within +-scale_exponent run unscaled (relucore._scaling).
+        """
+    @property
     def steps(self) -> int:
         """
         GD step budget.
@@ -681,9 +686,9 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
     The Philox4x64-10 block of a counter under a key.
     """
-def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
     """
-    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or (B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start (settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps (< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it).
+    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or (B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start (settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps (< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range().
     """
 def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

@@ -21,6 +21,8 @@ from typing import Optional
 
 import numpy as np
 
+from relucore import _core
+
 __all__ = [
     "SAFE_EXPONENT",
     "binary_exponent",
@@ -37,8 +39,8 @@ __all__ = [
     "LOSS",
 ]
 
-#: Binary exponents of max |X| and max |y| within +-SAFE_EXPONENT run unscaled.
-SAFE_EXPONENT = 64
+#: Binary exponents of max |X| and max |y| within +-SAFE_EXPONENT run unscaled (relucore/defaults.hpp).
+SAFE_EXPONENT = int(_core.defaults.scale_exponent)
 
 # The units of each quantity: (power of 2^a, power of 2^b) for X -> 2^a X, y -> 2^b y.
 X = (1, 0)

@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
-from relucore._scaling import ALPHA, ETA, GRAD, SAFE_EXPONENT, Scaling, Y, plan_scaling
+from relucore._scaling import ALPHA, ETA, GRAD, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
 from relucore._scaling import X as X_UNIT
@@ -45,8 +45,9 @@ from relucore.gd.defaults import (
 from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare_step import prepare_start
+from relucore.gd.rescale import draws_once, not_scale_free, refuse_out_of_range, rescaled
 
-__all__ = ["prepare", "Prepared", "refuse_rescaled"]
+__all__ = ["prepare", "Prepared"]
 
 
 @dataclasses.dataclass
@@ -79,8 +80,11 @@ class Prepared:
     outer0: Optional[np.ndarray] = None
     # Where the data were far from unit scale: the exact power-of-two rescaling they run under
     # (relucore._scaling); every array and number above is in the rescaled units until the run's
-    # results are scaled back (relucore.gd.train.unscale_prepared).
+    # results are scaled back (Prepared.scale_back).
     scaling: Optional[Scaling] = None
+    # The C++ step's O(n) test found that some problem's scale may lie outside the range that runs
+    # unscaled (scale_may_be_out_of_range, gd/prepare.hpp): prepare then decides exactly.
+    scale_flagged: bool = False
 
     n_threads: int = 0  # threads for K formed on demand
     # (B, m, d): where run_prepared writes the final W, the second half of one allocation with W0
@@ -210,12 +214,24 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     # The all-positive start from X is the C++ step's all-positive mode, which checks the values
     # too (finite X, y and signs, non-zero signs, in the order and words of the checks below).
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, finite=not positive)
-    sc = plan_scaling(X, Kin, y, _not_scale_free(loss, init))
-    if sc is not None:
-        X, Kin, y, init, eps, eta = _rescaled(sc, X, Kin, y, init, eps, eta, batched, signs.shape[-1])
     signs_arr = _check_signs(signs, y.shape[0], batched, values=not positive)
-    checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope)
-    p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, dict(checked, scaling=sc))
+    checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope, scaling=None)
+    reason = not_scale_free(loss, init)
+    # The scale is decided exactly (plan_scaling, O(n d)) only where the C++ step's O(n) test flags it or
+    # refuses the problem, and up front where a second preparation would draw another gaussian start.
+    sc = plan_scaling(X, Kin, y, reason) if draws_once(init, rng) else None
+    p = None
+    if sc is None:
+        try:
+            p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked)
+        except ValueError:
+            if plan_scaling(X, Kin, y, reason) is None:
+                raise
+        if p is None or p.scale_flagged:
+            sc = plan_scaling(X, Kin, y, reason)
+    if sc is not None:
+        X, Kin, y, init, eps, eta = rescaled(sc, X, Kin, y, init, eps, eta, batched, signs.shape[-1])
+        p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, dict(checked, scaling=sc))
     if sc is not None:
         p.scaling = sc
         if tol is not None:  # a given tol is in the caller's units
@@ -270,36 +286,6 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
     )
 
 
-def _not_scale_free(loss: str, init) -> str:
-    """What makes the model not invariant under an exact rescaling of X and y ("" when nothing does)."""
-    if loss != "square":
-        return f"loss={loss!r}"
-    return ""
-
-
-def _rescaled(sc: Scaling, X, Kin, y, init, eps, eta, batched: bool, m: int):
-    """The data and the options given in their units (init array, eps, eta) in the rescaled units."""
-    B, n = y.shape
-    if not isinstance(init, str):
-        W0 = as_float_array(init, "init", ndim=(2, 3))
-        W0 = sc.down(W0 if batched else W0[None], W_UNIT)
-        init = W0 if batched else W0[0]
-    if eps is not None:
-        eps = sc.down(_broadcast_eps(eps, B, m, n), Y)
-    if eta is not None:
-        given = check_positive_per_problem(eta, "eta", B, batched)
-        with np.errstate(over="ignore", under="ignore"):
-            eta = sc.down(given, ETA)
-        if not (np.isfinite(eta).all() and (eta > 0).all()):
-            b = int(np.flatnonzero(~(np.isfinite(eta) & (eta > 0)))[0])
-            raise ValueError(
-                f"eta = {given[b]:.6g} is out of range for data of this scale (max |x_ij| ~ 2^{int(sc.ex[b])}): "
-                f"the step is of order 1 / mu_1(K), about 2^{-2 * int(sc.ex[b])} here"
-            )
-        eta = eta if batched else float(eta[0])
-    return sc.down(X, X_UNIT), sc.down(Kin, K_UNIT), sc.down(y, Y), init, eps, eta
-
-
 def check_two_layer_options(train_outer, output_scale, bias):
     """``(train_outer, output_scale, bias)`` checked: two booleans and a positive finite float."""
     if train_outer is False and bias is False and type(output_scale) is float and output_scale == 1.0:
@@ -322,7 +308,7 @@ def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepar
     signs = as_float_array(o.signs, "signs", ndim=(1, 2))
     init = o.init
     if train_outer or bias:
-        _refuse_out_of_range(X, y, gram, "train_outer=True" if train_outer else "bias=True")
+        refuse_out_of_range(X, y, gram, "train_outer=True" if train_outer else "bias=True")
     if bias:
         if X is not None:
             X = as_float_array(X, "X", ndim=(2, 3))
@@ -338,30 +324,6 @@ def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepar
     p = prepare(X, y, gram=gram, options=o2)
     p.outer0 = None if output_scale == 1.0 else signs
     return p
-
-
-def refuse_rescaled(p: Prepared, what: str) -> None:
-    """Refuses, naming ``what``, a problem that would run exactly rescaled (relucore._scaling): a front
-    end whose results are not scaled back yet."""
-    if p.scaling is not None:
-        b = int(np.flatnonzero((p.scaling.ex != 0) | (p.scaling.ey != 0))[0])
-        raise ValueError(
-            f"{what} needs data within the safe scale range: max |x_ij| ~ 2^{int(p.scaling.ex[b])} and "
-            f"max |y_i| ~ 2^{int(p.scaling.ey[b])}, outside [2^-{SAFE_EXPONENT}, 2^{SAFE_EXPONENT}]; rescale X and y "
-            "by powers of two (relucore.train does that for you)"
-        )
-
-
-def _refuse_out_of_range(X, y, gram, what: str) -> None:
-    """Refuses data out of the safe scale range for a model that no exact rescaling maps onto itself."""
-    if y is None or (X is None and gram is None):
-        return  # refused by the checks of the data
-    ya = as_float_array(y, "y", ndim=(1, 2))
-    Xa = None if X is None else as_float_array(X, "X", ndim=(2, 3))
-    Ka = None if Xa is not None or gram is None else as_float_array(gram, "gram", ndim=(2, 3))
-    plan_scaling(
-        None if Xa is None else _as_batch(Xa, 2), None if Ka is None else _as_batch(Ka, 2), _as_batch(ya, 1), what
-    )
 
 
 def _prepare_general(
@@ -418,7 +380,7 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
     B = y.shape[0]
     eps, eta, tol = numbers["eps"], numbers["eta"], numbers["tol"]
     positive = start["beta_mode"] == _core.StartBeta.positive
-    K, mu1, alpha0, beta0, W0, eta_arr, tol_arr = prepare_start(
+    K, mu1, alpha0, beta0, W0, eta_arr, tol_arr, flagged = prepare_start(
         X,
         Kin,
         y,
@@ -435,7 +397,9 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
     )
     W0, room = (None, None) if W0 is None else (W0[0], W0[1])
     fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, start["init_name"], start["loss"])
-    return Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads, W_room=room)
+    p = Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads, W_room=room)
+    p.scale_flagged = flagged > 0
+    return p
 
 
 def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng, scaling=None):

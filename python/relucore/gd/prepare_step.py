@@ -52,7 +52,8 @@ def prepare_start(
     ``StartBeta.positive`` with ``C_alpha``, C++ writes them into beta0; otherwise beta0 holds
     them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks, eta and tol None), for a
     caller that replaces the start of a problem prepared already. Returns ``(K, mu1, alpha0,
-    beta0, W0, eta, tol)`` (mu1 NaN where unneeded; K None where this step does not read it: an
+    beta0, W0, eta, tol, flagged)`` (``flagged``: the number of problems whose scale may lie
+    outside the range that runs unscaled, relucore._scaling; mu1 NaN where unneeded; K None where this step does not read it: an
     array init with n > d rows, see :func:`gram_is_lazy`). A refusal raises ValueError with the
     message of docs/errors.md.
     """
@@ -96,7 +97,7 @@ def prepare_start(
         s.eps = -1.0
     if C_alpha is not None:
         s.C_alpha = C_alpha
-    _core.prepare_batch(
+    flagged = _core.prepare_batch(
         X=X,
         y=y,
         K=K,
@@ -113,8 +114,8 @@ def prepare_start(
     )
     W0 = (block if W_room else W0) if X is not None else None
     if not complete:
-        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None
-    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr
+        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None, flagged
+    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr, flagged
 
 
 def gram_is_lazy(X, beta_mode, solve) -> bool:

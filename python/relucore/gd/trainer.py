@@ -19,7 +19,8 @@ from relucore import _core
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
-from relucore.gd.prepare import prepare, refuse_rescaled
+from relucore.gd.prepare import prepare
+from relucore.gd.rescale import refuse_rescaled
 from relucore.gd.results import TrainResult
 from relucore.gd.train import DivergenceError, _message, overflow_message
 

@@ -41,7 +41,7 @@ def gram_gaussian_start(K, signs, scale, r):
     drawn from ``r`` and solved by the C++ prepare step (what a sweep trial and ``row_data`` use)."""
     z = _init.gaussian_init(None, 1, K.shape[0], np.size(signs), scale, r)
     signs = np.asarray(signs, dtype=float)
-    _, _, alpha0, beta0, _, _, _ = prepare_start(
+    _, _, alpha0, beta0, _, _, _, _ = prepare_start(
         None,
         K[None],
         np.zeros((1, K.shape[0])),

@@ -22,7 +22,8 @@ from relucore._summary import sizes, summarized
 from relucore._validation import check_int
 from relucore.gd.limit import Certificate, check_limit_settings
 from relucore.gd.options import TrainOptions
-from relucore.gd.prepare import prepare, refuse_rescaled
+from relucore.gd.prepare import prepare
+from relucore.gd.rescale import refuse_rescaled
 from relucore.gd.results import reach_note, stalled_note
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]

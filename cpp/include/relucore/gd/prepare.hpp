@@ -147,6 +147,26 @@ inline StartCheck finish_start(const ConstVectorRef& y, const ConstVectorRef& ou
 
 }  // namespace detail
 
+/// Whether a problem's scale may lie outside the range that runs unscaled (defaults::scale_exponent:
+/// the binary exponents of max |x_ij| and max |y_i|, or half that of max |K_ij| in Gram-only mode):
+/// an O(n) test on max_i K_ii (max_i ||x_i||^2 from the rows of X where K was not formed) and on y
+/// that never misses such a problem, since max |x|^2 <= max_i K_ii <= d max |x|^2 (with a factor 2
+/// of room for rounding). The Python layer decides exactly where it holds (relucore._scaling).
+inline bool scale_may_be_out_of_range(const ConstMatrixRef* X, const ConstMatrixRef& K, bool gram_formed,
+                                      const ConstVectorRef& y) {
+    const int e = defaults::scale_exponent;
+    Scalar ymax = 0;
+    for (Index i = 0; i < y.size(); ++i) ymax = std::max(ymax, std::abs(y[i]));
+    int ey = 0;
+    if (ymax > 0 && std::isfinite(ymax)) std::frexp(ymax, &ey);
+    if (ey > e || ey < -e) return true;
+    Scalar kmax = 0;
+    for (Index i = 0; i < K.rows(); ++i)
+        kmax = std::max(kmax, gram_formed ? K(i, i) : static_cast<Scalar>(X->row(i).squaredNorm()));
+    const Scalar d = X != nullptr ? static_cast<Scalar>(X->cols()) : Scalar(1);
+    return !(kmax < std::ldexp(Scalar(1), 2 * e)) || kmax < std::ldexp(d, -2 * e - 1);
+}
+
 /// Prepares one problem. X may be null (Gram-only mode: K given).
 ///
 /// @param X      n x d inputs, or nullptr
