@@ -308,8 +308,8 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
                 out.status = j < 0 ? "t_max" : "max_events";
                 out.t_final = j < 0 ? t_max : t + s_ev;
                 state_at(ph, sliding, out.t_final - t, alpha, beta);
-                out.message = "stopped at t = " + format_time(out.t_final) + " after " + std::to_string(E) +
-                              " events" + (j < 0 ? "" : " (max_events = " + std::to_string(max_events) + " reached)");
+                out.message = "stopped at t = " + format_time(out.t_final) + " after " + std::to_string(E) + " events" +
+                              (j < 0 ? "" : " (max_events = " + std::to_string(max_events) + " reached)");
             }
             break;
         }
