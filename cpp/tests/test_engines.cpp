@@ -453,7 +453,7 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
     // A buffer that is too small keeps the first records and writes nothing beyond.
     std::vector<std::int64_t> small(4, -1);
     History h2;
-    h2.steps = small.data();
+    h2.steps = small;
     h2.capacity = 3;
     DualGD gd2 = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     CHECK(gd2.run(&h2).n_records == 3);

@@ -3,6 +3,8 @@
 // "The certificate" and "Floating-point error of the proof"). Used by train(steps=np.inf).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/gd/linear_phase.hpp"
 
 #include <algorithm>
@@ -10,7 +12,9 @@
 #include <cstdint>
 #include <limits>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 /// The outcome of one try of the proof at a GD state.
 struct GDCertificate {
@@ -128,4 +132,6 @@ inline GDCertificate certify_gd(const Mat& K, const Vec& y, const Vec& signs, co
     return out;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore

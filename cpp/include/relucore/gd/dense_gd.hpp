@@ -7,6 +7,8 @@
 /// same quantities. Its interface mirrors DualGD.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
@@ -22,6 +24,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Gradient descent on one shallow network in weight space.
 ///
@@ -77,8 +80,23 @@ public:
         const ConstMatrixRef& alpha0, const GDSettings& settings)
         : DenseGD(X, y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
 
+    /// @name Copy, move, assignment
+    /// A copy is an independent engine at the same state (its own alpha,
+    /// beta, pattern tracker and buffers; it shares only the data X it views). A
+    /// moved-from engine throws std::logic_error on any use. Assignment is
+    /// deleted: an engine is bound to its data for life (construct a new one,
+    /// or copy-construct: `DenseGD b(a);`).
+    ///@{
+    DenseGD(const DenseGD&) = default;
+    DenseGD(DenseGD&&) noexcept = default;
+    DenseGD& operator=(const DenseGD&) = delete;  // an engine is bound to its data for life: copy-construct instead
+    DenseGD& operator=(DenseGD&&) = delete;       // an engine is bound to its data for life: move-construct instead
+    ~DenseGD() = default;
+    ///@}
+
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         kernel_.backward(beta_, outer_, g_, settings_.eta, spec, d_alpha_, d_W_);
@@ -89,6 +107,7 @@ public:
 
     /// Takes the step computed by evaluate(); leaves the engine un-evaluated.
     void apply() {
+        guard_.require_usable();
         if (!evaluated_) evaluate();
         W_ += d_W_;
         alpha_ += d_alpha_;
@@ -109,6 +128,7 @@ public:
     /// on a registered BLAS (whose rounding may depend on the block), take
     /// apply() and evaluate() as they are. Allocation-free.
     void advance() {
+        guard_.require_usable();
         if (!evaluated_ || !kernel_.blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
             apply();
             evaluate();
@@ -147,7 +167,7 @@ public:
     }
 
     /// m x d weights (a reference into the engine: no copy).
-    const RowMatrix& W() const { return W_; }
+    const RowMatrix& W() const { return usable(W_); }
 
     /// Sets W = W_start + (alpha - alpha_start) X, so that alpha stays the data-span
     /// coordinates of W - W_start to rounding however many steps are taken (W and alpha
@@ -155,6 +175,7 @@ public:
     /// step whose number is a multiple of resync_every() (docs/math.md,
     /// resynchronisation); beta = X W follows at the next compute. Allocation-free.
     void resync() {
+        guard_.require_usable();
         for (Index k = 0; k < W_.rows(); ++k) {
             resync_diff_ = alpha_.row(k) - alpha_ref_.row(k);
             W_.row(k).noalias() = resync_diff_ * kernel_.X();
@@ -185,13 +206,14 @@ private:
 
     /// st is taken by reference so that m is read before anything is moved out of it.
     DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start&& st, Index m, const GDSettings& settings)
-        : Base(y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, y.size()), settings),
+        : Base(checked_data(X), y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, X.rows()), settings,
+               false),
           kernel_(X, m),
           W_(std::move(st.W)) {
         const Index n = X.rows();
         const Index d = X.cols();
-        require_labels(y.size(), n);
-        if (W_.rows() != m || W_.cols() != d) throw std::invalid_argument("W0 must be m x d");
+        detail::require_shape("start.W", W_.rows(), W_.cols(), m, d, "m x d");
+        detail::require_finite("start.W", W_);
         d_W_.resize(m, d);
         W_ref_ = W_;
         alpha_ref_ = alpha_;
@@ -202,6 +224,12 @@ private:
 
     void compute_beta() { kernel_.project(W_, beta_); }
 
+    /// n, once X is checked finite.
+    static Index checked_data(const ConstMatrixRef& X) {
+        detail::require_finite("X", X);
+        return X.rows();
+    }
+
     WeightStep kernel_;  // the products and the step of a block of neurons (gd/weight_step.hpp)
     RowMatrix W_;
     RowMatrix d_W_;
@@ -210,4 +238,5 @@ private:
     std::int64_t resync_every_ = defaults::resync_every;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -32,6 +32,8 @@
 /// @endcode
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_kernels.hpp"
@@ -53,6 +55,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Gradient descent on one shallow network in primal-dual coordinates.
 ///
@@ -112,7 +115,8 @@ public:
     /// @param settings step size, stopping rules and model (copied, validated)
     /// @throws std::invalid_argument on inconsistent shapes or invalid settings
     DualGD(const ConstMatrixRef& K, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings), K_(K) {
+        : Base(checked_gram(K), y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
+          K_(K) {
         setup();
     }
 
@@ -120,8 +124,9 @@ public:
     /// several engines, or a K computed on the fly). Same arguments otherwise.
     /// @throws std::invalid_argument if K is null, as above otherwise
     DualGD(std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
-          K_owner_(require_nonnull(std::move(K))),
+        : Base(checked_gram(require_nonnull(K)), y, std::move(start.outer), std::move(start.alpha),
+               std::move(start.beta), settings),
+          K_owner_(std::move(K)),
           K_(*K_owner_) {
         setup();
     }
@@ -210,9 +215,24 @@ public:
     }
     ///@}
 
+    /// @name Copy, move, assignment
+    /// A copy is an independent engine at the same state (its own alpha,
+    /// beta, pattern tracker and buffers; it shares only K). A
+    /// moved-from engine throws std::logic_error on any use. Assignment is
+    /// deleted: an engine is bound to its data for life (construct a new one,
+    /// or copy-construct: `DualGD b(a);`).
+    ///@{
+    DualGD(const DualGD&) = default;
+    DualGD(DualGD&&) noexcept = default;
+    DualGD& operator=(const DualGD&) = delete;  // an engine is bound to its data for life: copy-construct instead
+    DualGD& operator=(DualGD&&) = delete;       // an engine is bound to its data for life: move-construct instead
+    ~DualGD() = default;
+    ///@}
+
     /// Computes the loss, the gradient norm and the pending update at the current state. Pure
     /// function of the state: calling it twice changes nothing. Allocation-free.
     void evaluate() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
             (this->*evaluate_relu_square_)();
@@ -229,6 +249,7 @@ public:
     /// and the pattern tracker. Leaves the engine un-evaluated: call evaluate() before reading loss().
     /// Allocation-free.
     void apply() {
+        guard_.require_usable();
         if (!evaluated_) evaluate();
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
@@ -252,6 +273,7 @@ public:
     /// apply() followed by evaluate() (what run_to_stop() does between two
     /// checks), fused into one pass for the square loss and the ReLU.
     void advance() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer &&
             !resync_due(steps_ + 1)) {
@@ -263,13 +285,14 @@ public:
     }
 
     /// The n x n Gram matrix the engine steps with.
-    const ConstMatrixRef& gram() const { return K_; }
+    const ConstMatrixRef& gram() const { return usable(K_); }
 
     /// Sets beta = beta_ref + K (alpha - alpha_ref) (rows of K summed in increasing order), so that
     /// beta and K alpha agree to rounding whatever the number of steps taken. apply() calls it after
     /// every step whose number is a multiple of resync_every() (docs/math.md, resynchronisation).
     /// Leaves the engine un-evaluated. Allocation-free.
     void resync() {
+        guard_.require_usable();
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
         // The pending step's rows hold the difference and its product: the state is left
@@ -297,6 +320,7 @@ public:
     /// start, so that it resynchronises exactly as the uninterrupted run.
     /// @throws std::invalid_argument unless both are m x n
     void set_reference(const ConstMatrixRef& alpha_ref, const ConstMatrixRef& beta_ref) {
+        guard_.require_usable();
         if (alpha_ref.rows() != alpha_.rows() || alpha_ref.cols() != alpha_.cols() || beta_ref.rows() != beta_.rows() ||
             beta_ref.cols() != beta_.cols())
             throw std::invalid_argument("the reference alpha and beta must be m x n");
@@ -490,15 +514,20 @@ private:
         evaluated_ = true;
     }
 
-    static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
+    static const RowMatrix& require_nonnull(const std::shared_ptr<const RowMatrix>& K) {
         if (!K) throw std::invalid_argument("K must not be null");
-        return K;
+        return *K;
+    }
+
+    /// n, once K is checked: square and finite.
+    static Index checked_gram(const ConstMatrixRef& K) {
+        detail::require_square("K", K.rows(), K.cols());
+        detail::require_finite("K", K);
+        return K.rows();
     }
 
     void setup() {
         const Index n = K_.rows();
-        if (K_.cols() != n) throw std::invalid_argument("K must be square");
-        require_labels(y_.size(), n);
         // d_beta_ has the product's padded rows (n <= 16), so the sums are stored whole.
         product_.setup(K_, alpha_.rows());
         d_beta_ = RowMatrix::Zero(alpha_.rows(), product_.width());
@@ -564,4 +593,5 @@ private:
     std::int64_t resync_every_ = defaults::resync_every;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

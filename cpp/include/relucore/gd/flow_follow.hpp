@@ -2,6 +2,8 @@
 // Included by relucore/gd/flow.hpp.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/defaults.hpp"
 #include "relucore/gd/flow.hpp"
 
@@ -11,7 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 /// The pattern after an event, with its phase and watched rows already computed.
 struct Switched {
@@ -273,4 +277,6 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     return out;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore
