@@ -228,4 +228,46 @@ TEST_CASE("two threads stepping one engine: the second is refused with std::logi
     CHECK(gd.beta() == reference.beta() && gd.loss() == reference.loss());
 }
 
+TEST_CASE("engines own their K or X by default: the caller's copy may die, bitwise the borrowed run") {
+    // n = 12 (the padded step) and n = 40 (the general products).
+    for (const Index n : {Index(12), Index(40)}) {
+        const Problem p = make_problem(n, n + 10, 21);
+        const Vector outer = Vector::Constant(3, 1.0);
+        const RowMatrix beta0 = RowMatrix::Constant(3, n, 1e-3);
+        const RowMatrix alpha0 = Eigen::LLT<RowMatrix>(p.K).solve(beta0.transpose()).transpose();
+        const GDSettings s = settings_for(0.5 / double(n), 300);
+        DualGD borrowed(borrow, p.K, p.y, dual_start(outer, alpha0, beta0), s);
+        borrowed.step(300);
+        auto make_owning = [&] {
+            RowMatrix K = p.K;  // dies when this returns
+            return DualGD(std::move(K), p.y, dual_start(outer, alpha0, beta0), s);
+        };
+        DualGD owning = make_owning();
+        {
+            RowMatrix K_copy = p.K;  // an lvalue: copied, then destroyed and overwritten
+            DualGD from_lvalue(K_copy, p.y, dual_start(outer, alpha0, beta0), s);
+            K_copy.setConstant(kNaN);
+            from_lvalue.step(300);
+            CHECK(from_lvalue.beta() == borrowed.beta());
+        }
+        owning.step(300);
+        CHECK(owning.beta() == borrowed.beta() && owning.alpha() == borrowed.alpha() &&
+              owning.loss() == borrowed.loss());
+        CHECK(owning.gram() == p.K && owning.gram().data() != p.K.data());  // its own K
+        CHECK(borrowed.gram().data() == p.K.data());                        // the view, as asked
+        DualGD copy(owning);
+        CHECK(copy.gram().data() == owning.gram().data());  // copies share the immutable K
+
+        auto make_dense = [&] {
+            RowMatrix X = p.X;
+            return DenseGD(std::move(X), p.y, dense_start(outer, alpha0 * p.X, RowMatrix::Zero(3, n)), s);
+        };
+        DenseGD dense = make_dense();
+        DenseGD dense_borrowed(borrow, p.X, p.y, dense_start(outer, alpha0 * p.X, RowMatrix::Zero(3, n)), s);
+        dense.step(50);
+        dense_borrowed.step(50);
+        CHECK(dense.W() == dense_borrowed.W() && dense.loss() == dense_borrowed.loss());
+    }
+}
+
 RELUCORE_TEST_MAIN

@@ -17,6 +17,7 @@
 #include "relucore/gd/weight_step.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -50,49 +51,56 @@ public:
         RowMatrix alpha;  ///< m x n starting dual coordinates (only accumulated: zero unless resuming)
     };
 
-    /// @param X        n x d data. Only a view is kept: X must outlive the
-    ///                 engine and be a row-major Scalar matrix or Map (anything
-    ///                 else is refused at compile time), and not an rvalue
-    ///                 that owns its storage (also refused).
+    /// Builds an engine that owns its data: X is moved in (std::move(X), a
+    /// temporary) or copied (an lvalue, a Map, a column-major matrix, an
+    /// expression). The engine and its copies share the one immutable X.
+    /// @param X        n x d data (finite)
     /// @param y        n labels (copied)
     /// @param start    outer weights, W0 and alpha0 (moved in: pass
     ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
-    /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : DenseGD(X, y, std::move(start), start.outer.size(), settings) {}
+    /// @throws std::invalid_argument on inconsistent shapes, non-finite values or invalid settings
+    DenseGD(RowMatrix X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(std::make_shared<const RowMatrix>(std::move(X)), y, std::move(start), settings) {}
 
-    /// An X that is not row-major double storage would bind to a temporary
-    /// copy that dies with the call: refused at compile time.
+    /// Builds an engine that shares ownership of X. @throws std::invalid_argument if X is null
+    DenseGD(std::shared_ptr<const RowMatrix> X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(require_data(X), X, y, std::move(start), start.outer.size(), settings) {}
+
+    /// Builds an engine that views the caller's X (the explicit opt-in of
+    /// `relucore::borrow`): X must outlive the engine and its copies, stay
+    /// unchanged, and be a row-major Scalar matrix, Map or Block.
+    DenseGD(borrow_t, const ConstMatrixRef& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(X, nullptr, y, std::move(start), start.outer.size(), settings) {}
+
+    /// A borrowed X that is not row-major double storage would bind to a
+    /// temporary copy that dies with the call: refused at compile time.
     template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
-    DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
+    DenseGD(borrow_t, const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
 
-    /// An X that is an rvalue owning its storage (a RowMatrix temporary,
-    /// std::move(X), a Ref<const RowMatrix> temporary) dies with the call:
-    /// refused at compile time.
+    /// A borrowed X that is an rvalue owning its storage (a RowMatrix
+    /// temporary, std::move(X), a Ref<const RowMatrix> temporary) dies with
+    /// the call: refused at compile time (drop `borrow`).
     template <class XArg, class... Rest, std::enable_if_t<dies_with_call<XArg>, int> = 0>
-    DenseGD(XArg&& X, Rest&&...) = delete;
+    DenseGD(borrow_t, XArg&& X, Rest&&...) = delete;
 
     /// Deprecated (removed in 0.3): outer and y, W0 and alpha0 swap silently
     /// when their sizes agree. Use DenseGD(X, y, DenseGD::Start, settings).
-    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(
-        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& W0,
-        const ConstMatrixRef& alpha0, const GDSettings& settings)
-        : DenseGD(X, y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
+    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(RowMatrix X, const ConstVectorRef& y,
+                                                                          const ConstVectorRef& outer,
+                                                                          const ConstMatrixRef& W0,
+                                                                          const ConstMatrixRef& alpha0,
+                                                                          const GDSettings& settings)
+        : DenseGD(std::move(X), y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
 
-    /// @name Copy, move, assignment
-    /// A copy is an independent engine at the same state (its own alpha,
-    /// beta, pattern tracker and buffers; it shares only the data X it views). A
-    /// moved-from engine throws std::logic_error on any use. Assignment is
-    /// deleted: an engine is bound to its data for life (construct a new one,
-    /// or copy-construct: `DenseGD b(a);`).
-    ///@{
+    /// A copy is an independent engine at the same state (its own alpha, beta, tracker and buffers;
+    /// it shares only X); a moved-from engine throws std::logic_error on any use. Assignment is
+    /// deleted: an engine is bound to its data for life (construct a new one, or `DenseGD b(a);`).
     DenseGD(const DenseGD&) = default;
     DenseGD(DenseGD&&) noexcept = default;
     DenseGD& operator=(const DenseGD&) = delete;  // an engine is bound to its data for life: copy-construct instead
     DenseGD& operator=(DenseGD&&) = delete;       // an engine is bound to its data for life: move-construct instead
     ~DenseGD() = default;
-    ///@}
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
@@ -204,10 +212,13 @@ private:
         return (d_W_ / c).norm() * c / settings_.eta;
     }
 
-    /// st is taken by reference so that m is read before anything is moved out of it.
-    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start&& st, Index m, const GDSettings& settings)
+    /// st is taken by reference so that m is read before anything is moved out of it; X views
+    /// *owner when the engine owns its data (owner null: borrowed).
+    DenseGD(const ConstMatrixRef& X, std::shared_ptr<const RowMatrix> owner, const ConstVectorRef& y, Start&& st,
+            Index m, const GDSettings& settings)
         : Base(checked_data(X), y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, X.rows()), settings,
                false),
+          X_owner_(std::move(owner)),
           kernel_(X, m),
           W_(std::move(st.W)) {
         const Index n = X.rows();
@@ -224,13 +235,19 @@ private:
 
     void compute_beta() { kernel_.project(W_, beta_); }
 
+    static const RowMatrix& require_data(const std::shared_ptr<const RowMatrix>& X) {
+        if (!X) throw std::invalid_argument("X must not be null");
+        return *X;
+    }
+
     /// n, once X is checked finite.
     static Index checked_data(const ConstMatrixRef& X) {
         detail::require_finite("X", X);
         return X.rows();
     }
 
-    WeightStep kernel_;  // the products and the step of a block of neurons (gd/weight_step.hpp)
+    std::shared_ptr<const RowMatrix> X_owner_;  // the engine's X, shared with its copies (null when borrowed)
+    WeightStep kernel_;                         // the products and the step of a block of neurons (gd/weight_step.hpp)
     RowMatrix W_;
     RowMatrix d_W_;
     RowMatrix W_ref_, alpha_ref_;  // resync(): W = W_ref_ + (alpha - alpha_ref_) X

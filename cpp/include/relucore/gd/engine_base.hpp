@@ -120,6 +120,18 @@ inline constexpr bool dies_with_call =
     (decltype(detail::is_plain_object(std::declval<std::remove_cv_t<std::remove_reference_t<T>>*>()))::value ||
      detail::is_const_ref<std::remove_cv_t<std::remove_reference_t<T>>>::value);
 
+/// The tag of the engines' non-owning constructors, an explicit opt-in:
+/// `DualGD gd(relucore::borrow, K, y, start, settings)` keeps a view of K (and
+/// `DenseGD(relucore::borrow, X, ...)` of X) instead of a copy. Lifetime rule:
+/// the viewed matrix must outlive the engine and every copy of it, and stay
+/// unchanged. Arguments that would leave the view dangling (temporaries,
+/// rvalues owning their storage, anything not row-major double storage) are
+/// refused at compile time. The constructors without the tag own their data.
+struct borrow_t {
+    explicit constexpr borrow_t() = default;
+};
+inline constexpr borrow_t borrow{};
+
 template <class Derived>
 class EngineBase {
 public:

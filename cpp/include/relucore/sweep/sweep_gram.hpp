@@ -266,7 +266,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     start.outer = std::move(outer);
     start.alpha = std::move(alpha0);
     start.beta = std::move(beta0);
-    DualGD engine(K, y, std::move(start), s);
+    DualGD engine(borrow, K, y, std::move(start), s);  // K outlives the engine: no copy per trial
     out.run = engine.run(nullptr);
     // train's rule: no non-finite number leaves in a result not marked diverged.
     if (out.run.status != Status::diverged && !(engine.alpha().allFinite() && engine.beta().allFinite() &&
