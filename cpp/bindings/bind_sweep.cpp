@@ -202,11 +202,11 @@ static void bind_seeds_and_sampler(py::module_& m) {
             double *kp = K.mutable_data(), *yp = y.mutable_data();
             const std::uint64_t* key = keys.data();
             const CounterPath path = counter_path();
-            batch_without_gil(B, n_threads, is_long(static_cast<double>(B) * n * n * n * spec.values.size()),
-                              [&](Index b) {
-                                  GramSampleWork work;
-                                  sample_gram_bartlett(spec, key[b], kp + b * n * n, yp + b * n, work, path);
-                              });
+            batch_without_gil(
+                B, n_threads, is_long(static_cast<double>(B) * n * n * n * spec.values.size()), [&](Index b) {
+                    GramSampleWork work;
+                    sample_gram_bartlett(spec, key[b], {kp + b * n * n, n * n}, {yp + b * n, n}, work, path);
+                });
         },
         py::arg("keys").noconvert(), py::arg("n"), py::arg("values"), py::arg("counts"), py::arg("labels"),
         py::arg("lo"), py::arg("hi"), py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("n_threads") = 1,
@@ -274,7 +274,7 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
                             Kb = scratch.data();
                             yb = Kb + n * n;
                         }
-                        sample_gram_bartlett(spec, key[b], Kb, yb, work, path);
+                        sample_gram_bartlett(spec, key[b], {Kb, n * n}, {yb, n}, work, path);
                         const ConstMatrixMap Km(Kb, n, n);
                         const ConstVectorMap ym(yb, n);
                         const GramTrialResult r = gram_trial(Km, ym, settings);

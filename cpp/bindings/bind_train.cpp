@@ -331,23 +331,23 @@ static void bind_dual_runs(py::module_& m) {
                          *a0p = with_w ? alpha0->data() : nullptr;
             double* wp = with_w ? W->mutable_data() : nullptr;
             const blas::SingleThreaded blas_threads;
-            return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
-                                    static_cast<double>(n) * n, static_cast<double>(B) * m_ * n * d,
-                                    [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
-                                        DualGD::Start start;
-                                        start.outer = v.outer;
-                                        start.alpha = v.alpha;
-                                        start.beta = v.beta;
-                                        DualGD engine(ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
-                                        out.store(b, engine.run(h), engine);
-                                        v.store(engine, outer.ndim() == 2);
-                                        if (!with_w) return;
-                                        MatrixMap W_b(wp + b * m_ * d, m_, d);
-                                        weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d),
-                                                          ConstMatrixMap(w0p + b * m_ * d, m_, d),
-                                                          ConstMatrixMap(a0p + b * m_ * n, m_, n), v.alpha, W_b);
-                                        if (!all_finite(W_b)) out.finite.mutable_data()[b] = 0;
-                                    });
+            return run_engine_batch(
+                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * n,
+                static_cast<double>(B) * m_ * n * d,
+                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
+                    DualGD::Start start;
+                    start.outer = v.outer;
+                    start.alpha = v.alpha;
+                    start.beta = v.beta;
+                    DualGD engine(borrow, ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
+                    out.store(b, engine.run(h), engine);
+                    v.store(engine, outer.ndim() == 2);
+                    if (!with_w) return;
+                    MatrixMap W_b(wp + b * m_ * d, m_, d);
+                    weights_from_dual(ConstMatrixMap(xp + b * n * d, n, d), ConstMatrixMap(w0p + b * m_ * d, m_, d),
+                                      ConstMatrixMap(a0p + b * m_ * n, m_, n), v.alpha, W_b);
+                    if (!all_finite(W_b)) out.finite.mutable_data()[b] = 0;
+                });
         },
         py::arg("K").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("alpha").noconvert(),
         py::arg("beta").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
@@ -570,19 +570,19 @@ static void bind_weights_and_dense_runs(py::module_& m) {
             require_shape(W, "W", {B, m_, d});
             const double* xp = X.data();
             double* wp = W.mutable_data();
-            return run_engine_batch(B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads,
-                                    static_cast<double>(n) * d, 0.0,
-                                    [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
-                                        MatrixMap W_b(wp + b * m_ * d, m_, d);
-                                        DenseGD::Start start;
-                                        start.outer = v.outer;
-                                        start.W = W_b;
-                                        start.alpha = v.alpha;
-                                        DenseGD engine(ConstMatrixMap(xp + b * n * d, n, d), v.y, std::move(start), s);
-                                        out.store(b, engine.run(h), engine);
-                                        W_b = engine.W();
-                                        v.store(engine, outer.ndim() == 2);
-                                    });
+            return run_engine_batch(
+                B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * d, 0.0,
+                [&](Index b, ProblemViews& v, const GDSettings& s, History* h, Outcomes& out) {
+                    MatrixMap W_b(wp + b * m_ * d, m_, d);
+                    DenseGD::Start start;
+                    start.outer = v.outer;
+                    start.W = W_b;
+                    start.alpha = v.alpha;
+                    DenseGD engine(borrow, ConstMatrixMap(xp + b * n * d, n, d), v.y, std::move(start), s);
+                    out.store(b, engine.run(h), engine);
+                    W_b = engine.W();
+                    v.store(engine, outer.ndim() == 2);
+                });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),

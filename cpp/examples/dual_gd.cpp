@@ -33,8 +33,8 @@ int main() {
     std::vector<std::int64_t> steps(cap);
     std::vector<double> losses(cap);
     relucore::History history;
-    history.steps = steps.data();
-    history.loss = losses.data();
+    history.steps = steps;
+    history.loss = losses;
     history.capacity = cap;
     int calls = 0;
     const relucore::RunSummary r = gd.run(&history, 10, [&](const relucore::DualGD&) { ++calls; });

@@ -120,12 +120,12 @@ struct HistoryBuffers {
           beta(std::size_t(slots * width), fill),
           alpha(with_dual ? std::size_t(slots * width) : 0, fill),
           mask(with_dual ? std::size_t(slots * width) : 0, std::uint8_t(0)) {
-        h.steps = steps.data();
-        h.loss = loss.data();
-        h.beta = beta.data();
+        h.steps = steps;
+        h.loss = loss;
+        h.beta = beta;
         if (with_dual) {
-            h.alpha = alpha.data();
-            h.mask = mask.data();
+            h.alpha = alpha;
+            h.mask = mask;
         }
         h.capacity = slots;
     }

@@ -20,24 +20,36 @@ static_assert(!std::is_constructible_v<DualGD::Start, Vector, RowMatrix, RowMatr
 static_assert(!std::is_constructible_v<DenseGD::Start, Vector, RowMatrix, RowMatrix>);
 static_assert(std::is_default_constructible_v<DualGD::Start> && std::is_default_constructible_v<WeightGDStart>);
 
-// The named entry points accept views of storage that outlives the engine ...
+// The owning entry points take any matrix: moved in (a temporary) or copied ...
 using Start = DualGD::Start;
+using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+using Product = decltype(RowMatrix() * RowMatrix());
 static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, RowMatrix, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, RowMatrix&&, const Vector&, Start, const GDSettings&>);
 static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, Start, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, const ConstMatrixRef&, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, Product, const Vector&, Start, const GDSettings&>);
 static_assert(
     std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, const Vector&, const Start&, const GDSettings&>);
-static_assert(std::is_constructible_v<DenseGD, const RowMatrix&, const Vector&, DenseGD::Start, const GDSettings&>);
-// ... and refuse what would leave them viewing a temporary.
-using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
-static_assert(!std::is_constructible_v<DualGD, RowMatrix, const Vector&, Start, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, RowMatrix&&, const Vector&, Start, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, Start, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, RowMatrix, const Vector&, DenseGD::Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, DenseGD::Start, const GDSettings&>);
+// ... the borrowed views (relucore::borrow) accept storage that outlives the engine ...
+static_assert(std::is_constructible_v<DualGD, borrow_t, const RowMatrix&, const Vector&, Start, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, borrow_t, ConstMatrixMap, const Vector&, Start, const GDSettings&>);
 static_assert(
-    !std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, Start, const GDSettings&>);
-static_assert(!std::is_constructible_v<DenseGD, RowMatrix, const Vector&, DenseGD::Start, const GDSettings&>);
-static_assert(!std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, DenseGD::Start, const GDSettings&>);
+    std::is_constructible_v<DualGD, borrow_t, const ConstMatrixRef&, const Vector&, Start, const GDSettings&>);
+static_assert(
+    std::is_constructible_v<DenseGD, borrow_t, const RowMatrix&, const Vector&, DenseGD::Start, const GDSettings&>);
+// ... and refuse what would leave them viewing a temporary.
+static_assert(!std::is_constructible_v<DualGD, borrow_t, RowMatrix, const Vector&, Start, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, borrow_t, RowMatrix&&, const Vector&, Start, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, borrow_t, ConstMatrixRef, const Vector&, Start, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, borrow_t, const ColMatrix&, const Vector&, Start, const GDSettings&>);
+static_assert(!std::is_constructible_v<DualGD, borrow_t, Product, const Vector&, Start, const GDSettings&>);
+static_assert(!std::is_constructible_v<DenseGD, borrow_t, RowMatrix, const Vector&, DenseGD::Start, const GDSettings&>);
+static_assert(
+    !std::is_constructible_v<DenseGD, borrow_t, const ColMatrix&, const Vector&, DenseGD::Start, const GDSettings&>);
 // Arguments in the wrong order do not compile (the swaps the positional forms allowed).
 static_assert(!std::is_constructible_v<DualGD, const RowMatrix&, Start, const Vector&, const GDSettings&>);
 static_assert(!std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, const GDSettings&, Start>);

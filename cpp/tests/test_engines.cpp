@@ -126,7 +126,7 @@ TEST_CASE("train_outer: both engines take the two-layer GD step of a plain refer
     CHECK((later_dense.W().array() == dense.W().array()).all());
 }
 
-// Arguments that would leave an engine viewing a temporary copy do not compile.
+// The deprecated positional forms take any K or X (the engine owns a copy or the moved-in matrix).
 using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
 static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
@@ -136,23 +136,23 @@ static_assert(std::is_constructible_v<DualGD, const ConstMatrixRef&, const Vecto
                                       const RowMatrix&, const GDSettings&>);
 static_assert(std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, const Vector&, const Vector&,
                                       const RowMatrix&, const RowMatrix&, const GDSettings&>);
-// Rvalues that own their storage (a temporary K such as gram_matrix(X)) are refused.
-static_assert(!std::is_constructible_v<DualGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, const RowMatrix&&, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DenseGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
+// They own their K or X too: temporaries, column-major matrices and expressions are moved in or copied.
+static_assert(std::is_constructible_v<DualGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, const RowMatrix&&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
 static_assert(std::is_constructible_v<DenseGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, const Vector&,
-                                       const RowMatrix&, const RowMatrix&, const GDSettings&>);
-static_assert(!std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                       const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, const Vector&,
+                                      const RowMatrix&, const RowMatrix&, const GDSettings&>);
+static_assert(std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
+                                      const RowMatrix&, const GDSettings&>);
 static_assert(std::is_constructible_v<DenseGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
                                       const RowMatrix&, const GDSettings&>);
 
@@ -453,7 +453,7 @@ TEST_CASE("History: capacity from history_capacity() suffices, overflow is dropp
     // A buffer that is too small keeps the first records and writes nothing beyond.
     std::vector<std::int64_t> small(4, -1);
     History h2;
-    h2.steps = small.data();
+    h2.steps = small;
     h2.capacity = 3;
     DualGD gd2 = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
     CHECK(gd2.run(&h2).n_records == 3);

@@ -33,7 +33,7 @@ TEST_CASE("sample_gram_bartlett: Wishart moments over 20000 draws (6 standard er
     double sum_d = 0, sum_d2 = 0, sum_o = 0, sum_o2 = 0;
     bool symmetric = true, definite = true;
     for (int t = 0; t < draws; ++t) {
-        sample_gram_bartlett(spec, 42 + static_cast<std::uint64_t>(t), K.data(), y.data(), work);
+        sample_gram_bartlett(spec, 42 + static_cast<std::uint64_t>(t), K, y, work);
         symmetric = symmetric && K == K.transpose();
         definite = definite && Eigen::LLT<RowMatrix>(K).info() == Eigen::Success;
         for (Index i = 0; i < 3; ++i) {
@@ -67,7 +67,7 @@ TEST_CASE("sample_gram_bartlett: label laws, draw order and validate()") {
     GramSampleWork work;
     RowMatrix K(200, 200), K2(200, 200);
     Vector y(200), y2(200);
-    sample_gram_bartlett(spec, 7, K.data(), y.data(), work);
+    sample_gram_bartlett(spec, 7, K, y, work);
     int negative = 0;
     for (Index i = 0; i < 200; ++i) {
         CHECK(std::abs(y[i]) >= 0.25 && std::abs(y[i]) <= 0.75);
@@ -75,16 +75,16 @@ TEST_CASE("sample_gram_bartlett: label laws, draw order and validate()") {
     }
     CHECK(std::abs(negative - 100) < 6 * std::sqrt(50.0));  // Binomial(200, 1/2)
     // Same key, same data on every path; a positive draw takes the magnitudes of the same words.
-    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work, CounterPath::scalar);
+    sample_gram_bartlett(spec, 7, K2, y2, work, CounterPath::scalar);
     CHECK(K == K2 && y == y2);
     spec.labels = LabelKind::positive;
-    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work);
+    sample_gram_bartlett(spec, 7, K2, y2, work);
     CHECK(K == K2 && y2 == y.cwiseAbs());
     // The labels have their own stream: another spectrum, the same labels.
     spec.labels = LabelKind::uniform;
     spec.values = {3.0, 1.0};
     spec.counts = {300, 500};
-    sample_gram_bartlett(spec, 7, K2.data(), y2.data(), work);
+    sample_gram_bartlett(spec, 7, K2, y2, work);
     CHECK(y2 == y);
     // The below-diagonal factor entries are stream (g + 1) 2^32's normals, row-major.
     spec.values = {1.0};

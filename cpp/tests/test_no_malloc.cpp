@@ -70,9 +70,9 @@ TEST_CASE("DualGD::step and run allocate nothing") {
         std::vector<double> beta(loss.size() * 4 * 24);
         std::vector<std::uint8_t> mask(beta.size());
         History h;
-        h.loss = loss.data();
-        h.beta = beta.data();
-        h.mask = mask.data();
+        h.loss = loss;
+        h.beta = beta;
+        h.mask = mask;
         h.capacity = static_cast<std::int64_t>(loss.size());
         gd.settings().record_every = 10;
         int calls = 0;

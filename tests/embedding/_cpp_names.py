@@ -1,7 +1,9 @@
 """The public names the C++ headers declare, found by a small scanner (no compiler).
 
-Public: what namespace ``relucore`` (and ``relucore::defaults``, ``relucore::simd``)
-declares outside ``detail`` namespaces: classes, structs, enums and their
+Public: what namespace ``relucore`` and every namespace inside it (``defaults``,
+``simd``, ``blas``, ``lapack``, ``dual_kernels``, ``flow``, ...; the inline namespace of
+the build configuration, ``RELUCORE_ABI_NAMESPACE``, is transparent) declares outside
+``detail`` and ``*_detail`` namespaces: classes, structs, enums and their
 values, type aliases, free functions, constants; inside a class or struct,
 the members of its public sections (member functions, fields, nested types).
 ``relucore::meanfield`` holds the mean-field engine's kernels and is internal.
@@ -168,9 +170,10 @@ def _scan_type(kind: str, name: str, body: str, out: dict) -> None:
 def _scan_namespace(body: str, types: dict, free: set) -> None:
     for head, block in _statements(body):
         h = head.strip()
-        ns = re.match(r"^namespace\s+(\w+)$", h)
+        ns = re.match(r"^(?:inline\s+)?namespace\s+(\w+)$", h)
         if ns:
-            if ns.group(1) not in INTERNAL_NAMESPACES and block is not None:
+            internal = ns.group(1) in INTERNAL_NAMESPACES or ns.group(1).endswith("_detail")
+            if not internal and block is not None:
                 _scan_namespace(block, types, free)
             continue
         typ = re.match(r"^(?:template\s*<[^{]*>\s*)?(struct|class|enum\s+class|enum)\s+(\w+)", h)

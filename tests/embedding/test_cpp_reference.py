@@ -84,3 +84,59 @@ def test_version_macros_are_in_the_reference():
 
 def test_embedding_links_the_reference():
     assert "cpp_reference.md" in (ROOT / "docs" / "embedding.md").read_text()
+
+
+def _public_headers() -> list[str]:
+    """Every header under cpp/include/relucore but the one-line forwarding ones, relative to relucore/."""
+    out = []
+    for p in sorted(INCLUDE.rglob("*.hpp")):
+        code = [ln for ln in p.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("//")]
+        if len(code) <= 2 and all(ln.startswith(("#pragma once", "#include")) for ln in code):
+            continue
+        out.append(p.relative_to(INCLUDE).as_posix())
+    return out
+
+
+def _umbrella_row(name: str, text: str) -> str:
+    row = next((ln for ln in text.splitlines() if ln.startswith(f"| `relucore/{name}`")), "")
+    assert row, f"no row for relucore/{name} in the umbrella table"
+    return row
+
+
+def test_every_header_is_listed():
+    text = REFERENCE.read_text()
+    headers = _public_headers()
+    assert {"gd/dual_gd.hpp", "gd/certify.hpp", "core/abi.hpp", "core/checks.hpp"} <= set(headers)
+    missing = [h for h in headers if h not in text]
+    assert not missing, f"docs/cpp_reference.md does not list the headers {missing}"
+
+
+def test_umbrella_contents_are_stated():
+    text = REFERENCE.read_text()
+    for umbrella in ("relucore.hpp", "analysis.hpp"):
+        includes = re.findall(r'^#include "relucore/([\w/]+\.hpp)"', (INCLUDE / umbrella).read_text(), re.M)
+        assert includes
+        row = _umbrella_row(umbrella, text)
+        missing = [h for h in includes if f"`{h}`" not in row and h != "relucore.hpp" and h != "version.hpp"]
+        assert not missing, f"the row of {umbrella} does not list {missing}"
+    # The headers in neither umbrella are said to be so.
+    neither = next(ln for ln in text.splitlines() if ln.startswith("| neither |"))
+    for h in ("gd/certify.hpp", "gd/flow.hpp", "gd/flow_follow.hpp", "gd/linear_phase.hpp"):
+        assert f"`{h}`" in neither
+
+
+def test_every_namespace_is_listed():
+    text = REFERENCE.read_text()
+    names = set()
+    for p in INCLUDE.rglob("*.hpp"):
+        names |= set(re.findall(r"^\s*namespace\s+(\w+)\s*\{", p.read_text(), re.M))
+    assert {"blas", "lapack", "dual_kernels", "flow", "simd", "defaults", "detail"} <= names
+    table = text[text.index("## Namespaces") : text.index("Conventions that hold throughout")]
+    missing = sorted(n for n in names - {"relucore"} if not re.search(rf"`relucore::(\w+::)?{n}`", table))
+    assert not missing, f"the namespace table lacks {missing}"
+
+
+def test_conventions_state_exceptions_and_threads():
+    text = REFERENCE.read_text()
+    for phrase in ("std::invalid_argument", "std::logic_error", "moved from", "two threads", "EIGEN_DONT_PARALLELIZE"):
+        assert phrase in text

@@ -4,9 +4,12 @@
 // fixed here to the values relucore.train uses.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include <cstdint>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace defaults {
 
 /// Offset of the all-positive start: eps = y_min / (C_alpha m).
@@ -118,4 +121,5 @@ constexpr std::int64_t generator_version = 2;
 constexpr std::int64_t lapack_eigen_min_rows = 32;
 
 }  // namespace defaults
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

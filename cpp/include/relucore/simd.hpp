@@ -21,14 +21,15 @@
 // loops and Eigen only). Every CPU check runs once and is cached.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
-#if !defined(RELUCORE_NO_SIMD_DISPATCH) && (defined(__GNUC__) || defined(__clang__)) && \
-    (defined(__x86_64__) || defined(__i386__))
-#define RELUCORE_SIMD_DISPATCH 1
+// RELUCORE_SIMD_DISPATCH is decided in core/abi.hpp (it names the inline namespace).
+#if defined(RELUCORE_SIMD_DISPATCH)
 #include <immintrin.h>
 #endif
 #if defined(__SSE2__)
@@ -59,6 +60,7 @@
 #endif
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace simd {
 
 // The SIMD paths of the fused kernels, narrowest first.
@@ -149,4 +151,5 @@ inline int level() {
 }
 
 }  // namespace simd
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

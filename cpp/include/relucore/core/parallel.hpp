@@ -7,6 +7,8 @@
 /// because an exception escaping an OpenMP region terminates the program.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 
 #include <exception>
@@ -17,6 +19,7 @@
 #endif
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Threads available to relucore when the caller does not say.
 inline int default_threads() {
@@ -62,4 +65,5 @@ void parallel_for(Index count, int n_threads, Body&& body) {
     if (error) std::rethrow_exception(error);
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -5,6 +5,8 @@
 // neuron" is always a contiguous row.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include <Eigen/Core>
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <type_traits>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 using Scalar = double;
 using Index = Eigen::Index;
@@ -55,6 +58,25 @@ bool all_finite(const Eigen::DenseBase<Derived>& a) {
     return a.size() == 0 || (a.derived().array() * typename Derived::Scalar(0)).sum() == 0;
 }
 
+/// A caller's buffer: its first entry and the number of entries it holds
+/// (relucore writes only inside it). Made from a pointer and a size, or from
+/// any contiguous container with data() and size() (std::vector, an Eigen
+/// matrix); never from a bare pointer.
+template <class T>
+struct Span {
+    T* data = nullptr;
+    std::int64_t size = 0;
+    Span() = default;
+    Span(T* first, std::int64_t count) : data(first), size(count) {}
+    template <class C, class = std::enable_if_t<std::is_convertible_v<decltype(std::declval<C&>().data()), T*>>>
+    Span(C& container)  // NOLINT(google-explicit-constructor): a buffer is its container
+        : data(container.data()), size(static_cast<std::int64_t>(container.size())) {}
+    template <std::size_t N>
+    Span(T (&array)[N])  // NOLINT(google-explicit-constructor,modernize-avoid-c-arrays)
+        : data(array), size(static_cast<std::int64_t>(N)) {}
+    explicit operator bool() const { return data != nullptr; }
+};
+
 namespace detail {
 /// Position j of a std::vector indexed like the Eigen vectors (0 <= j < size).
 inline std::size_t idx(Index j) {
@@ -62,4 +84,5 @@ inline std::size_t idx(Index j) {
 }
 }  // namespace detail
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

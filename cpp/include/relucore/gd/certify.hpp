@@ -3,6 +3,8 @@
 // "The certificate" and "Floating-point error of the proof"). Used by train(steps=np.inf).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/gd/linear_phase.hpp"
 #include "relucore/gd/self_check.hpp"
 
@@ -12,7 +14,9 @@
 #include <limits>
 #include <string>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 /// The outcome of one try of the proof at a GD state.
 struct GDCertificate {
@@ -163,4 +167,6 @@ inline GDCertificate certify_gd(const Mat& K, const Vec& y, const Vec& signs, co
     return out;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore

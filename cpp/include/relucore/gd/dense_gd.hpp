@@ -7,6 +7,8 @@
 /// same quantities. Its interface mirrors DualGD.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/engine_base.hpp"
@@ -15,6 +17,7 @@
 #include "relucore/gd/weight_step.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -22,6 +25,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Gradient descent on one shallow network in weight space.
 ///
@@ -47,38 +51,60 @@ public:
         RowMatrix alpha;  ///< m x n starting dual coordinates (only accumulated: zero unless resuming)
     };
 
-    /// @param X        n x d data. Only a view is kept: X must outlive the
-    ///                 engine and be a row-major Scalar matrix or Map (anything
-    ///                 else is refused at compile time), and not an rvalue
-    ///                 that owns its storage (also refused).
+    /// Builds an engine that owns its data: X is moved in (std::move(X), a
+    /// temporary) or copied (an lvalue, a Map, a column-major matrix, an
+    /// expression). The engine and its copies share the one immutable X.
+    /// @param X        n x d data (finite)
     /// @param y        n labels (copied)
     /// @param start    outer weights, W0 and alpha0 (moved in: pass
     ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
-    /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : DenseGD(X, y, std::move(start), start.outer.size(), settings) {}
+    /// @throws std::invalid_argument on inconsistent shapes, non-finite values or invalid settings
+    DenseGD(RowMatrix X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(std::make_shared<const RowMatrix>(std::move(X)), y, std::move(start), settings) {}
 
-    /// An X that is not row-major double storage would bind to a temporary
-    /// copy that dies with the call: refused at compile time.
+    /// Builds an engine that shares ownership of X. @throws std::invalid_argument if X is null
+    DenseGD(std::shared_ptr<const RowMatrix> X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(require_data(X), X, y, std::move(start), start.outer.size(), settings) {}
+
+    /// Builds an engine that views the caller's X (the explicit opt-in of
+    /// `relucore::borrow`): X must outlive the engine and its copies, stay
+    /// unchanged, and be a row-major Scalar matrix, Map or Block.
+    DenseGD(borrow_t, const ConstMatrixRef& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DenseGD(X, nullptr, y, std::move(start), start.outer.size(), settings) {}
+
+    /// A borrowed X that is not row-major double storage would bind to a
+    /// temporary copy that dies with the call: refused at compile time.
     template <class XDerived, class... Rest, std::enable_if_t<!binds_as_view<XDerived>, int> = 0>
-    DenseGD(const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
+    DenseGD(borrow_t, const Eigen::MatrixBase<XDerived>& X, Rest&&...) = delete;
 
-    /// An X that is an rvalue owning its storage (a RowMatrix temporary,
-    /// std::move(X), a Ref<const RowMatrix> temporary) dies with the call:
-    /// refused at compile time.
+    /// A borrowed X that is an rvalue owning its storage (a RowMatrix
+    /// temporary, std::move(X), a Ref<const RowMatrix> temporary) dies with
+    /// the call: refused at compile time (drop `borrow`).
     template <class XArg, class... Rest, std::enable_if_t<dies_with_call<XArg>, int> = 0>
-    DenseGD(XArg&& X, Rest&&...) = delete;
+    DenseGD(borrow_t, XArg&& X, Rest&&...) = delete;
 
     /// Deprecated (removed in 0.3): outer and y, W0 and alpha0 swap silently
     /// when their sizes agree. Use DenseGD(X, y, DenseGD::Start, settings).
-    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(
-        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& W0,
-        const ConstMatrixRef& alpha0, const GDSettings& settings)
-        : DenseGD(X, y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
+    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(RowMatrix X, const ConstVectorRef& y,
+                                                                          const ConstVectorRef& outer,
+                                                                          const ConstMatrixRef& W0,
+                                                                          const ConstMatrixRef& alpha0,
+                                                                          const GDSettings& settings)
+        : DenseGD(std::move(X), y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
+
+    /// A copy is an independent engine at the same state (its own alpha, beta, tracker and buffers;
+    /// it shares only X); a moved-from engine throws std::logic_error on any use. Assignment is
+    /// deleted: an engine is bound to its data for life (construct a new one, or `DenseGD b(a);`).
+    DenseGD(const DenseGD&) = default;
+    DenseGD(DenseGD&&) noexcept = default;
+    DenseGD& operator=(const DenseGD&) = delete;  // an engine is bound to its data for life: copy-construct instead
+    DenseGD& operator=(DenseGD&&) = delete;       // an engine is bound to its data for life: move-construct instead
+    ~DenseGD() = default;
 
     /// Loss, gradient norm and pending update at the current state (pure).
     void evaluate() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
         kernel_.backward(beta_, outer_, g_, settings_.eta, spec, d_alpha_, d_W_);
@@ -89,6 +115,7 @@ public:
 
     /// Takes the step computed by evaluate(); leaves the engine un-evaluated.
     void apply() {
+        guard_.require_usable();
         if (!evaluated_) evaluate();
         W_ += d_W_;
         alpha_ += d_alpha_;
@@ -109,6 +136,7 @@ public:
     /// on a registered BLAS (whose rounding may depend on the block), take
     /// apply() and evaluate() as they are. Allocation-free.
     void advance() {
+        guard_.require_usable();
         if (!evaluated_ || !kernel_.blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
             apply();
             evaluate();
@@ -147,7 +175,7 @@ public:
     }
 
     /// m x d weights (a reference into the engine: no copy).
-    const RowMatrix& W() const { return W_; }
+    const RowMatrix& W() const { return usable(W_); }
 
     /// Sets W = W_start + (alpha - alpha_start) X, so that alpha stays the data-span
     /// coordinates of W - W_start to rounding however many steps are taken (W and alpha
@@ -155,6 +183,7 @@ public:
     /// step whose number is a multiple of resync_every() (docs/math.md,
     /// resynchronisation); beta = X W follows at the next compute. Allocation-free.
     void resync() {
+        guard_.require_usable();
         for (Index k = 0; k < W_.rows(); ++k) {
             resync_diff_ = alpha_.row(k) - alpha_ref_.row(k);
             W_.row(k).noalias() = resync_diff_ * kernel_.X();
@@ -183,15 +212,19 @@ private:
         return (d_W_ / c).norm() * c / settings_.eta;
     }
 
-    /// st is taken by reference so that m is read before anything is moved out of it.
-    DenseGD(const ConstMatrixRef& X, const ConstVectorRef& y, Start&& st, Index m, const GDSettings& settings)
-        : Base(y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, y.size()), settings),
+    /// st is taken by reference so that m is read before anything is moved out of it; X views
+    /// *owner when the engine owns its data (owner null: borrowed).
+    DenseGD(const ConstMatrixRef& X, std::shared_ptr<const RowMatrix> owner, const ConstVectorRef& y, Start&& st,
+            Index m, const GDSettings& settings)
+        : Base(checked_data(X), y, std::move(st.outer), std::move(st.alpha), RowMatrix::Zero(m, X.rows()), settings,
+               false),
+          X_owner_(std::move(owner)),
           kernel_(X, m),
           W_(std::move(st.W)) {
         const Index n = X.rows();
         const Index d = X.cols();
-        require_labels(y.size(), n);
-        if (W_.rows() != m || W_.cols() != d) throw std::invalid_argument("W0 must be m x d");
+        detail::require_shape("start.W", W_.rows(), W_.cols(), m, d, "m x d");
+        detail::require_finite("start.W", W_);
         d_W_.resize(m, d);
         W_ref_ = W_;
         alpha_ref_ = alpha_;
@@ -202,7 +235,19 @@ private:
 
     void compute_beta() { kernel_.project(W_, beta_); }
 
-    WeightStep kernel_;  // the products and the step of a block of neurons (gd/weight_step.hpp)
+    static const RowMatrix& require_data(const std::shared_ptr<const RowMatrix>& X) {
+        if (!X) throw std::invalid_argument("X must not be null");
+        return *X;
+    }
+
+    /// n, once X is checked finite.
+    static Index checked_data(const ConstMatrixRef& X) {
+        detail::require_finite("X", X);
+        return X.rows();
+    }
+
+    std::shared_ptr<const RowMatrix> X_owner_;  // the engine's X, shared with its copies (null when borrowed)
+    WeightStep kernel_;                         // the products and the step of a block of neurons (gd/weight_step.hpp)
     RowMatrix W_;
     RowMatrix d_W_;
     RowMatrix W_ref_, alpha_ref_;  // resync(): W = W_ref_ + (alpha - alpha_ref_) X
@@ -210,4 +255,5 @@ private:
     std::int64_t resync_every_ = defaults::resync_every;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

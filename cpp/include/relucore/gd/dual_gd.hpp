@@ -32,6 +32,8 @@
 /// @endcode
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_kernels.hpp"
@@ -53,6 +55,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Gradient descent on one shallow network in primal-dual coordinates.
 ///
@@ -97,47 +100,54 @@ public:
             0;  ///< when eps is empty: > 0 the offset; 0 the default default_offset(y, m, defaults::C_alpha)
     };
 
-    /// Builds an engine that views the caller's Gram matrix.
+    /// Builds an engine that owns its Gram matrix: K is moved in (pass
+    /// std::move(K) or a temporary such as gram_matrix(X)) or copied (an
+    /// lvalue, a Map, a Block, a column-major matrix, an expression). The
+    /// engine and its copies share the one immutable K; gram() never dangles.
     ///
-    /// @param K        n x n Gram matrix X X^T. A view is kept: K must outlive
-    ///                 the engine and stay unchanged, and must be a row-major
-    ///                 Scalar matrix or Map (anything else is refused at compile
-    ///                 time, since it would bind to a temporary copy that dies
-    ///                 with the call), and not an rvalue that owns its
-    ///                 storage (gram_matrix(X) as an argument is refused). For n <= 16 the engine also keeps a
-    ///                 zero-padded copy of K for its step.
+    /// @param K        n x n Gram matrix X X^T (square, finite)
     /// @param y        n labels (copied)
     /// @param start    outer weights and starting point (moved in: pass
     ///                 std::move(start) to spare the copy)
     /// @param settings step size, stopping rules and model (copied, validated)
-    /// @throws std::invalid_argument on inconsistent shapes or invalid settings
-    DualGD(const ConstMatrixRef& K, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings), K_(K) {
-        setup();
-    }
+    /// @throws std::invalid_argument on inconsistent shapes, non-finite values or invalid settings
+    DualGD(RowMatrix K, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : DualGD(std::make_shared<const RowMatrix>(std::move(K)), y, std::move(start), settings) {}
 
     /// Builds an engine that shares ownership of K (for example one K used by
-    /// several engines, or a K computed on the fly). Same arguments otherwise.
+    /// several engines). Same arguments otherwise.
     /// @throws std::invalid_argument if K is null, as above otherwise
     DualGD(std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, Start start, const GDSettings& settings)
-        : Base(y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
-          K_owner_(require_nonnull(std::move(K))),
+        : Base(checked_gram(require_nonnull(K)), y, std::move(start.outer), std::move(start.alpha),
+               std::move(start.beta), settings),
+          K_owner_(std::move(K)),
           K_(*K_owner_) {
         setup();
     }
 
-    /// Any K that is not row-major double storage would bind to a temporary
-    /// copy that dies with the call: refused at compile time (pass a
-    /// RowMatrix, a Map of one, or a shared_ptr to one instead).
-    template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
-    DualGD(const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
+    /// Builds an engine that views the caller's K (the explicit opt-in of
+    /// `relucore::borrow`, for a K shared by many short-lived engines, as the
+    /// bindings and gram_trial do). K must outlive the engine and its copies
+    /// and stay unchanged, and be a row-major Scalar matrix, Map or Block.
+    /// For n <= 16 the engine also keeps a zero-padded copy of K for its step;
+    /// gram() returns the view.
+    DualGD(borrow_t, const ConstMatrixRef& K, const ConstVectorRef& y, Start start, const GDSettings& settings)
+        : Base(checked_gram(K), y, std::move(start.outer), std::move(start.alpha), std::move(start.beta), settings),
+          K_(K) {
+        setup();
+    }
 
-    /// A K that is an rvalue owning its storage (a RowMatrix temporary such
-    /// as gram_matrix(X), std::move(K), or a Ref<const RowMatrix> temporary,
-    /// which may hold a copy) dies with the call: refused at compile time.
-    /// Keep K in a variable, or hand it over as a shared_ptr.
+    /// A borrowed K that is not row-major double storage would bind to a
+    /// temporary copy that dies with the call: refused at compile time (drop
+    /// `borrow` to let the engine own a copy).
+    template <class KDerived, class... Rest, std::enable_if_t<!binds_as_view<KDerived>, int> = 0>
+    DualGD(borrow_t, const Eigen::MatrixBase<KDerived>& K, Rest&&...) = delete;
+
+    /// A borrowed K that is an rvalue owning its storage (gram_matrix(X),
+    /// std::move(K), a Ref<const RowMatrix> temporary, which may hold a copy)
+    /// dies with the call: refused at compile time (drop `borrow`).
     template <class KArg, class... Rest, std::enable_if_t<dies_with_call<KArg>, int> = 0>
-    DualGD(KArg&& K, Rest&&...) = delete;
+    DualGD(borrow_t, KArg&& K, Rest&&...) = delete;
 
     /// The all-positive initialisation of Lai et al. 2026 (Theorems 1, 3):
     /// w_k^(0) = X^T K^{-1} eps_k, i.e. beta_k^(0) = eps_k and
@@ -179,12 +189,12 @@ public:
     /// Positional forms in which two arguments of the same type (y and outer,
     /// alpha0 and beta0) swap silently: use Start and PositiveStart.
     ///@{
-    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(const ConstMatrixRef& K, const ConstVectorRef& y,
+    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(RowMatrix K, const ConstVectorRef& y,
                                                                        const ConstVectorRef& outer,
                                                                        const ConstMatrixRef& alpha0,
                                                                        const ConstMatrixRef& beta0,
                                                                        const GDSettings& settings)
-        : DualGD(K, y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
+        : DualGD(std::move(K), y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
 
     [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(
         std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, const ConstVectorRef& outer,
@@ -210,9 +220,19 @@ public:
     }
     ///@}
 
+    /// A copy is an independent engine at the same state (its own alpha, beta, tracker and buffers;
+    /// it shares only K); a moved-from engine throws std::logic_error on any use. Assignment is
+    /// deleted: an engine is bound to its data for life (construct a new one, or `DualGD b(a);`).
+    DualGD(const DualGD&) = default;
+    DualGD(DualGD&&) noexcept = default;
+    DualGD& operator=(const DualGD&) = delete;  // an engine is bound to its data for life: copy-construct instead
+    DualGD& operator=(DualGD&&) = delete;       // an engine is bound to its data for life: move-construct instead
+    ~DualGD() = default;
+
     /// Computes the loss, the gradient norm and the pending update at the current state. Pure
     /// function of the state: calling it twice changes nothing. Allocation-free.
     void evaluate() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
             (this->*evaluate_relu_square_)();
@@ -229,6 +249,7 @@ public:
     /// and the pattern tracker. Leaves the engine un-evaluated: call evaluate() before reading loss().
     /// Allocation-free.
     void apply() {
+        guard_.require_usable();
         if (!evaluated_) evaluate();
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
@@ -252,6 +273,7 @@ public:
     /// apply() followed by evaluate() (what run_to_stop() does between two
     /// checks), fused into one pass for the square loss and the ReLU.
     void advance() {
+        guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer &&
             !resync_due(steps_ + 1)) {
@@ -262,14 +284,16 @@ public:
         }
     }
 
-    /// The n x n Gram matrix the engine steps with.
-    const ConstMatrixRef& gram() const { return K_; }
+    /// The n x n Gram matrix the engine steps with: the engine's own K (valid while the
+    /// engine or a copy of it lives), or the borrowed view.
+    const ConstMatrixRef& gram() const { return usable(K_); }
 
     /// Sets beta = beta_ref + K (alpha - alpha_ref) (rows of K summed in increasing order), so that
     /// beta and K alpha agree to rounding whatever the number of steps taken. apply() calls it after
     /// every step whose number is a multiple of resync_every() (docs/math.md, resynchronisation).
     /// Leaves the engine un-evaluated. Allocation-free.
     void resync() {
+        guard_.require_usable();
         const Index m = alpha_.rows();
         const Index n = alpha_.cols();
         // The pending step's rows hold the difference and its product: the state is left
@@ -297,6 +321,7 @@ public:
     /// start, so that it resynchronises exactly as the uninterrupted run.
     /// @throws std::invalid_argument unless both are m x n
     void set_reference(const ConstMatrixRef& alpha_ref, const ConstMatrixRef& beta_ref) {
+        guard_.require_usable();
         if (alpha_ref.rows() != alpha_.rows() || alpha_ref.cols() != alpha_.cols() || beta_ref.rows() != beta_.rows() ||
             beta_ref.cols() != beta_.cols())
             throw std::invalid_argument("the reference alpha and beta must be m x n");
@@ -490,15 +515,20 @@ private:
         evaluated_ = true;
     }
 
-    static std::shared_ptr<const RowMatrix> require_nonnull(std::shared_ptr<const RowMatrix> K) {
+    static const RowMatrix& require_nonnull(const std::shared_ptr<const RowMatrix>& K) {
         if (!K) throw std::invalid_argument("K must not be null");
-        return K;
+        return *K;
+    }
+
+    /// n, once K is checked: square and finite.
+    static Index checked_gram(const ConstMatrixRef& K) {
+        detail::require_square("K", K.rows(), K.cols());
+        detail::require_finite("K", K);
+        return K.rows();
     }
 
     void setup() {
         const Index n = K_.rows();
-        if (K_.cols() != n) throw std::invalid_argument("K must be square");
-        require_labels(y_.size(), n);
         // d_beta_ has the product's padded rows (n <= 16), so the sums are stored whole.
         product_.setup(K_, alpha_.rows());
         d_beta_ = RowMatrix::Zero(alpha_.rows(), product_.width());
@@ -554,7 +584,7 @@ private:
     using StepFunction = void (DualGD::*)();
     StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
     StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
-    std::shared_ptr<const RowMatrix> K_owner_;  // set when the engine shares ownership of K
+    std::shared_ptr<const RowMatrix> K_owner_;  // the engine's K, shared with its copies (null when borrowed)
     ConstMatrixRef K_;
     dual_kernels::GramProduct product_;  // d_beta_k = K d_alpha_k (dual_kernels.hpp)
     RowMatrix d_beta_;                   // m x product_.width(): K d_alpha_k in the first n columns
@@ -564,4 +594,5 @@ private:
     std::int64_t resync_every_ = defaults::resync_every;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

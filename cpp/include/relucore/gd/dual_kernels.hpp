@@ -11,6 +11,8 @@
 // (tests/gd/test_dual_kernels.py).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <type_traits>
@@ -20,6 +22,7 @@
 #include "relucore/simd.hpp"
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace dual_kernels {
 
 /// acc[j] += c_i K_ij for j < width over the rows i < n with c_i = da_i != 0,
@@ -353,4 +356,5 @@ private:
 };
 
 }  // namespace dual_kernels
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

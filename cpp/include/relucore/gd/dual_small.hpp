@@ -13,10 +13,13 @@
 // tests/gd/test_dual_kernels.py compares every SIMD level with a numpy reference.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/simd.hpp"
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace detail {
 namespace dual_small {
 
@@ -180,4 +183,5 @@ RELUCORE_AVX512_WARNINGS_ON
 
 }  // namespace dual_small
 }  // namespace detail
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

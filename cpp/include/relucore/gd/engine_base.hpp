@@ -9,6 +9,9 @@
 /// virtual calls).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/checks.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/run.hpp"
@@ -17,10 +20,13 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 namespace detail {
 
@@ -47,6 +53,59 @@ Start positional_start(const ConstVectorRef& outer, const ConstMatrixRef& first,
     return start;
 }
 
+/// What an engine knows about its own use: whether it was moved from (its
+/// state then is empty and any use throws std::logic_error), and which thread
+/// is inside one of its step(k)/run() calls. One compare-and-swap per call,
+/// never per GD step; the thread inside may re-enter (a run's callback may call
+/// step()), another thread is refused with std::logic_error. A copy is a new,
+/// idle engine.
+class EngineGuard {
+public:
+    EngineGuard() = default;
+    EngineGuard(const EngineGuard& other) noexcept : moved_from_(other.moved_from_) {}
+    EngineGuard(EngineGuard&& other) noexcept : moved_from_(other.moved_from_) { other.moved_from_ = true; }
+    EngineGuard& operator=(const EngineGuard&) = delete;
+    EngineGuard& operator=(EngineGuard&&) = delete;
+    ~EngineGuard() = default;
+
+    /// @throws std::logic_error if the engine was moved from
+    void require_usable() const {
+        if (moved_from_)
+            throw std::logic_error(
+                "relucore: this engine was moved from; its state is gone (use the engine it was moved into)");
+    }
+
+    /// Holds the engine for one step(k)/run() call on this thread (RAII).
+    class Hold {
+    public:
+        explicit Hold(EngineGuard& guard) : guard_(guard) {
+            guard.require_usable();
+            const std::thread::id me = std::this_thread::get_id();
+            std::thread::id idle{};
+            if (guard.owner_.compare_exchange_strong(idle, me, std::memory_order_acquire)) {
+                owns_ = true;
+            } else if (idle != me) {
+                throw std::logic_error(
+                    "relucore: two threads are stepping the same engine at once (an engine is not thread-safe: "
+                    "give each thread its own engine, a copy if they share a start)");
+            }
+        }
+        ~Hold() {
+            if (owns_) guard_.owner_.store(std::thread::id{}, std::memory_order_release);
+        }
+        Hold(const Hold&) = delete;
+        Hold& operator=(const Hold&) = delete;
+
+    private:
+        EngineGuard& guard_;
+        bool owns_ = false;
+    };
+
+private:
+    bool moved_from_ = false;
+    std::atomic<std::thread::id> owner_{};
+};
+
 }  // namespace detail
 
 /// True when an argument of type T (as deduced by a forwarding reference)
@@ -61,14 +120,28 @@ inline constexpr bool dies_with_call =
     (decltype(detail::is_plain_object(std::declval<std::remove_cv_t<std::remove_reference_t<T>>*>()))::value ||
      detail::is_const_ref<std::remove_cv_t<std::remove_reference_t<T>>>::value);
 
+/// The tag of the engines' non-owning constructors, an explicit opt-in:
+/// `DualGD gd(relucore::borrow, K, y, start, settings)` keeps a view of K (and
+/// `DenseGD(relucore::borrow, X, ...)` of X) instead of a copy. Lifetime rule:
+/// the viewed matrix must outlive the engine and every copy of it, and stay
+/// unchanged. Arguments that would leave the view dangling (temporaries,
+/// rvalues owning their storage, anything not row-major double storage) are
+/// refused at compile time. The constructors without the tag own their data.
+struct borrow_t {
+    explicit constexpr borrow_t() = default;
+};
+inline constexpr borrow_t borrow{};
+
 template <class Derived>
 class EngineBase {
 public:
     /// Takes k plain GD steps (no stopping rule other than the cancel flag of
     /// the settings) and evaluates the final state.
     /// @return the number of steps taken: k, or fewer if cancelled
+    /// @throws std::logic_error if the engine was moved from, or another thread is stepping it
     std::int64_t step(std::int64_t k = 1) {
         if (k < 0) throw std::invalid_argument("the number of steps must be >= 0");
+        const detail::EngineGuard::Hold hold(guard_);
         std::int64_t taken = 0;
         for (; taken < k; ++taken) {
             if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) break;
@@ -81,7 +154,11 @@ public:
 
     /// Runs until a stopping rule of settings() fires (see run_to_stop for the
     /// exact loop); the step budget settings().max_steps counts from step 0.
-    RunSummary run(History* history = nullptr) { return run_to_stop(self(), settings_, history); }
+    /// @throws std::logic_error if the engine was moved from, or another thread is stepping it
+    RunSummary run(History* history = nullptr) {
+        const detail::EngineGuard::Hold hold(guard_);
+        return run_to_stop(self(), settings_, history);
+    }
 
     /// Runs until a stopping rule fires or `callback(Derived&)` returns true;
     /// the callback is called every `every` steps (t a multiple of `every`,
@@ -91,14 +168,15 @@ public:
     /// set_eta, ...): the run goes on from there (see run_to_stop).
     template <class Callback>
     RunSummary run(History* history, std::int64_t every, Callback&& callback) {
+        const detail::EngineGuard::Hold hold(guard_);
         return run_to_stop(self(), settings_, history, every, std::forward<Callback>(callback));
     }
 
     /// Replaces the labels between steps (a simulator moving its targets) and
     /// re-evaluates. @throws std::invalid_argument if y has the wrong size
     void set_labels(const ConstVectorRef& y) {
-        require_labels(y.size(), y_.size());
-        y_ = y;
+        guard_.require_usable();
+        y_ = checked_labels(y, y_.size());
         evaluated_ = false;
         self().evaluate();
     }
@@ -106,6 +184,7 @@ public:
     /// Changes the step size between steps and re-evaluates.
     /// @throws std::invalid_argument unless eta is positive and finite
     void set_eta(Scalar eta) {
+        guard_.require_usable();
         if (!(eta > 0) || !std::isfinite(eta)) throw std::invalid_argument("eta must be positive and finite");
         settings_.eta = eta;
         evaluated_ = false;
@@ -120,6 +199,7 @@ public:
     /// un-evaluated, so the next step or run re-evaluates with the new
     /// settings; loss() is stale until then (call evaluate()).
     GDSettings& settings() {
+        guard_.require_usable();
         evaluated_ = false;
         size_outer_work();  // the caller may turn train_outer on
         return settings_;
@@ -127,29 +207,32 @@ public:
     const GDSettings& settings() const { return settings_; }
 
     /// @name State (references into the engine: no copies; valid until the
-    /// engine is destroyed, and updated in place by every step)
+    /// engine is destroyed or moved from, and updated in place by every step).
+    /// The accessors returning a reference throw std::logic_error on a
+    /// moved-from engine; those returning a number are plain reads.
     ///@{
-    const RowMatrix& alpha() const { return alpha_; }     ///< m x n dual coordinates
-    const RowMatrix& beta() const { return beta_; }       ///< m x n predictions X w_k
-    const Mask& mask() const { return pattern_.mask(); }  ///< m x n activation masks 1[beta > 0]
-    const Vector& predictions() const { return h_; }      ///< n network outputs h(X) (evaluated state)
-    const Vector& residual() const { return g_; }         ///< n values dLoss/dh (h - y for the square loss)
-    const Vector& labels() const { return y_; }           ///< n labels
-    const Vector& outer() const { return outer_; }        ///< m outer weights (c a_k: output scale included)
-    Scalar loss() const { return loss_; }                 ///< loss of the evaluated state
-    Scalar grad_norm() const { return grad_norm_; }       ///< ||grad_W R||_F of the evaluated state
-    Scalar eta() const { return settings_.eta; }          ///< current step size
-    std::int64_t steps_taken() const { return steps_; }   ///< GD steps taken so far
-    bool evaluated() const { return evaluated_; }         ///< whether loss() etc. are current
-    Index n_neurons() const { return alpha_.rows(); }     ///< m
-    Index n_samples() const { return alpha_.cols(); }     ///< n
-    const PatternTracker& pattern() const { return pattern_; }
+    const RowMatrix& alpha() const { return usable(alpha_); }     ///< m x n dual coordinates
+    const RowMatrix& beta() const { return usable(beta_); }       ///< m x n predictions X w_k
+    const Mask& mask() const { return usable(pattern_).mask(); }  ///< m x n activation masks 1[beta > 0]
+    const Vector& predictions() const { return usable(h_); }      ///< n network outputs h(X) (evaluated state)
+    const Vector& residual() const { return usable(g_); }         ///< n values dLoss/dh (h - y for the square loss)
+    const Vector& labels() const { return usable(y_); }           ///< n labels
+    const Vector& outer() const { return usable(outer_); }        ///< m outer weights (c a_k: output scale included)
+    Scalar loss() const { return loss_; }                         ///< loss of the evaluated state
+    Scalar grad_norm() const { return grad_norm_; }               ///< ||grad_W R||_F of the evaluated state
+    Scalar eta() const { return settings_.eta; }                  ///< current step size
+    std::int64_t steps_taken() const { return steps_; }           ///< GD steps taken so far
+    bool evaluated() const { return evaluated_; }                 ///< whether loss() etc. are current
+    Index n_neurons() const { return alpha_.rows(); }             ///< m
+    Index n_samples() const { return alpha_.cols(); }             ///< n
+    const PatternTracker& pattern() const { return usable(pattern_); }
     ///@}
 
     /// Restores the step count and the pattern tracker of a checkpoint taken
     /// from steps_taken(), mask() and pattern().stable_step(). Use it right
     /// after constructing the engine from the checkpoint's state.
     void restore(std::int64_t steps_taken, const Mask& mask, std::int64_t stable_step) {
+        guard_.require_usable();
         if (steps_taken < 0) throw std::invalid_argument("steps_taken must be >= 0");
         if (mask.rows() != beta_.rows() || mask.cols() != beta_.cols())
             throw std::invalid_argument("mask must be m x n");
@@ -160,27 +243,44 @@ public:
     }
 
     /// Overrides the step counter (the pattern tracker is left alone; prefer restore()).
-    void set_steps_taken(std::int64_t t) { steps_ = t; }
-    PatternTracker& pattern() { return pattern_; }
+    void set_steps_taken(std::int64_t t) {
+        guard_.require_usable();
+        steps_ = t;
+    }
+    PatternTracker& pattern() {
+        guard_.require_usable();
+        return pattern_;
+    }
 
 protected:
     /// Copies the labels, outer weights, starting alpha and beta and the
-    /// settings (validated); checks the shapes they share.
+    /// settings (validated); checks the shapes they share against n, the rows
+    /// of the data, and that every value is finite.
     // NOLINTBEGIN(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility): the
     // engines' constructors keep their signatures until named construction replaces them;
     // protected (not private with a friend) so that each engine derives from it plainly.
-    EngineBase(ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
+    EngineBase(Index n, ConstVectorRef y, ConstVectorRef outer, ConstMatrixRef alpha0, ConstMatrixRef beta0,
                const GDSettings& settings)
-        : EngineBase(y, Vector(outer), RowMatrix(alpha0), RowMatrix(beta0), settings) {}
+        : EngineBase(n, y, Vector(outer), RowMatrix(alpha0), RowMatrix(beta0), settings) {}
 
-    /// The same, taking over the outer weights and the starting alpha and beta.
-    EngineBase(ConstVectorRef y, Vector&& outer, RowMatrix&& alpha0, RowMatrix&& beta0, const GDSettings& settings)
-        : y_(y), outer_(std::move(outer)), alpha_(std::move(alpha0)), beta_(std::move(beta0)), settings_(settings) {
-        const Index n = y_.size();
+    /// The same, taking over the outer weights and the starting alpha and beta
+    /// (beta0 is not checked when `check_beta` is false: the engine computes it).
+    EngineBase(Index n, ConstVectorRef y, Vector&& outer, RowMatrix&& alpha0, RowMatrix&& beta0,
+               const GDSettings& settings, bool check_beta = true)
+        : y_(checked_labels(y, n)),
+          outer_(std::move(outer)),
+          alpha_(std::move(alpha0)),
+          beta_(std::move(beta0)),
+          settings_(settings) {
         const Index m = outer_.size();
-        if (m < 1) throw std::invalid_argument("at least one neuron is needed");
-        if (alpha_.rows() != m || alpha_.cols() != n) throw std::invalid_argument("alpha0 must be m x n");
-        if (beta_.rows() != m || beta_.cols() != n) throw std::invalid_argument("beta0 must be m x n");
+        if (m < 1) throw std::invalid_argument("start.outer must have at least one entry (one per neuron), got 0");
+        detail::require_finite("start.outer", outer_);
+        detail::require_shape("start.alpha", alpha_.rows(), alpha_.cols(), m, n, "m x n");
+        detail::require_finite("start.alpha", alpha_);
+        if (check_beta) {
+            detail::require_shape("start.beta", beta_.rows(), beta_.cols(), m, n, "m x n");
+            detail::require_finite("start.beta", beta_);
+        }
         settings_.validate();
         h_.resize(n);
         g_.resize(n);
@@ -189,9 +289,12 @@ protected:
     }
     // NOLINTEND(performance-unnecessary-value-param,bugprone-crtp-constructor-accessibility)
 
-    /// @throws std::invalid_argument unless there are n labels (one per row of the data)
-    static void require_labels(Index size, Index n) {
-        if (size != n) throw std::invalid_argument("y must have n entries");
+    /// y once checked: n finite labels (one per row of the data).
+    /// @throws std::invalid_argument "y must have n = 12 entries, got 11", "y must be finite, ..."
+    static const ConstVectorRef& checked_labels(const ConstVectorRef& y, Index n) {
+        detail::require_size("y", y.size(), n, "n");
+        detail::require_finite("y", y);
+        return y;
     }
 
     /// The last step of a derived constructor, once beta holds the starting
@@ -202,6 +305,13 @@ protected:
     }
 
     Derived& self() { return static_cast<Derived&>(*this); }
+
+    /// x, once the engine is known not to be moved from. @throws std::logic_error otherwise
+    template <class T>
+    const T& usable(const T& x) const {
+        guard_.require_usable();
+        return x;
+    }
 
     /// With settings().train_outer, the outer step of the evaluated state,
     /// d_outer_k = -eta c^2 sum_i phi(beta_ki) g_i (outer_ holds c a_k), and
@@ -269,6 +379,8 @@ protected:
     Scalar grad_norm_ = 0;
     std::int64_t steps_ = 0;
     bool evaluated_ = false;
+    detail::EngineGuard guard_;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -4,6 +4,8 @@
 // in flow_follow.hpp.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/gd/linear_phase.hpp"
 
 #include <algorithm>
@@ -12,7 +14,9 @@
 #include <string>
 #include <vector>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 constexpr double kU = std::numeric_limits<double>::epsilon() / 2;
 constexpr double kTiny = 64 * kU;  // relative size below which a value is rounding
@@ -214,4 +218,6 @@ inline Vec residual_at(const Phase& ph, double s) {
     return r;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore

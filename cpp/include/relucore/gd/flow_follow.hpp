@@ -2,6 +2,8 @@
 // Included by relucore/gd/flow.hpp.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/defaults.hpp"
 #include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow.hpp"
@@ -13,7 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 /// A time for the messages: six significant digits in either notation ("%.6g"; std::to_string's
 /// fixed notation prints 1e78 as 79 digits and 1e-40 as 0.000000).
@@ -341,4 +345,6 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     return out;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore

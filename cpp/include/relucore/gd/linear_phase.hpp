@@ -9,13 +9,17 @@
 // relucore.theory.flow on the Python side).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include <Eigen/Dense>
 
 #include "relucore/core/types.hpp"
 
 #include <vector>
 
-namespace relucore::flow {
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace flow {
 
 using Mat = Eigen::MatrixXd;
 using Vec = Eigen::VectorXd;
@@ -115,4 +119,6 @@ inline Phase linear_phase(const Mat& K, const Vec& y, const Vec& signs, const Ro
     return ph;
 }
 
-}  // namespace relucore::flow
+}  // namespace flow
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore

@@ -4,6 +4,8 @@
 // share it (docs/math.md §2 and §10).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/simd.hpp"
@@ -17,6 +19,7 @@
 #include <string>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 enum class Activation : int { relu = 0, leaky_relu = 1 };
 enum class Loss : int { square = 0, logistic = 1 };
@@ -344,4 +347,5 @@ inline Loss parse_loss(const std::string& name) {
     throw std::invalid_argument("unknown loss '" + name + "'");
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -16,6 +16,8 @@
 /// used by DualGD::positive_start and the Gram sweep trial (sweep/sweep_gram.hpp).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
@@ -32,6 +34,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// First check a problem failed in positive_start() (ok = 0: none did).
 enum class StartCheck : int {
@@ -310,4 +313,5 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     return StartCheck::ok;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

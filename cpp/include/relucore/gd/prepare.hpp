@@ -28,6 +28,8 @@
 ///   gd/refusal.hpp turns it into the error text of docs/errors.md.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
@@ -43,6 +45,7 @@
 #include <limits>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// How alpha0 is obtained from beta0.
 enum class StartSolve : int {
@@ -277,4 +280,5 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
     return detail::finish_start(y, outer, req, X != nullptr, mu1, beta0, alpha0, W0, eta, tol);
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -9,6 +9,8 @@
 /// named the same way whichever path found it.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
@@ -20,6 +22,7 @@
 #include <string>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// What refusal_message() reads of one refused problem (views of prepare_start()'s arguments).
 struct RefusedProblem {
@@ -175,4 +178,5 @@ inline std::string refusal_message(StartCheck check, const RefusedProblem& p, co
     return "the start was prepared (no refusal)";
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

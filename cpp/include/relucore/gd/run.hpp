@@ -12,6 +12,9 @@
 ///   - `const PatternTracker& pattern()`.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/checks.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
@@ -30,6 +33,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// Settings of a GD run, shared by every engine.
 ///
@@ -234,46 +238,66 @@ template <class Engine>
 struct has_outer<Engine, std::void_t<decltype(std::declval<const Engine&>().outer())>> : std::true_type {};
 }  // namespace detail
 
-/// Caller-owned history buffers (any pointer may be null: that quantity is not
-/// kept). Slot r holds the state of step steps[r]; beta/alpha/mask are m x n
-/// row-major blocks, so `beta` must hold capacity * m * n doubles; `outer`
-/// holds m outer weights (c a_k) per slot, for engines that have them. Records
-/// beyond `capacity` are dropped (never written); size the buffers with
+/// Caller-owned history buffers, each a Span with its size (any may be empty:
+/// that quantity is not kept). Slot r holds the state of step steps[r];
+/// beta/alpha/mask are m x n row-major blocks, so `beta` must hold
+/// capacity * m * n doubles; `outer` holds m outer weights (c a_k) per slot,
+/// for engines that have them. Records beyond `capacity` are dropped (never
+/// written); a capacity larger than a buffer holds is refused at the first
+/// record (std::invalid_argument naming the buffer). Size the buffers with
 /// history_capacity(), or set `grow` (see GrowingHistory) to enlarge them as
 /// the run goes.
 struct History {
-    std::int64_t* steps = nullptr;
-    Scalar* loss = nullptr;
-    Scalar* beta = nullptr;
-    Scalar* alpha = nullptr;
-    std::uint8_t* mask = nullptr;
-    Scalar* outer = nullptr;
+    Span<std::int64_t> steps;
+    Span<Scalar> loss;
+    Span<Scalar> beta;
+    Span<Scalar> alpha;
+    Span<std::uint8_t> mask;
+    Span<Scalar> outer;
     std::int64_t capacity = 0;
     std::int64_t count = 0;
     /// Called with `grow_context` when a record finds every slot used; it may
-    /// enlarge the buffers (updating the pointers and capacity). Null: drop.
+    /// enlarge the buffers (updating the spans and capacity). Null: drop.
     void (*grow)(History&, void*) = nullptr;
     void* grow_context = nullptr;
 
     /// Writes the engine's current state into slot `count` (growing the
     /// buffers first if they are full and `grow` is set; dropped if still full).
+    /// @throws std::invalid_argument if a buffer holds fewer than capacity records
     template <class Engine>
     void record(const Engine& e, std::int64_t step) {
         if (count >= capacity && grow) grow(*this, grow_context);
         if (count >= capacity) return;
         const Index mn = e.beta().size();
-        if (steps) steps[count] = step;
-        if (loss) loss[count] = e.loss();
-        if (beta) MatrixMap(beta + count * mn, e.beta().rows(), e.beta().cols()) = e.beta();
-        if (alpha) MatrixMap(alpha + count * mn, e.alpha().rows(), e.alpha().cols()) = e.alpha();
-        if (mask) MaskMap(mask + count * mn, e.beta().rows(), e.beta().cols()) = e.pattern().mask();
+        Index m_outer = 0;
+        if constexpr (detail::has_outer<Engine>::value) m_outer = e.outer().size();
+        require_room(mn, m_outer);
+        if (steps) steps.data[count] = step;
+        if (loss) loss.data[count] = e.loss();
+        if (beta) MatrixMap(beta.data + count * mn, e.beta().rows(), e.beta().cols()) = e.beta();
+        if (alpha) MatrixMap(alpha.data + count * mn, e.alpha().rows(), e.alpha().cols()) = e.alpha();
+        if (mask) MaskMap(mask.data + count * mn, e.beta().rows(), e.beta().cols()) = e.pattern().mask();
         if constexpr (detail::has_outer<Engine>::value) {
             if (outer) {
                 const auto& o = e.outer();
-                std::copy(o.data(), o.data() + o.size(), outer + count * static_cast<std::int64_t>(o.size()));
+                std::copy(o.data(), o.data() + o.size(), outer.data + count * static_cast<std::int64_t>(o.size()));
             }
         }
         ++count;
+    }
+
+    /// @throws std::invalid_argument unless every buffer given holds `capacity` records of
+    /// one entry (steps, loss), mn entries (beta, alpha, mask) or m_outer entries (outer)
+    void require_room(Index mn, Index m_outer) const {
+        const auto room = [this](const char* name, auto& span, Index per) {
+            if (span) detail::require_room(name, span.size, capacity * per);
+        };
+        room("history.steps", steps, 1);
+        room("history.loss", loss, 1);
+        room("history.beta", beta, mn);
+        room("history.alpha", alpha, mn);
+        room("history.mask", mask, mn);
+        room("history.outer", outer, m_outer);
     }
 };
 
@@ -336,13 +360,13 @@ private:
             alpha_.resize(block);
             mask_.resize(block);
         }
-        history_.steps = steps_.data();
-        history_.loss = loss_.data();
-        history_.beta = keep_states_ ? beta_.data() : nullptr;
-        history_.alpha = keep_states_ ? alpha_.data() : nullptr;
-        history_.mask = keep_states_ ? mask_.data() : nullptr;
+        history_.steps = steps_;
+        history_.loss = loss_;
+        history_.beta = keep_states_ ? Span<Scalar>(beta_) : Span<Scalar>();
+        history_.alpha = keep_states_ ? Span<Scalar>(alpha_) : Span<Scalar>();
+        history_.mask = keep_states_ ? Span<std::uint8_t>(mask_) : Span<std::uint8_t>();
         outer_.resize(r * static_cast<std::size_t>(m_outer_));
-        history_.outer = m_outer_ > 0 ? outer_.data() : nullptr;
+        history_.outer = m_outer_ > 0 ? Span<Scalar>(outer_) : Span<Scalar>();
         history_.capacity = slots;
     }
 
@@ -497,4 +521,5 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history = n
     return run_to_stop(engine, s, history, 0, detail::NoCallback{});
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

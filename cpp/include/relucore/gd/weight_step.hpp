@@ -9,6 +9,8 @@
 /// beta, the pattern tracker, the outer layer's step of gd/engine_base.hpp).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/linalg/blas.hpp"
@@ -16,6 +18,7 @@
 #include <algorithm>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// The block kernels of the weight-space step for one data matrix X (n x d),
 /// shared by DenseGD (train(engine="weights")) and WeightGD (meanfield.train,
@@ -98,4 +101,5 @@ private:
     blas::PackedX packed_x_;  // X packed once for them
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

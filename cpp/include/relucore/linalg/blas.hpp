@@ -31,6 +31,8 @@
 // RELUCORE_NO_SIMD_DISPATCH, Eigen's rank update and plain loops.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/simd.hpp"
@@ -44,6 +46,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 namespace blas {
 
@@ -558,4 +561,5 @@ inline void gemm_packed(const ConstMatrixRef& C, const PackedX& X, MatrixRef G) 
 
 }  // namespace blas
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

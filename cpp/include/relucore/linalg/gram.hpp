@@ -9,12 +9,15 @@
 // the same, whatever the thread count.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/linalg/blas.hpp"
 
 #include <Eigen/Core>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 // K = X X^T, exactly symmetric (the lower triangle is computed and mirrored).
 inline void gram_matrix(const ConstMatrixRef& X, MatrixRef K) {
@@ -31,4 +34,5 @@ inline RowMatrix gram_matrix(const ConstMatrixRef& X) {
     return K;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -21,6 +21,8 @@
 // with one library a result is always the same.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 
@@ -32,6 +34,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 namespace lapack {
 
@@ -91,4 +94,5 @@ bool symmetric_eigenvalues(const ConstMatrixRef& K, VectorRef mu) {
     return true;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -7,12 +7,15 @@
 // (AVX2 + FMA chosen at run time, or plain loops).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/linalg/blas.hpp"
 
 #include <stdexcept>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 /// W += C X for C (m x n), X (n x d), W (m x d): a GEMM (blas::gemm_add).
 inline void add_row_combination(const ConstMatrixRef& C, const ConstMatrixRef& X, MatrixRef W) {
@@ -42,4 +45,5 @@ inline void weights_from_dual(const ConstMatrixRef& X, const ConstMatrixRef& W0,
     weights_from_dual(X, W0, alpha0, alpha, W, scratch);
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -24,6 +24,8 @@
 // the thread count: a result does not depend on it, on one machine with one BLAS.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/weight_step.hpp"
@@ -34,6 +36,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace meanfield {
 
 /// The activation and output of a chunk of n neurons whose pre-activations are z:
@@ -230,4 +233,5 @@ private:
 };
 
 }  // namespace meanfield
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -21,12 +21,15 @@
 // meanfield).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/simd.hpp"
 
 #include <algorithm>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace meanfield {
 
 constexpr Index kChunk = 128;  // neurons per work unit (fixed: sets the sum order)
@@ -255,4 +258,5 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void fused_avx512(
 #endif
 
 }  // namespace meanfield
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

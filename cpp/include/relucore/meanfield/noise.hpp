@@ -13,6 +13,8 @@
 // independent of the thread count, the chunking and the segmentation of a run.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/meanfield/fused.hpp"
 #include "relucore/random/counter.hpp"
@@ -22,6 +24,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace meanfield {
 
 // The 64-bit key of the noise under the run's key (see the layout above).
@@ -56,4 +59,5 @@ inline void weight_gd_init(MatrixRef theta, Scalar scale, Key2 key, bool fixed_o
     }
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

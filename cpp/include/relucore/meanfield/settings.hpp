@@ -2,6 +2,8 @@
 // (meanfield/weight_gd.hpp), and the output scale kappa.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/run.hpp"
@@ -14,6 +16,7 @@
 #include <stdexcept>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 // The factor kappa in front of the sum over neurons.
 enum class OutputScale : int {
@@ -148,4 +151,5 @@ inline bool records_at(const WeightGDSettings& settings, const WeightGDRecord& r
     return false;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -74,6 +74,7 @@
 #endif
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 class WeightGD {
 public:
@@ -594,4 +595,5 @@ private:
     std::int64_t t_ = 0, last_history_ = -1;
 };
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -24,6 +24,9 @@
 // working set plus one step of iterative refinement.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/checks.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 
@@ -40,6 +43,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 struct QPSettings {
     int max_block_iter = defaults::minnorm_max_block_iter;  // block pivoting iterations before the fallback
@@ -381,9 +385,16 @@ struct MinNorm1Result {
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
 };
 
+// @throws std::invalid_argument unless K is square and finite, y has n finite
+// entries and s is non-zero and finite (checked in every build type).
 inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVectorRef& y, double s,
                                           const QPSettings& settings = QPSettings{}) {
     const Index n = K.rows();
+    detail::require_square("K", n, K.cols());
+    detail::require_size("y", y.size(), n, "n");
+    detail::require_finite("K", K);
+    detail::require_finite("y", y);
+    detail::require_nonzero("s", s);
     const double inf = std::numeric_limits<double>::infinity();
     Vector t = y / s, c(n), lower = Vector::Constant(n, -inf), upper(n);
     for (Index i = 0; i < n; ++i) {
@@ -430,4 +441,5 @@ inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVe
     return out;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -35,6 +35,8 @@
 // paths give bitwise the same numbers.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/random/normals_avx512.hpp"
 #include "relucore/random/philox32.hpp"
 #include "relucore/random/rng.hpp"
@@ -49,6 +51,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 // The code paths of the generator, narrowest first.
 enum class CounterPath : int { scalar = 0, avx2 = 1, avx512 = 2 };
@@ -464,4 +467,5 @@ inline void counter_normal_rows(std::uint64_t key, std::uint64_t stream0, std::i
 }
 #endif
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -15,6 +15,8 @@
 // column-blocked sum, so K agrees with gram_matrix(X) to rounding, not bitwise.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 #include "relucore/linalg/gram.hpp"  // gram_matrix, blas::syrk_lower_add
 #include "relucore/random/counter.hpp"
@@ -26,6 +28,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 // The law of the entries of z.
 enum class ZLaw : int { gaussian = 0, rademacher = 1, uniform = 2 };
@@ -158,4 +161,5 @@ inline void fused_draw_gram(const CounterStream& s, ZLaw z, Index n, Index d, co
         for (Index j = i + 1; j < n; ++j) K[i * n + j] = K[j * n + i];
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -27,6 +27,9 @@
 // any batch, and the labels do not move when the spectrum changes.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/checks.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/random/counter.hpp"
 #include "relucore/random/rng.hpp"
@@ -37,6 +40,7 @@
 #include <vector>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 enum class LabelKind : int { uniform = 0, positive = 1, normal = 2 };
 
@@ -121,11 +125,18 @@ inline double gram_diagonal_chi_square(std::uint64_t key, std::uint64_t g, std::
     return chi_square(k, draws);
 }
 
-// Draws K (n x n row-major, exactly symmetric) and y (n) of the data set with
-// this key. The path changes only the speed, never a bit of the result.
-inline void sample_gram_bartlett(const GramSampleSpec& spec, std::uint64_t key, double* K, double* y,
+// Draws K (n x n row-major, exactly symmetric; the first n^2 entries of its
+// buffer) and y (n) of the data set with this key. The path changes only the
+// speed, never a bit of the result. Checks spec (validate()) and the buffers'
+// sizes first: std::invalid_argument otherwise.
+inline void sample_gram_bartlett(const GramSampleSpec& spec, std::uint64_t key, Span<double> K_out, Span<double> y_out,
                                  GramSampleWork& work, CounterPath path = counter_path()) {
+    spec.validate();
     const Index n = spec.n;
+    detail::require_room("K", K_out.size, n * n);
+    detail::require_room("y", y_out.size, n);
+    double* K = K_out.data;
+    double* y = y_out.data;
     if (work.L.rows() != n) work.resize(n);
     for (Index i = 0; i < n * n; ++i) K[i] = 0.0;
     double* L = work.L.data();
@@ -176,4 +187,5 @@ inline void sample_gram_bartlett(const GramSampleSpec& spec, std::uint64_t key, 
     }
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

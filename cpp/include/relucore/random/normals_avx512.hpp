@@ -15,6 +15,8 @@
 // counter_retry_block(i, attempt, tag) below.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/random/philox32.hpp"
 #include "relucore/random/ziggurat.hpp"
 #include "relucore/simd.hpp"
@@ -23,6 +25,7 @@
 #include <cstdint>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace detail {
 
 // The block of fresh words for attempt att (tag 0) or tail try att (tag 1)
@@ -200,4 +203,5 @@ RELUCORE_AVX512_WARNINGS_ON
 #endif
 
 }  // namespace detail
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -15,6 +15,8 @@
 // the scalar blocks.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/simd.hpp"
 
 #include <array>
@@ -22,6 +24,7 @@
 #include <cstdint>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 using Counter4x32 = std::array<std::uint32_t, 4>;
 using Key2x32 = std::array<std::uint32_t, 2>;
@@ -171,4 +174,5 @@ RELUCORE_AVX512_WARNINGS_ON
 #endif
 
 }  // namespace detail
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -28,6 +28,8 @@
 // path (scalar, SSE2, AVX2); their relative error is a few ulp.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/simd.hpp"
 
 #include <algorithm>
@@ -38,6 +40,7 @@
 #include <cstring>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 enum class RngStream : std::uint64_t {
     noise = 0,   // the key of the Langevin noise (meanfield/noise.hpp): word 0 of block (0, 0, noise, 0)
@@ -490,4 +493,5 @@ inline double chi_square(std::int64_t k, Source& s) {
     return 2.0 * gamma_marsaglia_tsang(0.5 * static_cast<double>(k), s);
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -19,6 +19,8 @@
 // IEEE square roots: no libm call, the same bits on every platform.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/random/rng.hpp"
 #include "relucore/simd.hpp"
 
@@ -28,6 +30,7 @@
 #include <cstring>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 namespace detail {
 
 // R, and the area of every layer V = R f(R) + int_R^inf f (f(x) = exp(-x^2/2)) to double
@@ -179,4 +182,5 @@ __attribute__((target("avx2"))) inline std::int64_t zig_fast_avx2(const std::uin
 #endif
 
 }  // namespace detail
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

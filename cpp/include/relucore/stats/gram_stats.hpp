@@ -2,6 +2,8 @@
 // Lemma 8 / Corollary 1, Assumption 3).
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
 #include "relucore/core/types.hpp"
 
 #include <Eigen/Core>
@@ -12,6 +14,7 @@
 #include <limits>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 struct GramStatistics {
     double mu_max = 0.0;         // mu_1(K), the largest eigenvalue
@@ -53,4 +56,5 @@ inline GramStatistics gram_statistics(const ConstMatrixRef& K, double norm1) {
     return gram_statistics(K, norm1, ev[n - 1], ev[0]);
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -18,6 +18,9 @@
 // with the estimate only where the spectrum fails). w* is relucore.minnorm's for m = 1.
 #pragma once
 
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/checks.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_gd.hpp"
@@ -38,6 +41,7 @@
 #include <utility>
 
 namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
 
 namespace detail {
 
@@ -217,9 +221,14 @@ struct GramTrialResult {
 };
 
 // Trains and measures one trial on a given K (n x n) and y (n).
+// @throws std::invalid_argument unless K is square and finite and y has n entries
+// (checked in every build type; labels that are not usable give labels_invalid).
 inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef& y, const GramTrialSettings& st) {
-    const simd::ThreadCap cap(st.simd_level);
     const Index n = K.rows();
+    detail::require_square("K", n, K.cols());
+    detail::require_size("y", y.size(), n, "n");
+    detail::require_finite("K", K);
+    const simd::ThreadCap cap(st.simd_level);
     GramTrialResult out;
     for (Index i = 0; i < n; ++i) (y[i] > 0 ? out.n_pos : out.n_neg) += 1;
     if (!labels_usable(y)) {
@@ -257,7 +266,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     start.outer = std::move(outer);
     start.alpha = std::move(alpha0);
     start.beta = std::move(beta0);
-    DualGD engine(K, y, std::move(start), s);
+    DualGD engine(borrow, K, y, std::move(start), s);  // K outlives the engine: no copy per trial
     out.run = engine.run(nullptr);
     // train's rule: no non-finite number leaves in a result not marked diverged.
     if (out.run.status != Status::diverged && !(engine.alpha().allFinite() && engine.beta().allFinite() &&
@@ -291,4 +300,5 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     return out;
 }
 
+}  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

@@ -1,9 +1,0 @@
-// Must not compile: a column-major K would be copied into a temporary (named start).
-#include "fixture.hpp"
-
-int main() {
-    relucore_compile_fail::Inputs in;
-    const relucore_compile_fail::ColMatrix Kc = in.K;
-    relucore::DualGD gd(Kc, in.y, in.dual_start(), in.settings);
-    return gd.steps_taken() == 0 ? 0 : 1;
-}

@@ -1,8 +1,0 @@
-// Must not compile: a product expression would be evaluated into a temporary (named start).
-#include "fixture.hpp"
-
-int main() {
-    relucore_compile_fail::Inputs in;
-    relucore::DualGD gd(in.X * in.X.transpose(), in.y, in.dual_start(), in.settings);
-    return gd.steps_taken() == 0 ? 0 : 1;
-}
