@@ -19,14 +19,6 @@ namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
 namespace flow {
 
-/// A time for the messages: six significant digits in either notation ("%.6g"; std::to_string's
-/// fixed notation prints 1e78 as 79 digits and 1e-40 as 0.000000).
-inline std::string format_time(double t) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", t);
-    return buf;
-}
-
 /// The pattern after an event, with its phase and watched rows already computed.
 struct Switched {
     BoolMat active, sliding;
@@ -89,9 +81,9 @@ struct FlowOutput {
     std::string reason;     ///< why the limit failed its self-check (status "uncertified")
 };
 
-inline std::string sci(double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", x);
+inline std::string sci(double x, int digits = 3) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
     return buf;
 }
 
@@ -215,7 +207,7 @@ inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const Rest
     out.motion = bound;
     out.rate = 0.0;
     out.last_event = at.t;
-    out.message = "followed to t = " + format_time(at.t) + " after " + std::to_string(out.event_times.size()) +
+    out.message = "followed to t = " + sci(at.t, 6) + " after " + std::to_string(out.event_times.size()) +
                   " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
                   " (proved); returned " + what;
     {
@@ -312,7 +304,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
                 out.status = j < 0 ? "t_max" : "max_events";
                 out.t_final = j < 0 ? t_max : t + s_ev;
                 state_at(ph, sliding, out.t_final - t, alpha, beta);
-                out.message = "stopped at t = " + format_time(out.t_final) + " after " + std::to_string(E) + " events" +
+                out.message = "stopped at t = " + sci(out.t_final, 6) + " after " + std::to_string(E) + " events" +
                               (j < 0 ? "" : " (max_events = " + std::to_string(max_events) + " reached)");
             }
             break;
@@ -327,7 +319,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
             if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time", nullptr)) break;
             out.status = "stuck";
             out.t_final = t;
-            out.message = "stuck at t = " + format_time(t) + ": no continuation of the event on entry (" +
+            out.message = "stuck at t = " + sci(t, 6) + ": no continuation of the event on entry (" +
                           std::to_string(tag.k) + ", " + std::to_string(tag.i) + ") is consistent";
             break;
         }
