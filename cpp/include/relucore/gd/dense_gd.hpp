@@ -64,7 +64,7 @@ public:
         : DenseGD(std::make_shared<const RowMatrix>(std::move(X)), y, std::move(start), settings) {}
 
     /// Builds an engine that shares ownership of X. @throws std::invalid_argument if X is null
-    DenseGD(std::shared_ptr<const RowMatrix> X, const ConstVectorRef& y, Start start, const GDSettings& settings)
+    DenseGD(const std::shared_ptr<const RowMatrix>& X, const ConstVectorRef& y, Start start, const GDSettings& settings)
         : DenseGD(require_data(X), X, y, std::move(start), start.outer.size(), settings) {}
 
     /// Builds an engine that views the caller's X (the explicit opt-in of

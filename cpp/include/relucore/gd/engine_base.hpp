@@ -294,7 +294,8 @@ protected:
     static const ConstVectorRef& checked_labels(const ConstVectorRef& y, Index n) {
         detail::require_size("y", y.size(), n, "n");
         detail::require_finite("y", y);
-        return y;
+        // Called in mem-initializers with the constructor's own argument, which outlives the call.
+        return y;  // NOLINT(bugprone-return-const-ref-from-parameter)
     }
 
     /// The last step of a derived constructor, once beta holds the starting
@@ -310,7 +311,7 @@ protected:
     template <class T>
     const T& usable(const T& x) const {
         guard_.require_usable();
-        return x;
+        return x;  // NOLINT(bugprone-return-const-ref-from-parameter): x is always one of this engine's members
     }
 
     /// With settings().train_outer, the outer step of the evaluated state,
