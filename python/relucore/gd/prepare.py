@@ -132,7 +132,7 @@ class Prepared:
 
     def scale_back(self) -> Optional[Scaling]:
         """Returns the data, the start, eta and tol to the caller's units (exact powers of two) and
-        hands over the :class:`~relucore._scaling.Scaling` for the run's results; None when unscaled."""
+        hands over the ``relucore._scaling.Scaling`` for the run's results; None when unscaled."""
         sc, self.scaling = self.scaling, None
         if sc is not None:
             for a, unit in (

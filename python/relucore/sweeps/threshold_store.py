@@ -35,7 +35,7 @@ def search_key(settings: Dict[str, Any], combination: Dict[str, Any]) -> str:
 
 
 class ThresholdStore:
-    """The store at ``path`` opened for the searches ``keys`` (a list of :func:`search_key`)."""
+    """The store at ``path`` opened for the searches ``keys`` (a list of ``search_key`` values)."""
 
     def __init__(self, path, entropy: int, outcome: str, keys: List[str]):
         identity = {

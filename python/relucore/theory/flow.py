@@ -122,7 +122,7 @@ class FlowResult:
     @property
     def success(self) -> bool:
         """True when the flow was followed to its limit (``status == "limit"``) and that limit leaves no
-        example unfit: the rule of :attr:`relucore.gd.results.TrainResult.success`."""
+        example unfit: the rule of ``TrainResult.success``."""
         return self.status == "limit" and self.unfit.size == 0
 
 
