@@ -105,3 +105,91 @@ def test_example_config_parses():
     from relucore.sweeps.config import expand_grid
 
     assert len(expand_grid(cfg["grid"])) == 12 and cfg["trials"] > 0
+
+
+_CLI = "import sys; from relucore import cli; sys.exit(cli.main(sys.argv[1:]))"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_ctrl_c_prints_one_line_and_the_same_command_resumes(tmp_path, workers):
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('trials = 100000\nseed = 3\ncheckpoint = "s.db"\nbatch_size = 4\n[grid]\nn = [30]\nd = 3000\n')
+    cmd = [sys.executable, "-c", _CLI, "sweep", str(cfg), "--no-progress", *workers]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    saved = 0
+    while saved < 8 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(f"file:{tmp_path / 's.db'}?mode=ro", uri=True) as conn:
+                saved = conn.execute("SELECT count(*) FROM trials").fetchone()[0]
+            conn.close()
+        except sqlite3.Error:
+            pass
+    assert saved >= 8, "the sweep did not start writing"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.fullmatch(
+        r"relucore sweep: interrupted; (\d+) trials are saved in \S*s\.db, (\d+) to run: "
+        r"run the same command again to resume\n",
+        err,
+    ), err
+    kept = int(re.match(r"relucore sweep: interrupted; (\d+)", err).group(1))
+    assert kept >= saved
+    # The store passes its integrity check and holds exactly the rows the line reports.
+    from relucore.sweeps import store_read
+
+    table = store_read.read_table(tmp_path / "s.db", check=True)
+    assert len(table) == kept and not table.status.eq("error").any()
+
+
+def test_ctrl_c_without_a_store_says_nothing_was_saved(tmp_path, monkeypatch, capsys):
+    import relucore
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(relucore, "sweep", interrupted)
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    assert cli.main(["sweep", str(cfg), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert (
+        err == 'relucore sweep: interrupted; nothing was saved (set checkpoint = "FILE.db" to make a sweep resumable)\n'
+    )
+
+
+def test_ctrl_c_in_other_commands_is_one_line(monkeypatch, capsys):
+    from relucore.cli import app
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(app.SUBCOMMANDS, "demo", (app.SUBCOMMANDS["demo"][0], app.SUBCOMMANDS["demo"][1], interrupted))
+    assert cli.main(["demo"]) == 130
+    assert capsys.readouterr().err == "relucore demo: interrupted\n"
+
+
+def test_no_minnorm_progress_bar_inside_the_sweeps_bar(monkeypatch):
+    import relucore
+    from relucore.theory.minnorm import search
+
+    asked = []
+    real = search._progress_bar
+
+    def recording(progress, total):
+        asked.append(progress)
+        return real(False, total)
+
+    monkeypatch.setattr(search, "_progress_bar", recording)
+    relucore.sweep({"n": 6, "d": 200, "minnorm": True, "signs": [[1, -1]]}, trials=2, seed=0, progress=False)
+    assert asked and set(asked) == {False}, asked  # None would draw a bar whenever stderr is a terminal

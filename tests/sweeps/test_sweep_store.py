@@ -6,6 +6,7 @@ import math
 import os
 import random
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -273,9 +274,10 @@ def test_status_counts_errors_rate_and_eta(tmp_path):
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM trials WHERE config = 2 AND trial >= 2")  # 4 trials of config 2 to run
         conn.execute("DELETE FROM batches")
+        t0 = time.time() - 30.0  # writers on other hosts, last heard from 10 s ago: running
         conn.executemany(
             "INSERT INTO batches (at, rows, writer) VALUES (?, ?, ?)",
-            [(1000.0, 5, "a"), (1010.0, 10, "b"), (1020.0, 30, "a"), (900.0, 99, "old")],
+            [(t0, 5, "a:1"), (t0 + 10, 10, "b:2"), (t0 + 20, 30, "a:1"), (t0 - 100, 99, "old:3")],
         )
     conn.close()
     st = store_read.status(path)
@@ -294,6 +296,41 @@ def test_status_counts_errors_rate_and_eta(tmp_path):
     text = str(st)
     assert f"total: 8 of 12 trials saved, {sum(want_errors)} errors, 4 to run" in text
     assert "2 trials/s" in text and "ETA 0:00:02" in text
+    assert not st.stopped and st.last_writers == ["a:1", "b:2"] and st.interval == pytest.approx(10.0)
+
+
+def _set_batches(path, rows):
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM batches")
+        conn.executemany("INSERT INTO batches (at, rows, writer) VALUES (?, ?, ?)", rows)
+    conn.close()
+
+
+def test_status_marks_a_stopped_writer_and_gives_no_eta(tmp_path):
+    path = tmp_path / "dead.db"
+    relucore.sweep({"n": 5, "d": 100}, trials=4, seed=1, batch_size=2, progress=False, checkpoint=path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM trials WHERE trial >= 2")
+    conn.close()
+    now, host = time.time(), socket.gethostname()
+    # A writer of this host whose process is gone (a pid above the kernel's limit cannot exist).
+    _set_batches(path, [(now - 3, 1, f"{host}:4194305"), (now - 2, 1, f"{host}:4194305")])
+    st = store_read.status(path)
+    assert st.stopped and st.eta is None and st.rate is not None and st.remaining == 2
+    assert f"by {host}:4194305, which stopped with 2 trials to run: no ETA; run the same sweep again" in str(st)
+    assert "ETA 0" not in str(st)
+    # The same batches written by this (living) process: running, with an ETA.
+    _set_batches(path, [(now - 3, 1, f"{host}:{os.getpid()}"), (now - 2, 1, f"{host}:{os.getpid()}")])
+    st = store_read.status(path)
+    assert not st.stopped and st.eta == pytest.approx(2.0) and "ETA 0:00:02" in str(st)
+    # Another host: judged by silence, against STALE_INTERVALS times its usual interval.
+    _set_batches(path, [(now - 32, 1, "elsewhere:1"), (now - 31, 1, "elsewhere:1")])
+    assert not store_read.status(path).stopped  # silent 31 s < max(60 s, 10 x 1 s)
+    _set_batches(path, [(now - 301, 1, "elsewhere:1"), (now - 300, 1, "elsewhere:1")])
+    assert store_read.status(path).stopped
+    # A finished sweep is never "stopped".
+    relucore.sweep({"n": 5, "d": 100}, trials=4, seed=1, batch_size=2, progress=False, checkpoint=path)
+    assert not store_read.status(path).stopped and store_read.status(path).eta == 0.0
 
 
 def measure_config_and_loss(data, result):

@@ -130,3 +130,17 @@ def test_check_limit_names_shapes_of_data_that_is_not_the_runs():
     with pytest.raises(ValueError, match=r"gram has n=4 examples but the run has n=5"):
         rc.check_limit(res, None, y[:4], gram=(X @ X.T)[:4, :4])
     assert rc.check_limit(res, X, y).applies
+
+
+def test_results_without_gd_steps_are_refused_by_name_and_verify_takes_them():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((5, 50))
+    y = rng.uniform(0.1, 1, 5) * rng.choice([-1, 1], 5)
+    flow = rc.flow(X, y, signs=(1, -1))
+    sol = rc.minnorm(X, y, signs=(1, -1))
+    for res, why in ((flow, "not a FlowResult .the flow has no first step"), (sol, "not a MinNormSolution")):
+        with pytest.raises(TypeError, match=why + r".*relucore\.verify\(result, X, y\)"):
+            rc.check_limit(res, X, y)
+        assert rc.verify(res, X, y).holds  # the alternative the message names works
+    with pytest.raises(TypeError, match="not a dict .it takes the result of relucore.train"):
+        rc.check_limit({}, X, y)

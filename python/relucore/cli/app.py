@@ -163,7 +163,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return SUBCOMMANDS[args.command][2](args)
+    try:
+        return SUBCOMMANDS[args.command][2](args)
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback (exit status 128 + SIGINT)
+        print(f"relucore {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,8 +27,9 @@ Exit status: 0 when the sweep ran (failed trials are rows with status "error"); 
 mistake in the command or its files (unreadable or invalid TOML, a bad key or value, a
 store of another sweep, a damaged store, an old checkpoint to import first, a missing
 store), reported in one line; 1, also in one line, when a file
-cannot be written (a full disk, a missing folder). Anything else is a bug and shows its
-traceback.
+cannot be written (a full disk, a missing folder); 130 after Ctrl-C, with one line saying how
+many trials the store holds and that the same command resumes. Anything else is a bug and shows
+its traceback.
 """
 
 from __future__ import annotations
@@ -96,16 +97,17 @@ def _summary(table) -> str:
 
     keys = [c for c in ("n", "d", "m", "init", "use_gram") if table[c].nunique() > 1] or ["n"]
     g = table.groupby(keys, sort=True)
-    out = g.agg(
-        trials=("trial", "size"),
-        errors=("status", lambda s: int((s == "error").sum())),
-        loss=("loss", "mean"),
-        gap=("gap", "mean"),
-        gap_normalised=("gap_normalised", "mean"),
-        pattern_stable_step=("pattern_stable_step", "max"),
-    )
-    with pd.option_context("display.width", 120, "display.max_columns", 20):
-        return out.to_string()
+    # Each column names its statistic: means of the per-trial values, the largest pattern step.
+    out = g.agg(**{
+        "trials": ("trial", "size"),
+        "errors": ("status", lambda s: int((s == "error").sum())),
+        "mean loss": ("loss", "mean"),
+        "mean gap": ("gap", "mean"),
+        "mean gap_normalised": ("gap_normalised", "mean"),
+        "max pattern_stable_step": ("pattern_stable_step", "max"),
+    })  # fmt: skip
+    with pd.option_context("display.width", 140, "display.max_columns", 20):
+        return "per configuration, over its trials (errors excluded from the means):\n" + out.to_string()
 
 
 class UsageError(Exception):
@@ -162,9 +164,40 @@ def _sweep(args: argparse.Namespace, run: Dict[str, Any]):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-            return relucore.sweep(run["grid"], executor=ex, **kw)
+        ex = ProcessPoolExecutor(
+            args.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_leave_interrupts_to_parent
+        )
+        try:
+            table = relucore.sweep(run["grid"], executor=ex, **kw)
+        except KeyboardInterrupt:
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown()
+        return table
     return relucore.sweep(run["grid"], **kw)
+
+
+def _leave_interrupts_to_parent() -> None:
+    """Worker processes ignore Ctrl-C: the terminal sends it to the whole process group, and the
+    parent alone reports it (one line) while the workers finish their current batch and exit."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupted(run: Dict[str, Any]) -> str:
+    """The one line printed on Ctrl-C: what is saved and how to resume."""
+    store = run["checkpoint"]
+    if not store:
+        return 'relucore sweep: interrupted; nothing was saved (set checkpoint = "FILE.db" to make a sweep resumable)'
+    from relucore.sweeps import store_read
+
+    try:
+        st = store_read.status(store)
+        saved = f"{st.done} trials are saved in {store}, {st.remaining} to run"
+    except Exception:  # noqa: BLE001 - the report must not raise; the store says more on resume
+        saved = f"the trials committed so far are in {store}"
+    return f"relucore sweep: interrupted; {saved}: run the same command again to resume"
 
 
 #: Store commands: name -> number of files.
@@ -215,6 +248,9 @@ def main(args: argparse.Namespace) -> int:
             table = _sweep(args, run)
         except relucore.CheckpointError as exc:
             raise UsageError(exc) from None
+        except KeyboardInterrupt:
+            print(_interrupted(run), file=sys.stderr)
+            return 130
         print(_summary(table))
         if run["output"]:
             relucore.save_table(table, run["output"])

@@ -43,7 +43,7 @@ def _gaps(K: np.ndarray, y: np.ndarray, steps: int, eta) -> Tuple[np.ndarray, np
     res = train(gram=K, y=y, signs=(1.0,), init="positive", steps=steps, eta=eta)
     gaps = np.empty(y.shape[0])
     for b in range(y.shape[0]):
-        star = minnorm(None, y[b], gram=K[b])
+        star = minnorm(None, y[b], gram=K[b], progress=False)
         gaps[b] = limit_gap(res.alpha[b], star.alpha, gram=K[b])
     return gaps, np.asarray(res.eta), np.asarray(res.stationary)
 

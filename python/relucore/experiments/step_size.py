@@ -84,7 +84,7 @@ def minnorm_alpha(gram: np.ndarray, y: np.ndarray):
     import relucore
 
     if hasattr(relucore, "minnorm"):
-        sol = relucore.minnorm(None, y, signs=(1, -1), gram=gram)
+        sol = relucore.minnorm(None, y, signs=(1, -1), gram=gram, progress=False)
         return np.asarray(sol.alpha), ("relucore.minnorm (exact)" if sol.exact else "relucore.minnorm (upper bound)")
     return _own_sign_qp(gram, y), "own-sign partition QP (relucore.minnorm not available)"
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from relucore.sweeps.config import DEFAULTS, stored_config
@@ -24,6 +25,23 @@ __all__ = ["read_table", "status", "StoreStatus", "import_checkpoint"]
 
 #: Window over which ``status`` measures the rate (seconds of the most recent batches).
 RATE_WINDOW = 60.0
+#: A writer on another host counts as stopped when it has been silent this many times its usual
+#: interval between batches (and at least ``RATE_WINDOW``); on this host its process is checked.
+STALE_INTERVALS = 10.0
+
+
+def _process_gone(writer: str) -> Optional[bool]:
+    """True or False for a writer ``host:pid`` of this host; None when that cannot be told here."""
+    host, _, pid = writer.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)  # signal 0: asks whether the process exists, sends nothing
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # exists, owned by someone else
+        return False
+    return False
 
 
 @contextlib.contextmanager
@@ -84,6 +102,23 @@ class StoreStatus:
     rate: Optional[float]  #: trials per second over the last ``RATE_WINDOW`` s of writes
     last_write: Optional[float]  #: Unix time of the last committed batch
     writers: int  #: distinct writers of the batches in that window
+    last_writers: List[str] = field(default_factory=list)  #: ``host:pid`` of the writers in that window
+    interval: Optional[float] = None  #: median seconds between the window's batches
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the writers of the most recent batches have stopped while trials remain:
+        their processes are gone (this host), or they have been silent for ``STALE_INTERVALS``
+        times their usual interval (other hosts)."""
+        if self.last_write is None or self.remaining == 0 or not self.last_writers:
+            return False
+        gone = [_process_gone(w) for w in self.last_writers]
+        if all(g is True for g in gone):
+            return True
+        if any(g is False for g in gone):
+            return False
+        silent = time.time() - self.last_write
+        return silent > max(RATE_WINDOW, STALE_INTERVALS * (self.interval or 0.0))
 
     @property
     def done(self) -> int:
@@ -95,10 +130,11 @@ class StoreStatus:
 
     @property
     def eta(self) -> Optional[float]:
-        """Seconds left at the recent rate (None when nothing was written recently)."""
+        """Seconds left at the recent rate (None when nothing was written recently, or the
+        writers have :attr:`stopped`)."""
         if self.remaining == 0:
             return 0.0
-        return None if not self.rate else self.remaining / self.rate
+        return None if not self.rate or self.stopped else self.remaining / self.rate
 
     def __str__(self) -> str:
         m = self.meta
@@ -122,6 +158,11 @@ class StoreStatus:
         if self.last_write is None:
             return "no batch committed yet"
         ago = max(time.time() - self.last_write, 0.0)
+        if self.stopped:
+            return (
+                f"last batch committed {ago:.0f} s ago by {', '.join(self.last_writers)}, which stopped "
+                f"with {self.remaining} trials to run: no ETA; run the same sweep again to resume"
+            )
         if self.rate is None:
             return f"last batch committed {ago:.0f} s ago; no rate (one batch in the window)"
         eta = self.eta
@@ -157,8 +198,17 @@ def status(path) -> StoreStatus:
             done, errors = counts.get(c["id"], (0, 0))
             rows.append(dict(c, done=done, errors=errors or 0))
         last = conn.execute("SELECT max(at) FROM batches").fetchone()[0]
-        rate, writers = None, 0
+        rate, writers, names, interval = None, 0, [], None
         if last is not None:
+            ats = [
+                a for (a,) in conn.execute("SELECT at FROM batches WHERE at >= ? ORDER BY at", (last - RATE_WINDOW,))
+            ]
+            names = sorted(
+                w or "unknown"
+                for (w,) in conn.execute("SELECT DISTINCT writer FROM batches WHERE at >= ?", (last - RATE_WINDOW,))
+            )
+            gaps = sorted(b - a for a, b in zip(ats, ats[1:]))
+            interval = gaps[len(gaps) // 2] if gaps else None
             n, first, writers, batches = conn.execute(
                 "SELECT sum(rows), min(at), count(DISTINCT writer), count(*) FROM batches WHERE at >= ?",
                 (last - RATE_WINDOW,),
@@ -167,7 +217,7 @@ def status(path) -> StoreStatus:
                 # rows of the first batch in the window were computed before it starts
                 first_rows = conn.execute("SELECT rows FROM batches WHERE at = ?", (first,)).fetchone()[0]
                 rate = (n - first_rows) / (last - first)
-        return StoreStatus(path, meta, rows, rate, last, writers)
+        return StoreStatus(path, meta, rows, rate, last, writers, names, interval)
 
 
 def import_checkpoint(old, new) -> Dict[str, int]:

@@ -130,7 +130,7 @@ def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     out = {"gap": math.nan, "gap_normalised": math.nan}
     if not cfg["minnorm"]:
         return out
-    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K)
+    sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K, progress=False)  # inside the sweep's bar
     if not sol.success:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)

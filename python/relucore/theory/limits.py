@@ -314,6 +314,7 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
     LimitCheck, or a list of them (one per problem) for a batched run
     (``X`` of shape (B, n, d) or ``gram`` (B, n, n), ``y`` (B, n)).
     """
+    _refuse_other_results(result)
     refuse_two_layer_run("check_limit (the closed forms of Theorems 1, 3, 5)", result)
     if getattr(result, "batched", False):
         return _check_batch(result, X, y, gram)
@@ -361,6 +362,23 @@ def check_limit(result, X=None, y=None, *, gram=None) -> LimitCheck:
         predicted_sets=cf["sets"],
         mask_step1=mask1,
         mask_final=mask_final,
+    )
+
+
+def _refuse_other_results(result) -> None:
+    """check_limit compares a GD run with closed forms built from its first step of size eta: a
+    result without GD steps (a flow, a minimum-norm solution, a mean-field run) is refused by name."""
+    kind = type(result).__name__
+    if all(hasattr(result, a) for a in ("eta", "alpha0", "beta0", "beta", "signs")):
+        return
+    hint = {
+        "FlowResult": "the flow has no first step of size eta; its limit is checked by its own certificate",
+        "MinNormSolution": "a minimum-norm solution is the comparison point itself",
+        "MeanFieldResult": "mean-field SGD has no closed-form limit",
+    }.get(kind, "it takes the result of relucore.train")
+    raise TypeError(
+        f"check_limit compares a relucore.train run with the closed forms of Theorems 1, 3, 5, not a {kind} "
+        f"({hint}); relucore.verify(result, X, y) re-derives the claims of any result"
     )
 
 
