@@ -7,7 +7,7 @@ import tqdm.auto
 import tqdm.std
 
 from relucore import experiments
-from relucore.experiments._common import progress_bar, show_progress
+from relucore.experiments._progress import progress_bar, show_progress
 from relucore.plots._style import pyplot
 
 

@@ -12,6 +12,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from relucore._summary import summarized
+from relucore.experiments._progress import progress_bar
 
 __all__ = ["Claim", "Context", "ExperimentResult", "register", "get", "names", "run", "resolve"]
 
@@ -184,8 +185,6 @@ class Context:
         tqdm.tqdm
             The bar (a silent one when ``progress`` says so).
         """
-        from relucore.experiments._common import progress_bar
-
         return progress_bar(self.progress, self.name, total, unit=unit)
 
     def params(self, values: Mapping[str, Any], *last: str, **override: Any) -> Dict[str, Any]:

@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import numpy as np
 
 from relucore.experiments._base import Claim
 
-__all__ = ["lai_data", "child_rngs", "claim", "fmt_set", "figure", "power_law", "show_progress", "progress_bar"]
-
-
-def show_progress(progress: Optional[bool]) -> bool:
-    """Whether to draw progress bars: ``progress`` itself, or (None) only when stderr is a terminal."""
-    return sys.stderr.isatty() if progress is None else bool(progress)
-
-
-def progress_bar(progress: Optional[bool], desc: str, total: int, unit: str = "it"):
-    """A tqdm bar over an experiment's units of work (seeds, configurations, stages).
-
-    Drawn on stderr when :func:`show_progress` says so, otherwise a silent one;
-    it is left off the screen when closed, so the runner's bar stays on top.
-    """
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress), leave=False)
+__all__ = ["lai_data", "child_rngs", "claim", "fmt_set", "figure", "power_law"]
 
 
 def child_rngs(seed: int, k: int) -> List[np.random.Generator]:

@@ -112,7 +112,7 @@ def reproduce(
     from tqdm.auto import tqdm
 
     from relucore import experiments
-    from relucore.experiments._common import show_progress
+    from relucore.experiments._progress import show_progress
 
     todo = _resolve(names)
     records: List[Dict] = []
