@@ -465,7 +465,7 @@ def meanfield_noise(
     """
     from relucore import meanfield
 
-    # Quick: a third of the usual quick budget; the noise costs ~12 ns per neuron and step (four ziggurat normals).
+    # Quick: a third of the usual quick budget, because the noise (four normals per neuron and step) dominates.
     st = _settings(ctx.quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
     rows, claims, data = [], [], {}
     cidx = []

@@ -82,9 +82,9 @@ class TrainOptions:
             if key not in _FIELD_NAMES:
                 raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}")
         if options is None:
-            # The dataclass __init__ of a frozen class sets 21 fields one object.__setattr__
-            # at a time; filling __dict__ directly gives the same object in a fifth of the time
-            # (train's fixed cost on a small problem is ~70 us).
+            # The dataclass __init__ of a frozen class sets its fields one object.__setattr__
+            # at a time; filling __dict__ directly gives the same object for a fraction of
+            # train's fixed cost on a small problem.
             o = object.__new__(cls)
             o.__dict__.update(_DEFAULTS)
             o.__dict__.update(kwargs)

@@ -90,7 +90,7 @@ class Prepared:
     # (B, m, d): where run_prepared writes the final W, the second half of one allocation with W0
     # (prepare_step.prepare_start(W_room=True)); taken (set to None) by the run that fills it.
     # Two fresh arrays of a few MB each cost a page fault per 4 kB page on every call when glibc
-    # hands them back to the system between calls (~1.5 ms for 64 problems, n = 10, d = 2000).
+    # hands them back to the system between calls.
     W_room: Optional[np.ndarray] = None
 
     @property
@@ -115,7 +115,7 @@ class Prepared:
         s.max_steps = steps
         s.tol = self.tol.item(0)
         # Fields are set only where they differ from the C++ defaults (_DEFAULT_NUMBERS, _DEFAULT_MODEL): each
-        # attribute costs ~0.1 us (a native enum ~0.5 us) and this is on train's fixed cost.
+        # attribute set (a native enum's especially) is on train's fixed cost.
         if record_every != _DEFAULT_NUMBERS[0]:
             s.record_every = record_every
         if self.loss != _DEFAULT_MODEL[0]:
@@ -161,7 +161,7 @@ class Prepared:
 
 
 #: The engine settings' C++ defaults, and the names of their loss and activation (read once: a
-#: getter of a native enum costs ~0.5 us).
+#: getter of a native enum is slow on train's fixed cost).
 _DEFAULT_SETTINGS = _core.GDSettings()
 _DEFAULT_MODEL = (_DEFAULT_SETTINGS.loss.name, _DEFAULT_SETTINGS.activation.name)
 _DEFAULT_NUMBERS = (_DEFAULT_SETTINGS.record_every, _DEFAULT_SETTINGS.leaky_slope, _DEFAULT_SETTINGS.output_scale)

@@ -17,7 +17,7 @@ __all__ = ["prepare_start", "gram_is_lazy"]
 
 
 #: The C++ defaults of the prepare step's settings (a field equal to its default is not set),
-#: read once: a getter of a native enum costs ~0.5 us.
+#: read once, because a getter of a native enum is slow on train's fixed cost.
 _DEFAULT_SOLVE = _core.PrepareSettings().solve
 _DEFAULT_MODEL = (_core.PrepareSettings().loss.name, _core.PrepareSettings().activation.name)
 

@@ -51,7 +51,7 @@ _PARAMS = (
 )
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
-_NEURONS_PER_THREAD_NOISY = 4096  # the noise costs ~50 ns per neuron and step
+_NEURONS_PER_THREAD_NOISY = 4096  # the noise makes each neuron's step dearer, so threads pay off sooner
 
 
 def output_scale_factor(output_scale: str, N: int) -> float:

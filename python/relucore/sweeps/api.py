@@ -32,7 +32,7 @@ __all__ = [
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
 MAX_BATCH = 64
 #: Upper bound on the trials of one batch that runs whole in C++ (the Gram-mode fast path):
-#: larger batches amortise the Python around the call (a trial costs ~10-80 us).
+#: larger batches amortise the Python around the call over trials that are each cheap.
 FAST_MAX_BATCH = 1024
 #: Smallest batch at the end of a sweep on a thread pool (see :func:`batch_bounds`).
 TAIL_BATCH = 64

@@ -85,7 +85,7 @@ SCHEMA = 1
 SYNCHRONOUS = "NORMAL"
 #: WAL pages after which a writer's commit copies the WAL into the database (SQLite's default:
 #: 1000 pages, 4 MB). Less often means fewer copies of the pages every commit rewrites (the last
-#: leaf, the interior pages): ~0.1 us less CPU per row, for a WAL of up to ~40 MB while a sweep runs.
+#: leaf, the interior pages): less CPU per row, for a WAL of up to ~40 MB while a sweep runs.
 WAL_CHECKPOINT_PAGES = 10000
 #: Rows per INSERT statement, at most (each binds rows x columns values: as many as the
 #: connection's SQLITE_LIMIT_VARIABLE_NUMBER allows, 999 on SQLite before 3.32). ``sqlite3``

@@ -196,8 +196,8 @@ class PatternQP:
                 tv.append(coef)
             lower[j], upper[j] = lo, hi
         # T has at most two non-zeros per column: sparse products keep a node O(N nt).
-        # (scipy.sparse is imported here, not at module level: it costs ~75 ms of
-        # `import relucore`, and only the pattern search needs it.)
+        # (scipy.sparse is imported here, not at module level: it is slow to import, and only
+        # the pattern search needs it.)
         from scipy import sparse
 
         T = sparse.csc_matrix((tv, (ti, tj)), shape=(N, nt))
