@@ -13,7 +13,6 @@ COMMON = ["quick", "seed", "progress"]
 @pytest.fixture
 def registry(monkeypatch):
     monkeypatch.setattr(_base, "_REGISTRY", dict(_base._REGISTRY))
-    monkeypatch.setattr(_base, "_DEPRECATED", dict(_base._DEPRECATED))
 
 
 @pytest.mark.parametrize("name", experiments.names())
@@ -67,11 +66,7 @@ def test_keyword_only_functions_are_registered_as_they_are(registry):
     assert experiments.run("plain-demo", seed=3).params == {"seed": 3}
 
 
-def test_meanfield_old_keyword_still_warns_at_the_caller():
+def test_meanfield_experiments_take_steps_only():
     f = experiments.get("meanfield-1d")
-    with pytest.raises(TypeError, match="both iters= and its new name steps="):
-        f(iters=10, steps=5)
-    with pytest.warns(DeprecationWarning, match="steps= instead") as rec:
-        with pytest.raises(TypeError, match="unexpected keyword argument"):
-            f(iters=10, no_such_parameter=1)
-    assert rec[0].filename == __file__
+    with pytest.raises(TypeError, match="unexpected keyword argument 'iters'"):
+        f(iters=10)

@@ -1,4 +1,4 @@
-"""Experiment names are hyphenated; the old underscore spellings still work, with a DeprecationWarning."""
+"""Experiment names are hyphenated; an old underscore spelling is refused with the hyphenated name."""
 
 import pytest
 
@@ -12,26 +12,22 @@ def test_names_are_hyphenated():
     assert {"meanfield-1d", "meanfield-grid", "meanfield-weight-decay", "meanfield-noise"} <= set(experiments.names())
 
 
-def test_deprecated_underscore_alias():
-    with pytest.warns(DeprecationWarning, match="'meanfield_noise' is deprecated.*use 'meanfield-noise'"):
-        func = experiments.get("meanfield_noise")
-    assert func is experiments.get("meanfield-noise")
-    with pytest.warns(DeprecationWarning, match="meanfield_1d"):
-        assert _resolve(["meanfield_1d", "meanfield-1d"]) == ["meanfield-1d"]
-    with pytest.raises(ValueError, match="unknown experiment"):
+def test_old_underscore_spelling_is_refused_with_the_new_name():
+    with pytest.raises(ValueError, match="unknown experiment 'meanfield_noise': .*hyphenated, use 'meanfield-noise'"):
+        experiments.get("meanfield_noise")
+    with pytest.raises(ValueError, match="use 'meanfield-1d'"):
+        _resolve(["meanfield_1d", "meanfield-1d"])
+    with pytest.raises(ValueError, match="unknown experiment 'meanfield_nothing'; known: "):
         experiments.get("meanfield_nothing")
 
 
 def test_run_reports_the_registered_name(monkeypatch):
     monkeypatch.setattr(_base, "_REGISTRY", dict(_base._REGISTRY))
-    monkeypatch.setattr(_base, "_DEPRECATED", dict(_base._DEPRECATED))
 
-    @_base.register("new-style", "registered with a deprecated spelling", deprecated_names=("old_style",))
+    @_base.register("new-style", "registered")
     def new_style(*, quick=False, seed=0, progress=None):
         return _base.ExperimentResult("old_style", {}, [], [])
 
-    with pytest.warns(DeprecationWarning):
-        assert experiments.run("old_style").name == "new-style"
     assert experiments.run("new-style").name == "new-style"
     with pytest.raises(ValueError, match="hyphenated"):
         _base.register("under_score")

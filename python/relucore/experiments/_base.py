@@ -8,8 +8,7 @@ import functools
 import inspect
 import json
 import os
-import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from relucore._summary import summarized
 from relucore.experiments._progress import progress_bar
@@ -255,18 +254,14 @@ class _Entry:
 
 
 _REGISTRY: Dict[str, _Entry] = {}
-#: Old spellings with an underscore, each mapped to its registered hyphenated name;
-#: they still work, with a DeprecationWarning, until the next release.
-_DEPRECATED: Dict[str, str] = {}
 
 
 def register(
-    name: str, summary: str = "", *, deprecated_names: Sequence[str] = ()
+    name: str, summary: str = ""
 ) -> Callable[[Callable[..., ExperimentResult]], Callable[..., ExperimentResult]]:
     """Decorator adding an experiment function to the registry under ``name``.
 
-    Experiment names are hyphenated (``"kou-stable-rank"``); ``deprecated_names``
-    (old spellings) still resolve to it, with a DeprecationWarning, for one release.
+    Experiment names are hyphenated (``"kou-stable-rank"``).
 
     The function takes a :class:`Context` first, then its own parameters as keywords:
     ``def fig(ctx, *, n=10, ...)``. The decorator returns the experiment function,
@@ -282,8 +277,6 @@ def register(
         The hyphenated name (what ``relucore reproduce NAME`` takes).
     summary : str, optional
         One-line description; default the first line of the function's docstring.
-    deprecated_names : sequence of str, optional
-        Old spellings that still resolve to ``name`` with a DeprecationWarning.
 
     Returns
     -------
@@ -299,25 +292,22 @@ def register(
         if _takes_context(func):
             func = with_context(name, func)
         _REGISTRY[name] = _Entry(name, func, summary or (func.__doc__ or "").strip().splitlines()[0])
-        for old in deprecated_names:
-            _DEPRECATED[old] = name
         return func
 
     return deco
 
 
 def resolve(name: str) -> str:
-    """The registered name for ``name``; an old underscore spelling gives a DeprecationWarning."""
+    """The registered name ``name``; an unknown name is a ValueError that lists the known ones
+    (and names the hyphenated spelling of an old underscore one, removed in 1.0)."""
     if name in _REGISTRY:
         return name
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        warnings.warn(
-            f"experiment name {name!r} is deprecated and will stop working in the next release; use {new!r}",
-            DeprecationWarning,
-            stacklevel=3,
+    hyphenated = name.replace("_", "-")
+    if hyphenated in _REGISTRY:
+        raise ValueError(
+            f"unknown experiment {name!r}: experiment names are hyphenated, use {hyphenated!r} "
+            "(the underscore spellings were removed in 1.0)"
         )
-        return new
     raise ValueError(f"unknown experiment {name!r}; known: {', '.join(_REGISTRY)}")
 
 
@@ -338,7 +328,7 @@ def get(name: str) -> Callable[..., ExperimentResult]:
     Parameters
     ----------
     name : str
-        A registered name (or an old spelling of one).
+        A registered name.
 
     Returns
     -------

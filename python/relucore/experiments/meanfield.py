@@ -28,7 +28,6 @@ from typing import Dict, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from relucore._deprecation import renamed_parameters
 from relucore.experiments._base import Claim, Context, ExperimentResult, register, with_context
 
 __all__ = ["GRID_X", "GRID_LABELS", "ONE_D_SETS", "collapse_index", "lipschitz_constant"]
@@ -106,11 +105,10 @@ def lipschitz_constant(result, *, margin: float = 0.5, resolution: int = 81) -> 
 
 
 def _experiment(name: str, summary: str):
-    """Registers a mean-field experiment as ``name`` (old spelling: snake_case), ``iters`` renamed ``steps``."""
+    """Registers a mean-field experiment as ``name``."""
 
     def wrap(body):
-        func = renamed_parameters(iters="steps")(with_context(name, body))
-        return register(name, summary, deprecated_names=(name.replace("-", "_"),))(func)
+        return register(name, summary)(with_context(name, body))
 
     return wrap
 

@@ -36,8 +36,8 @@ def _resolve(names: Sequence[str]) -> List[str]:
             continue
         try:
             name = experiments._base.resolve(name)
-        except ValueError:
-            raise ValueError(f"unknown experiment {name!r}; known: {', '.join(known)} (or 'all')") from None
+        except ValueError as exc:  # resolve's message lists the known names, or names the new spelling
+            raise ValueError(f"{exc}" + ("" if "hyphenated" in str(exc) else " (or 'all')")) from None
         if name not in out:
             out.append(name)
     return out
