@@ -1,4 +1,4 @@
-"""Certified limits and exact gradient flow against plain GD runs (numbers in bench/README.md).
+"""Certified limits and exact gradient flow against plain GD runs (numbers in bench/HISTORY.md).
 
     python bench/bench_limit.py [--seeds 8] [--repeat 30]
 
@@ -17,7 +17,7 @@ On the Figure 4 setting (n = 10, d = 2000, m = 2, all-positive init), per proble
 
 ``--self-check`` times instead the calls the self-check of a certified limit (docs/math.md §13) is
 measured against: ``train(steps=np.inf)`` and a Figure 4 ``train`` call (default steps, CPU time, best
-of ``--repeat``); ``bench/bench_self_check.cpp`` times the check itself in C++, and bench/README.md
+of ``--repeat``); ``bench/bench_self_check.cpp`` times the check itself in C++, and bench/HISTORY.md
 relates the two. A finite ``train`` call never runs the check.
 """
 
