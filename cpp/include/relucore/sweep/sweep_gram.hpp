@@ -284,7 +284,9 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
         out.error = GramTrialError::minnorm_singular;
         return out;
     }
-    const MinNorm1Result mn = minnorm_single_gram(K, y, st.sign);
+    // K (square, finite) and y (n entries, finite: labels_usable) are checked above.
+    detail::require_nonzero("s", st.sign);
+    const MinNorm1Result mn = detail::minnorm_single_gram_checked(K, y, st.sign, QPSettings{});
     out.qp_status = mn.status;
     out.certificate =
         std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
