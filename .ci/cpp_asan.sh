@@ -6,7 +6,7 @@
 #
 # -O1 -g1 keeps the build short; NDEBUG stays undefined, so Eigen's bounds
 # assertions are on too. UBSan findings abort (-fno-sanitize-recover). The
-# compile-fail tests are left to the ordinary build (they run no code).
+# compile-fail and link-fail (abi_link_*) tests are left to the ordinary build (they run no code).
 # The build directory (build/cpp-asan) is kept between runs, so rebuilds are
 # incremental. Environment: RELUCORE_ASAN_BUILD (build directory),
 # RELUCORE_CI_JOBS (2).
@@ -35,7 +35,7 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:detec
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$log_dir/ubsan"
 log="$build_dir/ctest.log"
 set +e
-ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" -E '^compile_fail_' "$@" 2>&1 | tee "$log"
+ctest --test-dir "$build_dir" --output-on-failure --parallel "$jobs" -E '^(compile_fail|abi_link)_' "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 

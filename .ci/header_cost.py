@@ -29,14 +29,17 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-#: The start both ``--use`` TUs share: a small problem and a primal-dual engine from the positive init.
+#: The start both ``--use`` TUs share: a small problem and a primal-dual engine from the positive start.
 _DUAL_GD_START = """
     relucore::RowMatrix X = relucore::RowMatrix::Random(8, 20);
-    relucore::Vector y = relucore::Vector::Ones(8), s = relucore::Vector::Ones(2);
+    relucore::Vector y = relucore::Vector::Ones(8);
     relucore::GDSettings st;
     st.eta = 0.01;
     st.max_steps = 100;
-    auto gd = relucore::DualGD::positive_init(X, y, s, 1e-3, st);"""
+    relucore::DualGD::PositiveStart ps;
+    ps.outer = relucore::Vector::Ones(2);
+    ps.offset = 1e-3;
+    relucore::DualGD gd = relucore::DualGD::positive_start(X, y, ps, st);"""
 
 #: TUs that use an engine the way a simulator does (``--use``).
 USES = {
@@ -51,8 +54,11 @@ USES = {
         "relucore/relucore.hpp",
         _DUAL_GD_START
         + """
-    relucore::RowMatrix W0 = gd.alpha() * X;
-    relucore::DenseGD dense(X, y, s, W0, gd.alpha(), st);
+    relucore::DenseGD::Start ds;
+    ds.outer = gd.outer();
+    ds.W = gd.alpha() * X;
+    ds.alpha = gd.alpha();
+    relucore::DenseGD dense(X, y, std::move(ds), st);
     dense.step(10);
     return gd.run().nit > 0 ? 0 : 1;""",
     ),
@@ -109,7 +115,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (header, body) in tus.items():
-            source = f"#include <{header}>\n\nint main() {{{body}\n}}\n"
+            source = f"#include <{header}>\n\n#include <utility>\n\nint main() {{{body}\n}}\n"
             cpu, rss = measure(cxx, source, pathlib.Path(tmp))
             rows.append((name, cpu, rss))
             if not args.markdown:

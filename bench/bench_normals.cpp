@@ -1,7 +1,7 @@
 // CPU time of the counter streams' normals (random/counter.hpp) by path, in cache, and of
 // their parts on AVX-512: Philox4x32-10 blocks alone (random/philox32.hpp), the accepted
 // path of the ziggurat from words in registers, and the redraw of the rejected words
-// (random/normals_avx512.hpp); numbers in bench/README.md. Checks first that every path
+// (random/normals_avx512.hpp); numbers in bench/HISTORY.md. Checks first that every path
 // gives bitwise the scalar normals. From the root:
 //   g++ -std=c++17 -O2 -Icpp/include bench/bench_normals.cpp -o /tmp/bench_normals && /tmp/bench_normals
 #include "relucore/random/counter.hpp"

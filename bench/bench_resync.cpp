@@ -1,5 +1,5 @@
 // CPU time of DualGD steps with resync_every = 0 (never), 1024 (the default) and 1
-// (beta recomputed from alpha at every step); numbers in bench/README.md. From the root:
+// (beta recomputed from alpha at every step); numbers in bench/HISTORY.md. From the root:
 //   g++ -std=c++17 -O3 -DNDEBUG -DEIGEN_DONT_PARALLELIZE -Icpp/include -I<build>/generated/include \
 //       -isystem cpp/third_party/eigen bench/bench_resync.cpp -o /tmp/bench_resync && /tmp/bench_resync
 #include "../cpp/tests/problems.hpp"

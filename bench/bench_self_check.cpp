@@ -1,7 +1,7 @@
 // CPU time of the self-check of a certified limit (relucore/gd/self_check.hpp, docs/math.md §13)
 // against the proof it checks (certify_gd, which runs it once when the proof holds), on the
 // Figure 4 setting (n = 10, d = 2000, m = 2, all-positive start, default step); numbers in
-// bench/README.md. `python bench/bench_limit.py --self-check` relates it to whole calls. From the root:
+// bench/HISTORY.md. `python bench/bench_limit.py --self-check` relates it to whole calls. From the root:
 //   g++ -std=c++17 -O3 -DNDEBUG -DEIGEN_DONT_PARALLELIZE -Icpp/include -I<build>/generated/include \
 //       -isystem cpp/third_party/eigen bench/bench_self_check.cpp -o /tmp/bench_self_check && /tmp/bench_self_check
 #include "../cpp/tests/problems.hpp"

@@ -270,4 +270,31 @@ TEST_CASE("engines own their K or X by default: the caller's copy may die, bitwi
     }
 }
 
+TEST_CASE("all_finite on strided views, blocks and expressions answers as Eigen's allFinite") {
+    // The finiteness checks read K through a Ref with a run-time row stride (summed a row at a
+    // time): a bad entry anywhere, inside or outside the view, must be seen exactly when inside.
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    const RowMatrix base = RowMatrix::Random(7, 9);
+    int mismatches = 0;
+    for (const double v : {inf, -inf, nan, 1e308})
+        for (Index i = 0; i < 7; ++i)
+            for (Index j = 0; j < 9; ++j) {
+                RowMatrix M = base;
+                M(i, j) = v;
+                const Eigen::MatrixXd C = M;  // column-major
+                for (Index r0 : {0, 2})
+                    for (Index c0 : {0, 3}) {
+                        const ConstMatrixRef view = M.block(r0, c0, 4, 5);
+                        const bool want = M.block(r0, c0, 4, 5).allFinite();
+                        mismatches += all_finite(view) != want;
+                        mismatches += all_finite(C.block(r0, c0, 4, 5)) != want;
+                    }
+                mismatches += all_finite(M) != M.allFinite();
+                mismatches += all_finite(M.col(j)) != M.col(j).allFinite();  // inner stride 9
+                mismatches += all_finite(M * 2.0) != (M * 2.0).allFinite();
+            }
+    CHECK(mismatches == 0);
+    CHECK(all_finite(RowMatrix(0, 3)));
+}
+
 RELUCORE_TEST_MAIN

@@ -33,7 +33,7 @@ constexpr double cholesky_rcond_min = 1e-12;
 /// A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
 constexpr double divergence_factor = 1e12;
 /// engine="auto": the measured cost of one GD step of each engine on the
-/// reference machine (bench/bench_auto.py, bench/README.md), in nanoseconds per
+/// reference machine (bench/bench_auto.py, bench/HISTORY.md), in nanoseconds per
 /// unit of work: the primal-dual engine's step costs auto_dual_step_ns * n^2 m
 /// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
 /// * n d m (W X^T and the gradient's product with X) on its built-in products
@@ -87,7 +87,7 @@ constexpr double minnorm_pivot_rtol = 1e-13;
 constexpr int minnorm_max_block_iter = 60;
 constexpr int minnorm_stall_limit = 6;
 /// Sizes from which linalg/blas.hpp hands a product to a registered BLAS
-/// (below them relucore's own kernels are faster; bench/README.md, "K and W
+/// (below them relucore's own kernels are faster; bench/HISTORY.md, "K and W
 /// through a BLAS"): K = X X^T of at least blas_syrk_min_rows rows, and
 /// W += C X with at least blas_gemm_min_rows rows of W or at least
 /// blas_gemm_min_data entries of X.
@@ -97,7 +97,7 @@ constexpr std::int64_t blas_gemm_min_data = 1 << 20;
 /// The weight-space engine's products beta = W X^T and G = C X (blas::gemm_nt,
 /// blas::gemm) go to the BLAS from blas_gemm_min_rows neurons and
 /// blas_product_min_work multiply-adds (m n d) on; below, Eigen's per-neuron
-/// products, bitwise as before (bench/README.md, "The weight engine through
+/// products, bitwise as before (bench/HISTORY.md, "The weight engine through
 /// the BLAS").
 constexpr std::int64_t blas_product_min_work = 2000;
 /// Largest X (n d entries) the weight engine packs once per run for its AVX-512
@@ -116,7 +116,7 @@ constexpr std::int64_t generator_version = 2;
 
 /// Size from which linalg/lapack.hpp takes the eigenvalues of a symmetric
 /// matrix from a registered LAPACK (dsyevd) instead of Eigen's solver: below
-/// it the call costs more than it saves (bench/README.md, "Eigenvalues of K
+/// it the call costs more than it saves (bench/HISTORY.md, "Eigenvalues of K
 /// by LAPACK again"), and small problems keep Eigen's rounding.
 constexpr std::int64_t lapack_eigen_min_rows = 32;
 

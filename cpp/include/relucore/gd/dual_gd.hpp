@@ -201,22 +201,24 @@ public:
         const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0, const GDSettings& settings)
         : DualGD(std::move(K), y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
 
+    template <class Matrix = RowMatrix>  // instantiated only where called, as positive_start()
     [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
         const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& eps,
         const GDSettings& settings) {
         PositiveStart start;
         start.outer = outer;
         start.eps = eps;
-        return positive_start(X, y, start, settings);
+        return positive_start<Matrix>(X, y, start, settings);
     }
 
+    template <class Matrix = RowMatrix>  // instantiated only where called, as positive_start()
     [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
         const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, Scalar eps,
         const GDSettings& settings) {
         PositiveStart start;
         start.outer = outer;
         start.eps = RowMatrix::Constant(outer.size(), X.rows(), eps);
-        return positive_start(X, y, start, settings);
+        return positive_start<Matrix>(X, y, start, settings);
     }
     ///@}
 
@@ -235,7 +237,7 @@ public:
         guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
-            (this->*evaluate_relu_square_)();
+            evaluate_relu_square<0>();
         } else {
             loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
             dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
@@ -394,10 +396,9 @@ private:
         return std::sqrt(std::max<Scalar>(q, 0)) * std::sqrt(ca) * std::sqrt(cb) / settings_.eta;
     }
 
-    /// The ReLU/square step functions take n as a template parameter N: the
-    /// engine picks N = n for n <= 16 (loops fully unrolled, no remainder
-    /// code: at n ~ 10 loop control was most of a step) and N = 0 (n read at
-    /// run time) otherwise; see select_step_functions().
+    /// The ReLU/square step takes n as a template parameter N: N = n for n <= 16 (loops fully
+    /// unrolled: at n ~ 10 loop control was most of a step), N = 0 (n read at run time)
+    /// otherwise; see select_step_functions().
     ///
     /// apply() then evaluate() for the square loss and the ReLU in one pass over the neurons: each
     /// alpha/beta entry is updated, its mask compared and its contribution to h added while it is in
@@ -504,6 +505,8 @@ private:
                 // call that kernel directly instead of dispatching on every product.
                 if constexpr (N > 0)
                     product_.times_padded<(N + 1) / 2 * 2>(dak, dbk);
+                else if (product_.padded_n() > 0)  // n <= 16 from evaluate(): the same padded kernel
+                    product_.times(dak, dbk);
                 else if (k % 2 == 0 && k + 1 < m)
                     product_.times2(dak, dak + n, dbk, dbk + dstride);
                 else if (k % 2 == 0)
@@ -539,9 +542,9 @@ private:
     }
 
     /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's step.
+    /// evaluate() (at the start and each resync) keeps n at run time: a copy per n costs compile time.
     template <int N>
     void set_step_functions() {
-        evaluate_relu_square_ = &DualGD::evaluate_relu_square<N>;
         advance_relu_square_ = &DualGD::advance_relu_square<N>;
 #if defined(RELUCORE_SIMD_DISPATCH)
         if constexpr (N >= 6)
@@ -552,7 +555,7 @@ private:
 #if defined(RELUCORE_SIMD_DISPATCH)
     RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
     /// advance_relu_square<N>() by detail::dual_small::advance_avx512, bitwise the same state; compiled
-    /// for AVX-512F so that the kernel inlines (~5 ns a step less than calling it), without FMA.
+    /// for AVX-512F so that the kernel inlines (a call per step costs more than the step at small n), without FMA.
     template <int N>
     __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
         detail::dual_small::View v;
@@ -582,7 +585,6 @@ private:
     }
 
     using StepFunction = void (DualGD::*)();
-    StepFunction evaluate_relu_square_ = &DualGD::evaluate_relu_square<0>;
     StepFunction advance_relu_square_ = &DualGD::advance_relu_square<0>;
     std::shared_ptr<const RowMatrix> K_owner_;  // the engine's K, shared with its copies (null when borrowed)
     ConstMatrixRef K_;

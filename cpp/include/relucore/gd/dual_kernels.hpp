@@ -85,9 +85,8 @@ private:
 /// Bytes of K a tile of rows x columns occupies at most: the tile stays in the
 /// L1 data cache (48 KB on recent x86 cores) beside the lists while every
 /// neuron's rows in it stream past, so K is read from memory once per product
-/// of all neurons. 16 KB (64 rows of a 32-column AVX-512 block) measured
-/// fastest of 16, 24, 32 and 48 KB at n = 600, 1000 and 2000, and of 8, 128
-/// and 512 KB at n = 1000 (bench/README.md).
+/// of all neurons. 16 KB (64 rows of a 32-column AVX-512 block) is the fastest
+/// of the sizes tried between 8 and 512 KB (bench/HISTORY.md).
 constexpr Index kTileBytes = 16384;  // 16 KB
 
 /// Rows of a tile of K for a block of w columns.
@@ -100,8 +99,8 @@ constexpr Index tile_rows(Index w) {
 /// (add_active_rows_all), pay over one or two neurons per pass, each of which
 /// reads K from memory again. Below, per-neuron passes let the caller's work
 /// on one neuron's product overlap the next product (DualGD's gradient norm,
-/// a serial chain of n m additions, ran ~10 % slower at n = 24..40 when it
-/// waited for all products).
+/// a serial chain of n m additions, is slower when it waits for all
+/// products).
 constexpr Index kTiledMinRows = 513;
 constexpr bool tiles_pay(Index n) {
     return n >= kTiledMinRows;

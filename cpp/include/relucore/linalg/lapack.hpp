@@ -11,7 +11,7 @@
 // without any LAPACK builds and runs unchanged. The Python package registers,
 // with its BLAS (linalg/blas.hpp), the LAPACK that scipy loads
 // (scipy.linalg.cython_lapack; relucore/_core's bind_blas.cpp): its blocked
-// tridiagonalisation is about 1.5x faster than Eigen's at n = 800.
+// tridiagonalisation is faster than Eigen's on large K.
 //
 // Threads: the LAPACK runs on the BLAS registered with it, whose pool a
 // binding keeps to one thread while it runs (blas::SingleThreaded).
@@ -70,6 +70,37 @@ inline const Library* registered_lapack() {
 
 }  // namespace lapack
 
+namespace detail {
+
+/// What Eigen::SelfAdjointEigenSolver<Matrix>(K, Eigen::EigenvaluesOnly) computes, bit for
+/// bit (the same scaling into [-1, 1], Householder tridiagonalisation and implicit QR, through
+/// Eigen's public Tridiagonalization and computeFromTridiagonal), without instantiating the
+/// solver's compute(): that also compiles the accumulation of the Householder vectors into
+/// eigenvectors (a run-time branch there), most of the solver's template instantiation.
+template <class Matrix>
+bool eigen_eigenvalues(const ConstMatrixRef& K, VectorRef mu) {
+    using Solver = Eigen::SelfAdjointEigenSolver<Matrix>;
+    using Square = typename Solver::EigenvectorsType;
+    const Index n = K.rows();
+    if (n <= 1) {  // the solver's own case: K(0, 0), unchecked
+        if (n == 1) mu[0] = K(0, 0);
+        return true;
+    }
+    Square mat = K.template triangularView<Eigen::Lower>();
+    Scalar scale = mat.cwiseAbs().maxCoeff();
+    if (scale == Scalar(0)) scale = Scalar(1);
+    mat.template triangularView<Eigen::Lower>() /= scale;
+    Eigen::Tridiagonalization<Square> tri;
+    tri.compute(mat);
+    Solver eig;
+    eig.computeFromTridiagonal(tri.diagonal(), tri.subDiagonal(), Eigen::EigenvaluesOnly);
+    if (eig.info() != Eigen::Success) return false;
+    mu = eig.eigenvalues() * scale;
+    return true;
+}
+
+}  // namespace detail
+
 /// The eigenvalues of the symmetric matrix K (its lower triangle is read),
 /// ascending, into mu (K.rows() entries). Returns false when the solver
 /// failed (a non-finite K); mu is then unspecified. A template (Matrix is
@@ -88,10 +119,7 @@ bool symmetric_eigenvalues(const ConstMatrixRef& K, VectorRef mu) {
         lib->dsyevd(&jobz, &uplo, &nn, a.data(), &lda, mu.data(), work.data(), &lwork, &iwork, &liwork, &info);
         return info == 0;
     }
-    Eigen::SelfAdjointEigenSolver<Matrix> eig(K, Eigen::EigenvaluesOnly);
-    if (eig.info() != Eigen::Success) return false;
-    mu = eig.eigenvalues();
-    return true;
+    return detail::eigen_eigenvalues<Matrix>(K, mu);
 }
 
 }  // namespace RELUCORE_ABI_NAMESPACE

@@ -17,7 +17,7 @@
 // included inside each path's target-attributed function with that path's
 // intrinsics as macros, so every instruction set compiles the same text as if
 // written out by hand (a single definition over GCC/clang vector extensions
-// instantiated by target-attribute wrappers ran 4-8% slower; bench/README.md,
+// instantiated by target-attribute wrappers was slower; bench/HISTORY.md,
 // meanfield).
 #pragma once
 
@@ -218,7 +218,7 @@ __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline
 // element: GCC would contract the multiplications and subtractions into
 // AVX-512 FMAs, hence fp-contract=off. (With noise the AVX kernel is
 // used: the Box-Muller transform runs in AVX2, and mixing it with 512-bit
-// code measured 6% slower than staying at 256 bits.)
+// code is slower than staying at 256 bits.)
 template <int D, bool Outer, bool Bias>
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void fused_avx512(
     Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w_in,

@@ -385,16 +385,13 @@ struct MinNorm1Result {
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;
 };
 
-// @throws std::invalid_argument unless K is square and finite, y has n finite
-// entries and s is non-zero and finite (checked in every build type).
-inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVectorRef& y, double s,
-                                          const QPSettings& settings = QPSettings{}) {
+namespace detail {
+
+/// minnorm_single_gram() on arguments already checked (gram_trial checks K and y before it
+/// trains, and would otherwise pass over K once more).
+inline MinNorm1Result minnorm_single_gram_checked(const ConstMatrixRef& K, const ConstVectorRef& y, double s,
+                                                  const QPSettings& settings) {
     const Index n = K.rows();
-    detail::require_square("K", n, K.cols());
-    detail::require_size("y", y.size(), n, "n");
-    detail::require_finite("K", K);
-    detail::require_finite("y", y);
-    detail::require_nonzero("s", s);
     const double inf = std::numeric_limits<double>::infinity();
     Vector t = y / s, c(n), lower = Vector::Constant(n, -inf), upper(n);
     for (Index i = 0; i < n; ++i) {
@@ -439,6 +436,20 @@ inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVe
     out.dual_feasibility = dual / mscale;
     out.complementarity = comp / std::max(mscale * ymax, 1e-300);
     return out;
+}
+
+}  // namespace detail
+
+// @throws std::invalid_argument unless K is square and finite, y has n finite
+// entries and s is non-zero and finite (checked in every build type).
+inline MinNorm1Result minnorm_single_gram(const ConstMatrixRef& K, const ConstVectorRef& y, double s,
+                                          const QPSettings& settings = QPSettings{}) {
+    detail::require_square("K", K.rows(), K.cols());
+    detail::require_size("y", y.size(), K.rows(), "n");
+    detail::require_finite("K", K);
+    detail::require_finite("y", y);
+    detail::require_nonzero("s", s);
+    return detail::minnorm_single_gram_checked(K, y, s, settings);
 }
 
 }  // namespace RELUCORE_ABI_NAMESPACE

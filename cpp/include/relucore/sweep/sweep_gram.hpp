@@ -195,8 +195,8 @@ struct GramTrialSettings : StartOptions {
     bool minnorm = true;  // solve for w* and the gap
     double norm1 = 1.0;   // ||lambda||_1, for the normalised gap
     /// Widest SIMD path of the trial (simd::ThreadCap while it runs; the sweep's sampler takes
-    /// the same cap). A trial is ~20 short steps among scalar work, and the 512-bit step
-    /// lowers the clock for all of it: n = 10 runs ~7 % faster without it. Bitwise the same.
+    /// the same cap). A trial is a few short steps among scalar work, and the 512-bit step
+    /// lowers the clock for all of it, so small trials run faster without it. Bitwise the same.
     int simd_level = simd::kAvx;
 };
 
@@ -284,7 +284,9 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
         out.error = GramTrialError::minnorm_singular;
         return out;
     }
-    const MinNorm1Result mn = minnorm_single_gram(K, y, st.sign);
+    // K (square, finite) and y (n entries, finite: labels_usable) are checked above.
+    detail::require_nonzero("s", st.sign);
+    const MinNorm1Result mn = detail::minnorm_single_gram_checked(K, y, st.sign, QPSettings{});
     out.qp_status = mn.status;
     out.certificate =
         std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
