@@ -37,6 +37,8 @@ __all__ = [
     "ETA",
     "GRAD",
     "LOSS",
+    "OBJECTIVE",
+    "exponents_of",
 ]
 
 #: Binary exponents of max |X| and max |y| within +-SAFE_EXPONENT run unscaled (relucore/defaults.hpp).
@@ -51,6 +53,7 @@ ALPHA = (-2, 1)
 ETA = (-2, 0)  # eta, and gradient-flow time
 GRAD = (1, 1)  # gradient norms and tol
 LOSS = (0, 2)
+OBJECTIVE = (-2, 2)  # 1/2 sum ||w_k||^2 (minnorm), as |W|^2
 
 
 def binary_exponent(a: np.ndarray) -> int:
@@ -114,9 +117,15 @@ class Scaling:
 
     def up_inplace(self, a: Optional[np.ndarray], unit) -> None:
         """:meth:`up` into ``a`` itself (batch axis first)."""
-        if a is not None:
-            with np.errstate(over="ignore", under="ignore"):
-                np.ldexp(a, self.power(unit, a.ndim), out=a)
+        self.up_all(((a, unit),))
+
+    def up_all(self, pairs) -> None:
+        """:meth:`up_inplace` on every ``(array or None, unit, ...)`` of ``pairs`` (one error state for all)."""
+        with np.errstate(over="ignore", under="ignore"):
+            for a, unit, *_ in pairs:
+                if a is not None:
+                    p = unit[0] * self.ex + unit[1] * self.ey
+                    np.ldexp(a, p.reshape((-1,) + (1,) * (a.ndim - 1)) if a.ndim > 1 else p, out=a)
 
 
 def unrepresentable_message(sc: Scaling, b: int, batched: bool) -> str:
@@ -138,6 +147,14 @@ def _exponents(a: Optional[np.ndarray], halve: bool = False) -> Optional[np.ndar
         return None
     e = np.array([binary_exponent(a[b]) for b in range(a.shape[0])], dtype=np.int64)
     return e // 2 if halve else e
+
+
+def exponents_of(X, gram, y) -> Scaling:
+    """The exponents of one problem (``X`` (n, d) or None, ``gram`` (n, n) or None, ``y`` (n,)), whatever their
+    range: ``ex`` of ``max |x_ij|``, else half (floor) that of ``max |K_ij|`` (``K -> 4^k K`` shifts it by k);
+    ``ey`` of ``max |y_i|``. The rule of :func:`plan_scaling`, for a front end that always rescales (minnorm)."""
+    ex = _exponents(X[None]) if X is not None else _exponents(None if gram is None else gram[None], halve=True)
+    return Scaling(ex=np.zeros(1, dtype=np.int64) if ex is None else ex, ey=_exponents(y[None]))
 
 
 def plan_scaling(X, gram, y, not_scale_free: str = "") -> Optional[Scaling]:

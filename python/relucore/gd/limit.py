@@ -465,7 +465,9 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
     check_limit_settings(s.loss.name, s.activation.name)
     refuse_two_layer("run_to_limit", s.train_outer, s.output_scale, trainer._bias)
     K, y, signs = np.array(e.K), np.array(e.labels), np.array(e.outer)
-    run = run_engine_to_limit(e, K, y, signs, trainer.tol, max_steps)
+    sc = trainer._sc  # the engine runs on the exactly rescaled copy of the data (relucore._scaling), or None
+    up = _same if sc is None else (lambda v, unit: sc.up(v, unit, 0))
+    run = run_engine_to_limit(e, K, y, signs, trainer._tol, max_steps, up)
     W = None
     if trainer._X is not None:
         W = np.empty((1,) + trainer._W0.shape)
@@ -478,13 +480,17 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
             n_threads=1,
         )
         W = W[0]
+    if sc is not None:
+        states = ((run["alpha"], scaling.ALPHA), (run["beta"], scaling.Y), (W, scaling.W))
+        sc.check_representable(tuple((None if a is None else a[None], u) for a, u in states), batched=False)
+        run["alpha"], run["beta"], W = (up(a, u) for a, u in states)
     return CertifiedResult(
         W=W,
-        W0=None if trainer._W0 is None else trainer._W0.copy(),
-        alpha0=trainer._alpha0.copy(),
-        beta0=trainer._beta0.copy(),
+        W0=None if trainer._W0 is None else np.array(up(trainer._W0, scaling.W)),
+        alpha0=np.array(up(trainer._alpha0, scaling.ALPHA)),
+        beta0=np.array(up(trainer._beta0, scaling.Y)),
         signs=signs,
-        eta=float(e.eta),
+        eta=float(trainer.eta),
         success=run["status"] == 0,
         history=None,
         tol=float(trainer.tol),
