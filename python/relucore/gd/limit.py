@@ -483,6 +483,8 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
     if sc is not None:
         states = ((run["alpha"], scaling.ALPHA), (run["beta"], scaling.Y), (W, scaling.W))
         sc.check_representable(tuple((None if a is None else a[None], u) for a, u in states), batched=False)
+        if not (np.isfinite(run["loss"]) and np.isfinite(run["grad_norm"])):
+            raise ValueError(scaling.unrepresentable_message(sc, 0, False))
         run["alpha"], run["beta"], W = (up(a, u) for a, u in states)
     return CertifiedResult(
         W=W,
