@@ -92,6 +92,27 @@ def test_the_flow_of_the_issue_at_x_1e80_is_the_unit_flow():
     assert relucore.verify(fl, X * 2.0**266, y).holds
 
 
+@pytest.mark.parametrize("k, j", [(-300, 100), (200, 100), (0, -700)])
+def test_gram_only_flow_and_trainer_rescale_exactly(k, j):
+    X, y = _mixed()
+    K = X @ X.T
+    T = np.array([0.5, 3.0])
+    ref = relucore.flow(None, y, gram=K, signs=SIGNS, times=T)
+    Ks, ys = np.ldexp(K, 2 * k), np.ldexp(y, j)
+    fl = relucore.flow(None, ys, gram=Ks, signs=SIGNS, times=np.ldexp(T, -2 * k))
+    assert fl.W is None and fl.status == ref.status
+    np.testing.assert_array_equal(fl.beta, np.ldexp(ref.beta, j))
+    np.testing.assert_array_equal(fl.alpha, np.ldexp(ref.alpha, j - 2 * k))
+    np.testing.assert_array_equal(fl.beta_t, np.ldexp(ref.beta_t, j))
+    np.testing.assert_array_equal(fl.event_times, np.ldexp(ref.event_times, -2 * k))
+    assert relucore.verify(fl, y=ys, gram=Ks).holds
+    t_ref, t = relucore.Trainer(None, y, gram=K, signs=SIGNS), relucore.Trainer(None, ys, gram=Ks, signs=SIGNS)
+    t_ref.step(20), t.step(20)
+    assert t.W is None
+    np.testing.assert_array_equal(t.alpha, np.ldexp(t_ref.alpha, j - 2 * k))
+    np.testing.assert_array_equal(t.K, Ks)
+
+
 def test_a_flow_time_float64_cannot_hold_on_the_rescaled_copy_is_refused():
     X, y = _mixed()
     with pytest.raises(ValueError, match=r"the time 1e\+300 cannot be represented"):
