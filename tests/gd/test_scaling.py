@@ -235,7 +235,7 @@ def test_scale_families_are_covariant_or_refused(k, j, shape, steps):
     np.testing.assert_allclose(np.ldexp(res.beta, -j), ref.beta, rtol=0, atol=1e-12 * max(np.abs(ref.beta).max(), 1))
     if steps == np.inf:
         assert res.certificate.holds == ref.certificate.holds
-    if res.success and shape != "n>d":
+    if res.success:
         assert relucore.verify(res, np.ldexp(X, k), np.ldexp(y, j)).holds
 
 
