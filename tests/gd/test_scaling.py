@@ -5,11 +5,12 @@ The reference is the same problem at unit scale: by the homogeneity of the model
 ``alpha -> 2^(j-2k) alpha``, and with powers of two every rounding is the same.
 """
 
-import os
 import warnings
 
 import numpy as np
 import pytest
+from _scale_families import BUDGET, shaped
+from _scale_families import mixed as _mixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,13 +18,6 @@ import relucore
 from relucore._scaling import SAFE_EXPONENT, binary_exponent, plan_scaling
 from relucore.gd.prepare import prepare
 from relucore.theory.limits import PremiseWarning
-
-
-def _mixed(seed=1, n=5, d=40):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / np.sqrt(d)
-    y = rng.uniform(0.2, 1, n) * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    return X, y
 
 
 def _inside(k, j, X, y) -> bool:
@@ -193,10 +187,6 @@ def test_front_ends_without_a_scale_back_refuse_clearly():
     np.testing.assert_array_equal(W2, np.ldexp(W, 380))
 
 
-# CI runs a fixed budget; a longer run: RELUCORE_PROPERTY_EXAMPLES=2000 python -m pytest tests/gd/test_scaling.py
-BUDGET = int(os.environ.get("RELUCORE_PROPERTY_EXAMPLES", "25"))
-
-
 @settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     k=st.integers(-1000, 1000),
@@ -207,17 +197,7 @@ BUDGET = int(os.environ.get("RELUCORE_PROPERTY_EXAMPLES", "25"))
 def test_scale_families_are_covariant_or_refused(k, j, shape, steps):
     """Every result on 2^k X, 2^j y is a clear ValueError or the unit-scale result scaled back:
     the same status and certificate verdict, beta within 1e-12 (exactly, with powers of two)."""
-    rng = np.random.default_rng(abs(k * 2003 + j) % 1000)
-    X, y = _mixed(seed=3)
-    if shape == "collinear":
-        X[1] = 0.5 * X[0]
-    elif shape == "duplicate":
-        X[2] = X[0]
-        y[2] = y[0]
-    elif shape == "n>d":
-        X = rng.standard_normal((12, 4))
-        y = rng.uniform(0.2, 1, 12) * rng.choice([-1.0, 1.0], 12)
-    W0 = rng.standard_normal((2, X.shape[1])) * 0.3
+    X, y, W0 = shaped(shape, abs(k * 2003 + j) % 1000)
     try:
         ref = relucore.train(X, y, signs=(1, -1), init=W0, steps=steps)
     except ValueError:

@@ -8,37 +8,18 @@ contraction rate ``exp(-mu_min(M))`` per unit time becomes the unit rate to the 
 Powers of two scale every rounding the same way, so the comparisons are bitwise.
 """
 
-import os
 import pickle
 
 import numpy as np
 import pytest
+from _scale_families import BUDGET, shaped
+from _scale_families import mixed as _mixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import relucore
 
 SIGNS = (1, -1)
-
-
-def _mixed(seed=1, n=5, d=40):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) / np.sqrt(d)
-    y = rng.uniform(0.2, 1, n) * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    return X, y
-
-
-def _shaped(shape, seed):
-    rng = np.random.default_rng(seed)
-    X, y = _mixed(seed=3)
-    if shape == "collinear":
-        X[1] = 0.5 * X[0]
-    elif shape == "duplicate":
-        X[2], y[2] = X[0], y[0]
-    elif shape == "n>d":
-        X = rng.standard_normal((12, 4))
-        y = rng.uniform(0.2, 1, 12) * rng.choice([-1.0, 1.0], 12)
-    return X, y, rng.standard_normal((2, X.shape[1])) * 0.3
 
 
 def _same_flow(fl, ref, k, j):
@@ -207,10 +188,6 @@ def test_verify_checks_far_from_unit_scale_on_a_rescaled_copy():
         assert not relucore.verify(bad, Xs, ys).holds
 
 
-# CI runs a fixed budget; a longer run: RELUCORE_PROPERTY_EXAMPLES=2000 python -m pytest tests/gd/test_scaling_frontends.py
-BUDGET = int(os.environ.get("RELUCORE_PROPERTY_EXAMPLES", "25"))
-
-
 @settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     k=st.integers(-1000, 1000),
@@ -221,7 +198,7 @@ def test_scale_families_of_flow_and_trainer(k, j, shape):
     """Every flow and Trainer result on 2^k X, 2^j y (an explicit start: the default positive one needs K
     invertible) is a clear ValueError or the unit-scale result scaled back: the same status and certificate
     verdict, beta within 1e-12; every success passes verify."""
-    X, y, W0 = _shaped(shape, abs(k * 2003 + j) % 1000)
+    X, y, W0 = shaped(shape, abs(k * 2003 + j) % 1000)
     with np.errstate(over="ignore", under="ignore"):
         Xs, ys, W0s = np.ldexp(X, k), np.ldexp(y, j), np.ldexp(W0, j - k)
     if not (np.isfinite(W0s).all() and np.abs(W0s).max() >= np.finfo(float).tiny):
