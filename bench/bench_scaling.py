@@ -1,16 +1,23 @@
-"""What the exact rescaling of the data (relucore._scaling) costs a call that does not need it.
+"""What the exact rescaling of the data (relucore._scaling) costs: an ordinary call, and a rescaled one.
 
 Every call of ``train`` decides whether its data lie in the range that runs unscaled (the binary
 exponents of max |X| and max |y|). As shipped, the C++ prepare step tests max_i K_ii and max |y_i|
-(O(n), gd/prepare.hpp: scale_may_be_out_of_range) and the exact O(n d) decision runs only where
-that test flags a problem. This times the Figure 4 setting (n = 10, d = 2000, m = 2, all-positive
-start, default step; Lai et al. 2026) as a finite run and as ``steps=np.inf``: as shipped, against
-the exact decision forced on every call (what an O(n d) scan of X per call costs), alternating the
-two, best of several rounds; and one call on data 2^-200 X (rescaled) against X.
+right after forming K (O(n), ``StartOptions::scale_test``, gd/positive_start.hpp) and stops there for
+a flagged problem, which alone pays the exact O(n d) decision and is then prepared once, on its
+rescaled copy. This times the Figure 4 setting (n = 10, d = 2000, m = 2, all-positive start,
+default step; Lai et al. 2026):
+
+- a finite run and ``steps=np.inf`` as shipped against the exact decision forced on every call
+  (what an O(n d) scan of X per call would cost), alternating the two, best of several rounds;
+- the Python side of the decision on an ordinary call (``draws_once``, ``not_scale_free`` and the
+  flag reads; the C++ test is two passes over n numbers inside the prepare step) in isolation,
+  as a share of the call;
+- one call on data 2^-200 X (rescaled) against X, for ``train``, ``steps=np.inf``, ``flow`` and
+  ``Trainer`` (construction and 100 steps).
 
     python bench/bench_scaling.py [--rounds 7]
 
-Each row names the CPU model and ISA.
+Each row names the CPU model and ISA, and the load.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np  # noqa: E402
 
 import relucore  # noqa: E402
 import relucore.gd.prepare as prepare_module  # noqa: E402
+from relucore.gd.rescale import draws_once, not_scale_free  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import machine, problem  # noqa: E402
@@ -39,37 +47,81 @@ def per_call(fn, calls: int) -> float:
     return (time.perf_counter() - t0) / calls
 
 
+def best(fn, calls: int, rounds: int) -> float:
+    return min(per_call(fn, calls) for _ in range(rounds))
+
+
+def decision_rows(X, y, signs, rounds):
+    shipped = prepare_module.draws_once
+    rows = []
+    for label, steps, calls in (("train, Figure 4", 10000, 300), ("train steps=inf, Figure 4", np.inf, 150)):
+        fn = lambda: relucore.train(X, y, signs=signs, steps=steps)  # noqa: E731
+        ref = fn()
+        with_test, exact = np.inf, np.inf
+        for _ in range(rounds):
+            prepare_module.draws_once = shipped
+            with_test = min(with_test, per_call(fn, calls))
+            prepare_module.draws_once = lambda *a: True  # the exact decision up front, on every call
+            exact = min(exact, per_call(fn, calls))
+            assert np.array_equal(fn().W, ref.W)  # the decision changes no bit of an ordinary call
+        prepare_module.draws_once = shipped
+        rows.append((label, with_test, exact))
+    return rows
+
+
+def python_side(calls: int = 200000) -> float:
+    """Per call: the Python code an ordinary call runs for the decision (the C++ test is inside prepare)."""
+    flagged, scaling = False, None
+
+    def side():
+        once = draws_once("positive", None)
+        reason = not_scale_free("square", "positive")
+        return once or reason or flagged or scaling is not None
+
+    return per_call(side, calls)
+
+
+def rescaled_rows(X, y, signs, rounds):
+    tiny = np.ldexp(X, -200)
+    calls = (
+        ("train", lambda A: relucore.train(A, y, signs=signs), 100),
+        ("train steps=inf", lambda A: relucore.train(A, y, signs=signs, steps=np.inf), 60),
+        ("flow", lambda A: relucore.flow(A, y, signs=signs), 20),
+        ("Trainer + 100 steps", lambda A: relucore.Trainer(A, y, signs=signs).step(100).W, 100),
+    )
+    rows = []
+    for label, fn, n in calls:
+        t_x, t_tiny = np.inf, np.inf
+        for _ in range(rounds):
+            t_x = min(t_x, per_call(lambda: fn(X), n))
+            t_tiny = min(t_tiny, per_call(lambda: fn(tiny), n))
+        rows.append((label, t_tiny, t_x))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     X, y, signs = problem(10, 2000, 2)
-    shipped = prepare_module._draws_once
-    rows = []
-    for label, steps, calls in (("train, Figure 4", 10000, 300), ("train steps=inf, Figure 4", np.inf, 150)):
-        fn = lambda: relucore.train(X, y, signs=signs, steps=steps)
-        ref = fn()
-        with_plan, without = np.inf, np.inf
-        for _ in range(args.rounds):
-            prepare_module._draws_once = shipped
-            with_plan = min(with_plan, per_call(fn, calls))
-            prepare_module._draws_once = lambda *a: True  # the exact decision up front, on every call
-            without = min(without, per_call(fn, calls))
-            assert np.array_equal(fn().W, ref.W)  # the decision changes no bit of an ordinary call
-        prepare_module._draws_once = shipped
-        rows.append((label, with_plan, without))
-    tiny = np.ldexp(X, -200)
-    t_x = min(per_call(lambda: relucore.train(X, y, signs=signs), 100) for _ in range(3))
-    t_tiny = min(per_call(lambda: relucore.train(tiny, y, signs=signs), 100) for _ in range(3))
+    rows = decision_rows(X, y, signs, args.rounds)
+    side = python_side()
+    resc = rescaled_rows(X, y, signs, max(3, args.rounds // 2))
     where = machine()
     load = os.getloadavg()[0]
     print(f"| call | as shipped (O(n) test) | exact O(n d) decision every call | ratio | machine (load {load:.1f}) |")
     print("| --- | --- | --- | --- | --- |")
     for label, a, b in rows:
         print(f"| {label} | {a * 1e6:.1f} us | {b * 1e6:.1f} us | {a / b:.3f} | {where} |")
-    print(
-        f"| train on 2^-200 X (rescaled) vs X | {t_tiny * 1e6:.1f} us | {t_x * 1e6:.1f} us | {t_tiny / t_x:.3f} | {where} |"
-    )
+    print()
+    print(f"| Python side of the decision per call | share of train | share of steps=inf | machine (load {load:.1f}) |")
+    print("| --- | --- | --- | --- |")
+    print(f"| {side * 1e6:.2f} us | {side / rows[0][1] * 100:.2f} % | {side / rows[1][1] * 100:.2f} % | {where} |")
+    print()
+    print(f"| call on 2^-200 X (rescaled) vs X | rescaled | X | ratio | machine (load {load:.1f}) |")
+    print("| --- | --- | --- | --- | --- |")
+    for label, a, b in resc:
+        print(f"| {label} | {a * 1e6:.1f} us | {b * 1e6:.1f} us | {a / b:.3f} | {where} |")
 
 
 if __name__ == "__main__":

@@ -127,12 +127,14 @@ void bind_flow(py::module_& m) {
     m.def(
         "flow_follow",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
-           const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events) {
+           const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events,
+           int time_exponent, int beta_exponent) {
             const Index mm = beta.shape(0), n = beta.shape(1);
             FlowOutput o;
             {
                 py::gil_scoped_release release;
-                o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times, max_events);
+                o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times, max_events,
+                           MessageUnits{time_exponent, beta_exponent});
             }
             py::dict d;
             d["status"] = o.status;
@@ -159,7 +161,8 @@ void bind_flow(py::module_& m) {
             return d;
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),
-        py::arg("times"), py::arg("max_events"),
+        py::arg("times"), py::arg("max_events"), py::arg("time_exponent") = 0, py::arg("beta_exponent") = 0,
         "Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event "
-        "(docs/math.md §13); the state at the sorted times.");
+        "(docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and "
+        "entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling).");
 }

@@ -1,6 +1,5 @@
-// Batched runs of the GD engines: B independent problems in one call, OpenMP
-// across problems, the GIL released. Arrays are allocated and validated by the
-// Python layer; here they are only viewed.
+// Batched runs of the GD engines: B independent problems in one call, OpenMP across problems, the GIL
+// released. Arrays are allocated and validated by the Python layer; here they are only viewed.
 #include "common.hpp"
 #include "blas_registry.hpp"
 
@@ -30,12 +29,10 @@ using namespace relucore::bindings;
 
 namespace {
 
-// Per-problem histories that grow with the run (GrowingHistory): memory
-// follows the steps actually run, not the step budget. history = {"limit": R,
-// "states": bool, "outer": m (keep the outer weights; 0 or absent: not)} with R
-// the most slots a run can fill (0 or absent: none);
-// "initial" (optional) the first chunk. After the runs, to_dict() copies them
-// into arrays (B, R_max, ...) padded with steps -1, loss and states NaN, mask 0.
+// Per-problem histories that grow with the run (GrowingHistory): memory follows the steps actually run, not the
+// step budget. history = {"limit": R, "states": bool, "outer": m (keep the outer weights; 0 or absent: not)} with R
+// the most slots a run can fill (0 or absent: none); "initial" (optional) the first chunk. After the runs,
+// to_dict() copies them into arrays (B, R_max, ...) padded with steps -1, loss and states NaN, mask 0.
 struct HistoryStores {
     std::vector<std::unique_ptr<GrowingHistory>> stores;
     std::int64_t limit = 0, initial = 64;
@@ -168,9 +165,8 @@ struct Outcomes {
     }
 };
 
-// Problem b's slices of the arrays both engines share; outer is problem b's
-// row of a (B, m) outer array (written back after the run: a trained outer
-// layer moves) or the shared (m) one.
+// Problem b's slices of the arrays both engines share; outer is problem b's row of a (B, m) outer array
+// (written back after the run: a trained outer layer moves) or the shared (m) one.
 struct ProblemViews {
     ConstVectorMap y;
     VectorMap outer;
@@ -389,11 +385,16 @@ struct PrepareArrays {
     Index B = 0, n = 0, m = 0, d = 0;
     std::vector<double> mu;  // B x n spectra, for the refusal messages
     std::vector<std::int32_t> check;
-    std::vector<std::uint8_t> scale;  // 1 where scale_may_be_out_of_range() (gd/prepare.hpp)
+    std::vector<std::uint8_t> scale;  // 1 where scale_may_be_out_of_range() (gd/positive_start.hpp)
     void flag_scale(Index b, const ConstMatrixRef* xr, const PrepareRequest& r) {  // after b's prepare_start
-        const bool formed = r.gram_given || !r.lazy_gram || xr == nullptr;         // K formed
-        scale[static_cast<std::size_t>(b)] =
-            scale_may_be_out_of_range(xr, ConstMatrixMap(k + b * n * n, n, n), formed, ConstVectorMap(y + b * n, n));
+        auto& c = check[static_cast<std::size_t>(b)];
+        const bool formed = r.gram_given || !r.lazy_gram || xr == nullptr;  // K formed (without scale_test)
+        // With scale_test, prepare_start stopped at the test where it held (not a refusal).
+        const bool out = r.scale_test ? c == static_cast<std::int32_t>(StartCheck::scale_out_of_range)
+                                      : scale_may_be_out_of_range(xr, ConstMatrixMap(k + b * n * n, n, n), formed,
+                                                                  ConstVectorMap(y + b * n, n));
+        scale[static_cast<std::size_t>(b)] = out;
+        if (out && r.scale_test) c = 0;
     }
 };
 
@@ -458,7 +459,8 @@ static void bind_prepare(py::module_& m) {
         .def_readwrite("tol", &PrepareRequest::tol)
         .def_readwrite("tol_factor", &PrepareRequest::tol_factor)
         .def_readwrite("activation", &PrepareRequest::activation)
-        .def_readwrite("leaky_slope", &PrepareRequest::leaky_slope);
+        .def_readwrite("leaky_slope", &PrepareRequest::leaky_slope)
+        .def_readwrite("scale_test", &PrepareRequest::scale_test);
     m.def(
         "prepare_batch",
         [](const std::optional<CArray<double>>& X, const CArray<double>& y, CArray<double> K,
@@ -519,14 +521,11 @@ static void bind_prepare(py::module_& m) {
         py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
         py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
         py::arg("init"), py::arg("n_threads") = 0,
-        "Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or "
-        "(B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left "
-        "untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), "
-        "alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 "
-        "replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start "
-        "(settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps "
-        "(< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md "
-        "(relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range().");
+        "Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer "
+        "weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default "
+        "step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/"
+        "refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with "
+        "settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy).");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {

@@ -192,6 +192,43 @@ TEST_CASE("prepare_start: the positive mode is positive_start(), bit for bit, wi
     CHECK_CLOSE(o.mu1, largest_singular_value(o.K), 1e-12, 0.0);
 }
 
+TEST_CASE("prepare_start: scale_test stops where the scale may be out of range, and changes nothing elsewhere") {
+    const Index n = 6, m = 2, d = 20;
+    const Problem p = make_problem(n, d, 5);
+    const Vector outer = Vector::Ones(m);
+    for (const StartBeta mode : {StartBeta::positive, StartBeta::given}) {
+        PrepareRequest req, tested;
+        req.beta = tested.beta = mode;
+        tested.scale_test = true;
+        Out a(n, m, d), b(n, m, d);
+        a.beta0.setConstant(0.1), b.beta0.setConstant(0.1);
+        CHECK(run(p.X, outer, req, a) == StartCheck::ok);
+        CHECK(run(p.X, outer, tested, b) == StartCheck::ok);  // unit scale: the same start, bit for bit
+        CHECK((a.alpha0.array() == b.alpha0.array()).all() && (a.W0.array() == b.W0.array()).all());
+        // 2^-200 X: max |x_ij| ~ 2^-200 lies outside +-scale_exponent. The test stops there (K formed, nothing
+        // solved); the exact test on max |x| agrees.
+        const RowMatrix tiny = p.X * std::ldexp(1.0, -200);
+        Out c(n, m, d);
+        c.beta0.setConstant(0.1);
+        c.alpha0.setConstant(-7);
+        CHECK(run(tiny, outer, tested, c) == StartCheck::scale_out_of_range);
+        CHECK((c.alpha0.array() == -7).all());
+        const ConstMatrixRef t(tiny);
+        CHECK(scale_may_be_out_of_range(&t, c.K, true, Vector::Ones(n)));
+        int e = 0;
+        std::frexp(tiny.cwiseAbs().maxCoeff(), &e);
+        CHECK(std::abs(e) > defaults::scale_exponent);
+        // Labels far from unit scale alone are flagged too.
+        Out l(n, m, d);
+        l.beta0.setConstant(0.1);
+        const ConstMatrixRef x(p.X);
+        double eta = 0, tol = -1;
+        const Vector y = Vector::Constant(n, std::ldexp(1.0, 300));
+        CHECK(prepare_start(&x, y, outer, tested, l.K, l.mu, l.mu1, l.beta0, l.alpha0, l.W0, eta, tol) ==
+              StartCheck::scale_out_of_range);
+    }
+}
+
 TEST_CASE("refusal_message: each refusal in the words of docs/errors.md") {
     const Index n = 4, m = 2, d = 30;
     const Vector outer = Vector::Ones(m);

@@ -126,6 +126,7 @@ class PrepareSettings:
     gram_given: bool
     lazy_gram: bool
     loss: Loss
+    scale_test: bool
     solve: StartSolve
     def __init__(self) -> None:
         ...
@@ -642,9 +643,9 @@ def example_states(beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]
     """
     (unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).
     """
-def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex) -> dict:
+def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
     """
-    Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times.
+    Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling).
     """
 def fused_gram(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str = 'gaussian', scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, keep_x: bool = False, block_columns: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
     """
@@ -688,7 +689,7 @@ def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.Support
     """
 def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
     """
-    Prepares B problems for any init (relucore/gd/prepare.hpp, settings.beta) with outer weights (m,) or (B, m): K (unless settings.gram_given; with settings.lazy_gram only where this step reads it, K left untouched otherwise), mu_1 when a default needs it or the bounds cannot check eta[b] > 0 (else NaN), alpha0 and W0, every numerical check (labels' scale, K, a finite start and loss, the step), eta[b] <= 0 replaced by the default step, and tol (settings.tol >= 0, else the default). The all-positive start (settings.beta = StartBeta.positive) also checks the outer weights and fills beta0 with settings.eps (< 0: beta0 given). A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range().
+    Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy).
     """
 def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

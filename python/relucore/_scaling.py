@@ -37,6 +37,8 @@ __all__ = [
     "ETA",
     "GRAD",
     "LOSS",
+    "OBJECTIVE",
+    "exponents_of",
 ]
 
 #: Binary exponents of max |X| and max |y| within +-SAFE_EXPONENT run unscaled (relucore/defaults.hpp).
@@ -51,6 +53,21 @@ ALPHA = (-2, 1)
 ETA = (-2, 0)  # eta, and gradient-flow time
 GRAD = (1, 1)  # gradient norms and tol
 LOSS = (0, 2)
+OBJECTIVE = (-2, 2)  # 1/2 sum ||w_k||^2 (minnorm), as |W|^2
+
+
+def _factor(p):
+    """How to multiply by ``2^p`` (``p`` an int or an int array): ``(True, 2^p)`` where every ``|p| <= 1022``,
+    so that ``2^p`` is a normal number and the product is ``np.ldexp`` bit for bit (both round ``a 2^p``
+    once), else ``(False, p as int32)`` for ``np.ldexp`` (whose int64 exponents take a slow casting loop)."""
+    p = np.asarray(p).astype(np.int32)
+    return (True, np.ldexp(1.0, p)) if np.abs(p).max(initial=0) <= 1022 else (False, p)
+
+
+def _scaled(a: np.ndarray, factor, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """``a 2^p`` for ``factor = _factor(p)``, correctly rounded as ``np.ldexp``."""
+    mul, f = factor
+    return np.multiply(a, f, out=out) if mul else np.ldexp(a, f, out=out)
 
 
 def binary_exponent(a: np.ndarray) -> int:
@@ -70,6 +87,16 @@ class Scaling:
     ex: np.ndarray  # (B,) int
     ey: np.ndarray  # (B,) int
     data: str = "X"  # "gram" in Gram-only mode (the messages name it)
+    # The factors of _factor per (unit, sign, ndim): a scale-back applies the same few many times.
+    _factors: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def _times(self, a: np.ndarray, unit, sign: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """``a 2^(sign (unit[0] ex + unit[1] ey))``, per problem along the first axis."""
+        key = (unit, sign, a.ndim)
+        f = self._factors.get(key)
+        if f is None:
+            f = self._factors[key] = _factor(sign * self.power(unit, a.ndim))
+        return _scaled(a, f, out)
 
     def power(self, unit, ndim: int) -> np.ndarray:
         """The exponent ``unit[0] ex + unit[1] ey`` per problem, shaped to broadcast over ``ndim`` axes."""
@@ -80,8 +107,7 @@ class Scaling:
         """``a`` (batch axis first, or a (B,) vector) in the normalised units."""
         if a is None:
             return None
-        a = np.asarray(a, dtype=float)
-        return np.ldexp(a, -self.power(unit, a.ndim))
+        return self._times(np.asarray(a, dtype=float), unit, -1)
 
     def up(self, a, unit, b: Optional[int] = None):
         """``a`` in the caller's units (of problem ``b`` when ``a`` has no batch axis)."""
@@ -90,9 +116,8 @@ class Scaling:
         with np.errstate(over="ignore", under="ignore"):
             if b is not None:
                 p = int(unit[0] * self.ex[b] + unit[1] * self.ey[b])
-                return float(np.ldexp(a, p)) if np.ndim(a) == 0 else np.ldexp(a, p)
-            a = np.asarray(a, dtype=float)
-            return np.ldexp(a, self.power(unit, a.ndim))
+                return float(np.ldexp(a, p)) if np.ndim(a) == 0 else _scaled(np.asarray(a, dtype=float), _factor(p))
+            return self._times(np.asarray(a, dtype=float), unit, 1)
 
     def check_representable(self, arrays, batched: bool, ok=None) -> None:
         """Refuses (ValueError) a problem whose arrays, computed in the rescaled units, do not fit in
@@ -106,17 +131,26 @@ class Scaling:
             if ok is not None and ok[b]:
                 continue
             for a, unit, *small in arrays:
-                if a is None or not np.isfinite(a[b]).all() or not a[b].any():
+                if a is None or a[b].size == 0:
                     continue
-                e = binary_exponent(a[b]) + int(unit[0] * self.ex[b] + unit[1] * self.ey[b])
+                hi, lo = float(a[b].max()), float(a[b].min())  # NaN in both where any entry is
+                top = max(hi, -lo)
+                if not (math.isfinite(hi) and math.isfinite(lo)) or top == 0:
+                    continue
+                e = math.frexp(top)[1] + int(unit[0] * self.ex[b] + unit[1] * self.ey[b])
                 if e > 1024 or (e < -1021 and not small):
                     raise ValueError(unrepresentable_message(self, int(b), batched))
 
     def up_inplace(self, a: Optional[np.ndarray], unit) -> None:
         """:meth:`up` into ``a`` itself (batch axis first)."""
-        if a is not None:
-            with np.errstate(over="ignore", under="ignore"):
-                np.ldexp(a, self.power(unit, a.ndim), out=a)
+        self.up_all(((a, unit),))
+
+    def up_all(self, pairs) -> None:
+        """:meth:`up_inplace` on every ``(array or None, unit, ...)`` of ``pairs`` (one error state for all)."""
+        with np.errstate(over="ignore", under="ignore"):
+            for a, unit, *_ in pairs:
+                if a is not None:
+                    self._times(a, unit, 1, out=a)
 
 
 def unrepresentable_message(sc: Scaling, b: int, batched: bool) -> str:
@@ -138,6 +172,14 @@ def _exponents(a: Optional[np.ndarray], halve: bool = False) -> Optional[np.ndar
         return None
     e = np.array([binary_exponent(a[b]) for b in range(a.shape[0])], dtype=np.int64)
     return e // 2 if halve else e
+
+
+def exponents_of(X, gram, y) -> Scaling:
+    """The exponents of one problem (``X`` (n, d) or None, ``gram`` (n, n) or None, ``y`` (n,)), whatever their
+    range: ``ex`` of ``max |x_ij|``, else half (floor) that of ``max |K_ij|`` (``K -> 4^k K`` shifts it by k);
+    ``ey`` of ``max |y_i|``. The rule of :func:`plan_scaling`, for a front end that always rescales (minnorm)."""
+    ex = _exponents(X[None]) if X is not None else _exponents(None if gram is None else gram[None], halve=True)
+    return Scaling(ex=np.zeros(1, dtype=np.int64) if ex is None else ex, ey=_exponents(y[None]))
 
 
 def plan_scaling(X, gram, y, not_scale_free: str = "") -> Optional[Scaling]:

@@ -60,3 +60,18 @@ def test_a_singular_final_phase_is_reported_within_the_patience(d):
     assert res.status == 5 or "n > d" in res.message
     assert res.nit <= NONCONTRACTING_STEPS + 2
     assert _beta_matches_W(res, X)
+
+
+def test_n_greater_than_d_success_needs_the_gradient_at_the_returned_point_below_tol():
+    # n = 12 > d = 4: K has rank 4 and the engine's running gradient norm (the dual form g K g, which cancels)
+    # fell below tol at step 716 while the gradient at the returned point is ~1.4e-8 (2.1e-8 from X directly),
+    # three decades above tol; this run reported success. One rule for success: it is not a stationary point.
+    rng = np.random.default_rng(abs(-301 * 2003 - 285) % 1000)
+    X = rng.standard_normal((12, 4))
+    y = rng.uniform(0.2, 1, 12) * rng.choice([-1.0, 1.0], 12)
+    W0 = rng.standard_normal((2, 4)) * 0.3
+    r = relucore.train(X, y, signs=(1, -1), init=W0, steps=np.inf)
+    G = (np.array([1.0, -1.0])[:, None] * (r.beta > 0) * (np.array([1.0, -1.0]) @ np.maximum(r.beta, 0) - y)) @ X
+    if np.linalg.norm(G) > r.tol:  # the returned point (numpy, from X) is not stationary to tol
+        assert not r.success and r.status == 1 and r.grad_norm > r.tol and "not a stationary point" in r.message
+    assert not r.success or relucore.verify(r, X, y).holds

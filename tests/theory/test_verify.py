@@ -165,10 +165,10 @@ def test_huge_scale_flow_does_not_report_a_limit_that_is_not_stationary():
     rng = np.random.default_rng(1)
     X8 = rng.standard_normal((8, 300)) / np.sqrt(300)
     y8 = rng.standard_normal(8)
-    # Out of the safe scale range the flow refuses by name (it does not scale back yet); below it,
-    # at the largest scale it runs, the limit it reports must verify.
-    with pytest.raises(ValueError, match="flow needs data within the safe scale range"):
-        rc.flow(X8 * 1e80, y8, signs=(1, -1))
+    # Out of the safe scale range the flow runs on the exactly rescaled copy: its limit verifies at 1e80 (it
+    # reported a limit at a point with gradient norm 3.6e91); inside the range too.
+    f = rc.flow(X8 * 1e80, y8, signs=(1, -1))
+    assert f.status == "limit" and rc.verify(f, X8 * 1e80, y8).holds
     X8 = np.ldexp(X8, 60)
     f = rc.flow(X8, y8, signs=(1, -1))
     if f.status == "limit":
@@ -249,10 +249,12 @@ def test_no_wrong_certificate_across_the_reproducers_scale_family(scale):
         if r.certificate.holds:
             assert rc.verify(r, X * scale, y).holds
             assert np.allclose(r.beta, ref.beta, rtol=1e-10, atol=1e-10 * np.abs(ref.beta).max())
-        # The flow does not scale back yet: it refuses such data by name.
-        with pytest.raises(ValueError, match="flow needs data within the safe scale range"):
-            rc.flow(X * scale, y, signs=(1, -1))
-        assert fref.status in ("limit", "uncertified", "max_events", "stuck", "t_max")
+        # The flow too: the unscaled problem's flow, its limit passing verify (its limit was 0.48 away at 1e-100).
+        f = rc.flow(X * scale, y, signs=(1, -1))
+        assert f.status == fref.status and (f.certificate is None) == (fref.certificate is None)
+        np.testing.assert_allclose(f.beta, fref.beta, rtol=0, atol=1e-12 * np.abs(fref.beta).max())
+        if f.success:
+            assert rc.verify(f, X * scale, y).holds
 
 
 def test_minnorm_solutions_pass_verify_and_a_moved_multiplier_fails_the_kkt_claims():

@@ -21,7 +21,6 @@ from relucore import _core
 from relucore._scaling import ALPHA, ETA, GRAD, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
-from relucore._scaling import X as X_UNIT
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -85,6 +84,8 @@ class Prepared:
     # The C++ step's O(n) test found that some problem's scale may lie outside the range that runs
     # unscaled (scale_may_be_out_of_range, gd/prepare.hpp): prepare then decides exactly.
     scale_flagged: bool = False
+    # Where rescaled: the caller's X, gram (None where formed here) and y, which scale_back restores.
+    caller: Optional[tuple] = None
 
     n_threads: int = 0  # threads for K formed on demand
     # (B, m, d): where run_prepared writes the final W, the second half of one allocation with W0
@@ -135,18 +136,12 @@ class Prepared:
         hands over the ``relucore._scaling.Scaling`` for the run's results; None when unscaled."""
         sc, self.scaling = self.scaling, None
         if sc is not None:
-            for a, unit in (
-                (self.X, X_UNIT),
-                (self.gram, K_UNIT),
-                (self.y, Y),
-                (self.beta0, Y),
-                (self.alpha0, ALPHA),
-                (self.W0, W_UNIT),
-                (self.eta, ETA),
-                (self.tol, GRAD),
-                (self.mu1, K_UNIT),
-            ):
-                sc.up_inplace(a, unit)
+            X, gram, y = self.caller
+            self.X, self.y, self.caller = X, y, None
+            formed = self.gram if gram is None else None  # K formed here from the rescaled X
+            pairs = ((formed, K_UNIT), (self.beta0, Y), (self.alpha0, ALPHA), (self.W0, W_UNIT), (self.eta, ETA))
+            sc.up_all(pairs + ((self.tol, GRAD), (self.mu1, K_UNIT)))
+            self.gram = formed if gram is None else gram
         return sc
 
     def take_W_room(self) -> np.ndarray:
@@ -217,32 +212,37 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     signs_arr = _check_signs(signs, y.shape[0], batched, values=not positive)
     checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope, scaling=None)
     reason = not_scale_free(loss, init)
-    # The scale is decided exactly (plan_scaling, O(n d)) only where the C++ step's O(n) test flags it or
-    # refuses the problem, and up front where a second preparation would draw another gaussian start.
-    sc = plan_scaling(X, Kin, y, reason) if draws_once(init, rng) else None
+    # The scale is decided exactly (plan_scaling, O(n d)) only where the C++ step's O(n) test flags it (the
+    # step then stops there: a rescaled problem is prepared once, on its rescaled copy) or refuses the problem,
+    # and up front where a second preparation would draw another gaussian start.
+    once = draws_once(init, rng)
+    sc = plan_scaling(X, Kin, y, reason) if once else None
     p = None
     if sc is None:
-        try:
-            p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked)
+        try:  # (decided up front: no O(n) test, which could ask for a second draw)
+            p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, not once)
         except ValueError:
             if plan_scaling(X, Kin, y, reason) is None:
                 raise
         if p is None or p.scale_flagged:
             sc = plan_scaling(X, Kin, y, reason)
+            if sc is None and p is not None:  # flagged, yet within the range: prepared in full, unscaled
+                p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked)
     if sc is not None:
+        caller = (X, Kin, y)
         X, Kin, y, init, eps, eta = rescaled(sc, X, Kin, y, init, eps, eta, batched, signs.shape[-1])
         p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, dict(checked, scaling=sc))
-    if sc is not None:
-        p.scaling = sc
+        p.scaling, p.caller = sc, caller
         if tol is not None:  # a given tol is in the caller's units
             p.tol = sc.down(p.tol, GRAD)
     p.engine = engine
     return p
 
 
-def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked) -> Prepared:
+def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, scale_test=False):
     """The start of a batch checked in types and shapes: the all-positive mode or the general one.
-    ``checked``: the options checked by ``_check_options`` (n_threads, C_g, C_alpha, leaky_slope)."""
+    ``checked``: the options checked by ``_check_options`` (n_threads, C_g, C_alpha, leaky_slope);
+    ``scale_test``: a problem the C++ step's O(n) scale test flags stops there (``Prepared.scale_flagged``)."""
     n_threads, C_alpha, leaky_slope, activation = (
         checked["n_threads"],
         checked["C_alpha"],
@@ -255,6 +255,7 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
             y,
             batched,
             signs_arr,
+            scale_test=scale_test,
             eps=eps,
             eta=eta,
             tol=tol,
@@ -280,6 +281,7 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
         C_g=checked["C_g"],
         C_alpha=C_alpha,
         scaling=checked["scaling"],
+        scale_test=scale_test,
         loss=o.loss,
         activation=activation,
         leaky_slope=leaky_slope,
@@ -347,6 +349,7 @@ def _prepare_general(
     activation,
     leaky_slope,
     scaling=None,
+    scale_test=False,
 ) -> Prepared:
     """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
     (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
@@ -369,7 +372,7 @@ def _prepare_general(
         scaling=scaling,
     )
     start = dict(beta0=beta0, W0=W0, beta_mode=beta_mode, solve=solve, init_name=init_name, loss=loss)
-    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, scale_test=scale_test)
     return _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads)
 
 
@@ -394,6 +397,7 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
         leaky_slope=leaky_slope,
         n_threads=n_threads,
         W_room=True,
+        scale_test=numbers["scale_test"],
     )
     W0, room = (None, None) if W0 is None else (W0[0], W0[1])
     fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, start["init_name"], start["loss"])
@@ -523,13 +527,13 @@ def _check_signs(signs, B: int = 1, batched: bool = False, values: bool = True) 
 
 
 def _positive_start(
-    X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope
+    X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope, scale_test=False
 ) -> Prepared:
     """The all-positive start from X in one C++ pass (``StartBeta.positive``): K, its eigenvalues,
     alpha0 = K^{-1} eps (Cholesky), W0, the default eta and tol, and every numerical check of the
     inputs (relucore/gd/positive_start.hpp); a refused problem raises the message of docs/errors.md."""
     B, n, _ = X.shape
-    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, scale_test=scale_test)
     start = dict(
         beta0=None if eps is None else _broadcast_eps(eps, B, signs_arr.size, n),
         W0=None,

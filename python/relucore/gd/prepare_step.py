@@ -43,6 +43,7 @@ def prepare_start(
     complete=True,
     n_threads=0,
     W_room=False,
+    scale_test=False,
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
@@ -53,7 +54,8 @@ def prepare_start(
     them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks, eta and tol None), for a
     caller that replaces the start of a problem prepared already. Returns ``(K, mu1, alpha0,
     beta0, W0, eta, tol, flagged)`` (``flagged``: the number of problems whose scale may lie
-    outside the range that runs unscaled, relucore._scaling; mu1 NaN where unneeded; K None where this step does not read it: an
+    outside the range that runs unscaled, relucore._scaling; with ``scale_test`` those problems stop at that
+    O(n) test and nothing else is written for them: the caller prepares their exactly rescaled copy instead; mu1 NaN where unneeded; K None where this step does not read it: an
     array init with n > d rows, see :func:`gram_is_lazy`). A refusal raises ValueError with the
     message of docs/errors.md.
     """
@@ -97,6 +99,8 @@ def prepare_start(
         s.eps = -1.0
     if C_alpha is not None:
         s.C_alpha = C_alpha
+    if scale_test:
+        s.scale_test = True
     flagged = _core.prepare_batch(
         X=X,
         y=y,

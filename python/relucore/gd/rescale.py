@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from relucore._scaling import ETA, SAFE_EXPONENT, Scaling, Y, plan_scaling
+from relucore._scaling import ETA, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
 from relucore._scaling import X as X_UNIT
 from relucore._validation import as_float_array, check_positive_per_problem
 from relucore.gd.inits import _broadcast_eps
 
-__all__ = ["draws_once", "not_scale_free", "rescaled", "refuse_rescaled", "refuse_out_of_range"]
+__all__ = ["draws_once", "not_scale_free", "rescaled", "refuse_out_of_range"]
 
 
 def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
@@ -55,18 +55,6 @@ def rescaled(sc: Scaling, X, Kin, y, init, eps, eta, batched: bool, m: int):
             )
         eta = eta if batched else float(eta[0])
     return sc.down(X, X_UNIT), sc.down(Kin, K_UNIT), sc.down(y, Y), init, eps, eta
-
-
-def refuse_rescaled(p, what: str) -> None:
-    """Refuses, naming ``what``, a prepared problem (``relucore.gd.prepare.Prepared``) that runs exactly rescaled (relucore._scaling): a front
-    end whose results are not scaled back yet."""
-    if p.scaling is not None:
-        b = int(np.flatnonzero((p.scaling.ex != 0) | (p.scaling.ey != 0))[0])
-        raise ValueError(
-            f"{what} needs data within the safe scale range: max |x_ij| ~ 2^{int(p.scaling.ex[b])} and "
-            f"max |y_i| ~ 2^{int(p.scaling.ey[b])}, outside [2^-{SAFE_EXPONENT}, 2^{SAFE_EXPONENT}]; rescale X and y "
-            "by powers of two (relucore.train does that for you)"
-        )
 
 
 def refuse_out_of_range(X, y, gram, what: str) -> None:

@@ -313,12 +313,15 @@ def _scale_back_run(p: Prepared, out: dict, alpha, beta) -> None:
     numbers = ((out["loss"][:, None], scaling.LOSS, True), (out["grad_norm"][:, None], scaling.GRAD, True))
     p.scaling.check_representable(arrays + numbers, p.batched, ok=out["status"] == int(_core.Status.diverged))
     sc = p.scale_back()
-    for a, unit, *_ in arrays + numbers:
-        sc.up_inplace(a, unit)
+    sc.up_all(arrays + numbers)
     h = out.get("history")
     if h is not None:
-        for key, unit in (("loss", scaling.LOSS), ("beta", scaling.Y), ("alpha", scaling.ALPHA)):
-            sc.up_inplace(h.get(key), unit)
+        sc.up_all(
+            tuple(
+                (h.get(key), unit)
+                for key, unit in (("loss", scaling.LOSS), ("beta", scaling.Y), ("alpha", scaling.ALPHA))
+            )
+        )
 
 
 _UNBATCHED = ("output_scale", "train_outer")  # fields of _two_layer_fields without a batch axis

@@ -16,11 +16,11 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from relucore import _core
+from relucore import _scaling as scaling
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
-from relucore.gd.rescale import refuse_rescaled
 from relucore.gd.results import TrainResult
 from relucore.gd.train import DivergenceError, _message, overflow_message
 
@@ -112,6 +112,9 @@ class Trainer:
     alpha, beta : ndarray, shape (m, n)
         Read-only, zero-copy views of the engine's dual and primal coordinates.
         They are live: every step updates them in place (copy to keep a snapshot).
+        Data far from unit scale run on an exactly rescaled copy (docs/errors.md, "Scale of
+        the data"): then every accessor returns the caller's units, these two as read-only
+        copies.
     mask : ndarray of bool, shape (m, n)
         Read-only view of the activation masks ``beta > 0``.
     loss, grad_norm : float
@@ -160,7 +163,9 @@ class Trainer:
                 "(use relucore.train for batches)"
             )
         p = prepare(X, y, gram=gram, options=o if engine == "dual" else dataclasses.replace(o, engine="dual"))
-        refuse_rescaled(p, "Trainer")
+        # Data far from unit scale run on their exactly rescaled copy (relucore._scaling): the engine and the
+        # arrays below stay in its units, and every accessor returns the caller's.
+        self._sc = p.scaling
         settings = p.settings(steps, 0)
         settings.tol = float(p.tol[0])
         self._engine = _core.DualTrainer(
@@ -180,15 +185,41 @@ class Trainer:
         self._on_divergence = on_divergence
 
     # ------------------------------------------------------------------ state
+    def _up(self, a, unit):
+        """``a`` (of the engine's units) in the caller's: ``a`` itself unless the data run exactly rescaled,
+        else a read-only copy scaled by a power of two."""
+        if self._sc is None or a is None:
+            return a
+        out = self._sc.up(a, unit, 0)
+        if isinstance(out, np.ndarray):
+            out.flags.writeable = False
+        return out
+
+    def _down(self, a, unit, what: str):
+        """``a`` given in the caller's units, in the engine's; refuses a value float64 cannot hold there."""
+        if self._sc is None:
+            return a
+        e = -int(self._sc.power(unit, 0)[0])
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(a, e)
+        nz = np.asarray(a) != 0
+        if not (np.isfinite(out).all() and (np.abs(out[nz] if np.ndim(out) else out) >= np.finfo(float).tiny).all()):
+            raise ValueError(
+                f"{what} cannot be represented on the exactly rescaled copy of the data this trainer runs on "
+                f"(it is multiplied by 2^{e} there: X / 2^{int(self._sc.ex[0])}, y / 2^{int(self._sc.ey[0])})"
+            )
+        return float(out) if np.ndim(out) == 0 else out
+
     @property
     def alpha(self) -> np.ndarray:
-        """Dual coordinates (m, n): read-only view of the engine's memory."""
-        return self._engine.alpha
+        """Dual coordinates (m, n): read-only view of the engine's memory (a read-only copy where the data
+        run exactly rescaled, docs/errors.md "Scale of the data")."""
+        return self._up(self._engine.alpha, scaling.ALPHA)
 
     @property
     def beta(self) -> np.ndarray:
-        """Primal coordinates ``beta_k = X w_k`` (m, n): read-only view."""
-        return self._engine.beta
+        """Primal coordinates ``beta_k = X w_k`` (m, n): read-only view (a copy where rescaled, as :attr:`alpha`)."""
+        return self._up(self._engine.beta, scaling.Y)
 
     @property
     def mask(self) -> np.ndarray:
@@ -198,12 +229,12 @@ class Trainer:
     @property
     def predictions(self) -> np.ndarray:
         """Network outputs ``h(x_i)`` (n,) of the current state: read-only view."""
-        return self._engine.predictions
+        return self._up(self._engine.predictions, scaling.Y)
 
     @property
     def labels(self) -> np.ndarray:
         """Current labels (n,): read-only view (change them with :meth:`set_labels`)."""
-        return self._engine.labels
+        return self._up(self._engine.labels, scaling.Y)
 
     @property
     def signs(self) -> np.ndarray:
@@ -218,7 +249,7 @@ class Trainer:
     @property
     def K(self) -> np.ndarray:
         """The trainer's copy of the Gram matrix (n, n): read-only view."""
-        return self._engine.K
+        return self._up(self._engine.K, scaling.K)
 
     @property
     def W(self) -> Optional[np.ndarray]:
@@ -226,7 +257,7 @@ class Trainer:
 
         None in Gram-only mode (``gram=`` without ``X``). With ``bias`` the biases are in :attr:`bias`.
         """
-        W = self._full_W()
+        W = self._up(self._full_W(), scaling.W)
         return W if W is None or not self._bias else W[:, :-1]
 
     @property
@@ -244,7 +275,7 @@ class Trainer:
             X=self._X[None],
             W0=np.ascontiguousarray(self._W0)[None],
             alpha0=np.ascontiguousarray(self._alpha0)[None],
-            alpha=np.ascontiguousarray(self.alpha)[None],
+            alpha=np.ascontiguousarray(self._engine.alpha)[None],
             W=W,
             n_threads=1,
         )
@@ -253,12 +284,12 @@ class Trainer:
     @property
     def loss(self) -> float:
         """Loss of the current state."""
-        return self._engine.loss
+        return self._up(self._engine.loss, scaling.LOSS)
 
     @property
     def grad_norm(self) -> float:
         """``||grad_W R||_F`` of the current state."""
-        return self._engine.grad_norm
+        return self._up(self._engine.grad_norm, scaling.GRAD)
 
     @property
     def nit(self) -> int:
@@ -273,12 +304,12 @@ class Trainer:
     @property
     def eta(self) -> float:
         """Current step size."""
-        return self._engine.eta
+        return self._up(self._engine.eta, scaling.ETA)
 
     @property
     def tol(self) -> float:
         """Default gradient-norm tolerance of :meth:`run`."""
-        return self._tol
+        return self._up(self._tol, scaling.GRAD)
 
     # ------------------------------------------------------------- stepping
     def step(self, k: int = 1) -> "Trainer":
@@ -317,7 +348,7 @@ class Trainer:
         if y.shape[0] != n:
             raise ValueError(f"Found input variables with inconsistent numbers of samples (y: {y.shape[0]}, K: {n})")
         check_labels_for_loss(y, self._engine.settings.loss.name)
-        self._engine.set_labels(y)
+        self._engine.set_labels(self._down(y, scaling.Y, "y"))
 
     def set_eta(self, eta: float) -> None:
         """Changes the step size between steps.
@@ -331,7 +362,7 @@ class Trainer:
         -------
         None
         """
-        self._engine.set_eta(check_positive(eta, "eta"))
+        self._engine.set_eta(self._down(check_positive(eta, "eta"), scaling.ETA, "eta"))
 
     def run(
         self,
@@ -371,7 +402,7 @@ class Trainer:
             4 stopped by the callback). ``history`` is None.
         """
         until = self._steps if until is None else check_int(until, "until", minimum=0)
-        tol = self._tol if tol is None else check_nonnegative(tol, "tol")
+        tol = self._tol if tol is None else self._down(check_nonnegative(tol, "tol"), scaling.GRAD, "tol")
         every = check_int(every, "every", minimum=1)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
@@ -379,24 +410,25 @@ class Trainer:
         out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
         status = int(out["status"])
         unfit = np.asarray(out["unfit"], dtype=np.int64)
-        loss_name = self._engine.settings.loss.name
         reach = np.asarray(out["out_of_reach"], dtype=np.int64)
-        message = _message(
-            status,
-            int(out["nit"]),
-            float(out["loss"]),
-            float(out["grad_norm"]),
-            tol,
-            self.eta,
-            until,
-            unfit,
-            loss_name,
-            reach,
-        )
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._full_W()
-        parts = [self.alpha, self.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
-        if status != 2 and not all(np.isfinite(a).all() for a in parts):
+        parts = [self._engine.alpha, self._engine.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
+        finite = all(np.isfinite(a).all() for a in parts)
+        if self._sc is not None and status != 2 and finite:
+            units = ((self._engine.alpha, scaling.ALPHA), (self._engine.beta, scaling.Y), (W, scaling.W))
+            numbers = ((np.array(out["loss"]), scaling.LOSS, True), (np.array(out["grad_norm"]), scaling.GRAD, True))
+            self._sc.check_representable(
+                tuple((None if a is None else a[None], u) for a, u in units)
+                + tuple((a[None], u, True) for a, u, _ in numbers),
+                batched=False,
+            )
+        out = dict(out, loss=self._up(float(out["loss"]), scaling.LOSS))
+        out["grad_norm"] = self._up(float(out["grad_norm"]), scaling.GRAD)
+        tol = self._up(tol, scaling.GRAD)
+        args = (int(out["nit"]), out["loss"], out["grad_norm"], tol, self.eta, until, unfit)
+        message = _message(status, *args, self._engine.settings.loss.name, reach)
+        if status != 2 and not finite:
             # No non-finite number leaves in a result that is not marked diverged.
             status, message, unfit = 2, overflow_message(int(out["nit"]), self.eta), unfit[:0]
         if status == 2 and self._on_divergence == "raise":
@@ -422,16 +454,17 @@ class Trainer:
 
     def _result(self, status: int, message: str, tol: float, out: dict, unfit=None, reach=None) -> TrainResult:
         with np.errstate(over="ignore", invalid="ignore"):
-            W = self._full_W()
+            W = self._up(self._full_W(), scaling.W)
         s = self._engine.settings
         b = self._bias
+        W0 = self._up(self._W0, scaling.W)
         return TrainResult(
             W=W if W is None or not b else W[:, :-1].copy(),
-            alpha=self.alpha.copy(),
-            beta=self.beta.copy(),
-            W0=None if self._W0 is None else (self._W0[:, :-1] if b else self._W0).copy(),
-            alpha0=self._alpha0.copy(),
-            beta0=self._beta0.copy(),
+            alpha=np.array(self.alpha),
+            beta=np.array(self.beta),
+            W0=None if W0 is None else (W0[:, :-1] if b else W0).copy(),
+            alpha0=np.array(self._up(self._alpha0, scaling.ALPHA)),
+            beta0=np.array(self._up(self._beta0, scaling.Y)),
             signs=np.array(self._signs0),
             eta=float(self.eta),
             loss=float(out["loss"]),
@@ -464,7 +497,9 @@ class Trainer:
         The engine state (K, current labels, signs, alpha, beta, step count,
         settings, activation masks and the pattern tracker's last change) and
         the Python-side starting point (X, W0, alpha0, beta0) that :attr:`W`
-        needs. :meth:`from_state` rebuilds the trainer; pickling uses the same.
+        needs. :meth:`from_state` rebuilds the trainer; pickling uses the same. Where the data
+        run exactly rescaled, these are the rescaled copy's and ``"scaling"`` holds the
+        exponents ``(ex, ey)`` (X / 2^ex, y / 2^ey); else it is None.
 
         Returns
         -------
@@ -493,6 +528,8 @@ class Trainer:
             "init": self._init,
             "on_divergence": self._on_divergence,
             "bias": self._bias,
+            # The engine's state is that of the exactly rescaled copy where the data run rescaled: X / 2^ex, y / 2^ey.
+            "scaling": None if self._sc is None else (int(self._sc.ex[0]), int(self._sc.ey[0])),
         }
 
     @classmethod
@@ -537,6 +574,8 @@ class Trainer:
         self._beta0 = arr["beta0"]
         self._signs0 = np.array(state.get("signs0", arr["signs"]), dtype=np.float64)
         self._bias = bool(state.get("bias", False))
+        sc = state.get("scaling")
+        self._sc = None if sc is None else scaling.Scaling(ex=np.array([int(sc[0])]), ey=np.array([int(sc[1])]))
         self._steps = int(state["steps"])
         self._tol = float(state["tol"])
         self._init = str(state["init"])

@@ -18,12 +18,12 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore import _scaling as scaling
 from relucore._summary import sizes, summarized
 from relucore._validation import check_int
 from relucore.gd.limit import Certificate, check_limit_settings
 from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import prepare
-from relucore.gd.rescale import refuse_rescaled
 from relucore.gd.results import reach_note, stalled_note
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
@@ -161,6 +161,9 @@ def flow(
     -------
     FlowResult
         The state at ``t_max`` or the limit, every event on the way and the states at ``times``.
+        Data far from unit scale run on an exactly rescaled copy (docs/errors.md, "Scale of the
+        data"); every number comes back in the caller's units, times scaling as ``1 / K``
+        (``X -> 2^k X`` maps ``t -> 4^-k t``).
 
     Examples
     --------
@@ -184,12 +187,13 @@ def flow(
     if not t_max >= 0:
         raise ValueError(f"t_max must be >= 0, got {t_max}")
     p = prepare(X, y, gram=gram, options=o)
-    refuse_rescaled(p, "flow")
     if p.batched:
         raise ValueError("flow follows one problem: X of shape (n, d) (or gram (n, n)) and y of shape (n,)")
     times = np.sort(np.atleast_1d(np.asarray([] if times is None else times, dtype=float)))
     if times.size and not (np.isfinite(times).all() and times[0] >= 0):
         raise ValueError("times must be finite and >= 0")
+    sc = p.scaling
+    t_run, times_run = (t_max, times) if sc is None else _times_in_run_units(sc, t_max, times)
     run = dict(
         _core.flow_follow(
             K=p.K[0],
@@ -197,44 +201,29 @@ def flow(
             signs=p.signs,
             alpha=p.alpha0[0],
             beta=p.beta0[0],
-            t_max=t_max,
-            times=times.tolist(),
+            t_max=t_run,
+            times=times_run.tolist(),
             max_events=check_int(max_events, "max_events", minimum=0),
+            time_exponent=0 if sc is None else int(sc.power(scaling.ETA, 0)[0]),
+            beta_exponent=0 if sc is None else int(sc.ey[0]),
         )
     )
-    cert = None
-    reason = run.pop("reason")
-    if reason:
-        cert = Certificate(
-            False, -1, run["margin"], run["rate"], run["fp_error"], reason, run["pattern"].copy(), motion=run["motion"]
-        )
-    if run.pop("limit"):
-        cert = Certificate(
-            True,
-            run["last_event"],
-            run["margin"],
-            run["rate"],
-            run["fp_error"],
-            "",
-            run["pattern"].copy(),
-            motion=run["motion"],
-        )
-    for key in ("margin", "rate", "last_event", "fp_error", "motion"):
-        run.pop(key)
-    run["certificate"] = cert
-    run["event_times"] = np.asarray(run["event_times"], dtype=float)
-    run["times"] = times
     X0 = None if p.X is None else p.X[0]
     W0 = None if p.W0 is None else p.W0[0]
     W = None if X0 is None else W0 + (run["alpha"] - p.alpha0[0]) @ X0
     r = p.signs @ np.maximum(run["beta"], 0.0) - p.y[0]
     loss = 0.5 * float(r @ r)
     unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=run["beta"], y=p.y[0], outer=p.signs))
+    if sc is not None:
+        W, loss = _scale_back_flow(p, run, W, loss)
+    run["certificate"] = _flow_certificate(run)
+    run["times"] = times
     if run["status"] == "limit":
         if unfit.size:
             run["message"] += stalled_note(unfit, loss)
         else:
             run["message"] += reach_note(reach, loss)
+    W0 = None if p.W0 is None else p.W0[0]
     return FlowResult(
         W=W,
         loss=loss,
@@ -246,3 +235,68 @@ def flow(
         out_of_reach=reach,
         **run,
     )
+
+
+def _times_in_run_units(sc, t_max: float, times: np.ndarray):
+    """``t_max`` and ``times`` on the exactly rescaled copy (time scales as 1 / K: ``t -> 4^ex t``); refuses a
+    time that float64 cannot hold there."""
+    e = -int(sc.power(scaling.ETA, 0)[0])
+    with np.errstate(over="ignore", under="ignore"):
+        t_run, times_run = float(np.ldexp(t_max, e)), np.ldexp(times, e)
+    given = np.append(times, t_max)
+    ran = np.append(times_run, t_run)
+    bad = (given > 0) & np.isfinite(given) & ~((ran >= np.finfo(float).tiny) & np.isfinite(ran))
+    if bad.any():
+        t = float(given[np.flatnonzero(bad)[0]])
+        raise ValueError(
+            f"the time {t:.6g} cannot be represented for data of this scale (max |x_ij| ~ 2^{int(sc.ex[0])}): "
+            f"flow times scale as 1 / K, and this one becomes {t:.6g} * 2^{e} on the exactly rescaled copy of the "
+            "data, outside float64's normal range"
+        )
+    return t_run, times_run
+
+
+def _scale_back_flow(p, run: dict, W, loss: float):
+    """A flow run on exactly rescaled data (relucore._scaling) back in the caller's units, in place: the
+    states by their units, times as eta (``t -> 4^-ex t``), the certificate's numbers by theirs. Refuses a
+    result that float64 cannot hold there. Returns W and the loss in the caller's units."""
+    sc = p.scaling
+    states = ((run["alpha"], scaling.ALPHA), (run["beta"], scaling.Y), (W, scaling.W))
+    arrays = tuple((None if a is None else a[None], unit) for a, unit in states)
+    for key, unit in (("alpha_t", scaling.ALPHA), ("beta_t", scaling.Y)):
+        if run[key].size:
+            arrays += ((run[key].reshape(1, -1), unit),)
+    p.scaling.check_representable(arrays + ((np.array([[loss]]), scaling.LOSS, True),), batched=False)
+    sc = p.scale_back()
+    run["alpha"], run["beta"] = sc.up(run["alpha"], scaling.ALPHA, 0), sc.up(run["beta"], scaling.Y, 0)
+    run["alpha_t"], run["beta_t"] = sc.up(run["alpha_t"], scaling.ALPHA, 0), sc.up(run["beta_t"], scaling.Y, 0)
+    run["t_final"] = sc.up(run["t_final"], scaling.ETA, 0)
+    run["event_times"] = sc.up(np.asarray(run["event_times"], dtype=float), scaling.ETA, 0)
+    run["last_event"] = sc.up(run["last_event"], scaling.ETA, 0)
+    for key in ("margin", "fp_error", "motion"):
+        run[key] = sc.up(run[key], scaling.Y, 0)
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        # exp(-mu_min(M)) per unit time: mu_min scales as K, so the rate is the run's to the power 4^ex.
+        run["rate"] = float(np.exp(np.ldexp(np.log(run["rate"]), -int(sc.power(scaling.ETA, 0)[0]))))
+    if run["reason"]:
+        run["reason"] += (
+            f" (numbers of the exactly rescaled copy of the data: X / 2^{int(sc.ex[0])}, y / 2^{int(sc.ey[0])})"
+        )
+        run["message"] += f" (numbers in the reason: X / 2^{int(sc.ex[0])}, y / 2^{int(sc.ey[0])})"
+    return sc.up(W, scaling.W, 0), sc.up(loss, scaling.LOSS, 0)
+
+
+def _flow_certificate(run: dict) -> Optional[Certificate]:
+    """The certificate of a flow run (None unless it reached a limit or failed the limit's self-check);
+    pops the run's certificate numbers."""
+    cert = None
+    reason = run.pop("reason")
+    numbers = (run["margin"], run["rate"], run["fp_error"])
+    if reason:
+        cert = Certificate(False, -1, *numbers, reason, run["pattern"].copy(), motion=run["motion"])
+    if run.pop("limit"):
+        cert = Certificate(True, run["last_event"], *numbers, "", run["pattern"].copy(), motion=run["motion"])
+    for key in ("margin", "rate", "last_event", "fp_error", "motion"):
+        run.pop(key)
+    run["event_times"] = np.asarray(run["event_times"], dtype=float)
+    return cert

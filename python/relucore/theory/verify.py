@@ -5,6 +5,12 @@ correctly rounded dot product (TwoProduct by Dekker's split, the exact terms sum
 ``np.longdouble`` is plain double on some platforms), so the only rounding left in the reference is
 one unit ``u = 2^-53`` per entry, and each claim compares the result with the bound of the rounding
 model of docs/math.md §13.
+
+Data far from unit scale (a binary exponent of ``max |x_ij|``, ``sqrt(max |K_ij|)`` or ``max |y_i|`` outside
+``+-relucore._scaling.SAFE_EXPONENT``) are checked on their exactly rescaled copy, X / 2^ex and y / 2^ey as the
+engines run them, with the result's arrays and numbers mapped into those units by the same powers of two
+(relucore._scaling): ``K = X X^T`` of X 2^900 overflows, that of the copy does not. A number the result had to
+round into the subnormals (or to zero) in the caller's units carries that rounding, 2^-1074 there, into each bound.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore import _scaling as scaling
 from relucore._inputs import single_problem
+from relucore._validation import as_float_array
 
 __all__ = ["Claim", "Verification", "verify"]
 
@@ -141,8 +149,14 @@ def _residual(beta, signs, y) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- claims
 class _Claims:
-    def __init__(self, problem):
+    def __init__(self, problem, sub=None):
         self.problem, self.out = problem, []
+        # Per unit of relucore._scaling: the subnormal rounding (2^-1074 in the caller's units) of a reported number,
+        # in the units the claims are checked in; 0 where the data are checked unscaled.
+        self.sub = sub or _NO_SUB
+
+    def s(self, unit) -> float:
+        return self.sub.get(unit, 0.0)
 
     def add(self, name, value, bound):
         value, bound = float(value), float(bound)
@@ -169,6 +183,9 @@ def _consistency(c, X, K, W, W0, alpha, alpha0, beta, beta0, steps, kappa=1.0):
         bound = _gamma(X.shape[1]) * ((np.abs(W) + aW0) @ np.abs(X).T)
         bound = bound + _gamma(n + 1) * ((aW0 + dal @ np.abs(X)) @ np.abs(X).T) + drift
         name = "beta = X W"
+    if c.sub is not _NO_SUB:
+        data = np.abs(K).sum(axis=1) * c.s(scaling.ALPHA) if W is None else 2 * np.abs(X).sum(axis=1) * c.s(scaling.W)
+        bound = bound + c.s(scaling.Y) + data[None, :]
     dev = np.abs(beta - ref) - bound
     k = np.unravel_index(np.argmax(dev), dev.shape)
     c.add(name, abs(beta[k] - ref[k]), bound[k] + _U * abs(ref[k]))
@@ -181,6 +198,8 @@ def _stationarity(c, K, signs, y, beta, extra):
     A = (beta > 0).any(axis=0)
     f = np.abs(signs) @ np.maximum(beta, 0.0) + np.abs(y)
     bound = _gamma(len(signs) + 1) * f + extra + _U * np.abs(r)
+    if c.sub is not _NO_SUB:
+        bound = bound + (len(signs) + 1) * c.s(scaling.Y) * np.abs(signs).max()
     ratio = np.where(A, np.abs(r) - bound, -np.inf)
     i = int(np.argmax(ratio)) if A.any() else 0
     c.add("stationary (r_A = 0)", abs(r[i]) if A.any() else 0.0, bound[i] if A.any() else 0.0)
@@ -198,15 +217,25 @@ def _loss_and_grad(c, K, signs, y, beta, loss, grad_norm, tol, success):
     f = np.abs(signs) @ np.maximum(beta, 0.0) + np.abs(y)
     e = _gamma(m + 2) * f
     exact = 0.5 * math.fsum(r * r)
-    c.add("loss", abs(loss - exact), float(np.abs(r) @ e + 0.5 * e @ e) + _gamma(n + 2) * exact)
+    sub_r = (m + 1) * c.s(scaling.Y) * float(np.abs(signs).max(initial=1.0))  # beta rounded into the subnormals
+    bound = float(np.abs(r) @ e + 0.5 * e @ e) + _gamma(n + 2) * exact
+    if c.sub is not _NO_SUB:
+        bound += c.s(scaling.LOSS) + sub_r * float(np.abs(r).sum() + n * sub_r)
+    c.add("loss", abs(loss - exact), bound)
     g = _grad_norm(K, signs, beta, r)
     ge = float(np.sqrt(np.sum((np.abs(signs)[:, None] * (beta > 0) * e[None, :]) @ np.abs(K) * e[None, :])))
-    ge += _gamma(n + 4) * float(
-        np.sqrt(np.sum((np.abs(signs)[:, None] * np.abs(r)[None, :]) @ np.abs(K) * np.abs(r)[None, :]))
-    )
-    c.add("grad_norm", abs(grad_norm - g), ge + _gamma(n + 4) * g)
+    S = float(np.sum((np.abs(signs)[:, None] * np.abs(r)[None, :]) @ np.abs(K) * np.abs(r)[None, :]))
+    ge += _gamma(n + 4) * math.sqrt(S)
+    # The reported norm is the square root of a rounded quadratic form, off by at most delta = gamma |g|^T |K| |g|,
+    # and |sqrt(a) - sqrt(b)| <= min(delta / sqrt(b), sqrt(delta)): near a zero gradient (K singular, the form a
+    # cancellation) that is sqrt(delta), not gamma sqrt(S).
+    delta = _gamma(n + 4) * S
+    if c.sub is not _NO_SUB:
+        ge += c.s(scaling.GRAD) + sub_r * math.sqrt(n * float(np.abs(K).max(initial=0.0))) * float(np.abs(signs).sum())
+    reported = ge + (min(delta / g, math.sqrt(delta)) if g > 0 else math.sqrt(delta))
+    c.add("grad_norm", abs(grad_norm - g), reported + _gamma(n + 4) * g)
     if success and tol is not None:
-        c.add("stationary (grad <= tol)", g, float(tol) + ge)
+        c.add("stationary (grad <= tol)", g, float(tol) + ge + c.s(scaling.GRAD))
     return r
 
 
@@ -224,9 +253,9 @@ def _pattern(c, cert, beta, sliding=None, entry_margin=True):
     finite = all(np.isfinite(v) for v in (cert.contraction, cert.fp_error)) and (np.isfinite(margin) or not want.any())
     c.add("bound terms finite", 0 if finite else 1, 0)
     if entry_margin and sb.size:
-        c.add("margin", margin - float(sb.min()), 0.0)
+        c.add("margin", margin - float(sb.min()), 2 * c.s(scaling.Y))
     if want.any():
-        c.add("margin >= 0", -margin, 0.0)
+        c.add("margin >= 0", -margin, c.s(scaling.Y))
     return want
 
 
@@ -271,10 +300,10 @@ def _kkt(c, result, K, signs, alpha, beta, tau, ymax):
     c.add("KKT dual feasibility", float(np.max(np.maximum(alpha, 0.0) * outside, initial=0.0)) / amax, bound)
 
 
-def _minnorm(result, X, K, y) -> list:
+def _minnorm(result, X, K, y, sub=None) -> list:
     """The claims of a :func:`relucore.minnorm` solution: ``beta = X W``, interpolation and the sign
     constraints within the reported primal feasibility, the KKT conditions and the objective."""
-    c = _Claims(None)
+    c = _Claims(None, sub)
     signs = np.asarray(result.signs, dtype=float)
     alpha, beta = np.asarray(result.alpha, dtype=float), np.asarray(result.beta, dtype=float)
     W = result.W if X is not None else None
@@ -329,9 +358,11 @@ def verify(result, X=None, y=None, *, gram=None) -> Verification:
     """
     if y is None:
         raise TypeError("verify needs the labels y")
-    if type(result).__name__ == "MinNormSolution":
-        Xb, K, yb = single_problem(X, y, gram)
-        return Verification(tuple(_minnorm(result, Xb, K, yb)))
+    kind = type(result).__name__
+    if kind == "MinNormSolution":
+        Xb, Kb, yb, sc = _normalised(X, gram, y)
+        Xb, K, yb = single_problem(Xb, yb, Kb)
+        return Verification(tuple(_minnorm(_in_units(result, sc), Xb, K, yb, _subnormal(sc))))
     batched = bool(getattr(result, "batched", False))
     Xa = None if X is None else np.asarray(X, dtype=float)
     Ka = None if gram is None else np.asarray(gram, dtype=float)
@@ -341,8 +372,9 @@ def verify(result, X=None, y=None, *, gram=None) -> Verification:
     claims = []
     for b in range(ya.shape[0]):
         Xb = None if Xa is None else Xa[b if Xa.shape[0] > 1 else 0]
-        Xb, K, yb = single_problem(Xb, ya[b], None if Ka is None else Ka[b if Ka.shape[0] > 1 else 0])
-        claims += _one(result, b if batched else None, Xb, K, yb)
+        Xb, Kb, yb, sc = _normalised(Xb, None if Ka is None else Ka[b if Ka.shape[0] > 1 else 0], ya[b])
+        Xb, K, yb = single_problem(Xb, yb, Kb)
+        claims += _one(_in_units(result, sc), kind, b if batched else None, Xb, K, yb, _subnormal(sc))
     return Verification(tuple(claims))
 
 
@@ -355,8 +387,8 @@ def _pick(result, name, b):
     return v[b] if np.ndim(v) >= 1 else v
 
 
-def _one(result, b, X, K, y) -> list:
-    c = _Claims(b)
+def _one(result, kind, b, X, K, y, sub=None) -> list:
+    c = _Claims(b, sub)
     get = lambda name: _pick(result, name, b)  # noqa: E731
     signs = np.asarray(result.signs, dtype=float)
     alpha, beta = np.asarray(get("alpha"), dtype=float), np.asarray(get("beta"), dtype=float)
@@ -370,7 +402,7 @@ def _one(result, b, X, K, y) -> list:
         return c.out
     if getattr(result, "bias", None) is not None:
         return c.out  # beta carries the bias: the claims below are derived without one
-    flow = type(result).__name__ == "FlowResult"
+    flow = kind == "FlowResult"
     steps = len(result.event_times) if flow else min(int(get("nit")), int(_core.defaults.resync_every))
     kappa = _condition(K) if flow else 1.0
     _consistency(c, X, K, W, get("W0") if W is not None else None, alpha, alpha0, beta, beta0, steps, kappa)
@@ -381,19 +413,12 @@ def _one(result, b, X, K, y) -> list:
             events = len(result.event_times) + 1
             _limit_claims(c, K, signs, y, beta, result.certificate, result.sliding, events=events, kappa=kappa)
         r = _residual(beta, signs, y)
-        c.add(
-            "loss",
-            abs(result.loss - 0.5 * math.fsum(r * r)),
-            4
-            * _gamma(len(y) + len(signs) + 2)
-            * (
-                0.5
-                * float(
-                    (np.abs(signs) @ np.maximum(beta, 0) + np.abs(y))
-                    @ (np.abs(signs) @ np.maximum(beta, 0) + np.abs(y))
-                )
-            ),
-        )
+        f = np.abs(signs) @ np.maximum(beta, 0) + np.abs(y)
+        sub_r = (len(signs) + 1) * c.s(scaling.Y) * float(np.abs(signs).max(initial=1.0))
+        bound = 4 * _gamma(len(y) + len(signs) + 2) * (0.5 * float(f @ f))
+        if c.sub is not _NO_SUB:
+            bound += c.s(scaling.LOSS) + sub_r * float(np.abs(r).sum() + len(y) * sub_r)
+        c.add("loss", abs(result.loss - 0.5 * math.fsum(r * r)), bound)
         return c.out
     if plain and float(getattr(result, "output_scale", 1.0)) == 1.0:
         _loss_and_grad(
@@ -403,3 +428,77 @@ def _one(result, b, X, K, y) -> list:
     if cert is not None and cert.holds:
         _limit_claims(c, K, signs, y, beta, cert)
     return c.out
+
+
+# ----------------------------------------------------------------------------- scale
+_NO_SUB: dict = {}
+#: The units (relucore._scaling) of the result fields a claim reads.
+_UNITS = {
+    "alpha": scaling.ALPHA,
+    "alpha0": scaling.ALPHA,
+    "beta": scaling.Y,
+    "beta0": scaling.Y,
+    "W": scaling.W,
+    "W0": scaling.W,
+    "loss": scaling.LOSS,
+    "grad_norm": scaling.GRAD,
+    "tol": scaling.GRAD,
+    "objective": (-2, 2),  # (1/2) alpha K alpha, as |W|^2
+}
+
+
+def _normalised(X, K, y):
+    """``(X, K, y, Scaling or None)`` of one problem: the data divided by the powers of two of relucore._scaling
+    where a binary exponent lies outside the safe range (None: unchanged)."""
+    Xa = None if X is None else as_float_array(X, "X", ndim=2)
+    Ka = None if K is None or Xa is not None else as_float_array(K, "gram", ndim=2)
+    ya = as_float_array(y, "y", ndim=1)
+    sc = scaling.plan_scaling(None if Xa is None else Xa[None], None if Ka is None else Ka[None], ya[None])
+    if sc is None:
+        return X, K, y, None
+    Xn = None if Xa is None else sc.down(Xa[None], scaling.X)[0]
+    Kn = None if Ka is None else sc.down(Ka[None], scaling.K)[0]
+    return Xn, Kn, sc.down(ya[None], scaling.Y)[0], sc
+
+
+def _subnormal(sc) -> Optional[dict]:
+    """Per unit: 2^-1074 of the caller's units in those of the rescaled copy (None: checked unscaled)."""
+    if sc is None:
+        return None
+    units = set(_UNITS.values())
+    with np.errstate(over="ignore", under="ignore"):
+        return {u: float(np.ldexp(2.0**-1074, -int(sc.power(u, 0)[0]))) for u in units}
+
+
+class _InUnits:
+    """A result read through, with the fields of ``_UNITS`` and the certificate's numbers in the units of the
+    rescaled copy of the data (every field of a batch by the exponents of the problem being checked)."""
+
+    def __init__(self, result, sc):
+        self._result, self._sc = result, sc
+
+    def __getattr__(self, name):
+        v = getattr(self._result, name)
+        if v is None:
+            return v
+        if name in _UNITS:
+            return self._down(v, _UNITS[name])
+        if name == "certificate":
+            return [self._cert(c) for c in v] if isinstance(v, list) else self._cert(v)
+        return v
+
+    def _down(self, v, unit):
+        p = -int(self._sc.power(unit, 0)[0])
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(np.asarray(v, dtype=float), p)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def _cert(self, c):
+        if c is None or not dataclasses.is_dataclass(c):
+            return c
+        fields = {f.name for f in dataclasses.fields(c)} & {"margin", "fp_error", "motion"}
+        return dataclasses.replace(c, **{f: self._down(getattr(c, f), scaling.Y) for f in fields})
+
+
+def _in_units(result, sc):
+    return result if sc is None else _InUnits(result, sc)

@@ -87,6 +87,13 @@ inline std::string sci(double x, int digits = 3) {
     return buf;
 }
 
+/// The units the messages print times and entries of beta in: a run on data rescaled exactly by powers
+/// of two (relucore._scaling) prints std::ldexp(t, time) and std::ldexp(b, beta), the caller's numbers.
+struct MessageUnits {
+    int time = 0;
+    int beta = 0;
+};
+
 /// A proved bound on the rest of any gradient flow from beta (docs/math.md §13, remaining motion).
 struct Motion {
     bool holds = false;   ///< no example can join or leave A = {i : some beta_ki > 0}
@@ -186,6 +193,7 @@ inline void self_check_limit(const Mat& K, const Vec& y, const Vec& signs, const
 /// Where and how far a run has come, for end_at_rest.
 struct RestScale {
     double mu_lo, scale, t;
+    MessageUnits units;
 };
 
 /// Ends the run at the state (a, b) when every continuation from the current state (alpha, beta) moves
@@ -207,9 +215,10 @@ inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const Rest
     out.motion = bound;
     out.rate = 0.0;
     out.last_event = at.t;
-    out.message = "followed to t = " + sci(at.t, 6) + " after " + std::to_string(out.event_times.size()) +
-                  " events; from there any continuation moves each entry of beta by at most " + sci(bound) +
-                  " (proved); returned " + what;
+    out.message = "followed to t = " + sci(std::ldexp(at.t, at.units.time), 6) + " after " +
+                  std::to_string(out.event_times.size()) +
+                  " events; from there any continuation moves each entry of beta by at most " +
+                  sci(std::ldexp(bound, at.units.beta)) + " (proved); returned " + what;
     {
         const BoolMat moving = (beta.array() > 0).select(BoolMat::Constant(beta.rows(), beta.cols(), true), sliding);
         const RowMatrix fp = ph ? phase_fp(K, signs, *ph, beta, moving) : RowMatrix::Zero(beta.rows(), beta.cols());
@@ -243,9 +252,9 @@ inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
 }
 
 /// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
-/// at the sorted `times`.
+/// at the sorted `times`; the messages print times and entries of beta in `units`.
 inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix alpha, RowMatrix beta, double t_max,
-                         const std::vector<double>& times, std::int64_t max_events) {
+                         const std::vector<double>& times, std::int64_t max_events, MessageUnits units = {}) {
     const Index m = beta.rows(), n = beta.cols();
     FlowOutput out;
     BoolMat active = (beta.array() > 0), sliding = BoolMat::Constant(m, n, false);
@@ -258,7 +267,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     const double scale = std::max(beta.cwiseAbs().maxCoeff(), y.cwiseAbs().maxCoeff());
     auto at_rest = [&](const RowMatrix& a, const RowMatrix& b, const char* what, const Phase* ph) {
         return to_limit &&
-               end_at_rest(K, y, signs, {mu_lo, scale, t}, times, ti, ph, sliding, a, b, what, alpha, beta, out);
+               end_at_rest(K, y, signs, {mu_lo, scale, t, units}, times, ti, ph, sliding, a, b, what, alpha, beta, out);
     };
     while (true) {
         Phase ph;
@@ -304,7 +313,8 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
                 out.status = j < 0 ? "t_max" : "max_events";
                 out.t_final = j < 0 ? t_max : t + s_ev;
                 state_at(ph, sliding, out.t_final - t, alpha, beta);
-                out.message = "stopped at t = " + sci(out.t_final, 6) + " after " + std::to_string(E) + " events" +
+                out.message = "stopped at t = " + sci(std::ldexp(out.t_final, units.time), 6) + " after " +
+                              std::to_string(E) + " events" +
                               (j < 0 ? "" : " (max_events = " + std::to_string(max_events) + " reached)");
             }
             break;
@@ -319,8 +329,9 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
             if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time", nullptr)) break;
             out.status = "stuck";
             out.t_final = t;
-            out.message = "stuck at t = " + sci(t, 6) + ": no continuation of the event on entry (" +
-                          std::to_string(tag.k) + ", " + std::to_string(tag.i) + ") is consistent";
+            out.message = "stuck at t = " + sci(std::ldexp(t, units.time), 6) +
+                          ": no continuation of the event on entry (" + std::to_string(tag.k) + ", " +
+                          std::to_string(tag.i) + ") is consistent";
             break;
         }
         active = ready->active;

@@ -48,6 +48,10 @@ enum class StartCheck : int {
     not_definite = 7,      ///< the Cholesky factorisation of K failed
     start_not_finite = 8,  ///< alpha0, W0 or the starting loss overflow
     step_invalid = 9,      ///< the default step over/underflows, or eta < machine eps x default
+    /// Only with StartOptions::scale_test: the scale of the data may lie outside the range that runs
+    /// unscaled (scale_may_be_out_of_range()), and nothing past that test was computed: the caller
+    /// rescales the problem exactly and prepares the rescaled copy instead (not a refusal).
+    scale_out_of_range = 10,
 };
 
 /// Options of positive_start() (the defaults of relucore.train).
@@ -62,7 +66,47 @@ struct StartOptions {
     Loss loss = Loss::square;
     Activation activation = Activation::relu;    ///< phi of the starting predictions (the start's checks)
     Scalar leaky_slope = defaults::leaky_slope;  ///< gamma of the leaky ReLU
+    /// Stop with StartCheck::scale_out_of_range, before any work past K, where the data's scale may lie
+    /// outside the range that runs unscaled (relucore.train's first preparation: the rescaled problem is
+    /// then prepared once, not twice).
+    bool scale_test = false;
 };
+
+namespace detail {
+
+/// Whether the binary exponent of max |y_i| may lie outside +-defaults::scale_exponent (O(n)).
+inline bool labels_out_of_scale(const ConstVectorRef& y) {
+    const int e = defaults::scale_exponent;
+    Scalar ymax = 0;
+    for (Index i = 0; i < y.size(); ++i) ymax = std::max(ymax, std::abs(y[i]));
+    int ey = 0;
+    if (ymax > 0 && std::isfinite(ymax)) std::frexp(ymax, &ey);
+    return ey > e || ey < -e;
+}
+
+/// Whether the binary exponent of max |x_ij| (half that of max |K_ij| without X) may lie outside
+/// +-defaults::scale_exponent: O(n) on max_i K_ii, or max_i ||x_i||^2 from the rows of X where K was not
+/// formed; max |x|^2 <= max_i K_ii <= d max |x|^2, with a factor 2 of room for rounding.
+inline bool gram_out_of_scale(const ConstMatrixRef* X, const ConstMatrixRef& K, bool gram_formed) {
+    const int e = defaults::scale_exponent;
+    Scalar kmax = 0;
+    for (Index i = 0; i < K.rows(); ++i)
+        kmax = std::max(kmax, gram_formed ? K(i, i) : static_cast<Scalar>(X->row(i).squaredNorm()));
+    const Scalar d = X != nullptr ? static_cast<Scalar>(X->cols()) : Scalar(1);
+    return !(kmax < std::ldexp(Scalar(1), 2 * e)) || kmax < std::ldexp(d, -2 * e - 1);
+}
+
+}  // namespace detail
+
+/// Whether a problem's scale may lie outside the range that runs unscaled (defaults::scale_exponent:
+/// the binary exponents of max |x_ij| and max |y_i|, or half that of max |K_ij| in Gram-only mode):
+/// an O(n) test on max_i K_ii (max_i ||x_i||^2 from the rows of X where K was not formed) and on y
+/// that never misses such a problem, since max |x|^2 <= max_i K_ii <= d max |x|^2 (with a factor 2
+/// of room for rounding). The Python layer decides exactly where it holds (relucore._scaling).
+inline bool scale_may_be_out_of_range(const ConstMatrixRef* X, const ConstMatrixRef& K, bool gram_formed,
+                                      const ConstVectorRef& y) {
+    return detail::labels_out_of_scale(y) || detail::gram_out_of_scale(X, K, gram_formed);
+}
 
 /// sum_i v_i^2 in the order numpy sums a contiguous row (pairwise, eight accumulators per
 /// block of at most 128), so that a default computed here has the bits numpy gives it
@@ -279,6 +323,7 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     const Index n = X.rows();
     const Index m = outer.size();
 
+    if (opt.scale_test && detail::labels_out_of_scale(y)) return StartCheck::scale_out_of_range;
     if (!labels_usable(y)) return StartCheck::labels_invalid;
     Scalar y_sq = 0;
     for (Index i = 0; i < n; ++i) y_sq += y[i] * y[i];
@@ -289,6 +334,7 @@ StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, cons
     }
 
     gram_matrix(X, K);
+    if (opt.scale_test && detail::gram_out_of_scale(&X, K, true)) return StartCheck::scale_out_of_range;
     if (!std::isfinite(K.cwiseAbs().sum())) return StartCheck::gram_not_finite;
     if (!symmetric_eigenvalues<Matrix>(K, mu)) return StartCheck::gram_not_finite;
     const Scalar mu1 = mu[n - 1], mun = mu[0];

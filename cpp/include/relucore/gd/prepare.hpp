@@ -150,26 +150,6 @@ inline StartCheck finish_start(const ConstVectorRef& y, const ConstVectorRef& ou
 
 }  // namespace detail
 
-/// Whether a problem's scale may lie outside the range that runs unscaled (defaults::scale_exponent:
-/// the binary exponents of max |x_ij| and max |y_i|, or half that of max |K_ij| in Gram-only mode):
-/// an O(n) test on max_i K_ii (max_i ||x_i||^2 from the rows of X where K was not formed) and on y
-/// that never misses such a problem, since max |x|^2 <= max_i K_ii <= d max |x|^2 (with a factor 2
-/// of room for rounding). The Python layer decides exactly where it holds (relucore._scaling).
-inline bool scale_may_be_out_of_range(const ConstMatrixRef* X, const ConstMatrixRef& K, bool gram_formed,
-                                      const ConstVectorRef& y) {
-    const int e = defaults::scale_exponent;
-    Scalar ymax = 0;
-    for (Index i = 0; i < y.size(); ++i) ymax = std::max(ymax, std::abs(y[i]));
-    int ey = 0;
-    if (ymax > 0 && std::isfinite(ymax)) std::frexp(ymax, &ey);
-    if (ey > e || ey < -e) return true;
-    Scalar kmax = 0;
-    for (Index i = 0; i < K.rows(); ++i)
-        kmax = std::max(kmax, gram_formed ? K(i, i) : static_cast<Scalar>(X->row(i).squaredNorm()));
-    const Scalar d = X != nullptr ? static_cast<Scalar>(X->cols()) : Scalar(1);
-    return !(kmax < std::ldexp(Scalar(1), 2 * e)) || kmax < std::ldexp(d, -2 * e - 1);
-}
-
 /// Prepares one problem. X may be null (Gram-only mode: K given).
 ///
 /// @param X      n x d inputs, or nullptr
@@ -200,12 +180,14 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
     }
     constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     const Index n = K.rows();
+    if (req.scale_test && detail::labels_out_of_scale(y)) return StartCheck::scale_out_of_range;
     if (req.complete && !labels_usable(y)) return StartCheck::labels_invalid;
     mu1 = std::numeric_limits<Scalar>::quiet_NaN();
     // With req.lazy_gram, K is formed by the first rule that reads it; the checks that only
     // need its trace and a finiteness bound take them from X.
     bool have_gram = req.gram_given || !req.lazy_gram || X == nullptr;
     if (!req.gram_given && have_gram) gram_matrix(*X, K);
+    if (req.scale_test && detail::gram_out_of_scale(X, K, have_gram)) return StartCheck::scale_out_of_range;
     const auto gram = [&]() -> const MatrixRef& {
         if (!have_gram) gram_matrix(*X, K);
         have_gram = true;

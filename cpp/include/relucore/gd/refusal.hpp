@@ -174,6 +174,9 @@ inline std::string refusal_message(StartCheck check, const RefusedProblem& p, co
             return detail::spectrum_message(p, req.gram_given);
         case StartCheck::ok:
             break;
+        case StartCheck::scale_out_of_range:
+            return "the scale of the data may lie outside the range that runs unscaled (not a refusal: the caller "
+                   "rescales the problem exactly)";
     }
     return "the start was prepared (no refusal)";
 }

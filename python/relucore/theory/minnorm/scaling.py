@@ -12,58 +12,42 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional
 
 import numpy as np
 
-from relucore._scaling import binary_exponent
+from relucore import _scaling as units
+from relucore._scaling import Scaling, exponents_of
 from relucore._validation import as_float_array
 from relucore.theory.minnorm.results import MinNormSolution
 
 __all__ = ["Scaling", "normalize", "scale_back"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Scaling:
-    """``X = 2^ex X'``, ``K = 4^ex K'``, ``y = 2^ey y'``."""
-
-    ex: int
-    ey: int
-
-
-def _shifted(a: Optional[np.ndarray], power: int) -> Optional[np.ndarray]:
-    """``a 2^power`` (exact); ``a`` itself when power is 0 (entries already of order one: no copy)."""
-    return a if a is None or power == 0 else np.ldexp(a, power)
-
-
 def normalize(X, y, gram):
-    """Converts and checks X, y and gram, and rescales them exactly to entries of order one.
+    """Converts and checks X, y and gram, and rescales them exactly to entries of order one (the exponent rule
+    of relucore._scaling, applied at every scale).
 
-    Returns ``(X', y', gram', Scaling)``.
+    Returns ``(X', y', gram', Scaling)`` (``relucore._scaling.Scaling`` of one problem).
     """
     y = as_float_array(y, "y", ndim=1)
     if X is not None:
         X = as_float_array(X, "X", ndim=2)
     if gram is not None:
         gram = as_float_array(gram, "gram", ndim=2)
-    # From X when it is given; else half the exponent of K (floor, so K -> 4^k K shifts it by k).
-    ex = binary_exponent(X) if X is not None else (binary_exponent(gram) // 2 if gram is not None else 0)
-    ey = binary_exponent(y)
-    return _shifted(X, -ex), _shifted(y, -ey), _shifted(gram, -2 * ex), Scaling(ex, ey)
+    sc = exponents_of(X, gram, y)
+    # Entries already of order one (a power 0) are not copied.
+    out = [a if a is None or sc.power(u, 0)[0] == 0 else sc.down(a[None], u)[0] for a, u in zip((X, y, gram), _DATA)]
+    return (*out, sc)
 
 
-def _scaled(value: Optional[float], power: int) -> Optional[float]:
-    return None if value is None else float(np.ldexp(value, power))
+_DATA = (units.X, units.Y, units.K)
 
 
 def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSolution:
     """The solution of the original problem from that of the rescaled one; refuses what float64 cannot hold."""
-    p_obj = 2 * (sc.ey - sc.ex)
-    with np.errstate(over="ignore", under="ignore"):
-        objective = float(np.ldexp(sol.objective, p_obj))
-        W = None if sol.W is None else np.ldexp(sol.W, sc.ey - sc.ex)
-        alpha = np.ldexp(sol.alpha, sc.ey - 2 * sc.ex)
-        beta = np.ldexp(sol.beta, sc.ey)
+    p_obj = int(sc.power(units.OBJECTIVE, 0)[0])
+    objective = sc.up(sol.objective, units.OBJECTIVE, 0)
+    W, alpha, beta = (sc.up(a, u, 0) for a, u in ((sol.W, units.W), (sol.alpha, units.ALPHA), (sol.beta, units.Y)))
     representable = (
         math.isfinite(objective)
         and (sol.objective == 0 or objective >= np.finfo(np.float64).tiny)
@@ -76,10 +60,10 @@ def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSol
     if search is not None:
         search = dataclasses.replace(
             search,
-            optimum=_scaled(search.optimum, p_obj),
-            lower_bound=_scaled(search.lower_bound, p_obj),
-            min_pruned_bound=_scaled(search.min_pruned_bound, p_obj),
-            runner_up=_scaled(search.runner_up, p_obj),
+            optimum=sc.up(search.optimum, units.OBJECTIVE, 0),
+            lower_bound=sc.up(search.lower_bound, units.OBJECTIVE, 0),
+            min_pruned_bound=sc.up(search.min_pruned_bound, units.OBJECTIVE, 0),
+            runner_up=sc.up(search.runner_up, units.OBJECTIVE, 0),
         )
     message = sol.message
     if search is not None and not search.complete:
@@ -105,11 +89,12 @@ def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSol
 
 def _refuse(objective: float, sc: Scaling, p_obj: int, name: str) -> None:
     log2_obj = (math.log2(objective) if objective > 0 else 0.0) + p_obj
-    small = sc.ex < sc.ey  # the weights are large: X small for the labels
+    ex, ey = int(sc.ex[0]), int(sc.ey[0])
+    small = ex < ey  # the weights are large: X small for the labels
     what = f"{name} is too small (or y too large)" if small else f"{name} is too large (or y too small)"
     raise ValueError(
-        f"{what}: max |x_ij| ~ 2^{sc.ex} and max |y_i| ~ 2^{sc.ey}, so the minimum-norm weights have "
-        f"1/2 sum ||w_k||^2 ~ 2^{log2_obj:.0f} (and dual coordinates ~ 2^{sc.ey - 2 * sc.ex}), which float64 "
+        f"{what}: max |x_ij| ~ 2^{ex} and max |y_i| ~ 2^{ey}, so the minimum-norm weights have "
+        f"1/2 sum ||w_k||^2 ~ 2^{log2_obj:.0f} (and dual coordinates ~ 2^{ey - 2 * ex}), which float64 "
         "cannot represent even after an exact rescaling; rescale X or y "
         "(X -> c X, y -> l y maps W -> (l / c) W)"
     )
