@@ -505,11 +505,9 @@ private:
                 // call that kernel directly instead of dispatching on every product.
                 if constexpr (N > 0)
                     product_.times_padded<(N + 1) / 2 * 2>(dak, dbk);
-                else if (product_.padded_n() > 0)  // n <= 16 from evaluate(): the same padded kernel
-                    product_.times(dak, dbk);
-                else if (k % 2 == 0 && k + 1 < m)
+                else if (product_.padded_n() == 0 && k % 2 == 0 && k + 1 < m)
                     product_.times2(dak, dak + n, dbk, dbk + dstride);
-                else if (k % 2 == 0)
+                else if (product_.padded_n() > 0 || k % 2 == 0)  // n <= 16 (evaluate()): the padded kernel
                     product_.times(dak, dbk);
                 for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
             }
