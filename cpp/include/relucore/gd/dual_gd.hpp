@@ -506,8 +506,8 @@ private:
                 if constexpr (N > 0)
                     product_.times_padded<(N + 1) / 2 * 2>(dak, dbk);
                 else if (product_.padded_n() == 0 && k % 2 == 0 && k + 1 < m)
-                    product_.times2(dak, dak + n, dbk, dbk + dstride);
-                else if (product_.padded_n() > 0 || k % 2 == 0)  // n <= 16 (evaluate()): the padded kernel
+                    product_.times2(dak, dak + n, dbk, dbk + dstride);  // neurons k and k + 1
+                else if (product_.padded_n() > 0 || k % 2 == 0)  // n <= 16: the padded kernel
                     product_.times(dak, dbk);
                 for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
             }
@@ -553,7 +553,7 @@ private:
 #if defined(RELUCORE_SIMD_DISPATCH)
     RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
     /// advance_relu_square<N>() by detail::dual_small::advance_avx512, bitwise the same state; compiled
-    /// for AVX-512F so that the kernel inlines (~5 ns a step less than calling it), without FMA.
+    /// for AVX-512F so that the kernel inlines (a call per step costs more than the step at small n), without FMA.
     template <int N>
     __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
         detail::dual_small::View v;
