@@ -507,7 +507,7 @@ private:
                     product_.times_padded<(N + 1) / 2 * 2>(dak, dbk);
                 else if (product_.padded_n() == 0 && k % 2 == 0 && k + 1 < m)
                     product_.times2(dak, dak + n, dbk, dbk + dstride);  // neurons k and k + 1
-                else if (product_.padded_n() > 0 || k % 2 == 0)  // n <= 16: the padded kernel
+                else if (product_.padded_n() > 0 || k % 2 == 0)         // n <= 16: the padded kernel
                     product_.times(dak, dbk);
                 for (Index j = 0; j < n; ++j) sq += dbk[j] * dak[j];
             }
