@@ -199,6 +199,14 @@ class DualTrainer:
         """
         Replaces the labels (n,) and re-evaluates the state.
         """
+    def set_loss_weights(self, w: numpy.typing.NDArray[numpy.float64]) -> None:
+        """
+        Weighs the examples' losses by w (n,) and re-evaluates.
+        """
+    def set_output_bias(self, b: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Gives the network an output bias b (trained with train_outer) and re-evaluates.
+        """
     def set_reference(self, alpha_ref: numpy.typing.NDArray[numpy.float64], beta_ref: numpy.typing.NDArray[numpy.float64]) -> None:
         """
         Sets the state beta is resynchronised from, beta = beta_ref + K (alpha - alpha_ref) (m, n each): the original start when resuming a checkpoint.
@@ -251,6 +259,11 @@ class DualTrainer:
     def outer(self) -> numpy.ndarray:
         """
         Outer-layer weights (m,): a read-only view.
+        """
+    @property
+    def output_bias(self) -> typing.Any:
+        """
+        The output bias b_out of the current state, or None without one.
         """
     @property
     def predictions(self) -> numpy.ndarray:
@@ -710,13 +723,13 @@ def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.S
     """
     The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.
     """
-def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer).
+    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias and loss_weights as in run_dual_batch.
     """
-def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
+def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite.
+    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite.
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """

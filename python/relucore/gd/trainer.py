@@ -98,6 +98,9 @@ class Trainer:
     bias : bool, default False
         As for :func:`relucore.train`: X gains the input coordinate 1 (K becomes ``K + 1 1^T``);
         :attr:`W` stays (m, d) and :attr:`bias` holds the ``b_k``.
+    output_bias, reduction, sample_weight
+        As for :func:`relucore.train` (an output bias, the square loss's reduction, example
+        weights (n,)); :meth:`run_to_limit` refuses them.
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
     engine : {"dual", "auto"}, default "auto"
@@ -166,6 +169,11 @@ class Trainer:
         self._engine = _core.DualTrainer(
             K=p.K[0], y=p.y[0], outer=p.signs, alpha0=p.alpha0[0], beta0=p.beta0[0], settings=settings
         )
+        self._set_loss_options(
+            None if p.loss_weights is None else p.loss_weights[0],
+            None if p.output_bias is None else float(p.output_bias[0]),
+            p.reduction,
+        )
         # Own copy: W must not change if the caller later edits its X in place.
         self._X = None if p.X is None else np.array(p.X[0])
         # A copy where W0 is half of a block with room for W (Prepared.W_room), which the view would keep alive.
@@ -178,6 +186,16 @@ class Trainer:
         self._tol = float(p.tol[0])
         self._init = p.init
         self._on_divergence = on_divergence
+
+    def _set_loss_options(self, loss_weights, output_bias, reduction: str, output_bias0=None) -> None:
+        """Gives the engine its loss weights and output bias (relucore.gd.loss_options), if any."""
+        if loss_weights is not None:
+            self._engine.set_loss_weights(np.ascontiguousarray(loss_weights, dtype=np.float64))
+        if output_bias is not None:
+            self._engine.set_output_bias(float(output_bias))
+        self._loss_weights = None if loss_weights is None else np.array(loss_weights, dtype=np.float64)
+        self._output_bias0 = output_bias if output_bias0 is None else float(output_bias0)
+        self._reduction = reduction
 
     # ------------------------------------------------------------------ state
     @property
@@ -418,6 +436,11 @@ class Trainer:
         """
         from relucore.gd.limit import trainer_to_limit
 
+        if self._engine.output_bias is not None or self._loss_weights is not None:
+            raise ValueError(
+                "run_to_limit is derived for the loss 1/2 ||h(X) - y||^2 without an output bias or example "
+                "weights: this trainer has them (run finite steps instead)"
+            )
         return trainer_to_limit(self)
 
     def _result(self, status: int, message: str, tol: float, out: dict, unfit=None, reach=None) -> TrainResult:
@@ -455,6 +478,9 @@ class Trainer:
             train_outer=bool(s.train_outer),
             bias=W[:, -1].copy() if b and W is not None else None,
             bias0=self._W0[:, -1].copy() if b and self._W0 is not None else None,
+            output_bias=self._engine.output_bias,
+            output_bias0=self._output_bias0,
+            reduction=self._reduction,
         )
 
     # --------------------------------------------------------- checkpoints
@@ -493,6 +519,10 @@ class Trainer:
             "init": self._init,
             "on_divergence": self._on_divergence,
             "bias": self._bias,
+            "output_bias": e.output_bias,
+            "output_bias0": self._output_bias0,
+            "loss_weights": None if self._loss_weights is None else self._loss_weights.copy(),
+            "reduction": self._reduction,
         }
 
     @classmethod
@@ -541,6 +571,12 @@ class Trainer:
         self._tol = float(state["tol"])
         self._init = str(state["init"])
         self._on_divergence = check_choice(state["on_divergence"], "on_divergence", ("status", "raise"))
+        self._set_loss_options(
+            state.get("loss_weights"),
+            state.get("output_bias"),
+            state.get("reduction", "half_sum"),
+            state.get("output_bias0"),
+        )
 
     def __getstate__(self) -> Dict[str, Any]:
         return self.state_dict()

@@ -269,6 +269,33 @@ Scalar loss_from_predictions(const H& h, const Labels& y, const ModelSpec& spec,
     return loss * inv_n;
 }
 
+// loss_from_predictions() with per-example loss weights w (n entries, >= 0; null: every weight 1):
+//   square:   L = 1/2 sum_i w_i (h_i - y_i)^2,          g_i = w_i (h_i - y_i)
+//   logistic: L = 1/n sum_i w_i log(1 + exp(-y_i h_i)), g_i = -(w_i y_i/n) / (1 + exp(y_i h_i))
+// The square loss's reductions "sum" (w_i = 2 v_i) and "mean" (w_i = 2 v_i / n) of example
+// weights v are weights of this form (docs/math.md, loss reductions and example weights).
+template <class H, class Labels, class G>
+Scalar weighted_loss_from_predictions(const H& h, const Labels& y, const ModelSpec& spec, const Scalar* w, G& g) {
+    if (w == nullptr) return loss_from_predictions(h, y, spec, g);
+    const Index n = h.size();
+    Scalar loss = 0;
+    if (spec.loss == Loss::square) {
+        for (Index i = 0; i < n; ++i) {
+            const Scalar r = h[i] - y[i];
+            g[i] = w[i] * r;
+            loss += g[i] * r;
+        }
+        return loss / 2;
+    }
+    const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+    for (Index i = 0; i < n; ++i) {
+        const Scalar z = y[i] * h[i];
+        loss += w[i] * softplus_neg(z);
+        g[i] = -y[i] * w[i] * inv_n * sigmoid_neg(z);
+    }
+    return loss * inv_n;
+}
+
 // Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
 // fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss
 // (add_predictions, then loss_from_predictions). The loop order is fixed, so the
