@@ -48,6 +48,7 @@ static void bind_meanfield_settings(py::module_& m) {
         .def_readwrite("bias", &WeightGDSettings::bias)
         .def_readwrite("train_outer", &WeightGDSettings::train_outer)
         .def_readwrite("batch_size", &WeightGDSettings::batch_size)
+        .def_readwrite("reduction", &WeightGDSettings::reduction)
         .def_readwrite("record_every", &WeightGDSettings::record_every)
         .def_readwrite("n_threads", &WeightGDSettings::n_threads)
         .def_readwrite("divergence_bound", &WeightGDSettings::divergence_bound)

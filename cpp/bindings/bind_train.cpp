@@ -48,6 +48,14 @@ static void bind_model_settings(py::module_& m) {
             return d;
         },
         py::arg("loss"), "The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.");
+    py::native_enum<Reduction>(m, "Reduction", "enum.IntEnum",
+                               "The square loss's reductions (gd/model.hpp): half_sum, sum, mean.")
+        .value("half_sum", Reduction::half_sum)
+        .value("sum", Reduction::sum)
+        .value("mean", Reduction::mean)
+        .finalize();
+    m.def("reduction_factor", &reduction_factor, py::arg("reduction"), py::arg("n"),
+          "The factor f of a reduction over n examples: the loss is f/2 sum_i (h_i - y_i)^2 (1, 2 or 2/n).");
     m.def("loss_curvature", &loss_curvature, py::arg("loss"), py::arg("n"),
           "The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).");
     m.def("default_step", py::vectorize(&default_step), py::arg("loss"), py::arg("n"), py::arg("s2"), py::arg("mu1"),

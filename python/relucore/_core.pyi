@@ -26,6 +26,18 @@ class Loss(enum.IntEnum):
         ...
     def __format__(self, format_spec):
         ...
+class Reduction(enum.IntEnum):
+    """
+    The square loss's reductions (gd/model.hpp): half_sum, sum, mean.
+    """
+    half_sum: typing.ClassVar[Reduction]
+    mean: typing.ClassVar[Reduction]
+    sum: typing.ClassVar[Reduction]
+    @classmethod
+    def __new__(cls, value):
+        ...
+    def __format__(self, format_spec):
+        ...
 class Status(enum.IntEnum):
     cancelled: typing.ClassVar[Status]
     converged: typing.ClassVar[Status]
@@ -299,6 +311,7 @@ class WeightGDSettings:
     Settings of a mean-field SGD run (see relucore/meanfield/weight_gd.hpp).
     """
     bias: bool
+    reduction: Reduction
     scale: OutputScale
     train_outer: bool
     def __init__(self) -> None:
@@ -714,6 +727,10 @@ def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing
 def qp_primal(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], E: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], e: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], nu: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
     """
     min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z (state: -1/+1 at lower/upper bound in the initial working set, 0 free).
+    """
+def reduction_factor(reduction: Reduction, n: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    The factor f of a reduction over n examples: the loss is f/2 sum_i (h_i - y_i)^2 (1, 2 or 2/n).
     """
 def rng_normals(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex, neuron: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """

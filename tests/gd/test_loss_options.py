@@ -221,3 +221,71 @@ def test_batch_and_trainer():
     t3.step(30)
     np.testing.assert_array_equal(t2.alpha, t3.alpha)
     assert t2._engine.output_bias == t3._engine.output_bias
+
+
+@pytest.mark.parametrize("reduction", ["half_sum", "sum", "mean"])
+def test_meanfield_reduction_is_train_reduction(reduction):
+    # The same name, the same loss: meanfield.train(reduction=R, eta=s) (full batch, no noise, no
+    # decay, output scale 1/N) is train(reduction=R, eta=s, output_scale=1/N, train_outer=True).
+    from relucore import meanfield
+
+    X, y, W0, b0, a0, _ = problem(8, n=9, d=4, m=6)
+    N, steps, s = a0.size, 200, 0.3
+    mf = meanfield.train(
+        X, y, N=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
+        train_outer=True, output_scale="1/N", init=np.column_stack([a0, W0, b0]), record=0, n_threads=1,
+        progress=False, reduction=reduction,
+    )  # fmt: skip
+    r = relucore.train(
+        X, y, signs=a0, init=np.column_stack([W0, b0]), eta=s, steps=steps, tol=0, train_outer=True,
+        output_scale=1 / N, bias=True, reduction=reduction,
+    )  # fmt: skip
+    assert rel(r.outer, mf.theta[:, 0]) <= 1e-12
+    assert rel(r.W, mf.theta[:, 1:-1]) <= 1e-12
+    h = mf.predict(X)
+    factor = {"half_sum": 0.5, "sum": 1.0, "mean": 1.0 / X.shape[0]}[reduction]
+    assert mf.objective[-1] == pytest.approx(factor * np.sum((h - y) ** 2), rel=1e-12)
+    assert mf.params["reduction"] == reduction
+    with pytest.raises(ValueError, match="reduction"):
+        meanfield.train(X, y, N=N, steps=1, reduction="avg")
+
+
+def test_sweep_keys_reduction_and_output_bias(monkeypatch):
+    from relucore.sweeps import task
+    from relucore.sweeps.config import config_key, normalise_config
+
+    seen = []
+    prepare = task.prepare
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("reduction"), kwargs.get("output_bias")))
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(task, "prepare", spy)
+
+    base = normalise_config({"n": 4, "d": 8})
+    assert base["reduction"] == "half_sum" and base["output_bias"] is None
+    cfg = normalise_config({"n": 4, "d": 8, "reduction": "mean", "output_bias": 0.5, "minnorm": False})
+    assert config_key(cfg) != config_key(normalise_config({"n": 4, "d": 8, "minnorm": False}))
+    with pytest.raises(ValueError, match="minnorm"):
+        normalise_config({"n": 4, "d": 8, "reduction": "mean"})
+    with pytest.raises(ValueError, match="reduction"):
+        normalise_config({"n": 4, "d": 8, "reduction": "avg", "minnorm": False})
+    table = relucore.sweep(
+        [
+            {
+                "n": 4,
+                "d": 30,
+                "reduction": "mean",
+                "output_bias": 0.1,
+                "minnorm": False,
+                "steps": 50,
+                "gram_stats": False,
+            }
+        ],
+        trials=2,
+        seed=0,
+    )
+    assert len(table) == 2
+    assert list(table["reduction"]) == ["mean", "mean"] and list(table["output_bias"]) == [0.1, 0.1]
+    assert seen and set(seen) == {("mean", 0.1)}  # the trials trained with them

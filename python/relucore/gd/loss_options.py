@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore import _core
 from relucore._validation import as_float_array, check_choice
 from relucore.gd.defaults import TOL_FACTOR, default_eta, loss_traits
 
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 #: The square loss's reductions, and the default of train, Trainer and the sweeps.
-REDUCTIONS = ("half_sum", "sum", "mean")
+REDUCTIONS = tuple(_core.Reduction.__members__)  # ("half_sum", "sum", "mean"): the C++ enum
 DEFAULT_REDUCTION = "half_sum"
 
 
@@ -99,11 +100,9 @@ def loss_weights(reduction, sample_weight, loss: str, B: int, n: int, batched: b
     if sample_weight is None and reduction == DEFAULT_REDUCTION:
         return None
     w = np.ones((B, n)) if sample_weight is None else check_sample_weight(sample_weight, B, n, batched)
-    if reduction == "sum":
-        return 2.0 * w
-    if reduction == "mean":
-        return (2.0 / n) * w
-    return w
+    if reduction == DEFAULT_REDUCTION or loss != "square":
+        return w
+    return _core.reduction_factor(getattr(_core.Reduction, reduction), n) * w
 
 
 def prepare_loss_options(X, y, gram, o, prepare):
@@ -138,8 +137,6 @@ def prepare_loss_options(X, y, gram, o, prepare):
 def _weighted_tol(p, omega: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarray:
     """The default tolerance of the weighted loss: ``TOL_FACTOR sqrt(mu_1) ||omega * y||``
     (``||omega * h0||`` where that is 0), the rule of relucore.gd.defaults.default_tol."""
-    from relucore import _core
-
     y_norm = np.linalg.norm(omega * p.y, axis=1)
     signs = np.broadcast_to(p.signs, p.beta0.shape[:2])
     slope = 0.0 if p.activation == "relu" else p.leaky_slope

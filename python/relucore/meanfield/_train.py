@@ -22,6 +22,7 @@ from relucore._validation import (
     check_nonnegative,
     check_positive,
 )
+from relucore.gd.loss_options import REDUCTIONS
 
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
@@ -48,6 +49,7 @@ _PARAMS = (
     "train_outer",
     "output_scale",
     "record",
+    "reduction",
 )
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
@@ -243,6 +245,7 @@ def train(
     samples=None,
     n_threads: Optional[int] = None,
     progress: Optional[bool] = None,
+    reduction: str = "mean",
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
@@ -318,6 +321,11 @@ def train(
     progress : bool, optional
         tqdm progress bar (None: only on a terminal). The run is then cut into
         segments; results are bitwise the same.
+    reduction : {"mean", "sum", "half_sum"}, default "mean"
+        The data term of the objective over a batch B_t (and of ``objective`` over the data
+        set): ``1/|B| sum_j (h(x_j) - y_j)^2`` (the default: the papers' loss, a mean without
+        1/2, PyTorch's ``F.mse_loss``), ``sum_j (h(x_j) - y_j)^2`` or ``1/2 sum_j (h(x_j) -
+        y_j)^2`` (:func:`relucore.train`'s default); the same names as ``train(reduction=...)``.
 
     Returns
     -------
@@ -348,6 +356,7 @@ def train(
     if batch_size > M:
         raise ValueError(f"batch_size must be at most the number of samples ({M}), got {batch_size}")
     check_choice(output_scale, "output_scale", tuple(_SCALES))
+    check_choice(reduction, "reduction", REDUCTIONS)
     record = check_int(record, "record", minimum=0)
     n_threads_arg = check_n_threads(n_threads)
     bias, train_outer = bool(bias), bool(train_outer)
@@ -462,6 +471,8 @@ def _engine_settings(params: Dict[str, Any], key, n_threads_arg: int):
     settings.bias = params["bias"]
     settings.train_outer = params["train_outer"]
     settings.batch_size = params["batch_size"]
+    if params.get("reduction", "mean") != "mean":  # (params of older results lack it)
+        settings.reduction = getattr(_core.Reduction, params["reduction"])
     settings.record_every = params["record"]
     settings.key = (int(key[0]), int(key[1]))
     if n_threads_arg == 0:

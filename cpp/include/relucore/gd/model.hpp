@@ -58,6 +58,18 @@ inline Scalar loss_curvature(Loss loss, Index n) {
     return Scalar(1) / (t.curvature_denominator * (t.per_example ? static_cast<Scalar>(n) : Scalar(1)));
 }
 
+/// The square loss's reductions over n examples (docs/math.md §2, loss reductions):
+/// 1/2 sum_i (h_i - y_i)^2, sum_i (h_i - y_i)^2, and 1/n sum_i (h_i - y_i)^2 (PyTorch's F.mse_loss).
+enum class Reduction : int { half_sum = 0, sum = 1, mean = 2 };
+
+/// The factor f of a reduction over n examples: the loss is f/2 sum_i (h_i - y_i)^2 and its
+/// derivative f (h_i - y_i): 1 (half_sum), 2 (sum), 2/n (mean).
+inline Scalar reduction_factor(Reduction r, Index n) {
+    if (r == Reduction::half_sum) return 1;
+    if (r == Reduction::sum) return 2;
+    return Scalar(2) / static_cast<Scalar>(n);
+}
+
 struct ModelSpec {
     Activation activation = Activation::relu;
     Scalar leaky_slope = defaults::leaky_slope;  // gamma in max(u, gamma u); used by leaky_relu only
@@ -366,6 +378,13 @@ inline Activation parse_activation(const std::string& name) {
     if (name == "relu") return Activation::relu;
     if (name == "leaky_relu") return Activation::leaky_relu;
     throw std::invalid_argument("unknown activation '" + name + "'");
+}
+
+inline Reduction parse_reduction(const std::string& name) {
+    if (name == "half_sum") return Reduction::half_sum;
+    if (name == "sum") return Reduction::sum;
+    if (name == "mean") return Reduction::mean;
+    throw std::invalid_argument("unknown reduction '" + name + "'");
 }
 
 inline Loss parse_loss(const std::string& name) {

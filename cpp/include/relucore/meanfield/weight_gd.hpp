@@ -192,7 +192,7 @@ public:
         return kappa_ * total;
     }
 
-    // L(Theta) on the full data set.
+    // L(Theta) on the full data set (its data term reduced as settings().reduction).
     Scalar objective() const {
         Scalar fit = 0;
         for (Index j = 0; j < M_; ++j) {
@@ -207,7 +207,7 @@ public:
             if (settings_.bias) q += brow()[i] * brow()[i];
             reg += q;
         }
-        return fit / static_cast<Scalar>(M_) + settings_.weight_decay / static_cast<Scalar>(N_) * reg;
+        return settings_.reduced(fit, M_) + settings_.weight_decay / static_cast<Scalar>(N_) * reg;
     }
 
     // Runs steps t = start, ..., start + iters - 1 (start is the global step
@@ -417,11 +417,12 @@ private:
 
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
-    // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
+    // Residual factors g_q = f kappa (h(x_q) - y_q) of step t, f = reduction_factor() over the
+    // batch (2 / B for the mean, the papers' objective); false
     // when some h is not finite or too large.
     bool residuals(std::int64_t t, ThreadBuffers& tb) {
         const Scalar* part = partials(t);
-        const Scalar coef = 2 * kappa_ / static_cast<Scalar>(B_);
+        const Scalar coef = settings_.residual_coefficient(kappa_, B_);
         Eigen::Map<Vector> h(tb.h, B_), yb(tb.h + B_, B_), g(tb.g, B_);
         for (Index q = 0; q < B_; ++q) {
             Scalar total = 0;
