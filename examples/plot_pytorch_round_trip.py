@@ -80,10 +80,24 @@ if torch is not None:
     print(f"to_torch() reproduces result.predictions to {np.max(np.abs(h_back - res.predictions)):.1e}")
 
 # %%
-# A model without biases and with a fixed outer layer: the certified limit of GD.
-ds = relucore.sample(10, 400, rng=1)
-lim = relucore.train(ds.X, ds.y, signs=(1, -1), steps=np.inf)
-print(lim.certificate)
+# A model without biases and with a fixed outer layer is the papers' model: ``steps=np.inf``
+# runs GD until its activation pattern is proved frozen and returns the limit in closed form.
+ds = relucore.sample(10, 400, rng=0)
+if torch is not None:
+    torch.manual_seed(0)
+    plain = torch.nn.Sequential(
+        torch.nn.Linear(400, 20, bias=False), torch.nn.ReLU(), torch.nn.Linear(20, 1, bias=False)
+    ).double()
+    start = relucore.from_torch(plain)
+else:
+    start = dict(init=rng.uniform(-0.05, 0.05, (20, 400)), signs=rng.uniform(-0.2, 0.2, 20))
+lim = relucore.train(ds.X, ds.y, **start, steps=np.inf)
+print(lim.message)
+if torch is not None:
+    limit_module = lim.to_torch()  # the limit network t -> inf, as a PyTorch module
+    with torch.no_grad():
+        fit = limit_module(torch.from_numpy(ds.X))[:, 0].numpy()
+    print(f"the limit interpolates: max |h - y| = {np.max(np.abs(fit - ds.y)):.1e}")
 
 fig, ax = plt.subplots(figsize=(5.5, 3.4), layout="constrained")
 ax.semilogy(res.history.steps, res.history.loss)
