@@ -289,3 +289,28 @@ def test_sweep_keys_reduction_and_output_bias(monkeypatch):
     assert len(table) == 2
     assert list(table["reduction"]) == ["mean", "mean"] and list(table["output_bias"]) == [0.1, 0.1]
     assert seen and set(seen) == {("mean", 0.1)}  # the trials trained with them
+
+
+@pytest.mark.parametrize("engine", ["dual", "weights"])
+def test_logistic_sample_weight(engine):
+    # The logistic loss keeps its mean and takes the weights: 1/n sum_i v_i log(1 + exp(-y_i h_i)).
+    X, y, W0, b0, a0, w = problem(9)
+    y = np.sign(y)
+    n = X.shape[0]
+    eta, steps = 0.5, 300
+    r = relucore.train(
+        X, y, init=W0, signs=a0, loss="logistic", sample_weight=w, eta=eta, steps=steps, tol=0, engine=engine
+    )
+    W = W0.copy()
+    for _ in range(steps + 1):
+        pre = W @ X.T
+        h = a0 @ np.maximum(pre, 0)
+        g = -y * w / n / (1 + np.exp(y * h))
+        if _ < steps:
+            W = W - eta * (a0[:, None] * (pre > 0) * g[None, :]) @ X
+    assert rel(r.W, W) <= 1e-11
+    assert r.loss == pytest.approx(np.mean(w * np.log1p(np.exp(-y * h))), rel=1e-11)
+    base = relucore.train(X, y, init=W0, signs=a0, loss="logistic", steps=1)
+    weighted = relucore.train(X, y, init=W0, signs=a0, loss="logistic", sample_weight=w, steps=1)
+    assert weighted.eta == pytest.approx(base.eta / w.max(), rel=1e-12)
+    assert weighted.tol == 0.0
