@@ -77,7 +77,7 @@ static void bind_meanfield_runs(py::module_& m) {
            std::optional<CArray<double>> objective, std::optional<CArray<std::int64_t>> track,
            std::optional<CArray<double>> trajectories, std::optional<CArray<std::int64_t>> snapshot_steps,
            std::optional<CArray<double>> snapshots, std::optional<CArray<std::uint8_t>> snapshot_taken,
-           std::optional<CArray<std::int64_t>> samples) {
+           std::optional<CArray<std::int64_t>> samples, std::optional<CArray<double>> output_bias) {
             require_shape(X, "X", {-1, -1});
             const Index M = X.shape(0), d = X.shape(1);
             require_shape(y, "y", {M});
@@ -108,6 +108,8 @@ static void bind_meanfield_runs(py::module_& m) {
                 if (snapshot_taken) require_shape(*snapshot_taken, "snapshot_taken", {rec.n_snapshots});
             }
             if (samples) require_shape(*samples, "samples", {iters, settings.batch_size});
+            if (output_bias) require_shape(*output_bias, "output_bias", {1});
+            double* obp = output_bias ? output_bias->mutable_data() : nullptr;
             rec.capacity = R;
             rec.steps = optional_data(steps);
             rec.objective = optional_data(objective);
@@ -125,7 +127,9 @@ static void bind_meanfield_runs(py::module_& m) {
                     MatrixMap th(tp, N, P);
                     WeightGD engine(ConstMatrixMap(X.data(), M, d), ConstVectorMap(y.data(), M),
                                     start_of(th, d, s.bias), s);
+                    if (obp != nullptr) engine.set_output_bias(*obp);
                     summary = engine.run(start, iters, record_final, &rec, fixed);
+                    if (obp != nullptr) *obp = engine.output_bias();
                     engine.theta(th);
                 },
                 static_cast<double>(iters) * N * (d + 2) * settings.batch_size > 2e7);
@@ -141,8 +145,9 @@ static void bind_meanfield_runs(py::module_& m) {
         py::arg("objective").noconvert() = py::none(), py::arg("track").noconvert() = py::none(),
         py::arg("trajectories").noconvert() = py::none(), py::arg("snapshot_steps").noconvert() = py::none(),
         py::arg("snapshots").noconvert() = py::none(), py::arg("snapshot_taken").noconvert() = py::none(),
-        py::arg("samples").noconvert() = py::none(),
-        "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict "
+        py::arg("samples").noconvert() = py::none(), py::arg("output_bias").noconvert() = py::none(),
+        "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias "
+        "(1,) when given (the network's output bias, WeightGD::set_output_bias). Returns a dict "
         "with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.");
 
     m.def(

@@ -223,23 +223,30 @@ def test_batch_and_trainer():
     assert t2._engine.output_bias == t3._engine.output_bias
 
 
-@pytest.mark.parametrize("reduction", ["half_sum", "sum", "mean"])
-def test_meanfield_reduction_is_train_reduction(reduction):
+@pytest.mark.parametrize("reduction, out_bias", [("half_sum", None), ("sum", 0.3), ("mean", -0.2)])
+def test_meanfield_reduction_is_train_reduction(reduction, out_bias):
     # The same name, the same loss: meanfield.train(reduction=R, eta=s) (full batch, no noise, no
     # decay, output scale 1/N) is train(reduction=R, eta=s, output_scale=1/N, train_outer=True).
     from relucore import meanfield
 
     X, y, W0, b0, a0, _ = problem(8, n=9, d=4, m=6)
-    N, steps, s = a0.size, 200, 0.3
+    N, steps = a0.size, 200
+    s = {"half_sum": 0.05, "sum": 0.025, "mean": 0.3}[reduction]  # below 2 / (the output bias's curvature)
     mf = meanfield.train(
         X, y, N=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
         train_outer=True, output_scale="1/N", init=np.column_stack([a0, W0, b0]), record=0, n_threads=1,
-        progress=False, reduction=reduction,
+        progress=False, reduction=reduction, output_bias=out_bias,
     )  # fmt: skip
     r = relucore.train(
         X, y, signs=a0, init=np.column_stack([W0, b0]), eta=s, steps=steps, tol=0, train_outer=True,
-        output_scale=1 / N, bias=True, reduction=reduction,
+        output_scale=1 / N, bias=True, reduction=reduction, output_bias=out_bias,
     )  # fmt: skip
+    assert r.status == 1 and mf.status == 1
+    if out_bias is None:
+        assert mf.output_bias is None
+    else:
+        assert mf.output_bias == pytest.approx(r.output_bias, rel=1e-12)
+        assert mf.params["output_bias"] == out_bias
     assert rel(r.outer, mf.theta[:, 0]) <= 1e-12
     assert rel(r.W, mf.theta[:, 1:-1]) <= 1e-12
     h = mf.predict(X)
@@ -314,3 +321,24 @@ def test_logistic_sample_weight(engine):
     weighted = relucore.train(X, y, init=W0, signs=a0, loss="logistic", sample_weight=w, steps=1)
     assert weighted.eta == pytest.approx(base.eta / w.max(), rel=1e-12)
     assert weighted.tol == 0.0
+
+
+def test_meanfield_output_bias_threads_segments_and_fixed():
+    # The output bias is the same whatever the thread count and however the run is cut into calls;
+    # with a fixed outer layer it does not move.
+    from relucore import meanfield
+
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((40, 2)), rng.standard_normal(40)
+    kw = dict(N=3000, eta=0.5, steps=60, rng=0, batch_size=1, output_bias=0.25, record=7)
+    one = meanfield.train(X, y, n_threads=1, progress=False, **kw)
+    two = meanfield.train(X, y, n_threads=2, progress=True, **kw)  # progress: the run in segments
+    assert one.output_bias == two.output_bias and one.output_bias != 0.25
+    np.testing.assert_array_equal(one.theta, two.theta)
+    np.testing.assert_array_equal(one.objective, two.objective)
+    h = one.predict(X)
+    assert one.objective[-1] == pytest.approx(
+        np.mean((h - y) ** 2) + one.params["weight_decay"] / kw["N"] * np.sum(one.theta**2), rel=1e-10
+    )
+    fixed = meanfield.train(X, y, train_outer=False, n_threads=1, progress=False, **kw)
+    assert fixed.output_bias == 0.25

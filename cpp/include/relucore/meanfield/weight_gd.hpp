@@ -184,12 +184,20 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
+    // An output bias c0, h(x) = c0 + kappa sum_i a_i relu(w_i^T x + b_i), starting at c0: moved with
+    // train_outer by -s dL_B/dc0 (no decay, no noise), fixed otherwise (docs/math.md §2).
+    void set_output_bias(Scalar c0) {
+        if (!std::isfinite(c0)) throw std::invalid_argument("output_bias must be finite");
+        has_output_bias_ = true, output_bias_ = c0;
+    }
+    bool has_output_bias() const { return has_output_bias_; }
+    Scalar output_bias() const { return output_bias_; }  // 0 without one
     // h(x) for a point x (d entries): chunk_forward() per chunk, the chunks in order (the fused
     // steps' forward; the batch steps' products round differently, to the last bits).
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
         for (Index c = 0; c < n_chunks_; ++c) total += chunk_forward(c, x, pred_z_.data());
-        return kappa_ * total;
+        return has_output_bias_ ? kappa_ * total + output_bias_ : kappa_ * total;
     }
 
     // L(Theta) on the full data set (its data term reduced as settings().reduction).
@@ -270,6 +278,7 @@ public:
                     }
 #endif
                     if (tid == 0) {
+                        output_bias_ = tb.c0;  // every thread's copy is the same
                         if (at_record) record(*rec, t);
                         if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) cancelled = true;
                         stop = cancelled || t == end;
@@ -299,6 +308,7 @@ public:
                     if (tid == 0) {
                         diverged = true;
                         t_ = t;
+                        output_bias_ = tb.c0;
                     }
                     break;
                 }
@@ -327,6 +337,7 @@ private:
         std::uint64_t* words;
         const WeightStep* kernel = nullptr;       // the batch's products (DenseStep::batch_kernel)
         const WeightStep* kernel_next = nullptr;  // ... and the next batch's
+        Scalar c0 = 0;                            // this thread's copy of the output bias
     };
 
     // Per-thread scratch, rows of kChunk: the noise (noise_rows(): P rounded
@@ -348,6 +359,7 @@ private:
                          scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
+        tb.c0 = output_bias_;
         return tb;
     }
 
@@ -375,27 +387,9 @@ private:
             }
     }
 
-    // The batch of step t into out (identical on every thread).
+    // The batch of step t into out (identical on every thread): meanfield::draw_batch of noise.hpp.
     void draw_batch(std::int64_t t, ThreadBuffers& tb, std::int64_t* out, const std::int64_t* fixed) const {
-        if (fixed) {
-            std::copy(fixed, fixed + B_, out);
-            return;
-        }
-        if (B_ == M_) {
-            for (Index j = 0; j < M_; ++j) out[j] = j;
-            return;
-        }
-        const CounterRng rng(settings_.key);
-        // Partial Fisher-Yates on the identity permutation, undone afterwards.
-        for (Index k = 0; k < B_; ++k) {
-            const double u =
-                rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
-            const std::int64_t j = k + CounterRng::to_index(u, M_ - k);
-            tb.swaps[k] = j;
-            std::swap(tb.perm[k], tb.perm[j]);
-            out[k] = tb.perm[k];
-        }
-        for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
+        meanfield::draw_batch(settings_.key, t, M_, B_, fixed, tb.perm, tb.swaps, out);
     }
 
     // Whether the steps take the fused single-sample kernels (meanfield/fused.hpp), else DenseStep.
@@ -417,24 +411,28 @@ private:
 
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
-    // Residual factors g_q = f kappa (h(x_q) - y_q) of step t, f = reduction_factor() over the
-    // batch (2 / B for the mean, the papers' objective); false
-    // when some h is not finite or too large.
+    // Residual factors g_q = f kappa (h(x_q) - y_q) of step t, f = reduction_factor() over the batch
+    // (2 / B for the mean), and the output bias's step; false when some h is not finite or too large.
     bool residuals(std::int64_t t, ThreadBuffers& tb) {
         const Scalar* part = partials(t);
         const Scalar coef = settings_.residual_coefficient(kappa_, B_);
         Eigen::Map<Vector> h(tb.h, B_), yb(tb.h + B_, B_), g(tb.g, B_);
+        Scalar r = 0;  // sum_q (h_q - y_q)
         for (Index q = 0; q < B_; ++q) {
             Scalar total = 0;
             for (Index c = 0; c < n_chunks_; ++c) total += part[c * B_ + q];
             h[q] = kappa_ * total;
+            if (has_output_bias_) h[q] += tb.c0;
             if (!std::isfinite(h[q]) || std::abs(h[q]) > settings_.divergence_bound) return false;
             yb[q] = y_[tb.batch[q]];
+            r += h[q] - yb[q];
         }
-        // g = dL/dh of the square loss (gd/model.hpp: h - y), times 2 kappa / B: L_B's derivative in the
-        // engine's parameters (kappa a_i are train's outer weights, and L_B is 2 / B times train's loss).
+        // g = dL/dh of the square loss (gd/model.hpp: h - y), times f kappa: L_B's derivative in the engine's
+        // parameters (kappa a_i are train's outer weights); dL_B/dc0 = f sum_q (h_q - y_q).
         loss_from_predictions(h, yb, ModelSpec{}, g);
         for (Index q = 0; q < B_; ++q) g[q] *= coef;
+        if (has_output_bias_ && settings_.train_outer)
+            tb.c0 -= settings_.step * (settings_.residual_coefficient(1, B_) * r);
         return true;
     }
 
@@ -594,6 +592,8 @@ private:
     std::vector<Scalar> g_, h_, scratch_;
     std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0, last_history_ = -1;
+    Scalar output_bias_ = 0;
+    bool has_output_bias_ = false;
 };
 
 }  // namespace RELUCORE_ABI_NAMESPACE
