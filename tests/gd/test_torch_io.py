@@ -109,3 +109,20 @@ def test_refusals():
     rb = relucore.train(np.stack([np.eye(3)] * 2), np.ones((2, 3)), steps=3)
     with pytest.raises(ValueError, match="batch"):
         rb.to_torch()
+
+
+def test_trainer_from_torch_steps_like_train():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    X, y, w = rng.standard_normal((12, 5)), rng.standard_normal(12), rng.uniform(0.5, 1.5, 12)
+    kw = dict(relucore.from_torch(_model(torch, 5, 6, seed=2)), train_outer=True, reduction="mean", sample_weight=w)
+    t = relucore.Trainer(X, y, **kw, eta=0.05, tol=0)
+    t.step(300)
+    r = relucore.train(X, y, **kw, eta=0.05, steps=300, tol=0, engine="dual")
+    res = t.run(until=300)
+    np.testing.assert_array_equal(res.W, r.W)
+    assert res.output_bias == r.output_bias
+    back = res.to_torch()
+    with torch.no_grad():
+        h = back(torch.from_numpy(X))[:, 0].numpy()
+    assert _rel(h, r.predictions) <= 1e-13
