@@ -77,7 +77,8 @@ static void bind_meanfield_runs(py::module_& m) {
            std::optional<CArray<double>> objective, std::optional<CArray<std::int64_t>> track,
            std::optional<CArray<double>> trajectories, std::optional<CArray<std::int64_t>> snapshot_steps,
            std::optional<CArray<double>> snapshots, std::optional<CArray<std::uint8_t>> snapshot_taken,
-           std::optional<CArray<std::int64_t>> samples, std::optional<CArray<double>> output_bias) {
+           std::optional<CArray<std::int64_t>> samples, std::optional<CArray<double>> output_bias,
+           std::optional<CArray<double>> sample_weight) {
             require_shape(X, "X", {-1, -1});
             const Index M = X.shape(0), d = X.shape(1);
             require_shape(y, "y", {M});
@@ -110,6 +111,7 @@ static void bind_meanfield_runs(py::module_& m) {
             if (samples) require_shape(*samples, "samples", {iters, settings.batch_size});
             if (output_bias) require_shape(*output_bias, "output_bias", {1});
             double* obp = output_bias ? output_bias->mutable_data() : nullptr;
+            if (sample_weight) require_shape(*sample_weight, "sample_weight", {M});
             rec.capacity = R;
             rec.steps = optional_data(steps);
             rec.objective = optional_data(objective);
@@ -128,6 +130,7 @@ static void bind_meanfield_runs(py::module_& m) {
                     WeightGD engine(ConstMatrixMap(X.data(), M, d), ConstVectorMap(y.data(), M),
                                     start_of(th, d, s.bias), s);
                     if (obp != nullptr) engine.set_output_bias(*obp);
+                    if (sample_weight) engine.set_sample_weights(ConstVectorMap(sample_weight->data(), M));
                     summary = engine.run(start, iters, record_final, &rec, fixed);
                     if (obp != nullptr) *obp = engine.output_bias();
                     engine.theta(th);
@@ -146,8 +149,10 @@ static void bind_meanfield_runs(py::module_& m) {
         py::arg("trajectories").noconvert() = py::none(), py::arg("snapshot_steps").noconvert() = py::none(),
         py::arg("snapshots").noconvert() = py::none(), py::arg("snapshot_taken").noconvert() = py::none(),
         py::arg("samples").noconvert() = py::none(), py::arg("output_bias").noconvert() = py::none(),
+        py::arg("sample_weight").noconvert() = py::none(),
         "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias "
-        "(1,) when given (the network's output bias, WeightGD::set_output_bias). Returns a dict "
+        "(1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples "
+        "(WeightGD::set_sample_weights). Returns a dict "
         "with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.");
 
     m.def(

@@ -223,23 +223,26 @@ def test_batch_and_trainer():
     assert t2._engine.output_bias == t3._engine.output_bias
 
 
-@pytest.mark.parametrize("reduction, out_bias", [("half_sum", None), ("sum", 0.3), ("mean", -0.2)])
-def test_meanfield_reduction_is_train_reduction(reduction, out_bias):
+@pytest.mark.parametrize(
+    "reduction, out_bias, weighted", [("half_sum", None, False), ("sum", 0.3, True), ("mean", -0.2, True)]
+)
+def test_meanfield_reduction_is_train_reduction(reduction, out_bias, weighted):
     # The same name, the same loss: meanfield.train(reduction=R, eta=s) (full batch, no noise, no
     # decay, output scale 1/N) is train(reduction=R, eta=s, output_scale=1/N, train_outer=True).
     from relucore import meanfield
 
-    X, y, W0, b0, a0, _ = problem(8, n=9, d=4, m=6)
+    X, y, W0, b0, a0, w = problem(8, n=9, d=4, m=6)
+    w = w if weighted else None
     N, steps = a0.size, 200
     s = {"half_sum": 0.05, "sum": 0.025, "mean": 0.3}[reduction]  # below 2 / (the output bias's curvature)
     mf = meanfield.train(
         X, y, N=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
         train_outer=True, output_scale="1/N", init=np.column_stack([a0, W0, b0]), record=0, n_threads=1,
-        progress=False, reduction=reduction, output_bias=out_bias,
+        progress=False, reduction=reduction, output_bias=out_bias, sample_weight=w,
     )  # fmt: skip
     r = relucore.train(
         X, y, signs=a0, init=np.column_stack([W0, b0]), eta=s, steps=steps, tol=0, train_outer=True,
-        output_scale=1 / N, bias=True, reduction=reduction, output_bias=out_bias,
+        output_scale=1 / N, bias=True, reduction=reduction, output_bias=out_bias, sample_weight=w,
     )  # fmt: skip
     assert r.status == 1 and mf.status == 1
     if out_bias is None:
@@ -251,10 +254,13 @@ def test_meanfield_reduction_is_train_reduction(reduction, out_bias):
     assert rel(r.W, mf.theta[:, 1:-1]) <= 1e-12
     h = mf.predict(X)
     factor = {"half_sum": 0.5, "sum": 1.0, "mean": 1.0 / X.shape[0]}[reduction]
-    assert mf.objective[-1] == pytest.approx(factor * np.sum((h - y) ** 2), rel=1e-12)
+    assert mf.objective[-1] == pytest.approx(factor * np.sum((1.0 if w is None else w) * (h - y) ** 2), rel=1e-12)
+    assert r.loss == pytest.approx(mf.objective[-1], rel=1e-10)
     assert mf.params["reduction"] == reduction
     with pytest.raises(ValueError, match="reduction"):
         meanfield.train(X, y, N=N, steps=1, reduction="avg")
+    with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+        meanfield.train(X, y, N=N, steps=1, sample_weight=-np.ones(X.shape[0]))
 
 
 def test_sweep_keys_reduction_and_output_bias(monkeypatch):

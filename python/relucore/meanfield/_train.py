@@ -22,7 +22,7 @@ from relucore._validation import (
     check_nonnegative,
     check_positive,
 )
-from relucore.gd.loss_options import REDUCTIONS
+from relucore.gd.loss_options import REDUCTIONS, check_sample_weight
 
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
@@ -252,6 +252,7 @@ def train(
     progress: Optional[bool] = None,
     reduction: str = "mean",
     output_bias: Optional[float] = None,
+    sample_weight=None,
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
@@ -336,6 +337,10 @@ def train(
         The starting output bias ``c0`` of ``h(x) = c0 + kappa sum_i a_i relu(w_i^T x + b_i)``
         (None: none), moved with ``train_outer`` by ``-s dL_B/dc0`` (no weight decay, no noise),
         fixed otherwise; the final value is ``result.output_bias``. As ``train(output_bias=...)``.
+    sample_weight : array_like, shape (M,), optional
+        Non-negative, finite weights ``v_j`` of the samples in the data term
+        (``1/|B| sum_j v_j (h(x_j) - y_j)^2`` for the mean), its gradient and ``objective``; a
+        zero weight takes a sample out. As ``train(sample_weight=...)``.
 
     Returns
     -------
@@ -368,6 +373,7 @@ def train(
     check_choice(output_scale, "output_scale", tuple(_SCALES))
     check_choice(reduction, "reduction", REDUCTIONS)
     output_bias = None if output_bias is None else float(as_float_array(output_bias, "output_bias", ndim=0))
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, 1, M, False)[0]
     record = check_int(record, "record", minimum=0)
     n_threads_arg = check_n_threads(n_threads)
     bias, train_outer = bool(bias), bool(train_outer)
@@ -391,6 +397,7 @@ def train(
         snapshots=np.full((snap.size, N, P), np.nan),
         taken=np.zeros(snap.size, np.uint8),
         output_bias=None if output_bias is None else np.array([output_bias]),  # updated in place
+        sample_weight=weights,
     )
     show = sys.stderr.isatty() if progress is None else bool(progress)
     count, status, nit = _run_segments(
@@ -532,6 +539,7 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
             track=track_idx,
             trajectories=bufs["trajectories"][count:],
             output_bias=bufs["output_bias"],
+            sample_weight=bufs["sample_weight"],
             **extra,
         )
 

@@ -89,6 +89,28 @@ struct WeightGDSettings {
     }
 };
 
+// WeightGD's loss options (docs/math.md §2): an output bias c0, h(x) = c0 + kappa sum_i a_i
+// relu(w_i^T x + b_i), moved with train_outer by -s dL_B/dc0 (no decay, no noise) and fixed
+// otherwise, and per-sample weights v_j >= 0 of the data term (1/|B| sum_j v_j (h_j - y_j)^2 for
+// the mean). Both off by default: the engine then computes as without them.
+struct WeightGDLoss {
+    Scalar output_bias = 0;  // 0 without one
+    bool has_output_bias = false;
+    Vector sample_weights;  // M entries, or empty: every weight 1
+
+    void set_output_bias(Scalar c0) {
+        if (!std::isfinite(c0)) throw std::invalid_argument("output_bias must be finite");
+        has_output_bias = true, output_bias = c0;
+    }
+    void set_sample_weights(const ConstVectorRef& v, Index M) {
+        if (v.size() != M) throw std::invalid_argument("sample_weight must have one entry per sample");
+        if (!v.allFinite() || (v.array() < 0).any())
+            throw std::invalid_argument("sample_weight must be finite and >= 0");
+        sample_weights = v;
+    }
+    Scalar weight(std::int64_t j) const { return sample_weights.size() > 0 ? sample_weights[j] : Scalar(1); }
+};
+
 namespace detail {
 struct PackedTheta {};  // selects WeightGD's constructor from packed parameters
 }  // namespace detail

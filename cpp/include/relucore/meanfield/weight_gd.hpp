@@ -184,20 +184,17 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
-    // An output bias c0, h(x) = c0 + kappa sum_i a_i relu(w_i^T x + b_i), starting at c0: moved with
-    // train_outer by -s dL_B/dc0 (no decay, no noise), fixed otherwise (docs/math.md §2).
-    void set_output_bias(Scalar c0) {
-        if (!std::isfinite(c0)) throw std::invalid_argument("output_bias must be finite");
-        has_output_bias_ = true, output_bias_ = c0;
-    }
-    bool has_output_bias() const { return has_output_bias_; }
-    Scalar output_bias() const { return output_bias_; }  // 0 without one
+    // The output bias and the sample weights (WeightGDLoss of settings.hpp), set before a run.
+    void set_output_bias(Scalar c0) { loss_.set_output_bias(c0); }
+    void set_sample_weights(const ConstVectorRef& v) { loss_.set_sample_weights(v, M_); }
+    const WeightGDLoss& loss_options() const { return loss_; }
+    Scalar output_bias() const { return loss_.output_bias; }
     // h(x) for a point x (d entries): chunk_forward() per chunk, the chunks in order (the fused
     // steps' forward; the batch steps' products round differently, to the last bits).
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
         for (Index c = 0; c < n_chunks_; ++c) total += chunk_forward(c, x, pred_z_.data());
-        return has_output_bias_ ? kappa_ * total + output_bias_ : kappa_ * total;
+        return loss_.has_output_bias ? kappa_ * total + loss_.output_bias : kappa_ * total;
     }
 
     // L(Theta) on the full data set (its data term reduced as settings().reduction).
@@ -205,7 +202,7 @@ public:
         Scalar fit = 0;
         for (Index j = 0; j < M_; ++j) {
             const Scalar r = predict(xrow(j)) - y_[j];
-            fit += r * r;
+            fit += loss_.sample_weights.size() > 0 ? loss_.sample_weights[j] * r * r : r * r;
         }
         Scalar reg = 0;
         for (Index i = 0; i < N_; ++i) {
@@ -278,7 +275,7 @@ public:
                     }
 #endif
                     if (tid == 0) {
-                        output_bias_ = tb.c0;  // every thread's copy is the same
+                        loss_.output_bias = tb.c0;  // every thread's copy is the same
                         if (at_record) record(*rec, t);
                         if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) cancelled = true;
                         stop = cancelled || t == end;
@@ -308,7 +305,7 @@ public:
                     if (tid == 0) {
                         diverged = true;
                         t_ = t;
-                        output_bias_ = tb.c0;
+                        loss_.output_bias = tb.c0;
                     }
                     break;
                 }
@@ -359,7 +356,7 @@ private:
                          scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
-        tb.c0 = output_bias_;
+        tb.c0 = loss_.output_bias;
         return tb;
     }
 
@@ -422,16 +419,18 @@ private:
             Scalar total = 0;
             for (Index c = 0; c < n_chunks_; ++c) total += part[c * B_ + q];
             h[q] = kappa_ * total;
-            if (has_output_bias_) h[q] += tb.c0;
+            if (loss_.has_output_bias) h[q] += tb.c0;
             if (!std::isfinite(h[q]) || std::abs(h[q]) > settings_.divergence_bound) return false;
             yb[q] = y_[tb.batch[q]];
-            r += h[q] - yb[q];
+            r += loss_.weight(tb.batch[q]) * (h[q] - yb[q]);
         }
         // g = dL/dh of the square loss (gd/model.hpp: h - y), times f kappa: L_B's derivative in the engine's
         // parameters (kappa a_i are train's outer weights); dL_B/dc0 = f sum_q (h_q - y_q).
         loss_from_predictions(h, yb, ModelSpec{}, g);
         for (Index q = 0; q < B_; ++q) g[q] *= coef;
-        if (has_output_bias_ && settings_.train_outer)
+        if (loss_.sample_weights.size() > 0)
+            for (Index q = 0; q < B_; ++q) g[q] *= loss_.sample_weights[tb.batch[q]];
+        if (loss_.has_output_bias && settings_.train_outer)
             tb.c0 -= settings_.step * (settings_.residual_coefficient(1, B_) * r);
         return true;
     }
@@ -592,8 +591,7 @@ private:
     std::vector<Scalar> g_, h_, scratch_;
     std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0, last_history_ = -1;
-    Scalar output_bias_ = 0;
-    bool has_output_bias_ = false;
+    WeightGDLoss loss_;
 };
 
 }  // namespace RELUCORE_ABI_NAMESPACE
