@@ -48,6 +48,7 @@ static void bind_meanfield_settings(py::module_& m) {
         .def_readwrite("bias", &WeightGDSettings::bias)
         .def_readwrite("train_outer", &WeightGDSettings::train_outer)
         .def_readwrite("batch_size", &WeightGDSettings::batch_size)
+        .def_readwrite("reduction", &WeightGDSettings::reduction)
         .def_readwrite("record_every", &WeightGDSettings::record_every)
         .def_readwrite("n_threads", &WeightGDSettings::n_threads)
         .def_readwrite("divergence_bound", &WeightGDSettings::divergence_bound)
@@ -76,7 +77,8 @@ static void bind_meanfield_runs(py::module_& m) {
            std::optional<CArray<double>> objective, std::optional<CArray<std::int64_t>> track,
            std::optional<CArray<double>> trajectories, std::optional<CArray<std::int64_t>> snapshot_steps,
            std::optional<CArray<double>> snapshots, std::optional<CArray<std::uint8_t>> snapshot_taken,
-           std::optional<CArray<std::int64_t>> samples) {
+           std::optional<CArray<std::int64_t>> samples, std::optional<CArray<double>> output_bias,
+           std::optional<CArray<double>> sample_weight) {
             require_shape(X, "X", {-1, -1});
             const Index M = X.shape(0), d = X.shape(1);
             require_shape(y, "y", {M});
@@ -107,6 +109,9 @@ static void bind_meanfield_runs(py::module_& m) {
                 if (snapshot_taken) require_shape(*snapshot_taken, "snapshot_taken", {rec.n_snapshots});
             }
             if (samples) require_shape(*samples, "samples", {iters, settings.batch_size});
+            if (output_bias) require_shape(*output_bias, "output_bias", {1});
+            double* obp = output_bias ? output_bias->mutable_data() : nullptr;
+            if (sample_weight) require_shape(*sample_weight, "sample_weight", {M});
             rec.capacity = R;
             rec.steps = optional_data(steps);
             rec.objective = optional_data(objective);
@@ -124,7 +129,10 @@ static void bind_meanfield_runs(py::module_& m) {
                     MatrixMap th(tp, N, P);
                     WeightGD engine(ConstMatrixMap(X.data(), M, d), ConstVectorMap(y.data(), M),
                                     start_of(th, d, s.bias), s);
+                    if (obp != nullptr) engine.set_output_bias(*obp);
+                    if (sample_weight) engine.set_sample_weights(ConstVectorMap(sample_weight->data(), M));
                     summary = engine.run(start, iters, record_final, &rec, fixed);
+                    if (obp != nullptr) *obp = engine.output_bias();
                     engine.theta(th);
                 },
                 static_cast<double>(iters) * N * (d + 2) * settings.batch_size > 2e7);
@@ -140,8 +148,11 @@ static void bind_meanfield_runs(py::module_& m) {
         py::arg("objective").noconvert() = py::none(), py::arg("track").noconvert() = py::none(),
         py::arg("trajectories").noconvert() = py::none(), py::arg("snapshot_steps").noconvert() = py::none(),
         py::arg("snapshots").noconvert() = py::none(), py::arg("snapshot_taken").noconvert() = py::none(),
-        py::arg("samples").noconvert() = py::none(),
-        "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict "
+        py::arg("samples").noconvert() = py::none(), py::arg("output_bias").noconvert() = py::none(),
+        py::arg("sample_weight").noconvert() = py::none(),
+        "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias "
+        "(1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples "
+        "(WeightGD::set_sample_weights). Returns a dict "
         "with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.");
 
     m.def(

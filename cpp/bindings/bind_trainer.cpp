@@ -321,6 +321,7 @@ static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
                 t.engine().set_eta(eta);
             },
             py::arg("eta"), "Changes the step size and re-evaluates the state.")
+
         .def_property_readonly(
             "alpha",
             [](py::object self) {
@@ -328,6 +329,32 @@ static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
                 return readonly_view(self, e.alpha().data(), {e.n_neurons(), e.n_samples()}, py::dtype::of<double>());
             },
             "Dual coordinates (m, n): a read-only view of the engine's memory, updated in place by every step.");
+}
+
+// The loss options of relucore.gd.loss_options: an output bias and loss weights (gd/engine_base.hpp).
+static void bind_trainer_loss_options(py::class_<DualTrainer>& cls) {
+    cls.def(
+           "set_output_bias",
+           [](DualTrainer& t, double b) {
+               DualTrainer::Busy busy(t);
+               t.engine().set_output_bias(b);
+           },
+           py::arg("b"), "Gives the network an output bias b (trained with train_outer) and re-evaluates.")
+        .def(
+            "set_loss_weights",
+            [](DualTrainer& t, const CArray<double>& w) {
+                DualTrainer::Busy busy(t);
+                require_shape(w, "loss_weights", {t.engine().n_samples()});
+                t.engine().set_loss_weights(ConstVectorMap(w.data(), w.shape(0)));
+            },
+            py::arg("w").noconvert(), "Weighs the examples' losses by w (n,) and re-evaluates.")
+        .def_property_readonly(
+            "output_bias",
+            [](const DualTrainer& t) -> py::object {
+                const DualGD& e = t.engine();
+                return e.has_output_bias() ? py::object(py::float_(e.output_bias())) : py::object(py::none());
+            },
+            "The output bias b_out of the current state, or None without one.");
 }
 
 static void bind_trainer_state(py::class_<DualTrainer>& cls) {
@@ -417,6 +444,7 @@ void bind_trainer(py::module_& m) {
     py::class_<DualTrainer> cls(m, "DualTrainer",
                                 "One primal-dual GD engine kept between calls (private: use relucore.Trainer).");
     bind_trainer_construction_and_step(cls);
+    bind_trainer_loss_options(cls);
     bind_trainer_run_and_setters(cls);
     bind_trainer_state(cls);
 }

@@ -41,6 +41,7 @@ from relucore.theory.minnorm import KKTCertificate, MinNormSolution, SearchCerti
 from relucore.theory.regimes import Regimes, regimes
 from relucore.theory.sampling import Dataset, GramDataset, Spectrum, sample, sample_gram, sample_gram_batch
 from relucore.theory.verify import Claim, Verification, verify
+from relucore.torch_io import from_torch, to_torch
 
 #: Sub-packages imported on first attribute access (they pull optional dependencies
 #: or a registry of experiments that ``import relucore`` should not pay for).
@@ -51,6 +52,8 @@ __all__ = [
     "__version__",
     # gradient descent
     "train", "Trainer", "TrainOptions", "TrainResult", "History", "DivergenceError", "default_eta",
+    # PyTorch in and out (torch optional)
+    "from_torch", "to_torch",
     # theory toolkit
     "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",

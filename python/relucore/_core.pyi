@@ -26,6 +26,18 @@ class Loss(enum.IntEnum):
         ...
     def __format__(self, format_spec):
         ...
+class Reduction(enum.IntEnum):
+    """
+    The square loss's reductions (gd/model.hpp): half_sum, sum, mean.
+    """
+    half_sum: typing.ClassVar[Reduction]
+    mean: typing.ClassVar[Reduction]
+    sum: typing.ClassVar[Reduction]
+    @classmethod
+    def __new__(cls, value):
+        ...
+    def __format__(self, format_spec):
+        ...
 class Status(enum.IntEnum):
     cancelled: typing.ClassVar[Status]
     converged: typing.ClassVar[Status]
@@ -200,6 +212,14 @@ class DualTrainer:
         """
         Replaces the labels (n,) and re-evaluates the state.
         """
+    def set_loss_weights(self, w: numpy.typing.NDArray[numpy.float64]) -> None:
+        """
+        Weighs the examples' losses by w (n,) and re-evaluates.
+        """
+    def set_output_bias(self, b: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Gives the network an output bias b (trained with train_outer) and re-evaluates.
+        """
     def set_reference(self, alpha_ref: numpy.typing.NDArray[numpy.float64], beta_ref: numpy.typing.NDArray[numpy.float64]) -> None:
         """
         Sets the state beta is resynchronised from, beta = beta_ref + K (alpha - alpha_ref) (m, n each): the original start when resuming a checkpoint.
@@ -254,6 +274,11 @@ class DualTrainer:
         Outer-layer weights (m,): a read-only view.
         """
     @property
+    def output_bias(self) -> typing.Any:
+        """
+        The output bias b_out of the current state, or None without one.
+        """
+    @property
     def predictions(self) -> numpy.ndarray:
         """
         Network outputs h(X) (n,) of the current state: a read-only view.
@@ -287,6 +312,7 @@ class WeightGDSettings:
     Settings of a mean-field SGD run (see relucore/meanfield/weight_gd.hpp).
     """
     bias: bool
+    reduction: Reduction
     scale: OutputScale
     train_outer: bool
     def __init__(self) -> None:
@@ -703,6 +729,10 @@ def qp_primal(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typ
     """
     min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z (state: -1/+1 at lower/upper bound in the initial working set, 0 free).
     """
+def reduction_factor(reduction: Reduction, n: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    The factor f of a reduction over n examples: the loss is f/2 sum_i (h_i - y_i)^2 (1, 2 or 2/n).
+    """
 def rng_normals(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, step: typing.SupportsInt | typing.SupportsIndex, neuron: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     The first count standard normals of (step, neuron, stream) as the engine draws them.
@@ -711,13 +741,13 @@ def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.S
     """
     The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.
     """
-def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer).
+    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias and loss_weights as in run_dual_batch.
     """
-def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
+def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite.
+    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite.
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
@@ -735,9 +765,9 @@ def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.Suppo
     """
     theta_i ~ N(0, scale^2 I) from the generator's init stream (outer weights +-1 when fixed_outer).
     """
-def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None) -> dict:
+def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, sample_weight: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place. Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
+    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias (1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples (WeightGD::set_sample_weights). Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
     """
 def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """

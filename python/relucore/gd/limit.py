@@ -209,6 +209,21 @@ def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False,
         raise ValueError(f"{what} needs signs of shape (m,) shared by the problems")
 
 
+def refuse_loss_options(what: str, options) -> None:
+    """Refuses, naming ``what``, an output bias, a reduction other than "half_sum" or example weights:
+    the certified limit and the flow are derived for ``1/2 ||h(X) - y||^2`` without them."""
+    for name, value, plain in (
+        ("output_bias", options.output_bias, None),
+        ("sample_weight", options.sample_weight, None),
+        ("reduction", options.reduction, "half_sum"),
+    ):
+        if value is not plain and not (isinstance(value, str) and value == plain):
+            raise ValueError(
+                f"{what} is derived for the loss 1/2 ||h(X) - y||^2 without an output bias or example weights: "
+                f"{name}={value!r} is not covered (run finite steps instead)"
+            )
+
+
 def refuse_two_layer_run(what: str, result) -> None:
     """:func:`refuse_two_layer` on the settings of a finished run (a setting it does not carry counts as the plain model)."""
     refuse_two_layer(
@@ -218,6 +233,8 @@ def refuse_two_layer_run(what: str, result) -> None:
         getattr(result, "bias", None) is not None,
         getattr(result, "signs", None),
     )
+    if getattr(result, "output_bias", None) is not None or getattr(result, "reduction", "half_sum") != "half_sum":
+        raise ValueError(f"{what} is derived for the loss 1/2 ||h(X) - y||^2 without an output bias: not covered")
 
 
 def check_limit_settings(
@@ -226,6 +243,7 @@ def check_limit_settings(
     """Refuses, with the reason, the settings whose limit is not derived in closed form."""
     if options is not None:
         refuse_two_layer(what, options.train_outer, options.output_scale, options.bias, options.signs)
+        refuse_loss_options(what, options)
     if loss != "square":
         raise ValueError(
             f"steps=inf needs the square loss: the {loss} loss has no finite limit (on separable data "

@@ -36,6 +36,9 @@ class TrainOptions:
     train_outer, output_scale, bias
         The two-layer options of :func:`relucore.train` (a trained outer layer, the output
         scale c, a bias per neuron), with the same meanings and defaults.
+    output_bias, reduction, sample_weight
+        The loss options of :func:`relucore.train` (an output bias, the square loss's
+        reduction, per-example weights), with the same meanings and defaults.
     """
 
     signs: Sequence[float] = (1,)
@@ -59,6 +62,9 @@ class TrainOptions:
     train_outer: bool = False
     output_scale: float = 1.0
     bias: bool = False
+    output_bias: Optional[float] = None
+    reduction: str = "half_sum"
+    sample_weight: Any = None
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":

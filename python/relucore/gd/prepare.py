@@ -39,9 +39,11 @@ from relucore.gd.defaults import (
     LOSSES,
     check_labels_for_loss,
     default_eps,
+    default_eta,
     resolve_engine,
 )
 from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
+from relucore.gd.loss_options import prepare_loss_options, uses_loss_options, zero_outer_start
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare_step import prepare_start
 from relucore.gd.rescale import draws_once, not_scale_free, refuse_out_of_range, rescaled
@@ -77,6 +79,10 @@ class Prepared:
     output_scale: float = 1.0
     bias: bool = False
     outer0: Optional[np.ndarray] = None
+    # The loss options (relucore.gd.loss_options): the output biases (B,) and loss weights (B, n).
+    output_bias: Optional[np.ndarray] = None
+    loss_weights: Optional[np.ndarray] = None
+    reduction: str = "half_sum"
     # Where the data were far from unit scale: the exact power-of-two rescaling they run under
     # (relucore._scaling); every array and number above is in the rescaled units until the run's
     # results are scaled back (Prepared.scale_back).
@@ -176,6 +182,8 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     (all but ``steps``, ``record`` and ``on_divergence``) as keywords or as ``options``.
     """
     o = TrainOptions.collect("prepare", options, kwargs)
+    if uses_loss_options(o):
+        return prepare_loss_options(X, y, gram, o, prepare)
     signs, init, eps, eta, tol, rng, n_threads = o.signs, o.init, o.eps, o.eta, o.tol, o.rng, o.n_threads
     engine, assignment, C_g, C_alpha = o.engine, o.assignment, o.C_g, o.C_alpha
     loss, activation, leaky_slope = o.loss, o.activation, o.leaky_slope
@@ -321,9 +329,16 @@ def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepar
                     init = np.concatenate([W0, np.zeros(W0.shape[:-1] + (1,))], axis=-1)
         if gram is not None:
             gram = as_float_array(gram, "gram", ndim=(2, 3)) + 1.0
-    scaled = signs * output_scale if output_scale != 1.0 else signs
+    # A trained outer layer may start at 0 (zero_outer_start): prepared with 1 in place of each 0.
+    start_signs = zero_outer_start(signs, o.eta) if train_outer else signs
+    scaled = start_signs * output_scale if output_scale != 1.0 else start_signs
     o2 = dataclasses.replace(o, signs=scaled, init=init, train_outer=False, output_scale=1.0, bias=False)
     p = prepare(X, y, gram=gram, options=o2)
+    if start_signs is not signs:
+        p.signs = signs * output_scale if output_scale != 1.0 else signs
+        if o.eta is None:  # the default step of the real outer layer
+            eta = default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1])
+            p.eta = np.array(np.broadcast_to(np.asarray(eta, dtype=float), p.eta.shape))
     p.outer0 = None if output_scale == 1.0 else signs
     return p
 

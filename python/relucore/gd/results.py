@@ -201,6 +201,11 @@ class TrainResult:
     bias, bias0 : ndarray, shape (m,) or (B, m), or None
         Final and starting biases ``b_k`` (``bias=True``); None without bias or in
         Gram-only mode.
+    output_bias, output_bias0 : float or ndarray of shape (B,), or None
+        Final and starting output bias ``b_out`` of ``h(x) = b_out + c sum_k a_k phi(...)``
+        (``output_bias=``; trained with ``train_outer``); None without one.
+    reduction : {"half_sum", "sum", "mean"}
+        The square loss's reduction that ``loss`` reports (``sample_weight`` included).
     unfit : ndarray of int, or list of them for a batch
         The examples a stalled run (status 5) leaves unfit, empty otherwise:
         no neuron is active on example ``i`` (so no gradient reaches it),
@@ -256,6 +261,9 @@ class TrainResult:
     train_outer: bool = False
     bias: Optional[np.ndarray] = None
     bias0: Optional[np.ndarray] = None
+    output_bias: Union[float, np.ndarray, None] = None
+    output_bias0: Union[float, np.ndarray, None] = None
+    reduction: str = "half_sum"
 
     @property
     def batched(self) -> bool:
@@ -277,11 +285,32 @@ class TrainResult:
 
     @property
     def predictions(self) -> np.ndarray:
-        """Network outputs ``h(x_i) = c sum_k a_k phi(beta_k,i)`` on the training data.
+        """Network outputs ``h(x_i) = b_out + c sum_k a_k phi(beta_k,i)`` on the training data.
 
         ``a = outer`` (the final outer weights: ``signs`` unless ``train_outer``), ``c =
-        output_scale``; ``beta`` includes the bias. Shape (n,) or (B, n).
+        output_scale``, ``b_out = output_bias`` (0 without one); ``beta`` includes the bias.
+        Shape (n,) or (B, n).
         """
+        h = self._network_sums()
+        if self.output_bias is None:
+            return h
+        return h + (np.asarray(self.output_bias)[..., None] if self.batched else self.output_bias)
+
+    def to_torch(self):
+        """The trained network as a float64 PyTorch module (see :func:`relucore.to_torch`).
+
+        Returns
+        -------
+        torch.nn.Sequential
+            ``nn.Sequential(nn.Linear(d, m), nn.ReLU(), nn.Linear(m, 1))`` (biases and the leaky
+            ReLU as in the result) holding the final parameters.
+        """
+        from relucore.torch_io import to_torch
+
+        return to_torch(self)
+
+    def _network_sums(self) -> np.ndarray:
+        """``c sum_k a_k phi(beta_k,i)``: the predictions without the output bias."""
         b = self.beta
         if self.activation == "relu":
             act = np.maximum(b, 0.0)

@@ -90,7 +90,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         Outer-layer weights ``s_k`` (one per neuron, non-zero): ``(1,)`` is the
         single ReLU of Theorem 1, ``(1, -1)`` the two-neuron model of Theorem 3;
         values such as ``+-1/m`` are allowed. A batch may give one row per problem
-        (not with ``init="disjoint"``). With ``train_outer`` these are the starting ``a_k``.
+        (not with ``init="disjoint"``). With ``train_outer`` these are the starting ``a_k``,
+        and may be 0 (a zero-initialised output layer; all zero needs ``eta``, docs/math.md §2).
     init : {"positive", "disjoint", "gaussian"} or array of shape (m, d)
         ``"positive"``: ``w_k = X^T K^{-1} eps_k`` so every ``beta_k = eps_k > 0``
         (Theorems 1, 3). ``"disjoint"``: Assumption 4 / Theorem 5,
@@ -167,6 +168,21 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         eps, eta and tol are those of ``[X, 1]``. The gaussian init draws ``b_k`` with the
         weights; an array init of shape (m, d) starts from ``b = 0``, one of shape (m, d + 1)
         gives ``b`` in its last column.
+    output_bias : float or array of shape (B,), optional
+        The starting output bias ``b_out`` of ``h(x) = b_out + c sum_k a_k phi(w_k^T x + b_k)``
+        (PyTorch's bias of the last ``nn.Linear``); None (default): no output bias. Trained with
+        ``train_outer`` (``b_out <- b_out - eta sum_i dLoss/dh_i``), fixed otherwise; reported in
+        ``result.output_bias`` (and ``output_bias0``). Not covered by ``steps=np.inf`` or the flow.
+    reduction : {"half_sum", "sum", "mean"}, default "half_sum"
+        The square loss: ``1/2 sum_i (h_i - y_i)^2`` (the papers'), ``sum_i (h_i - y_i)^2`` or
+        ``1/n sum_i (h_i - y_i)^2`` (PyTorch's ``F.mse_loss``). The default ``eta``, ``tol`` and
+        the reported ``loss`` follow it (docs/math.md §2, loss reductions). The logistic loss
+        keeps its mean (only "half_sum", the default, is accepted with it).
+    sample_weight : array_like, shape (n,) or (B, n), optional
+        Non-negative, finite weights ``v_i`` of the examples in the loss (``1/n sum_i v_i (h_i -
+        y_i)^2`` with ``reduction="mean"``), its gradient, the default step (divided by the
+        largest weight of the loss) and tol (``||omega * y||`` for ``||y||``). A zero weight takes
+        an example out of the loss. Not covered by ``steps=np.inf`` or the flow.
     options : relucore.gd.options.TrainOptions, optional
         All of the options above as one object (shared with :class:`relucore.Trainer`
         and sweeps); keyword arguments given beside it override its fields.
@@ -177,6 +193,19 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         Final W, alpha, beta, outer weights, biases, loss, status, the
         pattern-stabilisation step and the history. ``success`` is True when the gradient norm fell below ``tol``
         at a state that leaves no example unfit.
+
+    Notes
+    -----
+    **Resynchronisation** (docs/math.md §14). Both engines carry two copies of the state that
+    agree in exact arithmetic (dual: ``alpha`` and ``beta = K alpha``; weights: ``W`` and
+    ``alpha``) and drift apart by about one rounding error a step. Every 1024 steps
+    (``relucore/defaults.hpp``, ``resync_every``) the engine recomputes the derived one from the
+    other (``beta <- beta0 + K (alpha - alpha0)``; ``W <- W0 + (alpha - alpha0) X``). Runs of at
+    most 1024 steps are untouched. Longer runs are a slightly different rounding of the same
+    iteration than a plain loop: away from kinks the two agree to rounding, but near a kink (an
+    entry of ``beta`` within rounding of 0) they may take different sides, and long runs there
+    (e.g. 6e5 steps) drift ~1e-10 from a numpy or PyTorch loop. The resynchronised run keeps
+    ``beta = X W`` to rounding; it is not an option.
 
     Examples
     --------
@@ -261,7 +290,8 @@ def run_prepared(
     # The outer weights go per problem (B, m) when they move or differ between problems.
     per_problem = p.train_outer or p.signs.ndim == 2
     outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C") if per_problem else p.signs
-    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer)
+    bias_out = None if p.output_bias is None else p.output_bias.copy()  # the engines update it in place
+    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer, bias_out)
     if p.scaling is not None:
         _scale_back_run(p, out, alpha, beta)
     W = out.pop("W", None)  # the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X
@@ -287,6 +317,8 @@ def run_prepared(
         ("pattern_stable_step", out["pattern_stable_step"], int),
         ("tol", p.tol, float),
     )
+    if p.output_bias is not None:
+        numbers += (("output_bias", bias_out, float), ("output_bias0", p.output_bias, float))
     if p.batched:
         fields = {name: a.copy() for name, a, _ in numbers}
         fields.update(arrays, success=status == 0, message=messages, unfit=unfit, out_of_reach=reach)
@@ -303,6 +335,7 @@ def run_prepared(
         loss_name=p.loss,
         activation=p.activation,
         leaky_slope=p.leaky_slope,
+        reduction=p.reduction,
     )
 
 
@@ -431,7 +464,7 @@ def _all_finite(*arrays) -> bool:
     return True
 
 
-def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer) -> dict:
+def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer, output_bias=None) -> dict:
     shared = dict(
         y=p.y,
         outer=outer,
@@ -443,6 +476,8 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
         history=hist,
         n_threads=n_threads,
     )
+    if output_bias is not None or p.loss_weights is not None:
+        shared.update(output_bias=output_bias, loss_weights=p.loss_weights)
     if engine == "dual":
         if p.X is None:
             return dict(_core.run_dual_batch(K=p.K, **shared))

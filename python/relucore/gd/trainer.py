@@ -18,6 +18,7 @@ import numpy as np
 from relucore import _core
 from relucore import _scaling as scaling
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
+from relucore.gd import trainer_state
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
@@ -25,47 +26,6 @@ from relucore.gd.results import TrainResult
 from relucore.gd.train import DivergenceError, _message, overflow_message
 
 __all__ = ["Trainer"]
-
-#: Version of the layout returned by :meth:`Trainer.state_dict`.
-STATE_VERSION = 1
-
-# GDSettings fields carried by a checkpoint; enums are stored by name.
-_SETTINGS_FIELDS = ("eta", "max_steps", "tol", "record_every", "divergence_factor", "leaky_slope")
-# Fields added later, with the value a checkpoint written before them implies.
-_SETTINGS_OPTIONAL = {"train_outer": False, "output_scale": 1.0}
-_SETTINGS_ENUMS = {"activation": _core.Activation, "loss": _core.Loss}
-
-_STATE_ARRAYS = ("K", "y", "signs", "alpha", "beta", "mask", "alpha0", "beta0")
-_STATE_KEYS = _STATE_ARRAYS + (
-    "version",
-    "steps_taken",
-    "stable_step",
-    "settings",
-    "X",
-    "W0",
-    "steps",
-    "tol",
-    "init",
-    "on_divergence",
-)
-
-
-def _settings_to_dict(s) -> Dict[str, Any]:
-    out = {f: getattr(s, f) for f in _SETTINGS_FIELDS + tuple(_SETTINGS_OPTIONAL)}
-    out.update({f: getattr(s, f).name for f in _SETTINGS_ENUMS})
-    return out
-
-
-def _settings_from_dict(d: Dict[str, Any]):
-    s = _core.GDSettings()
-    for f in _SETTINGS_FIELDS:
-        setattr(s, f, d[f])
-    for f, default in _SETTINGS_OPTIONAL.items():
-        setattr(s, f, d.get(f, default))
-    for f, enum in _SETTINGS_ENUMS.items():
-        setattr(s, f, getattr(enum, d[f]))
-    s.validate()
-    return s
 
 
 class Trainer:
@@ -98,6 +58,9 @@ class Trainer:
     bias : bool, default False
         As for :func:`relucore.train`: X gains the input coordinate 1 (K becomes ``K + 1 1^T``);
         :attr:`W` stays (m, d) and :attr:`bias` holds the ``b_k``.
+    output_bias, reduction, sample_weight
+        As for :func:`relucore.train` (an output bias, the square loss's reduction, example
+        weights (n,)); :meth:`run_to_limit` refuses them.
     steps : int, default 10000
         The default step budget of :meth:`run` (``until``).
     engine : {"dual", "auto"}, default "auto"
@@ -171,6 +134,11 @@ class Trainer:
         self._engine = _core.DualTrainer(
             K=p.K[0], y=p.y[0], outer=p.signs, alpha0=p.alpha0[0], beta0=p.beta0[0], settings=settings
         )
+        self._set_loss_options(
+            None if p.loss_weights is None else p.loss_weights[0],
+            None if p.output_bias is None else float(p.output_bias[0]),
+            p.reduction,
+        )
         # Own copy: W must not change if the caller later edits its X in place.
         self._X = None if p.X is None else np.array(p.X[0])
         # A copy where W0 is half of a block with room for W (Prepared.W_room), which the view would keep alive.
@@ -183,6 +151,16 @@ class Trainer:
         self._tol = float(p.tol[0])
         self._init = p.init
         self._on_divergence = on_divergence
+
+    def _set_loss_options(self, loss_weights, output_bias, reduction: str, output_bias0=None) -> None:
+        """Gives the engine its loss weights and output bias (relucore.gd.loss_options), if any."""
+        if loss_weights is not None:
+            self._engine.set_loss_weights(np.ascontiguousarray(loss_weights, dtype=np.float64))
+        if output_bias is not None:
+            self._engine.set_output_bias(float(output_bias))
+        self._loss_weights = None if loss_weights is None else np.array(loss_weights, dtype=np.float64)
+        self._output_bias0 = output_bias if output_bias0 is None else float(output_bias0)
+        self._reduction = reduction
 
     # ------------------------------------------------------------------ state
     def _up(self, a, unit):
@@ -450,6 +428,11 @@ class Trainer:
         """
         from relucore.gd.limit import trainer_to_limit
 
+        if self._engine.output_bias is not None or self._loss_weights is not None:
+            raise ValueError(
+                "run_to_limit is derived for the loss 1/2 ||h(X) - y||^2 without an output bias or example "
+                "weights: this trainer has them (run finite steps instead)"
+            )
         return trainer_to_limit(self)
 
     def _result(self, status: int, message: str, tol: float, out: dict, unfit=None, reach=None) -> TrainResult:
@@ -488,6 +471,9 @@ class Trainer:
             train_outer=bool(s.train_outer),
             bias=W[:, -1].copy() if b and W is not None else None,
             bias0=self._W0[:, -1].copy() if b and self._W0 is not None else None,
+            output_bias=self._engine.output_bias,
+            output_bias0=self._output_bias0,
+            reduction=self._reduction,
         )
 
     # --------------------------------------------------------- checkpoints
@@ -506,31 +492,7 @@ class Trainer:
         dict
             The state, versioned (``state["version"]``), every array a copy.
         """
-        e = self._engine
-        return {
-            "version": STATE_VERSION,
-            "K": np.array(e.K),
-            "y": np.array(e.labels),
-            "signs": np.array(e.outer),
-            "signs0": self._signs0.copy(),
-            "alpha": np.array(e.alpha),
-            "beta": np.array(e.beta),
-            "mask": np.array(e.mask),
-            "steps_taken": int(e.steps_taken),
-            "stable_step": int(e.stable_step),
-            "settings": _settings_to_dict(e.settings),
-            "X": None if self._X is None else self._X.copy(),
-            "W0": None if self._W0 is None else self._W0.copy(),
-            "alpha0": self._alpha0.copy(),
-            "beta0": self._beta0.copy(),
-            "steps": self._steps,
-            "tol": self._tol,
-            "init": self._init,
-            "on_divergence": self._on_divergence,
-            "bias": self._bias,
-            # The engine's state is that of the exactly rescaled copy where the data run rescaled: X / 2^ex, y / 2^ey.
-            "scaling": None if self._sc is None else (int(self._sc.ex[0]), int(self._sc.ey[0])),
-        }
+        return trainer_state.state_dict(self)
 
     @classmethod
     def from_state(cls, state: Dict[str, Any]) -> "Trainer":
@@ -551,35 +513,7 @@ class Trainer:
         return self
 
     def _load_state(self, state: Dict[str, Any]) -> None:
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict from Trainer.state_dict(), got {type(state).__name__}")
-        missing = [k for k in _STATE_KEYS if k not in state]
-        if missing:
-            raise ValueError(f"state is missing {missing} (not a Trainer.state_dict())")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state has layout version {state['version']}, this relucore reads {STATE_VERSION}")
-        arr = {k: np.ascontiguousarray(state[k], dtype=np.float64) for k in _STATE_ARRAYS if k != "mask"}
-        settings = _settings_from_dict(state["settings"])
-        engine = _core.DualTrainer(
-            K=arr["K"], y=arr["y"], outer=arr["signs"], alpha0=arr["alpha"], beta0=arr["beta"], settings=settings
-        )
-        mask = np.ascontiguousarray(state["mask"], dtype=np.uint8)
-        engine.restore(int(state["steps_taken"]), mask, int(state["stable_step"]))
-        # beta is resynchronised from the original start, as in the uninterrupted run
-        engine.set_reference(arr["alpha0"], arr["beta0"])
-        self._engine = engine
-        self._X = None if state["X"] is None else np.ascontiguousarray(state["X"], dtype=np.float64)
-        self._W0 = None if state["W0"] is None else np.ascontiguousarray(state["W0"], dtype=np.float64)
-        self._alpha0 = arr["alpha0"]
-        self._beta0 = arr["beta0"]
-        self._signs0 = np.array(state.get("signs0", arr["signs"]), dtype=np.float64)
-        self._bias = bool(state.get("bias", False))
-        sc = state.get("scaling")
-        self._sc = None if sc is None else scaling.Scaling(ex=np.array([int(sc[0])]), ey=np.array([int(sc[1])]))
-        self._steps = int(state["steps"])
-        self._tol = float(state["tol"])
-        self._init = str(state["init"])
-        self._on_divergence = check_choice(state["on_divergence"], "on_divergence", ("status", "raise"))
+        trainer_state.load_state(self, state)
 
     def __getstate__(self) -> Dict[str, Any]:
         return self.state_dict()

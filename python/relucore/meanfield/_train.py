@@ -22,6 +22,7 @@ from relucore._validation import (
     check_nonnegative,
     check_positive,
 )
+from relucore.gd.loss_options import REDUCTIONS, check_sample_weight
 
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
@@ -48,6 +49,8 @@ _PARAMS = (
     "train_outer",
     "output_scale",
     "record",
+    "reduction",
+    "output_bias",
 )
 # Neurons per thread below which extra threads cost more (a barrier per step) than they save.
 _NEURONS_PER_THREAD = 16384
@@ -141,6 +144,8 @@ class MeanFieldResult:
         The settings of the run (N, eta, steps, weight_decay, temperature, ...).
     X, y : ndarray
         The training data (X as (M, d)).
+    output_bias : float or None
+        The final output bias ``c0`` (``output_bias=``), None without one.
     """
 
     theta: np.ndarray
@@ -158,6 +163,7 @@ class MeanFieldResult:
     params: Dict[str, Any]
     X: np.ndarray
     y: np.ndarray
+    output_bias: Optional[float] = None
 
     @property
     def kappa(self) -> float:
@@ -177,9 +183,10 @@ class MeanFieldResult:
         Returns
         -------
         ndarray, shape (M,)
-            The network's output on each input.
+            The network's output on each input (with the final output bias, if any).
         """
-        return predict(theta if theta is not None else self.theta, X, kappa=self.kappa, bias=self.params["bias"])
+        h = predict(theta if theta is not None else self.theta, X, kappa=self.kappa, bias=self.params["bias"])
+        return h if self.output_bias is None else h + self.output_bias
 
 
 def predict(theta, X, *, kappa: float, bias: bool = True) -> np.ndarray:
@@ -243,6 +250,9 @@ def train(
     samples=None,
     n_threads: Optional[int] = None,
     progress: Optional[bool] = None,
+    reduction: str = "mean",
+    output_bias: Optional[float] = None,
+    sample_weight=None,
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
@@ -318,6 +328,19 @@ def train(
     progress : bool, optional
         tqdm progress bar (None: only on a terminal). The run is then cut into
         segments; results are bitwise the same.
+    reduction : {"mean", "sum", "half_sum"}, default "mean"
+        The data term of the objective over a batch B_t (and of ``objective`` over the data
+        set): ``1/|B| sum_j (h(x_j) - y_j)^2`` (the default: the papers' loss, a mean without
+        1/2, PyTorch's ``F.mse_loss``), ``sum_j (h(x_j) - y_j)^2`` or ``1/2 sum_j (h(x_j) -
+        y_j)^2`` (:func:`relucore.train`'s default); the same names as ``train(reduction=...)``.
+    output_bias : float, optional
+        The starting output bias ``c0`` of ``h(x) = c0 + kappa sum_i a_i relu(w_i^T x + b_i)``
+        (None: none), moved with ``train_outer`` by ``-s dL_B/dc0`` (no weight decay, no noise),
+        fixed otherwise; the final value is ``result.output_bias``. As ``train(output_bias=...)``.
+    sample_weight : array_like, shape (M,), optional
+        Non-negative, finite weights ``v_j`` of the samples in the data term
+        (``1/|B| sum_j v_j (h(x_j) - y_j)^2`` for the mean), its gradient and ``objective``; a
+        zero weight takes a sample out. As ``train(sample_weight=...)``.
 
     Returns
     -------
@@ -348,6 +371,9 @@ def train(
     if batch_size > M:
         raise ValueError(f"batch_size must be at most the number of samples ({M}), got {batch_size}")
     check_choice(output_scale, "output_scale", tuple(_SCALES))
+    check_choice(reduction, "reduction", REDUCTIONS)
+    output_bias = None if output_bias is None else float(as_float_array(output_bias, "output_bias", ndim=0))
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, 1, M, False)[0]
     record = check_int(record, "record", minimum=0)
     n_threads_arg = check_n_threads(n_threads)
     bias, train_outer = bool(bias), bool(train_outer)
@@ -370,6 +396,8 @@ def train(
         trajectories=np.zeros((R, track_idx.size, P)),
         snapshots=np.full((snap.size, N, P), np.nan),
         taken=np.zeros(snap.size, np.uint8),
+        output_bias=None if output_bias is None else np.array([output_bias]),  # updated in place
+        sample_weight=weights,
     )
     show = sys.stderr.isatty() if progress is None else bool(progress)
     count, status, nit = _run_segments(
@@ -392,6 +420,7 @@ def train(
         params=params,
         X=X,
         y=y,
+        output_bias=None if output_bias is None else float(bufs["output_bias"][0]),
     )
 
 
@@ -462,6 +491,8 @@ def _engine_settings(params: Dict[str, Any], key, n_threads_arg: int):
     settings.bias = params["bias"]
     settings.train_outer = params["train_outer"]
     settings.batch_size = params["batch_size"]
+    if params.get("reduction", "mean") != "mean":  # (params of older results lack it)
+        settings.reduction = getattr(_core.Reduction, params["reduction"])
     settings.record_every = params["record"]
     settings.key = (int(key[0]), int(key[1]))
     if n_threads_arg == 0:
@@ -507,6 +538,8 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
             objective=bufs["objective"][count:],
             track=track_idx,
             trajectories=bufs["trajectories"][count:],
+            output_bias=bufs["output_bias"],
+            sample_weight=bufs["sample_weight"],
             **extra,
         )
 

@@ -20,8 +20,9 @@ import numpy as np
 
 from relucore import _core
 from relucore._deprecation import renamed_key
-from relucore._validation import check_int
+from relucore._validation import check_choice, check_int
 from relucore.gd.defaults import resolve_engine
+from relucore.gd.loss_options import REDUCTIONS
 
 __all__ = [
     "SWEEP_FORMAT",
@@ -73,7 +74,8 @@ FORMAT_CHANGES = {
     "the default engine is 'auto' (format 1: 'dual'), which changes every default configuration's key and so its "
     "draws; non-default inits are set up by the C++ prepare step (last bits of those runs); "
     "the key 'loss_name' is 'loss' (the table column keeps the name 'loss_name'), and the keys 'train_outer', "
-    "'output_scale' and 'bias' are new, so every configuration has a new key and new seeds; "
+    "'output_scale', 'bias', 'reduction' and 'output_bias' are new, so every configuration has a new key and new "
+    "seeds; "
     "long runs resynchronise beta from alpha every 1024 steps, which changes the last bits of runs longer than "
     "that; the limit_holds, limit_step and limit_margin columns; "
     "K = X X^T (n >= 32) and W = W0 + C X (m >= 4 or n d >= 2^20) are formed by scipy's BLAS when it can be "
@@ -116,6 +118,8 @@ DEFAULTS: Dict[str, Any] = {
     "train_outer": False,  # train's train_outer=, output_scale=, bias= (need minnorm=False when set)
     "output_scale": 1.0,
     "bias": False,
+    "reduction": "half_sum",  # train's reduction= and output_bias= (need minnorm=False when set)
+    "output_bias": None,
     "minnorm": True,  # compute w* and the gap (a QP per trial)
     "gram_stats": True,  # compute the gram_* columns (relucore.gram_stats)
 }
@@ -145,6 +149,8 @@ CONFIG_KINDS: Dict[str, str] = {
     "train_outer": "b",
     "output_scale": "f",
     "bias": "b",
+    "reduction": "U",
+    "output_bias": "f",
     "minnorm": "b",
     "gram_stats": "b",
 }
@@ -259,10 +265,22 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
         raise ValueError(f"{where}['output_scale'] must be a positive number, got {out['output_scale']!r}")
     out["output_scale"] = float(out["output_scale"])
-    if out["minnorm"] and (out["train_outer"] or out["bias"] or out["output_scale"] != 1.0):
+    check_choice(out["reduction"], f"{where}['reduction']", REDUCTIONS)
+    if out["output_bias"] is not None:
+        bias = out["output_bias"]
+        if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not np.isfinite(bias):
+            raise ValueError(f"{where}['output_bias'] must be None or a finite number, got {bias!r}")
+        out["output_bias"] = float(bias)
+    if out["minnorm"] and (
+        out["train_outer"]
+        or out["bias"]
+        or out["output_scale"] != 1.0
+        or out["reduction"] != "half_sum"
+        or out["output_bias"] is not None
+    ):
         raise ValueError(
-            f"{where}: the minimum-norm gap is derived for fixed signs without bias and output_scale=1; "
-            "set 'minnorm': False with train_outer, bias or output_scale"
+            f"{where}: the minimum-norm gap is derived for fixed signs without bias and output_scale=1 on the loss "
+            "1/2 ||h - y||^2; set 'minnorm': False with train_outer, bias, output_scale, reduction or output_bias"
         )
     signs, m = out["signs"], out["m"]
     if signs is not None:

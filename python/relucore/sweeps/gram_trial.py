@@ -88,6 +88,8 @@ def fast_trials_ok(cfg: Dict[str, Any], measure) -> bool:
         and engine_of(cfg) == "dual"
         and cfg["loss"] == "square"
         and not (cfg["train_outer"] or cfg["bias"] or cfg["output_scale"] != 1.0)
+        and cfg["reduction"] == "half_sum"
+        and cfg["output_bias"] is None
         and cfg["activation"] == "relu"
         and cfg["steps"] != "inf"
         and all(_scalar_or_none(cfg[k]) for k in ("eps", "eta", "tol"))

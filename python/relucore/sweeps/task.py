@@ -20,7 +20,8 @@ from relucore import _core
 from relucore._validation import check_n_threads
 from relucore.gd import inits as _init
 from relucore.gd.defaults import C_ALPHA, DEFAULT_INIT_SCALE, default_eps
-from relucore.gd.limit import check_limit_settings, refuse_two_layer, train_to_limit
+from relucore.gd.limit import check_limit_settings, refuse_loss_options, refuse_two_layer, train_to_limit
+from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import prepare
 from relucore.gd.prepare_step import prepare_start
 from relucore.gd.results import status_name
@@ -238,6 +239,8 @@ def _train(cfg, task, inits, X, y, K):
         train_outer=cfg["train_outer"],
         output_scale=cfg["output_scale"],
         bias=cfg["bias"],
+        reduction=cfg["reduction"],
+        output_bias=cfg["output_bias"],
     )
     if inits[0][1] is not None:
         # Gram-only gaussian init: beta_k ~ N(0, scale^2 K) drawn per trial.
@@ -245,6 +248,7 @@ def _train(cfg, task, inits, X, y, K):
             p.alpha0[b], p.beta0[b] = gram_gaussian_start(p.K[b], p.signs, scale, r)
     if cfg["steps"] == "inf":
         refuse_two_layer("steps=inf", cfg["train_outer"], cfg["output_scale"], cfg["bias"])
+        refuse_loss_options("steps=inf", TrainOptions(reduction=cfg["reduction"], output_bias=cfg["output_bias"]))
         check_limit_settings(cfg["loss"], cfg["activation"], cfg["engine"])
         return p, train_to_limit(p, check_n_threads(task["n_threads"] or None))
     res = run_prepared(

@@ -106,7 +106,7 @@ public:
     void evaluate() {
         guard_.require_usable();
         const ModelSpec& spec = settings_.model;
-        loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+        loss_ = evaluate_loss();
         kernel_.backward(beta_, outer_, g_, settings_.eta, spec, d_alpha_, d_W_);
         grad_norm_ = weights_grad_norm();
         evaluate_outer();
@@ -137,7 +137,8 @@ public:
     /// apply() and evaluate() as they are. Allocation-free.
     void advance() {
         guard_.require_usable();
-        if (!evaluated_ || !kernel_.blocked() || (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
+        if (!evaluated_ || !kernel_.blocked() || !plain_loss() ||
+            (resync_every_ > 0 && (steps_ + 1) % resync_every_ == 0)) {
             apply();
             evaluate();
             return;

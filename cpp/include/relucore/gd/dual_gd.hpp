@@ -236,10 +236,11 @@ public:
     void evaluate() {
         guard_.require_usable();
         const ModelSpec& spec = settings_.model;
-        if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer) {
+        if (spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer &&
+            plain_loss()) {
             evaluate_relu_square<0>();
         } else {
-            loss_ = loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+            loss_ = evaluate_loss();
             dual_step_coefficients(beta_, outer_, g_, settings_.eta, spec, d_alpha_);
             grad_norm_ = grad_norm_from(apply_gram());
             evaluate_outer();
@@ -278,7 +279,7 @@ public:
         guard_.require_usable();
         const ModelSpec& spec = settings_.model;
         if (evaluated_ && spec.loss == Loss::square && spec.activation == Activation::relu && !settings_.train_outer &&
-            !resync_due(steps_ + 1)) {
+            plain_loss() && !resync_due(steps_ + 1)) {
             (this->*advance_relu_square_)();
         } else {
             apply();

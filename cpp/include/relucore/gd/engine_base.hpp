@@ -242,6 +242,42 @@ public:
         pattern_.restore(mask, stable_step);
     }
 
+    /// @name Output bias and loss weights (docs/math.md, output bias and example weights)
+    /// Both are off after construction: the engines then compute exactly as without them.
+    ///@{
+    /// Gives the network an output bias b_out, h(x) = b_out + sum_k c a_k phi(w_k^T x), starting
+    /// at `b`: trained with settings().train_outer (b_out <- b_out - eta sum_i g_i, its term
+    /// sum_i g_i in the gradient norm), fixed otherwise. Re-evaluates.
+    /// @throws std::invalid_argument unless b is finite
+    void set_output_bias(Scalar b) {
+        guard_.require_usable();
+        if (!std::isfinite(b)) throw std::invalid_argument("output_bias must be finite");
+        has_output_bias_ = true;
+        output_bias_ = b;
+        evaluated_ = false;
+        self().evaluate();
+    }
+    bool has_output_bias() const { return has_output_bias_; }  ///< whether set_output_bias() was called
+    Scalar output_bias() const { return output_bias_; }        ///< b_out (0 without an output bias)
+
+    /// Weighs example i by w_i in the loss and its gradient (weighted_loss_from_predictions() of
+    /// gd/model.hpp); a zero weight takes the example out. Re-evaluates.
+    /// @throws std::invalid_argument unless w has n finite, non-negative entries
+    void set_loss_weights(const ConstVectorRef& w) {
+        guard_.require_usable();
+        detail::require_size("loss_weights", w.size(), y_.size(), "n");
+        detail::require_finite("loss_weights", w);
+        if ((w.array() < 0).any()) throw std::invalid_argument("loss_weights must be >= 0");
+        loss_weights_ = w;
+        evaluated_ = false;
+        self().evaluate();
+    }
+    /// The loss weights of set_loss_weights() (empty: every weight 1).
+    const Vector& loss_weights() const { return usable(loss_weights_); }
+    /// Whether neither an output bias nor loss weights are set (the engines' fast paths need it).
+    bool plain_loss() const { return !has_output_bias_ && loss_weights_.size() == 0; }
+    ///@}
+
     /// Overrides the step counter (the pattern tracker is left alone; prefer restore()).
     void set_steps_taken(std::int64_t t) {
         guard_.require_usable();
@@ -314,6 +350,17 @@ protected:
         return x;  // NOLINT(bugprone-return-const-ref-from-parameter): x is always one of this engine's members
     }
 
+    /// Fills h_ (predictions) and g_ (dLoss/dh) of the current beta_ and returns the loss:
+    /// loss_and_residual() of gd/model.hpp, with the output bias and the loss weights when set.
+    Scalar evaluate_loss() {
+        const ModelSpec& spec = settings_.model;
+        if (plain_loss()) return loss_and_residual(beta_, outer_, y_, spec, h_, g_);
+        h_.setConstant(output_bias_);
+        add_predictions(beta_, outer_, spec, h_);
+        return weighted_loss_from_predictions(h_, y_, spec, loss_weights_.size() > 0 ? loss_weights_.data() : nullptr,
+                                              g_);
+    }
+
     /// With settings().train_outer, the outer step of the evaluated state,
     /// d_outer_k = -eta c^2 sum_i phi(beta_ki) g_i (outer_ holds c a_k), and
     /// the gradient norm grown to the norm over (W, a):
@@ -323,6 +370,12 @@ protected:
         if (!settings_.train_outer) return;
         outer_terms(0, beta_.rows());
         grad_norm_ = std::hypot(grad_norm_, std::sqrt(outer_square_sum()));
+        if (!has_output_bias_) return;
+        // The output bias's gradient sum_i g_i (in increasing i) and its step.
+        Scalar s = 0;
+        for (Index i = 0; i < g_.size(); ++i) s += g_[i];
+        d_output_bias_ = -settings_.eta * s;
+        grad_norm_ = std::hypot(grad_norm_, s);
     }
 
     /// The outer steps d_outer_k of evaluate_outer() for the neurons k0 <= k < k1,
@@ -353,7 +406,9 @@ protected:
 
     /// With settings().train_outer, adds the outer step of evaluate_outer().
     void apply_outer() {
-        if (settings_.train_outer) outer_ += d_outer();
+        if (!settings_.train_outer) return;
+        outer_ += d_outer();
+        if (has_output_bias_) output_bias_ += d_output_bias_;
     }
 
     /// Sizes the buffer of outer_terms(), wherever train_outer may be on (construction with it, the
@@ -375,6 +430,10 @@ protected:
     // 2m: the pending outer step d_outer(), then its terms of the gradient norm; sized by
     // size_outer_work() (empty while train_outer is off)
     Vector outer_work_;
+    Vector loss_weights_;  // empty: every weight 1
+    Scalar output_bias_ = 0;
+    Scalar d_output_bias_ = 0;  // the pending step of a trained output bias
+    bool has_output_bias_ = false;
     PatternTracker pattern_;
     Scalar loss_ = 0;
     Scalar grad_norm_ = 0;

@@ -58,6 +58,18 @@ inline Scalar loss_curvature(Loss loss, Index n) {
     return Scalar(1) / (t.curvature_denominator * (t.per_example ? static_cast<Scalar>(n) : Scalar(1)));
 }
 
+/// The square loss's reductions over n examples (docs/math.md §2, loss reductions):
+/// 1/2 sum_i (h_i - y_i)^2, sum_i (h_i - y_i)^2, and 1/n sum_i (h_i - y_i)^2 (PyTorch's F.mse_loss).
+enum class Reduction : int { half_sum = 0, sum = 1, mean = 2 };
+
+/// The factor f of a reduction over n examples: the loss is f/2 sum_i (h_i - y_i)^2 and its
+/// derivative f (h_i - y_i): 1 (half_sum), 2 (sum), 2/n (mean).
+inline Scalar reduction_factor(Reduction r, Index n) {
+    if (r == Reduction::half_sum) return 1;
+    if (r == Reduction::sum) return 2;
+    return Scalar(2) / static_cast<Scalar>(n);
+}
+
 struct ModelSpec {
     Activation activation = Activation::relu;
     Scalar leaky_slope = defaults::leaky_slope;  // gamma in max(u, gamma u); used by leaky_relu only
@@ -269,6 +281,33 @@ Scalar loss_from_predictions(const H& h, const Labels& y, const ModelSpec& spec,
     return loss * inv_n;
 }
 
+// loss_from_predictions() with per-example loss weights w (n entries, >= 0; null: every weight 1):
+//   square:   L = 1/2 sum_i w_i (h_i - y_i)^2,          g_i = w_i (h_i - y_i)
+//   logistic: L = 1/n sum_i w_i log(1 + exp(-y_i h_i)), g_i = -(w_i y_i/n) / (1 + exp(y_i h_i))
+// The square loss's reductions "sum" (w_i = 2 v_i) and "mean" (w_i = 2 v_i / n) of example
+// weights v are weights of this form (docs/math.md, loss reductions and example weights).
+template <class H, class Labels, class G>
+Scalar weighted_loss_from_predictions(const H& h, const Labels& y, const ModelSpec& spec, const Scalar* w, G& g) {
+    if (w == nullptr) return loss_from_predictions(h, y, spec, g);
+    const Index n = h.size();
+    Scalar loss = 0;
+    if (spec.loss == Loss::square) {
+        for (Index i = 0; i < n; ++i) {
+            const Scalar r = h[i] - y[i];
+            g[i] = w[i] * r;
+            loss += g[i] * r;
+        }
+        return loss / 2;
+    }
+    const Scalar inv_n = Scalar(1) / static_cast<Scalar>(n);
+    for (Index i = 0; i < n; ++i) {
+        const Scalar z = y[i] * h[i];
+        loss += w[i] * softplus_neg(z);
+        g[i] = -y[i] * w[i] * inv_n * sigmoid_neg(z);
+    }
+    return loss * inv_n;
+}
+
 // Given the neurons' pre-activations beta (m x n) and the outer weights a (m),
 // fills h (n) with the predictions and g (n) with dLoss/dh, and returns the loss
 // (add_predictions, then loss_from_predictions). The loop order is fixed, so the
@@ -339,6 +378,13 @@ inline Activation parse_activation(const std::string& name) {
     if (name == "relu") return Activation::relu;
     if (name == "leaky_relu") return Activation::leaky_relu;
     throw std::invalid_argument("unknown activation '" + name + "'");
+}
+
+inline Reduction parse_reduction(const std::string& name) {
+    if (name == "half_sum") return Reduction::half_sum;
+    if (name == "sum") return Reduction::sum;
+    if (name == "mean") return Reduction::mean;
+    throw std::invalid_argument("unknown reduction '" + name + "'");
 }
 
 inline Loss parse_loss(const std::string& name) {

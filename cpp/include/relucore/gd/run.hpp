@@ -138,6 +138,8 @@ bool state_unfit(const Beta& beta, const Scalar* outer, const ModelSpec& spec, S
 /// example_unfit() of an engine's current state.
 template <class Engine>
 bool example_unfit(const Engine& e, Index i) {
+    // An example of zero loss weight is out of the loss: never unfit.
+    if (e.loss_weights().size() > 0 && e.loss_weights()[i] == 0) return false;
     return state_unfit(e.beta(), e.outer().data(), e.settings().model, e.labels()[i], e.predictions()[i], i);
 }
 

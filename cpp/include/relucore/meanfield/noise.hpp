@@ -20,7 +20,9 @@
 #include "relucore/random/counter.hpp"
 #include "relucore/random/rng.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace relucore {
@@ -40,6 +42,31 @@ inline void chunk_noise(std::int64_t t, Index i0, Index n, Index P, const Philox
     const std::uint64_t s0 = static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(P);
     counter_normal_rows(noise_key(keys), s0, static_cast<std::int64_t>(P), static_cast<std::uint64_t>(i0),
                         static_cast<std::int64_t>(n), path, xi, static_cast<std::int64_t>(kChunk));
+}
+
+// The sample indices of step t's batch into out (B of M; the same on every thread): `fixed`
+// when given, all of them in order for the full batch, else a partial Fisher-Yates draw on the
+// identity permutation perm (M entries, restored afterwards; swaps holds B entries of scratch).
+inline void draw_batch(Key2 key, std::int64_t t, Index M, Index B, const std::int64_t* fixed, std::int64_t* perm,
+                       std::int64_t* swaps, std::int64_t* out) {
+    if (fixed) {
+        std::copy(fixed, fixed + B, out);
+        return;
+    }
+    if (B == M) {
+        for (Index j = 0; j < M; ++j) out[j] = j;
+        return;
+    }
+    const CounterRng rng(key);
+    for (Index k = 0; k < B; ++k) {
+        const double u =
+            rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
+        const std::int64_t j = k + CounterRng::to_index(u, M - k);
+        swaps[k] = j;
+        std::swap(perm[k], perm[j]);
+        out[k] = perm[k];
+    }
+    for (Index k = B - 1; k >= 0; --k) std::swap(perm[k], perm[swaps[k]]);
 }
 
 }  // namespace meanfield

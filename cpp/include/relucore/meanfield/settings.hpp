@@ -49,9 +49,12 @@ struct WeightGDSettings {
     Scalar weight_decay = 0;  // lambda >= 0
     Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
     OutputScale scale = OutputScale::inv_n;
-    bool bias = true;                              // false: b_i = 0 and theta_i = (a_i, w_i)
-    bool train_outer = true;                       // false: a_i stay at their initial values
-    Index batch_size = 1;                          // 1 .. M; M is full-batch GD (no sampling)
+    bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
+    bool train_outer = true;  // false: a_i stay at their initial values
+    Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
+    // The data term of the objective over a batch B: 1/|B| sum (mean, the papers'), sum or 1/2 sum
+    // of (h(x_j) - y_j)^2 (reduction_factor() of gd/model.hpp).
+    Reduction reduction = Reduction::mean;
     std::int64_t record_every = defaults::record;  // objective and tracked neurons every k steps (0: never)
     Key2 key{0, 0};                                // the generator's key (the seed)
     int n_threads = 1;                             // <= 0: default_threads()
@@ -61,6 +64,18 @@ struct WeightGDSettings {
     // Set to true by another thread to stop the run at the next check point
     // (every kCheckEvery steps).
     const std::atomic<bool>* cancel = nullptr;
+
+    /// The factor of dL_B/dh = f kappa (h - y) over a batch of n (2 kappa / n for the mean, written
+    /// as before the reduction existed so that its numbers are unchanged).
+    Scalar residual_coefficient(Scalar kappa, Index n) const {
+        if (reduction == Reduction::mean) return 2 * kappa / static_cast<Scalar>(n);
+        return kappa * reduction_factor(reduction, n);
+    }
+    /// The data term of n examples whose squared residuals sum to sum_sq.
+    Scalar reduced(Scalar sum_sq, Index n) const {
+        if (reduction == Reduction::mean) return sum_sq / static_cast<Scalar>(n);
+        return sum_sq * (reduction_factor(reduction, n) / 2);
+    }
 
     void validate() const {
         if (!(step > 0) || !std::isfinite(step)) throw std::invalid_argument("step must be positive and finite");
@@ -72,6 +87,28 @@ struct WeightGDSettings {
         if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
         if (!(divergence_bound > 0)) throw std::invalid_argument("divergence_bound must be positive");
     }
+};
+
+// WeightGD's loss options (docs/math.md §2): an output bias c0, h(x) = c0 + kappa sum_i a_i
+// relu(w_i^T x + b_i), moved with train_outer by -s dL_B/dc0 (no decay, no noise) and fixed
+// otherwise, and per-sample weights v_j >= 0 of the data term (1/|B| sum_j v_j (h_j - y_j)^2 for
+// the mean). Both off by default: the engine then computes as without them.
+struct WeightGDLoss {
+    Scalar output_bias = 0;  // 0 without one
+    bool has_output_bias = false;
+    Vector sample_weights;  // M entries, or empty: every weight 1
+
+    void set_output_bias(Scalar c0) {
+        if (!std::isfinite(c0)) throw std::invalid_argument("output_bias must be finite");
+        has_output_bias = true, output_bias = c0;
+    }
+    void set_sample_weights(const ConstVectorRef& v, Index M) {
+        if (v.size() != M) throw std::invalid_argument("sample_weight must have one entry per sample");
+        if (!v.allFinite() || (v.array() < 0).any())
+            throw std::invalid_argument("sample_weight must be finite and >= 0");
+        sample_weights = v;
+    }
+    Scalar weight(std::int64_t j) const { return sample_weights.size() > 0 ? sample_weights[j] : Scalar(1); }
 };
 
 namespace detail {

@@ -184,20 +184,25 @@ public:
         for (Index i = 0; i < N_; ++i) theta_row(i, &out(i, 0));
     }
 
+    // The output bias and the sample weights (WeightGDLoss of settings.hpp), set before a run.
+    void set_output_bias(Scalar c0) { loss_.set_output_bias(c0); }
+    void set_sample_weights(const ConstVectorRef& v) { loss_.set_sample_weights(v, M_); }
+    const WeightGDLoss& loss_options() const { return loss_; }
+    Scalar output_bias() const { return loss_.output_bias; }
     // h(x) for a point x (d entries): chunk_forward() per chunk, the chunks in order (the fused
     // steps' forward; the batch steps' products round differently, to the last bits).
     Scalar predict(const Scalar* x) const {
         Scalar total = 0;
         for (Index c = 0; c < n_chunks_; ++c) total += chunk_forward(c, x, pred_z_.data());
-        return kappa_ * total;
+        return loss_.has_output_bias ? kappa_ * total + loss_.output_bias : kappa_ * total;
     }
 
-    // L(Theta) on the full data set.
+    // L(Theta) on the full data set (its data term reduced as settings().reduction).
     Scalar objective() const {
         Scalar fit = 0;
         for (Index j = 0; j < M_; ++j) {
             const Scalar r = predict(xrow(j)) - y_[j];
-            fit += r * r;
+            fit += loss_.sample_weights.size() > 0 ? loss_.sample_weights[j] * r * r : r * r;
         }
         Scalar reg = 0;
         for (Index i = 0; i < N_; ++i) {
@@ -207,7 +212,7 @@ public:
             if (settings_.bias) q += brow()[i] * brow()[i];
             reg += q;
         }
-        return fit / static_cast<Scalar>(M_) + settings_.weight_decay / static_cast<Scalar>(N_) * reg;
+        return settings_.reduced(fit, M_) + settings_.weight_decay / static_cast<Scalar>(N_) * reg;
     }
 
     // Runs steps t = start, ..., start + iters - 1 (start is the global step
@@ -270,6 +275,7 @@ public:
                     }
 #endif
                     if (tid == 0) {
+                        loss_.output_bias = tb.c0;  // every thread's copy is the same
                         if (at_record) record(*rec, t);
                         if (settings_.cancel && settings_.cancel->load(std::memory_order_relaxed)) cancelled = true;
                         stop = cancelled || t == end;
@@ -299,6 +305,7 @@ public:
                     if (tid == 0) {
                         diverged = true;
                         t_ = t;
+                        loss_.output_bias = tb.c0;
                     }
                     break;
                 }
@@ -327,6 +334,7 @@ private:
         std::uint64_t* words;
         const WeightStep* kernel = nullptr;       // the batch's products (DenseStep::batch_kernel)
         const WeightStep* kernel_next = nullptr;  // ... and the next batch's
+        Scalar c0 = 0;                            // this thread's copy of the output bias
     };
 
     // Per-thread scratch, rows of kChunk: the noise (noise_rows(): P rounded
@@ -348,6 +356,7 @@ private:
                          scratch_.data() + t * scratch_size(),
                          words_.data() + t * words_size()};
         for (Index j = 0; j < M_; ++j) tb.perm[j] = j;
+        tb.c0 = loss_.output_bias;
         return tb;
     }
 
@@ -375,27 +384,9 @@ private:
             }
     }
 
-    // The batch of step t into out (identical on every thread).
+    // The batch of step t into out (identical on every thread): meanfield::draw_batch of noise.hpp.
     void draw_batch(std::int64_t t, ThreadBuffers& tb, std::int64_t* out, const std::int64_t* fixed) const {
-        if (fixed) {
-            std::copy(fixed, fixed + B_, out);
-            return;
-        }
-        if (B_ == M_) {
-            for (Index j = 0; j < M_; ++j) out[j] = j;
-            return;
-        }
-        const CounterRng rng(settings_.key);
-        // Partial Fisher-Yates on the identity permutation, undone afterwards.
-        for (Index k = 0; k < B_; ++k) {
-            const double u =
-                rng.uniform(static_cast<std::uint64_t>(t), 0, RngStream::sample, static_cast<std::uint64_t>(k));
-            const std::int64_t j = k + CounterRng::to_index(u, M_ - k);
-            tb.swaps[k] = j;
-            std::swap(tb.perm[k], tb.perm[j]);
-            out[k] = tb.perm[k];
-        }
-        for (Index k = B_ - 1; k >= 0; --k) std::swap(tb.perm[k], tb.perm[tb.swaps[k]]);
+        meanfield::draw_batch(settings_.key, t, M_, B_, fixed, tb.perm, tb.swaps, out);
     }
 
     // Whether the steps take the fused single-sample kernels (meanfield/fused.hpp), else DenseStep.
@@ -417,23 +408,30 @@ private:
 
     Scalar* partials(std::int64_t t) { return partial_.data() + static_cast<size_t>((t & 1) * n_chunks_ * B_); }
 
-    // Residual factors g_q = 2 kappa (h(x_q) - y_q) / B of step t; false
-    // when some h is not finite or too large.
+    // Residual factors g_q = f kappa (h(x_q) - y_q) of step t, f = reduction_factor() over the batch
+    // (2 / B for the mean), and the output bias's step; false when some h is not finite or too large.
     bool residuals(std::int64_t t, ThreadBuffers& tb) {
         const Scalar* part = partials(t);
-        const Scalar coef = 2 * kappa_ / static_cast<Scalar>(B_);
+        const Scalar coef = settings_.residual_coefficient(kappa_, B_);
         Eigen::Map<Vector> h(tb.h, B_), yb(tb.h + B_, B_), g(tb.g, B_);
+        Scalar r = 0;  // sum_q (h_q - y_q)
         for (Index q = 0; q < B_; ++q) {
             Scalar total = 0;
             for (Index c = 0; c < n_chunks_; ++c) total += part[c * B_ + q];
             h[q] = kappa_ * total;
+            if (loss_.has_output_bias) h[q] += tb.c0;
             if (!std::isfinite(h[q]) || std::abs(h[q]) > settings_.divergence_bound) return false;
             yb[q] = y_[tb.batch[q]];
+            r += loss_.weight(tb.batch[q]) * (h[q] - yb[q]);
         }
-        // g = dL/dh of the square loss (gd/model.hpp: h - y), times 2 kappa / B: L_B's derivative in the
-        // engine's parameters (kappa a_i are train's outer weights, and L_B is 2 / B times train's loss).
+        // g = dL/dh of the square loss (gd/model.hpp: h - y), times f kappa: L_B's derivative in the engine's
+        // parameters (kappa a_i are train's outer weights); dL_B/dc0 = f sum_q (h_q - y_q).
         loss_from_predictions(h, yb, ModelSpec{}, g);
         for (Index q = 0; q < B_; ++q) g[q] *= coef;
+        if (loss_.sample_weights.size() > 0)
+            for (Index q = 0; q < B_; ++q) g[q] *= loss_.sample_weights[tb.batch[q]];
+        if (loss_.has_output_bias && settings_.train_outer)
+            tb.c0 -= settings_.step * (settings_.residual_coefficient(1, B_) * r);
         return true;
     }
 
@@ -593,6 +591,7 @@ private:
     std::vector<Scalar> g_, h_, scratch_;
     std::vector<std::uint64_t> words_;
     std::int64_t t_ = 0, last_history_ = -1;
+    WeightGDLoss loss_;
 };
 
 }  // namespace RELUCORE_ABI_NAMESPACE
