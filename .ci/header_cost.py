@@ -8,8 +8,7 @@ rows report the compiler's CPU time (user + sys of the compiler and its
 children) and its peak resident set size, from ``wait4``. ``--use`` adds rows
 for TUs that also call the engines (what a simulator compiles).
 
-Forwarding headers (``relucore/dual_gd.hpp`` and the like, one ``#include``)
-cost what their target costs and are left out. This is a measurement for
+This is a measurement for
 docs/embedding.md, never a CI assertion: timings depend on the machine and its
 load, which the output records (``os.getloadavg``).
 
@@ -66,14 +65,8 @@ USES = {
 
 
 def public_headers(include: pathlib.Path) -> list[str]:
-    """Every header under include/relucore that is not a one-line forward."""
-    out = []
-    for p in sorted((include / "relucore").rglob("*.hpp")):
-        code = [line for line in p.read_text().splitlines() if line.strip() and not line.lstrip().startswith("//")]
-        if len(code) <= 2 and all(line.startswith(("#pragma once", "#include")) for line in code):
-            continue  # a forwarding header
-        out.append(p.relative_to(include).as_posix())
-    return out
+    """Every header under include/relucore, relative to include/."""
+    return [p.relative_to(include).as_posix() for p in sorted((include / "relucore").rglob("*.hpp"))]
 
 
 def measure(cxx: list[str], source: str, workdir: pathlib.Path) -> tuple[float, float]:

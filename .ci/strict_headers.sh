@@ -2,8 +2,7 @@
 # Strict warnings on relucore's own headers: every public header compiles
 # warning-free as an ordinary -I include (Eigen stays a system include) under
 # each compiler: one translation unit per header under the first compiler (each
-# header compiles alone), one unit with all of them under the others; forwarding
-# headers (a single #include) are covered by their target. cpp/tests/strict/instantiate.cpp
+# header compiles alone), one unit with all of them under the others. cpp/tests/strict/instantiate.cpp
 # instantiates the headers' templates. With OpenMP; the umbrella and the
 # instantiation TU also without. Front end only (-fsyntax-only). Called by
 # .ci/cpp.sh; exits non-zero on the first warning, printing it.

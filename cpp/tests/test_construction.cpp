@@ -2,8 +2,7 @@
 // meanfield/weight_gd.hpp): the start structs refuse positional
 // brace-initialisation, the new entry points keep the views-cannot-dangle
 // refusals, the default offset of DualGD::positive_start is default_offset(),
-// and the deprecated positional forms (kept for one release) give bitwise the
-// same engines as the named ones.
+// and the 0.x positional forms no longer exist.
 #include "check.hpp"
 #include "problems.hpp"
 
@@ -112,63 +111,12 @@ TEST_CASE("DenseGD::Start and DualGD::Start: shapes are checked field by field")
     CHECK_THROWS(DualGD(std::shared_ptr<const RowMatrix>(), p.y, s, settings_for(0.1, 0)), std::invalid_argument);
 }
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-TEST_CASE("deprecated positional forms forward to the named ones, bitwise") {
-    const Problem p = make_problem(10, 50, 6);
-    Vector outer(3);
-    outer << 1.0, -1.0, 0.5;
-    std::mt19937_64 gen(1);  // W0, then theta0 below
-    const RowMatrix W0 = gaussian(3, 50, gen, 0.3);
-    const RowMatrix beta0 = W0 * p.X.transpose();
-    const RowMatrix alpha0 = RowMatrix::Zero(3, 10);
-    const GDSettings s = settings_for(0.2, 0);
-
-    DualGD named(p.K, p.y, dual_start(outer, alpha0, beta0), s);
-    DualGD old(p.K, p.y, outer, alpha0, beta0, s);
-    auto K = std::make_shared<const RowMatrix>(p.K);
-    DualGD named_shared(K, p.y, dual_start(outer, alpha0, beta0), s);
-    DualGD old_shared(K, p.y, outer, alpha0, beta0, s);
-    DenseGD dense_named(p.X, p.y, dense_start(outer, W0, alpha0), s);
-    DenseGD dense_old(p.X, p.y, outer, W0, alpha0, s);
-    DualGD pos_named = DualGD::positive_start(p.X, p.y, positive_offsets(outer, 1e-3), s);
-    DualGD pos_old = DualGD::positive_init(p.X, p.y, outer, 1e-3, s);
-    const RowMatrix eps = RowMatrix::Constant(3, 10, 2e-3);
-    DualGD pos_matrix_named = DualGD::positive_start(p.X, p.y, positive_offsets(outer, eps), s);
-    DualGD pos_matrix_old = DualGD::positive_init(p.X, p.y, outer, eps, s);
-    for (int round = 0; round < 2; ++round) {
-        CHECK(same_state(named, old) && same_state(named_shared, old_shared) && same_state(named, named_shared));
-        CHECK(same_state(dense_named, dense_old) && dense_named.W() == dense_old.W());
-        CHECK(same_state(pos_named, pos_old) && same_state(pos_matrix_named, pos_matrix_old));
-        for (auto* e :
-             {&named, &old, &named_shared, &old_shared, &pos_named, &pos_old, &pos_matrix_named, &pos_matrix_old})
-            e->step(25);
-        dense_named.step(25);
-        dense_old.step(25);
-    }
-
-    // WeightGD: the packed theta0 of the old form and the named neurons.
-    WeightGDSettings ws;
-    ws.step = 0.1;
-    ws.temperature = 1e-3;
-    ws.batch_size = 3;
-    const RowMatrix theta0 = gaussian(20, 50 + 2, gen, 0.5);
-    WeightGDStart start;
-    start.a = theta0.col(0);
-    start.w = theta0.middleCols(1, 50);
-    start.b = theta0.col(51);
-    WeightGD w_named(p.X, p.y, start, ws), w_old(p.X, p.y, theta0, ws);
-    w_named.run(0, 30, false);
-    w_old.run(0, 30, false);
-    RowMatrix t1(20, 52), t2(20, 52);
-    w_named.theta(t1);
-    w_old.theta(t2);
-    CHECK(t1 == t2 && w_named.objective() == w_old.objective());
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+// The 0.x positional forms, in which two arguments of the same type swap silently, are gone in 1.0.
+static_assert(!std::is_constructible_v<DualGD, RowMatrix, Vector, Vector, RowMatrix, RowMatrix, GDSettings>);
+static_assert(!std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, Vector, Vector, RowMatrix, RowMatrix,
+                                       GDSettings>);
+static_assert(!std::is_constructible_v<DenseGD, RowMatrix, Vector, Vector, RowMatrix, RowMatrix, GDSettings>);
+static_assert(!std::is_constructible_v<WeightGD, RowMatrix, Vector, RowMatrix, WeightGDSettings>);
+static_assert(std::is_constructible_v<WeightGD, RowMatrix, Vector, WeightGDStart, WeightGDSettings>);
 
 RELUCORE_TEST_MAIN

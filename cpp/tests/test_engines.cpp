@@ -126,36 +126,6 @@ TEST_CASE("train_outer: both engines take the two-layer GD step of a plain refer
     CHECK((later_dense.W().array() == dense.W().array()).all());
 }
 
-// The deprecated positional forms take any K or X (the engine owns a copy or the moved-in matrix).
-using ColMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
-static_assert(std::is_constructible_v<DualGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, const ConstMatrixRef&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, std::shared_ptr<const RowMatrix>, const Vector&, const Vector&,
-                                      const RowMatrix&, const RowMatrix&, const GDSettings&>);
-// They own their K or X too: temporaries, column-major matrices and expressions are moved in or copied.
-static_assert(std::is_constructible_v<DualGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, const RowMatrix&&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, ConstMatrixRef, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DenseGD, RowMatrix, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DenseGD, ConstMatrixMap, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DualGD, decltype(RowMatrix() * RowMatrix()), const Vector&, const Vector&,
-                                      const RowMatrix&, const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DenseGD, const ColMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-static_assert(std::is_constructible_v<DenseGD, const RowMatrix&, const Vector&, const Vector&, const RowMatrix&,
-                                      const RowMatrix&, const GDSettings&>);
-
 TEST_CASE("dual engine agrees with weight-space engine (relu, square)") {
     check_dual_matches_dense(ModelSpec{}, "relu/square");
 }

@@ -176,18 +176,6 @@ TEST_CASE("conditioning_rule: the Cholesky estimate first, the spectrum only whe
         const StartCheck lazy = factor_gram(near, cmax, spectrum_of(1, bottom), llt);
         CHECK(factor_gram(near, cmax, std::pair(1.0, bottom), llt) == lazy);
     }
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-    // The deprecated solve_positive_start keeps its old behaviour (the estimate only) for one release.
-    RowMatrix alpha_old(2, 7);
-    near(6, 6) = 1e-14;
-    CHECK(solve_positive_start(near, beta0, 1e-12, llt, alpha_old) == StartCheck::ill_conditioned);
-    CHECK(solve_positive_start(near, beta0, 0, llt, alpha_old) == StartCheck::ok);
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 }
 
 TEST_CASE("symmetric_eigenvalues without a LAPACK: Eigen's eigenvalues-only solver bit for bit") {

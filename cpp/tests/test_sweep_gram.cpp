@@ -109,20 +109,22 @@ TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomput
     }
 }
 
-TEST_CASE("gram_trial: every SIMD cap gives the same trial, bit for bit; ThreadCap nests and restores") {
+TEST_CASE("gram_trial: every SIMD cap gives the same trial, bit for bit; ThreadCap nests and restores (level, step_level)") {
     const int top = simd::level();
+    CHECK(simd::step_level() == top);  // RELUCORE_SIMD unchanged since the process started
     {
         const simd::ThreadCap outer(simd::kAvx);
         CHECK(simd::level() == std::min(top, simd::kAvx));
+        CHECK(simd::step_level() == std::min(top, simd::kAvx));
         {
             const simd::ThreadCap inner(simd::kAvx512);  // a wider cap inside does not widen
             CHECK(simd::level() == std::min(top, simd::kAvx));
             const simd::ThreadCap narrow(simd::kScalar);
-            CHECK(simd::level() == simd::kScalar);
+            CHECK(simd::level() == simd::kScalar && simd::step_level() == simd::kScalar);
         }
         CHECK(simd::level() == std::min(top, simd::kAvx));
     }
-    CHECK(simd::level() == top);
+    CHECK(simd::level() == top && simd::step_level() == top);
     for (Index n : {7, 10, 16, 24}) {
         const Problem p = make_problem(n, 3 * n, 70 + static_cast<unsigned>(n));
         GramTrialSettings st;

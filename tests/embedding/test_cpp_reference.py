@@ -87,14 +87,8 @@ def test_embedding_links_the_reference():
 
 
 def _public_headers() -> list[str]:
-    """Every header under cpp/include/relucore but the one-line forwarding ones, relative to relucore/."""
-    out = []
-    for p in sorted(INCLUDE.rglob("*.hpp")):
-        code = [ln for ln in p.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("//")]
-        if len(code) <= 2 and all(ln.startswith(("#pragma once", "#include")) for ln in code):
-            continue
-        out.append(p.relative_to(INCLUDE).as_posix())
-    return out
+    """Every header under cpp/include/relucore, relative to relucore/."""
+    return [p.relative_to(INCLUDE).as_posix() for p in sorted(INCLUDE.rglob("*.hpp"))]
 
 
 def _umbrella_row(name: str, text: str) -> str:

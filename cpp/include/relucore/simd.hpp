@@ -8,8 +8,9 @@
 //   - the Box-Muller transform (random/rng.hpp) uses AVX2 (has_avx2());
 //   - the counter streams' normals (random/normals_avx512.hpp) use AVX-512F
 //     with AVX-512DQ (has_avx512dq()) on their avx512 path;
-//   - the activation masks of gd/run.hpp (PatternTracker) use AVX-512F with
-//     BMI2 (has_avx512f_bmi2()), bitwise the plain loop;
+//   - the activation masks of gd/run.hpp (PatternTracker) and the ReLU loops of
+//     gd/model.hpp use AVX-512F (with BMI2 for the masks) at step_level()
+//     kAvx512, bitwise the plain loops;
 //   - the dual step for 6 <= n <= 16 (gd/dual_small.hpp) uses AVX-512F at
 //     level() kAvx512, bitwise the SSE2 loops (the Gram sweep trial caps it,
 //     GramTrialSettings::simd_level);
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -133,21 +135,39 @@ private:
     int previous_;
 };
 
+namespace detail {
+// The cap RELUCORE_SIMD sets (kAvx512 when unset), -1 for a value other than scalar, sse2, avx, avx512.
+inline int env_cap_or_invalid() noexcept {
+    const char* env = std::getenv("RELUCORE_SIMD");
+    if (env == nullptr) return kAvx512;
+    const char* names[] = {"scalar", "sse2", "avx", "avx512"};  // indexed by level
+    for (int l = kScalar; l <= kAvx512; ++l)
+        if (std::strcmp(env, names[l]) == 0) return l;
+    return -1;
+}
+inline int env_cap() {
+    const int cap = env_cap_or_invalid();
+    if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
+    return cap;
+}
+}  // namespace detail
+
 // cpu_level() capped by RELUCORE_SIMD (read on every call) and by the calling
 // thread's ThreadCap; throws std::invalid_argument on a RELUCORE_SIMD other
 // than scalar, sse2, avx, avx512.
-inline int level() {
-    int level = std::min(cpu_level(), detail::thread_cap());
-    if (const char* env = std::getenv("RELUCORE_SIMD")) {
-        const std::string v(env);
-        const char* names[] = {"scalar", "sse2", "avx", "avx512"};  // indexed by level
-        int cap = -1;
-        for (int l = kScalar; l <= kAvx512; ++l)
-            if (v == names[l]) cap = l;
-        if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
-        level = std::min(level, cap);
-    }
-    return level;
+inline int level() { return std::min({cpu_level(), detail::thread_cap(), detail::env_cap()}); }
+
+// level() with RELUCORE_SIMD read once per thread, at the thread's first call: for the kernels
+// called per neuron and step (gd/model.hpp, gd/run.hpp), where reading the environment each time
+// would cost more than the kernel. Their paths give the same bits, so the cap changes only which
+// path is timed; a cap set before the process starts (as the benchmarks and CI set it) holds.
+// Never throws (it runs on worker threads): an unknown value caps nothing here; level() refuses it.
+inline int step_level() noexcept {
+    static thread_local const int env = [] {
+        const int cap = detail::env_cap_or_invalid();
+        return cap < 0 ? int(kAvx512) : cap;
+    }();
+    return std::min({cpu_level(), detail::thread_cap(), env});
 }
 
 }  // namespace simd

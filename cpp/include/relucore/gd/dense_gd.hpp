@@ -84,15 +84,6 @@ public:
     template <class XArg, class... Rest, std::enable_if_t<dies_with_call<XArg>, int> = 0>
     DenseGD(borrow_t, XArg&& X, Rest&&...) = delete;
 
-    /// Deprecated (removed in 0.3): outer and y, W0 and alpha0 swap silently
-    /// when their sizes agree. Use DenseGD(X, y, DenseGD::Start, settings).
-    [[deprecated("use DenseGD(X, y, DenseGD::Start, settings)")]] DenseGD(RowMatrix X, const ConstVectorRef& y,
-                                                                          const ConstVectorRef& outer,
-                                                                          const ConstMatrixRef& W0,
-                                                                          const ConstMatrixRef& alpha0,
-                                                                          const GDSettings& settings)
-        : DenseGD(std::move(X), y, detail::positional_start<Start>(outer, W0, alpha0), settings) {}
-
     /// A copy is an independent engine at the same state (its own alpha, beta, tracker and buffers;
     /// it shares only X); a moved-from engine throws std::logic_error on any use. Assignment is
     /// deleted: an engine is bound to its data for life (construct a new one, or `DenseGD b(a);`).

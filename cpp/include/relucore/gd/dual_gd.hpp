@@ -185,43 +185,6 @@ public:
         return DualGD(std::shared_ptr<const RowMatrix>(std::move(K)), y, std::move(s), settings);
     }
 
-    /// @name Deprecated entry points (removed in 0.3)
-    /// Positional forms in which two arguments of the same type (y and outer,
-    /// alpha0 and beta0) swap silently: use Start and PositiveStart.
-    ///@{
-    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(RowMatrix K, const ConstVectorRef& y,
-                                                                       const ConstVectorRef& outer,
-                                                                       const ConstMatrixRef& alpha0,
-                                                                       const ConstMatrixRef& beta0,
-                                                                       const GDSettings& settings)
-        : DualGD(std::move(K), y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
-
-    [[deprecated("use DualGD(K, y, DualGD::Start, settings)")]] DualGD(
-        std::shared_ptr<const RowMatrix> K, const ConstVectorRef& y, const ConstVectorRef& outer,
-        const ConstMatrixRef& alpha0, const ConstMatrixRef& beta0, const GDSettings& settings)
-        : DualGD(std::move(K), y, detail::positional_start<Start>(outer, alpha0, beta0), settings) {}
-
-    template <class Matrix = RowMatrix>  // instantiated only where called, as positive_start()
-    [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
-        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, const ConstMatrixRef& eps,
-        const GDSettings& settings) {
-        PositiveStart start;
-        start.outer = outer;
-        start.eps = eps;
-        return positive_start<Matrix>(X, y, start, settings);
-    }
-
-    template <class Matrix = RowMatrix>  // instantiated only where called, as positive_start()
-    [[deprecated("use DualGD::positive_start(X, y, DualGD::PositiveStart, settings)")]] static DualGD positive_init(
-        const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer, Scalar eps,
-        const GDSettings& settings) {
-        PositiveStart start;
-        start.outer = outer;
-        start.eps = RowMatrix::Constant(outer.size(), X.rows(), eps);
-        return positive_start<Matrix>(X, y, start, settings);
-    }
-    ///@}
-
     /// A copy is an independent engine at the same state (its own alpha, beta, tracker and buffers;
     /// it shares only K); a moved-from engine throws std::logic_error on any use. Assignment is
     /// deleted: an engine is bound to its data for life (construct a new one, or `DualGD b(a);`).

@@ -39,20 +39,6 @@ struct is_const_ref : std::false_type {};
 template <class P, int Options, class Stride>
 struct is_const_ref<Eigen::Ref<const P, Options, Stride>> : std::true_type {};
 
-/// An engine's Start from its three fields in declaration order: outer, then
-/// the two starting matrices (DenseGD: W, alpha; DualGD: alpha, beta). The
-/// order of the deprecated positional constructors, which alone use it
-/// (removed in 0.3 with them).
-template <class Start>
-Start positional_start(const ConstVectorRef& outer, const ConstMatrixRef& first, const ConstMatrixRef& second) {
-    Start start;
-    auto& [start_outer, start_first, start_second] = start;
-    start_outer = outer;
-    start_first = first;
-    start_second = second;
-    return start;
-}
-
 /// What an engine knows about its own use: whether it was moved from (its
 /// state then is empty and any use throws std::logic_error), and which thread
 /// is inside one of its step(k)/run() calls. One compare-and-swap per call,

@@ -112,7 +112,7 @@ namespace detail {
 // The ReLU loops of loss_and_residual and dual_step_coefficients on contiguous
 // rows, branch-free: activation patterns are data, not predictable, and a
 // compiler keeps the branch of a select whose value may raise an FP flag.
-// Eight lanes of AVX-512F where the CPU has it, else two of SSE2 (every
+// Eight lanes of AVX-512F at simd::step_level() kAvx512, else two of SSE2 (every
 // x86-64 CPU), compare and mask; the numbers are bitwise those of the scalar
 // loops below (the same products and sums, elementwise, without FMA; an
 // inactive entry contributes +0).
@@ -197,7 +197,7 @@ RELUCORE_AVX512_WARNINGS_ON
 inline void add_to(Scalar* __restrict dst, const Scalar* __restrict src, Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::has_avx512f()) i = add_to_avx512(dst, src, n);
+    if (simd::step_level() >= simd::kAvx512) i = add_to_avx512(dst, src, n);
 #endif
     for (; i < n; ++i) dst[i] += src[i];
 }
@@ -206,7 +206,7 @@ inline void add_to(Scalar* __restrict dst, const Scalar* __restrict src, Index n
 inline void add_scaled_relu(const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::has_avx512f()) i = add_scaled_relu_avx512(b, a, h, n);
+    if (simd::step_level() >= simd::kAvx512) i = add_scaled_relu_avx512(b, a, h, n);
 #endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
@@ -224,7 +224,7 @@ inline void masked_scale(const Scalar* __restrict b, const Scalar* __restrict g,
                          Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::has_avx512f()) i = masked_scale_avx512(b, g, a, out, n);
+    if (simd::step_level() >= simd::kAvx512) i = masked_scale_avx512(b, g, a, out, n);
 #endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
@@ -353,7 +353,7 @@ inline void outer_gradient_sums(const Scalar* beta, Index n, Index k0, Index k1,
     Index k = k0;
     if (spec.activation == Activation::relu) {
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if (simd::has_avx512f()) k = detail::relu_dots_avx512(beta, n, k0, k1, g, s);
+        if (simd::step_level() >= simd::kAvx512) k = detail::relu_dots_avx512(beta, n, k0, k1, g, s);
 #endif
         for (; k + 4 <= k1; k += 4) {
             Scalar t[4] = {0, 0, 0, 0};

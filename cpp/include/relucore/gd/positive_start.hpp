@@ -12,7 +12,7 @@
 /// gd/refusal.hpp names the reason in the words of docs/errors.md.
 ///
 /// The rules of that start live here once: default_offset() (the default eps)
-/// and solve_positive_start() (Cholesky, conditioning check, K^{-1} eps), also
+/// and factor_gram() (Cholesky and the conditioning rule, then K^{-1} eps), also
 /// used by DualGD::positive_start and the Gram sweep trial (sweep/sweep_gram.hpp).
 #pragma once
 
@@ -265,21 +265,6 @@ StartCheck factor_gram(const ConstMatrixRef& K, Scalar max_condition, Spectrum&&
     return conditioning_rule(llt, defaults::cholesky_rcond_min, max_condition, std::forward<Spectrum>(spectrum));
 }
 
-/// Deprecated (removed in 0.3): alpha0 = K^{-1} beta0 by the Cholesky factorisation of K
-/// with the reciprocal-estimate half of the rule only (rcond_min = 0: none). Use
-/// factor_gram(), which applies the whole conditioning rule, then llt.solve().
-[[deprecated("use factor_gram() and llt.solve()")]] inline StartCheck solve_positive_start(const ConstMatrixRef& K,
-                                                                                           const ConstMatrixRef& beta0,
-                                                                                           Scalar rcond_min,
-                                                                                           Eigen::LLT<RowMatrix>& llt,
-                                                                                           MatrixRef alpha0) {
-    llt.compute(K);
-    if (llt.info() != Eigen::Success) return StartCheck::not_definite;
-    if (rcond_min > 0 && !(llt.rcond() > rcond_min)) return StartCheck::ill_conditioned;
-    alpha0 = llt.solve(beta0.transpose()).transpose();
-    return StartCheck::ok;
-}
-
 /// The default gradient tolerance of the square loss: tol_factor sqrt(mu_1) ||y||,
 /// with ||h0||, the norm of the starting predictions, in place of ||y|| when
 /// y = 0 (the gradient at the start is about sqrt(mu_1) ||h0 - y|| either way,
@@ -314,7 +299,7 @@ inline Scalar start_tolerance(const StartOptions& opt, Scalar mu1, Scalar y_norm
 ///
 /// A template (Matrix is always RowMatrix) so that its eigen-solver is
 /// compiled only in the translation units that call it: the engines include
-/// this header for solve_positive_start() (docs/embedding.md, compile cost).
+/// this header for factor_gram() (docs/embedding.md, compile cost).
 template <class Matrix = RowMatrix>
 StartCheck positive_start(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstVectorRef& outer,
                           const StartOptions& opt, MatrixRef K, VectorRef mu, MatrixRef beta0, MatrixRef alpha0,

@@ -200,7 +200,7 @@ public:
         Index j = 0;
         const Index size = (k1 - k0) * n;
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if (simd::has_avx512f_bmi2()) {
+        if (simd::step_level() >= simd::kAvx512 && simd::has_avx512f_bmi2()) {
             j = size / 8 * 8;
             changed = detail::update_masks_avx512(b, mk, j) != 0 ? 1 : 0;
         }

@@ -46,7 +46,7 @@
 // bitwise the same numbers. Every other step (mini-batches, the full batch,
 // any d) takes blocks of neurons on the weight-space step kernel that
 // train(engine="weights") uses (gd/weight_step.hpp, through
-// meanfield/dense_step.hpp): the packed AVX-512 kernels, a registered BLAS
+// meanfield/dense_step.hpp): the packed AVX2/AVX-512 kernels, a registered BLAS
 // or Eigen's products, which round differently (results agree to rounding).
 // Threads own whole blocks of DenseStep::kBlock neurons.
 #pragma once
@@ -85,12 +85,6 @@ public:
     WeightGD(const ConstMatrixRef& X, const ConstVectorRef& y, const WeightGDStart& start,
              const WeightGDSettings& settings)
         : WeightGD(X, y, start.theta(settings.bias, X.cols()), settings, detail::PackedTheta{}) {}
-    // Deprecated (removed in 0.3): theta0 N x P, columns (a, w_1..w_d, b), or (a, w) without bias.
-    [[deprecated("use WeightGD(X, y, WeightGDStart, settings)")]] WeightGD(const ConstMatrixRef& X,
-                                                                           const ConstVectorRef& y,
-                                                                           const ConstMatrixRef& theta0,
-                                                                           const WeightGDSettings& settings)
-        : WeightGD(X, y, theta0, settings, detail::PackedTheta{}) {}
 
 private:
     WeightGD(const ConstMatrixRef& X, const ConstVectorRef& y, const ConstMatrixRef& theta0, const WeightGDSettings& s,
