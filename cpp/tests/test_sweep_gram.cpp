@@ -109,7 +109,8 @@ TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomput
     }
 }
 
-TEST_CASE("gram_trial: every SIMD cap gives the same trial, bit for bit; ThreadCap nests and restores (level, step_level)") {
+TEST_CASE(
+    "gram_trial: every SIMD cap gives the same trial, bit for bit; ThreadCap nests and restores (level, step_level)") {
     const int top = simd::level();
     CHECK(simd::step_level() == top);  // RELUCORE_SIMD unchanged since the process started
     {

@@ -155,7 +155,9 @@ inline int env_cap() {
 // cpu_level() capped by RELUCORE_SIMD (read on every call) and by the calling
 // thread's ThreadCap; throws std::invalid_argument on a RELUCORE_SIMD other
 // than scalar, sse2, avx, avx512.
-inline int level() { return std::min({cpu_level(), detail::thread_cap(), detail::env_cap()}); }
+inline int level() {
+    return std::min({cpu_level(), detail::thread_cap(), detail::env_cap()});
+}
 
 // level() with RELUCORE_SIMD read once per thread, at the thread's first call: for the kernels
 // called per neuron and step (gd/model.hpp, gd/run.hpp), where reading the environment each time
