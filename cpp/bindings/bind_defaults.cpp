@@ -74,7 +74,7 @@ void bind_defaults(py::module_& m) {
              "The weight engine's products W X^T and C X go to the registered BLAS from blas_gemm_min_rows neurons "
              "and this many multiply-adds (m n d) on.");
     constant(cls, "packed_products_max_data", d::packed_products_max_data,
-             "The weight engine packs X once per run for its AVX2/AVX-512 products up to this many entries of X "
+             "The weight engine packs X once per run for its AVX-512 products up to this many entries of X "
              "(relucore/linalg/blas.hpp, PackedX); larger X go to the registered BLAS.");
     constant(cls, "generator_version", d::generator_version,
              "Version of the random streams of sample and the sweeps' data, recorded in a sweep store.");

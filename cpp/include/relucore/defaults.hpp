@@ -100,7 +100,7 @@ constexpr std::int64_t blas_gemm_min_data = 1 << 20;
 /// products, bitwise as before (bench/HISTORY.md, "The weight engine through
 /// the BLAS").
 constexpr std::int64_t blas_product_min_work = 2000;
-/// Largest X (n d entries) the weight engine packs once per run for its AVX2/AVX-512
+/// Largest X (n d entries) the weight engine packs once per run for its AVX-512
 /// products (linalg/blas.hpp, PackedX: a copy of X); larger ones go to the BLAS.
 constexpr std::int64_t packed_products_max_data = std::int64_t(1) << 23;
 /// Version of the random streams a sweep row's data come from (relucore.sample
