@@ -285,7 +285,7 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     run = _core.flow_follow(
         K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
     )
-    if run["status"] != _core.Status.certified:
+    if run["status"] not in (_S.certified, _S.stalled):  # not a limit
         return alpha, beta, cert
     slid = run["sliding"] | run["event_sliding"].any(axis=0)
     events = len(run["event_times"])

@@ -219,12 +219,10 @@ def flow(
         W, loss = _scale_back_flow(p, run, W, loss)
     run["certificate"] = _flow_certificate(run)
     run["times"] = times
-    if run["status"] == _core.Status.certified:
-        if unfit.size:
-            run["status"] = _core.Status.stalled
-            run["message"] += stalled_note(unfit, loss)
-        else:
-            run["message"] += reach_note(reach, loss)
+    if run["status"] == _core.Status.stalled:  # a limit that leaves examples unfit (decided in C++)
+        run["message"] += stalled_note(unfit, loss)
+    elif run["status"] == _core.Status.certified:
+        run["message"] += reach_note(reach, loss)
     W0 = None if p.W0 is None else p.W0[0]
     return FlowResult(
         W=W,

@@ -9,6 +9,7 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow.hpp"
+#include "relucore/gd/run.hpp"
 #include "relucore/gd/self_check.hpp"
 
 #include <cstdint>
@@ -256,6 +257,18 @@ inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
 
 /// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
 /// at the sorted `times`; the messages print times and entries of beta in `units`.
+/// Whether a state of the square-loss ReLU model with outer weights signs leaves some example unfit
+/// (state_unfit(), gd/run.hpp).
+inline bool leaves_unfit(const Vec& y, const Vec& signs, const RowMatrix& beta) {
+    const ModelSpec spec;
+    for (Index i = 0; i < beta.cols(); ++i) {
+        Scalar h = 0;
+        for (Index k = 0; k < beta.rows(); ++k) h += signs[k] * activate(beta(k, i), spec);
+        if (state_unfit(beta, signs.data(), spec, y[i], h, i)) return true;
+    }
+    return false;
+}
+
 inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix alpha, RowMatrix beta, double t_max,
                          const std::vector<double>& times, std::int64_t max_events, MessageUnits units = {}) {
     const Index m = beta.rows(), n = beta.cols();
@@ -348,6 +361,8 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     out.beta = beta;
     out.active = active;
     out.sliding = sliding;
+    // One rule for success (core/status.hpp): a limit that leaves examples unfit is stalled.
+    if (out.status == Status::certified && leaves_unfit(y, signs, beta)) out.status = Status::stalled;
     return out;
 }
 
