@@ -26,7 +26,7 @@ MINNORM_GAP = 1e-6
 BUILTIN_OUTCOMES: Dict[str, Tuple[Dict[str, Any], str]] = {
     "interpolates": (
         {"minnorm": False, "gram_stats": False},
-        "GD reaches the loss tolerance within its step budget (status converged)",
+        "GD reaches the loss tolerance within its step budget (status converged, or certified with steps = inf)",
     ),
     "pattern_frozen_after_step_1": (
         {"minnorm": False, "gram_stats": False},
@@ -56,7 +56,7 @@ def _success(name: str, row: Dict[str, Any]) -> bool:
     if row.get("status") == _core.Status.error.name:
         raise RuntimeError(f"built-in outcome {name!r}: the trial failed: {row.get('error')}")
     if name == "interpolates":
-        return row["status"] == _core.Status.converged.name
+        return _core.Status[row["status"]].success  # converged, or a certified limit (steps = inf)
     if name == "pattern_frozen_after_step_1":
         return int(row["pattern_stable_step"]) <= 1
     return int(row["limit_holds"]) == 1 and float(row["gap_normalised"]) <= MINNORM_GAP
