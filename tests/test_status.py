@@ -110,3 +110,13 @@ def test_sweep_status_column_holds_names():
     names = {s.name for s in Status}
     assert set(table["status"]) <= names
     assert Status.error.name in set(table["status"]) and Status.converged.name in set(table["status"])
+
+
+def test_the_stalled_rule_touches_only_stationary_outcomes():
+    """``_core.stalled_if_unfit`` (the rule run_to_stop, the flow and the certified limit apply)."""
+    from relucore import _core
+
+    for s in Status:
+        assert _core.stalled_if_unfit(status=s, leaves_unfit=False) is s
+        expected = Status.stalled if s in (Status.converged, Status.certified) else s
+        assert _core.stalled_if_unfit(status=s, leaves_unfit=True) is expected

@@ -40,6 +40,9 @@ static void bind_status(py::module_& m) {
     py::object property = py::module_::import("builtins").attr("property");
     cls.attr("message") = property(py::cpp_function([](Status s) { return status_message(s); }), py::none(), py::none(),
                                    "What the outcome means, in words.");
+    m.def("stalled_if_unfit", &stalled_if_unfit, py::arg("status"), py::arg("leaves_unfit"),
+          "The one rule for a stationary outcome (core/status.hpp): converged or certified with examples "
+          "left unfit is stalled; any other status is returned as it is.");
     cls.attr("success") = property(py::cpp_function([](Status s) { return status_success(s); }), py::none(), py::none(),
                                    "Whether the outcome is a success.");
 }

@@ -783,6 +783,10 @@ def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], p
     """
     keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.
     """
+def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
+    """
+    The one rule for a stationary outcome (core/status.hpp): converged or certified with examples left unfit is stalled; any other status is returned as it is.
+    """
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> dict:
     """
     Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.

@@ -370,9 +370,9 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             f"certified limit: the activation pattern is proved frozen from step {cert.step} "
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         )
-    if status in (_S.converged, _S.certified) and unfit.size:
-        # One rule for success: a stationary point (certified or at tol) that leaves examples unfit is stalled.
-        status = int(_S.stalled)
+    ruled = _core.stalled_if_unfit(status=_S(status), leaves_unfit=bool(unfit.size))  # the one rule (C++)
+    if ruled != status:  # a stationary point or a proved limit that leaves examples unfit: stalled
+        status = int(ruled)
         message = unfit_message(int(engine.steps_taken), loss, grad, tol, unfit, "square")
         if cert.holds:
             message = f"certified limit (the pattern is proved frozen from step {cert.step}), {message}"

@@ -102,6 +102,12 @@ constexpr bool status_success(Status s) {
     return status_info(s).success;
 }
 
+/// The one rule for a stationary outcome: a stationary point (converged) or a proved limit
+/// (certified) that leaves examples unfit is stalled (every other outcome is returned as it is).
+constexpr Status stalled_if_unfit(Status s, bool leaves_unfit) {
+    return leaves_unfit && (s == Status::converged || s == Status::certified) ? Status::stalled : s;
+}
+
 namespace detail {
 constexpr bool status_table_in_order() {
     for (std::size_t i = 0; i < status_count; ++i)

@@ -362,7 +362,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     out.active = active;
     out.sliding = sliding;
     // One rule for success (core/status.hpp): a limit that leaves examples unfit is stalled.
-    if (out.status == Status::certified && leaves_unfit(y, signs, beta)) out.status = Status::stalled;
+    if (out.status == Status::certified) out.status = stalled_if_unfit(out.status, leaves_unfit(y, signs, beta));
     return out;
 }
 

@@ -499,7 +499,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
     out.n_records = history ? history->count : 0;
     if (out.status == Status::converged) {
         out.n_unfit = count_unfit(engine);
-        if (out.n_unfit > 0) out.status = Status::stalled;
+        out.status = stalled_if_unfit(out.status, out.n_unfit > 0);
     }
     return out;
 }
