@@ -77,7 +77,9 @@ def flow_rows(seeds, repeat):
         K = X @ X.T
         t, f = best_of(lambda: rc.flow(gram=K, y=y, signs=signs), repeat)
         slides = sum(k.startswith("slide") for k in f.event_kinds)
-        rows.append((seed, t, f.event_times.size, slides, f.status, f.certificate.motion if f.certificate else np.nan))
+        rows.append(
+            (seed, t, f.event_times.size, slides, f.status.name, f.certificate.motion if f.certificate else np.nan)
+        )
     return rows
 
 

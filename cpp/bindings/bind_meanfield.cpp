@@ -137,7 +137,7 @@ static void bind_meanfield_runs(py::module_& m) {
                 },
                 static_cast<double>(iters) * N * (d + 2) * settings.batch_size > 2e7);
             py::dict out;
-            out["status"] = static_cast<int>(summary.status);
+            out["status"] = summary.status;
             out["nit"] = summary.nit;
             out["objective"] = summary.objective;
             out["n_records"] = rec.count;
@@ -153,7 +153,7 @@ static void bind_meanfield_runs(py::module_& m) {
         "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias "
         "(1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples "
         "(WeightGD::set_sample_weights). Returns a dict "
-        "with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.");
+        "with status (a relucore.Status: completed, diverged or cancelled), nit, objective, n_records.");
 
     m.def(
         "weight_gd_init",

@@ -37,7 +37,7 @@ py::dict pack(const QPResult& r, CArray<double>& z, CArray<double>& rr, CArray<s
         for (Index k = 0; k < r.nu.size(); ++k) np_[k] = r.nu[k];
     }
     py::dict d;
-    d["status"] = static_cast<int>(r.status);  // QPStatus value
+    d["status"] = r.status;
     d["block_iterations"] = r.block_iterations;
     d["primal_iterations"] = r.primal_iterations;
     d["used_fallback"] = r.used_fallback;

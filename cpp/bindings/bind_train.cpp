@@ -10,6 +10,7 @@
 #include <string>
 
 #include "relucore/core/parallel.hpp"
+#include "relucore/core/status.hpp"
 #include "relucore/gd/dense_gd.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/positive_start.hpp"
@@ -27,6 +28,24 @@
 namespace py = pybind11;
 using namespace relucore;
 using namespace relucore::bindings;
+
+// relucore.Status: the members, their messages and success flags, from core/status.hpp's table.
+static void bind_status(py::module_& m) {
+    py::native_enum<Status> status(m, "Status", "enum.IntEnum",
+                                   "How a run or a solve ended (relucore/core/status.hpp): every outcome of every "
+                                   "engine and solver, with its message and whether it is a success.");
+    for (const StatusInfo& row : status_table) status.value(row.name, row.status);
+    status.finalize();
+    py::object cls = m.attr("Status");
+    py::object property = py::module_::import("builtins").attr("property");
+    cls.attr("message") = property(py::cpp_function([](Status s) { return status_message(s); }), py::none(), py::none(),
+                                   "What the outcome means, in words.");
+    m.def("stalled_if_unfit", &stalled_if_unfit, py::arg("status"), py::arg("leaves_unfit"),
+          "The one rule for a stationary outcome (core/status.hpp): converged or certified with examples "
+          "left unfit is stalled; any other status is returned as it is.");
+    cls.attr("success") = property(py::cpp_function([](Status s) { return status_success(s); }), py::none(), py::none(),
+                                   "Whether the outcome is a success.");
+}
 
 static void bind_model_settings(py::module_& m) {
     py::native_enum<Activation>(m, "Activation", "enum.IntEnum")
@@ -64,14 +83,7 @@ static void bind_model_settings(py::module_& m) {
           py::arg("y_norm"), py::arg("h0_norm"),
           "The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): "
           "max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.");
-    py::native_enum<Status>(m, "Status", "enum.IntEnum")
-        .value("converged", Status::converged)
-        .value("max_steps", Status::max_steps)
-        .value("diverged", Status::diverged)
-        .value("cancelled", Status::cancelled)
-        .value("stopped", Status::stopped)
-        .value("stalled", Status::stalled)
-        .finalize();
+    bind_status(m);
 
     py::class_<GDSettings>(m, "GDSettings", "Settings of a GD run (see relucore/gd/run.hpp).")
         .def(py::init<>())

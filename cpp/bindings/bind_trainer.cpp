@@ -111,7 +111,7 @@ py::dict summary_dict(const RunSummary& s, const DualGD& e) {
     for (Index i = 0; i < e.n_samples(); ++i)
         if (out_of_reach(e.outer().data(), e.outer().size(), e.settings().model, e.labels()[i])) reach.push_back(i);
     d["out_of_reach"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(reach.size()), reach.data());
-    d["status"] = static_cast<int>(s.status);
+    d["status"] = s.status;
     d["nit"] = s.nit;
     d["loss"] = s.loss;
     d["grad_norm"] = s.grad_norm;
@@ -239,7 +239,7 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
         chunk *= 2;
     }
     py::dict d;
-    d["status"] = static_cast<int>(summary.status);
+    d["status"] = summary.status;
     d["pattern_stable_step"] = summary.pattern_stable_step;
     d["certificate"] = diverged ? py::object(py::none()) : py::object(certificate_dict(cert));
     d["noncontracting_stop"] = noncontracting;

@@ -33,7 +33,7 @@ int main() {
                 static_cast<int>(r.status), w.norm(), dist, max_neg);
     std::printf("certificates: stationarity %.1e, primal %.1e, dual %.1e, complementarity %.1e\n", r.stationarity,
                 r.primal_feasibility, r.dual_feasibility, r.complementarity);
-    const bool ok = r.status == relucore::QPStatus::solved && max_neg < 0 && dist < 1e-10 && r.stationarity < 1e-10 &&
+    const bool ok = r.status == relucore::Status::optimal && max_neg < 0 && dist < 1e-10 && r.stationarity < 1e-10 &&
                     r.primal_feasibility < 1e-10;
     std::printf("%s\n", ok ? "minnorm_qp example OK" : "minnorm_qp example FAILED");
     return ok ? 0 : 1;

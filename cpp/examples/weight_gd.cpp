@@ -38,7 +38,7 @@ int main() {
     const double w1 = theta.col(1).mean(), w2 = theta.col(2).mean(), b = theta.col(3).mean();
     std::printf("status %d after %lld steps, objective %.3e; mean (w1, w2, b) = (%.12f, %.12f, %.12f)\n",
                 static_cast<int>(r.status), static_cast<long long>(r.nit), r.objective, w1, w2, b);
-    const bool ok = r.status == relucore::Status::max_steps && std::abs(w1 - 0.3) < 1e-9 && std::abs(w2 + 0.2) < 1e-9 &&
+    const bool ok = r.status == relucore::Status::completed && std::abs(w1 - 0.3) < 1e-9 && std::abs(w2 + 0.2) < 1e-9 &&
                     std::abs(b - 0.5) < 1e-9 && r.objective < 1e-18;
     std::printf("%s\n", ok ? "weight_gd example OK" : "weight_gd example FAILED");
     return ok ? 0 : 1;

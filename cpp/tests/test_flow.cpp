@@ -83,7 +83,7 @@ TEST_CASE("flow_without_events_is_the_minimum_distance_interpolant") {
     const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
     const double inf = std::numeric_limits<double>::infinity();
     const FlowOutput out = follow(p.K, p.y, s, alpha, beta, inf, {0.0, 1e-3}, 100);
-    CHECK(out.status == "limit");
+    CHECK(out.status == Status::certified);
     CHECK(out.event_times.empty());
     CHECK(out.limit && out.margin > 0);
     CHECK(out.beta_t.size() == 2u);
@@ -98,9 +98,9 @@ TEST_CASE("flow_stops_at_t_max_and_max_events") {
     const RowMatrix beta = RowMatrix::Constant(2, 6, 0.01);
     const RowMatrix alpha = (p.K.ldlt().solve(beta.transpose())).transpose();
     const FlowOutput part = follow(p.K, p.y, s, alpha, beta, 1e-3, {}, 1000);
-    CHECK(part.status == "t_max" && part.t_final == 1e-3);
+    CHECK(part.status == Status::t_max && part.t_final == 1e-3);
     const FlowOutput none = follow(p.K, p.y, s, alpha, beta, std::numeric_limits<double>::infinity(), {}, 0);
-    CHECK(none.status == "max_events" || none.status == "limit");
+    CHECK(none.status == Status::max_events || none.status == Status::certified);
 }
 
 TEST_CASE("remaining_motion_bounds_the_rest_of_a_flow") {

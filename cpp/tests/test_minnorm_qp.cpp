@@ -51,13 +51,13 @@ TEST_CASE("m = 1 dual of Eq. (7): KKT holds and both methods agree") {
         }
         QPSettings s;
         const QPResult a = solve_box_qp(p.K, c, lo, up, s);
-        CHECK(a.status == QPStatus::solved);
+        CHECK(a.status == Status::optimal);
         CHECK(box_kkt(p.K, c, lo, up, a.z) <= 1e-12);
         QPSettings force;
         force.max_block_iter = 1;
         force.stall_limit = 1;
         const QPResult b = solve_box_qp(p.K, c, lo, up, force);
-        CHECK(b.status == QPStatus::solved);
+        CHECK(b.status == Status::optimal);
         CHECK(b.used_fallback);
         CHECK_CLOSE(b.z, a.z, 1e-9, 1e-12);
     }
@@ -77,7 +77,7 @@ TEST_CASE("primal active-set method with an equality row") {
     z0 << 1.0, 0.0;
     std::vector<signed char> state(2, 0);
     const QPResult r = solve_qp_primal(H, c, E, e, lo, up, z0, state, QPSettings{});
-    CHECK(r.status == QPStatus::solved);
+    CHECK(r.status == Status::optimal);
     Vector want(2);
     want << 0.8, 0.2;
     CHECK_CLOSE(r.z, want, 1e-14, 1e-14);
@@ -91,7 +91,7 @@ TEST_CASE("minnorm_single_gram: the brute-force optimum over every face, and its
         for (double sign : {1.0, -1.0, 0.5}) {
             const Problem p = make_problem(9, d, 31 + static_cast<unsigned>(d));
             const MinNorm1Result r = minnorm_single_gram(p.K, p.y, sign);
-            CHECK(r.status == QPStatus::solved);
+            CHECK(r.status == Status::optimal);
             const Vector z = minnorm_single_brute_force(p.K, p.y, sign);
             const double scale = std::sqrt(z.dot(p.K * z));
             const Vector diff = r.z - z;

@@ -2,12 +2,15 @@
 // stationary point that leaves examples unfit (both engines, logistic loss,
 // the one-neuron case where unfit-by-sign examples do not count), the
 // gradient norm at scales where its plain sum under/overflows, and histories
-// that grow with the run.
+// that grow with the run; the table of every outcome (core/status.hpp).
 #include "check.hpp"
 #include "problems.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <set>
+#include <string>
 #include <vector>
 
 using namespace relucore;
@@ -140,6 +143,21 @@ TEST_CASE("default_tolerance: ||y||, or the start's ||h0|| when y = 0") {
     CHECK(default_tolerance(1e-12, 4.0, 3.0, 5.0) == 1e-12 * 2.0 * 3.0);
     CHECK(default_tolerance(1e-12, 4.0, 0.0, 5.0) == 1e-12 * 2.0 * 5.0);
     CHECK(default_tolerance(1e-12, 4.0, 0.0, 0.0) == std::numeric_limits<double>::min());
+}
+
+TEST_CASE("status_table: one row per Status, unique names, a message each, the successes") {
+    std::set<std::string> names, successes;
+    for (std::size_t i = 0; i < status_count; ++i) {
+        const StatusInfo& row = status_table[i];
+        CHECK(static_cast<std::size_t>(row.status) == i);
+        CHECK(names.insert(row.name).second);
+        CHECK(std::strlen(row.message) > 0);
+        CHECK(status_name(row.status) == row.name && status_success(row.status) == row.success);
+        if (row.success) successes.insert(row.name);
+    }
+    CHECK(successes == std::set<std::string>({"converged", "certified", "completed", "optimal"}));
+    CHECK(std::string(status_name(Status::error)) == "error" && !status_success(Status::stalled));
+    CHECK(std::string(status_message(Status::max_steps)).find("step budget") != std::string::npos);
 }
 
 RELUCORE_TEST_MAIN

@@ -68,7 +68,7 @@ TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomput
         st.sign = sign;
         st.norm1 = 1.0;
         const GramTrialResult r = gram_trial(p.K, p.y, st);
-        CHECK(r.error == GramTrialError::none && r.qp_status == QPStatus::solved);
+        CHECK(r.error == GramTrialError::none && r.qp_status == Status::optimal);
         const Vector sv = Eigen::JacobiSVD<Eigen::MatrixXd>(Eigen::MatrixXd(p.K)).singularValues();
         CHECK_CLOSE(r.mu1, sv[0], 1e-12, 0.0);
         CHECK_CLOSE(r.cond, sv[0] / sv[n - 1], 1e-9, 0.0);

@@ -21,6 +21,7 @@ Docstring examples (``>>>``) of every module of the package are found with
 from __future__ import annotations
 
 import doctest
+import enum
 import importlib
 import inspect
 import os
@@ -97,7 +98,9 @@ def _check_class(name: str, cls) -> List[str]:
     problems = []
     if not "".join(doc["Summary"]).strip():
         problems.append(f"{name}: no summary line")
-    if not issubclass(cls, BaseException):
+    # An exception's arguments are its message; an enum is called with one of its values (its
+    # signature is EnumType's functional API, not a constructor of the members).
+    if not issubclass(cls, (BaseException, enum.Enum)):
         sig = _signature(cls)
         documented = _documented(doc["Parameters"]) | _documented(doc["Attributes"])
         for p in sig.parameters if sig is not None else ():

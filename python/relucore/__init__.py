@@ -18,7 +18,7 @@ docs/architecture.md describes the layers; docs/math.md the mathematics.
 
 import importlib as _importlib
 
-from relucore._core import __version__
+from relucore._core import Status, __version__
 from relucore.gd.options import TrainOptions
 from relucore.gd.results import History, TrainResult
 from relucore.gd.train import DivergenceError, default_eta, train
@@ -49,7 +49,7 @@ _LAZY_SUBPACKAGES = ("meanfield", "experiments", "plots", "cli")
 
 # fmt: off
 __all__ = [
-    "__version__",
+    "__version__", "Status",
     # gradient descent
     "train", "Trainer", "TrainOptions", "TrainResult", "History", "DivergenceError", "default_eta",
     # PyTorch in and out (torch optional)

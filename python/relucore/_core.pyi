@@ -39,17 +39,43 @@ class Reduction(enum.IntEnum):
     def __format__(self, format_spec):
         ...
 class Status(enum.IntEnum):
+    """
+    How a run or a solve ended (relucore/core/status.hpp): every outcome of every engine and solver, with its message and whether it is a success.
+    """
+    best_candidate: typing.ClassVar[Status]
     cancelled: typing.ClassVar[Status]
+    certified: typing.ClassVar[Status]
+    completed: typing.ClassVar[Status]
     converged: typing.ClassVar[Status]
     diverged: typing.ClassVar[Status]
+    error: typing.ClassVar[Status]
+    infeasible_start: typing.ClassVar[Status]
+    max_events: typing.ClassVar[Status]
+    max_iter: typing.ClassVar[Status]
     max_steps: typing.ClassVar[Status]
+    nonfinite: typing.ClassVar[Status]
+    optimal: typing.ClassVar[Status]
+    singular: typing.ClassVar[Status]
     stalled: typing.ClassVar[Status]
     stopped: typing.ClassVar[Status]
+    stuck: typing.ClassVar[Status]
+    t_max: typing.ClassVar[Status]
+    uncertified: typing.ClassVar[Status]
     @classmethod
     def __new__(cls, value):
         ...
     def __format__(self, format_spec):
         ...
+    @property
+    def message(self) -> str:
+        """
+        What the outcome means, in words.
+        """
+    @property
+    def success(self) -> bool:
+        """
+        Whether the outcome is a success.
+        """
 class GDSettings:
     """
     Settings of a GD run (see relucore/gd/run.hpp).
@@ -757,6 +783,10 @@ def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], p
     """
     keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.
     """
+def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
+    """
+    The one rule for a stationary outcome (core/status.hpp): converged or certified with examples left unfit is stalled; any other status is returned as it is.
+    """
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> dict:
     """
     Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.
@@ -767,7 +797,7 @@ def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.Suppo
     """
 def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, sample_weight: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
     """
-    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias (1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples (WeightGD::set_sample_weights). Returns a dict with status (0 converged, 1 all steps ran, 2 diverged, 3 cancelled), nit, objective, n_records.
+    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias (1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples (WeightGD::set_sample_weights). Returns a dict with status (a relucore.Status: completed, diverged or cancelled), nit, objective, n_records.
     """
 def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """

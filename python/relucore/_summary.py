@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import enum
 import textwrap
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
@@ -202,6 +203,8 @@ def _float4(x: float) -> str:
 
 
 def _scalar(v: Any) -> str:
+    if isinstance(v, enum.Enum):  # relucore.Status and the other enums: by name
+        return v.name
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):

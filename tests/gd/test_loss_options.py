@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import relucore
+from relucore import Status
 from relucore.gd.loss_options import ZERO_OUTER_MESSAGE
 
 
@@ -244,7 +245,7 @@ def test_meanfield_reduction_is_train_reduction(reduction, out_bias, weighted):
         X, y, signs=a0, init=np.column_stack([W0, b0]), eta=s, steps=steps, tol=0, train_outer=True,
         output_scale=1 / N, bias=True, reduction=reduction, output_bias=out_bias, sample_weight=w,
     )  # fmt: skip
-    assert r.status == 1 and mf.status == 1
+    assert r.status == Status.max_steps and mf.status == Status.completed
     if out_bias is None:
         assert mf.output_bias is None
     else:

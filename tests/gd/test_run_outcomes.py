@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import relucore as rc
-from relucore import _core
+from relucore import Status, _core
 from relucore.gd.defaults import UNFIT_RTOL
 
 
@@ -40,20 +40,20 @@ def test_a_step_that_kills_every_neuron_stalls(problem):
 def test_partial_death_names_the_examples_both_engines(problem, engine):
     X, y, mu1 = problem
     res = rc.train(X, np.abs(y), eta=3 / mu1, engine=engine)
-    assert res.status == 5 and not res.success
+    assert res.status == Status.stalled and not res.success
     np.testing.assert_array_equal(res.unfit, [1, 3, 4])
     np.testing.assert_array_equal(res.unfit, _unfit_by_definition(res, np.abs(y), (1,)))
     np.testing.assert_array_equal(res.predictions[res.unfit], 0.0)
     # A converged run of the same problem names nothing.
     ok = rc.train(X, y, signs=(1, -1), engine=engine)
-    assert ok.status == 0 and ok.success and ok.unfit.size == 0
+    assert ok.status == Status.converged and ok.success and ok.unfit.size == 0
 
 
 def test_one_neuron_and_mixed_labels_converges(problem):
     # h >= 0 cannot fit the negative labels: h = 0 there is the global minimum.
     X, y, _ = problem
     res = rc.train(X * 3, y, signs=(1,))
-    assert res.status == 0 and res.loss == pytest.approx(0.5 * np.sum(y[y < 0] ** 2), rel=1e-9)
+    assert res.status == Status.converged and res.loss == pytest.approx(0.5 * np.sum(y[y < 0] ** 2), rel=1e-9)
 
 
 def test_batch_and_trainer(problem):
@@ -65,7 +65,7 @@ def test_batch_and_trainer(problem):
     assert res.unfit[1].size == 0 and "unfit" in res.message[0] and "converged" in res.message[1]
     t = rc.Trainer(X, y, signs=(1, -1), eta=4 / mu1)
     r = t.run()
-    assert r.status == 5 and not r.success
+    assert r.status == Status.stalled and not r.success
     np.testing.assert_array_equal(r.unfit, [0, 1, 2, 3, 4])
     assert r.message == res.message[0]
 
@@ -78,7 +78,7 @@ def test_logistic_stall_is_misclassification(problem):
     K = X @ X.T
     beta0 = -np.ones((2, 5))
     res = _train_from_beta(K, np.sign(y), beta0, loss="logistic", tol=1e-6)
-    assert res.status == 5 and res.nit == 0 and res.loss == pytest.approx(np.log(2), rel=1e-15)
+    assert res.status == Status.stalled and res.nit == 0 and res.loss == pytest.approx(np.log(2), rel=1e-15)
     np.testing.assert_array_equal(res.unfit, np.arange(5))
     assert "misclassified" in res.message
 
@@ -100,7 +100,7 @@ def test_scaled_X_takes_the_same_steps(problem, engine, c):
     X, y, _ = problem
     ref = rc.train(X, y, signs=(1, -1), engine=engine)
     res = rc.train(X * c, y, signs=(1, -1), engine=engine)
-    assert res.status == ref.status == 0 and res.nit == ref.nit
+    assert res.status == ref.status == Status.converged and res.nit == ref.nit
     assert res.grad_norm > 0 and res.grad_norm / c == pytest.approx(ref.grad_norm, rel=1e-9)
     # Tolerance: powers of two scale every operation exactly except where the
     # rescaled branch rounds differently (and subnormal steps near the end);
@@ -124,7 +124,7 @@ def test_ordinary_scale_keeps_the_plain_gradient_norm(problem):
 def test_history_grows_with_the_steps_run(problem):
     X, y, _ = problem
     res = rc.train(X, y, signs=(1, -1), steps=10**7, record=1)
-    assert res.status == 0 and res.history.steps.shape == (res.nit + 1,)
+    assert res.status == Status.converged and res.history.steps.shape == (res.nit + 1,)
     np.testing.assert_array_equal(res.history.steps, np.arange(res.nit + 1))
     ref = rc.train(X, y, signs=(1, -1), steps=res.nit + 5, record=1)
     for name in ("loss", "beta", "alpha", "mask"):
@@ -147,7 +147,7 @@ def test_history_request_beyond_available_memory_is_refused_before_allocation(pr
         match=r"record: keeping up to 100000002 states of 1 problem\(s\).* needs .* GiB, more than the 1 GiB",
     ):
         rc.train(X, y, steps=10**8, record=1)
-    assert rc.train(X, y, steps=10**6, record=1).status == 0  # 1e6 states would fit
+    assert rc.train(X, y, steps=10**6, record=1).status == Status.converged  # 1e6 states would fit
 
 
 def test_zero_labels_default_tol_follows_the_start(problem):
@@ -158,4 +158,4 @@ def test_zero_labels_default_tol_follows_the_start(problem):
         h0 = np.einsum("k,kn->n", res.signs, np.maximum(res.beta0, 0))
         mu1 = np.linalg.eigvalsh(X @ X.T)[-1]
         assert res.tol == pytest.approx(1e-12 * np.sqrt(mu1) * np.linalg.norm(h0), rel=1e-12)
-        assert res.status == 0 and res.nit < 1000 and res.loss < 1e-20
+        assert res.status == Status.converged and res.nit < 1000 and res.loss < 1e-20

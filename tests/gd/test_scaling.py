@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import relucore
+from relucore import Status
 from relucore._scaling import SAFE_EXPONENT, binary_exponent, plan_scaling
 from relucore.gd.prepare import prepare
 from relucore.theory.limits import PremiseWarning
@@ -128,7 +129,7 @@ def test_the_certified_limit_of_tiny_data_is_the_limit_of_the_data():
     assert ref.certificate.holds
     for c in (1e-100, 2.0**-330, 1e80, 1e100):
         res = relucore.train(X * c, y, signs=(1, -1), steps=np.inf)
-        assert res.certificate.holds and res.status == 0
+        assert res.certificate.holds and res.status == Status.certified
         np.testing.assert_allclose(res.beta, ref.beta, rtol=0, atol=1e-12 * np.abs(ref.beta).max())
         np.testing.assert_allclose(res.W * c, ref.W, rtol=0, atol=1e-12 * np.abs(ref.W).max())
         assert np.isclose(res.certificate.margin, ref.certificate.margin, rtol=1e-10)

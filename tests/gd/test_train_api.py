@@ -5,7 +5,7 @@ import pytest
 from _problems import fig4_problem
 
 import relucore
-from relucore import _core
+from relucore import Status, _core
 
 
 def batch(B, n=10, d=300, seed=0):
@@ -73,9 +73,9 @@ def test_pattern_stable_step_is_last_mask_change():
 def test_status_and_messages():
     X, y = fig4_problem(1)
     ok = relucore.train(X, y, signs=(1, -1))
-    assert ok.success and ok.status == 0 and "converged" in ok.message
+    assert ok.success and ok.status == Status.converged and "converged" in ok.message
     short = relucore.train(X, y, signs=(1, -1), steps=3)
-    assert not short.success and short.status == 1 and short.nit == 3 and "step budget" in short.message
+    assert not short.success and short.status == Status.max_steps and short.nit == 3 and "step budget" in short.message
     zero = relucore.train(X, y, steps=0)
     assert zero.nit == 0 and np.array_equal(zero.beta, zero.beta0)
 
@@ -83,14 +83,14 @@ def test_status_and_messages():
 def test_step_budget_message_with_tol_zero():
     X, y = fig4_problem(1)
     res = relucore.train(X, y, tol=0, steps=100)
-    assert res.status == 1
+    assert res.status == Status.max_steps
     assert res.message.startswith("step budget of 100 used up (tol = 0: never stop early); gradient norm ")
     assert "> tol" not in res.message
     # A tol that prints like the gradient norm at 3 digits gets more digits.
     g = float(relucore.train(X, y, steps=5).grad_norm)
     close = relucore.train(X, y, steps=5, tol=g * (1 - 1e-9))
     printed = close.message.split("gradient norm ")[1].split(" still above tol ")
-    assert close.status == 1 and float(printed[0]) > float(printed[1])
+    assert close.status == Status.max_steps and float(printed[0]) > float(printed[1])
 
 
 def test_rng_with_a_deterministic_init_warns_and_changes_nothing():
@@ -105,7 +105,7 @@ def test_rng_with_a_deterministic_init_warns_and_changes_nothing():
 def test_divergence_is_a_status_or_an_error():
     X, y = fig4_problem(2)
     res = relucore.train(X, y, signs=(1, -1), eta=1.0, steps=1000)
-    assert res.status == 2 and not res.success
+    assert res.status == Status.diverged and not res.success
     assert "smaller eta" in res.message and "diverged at step" in res.message
     with pytest.raises(relucore.DivergenceError, match="smaller eta"):
         relucore.train(X, y, signs=(1, -1), eta=1.0, steps=1000, on_divergence="raise")

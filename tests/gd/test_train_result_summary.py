@@ -25,7 +25,7 @@ def test_single_run(quickstart):
         contains=[
             "m=2, n=10, d=2000",
             "message: converged",
-            "status: 0 (converged)",
+            "status: converged",
             f"nit: {res.nit}",
             "W, W0: array(shape=(2, 2000), dtype=float64)",
             f"history: History({res.nit + 1} records, m=2, n=10)",

@@ -17,6 +17,7 @@ from _problems import fig4_problem
 from _reference import numpy_gd
 
 import relucore
+from relucore import Status
 
 STATE_FIELDS = ("alpha", "beta", "W", "loss", "grad_norm", "nit", "pattern_stable_step", "eta")
 
@@ -124,7 +125,7 @@ def test_run_with_callback_every_k_steps():
     t = relucore.Trainer(X, y, **kw)
     out = t.run(callback=lambda tr: seen.append((tr.nit, tr.loss)), every=50)
     assert [s for s, _ in seen] == list(range(50, 401, 50))
-    assert out.status == 1 and out.nit == 400
+    assert out.status == Status.max_steps and out.nit == 400
     same_state(t, relucore.train(X, y, **kw))
     # A truthy return stops the run (status 4); the run then resumes where it stopped.
     t2 = relucore.Trainer(X, y, **kw)
@@ -170,7 +171,7 @@ def test_callback_may_change_the_trainer_between_steps():
 
     t = relucore.Trainer(X, y, **kw)
     out = t.run(until=260, callback=simulator, every=50)
-    assert out.nit == 260 and out.status == 1
+    assert out.nit == 260 and out.status == Status.max_steps
 
     ref = relucore.Trainer(X, y, **kw)
     for step_to, shift in shifts.items():

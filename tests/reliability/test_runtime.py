@@ -20,6 +20,7 @@ from _problems import fig4_problem
 
 import relucore
 import relucore.gd.train as train_module
+from relucore import Status
 
 FIELDS = ("W", "alpha", "beta", "loss", "grad_norm", "nit", "status", "pattern_stable_step", "eta")
 
@@ -46,7 +47,7 @@ def all_finite(res):
 def test_huge_eta_is_a_diverged_status_naming_the_step(engine, eta):
     X, y = fig4_problem(2, n=8, d=100)
     res = relucore.train(X, y, signs=(1, -1), eta=eta, steps=2000, engine=engine)
-    assert res.status == 2 and not res.success
+    assert res.status == Status.diverged and not res.success
     assert f"diverged at step {res.nit}" in res.message and "try a smaller eta" in res.message
     assert res.nit < 2000
     default = relucore.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], (1, -1))
@@ -59,7 +60,7 @@ def test_huge_eta_is_a_diverged_status_naming_the_step(engine, eta):
 def test_trainer_divergence_is_a_status_or_an_error(eta):
     X, y = fig4_problem(2, n=8, d=100)
     res = relucore.Trainer(X, y, signs=(1, -1), eta=eta, steps=2000).run()
-    assert res.status == 2 and not res.success and "try a smaller eta" in res.message
+    assert res.status == Status.diverged and not res.success and "try a smaller eta" in res.message
     with pytest.raises(relucore.DivergenceError, match="diverged at step"):
         relucore.Trainer(X, y, signs=(1, -1), eta=eta, steps=2000, on_divergence="raise").run()
 
@@ -98,8 +99,8 @@ def test_extreme_scales_give_the_rescaled_result_or_an_error(scale_X, scale_y, i
     except ValueError as exc:
         assert "too large" in str(exc) or "too small" in str(exc), exc
         return
-    assert res.status != 2 or not res.success
-    if res.status in (0, 1):
+    assert res.status != Status.diverged or not res.success
+    if res.status in (Status.converged, Status.max_steps):
         assert all_finite(res)
         np.testing.assert_allclose(res.beta / scale_y, ref.beta, rtol=1e-9, atol=1e-12 * np.abs(ref.beta).max())
         np.testing.assert_allclose(res.W * (scale_X / scale_y), ref.W, rtol=1e-9, atol=1e-12 * np.abs(ref.W).max())
@@ -121,7 +122,7 @@ def test_overflowing_state_is_never_reported_as_success(monkeypatch):
     monkeypatch.setattr(train_module, "_run_engine", corrupt)
     res = relucore.train(X, y)
     assert np.isfinite(res.loss)
-    assert res.status == 2 and not res.success and "overflowed" in res.message
+    assert res.status == Status.diverged and not res.success and "overflowed" in res.message
     with pytest.raises(relucore.DivergenceError, match="overflowed"):
         relucore.train(X, y, on_divergence="raise")
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import relucore
-from relucore.gd.results import status_name
 from relucore.sweeps.config import expand_grid, normalise_config
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -49,7 +48,7 @@ def test_limit_columns_match_train_steps_inf(use_gram):
         # The sweep forms K for the batch: the same problem up to the last bits of K.
         assert row.limit_margin == pytest.approx(cert.margin, rel=1e-9)
         assert row.loss == pytest.approx(ref.loss, rel=1e-6, abs=1e-20)
-        assert row.nit == ref.nit and row.status == status_name(ref.status)
+        assert row.nit == ref.nit and row.status == ref.status.name
     assert limit.limit_holds.isin([0, 1]).all() and (limit.limit_holds == 1).any()
     assert np.all(limit.limit_margin[limit.limit_holds == 1] > 0)
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import relucore
+from relucore import Status
 from relucore.gd.limit import NONCONTRACTING_STEPS
 
 
@@ -57,7 +58,7 @@ def test_a_singular_final_phase_is_reported_within_the_patience(d):
     assert "not strictly contracting" in res.message
     # Stalled (a stationary point that leaves examples unfit), or stopped at most the patience after
     # the first failed try of the proof (the first try is at step 1): never the 10^7-step budget.
-    assert res.status == 5 or "n > d" in res.message
+    assert res.status == Status.stalled or "n > d" in res.message
     assert res.nit <= NONCONTRACTING_STEPS + 2
     assert _beta_matches_W(res, X)
 
@@ -73,5 +74,10 @@ def test_n_greater_than_d_success_needs_the_gradient_at_the_returned_point_below
     r = relucore.train(X, y, signs=(1, -1), init=W0, steps=np.inf)
     G = (np.array([1.0, -1.0])[:, None] * (r.beta > 0) * (np.array([1.0, -1.0]) @ np.maximum(r.beta, 0) - y)) @ X
     if np.linalg.norm(G) > r.tol:  # the returned point (numpy, from X) is not stationary to tol
-        assert not r.success and r.status == 1 and r.grad_norm > r.tol and "not a stationary point" in r.message
+        assert (
+            not r.success
+            and r.status == Status.max_steps
+            and r.grad_norm > r.tol
+            and "not a stationary point" in r.message
+        )
     assert not r.success or relucore.verify(r, X, y).holds

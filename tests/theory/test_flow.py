@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 from _random_problems import fig4_problem, random_problems
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import relucore as rc
+from relucore import Status
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def test_gd_approaches_the_flow_at_rate_eta(fig4_flow):
 
 def test_flow_limit_is_the_small_step_limit_of_gd(fig4_flow):
     X, y, f = fig4_flow
-    assert f.status == "limit" and f.success and f.certificate.holds and f.t_final == np.inf
+    assert f.status == Status.certified and f.success and f.certificate.holds and f.t_final == np.inf
     mu1 = np.linalg.eigvalsh(X @ X.T)[-1]
     gaps = []
     for eta in (1e-2 / mu1, 1e-3 / mu1):
@@ -74,7 +75,7 @@ def test_t_max_stops_there_and_times_agree():
     X, y = fig4_problem(4, d=500)
     full = rc.flow(X, y, signs=(1, -1), times=[0.0, 1e-5, 3e-4])
     part = rc.flow(X, y, signs=(1, -1), t_max=3e-4)
-    assert part.status == "t_max" and part.t_final == 3e-4
+    assert part.status == Status.t_max and part.t_final == 3e-4
     np.testing.assert_allclose(part.beta, full.beta_t[2], atol=1e-13)
     np.testing.assert_array_equal(full.beta_t[0], full.beta0)
     assert part.certificate is None
@@ -87,7 +88,7 @@ def test_theorem1_flow_without_events_is_the_linear_regression_limit():
     X = rng.standard_normal((6, 50))
     y = rng.uniform(0.5, 1.0, 6)
     f = rc.flow(X, y)
-    assert f.event_times.size == 0 and f.status == "limit"
+    assert f.event_times.size == 0 and f.status == Status.certified
     w0 = f.W0[0]
     w = w0 + X.T @ np.linalg.solve(X @ X.T, y - X @ w0)
     np.testing.assert_allclose(f.W[0], w, atol=1e-12 * np.linalg.norm(w))
@@ -105,6 +106,7 @@ def test_refusals():
 
 @settings(deadline=None, max_examples=12)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 6), extra=st.integers(1, 20), m=st.integers(1, 3))
+@example(seed=9154, n=3, extra=19, m=1)
 def test_random_flows_match_small_step_gd(seed, n, extra, m):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, n + extra))
@@ -112,15 +114,18 @@ def test_random_flows_match_small_step_gd(seed, n, extra, m):
     signs = rng.choice([-1.0, 1.0], m)
     W0 = 0.3 * rng.standard_normal((m, n + extra))
     f = rc.flow(X, y, signs=signs, init=W0, t_max=1.0 / np.linalg.eigvalsh(X @ X.T)[0])
-    assert f.status == "t_max"
+    assert f.status == Status.t_max
     T = f.t_final
     errs = []
-    for N in (2000, 20000):
+    for N in (2000, 200000):
         g = rc.train(X, y, signs=signs, init=W0, eta=T / N, steps=N, tol=0)
         errs.append(np.abs(g.beta - f.beta).max())
     scale = np.abs(f.beta).max() + np.abs(y).max()
-    # O(eta): ten times smaller step, about ten times closer (or both at rounding level).
-    assert errs[1] <= 0.3 * errs[0] or errs[1] < 1e-9 * scale, errs
+    # O(eta): a hundred times smaller step, at least ten times closer (or both at rounding level). The
+    # constant of O(eta) depends on where an event falls between two GD steps, so a ratio of 10 in the
+    # step can give a ratio of 3 in the error (seed 9154, n 3, extra 19, m 1: 1.7e-5, 5.9e-6, 3.4e-7 for
+    # N = 2e3, 2e4, 2e5).
+    assert errs[1] <= 0.1 * errs[0] or errs[1] < 1e-9 * scale, errs
 
 
 @settings(deadline=None, max_examples=20)
@@ -131,7 +136,7 @@ def test_random_flow_limits_are_stationary(problem):
     # zero, and the reported pattern the sign pattern of the limit.
     X, y, signs, W0 = problem
     f = rc.flow(X, y, signs=signs, init=W0)
-    assert f.status == "limit" and f.certificate.holds and f.certificate.margin >= 0
+    assert f.status in (Status.certified, Status.stalled) and f.certificate.holds and f.certificate.margin >= 0
     h = signs @ np.maximum(f.beta, 0.0)
     assert np.abs((h - y)[f.pattern.any(axis=0)]).max(initial=0.0) <= 1e-9 * (1 + np.abs(y).max())
     assert np.all(f.beta[f.sliding] == 0.0)

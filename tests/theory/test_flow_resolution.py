@@ -12,7 +12,7 @@ import pytest
 from _random_problems import fig4_problem
 
 import relucore as rc
-from relucore import _core
+from relucore import Status, _core
 from relucore.experiments.step_size import _step_size_data
 
 _U = np.finfo(float).eps / 2
@@ -41,7 +41,7 @@ def test_steps_inf_is_the_limit_on_every_figure4_problem(seed):
     # Never a false certificate: the proof does not hold. Whether the exact continuation slides
     # depends on the rounding of the tol state (BLAS kernels, SIMD level); the reason names the
     # sliding entries when it does, and says that none slid otherwise.
-    assert not c.holds and lim.status == 0 and "not certified" in lim.message
+    assert not c.holds and lim.status == Status.converged and "not certified" in lim.message
     assert c.sliding is not None and 0 <= c.motion < 1e-12
     if c.sliding.any():
         assert "sliding entries" in c.reason and "none" not in c.reason
@@ -96,7 +96,7 @@ def test_flow_ends_certified_on_every_step_size_problem():
     for K, y, eps in probs:
         f = rc.flow(None, y, gram=K, signs=(1.0, -1.0), init="positive", eps=eps)
         c = f.certificate
-        assert f.status == "limit" and c is not None and c.holds, f.message
+        assert f.status == Status.certified and c is not None and c.holds, f.message
         assert f.event_times.size < 200
         scale = max(np.abs(f.beta).max(), np.abs(y).max())
         assert 0 <= c.motion <= _core.defaults.flow_rest_rtol * scale

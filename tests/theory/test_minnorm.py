@@ -244,7 +244,7 @@ def test_primal_active_set_fallback_alone():
         info = _core.qp_box(
             K, c, np.full(n, -np.inf), np.where(pos, np.inf, 0.0), z, r, st, max_block_iter=1, stall_limit=1
         )
-        assert info["status"] == 0 and info["used_fallback"]
+        assert info["status"] == rc.Status.optimal and info["used_fallback"]
         ref = _bvls_dual(K, ds.y)
         np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
 

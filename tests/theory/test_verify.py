@@ -7,6 +7,7 @@ import pytest
 from _random_problems import fig4_problem
 
 import relucore as rc
+from relucore import Status
 from relucore.theory.verify import exact_matmul
 
 
@@ -64,7 +65,7 @@ def test_certified_limits_flow_and_minnorm_pass_verify(seed):
     t = rc.Trainer(X, y, signs=(1, -1))
     assert rc.verify(t.run_to_limit(), X, y).holds
     f = rc.flow(X, y, signs=(1, -1))
-    assert f.status == "limit" and rc.verify(f, X, y).holds
+    assert f.status == Status.certified and rc.verify(f, X, y).holds
     s = rc.minnorm(X, y, signs=(1, -1))
     vs = rc.verify(s, X, y)
     assert s.success and vs.holds, str(vs)
@@ -168,13 +169,13 @@ def test_huge_scale_flow_does_not_report_a_limit_that_is_not_stationary():
     # Out of the safe scale range the flow runs on the exactly rescaled copy: its limit verifies at 1e80 (it
     # reported a limit at a point with gradient norm 3.6e91); inside the range too.
     f = rc.flow(X8 * 1e80, y8, signs=(1, -1))
-    assert f.status == "limit" and rc.verify(f, X8 * 1e80, y8).holds
+    assert f.status == Status.certified and rc.verify(f, X8 * 1e80, y8).holds
     X8 = np.ldexp(X8, 60)
     f = rc.flow(X8, y8, signs=(1, -1))
-    if f.status == "limit":
+    if f.status == Status.certified:
         assert rc.verify(f, X8, y8).holds
     else:
-        assert f.status == "uncertified" and not f.certificate.holds and "self-check" in f.message
+        assert f.status == Status.uncertified and not f.certificate.holds and "self-check" in f.message
         assert not f.success
 
 
@@ -223,7 +224,7 @@ def test_random_problems_every_success_passes_verify_and_no_limit_fails_its_self
             continue  # refused (a singular K for an all-positive start)
         assert "self-check" not in lim.certificate.reason
         f = rc.flow(X, y, **kw)
-        assert f.status != "uncertified", f.message
+        assert f.status != Status.uncertified, f.message
         fin = rc.train(X, y, engine="weights" if t % 3 == 0 else "dual", **kw)
         for r in (lim, f, fin):
             if r.success:

@@ -40,7 +40,7 @@ def demo(n: int = 10, d: int = 2000, seed: int = 0) -> List[str]:
         "",
         f"{'quantity':<42} {'value':>24}",
         f"{'-' * 42} {'-' * 24}",
-        f"{'status':<42} {res.message.split(':')[0]:>24}",
+        f"{'status':<42} {res.status.name:>24}",
         f"{'GD steps':<42} {res.nit:>24d}",
         f"{'step size eta = 1/(2 mu_1(K))':<42} {res.eta:>24.4g}",
         f"{'final loss 1/2 ||h(X) - y||^2':<42} {res.loss:>24.3e}",

@@ -40,6 +40,8 @@ import os
 import sys
 from typing import Any, Dict
 
+from relucore._core import Status
+
 __all__ = ["add_arguments", "main", "load_config"]
 
 FILE_KEYS = ("grid", "configs", "trials", "seed", "output", "checkpoint", "batch_size", "n_threads")
@@ -100,7 +102,7 @@ def _summary(table) -> str:
     # Each column names its statistic: means of the per-trial values, the largest pattern step.
     out = g.agg(**{
         "trials": ("trial", "size"),
-        "errors": ("status", lambda s: int((s == "error").sum())),
+        "errors": ("status", lambda s: int((s == Status.error.name).sum())),
         "mean loss": ("loss", "mean"),
         "mean gap": ("gap", "mean"),
         "mean gap_normalised": ("gap_normalised", "mean"),

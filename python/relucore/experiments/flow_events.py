@@ -13,6 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
+from relucore import _core
 from relucore.experiments._base import Context, ExperimentResult, register
 from relucore.experiments._common import claim, figure, lai_data, optional_figure, power_law
 from relucore.gd.train import train
@@ -99,7 +100,7 @@ def _claims(limit, rows, tracks):
             "the exact flow reaches its limit, with a certificate that no entry changes sign again",
             f"status {limit.status}, {limit.event_times.size} events ({slides} slides), "
             f"margin {cert.margin if cert else float('nan'):.2e}",
-            limit.status == "limit" and cert is not None and cert.holds,
+            limit.status == _core.Status.certified and cert is not None and cert.holds,
         ),
         claim(
             "gd_tracks_flow_order_eta",

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from relucore import _core
 from relucore.experiments._base import Claim, Context, ExperimentResult, register
 from relucore.experiments._common import optional_figure, power_law
 from relucore.gd.train import train
@@ -148,7 +149,9 @@ def _flow_limits(K, y, eps=None):
         flow(None, y[b], gram=K[b], signs=(1.0, -1.0), init="positive", eps=None if eps is None else float(eps[b]))
         for b in range(y.shape[0])
     ]
-    ok = np.array([r.status == "limit" and r.certificate is not None and bool(r.certificate.holds) for r in runs])
+    ok = np.array(
+        [r.status == _core.Status.certified and r.certificate is not None and bool(r.certificate.holds) for r in runs]
+    )
     alpha = np.stack([r.alpha for r in runs])
     alpha[~ok] = np.nan
     return alpha, ok

@@ -19,7 +19,7 @@ import numpy as np
 from relucore import _core
 from relucore import _scaling as scaling
 from relucore._summary import sizes, summarized
-from relucore.gd.results import TrainResult, reach_note, unfit_message
+from relucore.gd.results import TrainResult, reach_note, status_of, success_of, unfit_message
 
 __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMIT_MAX_STEPS"]
 
@@ -270,7 +270,7 @@ def _divergence(engine, K, y, signs) -> ValueError:
 
 
 _NOT_CONTRACTING = 1  # flow::GDCertificate::not_contracting (gd/certify.hpp)
-_STATUS = {3: "cancelled", 4: "stopped", 5: "stalled: a stationary point that leaves examples unfit"}
+_S = _core.Status
 
 
 def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
@@ -285,7 +285,7 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     run = _core.flow_follow(
         K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
     )
-    if run["status"] != "limit":
+    if run["status"] not in (_S.certified, _S.stalled):  # not a limit
         return alpha, beta, cert
     slid = run["sliding"] | run["event_sliding"].any(axis=0)
     events = len(run["event_times"])
@@ -349,7 +349,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     # answer; where the final phase is not strictly contracting (M singular to its error bound: collinear
     # or duplicate examples, n > d) the continuation is not defined by the pattern, and the run's own tol
     # state, whose beta is X W to rounding, is returned uncertified.
-    if not cert.holds and status == 0 and int(c["status"]) != _NOT_CONTRACTING:
+    if not cert.holds and status == _S.converged and int(c["status"]) != _NOT_CONTRACTING:
         alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y
     g = signs[:, None] * (beta > 0) * r[None, :]
@@ -357,22 +357,22 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     loss = 0.5 * float(r @ r)
     # One rule for success: the engine stops on its own running gradient norm, which with K singular (n > d,
     # collinear or duplicate examples) can be below tol where the gradient at the returned point is not.
-    off_tol = status == 0 and not cert.holds and not grad <= tol
+    off_tol = status == _S.converged and not cert.holds and not grad <= tol
     if off_tol:
-        status = 1
+        status = int(_S.max_steps)
     if up is not _same:
         loss, grad, tol = up(loss, scaling.LOSS), up(grad, scaling.GRAD), up(tol, scaling.GRAD)
         cert = dataclasses.replace(cert, motion=up(cert.motion, scaling.Y))
     unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=beta, y=y, outer=signs))
     if cert.holds:
-        status = 0
+        status = int(_S.certified)
         message = (
             f"certified limit: the activation pattern is proved frozen from step {cert.step} "
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         )
-    if status == 0 and unfit.size:
-        # One rule for success: a stationary point (certified or at tol) that leaves examples unfit is stalled.
-        status = 5
+    ruled = _core.stalled_if_unfit(status=_S(status), leaves_unfit=bool(unfit.size))  # the one rule (C++)
+    if ruled != status:  # a stationary point or a proved limit that leaves examples unfit: stalled
+        status = int(ruled)
         message = unfit_message(int(engine.steps_taken), loss, grad, tol, unfit, "square")
         if cert.holds:
             message = f"certified limit (the pattern is proved frozen from step {cert.step}), {message}"
@@ -394,11 +394,11 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             f"{int(out['noncontracting_since'])}), with gradient norm {grad:.3g} above tol {tol:.3g}"
         )
     else:
-        what = {0: f"gradient norm below tol {tol:.3g}", 1: f"{max_steps} steps taken"}.get(
-            status, f"status {status} ({_STATUS.get(status, '?')})"
+        what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
+            status, f"status {_S(status).name} ({_S(status).message})"
         )
         message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
-    if status == 0 and not cert.holds:
+    if status == _S.converged and not cert.holds:
         message += reach_note(reach, loss)
     return dict(
         alpha=alpha,
@@ -406,7 +406,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         loss=loss,
         grad_norm=grad,
         nit=int(engine.steps_taken),
-        status=status,
+        status=status_of(status),
         message=message,
         pattern_stable_step=int(out["pattern_stable_step"]),
         certificate=cert,
@@ -457,6 +457,7 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
         return a if p.batched or a is None else a[0]
 
     status = field("status", int)
+    status = status if p.batched else status_of(status)
     return CertifiedResult(
         W=one(W),
         alpha=field("alpha", float),
@@ -469,7 +470,7 @@ def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> Certi
         loss=field("loss", float),
         grad_norm=field("grad_norm", float),
         nit=field("nit", int),
-        success=status == 0,
+        success=success_of(status),
         status=status,
         message=field("message", str),
         pattern_stable_step=field("pattern_stable_step", int),
@@ -522,7 +523,7 @@ def trainer_to_limit(trainer, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResu
         beta0=np.array(up(trainer._beta0, scaling.Y)),
         signs=signs,
         eta=float(trainer.eta),
-        success=run["status"] == 0,
+        success=run["status"].success,
         history=None,
         tol=float(trainer.tol),
         engine="dual",

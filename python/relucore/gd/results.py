@@ -11,24 +11,22 @@ from relucore import _core
 from relucore._summary import counts, sizes, summarized
 from relucore.gd.defaults import UNFIT_RTOL
 
-__all__ = ["History", "TrainResult", "STATUS_MESSAGES", "status_name", "unfit_message", "reach_note", "stalled_note"]
+__all__ = ["History", "TrainResult", "status_of", "success_of", "unfit_message", "reach_note", "stalled_note"]
 
-#: What each engine status means (the codes and names are ``relucore._core.Status``).
-STATUS_MESSAGES = {
-    int(_core.Status.converged): "converged: the gradient norm fell below tol",
-    int(_core.Status.max_steps): "stopped: the step budget was used up before the gradient norm fell below tol",
-    int(_core.Status.diverged): "diverged",
-    int(_core.Status.cancelled): "cancelled",
-    int(_core.Status.stopped): "stopped by the callback",
-    int(_core.Status.stalled): "stalled: the gradient norm fell below tol at a stationary point that leaves examples "
-    "unfit (no neuron active on them)",
-}
-_STATUS_NAMES = {int(v): k for k, v in _core.Status.__members__.items()}
+#: ``Status.success`` of every status value, indexed by the value (for arrays of statuses).
+_SUCCESS = np.array([s.success for s in sorted(_core.Status)], dtype=bool)
+#: The members of ``relucore.Status`` by value.
+_MEMBERS = tuple(sorted(_core.Status))
 
 
-def status_name(code: int) -> str:
-    """The name of an engine status code (``"converged"``, ``"max_steps"``, ...; the code itself if unknown)."""
-    return _STATUS_NAMES.get(int(code), str(code))
+def status_of(code):
+    """``relucore.Status`` of a status value; for an array of them (a batch), the int array itself."""
+    return code if isinstance(code, np.ndarray) else _MEMBERS[code]
+
+
+def success_of(status):
+    """``status.success`` (the one rule for success, relucore/core/status.hpp); elementwise for an array."""
+    return _SUCCESS[status] if isinstance(status, np.ndarray) else _MEMBERS[status].success
 
 
 def _shown(indices) -> tuple:
@@ -76,10 +74,10 @@ def reach_note(out_of_reach, loss: float) -> str:
 
 
 def _status_text(status, batch) -> str:
-    """``0 (converged)``; for a batch the count of each status."""
+    """``converged``; for a batch the count of each status."""
     if batch is not None:
-        return counts(status, status_name)
-    return f"{int(status)} ({status_name(status)})"
+        return counts(status, lambda code: _MEMBERS[int(code)].name)
+    return _MEMBERS[int(status)].name
 
 
 def _history_title(h: "History") -> str:
@@ -174,16 +172,18 @@ class TrainResult:
     nit : int
         GD steps taken.
     success : bool
-        True when the returned point is stationary (the gradient norm fell below ``tol``, or the
-        limit is certified) and every example is either fit or out of reach of every neuron
-        (``status == 0``; see ``unfit`` and ``out_of_reach``).
-    status : int
-        0 converged, 1 step budget used up, 2 diverged, 3 cancelled,
-        4 stopped by a callback (:meth:`relucore.Trainer.run`), 5 stalled: the
-        gradient norm fell below ``tol`` at a stationary point that leaves
-        examples unfit (see ``unfit``).
+        ``status.success``: True when the returned point is stationary (the gradient norm fell
+        below ``tol``, or the limit is certified) and every example is either fit or out of reach
+        of every neuron (``status`` converged or certified; see ``unfit`` and ``out_of_reach``).
+    status : relucore.Status, or ndarray of int for a batch
+        ``converged``, ``max_steps`` (step budget used up), ``diverged``, ``cancelled``,
+        ``stopped`` (by a callback, :meth:`relucore.Trainer.run`), ``stalled`` (the gradient norm
+        fell below ``tol`` at a stationary point that leaves examples unfit, see ``unfit``), and
+        for ``steps=np.inf`` ``certified`` (the limit is proved). A batch holds the values
+        (``relucore.Status(v)`` gives the member).
     message : str
-        What the status means for this run, in words (step, gradient norm, tolerance).
+        What the status means for this run, in words (step, gradient norm, tolerance); the
+        meaning of the status alone is ``status.message``.
     pattern_stable_step : int
         First step after which no activation mask ``D(beta_k)`` changed again
         during the run.
@@ -207,7 +207,7 @@ class TrainResult:
     reduction : {"half_sum", "sum", "mean"}
         The square loss's reduction that ``loss`` reports (``sample_weight`` included).
     unfit : ndarray of int, or list of them for a batch
-        The examples a stalled run (status 5) leaves unfit, empty otherwise:
+        The examples a stalled run leaves unfit, empty otherwise:
         no neuron is active on example ``i`` (so no gradient reaches it),
         some neuron could fit it (``s_k y_i > 0`` for the ReLU; any
         ``y_i != 0`` for the leaky ReLU), and ``|h_i - y_i| >
@@ -244,7 +244,7 @@ class TrainResult:
     grad_norm: Union[float, np.ndarray]
     nit: Union[int, np.ndarray]
     success: Union[bool, np.ndarray]
-    status: Union[int, np.ndarray]
+    status: Union[_core.Status, np.ndarray]
     message: Union[str, list]
     pattern_stable_step: Union[int, np.ndarray]
     history: Optional[History]
@@ -272,11 +272,11 @@ class TrainResult:
 
     @property
     def stationary(self):
-        """True where the gradient norm fell below ``tol``: converged (0) or stalled (5).
+        """True where the returned point is stationary: converged, certified or stalled.
 
-        ``success`` is the stricter "converged with no example left unfit".
+        ``success`` is the stricter "stationary with no example left unfit".
         """
-        return np.isin(self.status, (0, 5)) if self.batched else self.status in (0, 5)
+        return np.isin(self.status, _STATIONARY) if self.batched else self.status in _STATIONARY
 
     @property
     def mask(self) -> np.ndarray:
@@ -321,6 +321,7 @@ class TrainResult:
         return np.einsum("...k,...kn->...n", self.output_scale * self.outer, act)
 
 
+_STATIONARY = (int(_core.Status.converged), int(_core.Status.certified), int(_core.Status.stalled))
 _RESULT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainResult) if f.default is not dataclasses.MISSING}
 _RESULT_FIELDS = frozenset(f.name for f in dataclasses.fields(TrainResult))
 _RESULT_REQUIRED = _RESULT_FIELDS - _RESULT_DEFAULTS.keys()

@@ -19,7 +19,15 @@ from relucore.gd.defaults import MAX_STEPS, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import Prepared, prepare
-from relucore.gd.results import STATUS_MESSAGES, History, TrainResult, new_result, reach_note, unfit_message
+from relucore.gd.results import (
+    History,
+    TrainResult,
+    new_result,
+    reach_note,
+    status_of,
+    success_of,
+    unfit_message,
+)
 
 __all__ = ["train", "run_prepared", "DivergenceError", "default_eta"]
 
@@ -65,7 +73,7 @@ def _message(
             else (f"the gradient (loss {loss:.3g}) overflowed")
         )
         return f"diverged at step {nit}: {what}; try a smaller eta (eta = {eta:.3g})"
-    return f"{STATUS_MESSAGES.get(status, 'unknown status')} at step {nit}"
+    return f"{status_of(status).message} at step {nit}"
 
 
 @with_options_signature()
@@ -313,7 +321,7 @@ def run_prepared(
         ("loss", out["loss"], float),
         ("grad_norm", out["grad_norm"], float),
         ("nit", out["nit"], int),
-        ("status", status, int),
+        ("status", status, status_of),
         ("pattern_stable_step", out["pattern_stable_step"], int),
         ("tol", p.tol, float),
     )
@@ -321,11 +329,11 @@ def run_prepared(
         numbers += (("output_bias", bias_out, float), ("output_bias0", p.output_bias, float))
     if p.batched:
         fields = {name: a.copy() for name, a, _ in numbers}
-        fields.update(arrays, success=status == 0, message=messages, unfit=unfit, out_of_reach=reach)
+        fields.update(arrays, success=success_of(status), message=messages, unfit=unfit, out_of_reach=reach)
     else:  # one problem: arrays without the batch axis, Python scalars
         fields = {name: cast(a.item(0)) for name, a, cast in numbers}  # item: a Python number, no numpy scalar
         fields.update({k: (a if a is None or k in _UNBATCHED else a[0]) for k, a in arrays.items()})
-        fields.update(success=fields["status"] == 0, message=messages[0], unfit=unfit[0], out_of_reach=reach[0])
+        fields.update(success=fields["status"].success, message=messages[0], unfit=unfit[0], out_of_reach=reach[0])
     return new_result(
         **fields,
         signs=p.given_signs.copy(),

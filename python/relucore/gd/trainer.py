@@ -22,7 +22,7 @@ from relucore.gd import trainer_state
 from relucore.gd.defaults import check_labels_for_loss
 from relucore.gd.options import TrainOptions, with_options_signature
 from relucore.gd.prepare import prepare
-from relucore.gd.results import TrainResult
+from relucore.gd.results import TrainResult, status_of
 from relucore.gd.train import DivergenceError, _message, overflow_message
 
 __all__ = ["Trainer"]
@@ -361,7 +361,7 @@ class Trainer:
         callback : callable, optional
             ``callback(trainer)`` is called every ``every`` steps (after step
             t with t a multiple of ``every``, before the other stopping rules
-            are checked); a truthy return value stops the run with status 4.
+            are checked); a truthy return value stops the run with status ``stopped``.
             It runs between two steps, with the GIL held (possibly on a helper
             thread), and may read the state and change the trainer
             (:meth:`set_labels`, :meth:`set_eta`, even :meth:`step`): the run
@@ -376,8 +376,8 @@ class Trainer:
         -------
         TrainResult
             The state reached, with ``nit`` the total step count and the status
-            of this run (0 converged, 1 step budget, 2 diverged, 3 cancelled,
-            4 stopped by the callback). ``history`` is None.
+            of this run (a :class:`relucore.Status`: converged, max_steps, diverged, cancelled,
+            stopped by the callback, stalled). ``history`` is None.
         """
         until = self._steps if until is None else check_int(until, "until", minimum=0)
         tol = self._tol if tol is None else self._down(check_nonnegative(tol, "tol"), scaling.GRAD, "tol")
@@ -453,8 +453,8 @@ class Trainer:
             loss=float(out["loss"]),
             grad_norm=float(out["grad_norm"]),
             nit=int(out["nit"]),
-            success=status == 0,
-            status=status,
+            success=status_of(status).success,
+            status=status_of(status),
             message=message,
             pattern_stable_step=int(out["pattern_stable_step"]),
             history=None,

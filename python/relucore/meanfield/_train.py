@@ -27,14 +27,6 @@ from relucore.gd.loss_options import REDUCTIONS, check_sample_weight
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
 _SCALES = {"1/N": _core.OutputScale.inv_n, "1/sqrt(N)": _core.OutputScale.inv_sqrt_n, "1": _core.OutputScale.one}
-#: success and message per engine status (the codes of ``relucore._core.Status``, as in
-#: :func:`relucore.train`). There is no convergence test: using up the step budget is the
-#: normal end of a run, so ``max_steps`` is a success here.
-_STATUS = {
-    int(_core.Status.max_steps): (True, "all steps ran"),
-    int(_core.Status.diverged): (False, "diverged: a prediction became non-finite or exceeded the divergence bound"),
-    int(_core.Status.cancelled): (False, "cancelled"),
-}
 #: train()'s arguments recorded in ``MeanFieldResult.params`` by their names, as checked (then
 #: ``n_threads``, the thread count used); the engine's settings are read from this record.
 _PARAMS = (
@@ -133,10 +125,13 @@ class MeanFieldResult:
         hold NaN).
     nit : int
         Iterations run.
-    status, success, message
-        scipy-style outcome with the status codes of :func:`relucore.train`:
-        1 (``max_steps``) all steps ran, which is a success here (there is no
-        convergence test), 2 diverged, 3 cancelled.
+    status : relucore.Status
+        ``completed`` (every step ran: a success, there is no convergence test), ``diverged``
+        or ``cancelled``.
+    success : bool
+        ``status.success``.
+    message : str
+        ``status.message``.
     key : ndarray of uint64, shape (2,)
         The generator key: passing ``rng=np.random.SeedSequence`` is not
         needed to rerun; ``train(..., key=result.key)`` repeats the run.
@@ -156,7 +151,7 @@ class MeanFieldResult:
     snapshot_steps: np.ndarray
     snapshots: np.ndarray
     nit: int
-    status: int
+    status: _core.Status
     success: bool
     message: str
     key: np.ndarray
@@ -272,8 +267,8 @@ def train(
     the Euler-Maruyama step, of length s/N, of the Langevin dynamics whose law
     follows the paper's Wasserstein flow (drift 2 grad Psi, diffusion
     2/beta). The paper's experiments (step size 1e-3 at N = 1000) are
-    ``eta=1``. The names ``eta``, ``steps``, ``rng``, ``record``, ``n_threads`` and the status
-    codes mean what they mean in :func:`relucore.train`; the old names ``step``, ``iters`` and
+    ``eta=1``. The names ``eta``, ``steps``, ``rng``, ``record``, ``n_threads`` and the statuses
+    (:class:`relucore.Status`) mean what they mean in :func:`relucore.train`; the old names ``step``, ``iters`` and
     ``seed`` still work until 0.3, with a DeprecationWarning.
 
     Parameters
@@ -403,7 +398,6 @@ def train(
     count, status, nit = _run_segments(
         X, y, theta, settings, _segment_bounds(steps, record, show), steps, bufs, track_idx, snap, samples, show
     )
-    success, message = _STATUS[status]
     return MeanFieldResult(
         theta=theta,
         steps=bufs["steps"][:count].copy(),
@@ -413,9 +407,9 @@ def train(
         snapshot_steps=snap,
         snapshots=bufs["snapshots"],
         nit=int(nit),
-        status=int(status),
-        success=success,
-        message=message,
+        status=status,
+        success=status.success,
+        message=status.message,
         key=np.asarray(key, dtype=np.uint64),
         params=params,
         X=X,
@@ -522,7 +516,7 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
 
         bar = tqdm(total=steps, desc="meanfield.train", unit="it")
     count = 0
-    status, nit = int(_core.Status.max_steps), 0
+    status, nit = _core.Status.completed, 0
 
     def run(start, iters, record_final, **extra):
         # One engine call writing its records after the `count` already written.
@@ -559,7 +553,7 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
             status, nit = out["status"], out["nit"]
             if bar is not None:
                 bar.update(int(s1 - s0))
-            if status != int(_core.Status.max_steps):
+            if status != _core.Status.completed:
                 if not last:  # record the state where the run stopped
                     count += run(nit, 0, True)["n_records"]
                 break

@@ -144,7 +144,7 @@ MEASURED: Tuple[Column, ...] = (
 )
 
 TRAILING: Tuple[Column, ...] = (
-    Column("status", "U", "converged, stalled, max_steps, diverged or error", TRAIN, CORE),
+    Column("status", "U", "a relucore.Status name: converged, certified, stalled, ... or error", TRAIN, CORE),
     Column("error", "U", "the exception of a failed trial ('' otherwise)", MESSAGE, CORE),
 )
 
@@ -155,7 +155,7 @@ BUILTIN_COLUMNS: Dict[str, str] = {c.name: c.kind for c in MEASURED}
 
 #: Per-trial outputs of ``_core.sweep_gram_batch`` (name -> kind), besides K (B, n, n) and y (B, n).
 #: The names of ``MEASURED`` with source ``CORE`` are among them; the others serve the
-#: fast path itself: ``status`` (a relucore._core.Status code), ``error`` (a GramTrialError code,
+#: fast path itself: ``status`` (a relucore.Status value), ``error`` (a GramTrialError code,
 #: 0: none), ``cond`` (cond(K), for the error message), ``certificate`` (largest KKT residual of
 #: w*) and ``mu1`` (mu_1(K)).
 CORE_OUTPUTS: Dict[str, str] = {

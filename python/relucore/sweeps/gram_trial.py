@@ -33,13 +33,15 @@ from typing import Any, Dict, List
 import numpy as np
 
 from relucore import _core
-from relucore.gd.results import status_name
 from relucore.sweeps.columns import CORE, COVARIANCE, LIMIT, MEASURED, missing_values
 from relucore.sweeps.config import engine_of, sampler_option
 from relucore.sweeps.gram_columns import gram_arrays_of_trials, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
 __all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
+
+#: The name of every status value (relucore.Status), interned: the store's status column holds names.
+_STATUS_NAMES = np.array([sys.intern(s.name) for s in sorted(_core.Status)], dtype=object)
 
 
 #: Error codes of relucore/sweep/sweep_gram.hpp (GramTrialError) -> (exception type, message).
@@ -177,7 +179,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             gram[name] = np.where(ok, col, gram[name])
     cols.update(gram)
     codes = out["status"]
-    names = np.array([sys.intern(status_name(c)) for c in range(int(codes.max(initial=0)) + 1)], dtype=object)
+    names = _STATUS_NAMES[: int(codes.max(initial=0)) + 1]
     status = names[codes]
     error = np.full(B, "", dtype=object)
     if not ok.all():
@@ -185,7 +187,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
         for name, v in missing_values().items():
             cols[name] = cols[name].copy()
             cols[name][bad] = v
-        status[bad] = sys.intern("error")
+        status[bad] = _STATUS_NAMES[_core.Status.error]
         error[bad] = [sys.intern(m) for m in _error_messages(out, bad, n, float(cfg["signs"][0]))]
     cols["status"] = status
     cols["error"] = error

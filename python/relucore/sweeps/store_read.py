@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from relucore._core import Status
 from relucore.sweeps.config import DEFAULTS, stored_config
 from relucore.sweeps.legacy import LEGACY_SWEEP_FORMAT, read_checkpoint
 from relucore.sweeps.store import Store, connect_readonly, load_columns, quick_check, read_meta, sqlite_error
@@ -190,7 +191,7 @@ def status(path) -> StoreStatus:
         counts = {
             cid: (done, errors)
             for cid, done, errors in conn.execute(
-                "SELECT config, count(*), sum(status = 'error') FROM trials GROUP BY config"
+                "SELECT config, count(*), sum(status = ?) FROM trials GROUP BY config", (Status.error.name,)
             )
         }
         rows = []

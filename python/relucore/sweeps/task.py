@@ -24,7 +24,7 @@ from relucore.gd.limit import check_limit_settings, refuse_loss_options, refuse_
 from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import prepare
 from relucore.gd.prepare_step import prepare_start
-from relucore.gd.results import status_name
+from relucore.gd.results import status_of
 from relucore.gd.train import run_prepared
 from relucore.sweeps.columns import LIMIT, TRAIN, columns_from, missing_values
 from relucore.sweeps.config import SAMPLER_KEYS, engine_of, plain_scalar, sampler_option, trial_seed
@@ -117,7 +117,7 @@ def _unbatch(res, b: int):
         grad_norm=float(res.grad_norm[b]),
         nit=int(res.nit[b]),
         success=bool(res.success[b]),
-        status=int(res.status[b]),
+        status=status_of(int(res.status[b])),
         message=res.message[b],
         pattern_stable_step=int(res.pattern_stable_step[b]),
         history=None,
@@ -126,13 +126,18 @@ def _unbatch(res, b: int):
     )
 
 
+#: The minimum-norm outcomes whose solution the gap is measured to: the proved optimum, or the best
+#: candidate of a search whose budget ran out (its gap is to that candidate; ``minnorm`` says so).
+_MINNORM_USABLE = (_core.Status.optimal, _core.Status.best_candidate)
+
+
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     """The gap ||W_inf - W*|| to the minimum-norm solution (Theorems 2, 4, 6) and its normalisation."""
     out = {"gap": math.nan, "gap_normalised": math.nan}
     if not cfg["minnorm"]:
         return out
     sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K, progress=False)  # inside the sweep's bar
-    if not sol.success:
+    if sol.status not in _MINNORM_USABLE:
         raise RuntimeError(f"minnorm failed: {sol.message}")
     X = getattr(data, "X", None)
     if X is not None and cfg["init"] not in ("positive", "disjoint"):
@@ -174,7 +179,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _error_row(trial: int, exc: BaseException) -> Dict[str, Any]:
-    return {"trial": trial, **missing_values(), "status": "error", "error": _error_text(exc)}
+    return {"trial": trial, **missing_values(), "status": _core.Status.error.name, "error": _error_text(exc)}
 
 
 def _init_for(cfg, rng, data, n: int, d: int):
@@ -280,7 +285,7 @@ def _trial_row(cfg, t: int, data, res_b, K1, y1, gram, measure, dual_only: bool)
     row.update(gram if gram is not None else gram_rows(data.spectrum, K1, y1)[0])
     row.update(_gap_columns(cfg, data, K1[0], yb, res_b, norm1))
     row.update(_limit_columns(res_b))
-    row["status"] = status_name(res_b.status)
+    row["status"] = res_b.status.name
     row["error"] = ""
     if measure is not None:
         extra = _measure_columns(measure, data, res_b)

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
+from relucore import _core
 from relucore.sweeps.config import config_key, normalise_config, trial_seed
 
 __all__ = ["BUILTIN_OUTCOMES", "batch_key", "run_trials", "outcome_name", "MINNORM_GAP"]
@@ -25,7 +26,7 @@ MINNORM_GAP = 1e-6
 BUILTIN_OUTCOMES: Dict[str, Tuple[Dict[str, Any], str]] = {
     "interpolates": (
         {"minnorm": False, "gram_stats": False},
-        "GD reaches the loss tolerance within its step budget (status converged)",
+        "GD reaches the loss tolerance within its step budget (status converged, or certified with steps = inf)",
     ),
     "pattern_frozen_after_step_1": (
         {"minnorm": False, "gram_stats": False},
@@ -52,10 +53,10 @@ def batch_key(combination: Dict[str, Any], batch: int) -> Tuple[int, int]:
 
 
 def _success(name: str, row: Dict[str, Any]) -> bool:
-    if row.get("status") == "error":
+    if row.get("status") == _core.Status.error.name:
         raise RuntimeError(f"built-in outcome {name!r}: the trial failed: {row.get('error')}")
     if name == "interpolates":
-        return row["status"] == "converged"
+        return _core.Status[row["status"]].success  # converged, or a certified limit (steps = inf)
     if name == "pattern_frozen_after_step_1":
         return int(row["pattern_stable_step"]) <= 1
     return int(row["limit_holds"]) == 1 and float(row["gap_normalised"]) <= MINNORM_GAP

@@ -28,7 +28,7 @@ from relucore.gd.results import reach_note, stalled_note
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
-#: Events followed at most before :func:`~relucore.flow` stops with status ``"max_events"``.
+#: Events followed at most before :func:`~relucore.flow` stops with status ``Status.max_events``.
 DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
 
 
@@ -48,18 +48,19 @@ class FlowResult:
 
     Attributes
     ----------
-    status : str
-        ``"limit"`` (no event after the last one: ``alpha``, ``beta``, ``W`` are the limit
-        t = inf, with ``certificate``), ``"t_max"`` (state at ``t_max``), ``"max_events"``
-        , ``"stuck"`` (an event whose continuation could not be decided; ``message`` says which)
-        or ``"uncertified"`` (the limit failed its self-check, docs/math.md §13: the returned state
-        is not proved to be the limit; ``certificate`` does not hold and gives the reason).
+    status : relucore.Status
+        ``certified`` (no event after the last one: ``alpha``, ``beta``, ``W`` are the limit
+        t = inf, with ``certificate``, and it leaves no example unfit), ``stalled`` (such a limit
+        that leaves examples unfit), ``t_max`` (state at ``t_max``), ``max_events``, ``stuck`` (an
+        event whose continuation could not be decided; ``message`` says which) or ``uncertified``
+        (the limit failed its self-check, docs/math.md §13: the returned state is not proved to be
+        the limit; ``certificate`` does not hold and gives the reason).
     message : str
         The status in words.
     certificate : Certificate or None
-        For ``"limit"``: holds, ``step`` the time of the last event, ``margin`` the smallest
+        For a limit (``certified`` or ``stalled``): holds, ``step`` the time of the last event, ``margin`` the smallest
         ``sigma beta_inf`` over the entries not sliding, ``fp_error`` the largest floating-point
-        bound of the returned ``beta`` (computed, docs/math.md §13). For ``"uncertified"``: does
+        bound of the returned ``beta`` (computed, docs/math.md §13). For ``uncertified``: does
         not hold, ``reason`` the failed claim. None otherwise.
     t_final : float
         Time of the returned state (inf for the limit).
@@ -75,7 +76,7 @@ class FlowResult:
         The state at the requested ``times``. Times after the flow ended by its remaining-motion
         bound (``certificate.motion > 0``) get the state of its last phase, within that bound.
     alpha, beta : ndarray, shape (m, n)
-        Dual and primal coordinates of the returned state (the limit for ``"limit"``).
+        Dual and primal coordinates of the returned state (the limit for ``certified`` and ``stalled``).
     W : ndarray, shape (m, d), or None
         The weights of the returned state; None in Gram-only mode.
     loss : float
@@ -95,7 +96,7 @@ class FlowResult:
         ``message`` with the loss).
     """
 
-    status: str
+    status: _core.Status
     message: str
     certificate: Optional[Certificate]
     t_final: float
@@ -121,9 +122,9 @@ class FlowResult:
 
     @property
     def success(self) -> bool:
-        """True when the flow was followed to its limit (``status == "limit"``) and that limit leaves no
-        example unfit: the rule of ``TrainResult.success``."""
-        return self.status == "limit" and self.unfit.size == 0
+        """``status.success``: True when the flow was followed to its limit and that limit leaves no
+        example unfit (``status`` certified), the rule of every result."""
+        return self.status.success
 
 
 def flow(
@@ -152,7 +153,7 @@ def flow(
     times : array_like, optional
         Times at which to return the state (``alpha_t``, ``beta_t``).
     max_events : int, default 10000
-        Stop with status ``"max_events"`` after this many events.
+        Stop with status ``max_events`` after this many events.
     options, **kwargs
         The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
         ``init_scale``, ``rng``, ``C_g``, ``C_alpha`` (``eta``, ``steps``, ``tol`` are unused).
@@ -172,8 +173,8 @@ def flow(
     >>> import numpy as np, relucore
     >>> ds = relucore.sample(10, 2000, rng=0)
     >>> fl = relucore.flow(ds.X, ds.y, signs=(1, -1))
-    >>> fl.status, bool(fl.certificate.holds), fl.loss < 1e-20
-    ('limit', True, True)
+    >>> fl.status.name, bool(fl.certificate.holds), fl.loss < 1e-20
+    ('certified', True, True)
     >>> gd = relucore.train(ds.X, ds.y, signs=(1, -1), steps=np.inf)
     >>> gd8 = relucore.train(ds.X, ds.y, signs=(1, -1), eta=gd.eta / 8, steps=np.inf)
     >>> bool(gd8.certificate.holds)
@@ -218,11 +219,10 @@ def flow(
         W, loss = _scale_back_flow(p, run, W, loss)
     run["certificate"] = _flow_certificate(run)
     run["times"] = times
-    if run["status"] == "limit":
-        if unfit.size:
-            run["message"] += stalled_note(unfit, loss)
-        else:
-            run["message"] += reach_note(reach, loss)
+    if run["status"] == _core.Status.stalled:  # a limit that leaves examples unfit (decided in C++)
+        run["message"] += stalled_note(unfit, loss)
+    elif run["status"] == _core.Status.certified:
+        run["message"] += reach_note(reach, loss)
     W0 = None if p.W0 is None else p.W0[0]
     return FlowResult(
         W=W,

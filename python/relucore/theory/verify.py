@@ -387,6 +387,9 @@ def _pick(result, name, b):
     return v[b] if np.ndim(v) >= 1 else v
 
 
+_CLAIMS_NOTHING = (int(_core.Status.diverged), int(_core.Status.nonfinite))
+
+
 def _one(result, kind, b, X, K, y, sub=None) -> list:
     c = _Claims(b, sub)
     get = lambda name: _pick(result, name, b)  # noqa: E731
@@ -395,8 +398,8 @@ def _one(result, kind, b, X, K, y, sub=None) -> list:
     W = get("W") if X is not None else None
     alpha0, beta0 = np.asarray(get("alpha0"), dtype=float), np.asarray(get("beta0"), dtype=float)
     finite = bool(np.isfinite(alpha).all() and np.isfinite(beta).all() and (W is None or np.isfinite(W).all()))
-    if getattr(result, "status", None) is not None and not isinstance(result.status, str) and int(get("status")) == 2:
-        return c.out  # a divergence claims nothing about its arrays
+    if getattr(result, "status", None) is not None and int(get("status")) in _CLAIMS_NOTHING:
+        return c.out  # a divergence (or a solution whose residuals are not finite) claims nothing about its arrays
     c.add("finite", 0 if finite else 1, 0)
     if not finite:
         return c.out
@@ -409,7 +412,7 @@ def _one(result, kind, b, X, K, y, sub=None) -> list:
     plain = getattr(result, "loss_name", "square") == "square" and getattr(result, "activation", "relu") == "relu"
     plain = plain and not getattr(result, "train_outer", False) and getattr(result, "bias", None) is None
     if flow:
-        if result.status == "limit":
+        if result.status in (_core.Status.certified, _core.Status.stalled):  # a limit, stalled or not
             events = len(result.event_times) + 1
             _limit_claims(c, K, signs, y, beta, result.certificate, result.sliding, events=events, kappa=kappa)
         r = _residual(beta, signs, y)

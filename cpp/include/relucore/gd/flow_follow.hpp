@@ -4,9 +4,12 @@
 
 #include "relucore/core/abi.hpp"
 
+#include "relucore/core/status.hpp"
+
 #include "relucore/defaults.hpp"
 #include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow.hpp"
+#include "relucore/gd/run.hpp"
 #include "relucore/gd/self_check.hpp"
 
 #include <cstdint>
@@ -66,7 +69,8 @@ inline std::optional<Switched> switch_pattern(const Mat& K, const Vec& y, const 
 
 /// Everything flow() returns (the Python side packages it).
 struct FlowOutput {
-    std::string status, message;
+    Status status = Status::stuck;  ///< certified, uncertified, t_max, max_events or stuck (core/status.hpp)
+    std::string message;
     double t_final = 0.0;
     std::vector<double> event_times;
     std::vector<BoolMat> event_patterns, event_sliding;
@@ -78,7 +82,7 @@ struct FlowOutput {
     double margin = 0.0, rate = 0.0, last_event = 0.0;
     double motion = 0.0;    ///< proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen)
     double fp_error = 0.0;  ///< largest fp_ki of the returned limit (docs/math.md §13, rounding model)
-    std::string reason;     ///< why the limit failed its self-check (status "uncertified")
+    std::string reason;     ///< why the limit failed its self-check (status uncertified)
 };
 
 inline std::string sci(double x, int digits = 3) {
@@ -185,7 +189,7 @@ inline void self_check_limit(const Mat& K, const Vec& y, const Vec& signs, const
     out.fp_error = claim.fp ? claim.fp->maxCoeff() : 0.0;
     out.reason = check_limit(K, y, signs, alpha, beta, a, b, claim);
     if (out.reason.empty()) return;
-    out.status = "uncertified";
+    out.status = Status::uncertified;
     out.limit = false;
     out.message = "not certified: the limit failed its self-check (" + out.reason + ")";
 }
@@ -208,7 +212,7 @@ inline bool end_at_rest(const Mat& K, const Vec& y, const Vec& signs, const Rest
     const double bound = mo.entry + (b - beta).cwiseAbs().maxCoeff();
     const double cap = defaults::flow_rest_rtol * std::max(at.scale, beta.cwiseAbs().maxCoeff());
     if (!mo.holds || !(bound <= cap)) return false;
-    out.status = "limit";
+    out.status = Status::certified;
     out.t_final = std::numeric_limits<double>::infinity();
     out.limit = true;
     out.margin = mo.margin;
@@ -253,6 +257,18 @@ inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
 
 /// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
 /// at the sorted `times`; the messages print times and entries of beta in `units`.
+/// Whether a state of the square-loss ReLU model with outer weights signs leaves some example unfit
+/// (state_unfit(), gd/run.hpp).
+inline bool leaves_unfit(const Vec& y, const Vec& signs, const RowMatrix& beta) {
+    const ModelSpec spec;
+    for (Index i = 0; i < beta.cols(); ++i) {
+        Scalar h = 0;
+        for (Index k = 0; k < beta.rows(); ++k) h += signs[k] * activate(beta(k, i), spec);
+        if (state_unfit(beta, signs.data(), spec, y[i], h, i)) return true;
+    }
+    return false;
+}
+
 inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix alpha, RowMatrix beta, double t_max,
                          const std::vector<double>& times, std::int64_t max_events, MessageUnits units = {}) {
     const Index m = beta.rows(), n = beta.cols();
@@ -292,7 +308,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         if (j >= 0 && at_rest(ph.alpha_inf, phase_limit(ph, sliding), "the limit of the current phase", &ph)) break;
         if (j < 0 || E >= max_events) {
             if (j < 0 && to_limit) {
-                out.status = "limit";
+                out.status = Status::certified;
                 out.t_final = std::numeric_limits<double>::infinity();
                 const RowMatrix alpha_s = alpha, beta_s = beta;
                 alpha = ph.alpha_inf;
@@ -310,7 +326,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
                 claim.r_start = &ph.r;
                 self_check_limit(K, y, signs, alpha_s, beta_s, alpha, beta, claim, out);
             } else {
-                out.status = j < 0 ? "t_max" : "max_events";
+                out.status = j < 0 ? Status::t_max : Status::max_events;
                 out.t_final = j < 0 ? t_max : t + s_ev;
                 state_at(ph, sliding, out.t_final - t, alpha, beta);
                 out.message = "stopped at t = " + sci(std::ldexp(out.t_final, units.time), 6) + " after " +
@@ -327,7 +343,7 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         ready = switch_pattern(K, y, signs, alpha, beta, active, sliding, tag, r);
         if (!ready) {
             if (at_rest(RowMatrix(alpha), RowMatrix(beta), "the state at that time", nullptr)) break;
-            out.status = "stuck";
+            out.status = Status::stuck;
             out.t_final = t;
             out.message = "stuck at t = " + sci(std::ldexp(t, units.time), 6) +
                           ": no continuation of the event on entry (" + std::to_string(tag.k) + ", " +
@@ -345,6 +361,8 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
     out.beta = beta;
     out.active = active;
     out.sliding = sliding;
+    // One rule for success (core/status.hpp): a limit that leaves examples unfit is stalled.
+    if (out.status == Status::certified) out.status = stalled_if_unfit(out.status, leaves_unfit(y, signs, beta));
     return out;
 }
 

@@ -1,6 +1,6 @@
 /// @file gd/run.hpp
 /// What every GD engine shares: the settings of a run (GDSettings), its
-/// stopping rules and outcome (Status, RunSummary), the activation-pattern
+/// stopping rules and outcome (RunSummary; the Status values are in core/status.hpp), the activation-pattern
 /// tracker, the history recorder, and the loop that drives any engine to a
 /// stopping rule (run_to_stop).
 ///
@@ -15,6 +15,7 @@
 #include "relucore/core/abi.hpp"
 
 #include "relucore/core/checks.hpp"
+#include "relucore/core/status.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
@@ -73,19 +74,6 @@ struct GDSettings {
             throw std::invalid_argument("output_scale must be positive and finite");
         model.validate();
     }
-};
-
-/// Why a run ended.
-enum class Status : int {
-    converged = 0,  ///< gradient norm fell below tol
-    max_steps = 1,  ///< step budget used up first
-    diverged = 2,   ///< loss became non-finite or exploded
-    cancelled = 3,  ///< the cancel flag was raised
-    stopped = 4,    ///< the run's callback asked to stop
-    /// the gradient norm fell below tol at a stationary point that leaves
-    /// examples unfit (example_unfit()): no neuron is active on them, so GD
-    /// cannot reach them any more, though a neuron of their label's sign exists
-    stalled = 5,
 };
 
 /// Outcome of run_to_stop(). The loss and gradient norm belong to the final state.
@@ -511,7 +499,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
     out.n_records = history ? history->count : 0;
     if (out.status == Status::converged) {
         out.n_unfit = count_unfit(engine);
-        if (out.n_unfit > 0) out.status = Status::stalled;
+        out.status = stalled_if_unfit(out.status, out.n_unfit > 0);
     }
     return out;
 }

@@ -161,7 +161,7 @@ struct WeightGDRecord {
 };
 
 struct WeightGDSummary {
-    Status status = Status::max_steps;  // max_steps: all requested steps ran
+    Status status = Status::completed;  // completed: all requested steps ran
     std::int64_t nit = 0;               // global step count at the end
     Scalar objective = 0;               // L at the final state
 };

@@ -310,7 +310,7 @@ public:
         }
         WeightGDSummary out;
         out.nit = t_;
-        out.status = diverged ? Status::diverged : cancelled ? Status::cancelled : Status::max_steps;
+        out.status = diverged ? Status::diverged : cancelled ? Status::cancelled : Status::completed;
         if (rec && record_final && last_history_ != t_) record(*rec, t_, /*final_state=*/true);
         out.objective = objective();
         return out;

@@ -27,6 +27,7 @@
 #include "relucore/core/abi.hpp"
 
 #include "relucore/core/checks.hpp"
+#include "relucore/core/status.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 
@@ -52,15 +53,12 @@ struct QPSettings {
     double tol = defaults::minnorm_tol;                     // relative tolerance of the sign tests
 };
 
-/// How a QP solve ended (the Python layer sees the integer values).
-enum class QPStatus : int { solved = 0, max_iter = 1, singular = 2, infeasible_start = 3 };
-
 struct QPResult {
-    Vector z;                        // solution
-    Vector nu;                       // equality multipliers (H z - c + E^T nu = r)
-    Vector r;                        // reduced gradient: >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere
-    std::vector<signed char> state;  // -1 at lower bound, +1 at upper bound, 0 free
-    QPStatus status = QPStatus::solved;
+    Vector z;                         // solution
+    Vector nu;                        // equality multipliers (H z - c + E^T nu = r)
+    Vector r;                         // reduced gradient: >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere
+    std::vector<signed char> state;   // -1 at lower bound, +1 at upper bound, 0 free
+    Status status = Status::optimal;  // optimal, max_iter, singular or infeasible_start (core/status.hpp)
     int block_iterations = 0;
     int primal_iterations = 0;
     bool used_fallback = false;
@@ -202,7 +200,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
     for (Index j = 0; j < n; ++j) {
         const double slack = 1e-9 * scale;
         if (z[j] < lower[j] - slack || z[j] > upper[j] + slack) {
-            out.status = QPStatus::infeasible_start;
+            out.status = Status::infeasible_start;
             out.z = z;
             out.state = std::move(state);
             return out;
@@ -218,7 +216,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
         out.primal_iterations = it + 1;
         znew = z;
         if (!detail::solve_on_working_set(H, c, E, e, lower, upper, state, znew, nu)) {
-            out.status = QPStatus::singular;
+            out.status = Status::singular;
             break;
         }
         Vector step = znew - z;
@@ -241,7 +239,7 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
                 out.nu = nu;
                 out.r = r;
                 out.state = std::move(state);
-                out.status = QPStatus::solved;
+                out.status = Status::optimal;
                 return out;
             }
             state[detail::idx(worst)] = 0;
@@ -262,9 +260,9 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
             for (Index j = 0; j < n; ++j)
                 if (state[detail::idx(j)] == 0) z[j] = std::min(std::max(z[j], lower[j]), upper[j]);
         }
-        if (it + 1 == max_iter) out.status = QPStatus::max_iter;
+        if (it + 1 == max_iter) out.status = Status::max_iter;
     }
-    if (out.status == QPStatus::solved) out.status = QPStatus::max_iter;
+    if (out.status == Status::optimal) out.status = Status::max_iter;
     out.z = z;
     out.nu = nu.size() == p ? nu : Vector::Zero(p);
     out.r = detail::reduced_gradient(H, c, E, z, out.nu);
@@ -341,7 +339,7 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
         out.nu = Vector(0);
         out.r = H * z - c;
         out.state = std::move(state);
-        out.status = QPStatus::solved;
+        out.status = Status::optimal;
         return out;
     }
     // Fallback: start the primal method from the projection of the last iterate,
@@ -377,9 +375,9 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
 // binds" (w* = X_+^T K_++^{-1} t_+, exact when d >> n, Lemma 3), which usually
 // saves the first n x n factorisation.
 struct MinNorm1Result {
-    Vector z;                            // dual coordinates alpha*
-    double objective = 0;                // 1/2 z^T K z
-    QPStatus status = QPStatus::solved;  // how the QP solve ended
+    Vector z;                         // dual coordinates alpha*
+    double objective = 0;             // 1/2 z^T K z
+    Status status = Status::optimal;  // how the QP solve ended
     int block_iterations = 0, primal_iterations = 0;
     bool used_fallback = false;
     double stationarity = 0, primal_feasibility = 0, dual_feasibility = 0, complementarity = 0;

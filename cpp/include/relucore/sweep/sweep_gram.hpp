@@ -215,7 +215,7 @@ struct GramTrialResult {
     double eta = 0, tol = 0, mu1 = 0, mun = 0, cond = 0;
     double gap = std::numeric_limits<double>::quiet_NaN(), gap_normalised = std::numeric_limits<double>::quiet_NaN();
     double certificate = std::numeric_limits<double>::quiet_NaN();  // largest KKT residual of w*
-    QPStatus qp_status = QPStatus::solved;                          // of the minimum-norm QP (when solved)
+    Status qp_status = Status::optimal;                             // of the minimum-norm QP (when solved)
     std::int64_t n_pos = 0, n_neg = 0;
     GramTrialError error = GramTrialError::none;
 };
@@ -290,7 +290,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     out.qp_status = mn.status;
     out.certificate =
         std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
-    if (mn.status != QPStatus::solved) {
+    if (mn.status != Status::optimal) {
         out.error = GramTrialError::minnorm_failed;
         return out;
     }

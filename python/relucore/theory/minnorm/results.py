@@ -7,6 +7,7 @@ from typing import Optional
 
 import numpy as np
 
+from relucore import _core
 from relucore._summary import sizes, summarized
 
 __all__ = ["KKTCertificate", "SearchCertificate", "MinNormSolution"]
@@ -179,8 +180,14 @@ class MinNormSolution:
         candidate found (an upper bound; ``search.lower_bound`` is a valid lower bound).
     kind : str
         ``"exact"`` or ``"upper bound (best candidate)"``.
-    success, status, message, nit
-        scipy-style outcome (``nit``: active-set iterations for m = 1, nodes for m >= 2).
+    status : relucore.Status
+        ``optimal`` (the minimum-norm solution, proved), ``best_candidate`` (the search budget
+        ran out: an upper bound, not proved optimal), ``max_iter``, ``singular`` or
+        ``infeasible_start`` (the QP solver failed), ``nonfinite`` (the KKT residuals are not finite).
+    success : bool
+        ``status.success``: True only for ``optimal``.
+    message, nit
+        The outcome in words; ``nit``: active-set iterations for m = 1, nodes for m >= 2.
     """
 
     W: Optional[np.ndarray]
@@ -195,7 +202,7 @@ class MinNormSolution:
     exact: bool
     kind: str
     success: bool
-    status: int
+    status: _core.Status
     message: str
     nit: int
 

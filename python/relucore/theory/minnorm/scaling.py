@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from relucore import _core
 from relucore import _scaling as units
 from relucore._scaling import Scaling, exponents_of
 from relucore._validation import as_float_array
@@ -80,7 +81,7 @@ def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSol
             out,
             success=False,
             exact=False,
-            status=2,
+            status=_core.Status.nonfinite,
             kind="failed",
             message=f"the KKT residuals of the solution are not finite; {sol.message}",
         )

@@ -17,6 +17,7 @@ from typing import List, Optional
 
 import numpy as np
 
+from relucore import _core
 from relucore.theory.minnorm.linalg import check_pd, kinv, ksolve
 from relucore.theory.minnorm.patterns import (
     PatternQP,
@@ -30,6 +31,8 @@ from relucore.theory.minnorm.patterns import (
 from relucore.theory.minnorm.results import MinNormSolution, SearchCertificate
 
 __all__ = ["minnorm_multi", "PatternSearch"]
+
+_OPTIMAL = int(_core.Status.optimal)  # the QP of a pattern solved
 
 
 class PatternSearch:
@@ -59,7 +62,7 @@ class PatternSearch:
         # Incumbent: the structured pattern of Theorems 3/5.
         self.inc_pattern = structured_pattern(y, signs, assignment)
         inc = qp.solve_fast(self.inc_pattern)
-        self.best_val = inc["objective"] if inc["status"] == 0 else np.inf
+        self.best_val = inc["objective"] if inc["status"] == _OPTIMAL else np.inf
         self.best = (self.inc_pattern, inc)
         self.runner_up = np.inf
         self.stats = {
@@ -129,7 +132,7 @@ class PatternSearch:
             res = self.qp.solve_fast(pat)
             self._tick()
             self.stats["leaves"] += 1
-            if res["status"] != 0:
+            if res["status"] != _OPTIMAL:
                 self._give_up("a pattern QP failed", -np.inf)
                 continue
             self._offer(res["objective"], pat, res)
@@ -166,7 +169,7 @@ class PatternSearch:
             if lb < threshold and time.monotonic() < stop:
                 res = self.qp.solve_fast(partial)
                 self.bounds_solved += 1
-                if res["status"] == 0:
+                if res["status"] == _OPTIMAL:
                     lb = max(lb, res["objective"])
             bounds.append(lb)
         return bounds
@@ -175,7 +178,7 @@ class PatternSearch:
         """Solves one node's relaxation; returns its children to explore (none if pruned or closed)."""
         res = self.qp.solve_fast(partial)
         self._tick()
-        if res["status"] != 0:
+        if res["status"] != _OPTIMAL:
             # Numerical failure: the subtree can be neither pruned nor closed.
             self._give_up("a relaxed QP failed", parent_lb)
             return []
@@ -205,7 +208,7 @@ class PatternSearch:
         pat = pattern_of(beta, self.y, self.signs, self.pieces_all, 1e-12 * float(np.max(np.abs(beta))))
         pat = [A if partial[i] is None else partial[i] for i, A in enumerate(pat)]
         full = self.qp.solve_fast(pat)
-        if full["status"] == 0 and full["objective"] < self.best_val:
+        if full["status"] == _OPTIMAL and full["objective"] < self.best_val:
             self.runner_up = min(self.runner_up, self.best_val)
             self.best_val, self.best = full["objective"], (pat, full)
 
@@ -300,7 +303,7 @@ def minnorm_multi(
     # Re-solve the winning piece in raw prediction coordinates: this gives the
     # multipliers of the KKT certificate (and an independent second solve).
     res = qp.solve(pattern, z0=res["z"])
-    if res["status"] != 0 or abs(res["objective"] - best_val) > 1e-8 * max(best_val, 1e-300):
+    if res["status"] != _OPTIMAL or abs(res["objective"] - best_val) > 1e-8 * max(best_val, 1e-300):
         search._give_up("the re-solve of the winning pattern disagreed with the search")
     return _solution(search, res, X, K, Kinv, L, y, signs)
 
@@ -328,6 +331,7 @@ def _solution(search: PatternSearch, res, X, K, Kinv, L, y, signs) -> MinNormSol
     sc = search.certificate()
     stats, complete = search.stats, search.complete
     kind = "exact" if complete else "upper bound (best candidate)"
+    status = _core.Status.optimal if complete else _core.Status.best_candidate
     if search.bounds_solved:
         search.reasons.append(f"{search.bounds_solved} relaxations of open subtrees solved for the lower bound")
     msg = (
@@ -347,8 +351,8 @@ def _solution(search: PatternSearch, res, X, K, Kinv, L, y, signs) -> MinNormSol
         search=sc,
         exact=complete,
         kind=kind,
-        success=True,
-        status=0 if complete else 1,
+        success=status.success,
+        status=status,
         message=msg,
         nit=stats["nodes"],
     )

@@ -22,7 +22,7 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
     r = np.empty(n)
     state = np.empty(n, dtype=np.int8)
     info = _core.qp_box(H=np.ascontiguousarray(K), c=c, lower=lower, upper=upper, z=z, r=r, state=state)
-    status = int(info["status"])
+    status = info["status"]
     alpha = z[None, :].copy()
     beta = (K @ z)[None, :]
     W = None if X is None else alpha @ X
@@ -53,13 +53,13 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
     cert = KKTCertificate(stat, primal, dual, comp)
     active = (fit | (z < 0))[None, :]
     obj = 0.5 * float(z @ K @ z)
-    ok = status == 0
+    ok = status.success
     msg = (
         f"solved the dual QP of Eq. (7) in {info['block_iterations']} block pivots"
         + (f" and {info['primal_iterations']} primal active-set steps" if info["used_fallback"] else "")
         + f"; |S| = {int(active.sum())}; {cert}"
         if ok
-        else f"active-set solver failed (status {status}); {cert}"
+        else f"active-set solver failed ({status.message}); {cert}"
     )
     return MinNormSolution(
         W=W,
