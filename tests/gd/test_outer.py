@@ -133,8 +133,8 @@ def test_matches_meanfield_train(bias):
     b0 = b0 if bias else np.zeros(N)
     theta0 = np.column_stack([a0, W0, b0]) if bias else np.column_stack([a0, W0])
     mf = meanfield.train(
-        X, y, N=N, eta=eta * M / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
-        bias=bias, train_outer=True, output_scale="1/N", init=theta0, record=0, n_threads=1, progress=False,
+        X, y, m=N, eta=eta * M / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
+        bias=bias, train_outer=True, output_scale="1/m", init=theta0, record=0, n_threads=1, progress=False,
     )  # fmt: skip
     init = np.column_stack([W0, b0]) if bias else W0
     for engine in ("dual", "weights"):

@@ -166,11 +166,11 @@ CHILD = textwrap.dedent(
     print("consistent" if ok else "corrupted", flush=True)
     # The mean-field weight-space engine (docs/math.md §11).
     from relucore import meanfield
-    mf_kw = dict(N=40, steps=300, rng=1, record=0)
+    mf_kw = dict(m=40, steps=300, rng=1, record=0)
     mf_before = meanfield.train(X, y, **mf_kw)
     print("ready", flush=True)
     try:
-        meanfield.train(X, y, N=200, steps=10**10, rng=1, record=0)
+        meanfield.train(X, y, m=200, steps=10**10, rng=1, record=0)
         print("finished", flush=True)
     except KeyboardInterrupt:
         print("interrupted", flush=True)

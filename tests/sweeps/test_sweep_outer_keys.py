@@ -15,14 +15,12 @@ def test_loss_key_and_its_table_column():
     assert np.all(t["status"] == "converged")
 
 
-def test_old_key_loss_name_warns_and_means_loss():
-    with pytest.warns(DeprecationWarning, match="'loss_name' is deprecated.*use 'loss'"):
-        old = relucore.sweep({"n": 5, "d": 60, "loss_name": "square"}, trials=2, seed=0, progress=False)
-    new = relucore.sweep({"n": 5, "d": 60, "loss": "square"}, trials=2, seed=0, progress=False)
-    assert list(old["seed"]) == list(new["seed"])
-    assert np.array_equal(old["loss"].to_numpy(), new["loss"].to_numpy())
-    with pytest.raises(TypeError, match="both 'loss_name' and its new name 'loss'"):
+def test_old_key_loss_name_is_refused_naming_loss():
+    with pytest.raises(ValueError, match="'loss_name' was renamed in 1.0: use 'loss'"):
+        relucore.sweep({"n": 5, "d": 60, "loss_name": "square"}, trials=2, seed=0, progress=False)
+    with pytest.raises(ValueError, match="'loss_name' was renamed"):
         expand_grid({"loss_name": "square", "loss": "square"})
+    assert stored_config({"loss_name": "square"})["loss"] == "square"  # old stores are data: still read
 
 
 def test_two_layer_keys_reach_train():

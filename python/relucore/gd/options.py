@@ -60,7 +60,7 @@ class TrainOptions:
     leaky_slope: float = LEAKY_SLOPE
     on_divergence: str = "status"
     train_outer: bool = False
-    output_scale: float = 1.0
+    output_scale: Union[float, str] = 1.0
     bias: bool = False
     output_bias: Optional[float] = None
     reduction: str = "half_sum"

@@ -158,9 +158,11 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         layer: runs can oscillate with it, and a smaller ``eta`` (e.g. half) is safer.
         ``history`` keeps alpha, beta and the masks, not the outer weights. Not covered by ``steps=np.inf``, the flow
         or ``check_limit`` (ValueError).
-    output_scale : float, default 1.0
-        ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``; e.g. ``1/m`` (mean-field) or
-        ``m**-0.5``. The default ``eta`` is then ``1/(L c^2 ||s||^2 mu_1)``.
+    output_scale : float or {"1/m", "1/sqrt(m)"}, default 1.0
+        ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``, or a named rule of the width m
+        (the number of signs): ``"1/m"`` (mean-field) or ``"1/sqrt(m)"``, which give the floats
+        ``1/m`` and ``1/sqrt(m)`` (``result.output_scale``). The same values as
+        ``meanfield.train(output_scale=...)``. The default ``eta`` is then ``1/(L c^2 ||s||^2 mu_1)``.
     bias : bool, default False
         Give every neuron a bias ``b_k``, trained with ``w_k``: the extra input coordinate 1
         (``X -> [X, 1]``, ``K -> K + 1 1^T``; exact for both engines). ``result.bias`` and

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from relucore import _core
-from relucore._deprecation import renamed_key
+from relucore._renamed import refuse_renamed_keys
 from relucore._validation import check_choice, check_int
 from relucore.gd.defaults import resolve_engine
 from relucore.gd.loss_options import REDUCTIONS
@@ -159,8 +159,8 @@ CONFIG_KINDS: Dict[str, str] = {
 #: key ``loss`` names the loss function, and the column ``loss`` holds the final loss.
 CONFIG_COLUMNS: Dict[str, str] = {"loss": "loss_name"}
 
-#: Keys renamed in sweep format 2 (old -> new): the old name works, with a DeprecationWarning,
-#: until relucore 0.3; old stores and checkpoints hold the old names.
+#: Keys renamed in sweep format 2 (old -> new): refused in a grid since 1.0 (a ValueError naming the
+#: new key); old stores and checkpoints hold the old names, which :func:`stored_config` reads.
 RENAMED_KEYS: Dict[str, str] = {"loss_name": "loss"}
 
 
@@ -246,8 +246,7 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     """Validates a configuration and fills in defaults (m and signs made consistent)."""
     if not isinstance(cfg, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(cfg).__name__}")
-    for old_key, new_key in RENAMED_KEYS.items():
-        cfg = renamed_key(cfg, old_key, new_key, where, stacklevel=5)
+    refuse_renamed_keys(cfg, where, RENAMED_KEYS)
     unknown = sorted(set(cfg) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
