@@ -20,7 +20,7 @@ grid = {"n": 16, "d": [1000, 4000, 16000, 64000], "m": 1, "init": "positive", "u
 
 with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
     with Client(cluster) as client:
-        table = relucore.sweep(grid, trials=16, seed=0, executor=client.get_executor(), progress=False)
+        table = relucore.sweep(grid, trials=16, rng=0, executor=client.get_executor(), progress=False)
 print(type(table).__name__, len(table), "rows")
 df = table
 print(df.groupby("d")[["gap", "gap_normalised"]].median())

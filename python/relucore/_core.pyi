@@ -299,6 +299,7 @@ class DualTrainer:
         GD steps taken since the starting point.
         """
 class OutputScale(enum.IntEnum):
+    given: typing.ClassVar[OutputScale]
     inv_n: typing.ClassVar[OutputScale]
     inv_sqrt_n: typing.ClassVar[OutputScale]
     one: typing.ClassVar[OutputScale]
@@ -330,6 +331,12 @@ class WeightGDSettings:
         ...
     @divergence_bound.setter
     def divergence_bound(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kappa(self) -> float:
+        ...
+    @kappa.setter
+    def kappa(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def key(self) -> tuple[int, int]:

@@ -429,7 +429,7 @@ def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
         _interrupt_promptly(proc)
         proc.wait(timeout=120)
     resumed = relucore.sweep(
-        H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt, progress=False
+        H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, checkpoint=ckpt, progress=False
     )
-    uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    uninterrupted = relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, progress=False)
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)

@@ -139,9 +139,9 @@ def test_resume_after_an_interrupt_gives_the_same_table(reference, tmp_path):
             return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
-        relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=path, progress=False)
+        relucore.sweep({"n": [5], "d": [50]}, trials=1, rng=3, checkpoint=path, progress=False)
     plain = tmp_path / "sweep.db"
-    relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=plain, progress=False)
+    relucore.sweep({"n": [5], "d": [50]}, trials=1, rng=3, checkpoint=plain, progress=False)
     assert tables(path) == tables(plain) | {"threshold_trials"} and "threshold_trials" not in tables(plain)
 
 

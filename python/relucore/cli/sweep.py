@@ -3,10 +3,10 @@
 The file holds the arguments of :func:`relucore.sweep`::
 
     trials = 20
-    seed = 2026
+    rng = 2026                   # the root seed (an int)
     output = "fig2.csv"          # optional, .csv or .parquet (relative to the file)
     checkpoint = "fig2.db"       # optional: the SQLite store, resumable
-    batch_size = 32              # optional
+    chunk_size = 32              # optional: trials per task
     n_threads = 2                # optional
 
     [grid]                       # Cartesian product of the lists
@@ -40,9 +40,11 @@ import os
 import sys
 from typing import Any, Dict
 
+from relucore._renamed import RENAMED_FILE_KEYS, refuse_renamed_keys
+
 __all__ = ["add_arguments", "main", "load_config"]
 
-FILE_KEYS = ("grid", "configs", "trials", "seed", "output", "checkpoint", "batch_size", "n_threads")
+FILE_KEYS = ("grid", "configs", "trials", "rng", "output", "checkpoint", "chunk_size", "n_threads")
 
 
 def _load_toml(path: str) -> Dict[str, Any]:
@@ -60,12 +62,13 @@ def _load_toml(path: str) -> Dict[str, Any]:
 def load_config(path: str) -> Dict[str, Any]:
     """Reads and checks a sweep TOML file; relative paths are resolved against its folder."""
     cfg = _load_toml(path)
+    refuse_renamed_keys(cfg, "sweep file", RENAMED_FILE_KEYS)
     unknown = sorted(set(cfg) - set(FILE_KEYS))
     if unknown:
         raise ValueError(f"{path}: unknown key(s) {unknown}; expected some of {list(FILE_KEYS)}")
     if ("grid" in cfg) == ("configs" in cfg):
         raise ValueError(f"{path}: give exactly one of [grid] (a table of lists) or [[configs]] (a list of tables)")
-    for k in ("trials", "seed"):
+    for k in ("trials", "rng"):
         if k not in cfg:
             raise ValueError(f"{path}: missing required key {k!r}")
     base = os.path.dirname(os.path.abspath(path))
@@ -79,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declares the options of ``relucore sweep``."""
     p.add_argument(
         "config",
-        help="TOML file with grid/configs, trials, seed, ... (see examples/sweep_fig2.toml); "
+        help="TOML file with grid/configs, trials, rng, ... (see examples/sweep_fig2.toml); "
         "or status, export or import followed by their files",
     )
     p.add_argument("files", nargs="*", help="status STORE | export STORE OUT | import OLD NEW")
@@ -88,7 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, help="run on N local worker processes (spawn), one thread each")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--threads", type=int, dest="n_threads", help="threads (in-process) or OpenMP threads per batch")
-    p.add_argument("--batch-size", type=int, help="trials per batch")
+    p.add_argument("--chunk-size", type=int, help="trials per task (one batched train call, one store commit)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -131,13 +134,13 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
     run = {
         "grid": cfg["grid"] if "grid" in cfg else cfg["configs"],
         "trials": cfg["trials"],
-        "seed": cfg["seed"],
+        "rng": cfg["rng"],
         "n_threads": args.n_threads if args.n_threads is not None else cfg.get("n_threads"),
-        "batch_size": args.batch_size if args.batch_size is not None else cfg.get("batch_size"),
+        "chunk_size": args.chunk_size if args.chunk_size is not None else cfg.get("chunk_size"),
         "checkpoint": args.checkpoint or cfg.get("checkpoint"),
     }
     try:
-        check_arguments(**{k: run[k] for k in ("grid", "trials", "seed", "n_threads", "batch_size")})
+        check_arguments(**{k: run[k] for k in ("grid", "trials", "rng", "n_threads", "chunk_size")})
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{args.config}: {exc}") from None
     output = args.output or cfg.get("output")
@@ -151,7 +154,7 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
 def _sweep(args: argparse.Namespace, run: Dict[str, Any]):
     import relucore
 
-    kw = {k: run[k] for k in ("trials", "seed", "n_threads", "batch_size", "checkpoint")}
+    kw = {k: run[k] for k in ("trials", "rng", "n_threads", "chunk_size", "checkpoint")}
     kw["progress"] = not args.no_progress
     if args.dask is not None:
         try:

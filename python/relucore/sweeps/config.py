@@ -359,21 +359,30 @@ def config_key(cfg: Mapping[str, Any]) -> Tuple[int, int]:
     return int.from_bytes(h[:4], "little"), int.from_bytes(h[4:8], "little")
 
 
-def root_entropy(seed) -> int:
-    """The root seed as a non-negative int (SeedSequence entropy)."""
-    if isinstance(seed, np.random.SeedSequence):
-        if seed.spawn_key:
-            raise ValueError("seed must be a root SeedSequence (no spawn_key)")
-        ent = seed.entropy
+def root_entropy(rng) -> int:
+    """The root seed ``rng`` (a non-negative int or a root SeedSequence) as a non-negative int (SeedSequence entropy).
+
+    A numpy Generator is refused (``TypeError``): its state moves as it draws, so a sweep seeded
+    by one could not be resumed or repeated.
+    """
+    if isinstance(rng, np.random.Generator):
+        raise TypeError(
+            "rng must be a non-negative int or a root SeedSequence, not a numpy Generator: a Generator's state moves "
+            "as it draws, so a sweep seeded by one cannot be resumed or repeated"
+        )
+    if isinstance(rng, np.random.SeedSequence):
+        if rng.spawn_key:
+            raise ValueError("rng must be a root SeedSequence (no spawn_key)")
+        ent = rng.entropy
         if not isinstance(ent, (numbers.Integral, np.integer)):
-            raise TypeError("seed SeedSequence must have integer entropy")
+            raise TypeError("rng SeedSequence must have integer entropy")
         return int(ent)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
-        raise TypeError(f"seed must be a non-negative int or a SeedSequence, got {type(seed).__name__}")
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
-    return seed
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (numbers.Integral, np.integer)):
+        raise TypeError(f"rng must be a non-negative int or a SeedSequence, got {type(rng).__name__}")
+    rng = int(rng)
+    if rng < 0:
+        raise ValueError(f"rng must be non-negative, got {rng}")
+    return rng
 
 
 def trial_seed(entropy: int, key: Tuple[int, int], trial: int) -> np.random.SeedSequence:

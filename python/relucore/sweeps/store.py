@@ -228,10 +228,14 @@ def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -
         )
     differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]
     if differ:
-        what = "; ".join(f"{k}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ)
+        # The store keeps the root seed under "seed"; the argument that sets it is sweep(rng=).
+        args = {"seed": "rng"}
+        what = "; ".join(
+            f"{args.get(k, k)}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ
+        )
         raise CheckpointError(
             f"store {path!r} was written by a sweep with different arguments ({what}); "
-            f"resume with the same {' and '.join(differ)}, or use another store path"
+            f"resume with the same {' and '.join(args.get(k, k) for k in differ)}, or use another store path"
         )
 
 
