@@ -32,6 +32,9 @@ __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
 
 
+_OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainOptions)}
+
+
 def _flow_title(r: "FlowResult") -> str:
     m, n = r.beta.shape
     d = None if r.W is None else r.W.shape[1]
@@ -155,7 +158,10 @@ def flow(
         Stop with status ``"max_events"`` after this many events.
     options, **kwargs
         The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
-        ``init_scale``, ``rng``, ``C_g``, ``C_alpha`` (``eta``, ``steps``, ``tol`` are unused).
+        ``init_scale``, ``rng``, ``C_g``, ``C_alpha``. The options of a GD run that the flow has
+        no use for (``eta``, ``steps``, ``tol``, ``record``, ``engine``, ``n_threads``,
+        ``on_divergence``) are refused with a ``TypeError`` when given, as keywords or set in
+        ``options``; ``t_max`` and ``max_events`` bound the flow instead.
 
     Returns
     -------
@@ -182,6 +188,7 @@ def flow(
     True
     """
     o = TrainOptions.collect("flow", options, kwargs)
+    _refuse_gd_only(o)
     check_limit_settings(o.loss, o.activation, what="flow", options=o)
     t_max = float(t_max)
     if not t_max >= 0:
@@ -235,6 +242,26 @@ def flow(
         out_of_reach=reach,
         **run,
     )
+
+
+#: The options of a GD run the flow cannot implement, each with what replaces it.
+_GD_ONLY = {
+    "eta": "the flow has no step size",
+    "steps": "bound the flow by t_max or max_events",
+    "tol": "the flow runs to t_max or its certified limit",
+    "record": "ask for states with times=",
+    "engine": "the flow has one event loop",
+    "n_threads": "the flow follows one problem",
+    "on_divergence": "the flow does not diverge",
+}
+
+
+def _refuse_gd_only(o: TrainOptions) -> None:
+    """A ``TypeError`` for an option of :data:`_GD_ONLY` set away from its default (rather than ignoring it)."""
+    for name, why in _GD_ONLY.items():
+        value, default = getattr(o, name), _OPTION_DEFAULTS[name]
+        if value is not default and not (isinstance(value, (int, float, str)) and value == default):
+            raise TypeError(f"flow() got {name}={value!r}, which it cannot implement: {why}")
 
 
 def _times_in_run_units(sc, t_max: float, times: np.ndarray):
