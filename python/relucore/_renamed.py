@@ -11,7 +11,14 @@ from __future__ import annotations
 import functools
 from typing import Callable, Mapping
 
-__all__ = ["RENAMED_KEYWORDS", "RENAMED_FILE_KEYS", "removed_parameters", "refuse_renamed", "refuse_renamed_keys"]
+__all__ = [
+    "RENAMED_KEYWORDS",
+    "RENAMED_NAMES",
+    "RENAMED_FILE_KEYS",
+    "removed_parameters",
+    "refuse_renamed",
+    "refuse_renamed_keys",
+]
 
 #: ``{function: {old keyword: new keyword}}`` for the public calls.
 RENAMED_KEYWORDS = {
@@ -19,6 +26,8 @@ RENAMED_KEYWORDS = {
     "sweep": {"seed": "rng", "batch_size": "chunk_size"},
     "minnorm": {"tol": "solver_tol"},
 }
+#: ``{old attribute: new attribute}`` of the ``relucore`` namespace.
+RENAMED_NAMES = {"theorem6_bound": "theorem6_bounds"}
 #: ``{old key: new key}`` of the sweep TOML file (its grid keys: ``relucore.sweeps.config.RENAMED_KEYS``).
 RENAMED_FILE_KEYS = {"seed": "rng", "batch_size": "chunk_size"}
 

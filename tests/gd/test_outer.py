@@ -268,7 +268,7 @@ def test_closed_form_tools_refuse_two_layer_settings(kw, match):
     with pytest.raises(ValueError, match=match):
         relucore.check_limit(r, X, y)
     with pytest.raises(ValueError, match=match):
-        relucore.theory.metrics.training_metrics(r, y, X=X)
+        relucore.theory.metrics.training_metrics(r, X, y)
 
 
 def test_option_checks():
