@@ -301,3 +301,20 @@ def test_history_keeps_the_outer_weights_when_they_move(engine):
     assert rb.history.outer.shape[:2] == (2, rb.history.steps.shape[1])
     assert np.array_equal(rb.history.outer[1, : r.history.n_records], r.history.outer)
     assert relucore.train(X, y, signs=a0, init=W0, steps=20, record=10, engine=engine).history.outer is None
+
+
+@pytest.mark.parametrize("rule,c", [("1/m", lambda m: 1.0 / m), ("1/sqrt(m)", lambda m: 1.0 / np.sqrt(m))])
+def test_named_output_scale_is_its_float_bitwise(rule, c):
+    """train(output_scale="1/m") is train(output_scale=1/m) with m = len(signs), bit for bit (meanfield's names)."""
+    ds = relucore.sample(6, 30, rng=3)
+    kw = dict(signs=(1, -1, 1, -1), train_outer=True, steps=200, eta=0.05)
+    named = relucore.train(ds.X, ds.y, output_scale=rule, **kw)
+    given = relucore.train(ds.X, ds.y, output_scale=c(4), **kw)
+    np.testing.assert_array_equal(named.W, given.W)
+    np.testing.assert_array_equal(named.outer, given.outer)
+    assert named.output_scale == given.output_scale == c(4)
+    assert not np.array_equal(relucore.train(ds.X, ds.y, output_scale=2 * c(4), **kw).W, named.W)
+    with pytest.raises(ValueError, match="renamed in 1.0"):
+        relucore.train(ds.X, ds.y, output_scale="1/N", **kw)
+    with pytest.raises(ValueError, match="output_scale must be"):
+        relucore.train(ds.X, ds.y, output_scale="1/k", **kw)
