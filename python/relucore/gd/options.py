@@ -39,6 +39,8 @@ class TrainOptions:
     output_bias, reduction, sample_weight
         The loss options of :func:`relucore.train` (an output bias, the square loss's
         reduction, per-example weights), with the same meanings and defaults.
+    progress
+        :func:`relucore.train`'s progress bar (default False; None: only on a terminal).
     """
 
     signs: Sequence[float] = (1,)
@@ -65,6 +67,7 @@ class TrainOptions:
     output_bias: Optional[float] = None
     reduction: str = "half_sum"
     sample_weight: Any = None
+    progress: Optional[bool] = False
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":

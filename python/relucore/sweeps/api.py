@@ -5,12 +5,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import os
-import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from relucore._core import __version__
+from relucore._progress import progress_bar
 from relucore._renamed import removed_parameters
 from relucore._validation import check_int, check_n_threads
 from relucore.sweeps.config import GENERATOR_VERSION, SWEEP_FORMAT, config_key, expand_grid, root_entropy
@@ -59,13 +59,7 @@ def _callable_name(fn) -> Optional[str]:
 
 
 def _progress_bar(progress, total: int, initial: int, desc: str = "sweep"):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, unit="trial", desc=desc, leave=True)
+    return progress_bar(progress, total, desc, "trial", initial)
 
 
 @removed_parameters("sweep")

@@ -160,7 +160,7 @@ def flow(
         The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
         ``init_scale``, ``rng``, ``C_g``, ``C_alpha``. The options of a GD run that the flow has
         no use for (``eta``, ``steps``, ``tol``, ``record``, ``engine``, ``n_threads``,
-        ``on_divergence``) are refused with a ``TypeError`` when given, as keywords or set in
+        ``on_divergence``, ``progress``) are refused with a ``TypeError`` when given, as keywords or set in
         ``options``; ``t_max`` and ``max_events`` bound the flow instead.
 
     Returns
@@ -253,6 +253,7 @@ _GD_ONLY = {
     "engine": "the flow has one event loop",
     "n_threads": "the flow follows one problem",
     "on_divergence": "the flow does not diverge",
+    "progress": "the flow's event loop runs in one C++ call without a bar",
 }
 
 
