@@ -25,6 +25,7 @@ RENAMED_KEYWORDS = {
     "meanfield.train": {"N": "m", "M": "n", "step": "eta", "iters": "steps", "seed": "rng"},
     "sweep": {"seed": "rng", "batch_size": "chunk_size"},
     "minnorm": {"tol": "solver_tol"},
+    "threshold": {"batch_size": "chunk_size"},
 }
 #: ``{old attribute: new attribute}`` of the ``relucore`` namespace.
 RENAMED_NAMES = {"theorem6_bound": "theorem6_bounds"}

@@ -218,3 +218,8 @@ def test_builtin_outcome_runs_as_sweep_trials_and_is_reproducible():
     out = run_batch(dict(task, key=list(batch_key({"n": 5, "use_gram": True}, first["batch"]))))
     rows = out["rows"] if "rows" in out else [dict(zip(out["columns"], v)) for v in zip(*out["columns"].values())]
     assert (int(rows[0]["pattern_stable_step"]) <= 1) == first["outcome"]
+
+
+def test_old_batch_size_is_refused_naming_chunk_size():
+    with pytest.raises(TypeError, match="0.x keyword batch_size=.*use chunk_size="):
+        relucore.threshold("interpolates", "d", (5, 50), given={"n": [5]}, batch_size=16)

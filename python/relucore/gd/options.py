@@ -40,7 +40,8 @@ class TrainOptions:
         The loss options of :func:`relucore.train` (an output bias, the square loss's
         reduction, per-example weights), with the same meanings and defaults.
     progress
-        :func:`relucore.train`'s progress bar (default False; None: only on a terminal).
+        the progress bar of :func:`relucore.train` and :func:`relucore.flow` (default False;
+        None: only on a terminal).
     """
 
     signs: Sequence[float] = (1,)

@@ -71,7 +71,24 @@ def test_progress_is_refused_where_it_cannot_work():
         relucore.train(ds.X, ds.y, steps=np.inf, progress=True)
     with pytest.raises(TypeError, match="Trainer\\(\\) got progress="):
         relucore.Trainer(ds.X, ds.y, progress=True)
-    with pytest.raises(TypeError, match="flow\\(\\) got progress="):
-        relucore.flow(ds.X, ds.y, progress=True)
     with pytest.raises(TypeError, match="progress must be None, True or False"):
         relucore.train(ds.X, ds.y, steps=10, progress="yes")
+
+
+def test_flow_progress_counts_its_events_and_changes_nothing(monkeypatch):
+    made = []
+
+    def fake(progress, total, desc, unit="it", initial=0):
+        assert progress is True and desc == "flow" and unit == "event" and total is None
+        made.append(_Bar(total))
+        return made[-1]
+
+    monkeypatch.setattr(relucore.theory.flow, "progress_bar", fake)
+    ds = relucore.sample(10, 40, rng=4)
+    plain = relucore.flow(ds.X, ds.y, signs=(1, -1))
+    shown = relucore.flow(ds.X, ds.y, signs=(1, -1), progress=True)
+    assert plain.status == shown.status == "limit" and plain.event_times.size > 0
+    np.testing.assert_array_equal(shown.W, plain.W)
+    np.testing.assert_array_equal(shown.event_times, plain.event_times)
+    (bar,) = made
+    assert bar.n == plain.event_times.size and bar.closed
