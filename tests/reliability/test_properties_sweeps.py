@@ -115,14 +115,14 @@ def test_a_resumed_checkpoint_equals_the_uninterrupted_run(tmp_path_factory, idx
 
 def allowed_nan(row, name):
     """The measured columns a successful row may leave NaN, as their meanings (sweeps.columns) say."""
-    if name in ("gap", "gap_normalised") and not row["minnorm"]:
+    if name in ("gap", "gap_normalized") and not row["minnorm"]:
         return True
     if name.startswith("gram_") and not row["gram_stats"]:
         return True
     if name == "limit_margin" and not np.isinf(row["steps"]):
         return True  # the certificate of steps = inf only
     signs = json.loads(row["signs"])
-    if name == "gap_normalised" and len(signs) == 1:
+    if name == "gap_normalized" and len(signs) == 1:
         n_off = row["n_neg"] if signs[0] > 0 else row["n_pos"]
         return n_off == 0
     return False

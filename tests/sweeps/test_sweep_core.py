@@ -221,7 +221,7 @@ def test_save_csv_round_trip(tmp_path, reference):
     relucore.save_table(reference, path)
     back = pd.read_csv(path, keep_default_na=False, na_values=["NaN", ""])
     np.testing.assert_array_equal(back.loss.values, reference.loss.values)
-    np.testing.assert_array_equal(back.gap_normalised.values, reference.gap_normalised.values)
+    np.testing.assert_array_equal(back.gap_normalized.values, reference.gap_normalized.values)
     assert list(back.seed) == list(reference.seed)
     with pytest.raises(ValueError, match=".csv or .parquet"):
         relucore.save_table(reference, tmp_path / "t.xlsx")
@@ -257,7 +257,7 @@ def test_gap_matches_an_independent_qp(reference):
         w_inf = relucore.train(X, y).W[0]
         gap = np.linalg.norm(w_inf - w_star)
         assert row.gap == pytest.approx(gap, rel=1e-8)  # measured agreement ~1e-11
-        assert row.gap_normalised == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)
+        assert row.gap_normalized == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)
 
 
 @pytest.mark.parametrize(

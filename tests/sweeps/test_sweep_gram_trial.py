@@ -207,7 +207,7 @@ GRID = [
     {"n": 5, "d": 200, "use_gram": True, "spectrum": ["spiked", 5, 20.0, 1.0], "eta": 1e-3, "steps": 50},
     {"n": 7, "d": 7, "use_gram": True, "signs": [-1], "labels": "normal", "minnorm": False},
 ]
-COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalised", "norm1"] + [
+COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalized", "norm1"] + [
     f"gram_{k}" for k in ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf")
 ]
 EXACT = ["nit", "pattern_stable_step", "n_pos", "n_neg", "status", "seed"]

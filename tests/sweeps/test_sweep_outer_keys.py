@@ -63,5 +63,6 @@ def test_old_stored_configurations_read_under_the_new_keys():
 
 
 def test_format_2_names_the_rename():
-    assert SWEEP_FORMAT == 2
+    assert SWEEP_FORMAT == 3  # format 3: gap_normalised -> gap_normalized (1.0's one vocabulary)
     assert "'loss_name' is 'loss'" in FORMAT_CHANGES[2]
+    assert "gap_normalised is gap_normalized" in FORMAT_CHANGES[3]

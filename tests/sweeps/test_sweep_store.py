@@ -420,3 +420,20 @@ def test_retry_busy_runs_again_only_while_busy():
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         retry_busy(lambda: (_ for _ in ()).throw(_busy()), timeout=0.05)
     assert time.monotonic() - t0 < 5
+
+
+def test_a_format_2_store_with_the_old_column_name_is_read_under_the_new_one(tmp_path):
+    """Format 3 renamed gap_normalised to gap_normalized: an older store is refused on resume with the reason,
+    and still read and exported with the column under its new name and the same values."""
+    path = tmp_path / "old.db"
+    grid = {"n": 5, "d": 100}
+    table = relucore.sweep(grid, trials=3, rng=1, checkpoint=path, progress=False)
+    with sqlite3.connect(path) as conn:  # as format 2 wrote it
+        conn.execute("DROP VIEW results")
+        conn.execute("ALTER TABLE trials RENAME COLUMN gap_normalized TO gap_normalised")
+        conn.execute("UPDATE meta SET value = 2 WHERE key = 'sweep_format'")
+    old = relucore.sweeps.store_read.read_table(path)
+    assert "gap_normalised" not in old.columns
+    np.testing.assert_array_equal(old["gap_normalized"].to_numpy(), table["gap_normalized"].to_numpy())
+    with pytest.raises(relucore.CheckpointError, match="gap_normalised is gap_normalized"):
+        relucore.sweep(grid, trials=3, rng=1, checkpoint=path, progress=False)

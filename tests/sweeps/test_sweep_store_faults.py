@@ -194,7 +194,7 @@ def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_
     assert len(part) == 12
     pd.testing.assert_frame_equal(part[full.columns].reset_index(drop=True), merged[full.columns], check_exact=True)
     # ... but a sweep of this relucore (format 2) does not resume them: it says why.
-    with pytest.raises(relucore.CheckpointError, match="sweep format 1.*computes format 2.*stalled"):
+    with pytest.raises(relucore.CheckpointError, match="sweep format 1.*computes format 3.*stalled"):
         relucore.sweep(H.GRID, trials=5, rng=7, checkpoint=new, progress=False)
     ran = []
     orig = relucore.sweeps.api.run_batch

@@ -106,7 +106,7 @@ def _summary(table) -> str:
         "errors": ("status", lambda s: int((s == "error").sum())),
         "mean loss": ("loss", "mean"),
         "mean gap": ("gap", "mean"),
-        "mean gap_normalised": ("gap_normalised", "mean"),
+        "mean gap_normalized": ("gap_normalized", "mean"),
         "max pattern_stable_step": ("pattern_stable_step", "max"),
     })  # fmt: skip
     with pd.option_context("display.width", 140, "display.max_columns", 20):

@@ -136,7 +136,7 @@ def sweep(
     pandas.DataFrame
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
         ``trial``, ``seed``, the configuration's keys (lists as JSON text),
-        the measured columns (``loss``, ``gap``, ``gap_normalised``,
+        the measured columns (``loss``, ``gap``, ``gap_normalized``,
         ``gram_*``, ...; each defined, with its meaning, in
         :mod:`relucore.sweeps.columns`), the ``measure`` columns, ``status``
         (``converged``, ``max_steps``, ``diverged`` or ``error``) and

@@ -53,7 +53,8 @@ __all__ = [
 #: refuses to resume rows of another version. Bump it with any change that alters rows.
 #: 1: relucore 0.1.0. 2: relucore 0.2.0 (:data:`FORMAT_CHANGES` lists what changed: stalled runs,
 #: new random streams, ``engine="auto"``, renamed and new keys, BLAS kernels), one break for all.
-SWEEP_FORMAT = 2
+#: 3: relucore 1.0 (one vocabulary: a renamed column).
+SWEEP_FORMAT = 3
 
 #: Version of the random streams the rows' data come from (``_core.defaults.generator_version``,
 #: defined in relucore/defaults.hpp): part of a store's identity besides :data:`SWEEP_FORMAT`, so
@@ -93,6 +94,8 @@ FORMAT_CHANGES = {
     "failed proof schedules the next try (limit_step and the last bits of certified limits change); "
     "on CPUs with AVX-512F the weight engine's products run on relucore's packed kernels (m >= 4, m n d >= 2000, "
     "n d <= 2^23; last bits)",
+    3: "the column gap_normalised is gap_normalized, the spelling of relucore.normalized_gap (the store of an "
+    "older format is still read and exported under the new name)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
