@@ -288,9 +288,10 @@ def train(
     the Euler-Maruyama step, of length s/m, of the Langevin dynamics whose law
     follows the paper's Wasserstein flow (drift 2 grad Psi, diffusion
     2/beta). The paper's experiments (step size 1e-3 at m = 1000) are
-    ``eta=1``. The names ``eta``, ``steps``, ``rng``, ``record``, ``n_threads`` and the status
-    codes mean what they mean in :func:`relucore.train`; the old names ``step``, ``iters`` and
-    ``seed`` still work until 0.3, with a DeprecationWarning.
+    ``eta=1``. The names ``m``, ``eta``, ``steps``, ``rng``, ``record``, ``n_threads``,
+    ``output_scale``, ``reduction`` and the status codes mean what they mean in
+    :func:`relucore.train` (docs/vocabulary.md); the 0.x names ``N``, ``M``, ``step``, ``iters``
+    and ``seed`` are refused with a TypeError naming the new one.
 
     Parameters
     ----------
