@@ -198,3 +198,10 @@ def test_no_minnorm_progress_bar_inside_the_sweeps_bar(monkeypatch):
     monkeypatch.setattr(search, "_progress_bar", recording)
     relucore.sweep({"n": 6, "d": 200, "minnorm": True, "signs": [[1, -1]]}, trials=2, rng=0, progress=False)
     assert asked and set(asked) == {False}, asked  # None would draw a bar whenever stderr is a terminal
+
+
+def test_cli_old_batch_size_flag_names_chunk_size(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("trials = 1\nrng = 0\n[grid]\nn = [5]\n")
+    assert cli.main(["sweep", str(cfg), "--batch-size", "2"]) == 2
+    assert "--batch-size was renamed in 1.0: use --chunk-size" in capsys.readouterr().err

@@ -92,6 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--threads", type=int, dest="n_threads", help="threads (in-process) or OpenMP threads per batch")
     p.add_argument("--chunk-size", type=int, help="trials per task (one batched train call, one store commit)")
+    p.add_argument("--batch-size", type=int, help=argparse.SUPPRESS)  # the 0.x name: refused naming --chunk-size
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -127,6 +128,8 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError(f"cannot read {args.config}: {exc.strerror or exc}") from None
     except ValueError as exc:  # TOMLDecodeError is a ValueError
         raise UsageError(exc if str(exc).startswith(args.config) else f"{args.config}: {exc}") from None
+    if args.batch_size is not None:
+        raise UsageError("--batch-size was renamed in 1.0: use --chunk-size (trials per task)")
     if args.workers is not None and args.dask is not None:
         raise UsageError("give --workers or --dask, not both")
     if args.workers is not None and args.workers < 1:
