@@ -135,7 +135,7 @@ def main(argv=None):
     K = 300
     samples = np.random.default_rng(1).integers(0, X.shape[0], K)
     big = np.random.default_rng(2).normal(0, 0.5, (N, 4))  # large enough for ReLUs to switch
-    engine_kw = dict(N=N, eta=step, weight_decay=lam, record=0)  # the setting of every engine call below
+    engine_kw = dict(m=N, eta=step, weight_decay=lam, record=0)  # the setting of every engine call below
     ref = meanfield.train(X, y, steps=K, init=big, samples=samples[:, None], **engine_kw).theta
     diff_np = np.max(np.abs(numpy_loop(X, y, big, iters=K, step=step, lam=lam, T=0, rng=None, samples=samples) - ref))
     print(f"agreement after {K} steps on shared samples: max |engine - numpy| = {diff_np:.1e}", end="")

@@ -9,7 +9,7 @@ before anything is timed. One thread everywhere.
     python bench/bench_outer.py [--repeat 5] [--quick]
 
 Columns: relucore.train(train_outer=True, output_scale=1/p, eta=p/n) with the weight-space
-and the primal-dual engine; relucore.meanfield.train on the same problem (output_scale="1/N",
+and the primal-dual engine; relucore.meanfield.train on the same problem (output_scale="1/m",
 step eta n / 2, full batch, no noise, no decay); a numpy loop and PyTorch autograd + SGD
 (float64), when torch imports. Also a batch of B problems in one train call against the
 batched numpy loop of the convergence-probability experiment.
@@ -80,8 +80,8 @@ def run_config(n, d, p, steps, repeat, torch):
             train_outer=True, output_scale=c, n_threads=1,
         ),
         "meanfield": lambda: meanfield.train(
-            X, y, N=p, eta=eta * n / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
-            bias=False, train_outer=True, output_scale="1/N", init=np.column_stack([a0, W0]), record=0,
+            X, y, m=p, eta=eta * n / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
+            bias=False, train_outer=True, output_scale="1/m", init=np.column_stack([a0, W0]), record=0,
             n_threads=1, progress=False,
         ),
         "numpy": lambda: numpy_loop(X, y, W0, a0, eta, c, steps),

@@ -269,7 +269,7 @@ def _two_layer(name, X, y, N, steps, bias, lr, kappa_name, repeat, dtypes):
 
     def rc():
         return meanfield.train(
-            X, y, N=N, eta=lr, steps=steps, weight_decay=0.0, temperature=0.0, batch_size=None, bias=bias,
+            X, y, m=N, eta=lr, steps=steps, weight_decay=0.0, temperature=0.0, batch_size=None, bias=bias,
             train_outer=True, output_scale=kappa_name, init=theta0, record=0, n_threads=1, progress=False,
         )  # fmt: skip
 
@@ -306,7 +306,7 @@ def run_dana2(repeat):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((n, d)) / np.sqrt(d)
     y = np.sign(rng.standard_normal(n))
-    return _two_layer("dana2", X, y, p, steps, False, 0.5, "1/sqrt(N)", repeat, ("float64",))
+    return _two_layer("dana2", X, y, p, steps, False, 0.5, "1/sqrt(m)", repeat, ("float64",))
 
 
 def run_boursier(repeat):
@@ -314,7 +314,7 @@ def run_boursier(repeat):
     rng = np.random.default_rng(4)
     X = np.sort(rng.uniform(-1, 1, M))[:, None]
     y = np.sin(3 * X[:, 0])
-    return _two_layer("boursier", X, y, N, steps, True, 0.05, "1/N", repeat, ("float64", "float32"))
+    return _two_layer("boursier", X, y, N, steps, True, 0.05, "1/m", repeat, ("float64", "float32"))
 
 
 def _dual_peers(X, y, signs, res, steps, on_device=(False, True)):

@@ -141,7 +141,7 @@ def sweep_trials(n, d, repeat, trials):
                 X @ X.T
 
         def sweep_trials():
-            table = relucore.sweep(grid, trials=trials, seed=next(seeds), n_threads=1, progress=False)
+            table = relucore.sweep(grid, trials=trials, rng=next(seeds), n_threads=1, progress=False)
             assert not (table["status"] == "error").any()
 
         t_np, t_sw = race(numpy_trials, sweep_trials, repeat)

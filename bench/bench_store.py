@@ -75,7 +75,7 @@ def main() -> None:
             target = None if peer == "no store" else (path if peer == "store" else path + "-full.db")
             store.SYNCHRONOUS = "FULL" if peer == "store FULL" else "NORMAL"
             table, wall, cpu = _timed(
-                lambda: relucore.sweep(GRID, trials=args.trials, seed=r, checkpoint=target, progress=False)
+                lambda: relucore.sweep(GRID, trials=args.trials, rng=r, checkpoint=target, progress=False)
             )
             if peer == "no store":
                 ref, wall0, cpu0 = table, wall, cpu
@@ -104,7 +104,7 @@ def main() -> None:
     pd.testing.assert_frame_equal(back, ref, check_exact=True)
     print(f"read_table: {t_read:.2f} s wall, {c_read:.2f} s cpu for {len(back)} rows (quick_check included)")
     _, t_resume, c_resume = _timed(
-        lambda: relucore.sweep(GRID, trials=args.trials, seed=args.repeat - 1, checkpoint=path, progress=False)
+        lambda: relucore.sweep(GRID, trials=args.trials, rng=args.repeat - 1, checkpoint=path, progress=False)
     )
     print(f"resume with every trial saved: {t_resume:.2f} s wall, {c_resume:.2f} s cpu")
     print(f"max RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -102,10 +102,10 @@ def sweep_rate(n, d, trials, *, use_gram, n_threads=1, executor=None, seed=0, ba
     t = relucore.sweep(
         {"n": n, "d": d, "use_gram": use_gram, "gram_stats": gram_stats},
         trials=trials,
-        seed=seed,
+        rng=seed,
         n_threads=n_threads,
         executor=executor,
-        batch_size=batch_size,
+        chunk_size=batch_size,
         progress=False,
     )
     dt = time.perf_counter() - t0

@@ -187,7 +187,7 @@ def _meanfield_noise(repeat):
     rng = np.random.default_rng(0)
 
     def engine(i):
-        meanfield.train(X, y, N=1000, eta=1.0, weight_decay=1e-2, temperature=1e-3, steps=i, init=theta0, rng=0,
+        meanfield.train(X, y, m=1000, eta=1.0, weight_decay=1e-2, temperature=1e-3, steps=i, init=theta0, rng=0,
                         record=0, n_threads=1)  # fmt: skip
 
     def numpy_loop(i):

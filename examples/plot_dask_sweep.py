@@ -20,16 +20,16 @@ grid = {"n": 16, "d": [1000, 4000, 16000, 64000], "m": 1, "init": "positive", "u
 
 with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
     with Client(cluster) as client:
-        table = relucore.sweep(grid, trials=16, seed=0, executor=client.get_executor(), progress=False)
+        table = relucore.sweep(grid, trials=16, rng=0, executor=client.get_executor(), progress=False)
 print(type(table).__name__, len(table), "rows")
 df = table
-print(df.groupby("d")[["gap", "gap_normalised"]].median())
+print(df.groupby("d")[["gap", "gap_normalized"]].median())
 
 # %%
 # The gap shrinks like ``1/sqrt(||lambda||_1) = 1/sqrt(d)``; the normalised gap
 # ``gap * sqrt(||lambda||_1 / n_-)`` stays of order one (Theorem 2).
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), layout="constrained")
-for ax, col in zip(axes, ["gap", "gap_normalised"]):
+for ax, col in zip(axes, ["gap", "gap_normalized"]):
     ax.loglog(df["d"], df[col], "o", alpha=0.35, ms=4)
     med = df.groupby("d")[col].median()
     ax.loglog(med.index, med.values, "k-", lw=1.5, label="median")

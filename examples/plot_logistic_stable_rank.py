@@ -25,7 +25,7 @@ signs = np.repeat([1.0, -1.0], m // 2) / m
 res = relucore.train(
     ds.X, y, signs=signs, init="gaussian", rng=3, loss="logistic", activation="leaky_relu", steps=3000, record=30
 )
-met = relucore.training_metrics(res, y, X=ds.X)
+met = relucore.training_metrics(res, ds.X, y)
 print(res.message)
 print(met)
 print(f"stable rank of the first layer: {met.stable_rank[0]:.1f} at step 0, {met.stable_rank[-1]:.2f} at the end")

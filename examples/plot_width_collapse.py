@@ -19,7 +19,7 @@ from relucore.plots import plot_meanfield_directions, plot_meanfield_function
 
 X = np.array([[2.0], [-2.0]])
 y = np.array([1.0, -1.0])
-res = meanfield.train(X, y, N=200, steps=100_000, eta=1.0, weight_decay=1e-2, init_scale=1e-3, rng=0, record=500)
+res = meanfield.train(X, y, m=200, steps=100_000, eta=1.0, weight_decay=1e-2, init_scale=1e-3, rng=0, record=500)
 an = meanfield.analyze(res, min_norm=1e-8, rel_norm=1e-3)
 print(res)
 print(an)

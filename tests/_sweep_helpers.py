@@ -33,4 +33,4 @@ def measure_slow(data, result):
 def run_slow(checkpoint):
     import relucore
 
-    relucore.sweep(GRID, trials=40, seed=7, measure=measure_slow, batch_size=2, checkpoint=checkpoint, progress=False)
+    relucore.sweep(GRID, trials=40, rng=7, measure=measure_slow, chunk_size=2, checkpoint=checkpoint, progress=False)

@@ -8,7 +8,9 @@
 #include "common.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -128,14 +130,20 @@ void bind_flow(py::module_& m) {
         "flow_follow",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
            const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events,
-           int time_exponent, int beta_exponent) {
+           int time_exponent, int beta_exponent, const py::object& progress) {
             const Index mm = beta.shape(0), n = beta.shape(1);
             FlowOutput o;
-            {
-                py::gil_scoped_release release;
-                o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times, max_events,
-                           MessageUnits{time_exponent, beta_exponent});
-            }
+            std::atomic<std::int64_t> events{0};
+            const bool counted = !progress.is_none();
+            std::function<void()> tick;
+            if (counted) tick = [&] { progress(events.load()); };
+            // With a bar, the flow runs on a helper thread and this one updates it (run_without_gil).
+            relucore::bindings::run_without_gil(
+                [&](const std::atomic<bool>*) {
+                    o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times,
+                               max_events, MessageUnits{time_exponent, beta_exponent}, counted ? &events : nullptr);
+                },
+                counted, tick);
             py::dict d;
             d["status"] = o.status;
             d["message"] = o.message;
@@ -162,7 +170,10 @@ void bind_flow(py::module_& m) {
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),
         py::arg("times"), py::arg("max_events"), py::arg("time_exponent") = 0, py::arg("beta_exponent") = 0,
+        py::arg("progress").none(true) = py::none(),
         "Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event "
         "(docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and "
-        "entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling).");
+        "entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling). progress(events), "
+        "if "
+        "given, is called with the number of events so far while the flow runs (the flow is the same).");
 }

@@ -36,6 +36,7 @@ static void bind_meanfield_settings(py::module_& m) {
         .value("inv_n", OutputScale::inv_n)
         .value("inv_sqrt_n", OutputScale::inv_sqrt_n)
         .value("one", OutputScale::one)
+        .value("given", OutputScale::given)
         .finalize();
 
     py::class_<WeightGDSettings>(m, "WeightGDSettings",
@@ -45,6 +46,7 @@ static void bind_meanfield_settings(py::module_& m) {
         .def_readwrite("weight_decay", &WeightGDSettings::weight_decay)
         .def_readwrite("temperature", &WeightGDSettings::temperature)
         .def_readwrite("scale", &WeightGDSettings::scale)
+        .def_readwrite("kappa", &WeightGDSettings::kappa)
         .def_readwrite("bias", &WeightGDSettings::bias)
         .def_readwrite("train_outer", &WeightGDSettings::train_outer)
         .def_readwrite("batch_size", &WeightGDSettings::batch_size)

@@ -42,7 +42,7 @@ GramSampleSpec make_spec(Index n, const CArray<double>& values, const CArray<std
 // The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
 struct GramTrialOutputs {
     py::dict arrays;
-    double *K, *y, *loss, *grad_norm, *eta, *gap, *gap_normalised, *certificate, *mu1, *cond;
+    double *K, *y, *loss, *grad_norm, *eta, *gap, *gap_normalized, *certificate, *mu1, *cond;
     std::int64_t *nit, *pattern_stable_step, *status, *n_pos, *n_neg, *error;
     // with gram_stats: gram_statistics (stats/gram_stats.hpp) of each K and max|y| / min|y| (inf when min is 0)
     double *g_mu_max = nullptr, *g_mu_min = nullptr, *g_deviation = nullptr, *g_offdiag_ratio = nullptr,
@@ -57,7 +57,7 @@ struct GramTrialOutputs {
         grad_norm = add<double>("grad_norm", {B});
         eta = add<double>("eta", {B});
         gap = add<double>("gap", {B});
-        gap_normalised = add<double>("gap_normalised", {B});
+        gap_normalized = add<double>("gap_normalized", {B});
         certificate = add<double>("certificate", {B});
         mu1 = add<double>("mu1", {B});
         cond = add<double>("cond", {B});
@@ -99,7 +99,7 @@ struct GramTrialOutputs {
         grad_norm[b] = r.run.grad_norm;
         eta[b] = r.eta;
         gap[b] = r.gap;
-        gap_normalised[b] = r.gap_normalised;
+        gap_normalized[b] = r.gap_normalized;
         certificate[b] = r.certificate;
         mu1[b] = r.mu1;
         cond[b] = r.cond;
@@ -291,7 +291,7 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
         "Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
         "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when "
         "keep_data, then "
-        "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT "
+        "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalized, certificate (largest KKT "
         "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
         "(a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, "
         "gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme "

@@ -113,7 +113,7 @@ static void bind_dual_runs(py::module_& m) {
            const py::dict& history, int n_threads, const std::optional<CArray<double>>& X,
            const std::optional<CArray<double>>& W0, const std::optional<CArray<double>>& alpha0,
            std::optional<CArray<double>> W, std::optional<CArray<double>> output_bias,
-           std::optional<CArray<double>> loss_weights) {
+           std::optional<CArray<double>> loss_weights, const py::object& progress) {
             require_shape(K, "K", {-1, -1, -1});
             const Index B = K.shape(0), n = K.shape(1), m_ = alpha.ndim() == 3 ? alpha.shape(1) : 0;
             require_shape(K, "K", {B, n, n});
@@ -134,7 +134,7 @@ static void bind_dual_runs(py::module_& m) {
                          *a0p = with_w ? alpha0->data() : nullptr;
             double* wp = with_w ? W->mutable_data() : nullptr;
             const blas::SingleThreaded blas_threads;
-            BatchExtras extras{std::move(output_bias), std::move(loss_weights)};
+            BatchExtras extras{std::move(output_bias), std::move(loss_weights), progress};
             return run_engine_batch(
                 B, n, y, outer, alpha, beta, eta, tol, settings, history, n_threads, static_cast<double>(n) * n,
                 static_cast<double>(B) * m_ * n * d, extras,
@@ -145,7 +145,7 @@ static void bind_dual_runs(py::module_& m) {
                     start.beta = v.beta;
                     DualGD engine(borrow, ConstMatrixMap(kp + b * n * n, n, n), v.y, std::move(start), s);
                     v.configure(engine);
-                    out.store(b, engine.run(h), engine);
+                    out.store(b, v.run(engine, h), engine);
                     v.store(engine, outer.ndim() == 2);
                     if (!with_w) return;
                     MatrixMap W_b(wp + b * m_ * d, m_, d);
@@ -159,14 +159,15 @@ static void bind_dual_runs(py::module_& m) {
         py::arg("history"), py::arg("n_threads") = 0, py::arg("X").noconvert().none(true) = py::none(),
         py::arg("W0").noconvert().none(true) = py::none(), py::arg("alpha0").noconvert().none(true) = py::none(),
         py::arg("W").noconvert().none(true) = py::none(), py::arg("output_bias").noconvert().none(true) = py::none(),
-        py::arg("loss_weights").noconvert().none(true) = py::none(),
+        py::arg("loss_weights").noconvert().none(true) = py::none(), py::arg("progress").none(true) = py::none(),
         "Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in "
         "place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each "
         "network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X "
         "(B, n, d), W0 and W (B, m, d) and "
         "alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as "
         "weights_from_dual_batch writes it). The outcomes' \"finite\" (B) is 1 where the final loss, gradient norm, "
-        "alpha, beta (and W) are all finite.");
+        "alpha, beta (and W) are all finite. progress(steps), if given, is called with the steps of the batch so "
+        "far while it runs (the results are the same).");
 }
 
 static void bind_default_offset(py::module_& m) {
@@ -376,10 +377,11 @@ static void bind_weights_and_dense_runs(py::module_& m) {
         [](const CArray<double>& X, const CArray<double>& y, CArray<double> outer, CArray<double> W,
            CArray<double> alpha, CArray<double> beta, const CArray<double>& eta, const CArray<double>& tol,
            const GDSettings& settings, const py::dict& history, int n_threads,
-           std::optional<CArray<double>> output_bias, std::optional<CArray<double>> loss_weights) {
+           std::optional<CArray<double>> output_bias, std::optional<CArray<double>> loss_weights,
+           const py::object& progress) {
             require_shape(X, "X", {-1, -1, -1});
             const Index B = X.shape(0), n = X.shape(1), d = X.shape(2), m_ = outer.shape(outer.ndim() - 1);
-            BatchExtras extras{std::move(output_bias), std::move(loss_weights)};
+            BatchExtras extras{std::move(output_bias), std::move(loss_weights), progress};
             require_shape(W, "W", {B, m_, d});
             const double* xp = X.data();
             double* wp = W.mutable_data();
@@ -393,7 +395,7 @@ static void bind_weights_and_dense_runs(py::module_& m) {
                     start.alpha = v.alpha;
                     DenseGD engine(borrow, ConstMatrixMap(xp + b * n * d, n, d), v.y, std::move(start), s);
                     v.configure(engine);
-                    out.store(b, engine.run(h), engine);
+                    out.store(b, v.run(engine, h), engine);
                     W_b = engine.W();
                     v.store(engine, outer.ndim() == 2);
                 });
@@ -402,9 +404,10 @@ static void bind_weights_and_dense_runs(py::module_& m) {
         py::arg("alpha").noconvert(), py::arg("beta").noconvert(), py::arg("eta").noconvert(),
         py::arg("tol").noconvert(), py::arg("settings"), py::arg("history"), py::arg("n_threads") = 0,
         py::arg("output_bias").noconvert().none(true) = py::none(),
-        py::arg("loss_weights").noconvert().none(true) = py::none(),
+        py::arg("loss_weights").noconvert().none(true) = py::none(), py::arg("progress").none(true) = py::none(),
         "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and "
-        "outer when it is (B, m) (a trained outer layer); output_bias and loss_weights as in run_dual_batch.");
+        "outer when it is (B, m) (a trained outer layer); output_bias, loss_weights and progress as in "
+        "run_dual_batch.");
 }
 
 void bind_train(py::module_& m) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -47,16 +48,17 @@ inline bool is_long(double flops) {
 // this thread wakes every few milliseconds to let Python handle signals; a
 // pending KeyboardInterrupt raises the cancel flag, waits for the engines to
 // stop after their current step and is then re-raised. Small jobs run inline:
-// they end before a signal could matter.
+// they end before a signal could matter. tick (optional) runs with the GIL at
+// each wake-up and once at the end (a progress bar's update).
 template <class Work>
-void run_without_gil(Work&& work, bool interruptible) {
+void run_without_gil(Work&& work, bool interruptible, const std::function<void()>& tick = {}) {
     std::atomic<bool> cancel{false};
     if (!interruptible) {
         py::gil_scoped_release release;
         work(&cancel);
         return;
     }
-    std::exception_ptr error;
+    std::exception_ptr error, tick_error;
     bool interrupted = false;
     {
         py::gil_scoped_release release;
@@ -84,6 +86,13 @@ void run_without_gil(Work&& work, bool interruptible) {
                     interrupted = true;
                     cancel.store(true);
                     // The exception stays set until we raise it below.
+                } else if (tick && !tick_error) {
+                    try {
+                        tick();
+                    } catch (...) {  // the bar's error ends the run like Ctrl-C, and is raised below
+                        tick_error = std::current_exception();
+                        cancel.store(true);
+                    }
                 }
             }
             lock.lock();
@@ -92,7 +101,9 @@ void run_without_gil(Work&& work, bool interruptible) {
         worker.join();
     }
     if (interrupted) throw py::error_already_set();
+    if (tick_error) std::rethrow_exception(tick_error);
     if (error) std::rethrow_exception(error);
+    if (tick) tick();
 }
 
 // body(b) for every problem b < B of a batch, on n_threads threads (parallel_for)

@@ -167,8 +167,21 @@ struct ProblemViews {
     ConstVectorMap y;
     VectorMap outer;
     MatrixMap alpha, beta;
-    double* output_bias = nullptr;         // problem b's output bias (updated in place), or null: none
-    const double* loss_weights = nullptr;  // problem b's n loss weights, or null: every weight 1
+    double* output_bias = nullptr;                    // problem b's output bias (updated in place), or null: none
+    const double* loss_weights = nullptr;             // problem b's n loss weights, or null: every weight 1
+    std::atomic<std::int64_t>* steps_done = nullptr;  // the batch's steps so far (a progress bar), or null
+    // Steps between two counts of steps_done: often enough for a bar, rare enough to cost nothing.
+    static constexpr std::int64_t kCountEvery = 1024;
+    // Runs the engine by its settings; with steps_done, counts its steps there (a callback that only
+    // reads, so the run is the same as without it).
+    template <class Engine>
+    RunSummary run(Engine& e, History* h) const {
+        if (steps_done == nullptr) return e.run(h);
+        std::atomic<std::int64_t>* done = steps_done;
+        RunSummary r = e.run(h, kCountEvery, [done](const Engine&) { done->fetch_add(kCountEvery); });
+        done->fetch_add(r.nit % kCountEvery);
+        return r;
+    }
     // Gives a new engine the problem's output bias and loss weights (before its run).
     template <class Engine>
     void configure(Engine& e) const {
@@ -201,6 +214,8 @@ struct ProblemViews {
 // extras: the optional output biases (B), updated in place, and loss weights (B, n).
 struct BatchExtras {
     std::optional<CArray<double>> output_bias, loss_weights;
+    // progress(steps): called with the batch's steps so far while it runs (None: not called).
+    py::object progress = py::none();
 };
 
 template <class RunOne>
@@ -227,6 +242,10 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
     double* obp = extras.output_bias ? extras.output_bias->mutable_data() : nullptr;
     const double* lwp = extras.loss_weights ? extras.loss_weights->data() : nullptr;
     HistoryStores hist(history, B, m * n);
+    std::atomic<std::int64_t> steps_done{0};
+    const bool counted = !extras.progress.is_none();
+    std::function<void()> tick;
+    if (counted) tick = [&] { extras.progress(steps_done.load()); };
     Outcomes out(B, n);
     const double *yp = y.data(), *ep = eta.data(), *tp = tol.data();
     double *ap = alpha.mutable_data(), *bp = beta.mutable_data();
@@ -245,11 +264,12 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
                                MatrixMap(ap + b * m * n, m, n), MatrixMap(bp + b * m * n, m, n)};
                 if (obp != nullptr) v.output_bias = obp + b;
                 if (lwp != nullptr) v.loss_weights = lwp + b * n;
+                if (counted) v.steps_done = &steps_done;
                 run_one(b, v, s, h, out);
                 if (!v.finite(out, b)) out.finite.mutable_data()[b] = 0;
             });
         },
-        is_long(static_cast<double>(B) * settings.max_steps * m * cost + extra_work));
+        counted || is_long(static_cast<double>(B) * settings.max_steps * m * cost + extra_work), tick);
     if (hist.failed()) throw std::bad_alloc();
     py::dict d = out.to_dict();
     if (hist.limit > 0) d["history"] = hist.to_dict(m, n);

@@ -105,7 +105,7 @@ TEST_CASE("gram_trial: step, tolerance, run and gap against independent recomput
                     gap, static_cast<long long>(r.run.nit));
         CHECK_CLOSE(r.gap, gap, 1e-6, 1e-12);
         const double n_off = static_cast<double>(sign > 0 ? r.n_neg : r.n_pos);
-        CHECK_CLOSE(r.gap_normalised, gap * std::sqrt(st.norm1 / n_off), 1e-6, 1e-12);
+        CHECK_CLOSE(r.gap_normalized, gap * std::sqrt(st.norm1 / n_off), 1e-6, 1e-12);
     }
 }
 

@@ -31,7 +31,7 @@ from relucore.theory.bounds import (
     step_constant,
     theorem2_bounds,
     theorem4_bounds,
-    theorem6_bound,
+    theorem6_bounds,
 )
 from relucore.theory.flow import FlowResult, flow
 from relucore.theory.gram_stats import GramStats, gram_stats
@@ -57,7 +57,7 @@ __all__ = [
     # theory toolkit
     "sample", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset", "Spectrum", "gram_stats", "GramStats",
     "predicted_limit", "check_limit", "LimitCheck", "minnorm", "MinNormSolution", "KKTCertificate",
-    "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bound",
+    "SearchCertificate", "limit_gap", "normalized_gap", "theorem2_bounds", "theorem4_bounds", "theorem6_bounds",
     "step_constant", "regimes", "Regimes", "training_metrics", "TrainingMetrics", "flow", "FlowResult",
     "verify", "Verification", "Claim",
     # sweeps
@@ -71,6 +71,10 @@ def __getattr__(name):
         module = _importlib.import_module(f"relucore.{name}")
         globals()[name] = module
         return module
+    from relucore._renamed import RENAMED_NAMES
+
+    if name in RENAMED_NAMES:
+        raise AttributeError(f"relucore.{name} was renamed in 1.0: use relucore.{RENAMED_NAMES[name]}")
     raise AttributeError(f"module 'relucore' has no attribute {name!r}")
 
 

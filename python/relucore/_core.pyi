@@ -325,6 +325,7 @@ class DualTrainer:
         GD steps taken since the starting point.
         """
 class OutputScale(enum.IntEnum):
+    given: typing.ClassVar[OutputScale]
     inv_n: typing.ClassVar[OutputScale]
     inv_sqrt_n: typing.ClassVar[OutputScale]
     one: typing.ClassVar[OutputScale]
@@ -356,6 +357,12 @@ class WeightGDSettings:
         ...
     @divergence_bound.setter
     def divergence_bound(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kappa(self) -> float:
+        ...
+    @kappa.setter
+    def kappa(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def key(self) -> tuple[int, int]:
@@ -695,9 +702,9 @@ def example_states(beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]
     """
     (unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).
     """
-def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> dict:
     """
-    Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling).
+    Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling). progress(events), if given, is called with the number of events so far while the flow runs (the flow is the same).
     """
 def fused_gram(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, z: str = 'gaussian', scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, keep_x: bool = False, block_columns: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
     """
@@ -767,13 +774,13 @@ def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.S
     """
     The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.
     """
-def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
+def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
     """
-    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias and loss_weights as in run_dual_batch.
+    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias, loss_weights and progress as in run_dual_batch.
     """
-def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
+def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
     """
-    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite.
+    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite. progress(steps), if given, is called with the steps of the batch so far while it runs (the results are the same).
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
@@ -789,7 +796,7 @@ def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
     """
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> dict:
     """
-    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalised, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.
+    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalized, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """

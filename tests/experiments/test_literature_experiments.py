@@ -24,7 +24,7 @@ def test_log_recorded_run_is_an_exact_continuation():
     assert met.steps[0] == 0 and met.steps[-1] == 250
     assert np.all(np.diff(met.steps) > 0)
     ref = relucore.train(X, y, init=W0, steps=250, record=1, tol=0.0, **kw)
-    full = relucore.training_metrics(ref, y, X=X)
+    full = relucore.training_metrics(ref, X, y)
     idx = met.steps
     np.testing.assert_allclose(met.stable_rank, full.stable_rank[idx], rtol=1e-9)
     np.testing.assert_allclose(met.margin_ratio, full.margin_ratio[idx], rtol=1e-9)

@@ -82,10 +82,10 @@ def test_auto_in_sweeps():
     pytest.importorskip("pandas")  # sweep tables are DataFrames (the sanitizer job has no pandas)
     wide = {"n": 8, "d": 200, "m": 2, "steps": 50, "engine": "auto"}
     tall = {"n": 60, "d": 5, "m": 2, "steps": 50, "engine": "auto", "init": "gaussian"}
-    table = relucore.sweep(wide, trials=2, seed=0)
+    table = relucore.sweep(wide, trials=2, rng=0)
     assert len(table) == 2 and set(table["error"]) == {""} and set(table["status"]) == {"max_steps"}
     # n > d: the run trains; only the min-norm columns, which need n <= d, report an error.
-    table = relucore.sweep(tall, trials=2, seed=0)
+    table = relucore.sweep(tall, trials=2, rng=0)
     assert all("minimum-norm" in e for e in table["error"])
     for grid, want in ((wide, "dual"), (tall, "weights")):
         assert engine_of({**grid, "use_gram": False, "signs": [1.0, -1.0]}) == want

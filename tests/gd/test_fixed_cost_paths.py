@@ -99,11 +99,12 @@ def test_as_float_array_pass_through_is_the_conversion():
 
 
 def test_two_layer_defaults_short_cut():
-    assert check_two_layer_options(False, 1.0, False) == (False, 1.0, False)
-    got = check_two_layer_options(np.bool_(False), 1, False)  # the general path, same answer
+    assert check_two_layer_options(False, 1.0, False, 2) == (False, 1.0, False)
+    got = check_two_layer_options(np.bool_(False), 1, False, 2)  # the general path, same answer
     assert got == (False, 1.0, False) and type(got[1]) is float
+    assert check_two_layer_options(False, "1/m", False, 4) == (False, 0.25, False)  # a named rule of the width
     with pytest.raises(TypeError, match="bias must be True or False"):
-        check_two_layer_options(False, 1.0, 0)
+        check_two_layer_options(False, 1.0, 0, 2)
 
 
 @pytest.mark.parametrize("engine", ["dual", "weights"])

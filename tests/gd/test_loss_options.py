@@ -237,8 +237,8 @@ def test_meanfield_reduction_is_train_reduction(reduction, out_bias, weighted):
     N, steps = a0.size, 200
     s = {"half_sum": 0.05, "sum": 0.025, "mean": 0.3}[reduction]  # below 2 / (the output bias's curvature)
     mf = meanfield.train(
-        X, y, N=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
-        train_outer=True, output_scale="1/N", init=np.column_stack([a0, W0, b0]), record=0, n_threads=1,
+        X, y, m=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
+        train_outer=True, output_scale="1/m", init=np.column_stack([a0, W0, b0]), record=0, n_threads=1,
         progress=False, reduction=reduction, output_bias=out_bias, sample_weight=w,
     )  # fmt: skip
     r = relucore.train(
@@ -259,9 +259,9 @@ def test_meanfield_reduction_is_train_reduction(reduction, out_bias, weighted):
     assert r.loss == pytest.approx(mf.objective[-1], rel=1e-10)
     assert mf.params["reduction"] == reduction
     with pytest.raises(ValueError, match="reduction"):
-        meanfield.train(X, y, N=N, steps=1, reduction="avg")
+        meanfield.train(X, y, m=N, steps=1, reduction="avg")
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
-        meanfield.train(X, y, N=N, steps=1, sample_weight=-np.ones(X.shape[0]))
+        meanfield.train(X, y, m=N, steps=1, sample_weight=-np.ones(X.shape[0]))
 
 
 def test_sweep_keys_reduction_and_output_bias(monkeypatch):
@@ -298,7 +298,7 @@ def test_sweep_keys_reduction_and_output_bias(monkeypatch):
             }
         ],
         trials=2,
-        seed=0,
+        rng=0,
     )
     assert len(table) == 2
     assert list(table["reduction"]) == ["mean", "mean"] and list(table["output_bias"]) == [0.1, 0.1]
@@ -337,7 +337,7 @@ def test_meanfield_output_bias_threads_segments_and_fixed():
 
     rng = np.random.default_rng(3)
     X, y = rng.standard_normal((40, 2)), rng.standard_normal(40)
-    kw = dict(N=3000, eta=0.5, steps=60, rng=0, batch_size=1, output_bias=0.25, record=7)
+    kw = dict(m=3000, eta=0.5, steps=60, rng=0, batch_size=1, output_bias=0.25, record=7)
     one = meanfield.train(X, y, n_threads=1, progress=False, **kw)
     two = meanfield.train(X, y, n_threads=2, progress=True, **kw)  # progress: the run in segments
     assert one.output_bias == two.output_bias and one.output_bias != 0.25
@@ -345,7 +345,7 @@ def test_meanfield_output_bias_threads_segments_and_fixed():
     np.testing.assert_array_equal(one.objective, two.objective)
     h = one.predict(X)
     assert one.objective[-1] == pytest.approx(
-        np.mean((h - y) ** 2) + one.params["weight_decay"] / kw["N"] * np.sum(one.theta**2), rel=1e-10
+        np.mean((h - y) ** 2) + one.params["weight_decay"] / kw["m"] * np.sum(one.theta**2), rel=1e-10
     )
     fixed = meanfield.train(X, y, train_outer=False, n_threads=1, progress=False, **kw)
     assert fixed.output_bias == 0.25

@@ -133,8 +133,8 @@ def test_matches_meanfield_train(bias):
     b0 = b0 if bias else np.zeros(N)
     theta0 = np.column_stack([a0, W0, b0]) if bias else np.column_stack([a0, W0])
     mf = meanfield.train(
-        X, y, N=N, eta=eta * M / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
-        bias=bias, train_outer=True, output_scale="1/N", init=theta0, record=0, n_threads=1, progress=False,
+        X, y, m=N, eta=eta * M / 2, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None,
+        bias=bias, train_outer=True, output_scale="1/m", init=theta0, record=0, n_threads=1, progress=False,
     )  # fmt: skip
     init = np.column_stack([W0, b0]) if bias else W0
     for engine in ("dual", "weights"):
@@ -268,7 +268,7 @@ def test_closed_form_tools_refuse_two_layer_settings(kw, match):
     with pytest.raises(ValueError, match=match):
         relucore.check_limit(r, X, y)
     with pytest.raises(ValueError, match=match):
-        relucore.theory.metrics.training_metrics(r, y, X=X)
+        relucore.theory.metrics.training_metrics(r, X, y)
 
 
 def test_option_checks():
@@ -301,3 +301,20 @@ def test_history_keeps_the_outer_weights_when_they_move(engine):
     assert rb.history.outer.shape[:2] == (2, rb.history.steps.shape[1])
     assert np.array_equal(rb.history.outer[1, : r.history.n_records], r.history.outer)
     assert relucore.train(X, y, signs=a0, init=W0, steps=20, record=10, engine=engine).history.outer is None
+
+
+@pytest.mark.parametrize("rule,c", [("1/m", lambda m: 1.0 / m), ("1/sqrt(m)", lambda m: 1.0 / np.sqrt(m))])
+def test_named_output_scale_is_its_float_bitwise(rule, c):
+    """train(output_scale="1/m") is train(output_scale=1/m) with m = len(signs), bit for bit (meanfield's names)."""
+    ds = relucore.sample(6, 30, rng=3)
+    kw = dict(signs=(1, -1, 1, -1), train_outer=True, steps=200, eta=0.05)
+    named = relucore.train(ds.X, ds.y, output_scale=rule, **kw)
+    given = relucore.train(ds.X, ds.y, output_scale=c(4), **kw)
+    np.testing.assert_array_equal(named.W, given.W)
+    np.testing.assert_array_equal(named.outer, given.outer)
+    assert named.output_scale == given.output_scale == c(4)
+    assert not np.array_equal(relucore.train(ds.X, ds.y, output_scale=2 * c(4), **kw).W, named.W)
+    with pytest.raises(ValueError, match="renamed in 1.0"):
+        relucore.train(ds.X, ds.y, output_scale="1/N", **kw)
+    with pytest.raises(ValueError, match="output_scale must be"):
+        relucore.train(ds.X, ds.y, output_scale="1/k", **kw)

@@ -177,9 +177,9 @@ def test_models_that_do_not_rescale_refuse_out_of_range_data(kwargs, what):
 def test_front_ends_without_a_scale_back_refuse_clearly():
     X, y = _mixed()
     with pytest.raises(ValueError, match=r"out of range for meanfield.train .*max \|x_ij\| ~ 2\^-333"):
-        relucore.meanfield.train(X * 1e-100, y, N=4, steps=2, progress=False)
+        relucore.meanfield.train(X * 1e-100, y, m=4, steps=2, progress=False)
     with pytest.raises(ValueError, match=r"out of range for meanfield.train .*max \|y_i\| ~ 2\^"):
-        relucore.meanfield.train(X, y * 1e30, N=4, steps=2, progress=False)
+        relucore.meanfield.train(X, y * 1e30, m=4, steps=2, progress=False)
     # The closed form scales back like train: 2^k X, 2^j y give W -> 2^(j-k) W exactly.
     with warnings.catch_warnings():  # n = 5, d = 40: the theorem's premise may fail (a warning); the scaling holds
         warnings.simplefilter("ignore", PremiseWarning)

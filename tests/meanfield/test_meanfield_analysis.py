@@ -167,7 +167,7 @@ def test_ternary_pattern_tolerance():
 def test_proposition_7_odd_labels():
     """Trained on x = ±2, y = (1, -1): kinks at x = ±1/2 (b̄ = min(1, |x_1|^2) = 1), two directions."""
     X = np.array([[2.0], [-2.0]])
-    res = meanfield.train(X, np.array([1.0, -1.0]), N=100, steps=60_000, rng=1, record=0)
+    res = meanfield.train(X, np.array([1.0, -1.0]), m=100, steps=60_000, rng=1, record=0)
     an = analyze(res, rel_norm=1e-3)
     assert an.n_directions == 2 and an.within_bound and an.patterns_distinct
     knots = np.sort(-an.kinks[:, 1] / an.kinks[:, 0])

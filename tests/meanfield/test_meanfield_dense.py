@@ -91,8 +91,8 @@ def test_matches_reference(reference, blas_path, simd_cap, batch, d, bias, train
     rng = np.random.default_rng(2)
     samples = np.stack([rng.permutation(M)[:B] if batch else np.arange(M) for _ in range(steps)])
     r = meanfield.train(
-        X, y, N=N, eta=eta, weight_decay=lam, temperature=0.0, steps=steps, batch_size=batch, bias=bias,
-        train_outer=train_outer, output_scale="1/sqrt(N)", init=theta0, samples=samples, record=0, n_threads=1,
+        X, y, m=N, eta=eta, weight_decay=lam, temperature=0.0, steps=steps, batch_size=batch, bias=bias,
+        train_outer=train_outer, output_scale="1/sqrt(m)", init=theta0, samples=samples, record=0, n_threads=1,
     )  # fmt: skip
     ref = reference(
         X, y, theta0, eta=eta, lam=lam, kappa=1 / np.sqrt(N), steps=steps, samples=samples, bias=bias,
@@ -109,8 +109,8 @@ def test_matches_train_weights_with_trained_outer_layer(blas_path):
     N, s, steps = theta0.shape[0], 0.5, 60
     kappa = 1 / np.sqrt(N)
     mf = meanfield.train(
-        X, y, N=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
-        train_outer=True, output_scale="1/sqrt(N)", init=theta0, record=0, n_threads=1,
+        X, y, m=N, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=True,
+        train_outer=True, output_scale="1/sqrt(m)", init=theta0, record=0, n_threads=1,
     )  # fmt: skip
     r = relucore.train(
         X, y, signs=theta0[:, 0], init=theta0[:, 1:], eta=2 * s / M, steps=steps, tol=0, engine="weights",
@@ -128,7 +128,7 @@ def test_blas_and_loops_agree_to_rounding(monkeypatch, d, batch):
 
     X, y, theta0 = problem(4, d=d)
     kw = dict(
-        N=theta0.shape[0], eta=0.5, weight_decay=0.1, temperature=1e-4, steps=80, batch_size=batch, init=theta0,
+        m=theta0.shape[0], eta=0.5, weight_decay=0.1, temperature=1e-4, steps=80, batch_size=batch, init=theta0,
         rng=5, record=0, n_threads=1,
     )  # fmt: skip
     if not _core._use_blas(True):
@@ -150,7 +150,7 @@ def test_threads_and_segments_do_not_change_results(blas_path, batch, d):
     # N = 2500 spans three blocks of neurons: thread counts 1, 2, 3 split them differently.
     X, y, theta0 = problem(5, M=20, d=d, N=2500)
     kw = dict(
-        N=theta0.shape[0], eta=0.8, weight_decay=0.01, temperature=1e-3, steps=120, batch_size=batch,
+        m=theta0.shape[0], eta=0.8, weight_decay=0.01, temperature=1e-3, steps=120, batch_size=batch,
         init=theta0, rng=11, record=30, track=4, snapshots=(0, 77, 120),
     )  # fmt: skip
     runs = [meanfield.train(X, y, n_threads=t, **kw) for t in (1, 2, 3)]
@@ -177,8 +177,8 @@ def test_shares_the_weight_step_kernel_with_train_weights(blas_path, d, s):
     theta0 = theta0[:, : d + 1]
     steps = 200
     mf = meanfield.train(
-        X, y, N=2, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=False,
-        train_outer=True, output_scale="1", init=theta0, record=0, n_threads=1,
+        X, y, m=2, eta=s, weight_decay=0.0, temperature=0.0, steps=steps, batch_size=None, bias=False,
+        train_outer=True, output_scale=1.0, init=theta0, record=0, n_threads=1,
     )  # fmt: skip
     r = relucore.train(
         X, y, signs=theta0[:, 0], init=theta0[:, 1:], eta=2 * s / 16, steps=steps, tol=0, engine="weights",

@@ -5,6 +5,8 @@ written here (same sample indices and noise), central finite differences of
 the objective written here, and exact distributional facts about the noise.
 """
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -123,11 +125,11 @@ def _objective(theta, X, y, *, lam, kappa, bias, train_outer):
     return np.mean((h - y) ** 2) + lam / theta.shape[0] * np.sum(reg**2)
 
 
-def _train_from_normal_start(X, y, start, *, N, bias, **kw):
+def _train_from_normal_start(X, y, start, *, m, bias, **kw):
     """``meanfield.train`` from theta0 ~ N(0, sd^2) of shape (N, 4 or 3), ``start = (seed, sd)``; returns (theta0, result)."""
     seed, sd = start
-    theta0 = np.random.default_rng(seed).normal(0, sd, (N, 4 if bias else 3))
-    return theta0, meanfield.train(X, y, N=N, bias=bias, init=theta0, **kw)
+    theta0 = np.random.default_rng(seed).normal(0, sd, (m, 4 if bias else 3))
+    return theta0, meanfield.train(X, y, m=m, bias=bias, init=theta0, **kw)
 
 
 @pytest.fixture
@@ -141,19 +143,19 @@ def data2d():
 @pytest.mark.parametrize(
     "B,T,scale,bias,outer",
     [
-        (1, 0.0, "1/N", True, True),
-        (1, 0.05, "1/N", True, True),
-        (3, 0.05, "1/sqrt(N)", True, False),
-        (6, 0.0, "1", False, True),
-        (2, 0.01, "1/N", False, False),
-        (1, 0.01, "1/sqrt(N)", False, False),
+        (1, 0.0, "1/m", True, True),
+        (1, 0.05, "1/m", True, True),
+        (3, 0.05, "1/sqrt(m)", True, False),
+        (6, 0.0, 1.0, False, True),
+        (2, 0.01, "1/m", False, False),
+        (1, 0.01, "1/sqrt(m)", False, False),
     ],
 )
 def test_engine_matches_numpy_loop(data2d, B, T, scale, bias, outer):
     X, y = data2d
     N, iters, step, lam = 9, 60, 0.5, 0.1
     run = dict(eta=step, weight_decay=lam, temperature=T, steps=iters, batch_size=B, bias=bias, train_outer=outer)
-    theta0, res = _train_from_normal_start(X, y, (1, 0.7), N=N, output_scale=scale, rng=42, record=10, **run)
+    theta0, res = _train_from_normal_start(X, y, (1, 0.7), m=N, output_scale=scale, rng=42, record=10, **run)
     kappa = meanfield.output_scale_factor(scale, N)
     ref = _reference(X, y, theta0, kappa=kappa, key=res.key, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
@@ -173,12 +175,12 @@ def test_given_samples_are_used(data2d):
     samples = np.random.default_rng(3).integers(0, 6, (iters, 2))
     samples[:, 1] = (samples[:, 0] + 1) % 6
     run = dict(eta=0.3, weight_decay=0.05, temperature=0.0, steps=iters, batch_size=2, bias=True, train_outer=True)
-    res = meanfield.train(X, y, N=N, init=theta0, samples=samples, rng=0, **run)
+    res = meanfield.train(X, y, m=N, init=theta0, samples=samples, rng=0, **run)
     ref = _reference(X, y, theta0, kappa=1 / N, key=res.key, samples=samples, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("scale,bias,outer", [("1/N", True, True), ("1/sqrt(N)", False, True), ("1", True, False)])
+@pytest.mark.parametrize("scale,bias,outer", [("1/m", True, True), ("1/sqrt(m)", False, True), (1.0, True, False)])
 def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
     """One full-batch noiseless step is theta - s grad L: compare (theta - theta')/s with central differences."""
     X, y = data2d
@@ -188,7 +190,7 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
         X,
         y,
         (4, 0.8),
-        N=N,
+        m=N,
         eta=step,
         weight_decay=lam,
         steps=1,
@@ -221,7 +223,7 @@ def test_gradient_matches_finite_differences(data2d, scale, bias, outer):
 def test_objective_decreases_full_batch(data2d):
     X, y = data2d
     res = meanfield.train(
-        X, y, N=300, eta=0.5, weight_decay=0.01, init_scale=0.3, steps=3000, batch_size=None, rng=5, record=10
+        X, y, m=300, eta=0.5, weight_decay=0.01, init_scale=0.3, steps=3000, batch_size=None, rng=5, record=10
     )
     assert res.success
     assert np.all(np.diff(res.objective) <= 1e-12)
@@ -232,7 +234,7 @@ def test_objective_decreases_full_batch(data2d):
 def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d
     kw = dict(
-        N=700,
+        m=700,
         eta=1.0,
         weight_decay=0.01,
         temperature=1e-3,
@@ -257,9 +259,9 @@ def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size,
 
 def test_seed_and_key_reproduce(data2d):
     X, y = data2d
-    a = meanfield.train(X, y, N=50, steps=100, temperature=0.01, rng=3)
-    b = meanfield.train(X, y, N=50, steps=100, temperature=0.01, key=a.key)
-    c = meanfield.train(X, y, N=50, steps=100, temperature=0.01, rng=4)
+    a = meanfield.train(X, y, m=50, steps=100, temperature=0.01, rng=3)
+    b = meanfield.train(X, y, m=50, steps=100, temperature=0.01, key=a.key)
+    c = meanfield.train(X, y, m=50, steps=100, temperature=0.01, rng=4)
     assert np.array_equal(a.theta, b.theta)
     assert not np.array_equal(a.theta, c.theta)
 
@@ -271,7 +273,7 @@ def test_noise_increment_is_standard_normal():
     res = meanfield.train(
         X,
         np.array([1.0, -1.0]),
-        N=N,
+        m=N,
         eta=step,
         temperature=T,
         weight_decay=0.1,
@@ -302,7 +304,7 @@ def test_single_sample_indices_are_uniform():
 def test_divergence_is_reported(data2d):
     X, y = data2d
     res = meanfield.train(
-        X, 1e3 * y, N=20, eta=50.0, output_scale="1", init_scale=1.0, steps=2000, batch_size=None, rng=0, record=0
+        X, 1e3 * y, m=20, eta=50.0, output_scale=1.0, init_scale=1.0, steps=2000, batch_size=None, rng=0, record=0
     )
     assert not res.success and res.status == _core.Status.diverged
     assert res.nit < 2000
@@ -317,7 +319,7 @@ def test_divergence_is_reported(data2d):
         (dict(output_scale="N"), ValueError),
         (dict(init=np.zeros((3, 4))), ValueError),
         (dict(snapshots=(11,)), ValueError),
-        (dict(N=0), ValueError),
+        (dict(m=0), ValueError),
         (dict(samples=np.zeros((10, 1), int) + 6), ValueError),
         (dict(rng=True), TypeError),
         (dict(temperature=-1.0), ValueError),
@@ -325,7 +327,7 @@ def test_divergence_is_reported(data2d):
 )
 def test_validation(data2d, kw, err):
     X, y = data2d
-    args = dict(N=5, steps=10)
+    args = dict(m=5, steps=10)
     args.update(kw)
     with pytest.raises(err):
         meanfield.train(X, y, **args)
@@ -334,7 +336,7 @@ def test_validation(data2d, kw, err):
 def test_inconsistent_lengths(data2d):
     X, y = data2d
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-        meanfield.train(X, y[:-1], N=5, steps=1)
+        meanfield.train(X, y[:-1], m=5, steps=1)
 
 
 class _Stop(Exception):
@@ -355,7 +357,7 @@ def test_signal_cancels_a_long_run(data2d):
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.3)
         with pytest.raises(_Stop):
-            meanfield.train(X, y, N=1000, steps=30_000_000, record=0, rng=0)  # minutes if not cancelled
+            meanfield.train(X, y, m=1000, steps=30_000_000, record=0, rng=0)  # minutes if not cancelled
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -368,7 +370,7 @@ def test_engine_matches_numpy_loop_other_dimensions(d):
     N, iters = 11, 50
     theta0 = rng.normal(0, 0.7, (N, d + 2))
     run = dict(eta=0.5, weight_decay=0.1, temperature=0.02, steps=iters, batch_size=1, bias=True, train_outer=True)
-    res = meanfield.train(X, y, N=N, init=theta0, rng=1, **run)
+    res = meanfield.train(X, y, m=N, init=theta0, rng=1, **run)
     ref = _reference(X, y, theta0, kappa=1 / N, key=res.key, **run)
     np.testing.assert_allclose(res.theta, ref, rtol=1e-10, atol=1e-12)
 
@@ -402,7 +404,7 @@ def test_simd_paths_are_bitwise_identical(monkeypatch, d, bias, outer, T):
         monkeypatch.setenv("RELUCORE_SIMD", path)
         for n_threads in (1, 3):
             runs[path, n_threads] = meanfield.train(
-                X, y, N=N, init=theta0, rng=3, record=20, n_threads=n_threads, **run
+                X, y, m=N, init=theta0, rng=3, record=20, n_threads=n_threads, **run
             )
     ref = runs["scalar", 1]
     for r in runs.values():
@@ -421,7 +423,7 @@ def test_simd_paths_agree_in_the_benchmark_setting(monkeypatch):
     for path in SIMD_PATHS:
         monkeypatch.setenv("RELUCORE_SIMD", path)
         out.append(
-            meanfield.train(X, y, N=1000, eta=1.0, weight_decay=1e-2, steps=500, init=theta0, rng=0, record=0).theta
+            meanfield.train(X, y, m=1000, eta=1.0, weight_decay=1e-2, steps=500, init=theta0, rng=0, record=0).theta
         )
     assert all(t.tobytes() == out[0].tobytes() for t in out)
 
@@ -430,26 +432,53 @@ def test_simd_cap_is_validated(monkeypatch, data2d):
     X, y = data2d
     monkeypatch.setenv("RELUCORE_SIMD", "avx9")
     with pytest.raises(ValueError, match="RELUCORE_SIMD"):
-        meanfield.train(X, y, N=5, steps=3)
+        meanfield.train(X, y, m=5, steps=3)
 
 
-def test_renamed_options_warn_and_agree(data2d):
-    """The old names step/iters/seed still work for a release, warn naming the new one, and give the same run."""
+@pytest.mark.parametrize("old,new", [("N", "m"), ("M", "n"), ("step", "eta"), ("iters", "steps"), ("seed", "rng")])
+def test_old_names_are_refused_naming_the_new_one(data2d, old, new):
+    """The 0.x keywords are gone in 1.0: each is a TypeError that names its replacement."""
     X, y = data2d
-    new = meanfield.train(X, y, N=7, eta=0.5, steps=40, rng=3, record=10, temperature=0.01)
-    with pytest.warns(DeprecationWarning) as caught:
-        old = meanfield.train(X, y, N=7, step=0.5, iters=40, seed=3, record=10, temperature=0.01)
-    texts = sorted(str(w.message) for w in caught)
-    assert [t.split("(")[1].split("=")[0] for t in texts] == ["iters", "seed", "step"]
-    assert all("use " in t and "removed in 0.3" in t for t in texts)
-    assert np.array_equal(old.theta, new.theta) and np.array_equal(old.objective, new.objective)
-    assert new.params["eta"] == 0.5 and new.params["steps"] == 40
-    with pytest.raises(TypeError, match="both step= and its new name eta="):
-        meanfield.train(X, y, N=7, step=0.5, eta=0.5, steps=1)
+    with pytest.raises(TypeError, match=f"0.x keyword {old}=.*use {new}="):
+        meanfield.train(X, y, steps=1, **{old: 3})
+
+
+@pytest.mark.parametrize("old,new", [("1/N", '"1/m"'), ("1/sqrt(N)", '"1/sqrt(m)"'), ("1", "1.0")])
+def test_old_output_scales_are_refused_naming_the_new_one(data2d, old, new):
+    X, y = data2d
+    with pytest.raises(ValueError, match=re.escape(f"use output_scale={new}")):
+        meanfield.train(X, y, m=5, steps=1, output_scale=old)
+
+
+@pytest.mark.parametrize("rule,kappa", [("1/m", lambda m: 1.0 / m), ("1/sqrt(m)", lambda m: 1.0 / np.sqrt(m))])
+def test_float_output_scale_equals_the_named_rule_bitwise(data2d, rule, kappa):
+    """kappa given as a float runs the engine with that kappa: the named rule's float gives its run bit for bit."""
+    X, y = data2d
+    run = dict(m=7, eta=0.5, steps=40, rng=3, record=10, temperature=0.01)
+    named = meanfield.train(X, y, output_scale=rule, **run)
+    given = meanfield.train(X, y, output_scale=kappa(7), **run)
+    np.testing.assert_array_equal(given.theta, named.theta)
+    np.testing.assert_array_equal(given.objective, named.objective)
+    assert given.kappa == named.kappa == kappa(7)
+    other = meanfield.train(X, y, output_scale=2 * kappa(7), **run)  # a float that is not the rule changes the run
+    assert not np.array_equal(other.theta, named.theta)
+
+
+def test_predict_takes_the_result(data2d):
+    X, y = data2d
+    res = meanfield.train(X, y, m=7, steps=30, rng=1, record=0, output_bias=0.25)
+    np.testing.assert_array_equal(meanfield.predict(res, X), res.predict(X))
+    np.testing.assert_array_equal(
+        meanfield.predict(res.theta, X, kappa=res.kappa, bias=True) + 0.25 - (0.25 - res.output_bias), res.predict(X)
+    )
+    with pytest.raises(TypeError, match="takes kappa and bias from the result"):
+        meanfield.predict(res, X, kappa=1.0)
+    with pytest.raises(TypeError, match="needs kappa="):
+        meanfield.predict(res.theta, X)
 
 
 def test_a_run_that_uses_its_whole_budget_is_completed(data2d):
     """A run that uses its whole budget is completed, a success (no convergence test, no numerical failure)."""
     X, y = data2d
-    res = meanfield.train(X, y, N=5, steps=3)
+    res = meanfield.train(X, y, m=5, steps=3)
     assert res.status == _core.Status.completed and res.success and res.nit == 3

@@ -11,7 +11,7 @@ def test_result_and_analysis():
     res = meanfield.train(
         X,
         np.array([0.0, 1.0, 0.0]),
-        N=300,
+        m=300,
         steps=2000,
         record=100,
         rng=0,
@@ -22,9 +22,9 @@ def test_result_and_analysis():
     assert_summary(
         res,
         contains=[
-            "N=300, d=1, M=3, with bias",
+            "m=300, d=1, n=3, with bias",
             "message: ",
-            "params: N=300",
+            "params: m=300",
             "theta: array(shape=(300, 3), dtype=float64)",
             "trajectories: array(shape=(21, 3, 3), dtype=float64)",
         ],

@@ -313,7 +313,7 @@ def _call_public(name, X, y, k):
     if name == "meanfield":
         from relucore import meanfield
 
-        return meanfield.train(X, y, N=4, steps=3 * k, batch_size=1, rng=0, record=1)
+        return meanfield.train(X, y, m=4, steps=3 * k, batch_size=1, rng=0, record=1)
     if name == "meanfield_analyze":
         from relucore import meanfield
 

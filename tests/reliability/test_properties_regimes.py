@@ -71,7 +71,7 @@ def test_rescaling_the_data_leaves_every_regime_and_the_stable_rank_unchanged(se
     same_regimes(r0, r1)
     assert r1.lambda_l1 == c * c * r0.lambda_l1
     assert r1.red_threshold == (lam / (c * c)) * r0.red_threshold
-    m0, m1 = training_metrics(ref, y, X=X), training_metrics(res, lam * y, X=c * X)
+    m0, m1 = training_metrics(ref, X, y), training_metrics(res, c * X, lam * y)
     np.testing.assert_allclose(m1.stable_rank, m0.stable_rank, rtol=1e-12)
     assert np.array_equal(m1.margins, lam * lam * m0.margins)
     np.testing.assert_allclose(m1.normalized_margins, c * lam * m0.normalized_margins, rtol=1e-12)
@@ -110,12 +110,12 @@ def test_permutations_and_the_sign_flip_act_on_regimes_and_margins_as_on_the_dat
     same_regimes(ref, regimes(relabelled(res, pk=pk), X, y, lambda_l1=lam1), perm_neurons=pk)
     same_regimes(ref, regimes(relabelled(res, flip=True), X, -y, lambda_l1=lam1))
     assert regimes(res, X[pe], y, lambda_l1=None).lambda_l1 == pytest.approx(lam1, rel=1e-14)
-    met = training_metrics(res, y, X=X)
-    assert np.array_equal(training_metrics(relabelled(res, flip=True), -y, X=X).margins, met.margins)
+    met = training_metrics(res, X, y)
+    assert np.array_equal(training_metrics(relabelled(res, flip=True), X, -y).margins, met.margins)
     scale = np.abs(met.margins).max()
-    by_example = training_metrics(relabelled(res, pe=pe), y[pe], X=X[pe]).margins  # einsum may sum in another order
+    by_example = training_metrics(relabelled(res, pe=pe), X[pe], y[pe]).margins  # einsum may sum in another order
     np.testing.assert_allclose(by_example, met.margins[:, pe], rtol=1e-14, atol=1e-15 * scale)
-    permuted = training_metrics(relabelled(res, pk=pk), y, X=X)
+    permuted = training_metrics(relabelled(res, pk=pk), X, y)
     np.testing.assert_allclose(permuted.margins, met.margins, rtol=1e-14, atol=1e-15 * scale)
     np.testing.assert_allclose(permuted.stable_rank, met.stable_rank, rtol=1e-12)
     finite = np.isfinite(met.stable_rank)
@@ -169,7 +169,7 @@ def test_training_metrics_refuse_inputs_of_the_wrong_shape_and_name_them(recorde
     for k, f in kwargs.items():
         args[k] = f(X, y)
     with pytest.raises((ValueError, TypeError)) as info:
-        training_metrics(res, args["y"], X=args["X"], gram=args["gram"], W0_gram=args["W0_gram"])
+        training_metrics(res, args["X"], args["y"], gram=args["gram"], W0_gram=args["W0_gram"])
     assert any(name in str(info.value) for name in names), str(info.value)
 
 
@@ -186,7 +186,7 @@ def test_zero_labels_give_valid_regimes_and_no_nan_but_the_documented_ones(seed,
     assert np.isfinite([r.red_threshold, r.red_norm_bound, r.lambda_l1, r.y_min, r.y_max]).all()
     if r.y_min == 0:
         assert not r.red_condition.any()
-    met = training_metrics(res, y, X=X)
+    met = training_metrics(res, X, y)
     for name in ("loss", "fro_norm", "spectral_norm", "margins"):
         assert np.isfinite(getattr(met, name)).all(), name
     lo = met.margins.min(axis=-1)
@@ -198,13 +198,13 @@ def test_training_metrics_of_a_batched_run_name_a_wrong_number_of_problems():
     X = rng.standard_normal((3, 4, 12))
     y = rng.uniform(0.1, 1, (3, 4)) * rng.choice([-1, 1], (3, 4))
     res = relucore.train(X, y, signs=(1, -1), record=1, steps=20)
-    met = training_metrics(res, y, X=X)
+    met = training_metrics(res, X, y)
     for b in range(3):
-        one = training_metrics(relucore.train(X[b], y[b], signs=(1, -1), record=1, steps=20), y[b], X=X[b])
+        one = training_metrics(relucore.train(X[b], y[b], signs=(1, -1), record=1, steps=20), X[b], y[b])
         r = int(res.history.n_records[b])
         np.testing.assert_allclose(met.margins[b, :r], one.margins, rtol=1e-12, atol=1e-15)
         assert np.isnan(met.margins[b, r:]).all()  # padding of a batched history
     with pytest.raises(ValueError, match="X holds 2 problems, but the run has 3"):
-        training_metrics(res, y, X=X[:2])
+        training_metrics(res, X[:2], y)
     with pytest.raises(ValueError, match="y must have shape"):
-        training_metrics(res, y[:2], X=X)
+        training_metrics(res, X, y[:2])

@@ -3,7 +3,7 @@
 A row depends on nothing but its configuration and its trial's seed (docs/sweeps.md,
 "Reproducibility"), so for any grid:
 
-- the table is bitwise the same whatever ``batch_size``, ``n_threads`` and the order of
+- the table is bitwise the same whatever ``chunk_size``, ``n_threads`` and the order of
   the configurations in the grid;
 - running more trials, or more configurations, leaves the rows already there unchanged;
 - a checkpointed sweep stopped after any number of batches and resumed (with more trials)
@@ -47,7 +47,7 @@ grids = st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=3, uniq
 
 
 def sweep(idx, trials, **kw):
-    kw.setdefault("seed", 11)
+    kw.setdefault("rng", 11)
     return relucore.sweep([POOL[i] for i in idx], trials=trials, progress=False, **kw)
 
 
@@ -73,8 +73,8 @@ def rows_of(table, config):
 @given(idx=grids, trials=st.integers(1, 4), batch_size=st.sampled_from([1, 2, 3]), n_threads=st.sampled_from([1, 2]))
 def test_rows_do_not_depend_on_batches_threads_or_the_order_of_the_grid(idx, trials, batch_size, n_threads):
     ref = sweep(idx, trials, n_threads=1)
-    pd.testing.assert_frame_equal(sweep(idx, trials, batch_size=batch_size, n_threads=n_threads), ref, check_exact=True)
-    rev = sweep(idx[::-1], trials, batch_size=batch_size)
+    pd.testing.assert_frame_equal(sweep(idx, trials, chunk_size=batch_size, n_threads=n_threads), ref, check_exact=True)
+    rev = sweep(idx[::-1], trials, chunk_size=batch_size)
     for i in idx:
         pd.testing.assert_frame_equal(rows_of(rev, POOL[i]), rows_of(ref, POOL[i]), check_exact=True)
 
@@ -98,8 +98,8 @@ def test_more_trials_or_configurations_leave_the_earlier_rows_unchanged(idx, tri
 @given(idx=grids, trials=st.integers(2, 4), more=st.integers(0, 2), keep=st.integers(0, 6))
 def test_a_resumed_checkpoint_equals_the_uninterrupted_run(tmp_path_factory, idx, trials, more, keep):
     path = tmp_path_factory.mktemp("ckpt") / "sweep.db"
-    full = sweep(idx, trials + more, batch_size=1, n_threads=1)
-    sweep(idx, trials, batch_size=1, n_threads=1, checkpoint=path)
+    full = sweep(idx, trials + more, chunk_size=1, n_threads=1)
+    sweep(idx, trials, chunk_size=1, n_threads=1, checkpoint=path)
     # Interrupted with only `keep` trials committed: the store keeps a prefix of its rows.
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute(
@@ -107,7 +107,7 @@ def test_a_resumed_checkpoint_equals_the_uninterrupted_run(tmp_path_factory, idx
             "(SELECT config, trial FROM trials ORDER BY config, trial LIMIT ?)",
             (keep,),
         )
-    resumed = sweep(idx, trials + more, batch_size=2, checkpoint=path)
+    resumed = sweep(idx, trials + more, chunk_size=2, checkpoint=path)
     pd.testing.assert_frame_equal(resumed, full, check_exact=True)
     # Everything is now saved: a rerun computes nothing and returns the same table.
     pd.testing.assert_frame_equal(sweep(idx, trials + more, checkpoint=path), full, check_exact=True)
@@ -115,14 +115,14 @@ def test_a_resumed_checkpoint_equals_the_uninterrupted_run(tmp_path_factory, idx
 
 def allowed_nan(row, name):
     """The measured columns a successful row may leave NaN, as their meanings (sweeps.columns) say."""
-    if name in ("gap", "gap_normalised") and not row["minnorm"]:
+    if name in ("gap", "gap_normalized") and not row["minnorm"]:
         return True
     if name.startswith("gram_") and not row["gram_stats"]:
         return True
     if name == "limit_margin" and not np.isinf(row["steps"]):
         return True  # the certificate of steps = inf only
     signs = json.loads(row["signs"])
-    if name == "gap_normalised" and len(signs) == 1:
+    if name == "gap_normalized" and len(signs) == 1:
         n_off = row["n_neg"] if signs[0] > 0 else row["n_pos"]
         return n_off == 0
     return False
@@ -169,6 +169,6 @@ def test_every_configuration_key_has_a_fixed_column_type():
 def test_gaussian_inits_in_gram_mode_run():
     """Regression: every trial of a use_gram configuration with init='gaussian' failed with
     AttributeError ('GramDataset' object has no attribute 'X')."""
-    table = sweep([len(POOL) - 1], 3, batch_size=2)
+    table = sweep([len(POOL) - 1], 3, chunk_size=2)
     assert (table.status != "error").all(), table.error.tolist()
     assert np.isfinite(table.loss).all() and np.isfinite(table.gap).all()

@@ -167,11 +167,11 @@ CHILD = textwrap.dedent(
     print("consistent" if ok else "corrupted", flush=True)
     # The mean-field weight-space engine (docs/math.md §11).
     from relucore import meanfield
-    mf_kw = dict(N=40, steps=300, rng=1, record=0)
+    mf_kw = dict(m=40, steps=300, rng=1, record=0)
     mf_before = meanfield.train(X, y, **mf_kw)
     print("ready", flush=True)
     try:
-        meanfield.train(X, y, N=200, steps=10**10, rng=1, record=0)
+        meanfield.train(X, y, m=200, steps=10**10, rng=1, record=0)
         print("finished", flush=True)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
@@ -430,7 +430,7 @@ def test_ctrl_c_during_a_checkpointed_sweep_loses_no_saved_result(tmp_path):
         _interrupt_promptly(proc)
         proc.wait(timeout=120)
     resumed = relucore.sweep(
-        H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, checkpoint=ckpt, progress=False
+        H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, checkpoint=ckpt, progress=False
     )
-    uninterrupted = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    uninterrupted = relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, progress=False)
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)

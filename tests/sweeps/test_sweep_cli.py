@@ -12,15 +12,15 @@ from relucore.cli import sweep as _sweep_cli
 def test_cli_runs_a_toml_sweep_and_resumes(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
     cfg.write_text(
-        'trials = 3\nseed = 4\noutput = "out.csv"\ncheckpoint = "s.db"\n[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n'
+        'trials = 3\nrng = 4\noutput = "out.csv"\ncheckpoint = "s.db"\n[grid]\nn = [5, 6]\nd = 300\nuse_gram = true\n'
     )
-    assert cli.main(["sweep", str(cfg), "--no-progress", "--batch-size", "2"]) == 0
+    assert cli.main(["sweep", str(cfg), "--no-progress", "--chunk-size", "2"]) == 0
     table = pd.read_csv(tmp_path / "out.csv")
     assert len(table) == 6 and set(table.n) == {5, 6} and (table.status == "converged").all()
     assert "trials" in capsys.readouterr().out
     import relucore
 
-    direct = relucore.sweep({"n": [5, 6], "d": 300, "use_gram": True}, trials=3, seed=4, progress=False)
+    direct = relucore.sweep({"n": [5, 6], "d": 300, "use_gram": True}, trials=3, rng=4, progress=False)
     assert table.loss.tolist() == direct.loss.tolist()
     # Same command again: everything comes from the checkpoint.
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 0
@@ -36,16 +36,21 @@ def _one_line_error(capsys, match):
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("trials = 1\nseed = 0\n", "exactly one of"),
-        ("trials = 1\n[grid]\nn = [5]\n", "missing required key 'seed'"),
-        ("trials = 1\nseed = 0\nbogus = 1\n[grid]\nn = [5]\n", "unknown key"),
-        ("trials = 1\nseed = 0\n[grid]\nn = [5]\nbogus = 1\n", r"unknown key\(s\) \['bogus'\]"),
-        ("trials = 1\nseed = 0\n[grid]\nn = ['ten']\n", "n"),
-        ("trials = 0\nseed = 0\n[grid]\nn = [5]\n", "trials"),
-        ("trials = 1\nseed = -1\n[grid]\nn = [5]\n", "seed must be non-negative"),
-        ("trials = 1\nseed = 0\n[grid]\nsigns = [1, -1]\n", "ambiguous"),
-        ("trials = 1\nseed = \n", "Invalid value"),
-        ("trials = 1\nseed = 0\noutput = 'out.xlsx'\n[grid]\nn = [5]\n", ".csv or .parquet"),
+        ("trials = 1\nrng = 0\n", "exactly one of"),
+        ("trials = 1\n[grid]\nn = [5]\n", "missing required key 'rng'"),
+        ("trials = 1\nseed = 0\n[grid]\nn = [5]\n", "sweep file key 'seed' was renamed in 1.0: use 'rng'"),
+        (
+            "trials = 1\nrng = 0\nbatch_size = 2\n[grid]\nn = [5]\n",
+            "key 'batch_size' was renamed in 1.0: use 'chunk_size'",
+        ),
+        ("trials = 1\nrng = 0\nbogus = 1\n[grid]\nn = [5]\n", "unknown key"),
+        ("trials = 1\nrng = 0\n[grid]\nn = [5]\nbogus = 1\n", r"unknown key\(s\) \['bogus'\]"),
+        ("trials = 1\nrng = 0\n[grid]\nn = ['ten']\n", "n"),
+        ("trials = 0\nrng = 0\n[grid]\nn = [5]\n", "trials"),
+        ("trials = 1\nrng = -1\n[grid]\nn = [5]\n", "rng must be non-negative"),
+        ("trials = 1\nrng = 0\n[grid]\nsigns = [1, -1]\n", "ambiguous"),
+        ("trials = 1\nrng = \n", "Invalid value"),
+        ("trials = 1\nrng = 0\noutput = 'out.xlsx'\n[grid]\nn = [5]\n", ".csv or .parquet"),
     ],
 )
 def test_cli_user_errors_are_one_line_with_exit_status_2(tmp_path, capsys, text, match):
@@ -59,7 +64,7 @@ def test_cli_missing_file_and_bad_options_are_one_line_with_exit_status_2(tmp_pa
     assert cli.main(["sweep", str(tmp_path / "nope.toml")]) == 2
     _one_line_error(capsys, "cannot read .*nope.toml: No such file")
     cfg = tmp_path / "s.toml"
-    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    cfg.write_text("trials = 1\nrng = 0\n[grid]\nn = [5]\n")
     assert cli.main(["sweep", str(cfg), "--workers", "2", "--dask", "tcp://x:1"]) == 2
     _one_line_error(capsys, "not both")
     assert cli.main(["sweep", str(cfg), "--workers", "0"]) == 2
@@ -68,17 +73,17 @@ def test_cli_missing_file_and_bad_options_are_one_line_with_exit_status_2(tmp_pa
 
 def test_cli_checkpoint_of_another_sweep_is_one_line_with_exit_status_2(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
-    cfg.write_text('trials = 2\nseed = 0\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
+    cfg.write_text('trials = 2\nrng = 0\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 0
     capsys.readouterr()
-    cfg.write_text('trials = 2\nseed = 1\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
+    cfg.write_text('trials = 2\nrng = 1\ncheckpoint = "s.db"\n[grid]\nn = [5]\nd = 200\n')
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 2
-    _one_line_error(capsys, r"different arguments \(seed: ")
+    _one_line_error(capsys, r"different arguments \(rng: ")
 
 
 def test_cli_write_failure_is_one_line_with_exit_status_1(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
-    cfg.write_text('trials = 1\nseed = 0\noutput = "no/such/folder/out.csv"\n[grid]\nn = [5]\nd = 200\n')
+    cfg.write_text('trials = 1\nrng = 0\noutput = "no/such/folder/out.csv"\n[grid]\nn = [5]\nd = 200\n')
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 1
     _one_line_error(capsys, r"no/such/folder/out\.csv: .*non-existent directory")
 
@@ -92,7 +97,7 @@ def test_cli_bugs_keep_their_traceback(tmp_path, monkeypatch, exc):
 
     monkeypatch.setattr(relucore, "sweep", broken)
     cfg = tmp_path / "s.toml"
-    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    cfg.write_text("trials = 1\nrng = 0\n[grid]\nn = [5]\n")
     with pytest.raises(type(exc), match="a bug"):
         cli.main(["sweep", str(cfg), "--no-progress"])
 
@@ -120,7 +125,7 @@ def test_ctrl_c_prints_one_line_and_the_same_command_resumes(tmp_path, workers):
     import time
 
     cfg = tmp_path / "s.toml"
-    cfg.write_text('trials = 100000\nseed = 3\ncheckpoint = "s.db"\nbatch_size = 4\n[grid]\nn = [30]\nd = 3000\n')
+    cfg.write_text('trials = 100000\nrng = 3\ncheckpoint = "s.db"\nchunk_size = 4\n[grid]\nn = [30]\nd = 3000\n')
     cmd = [sys.executable, "-c", _CLI, "sweep", str(cfg), "--no-progress", *workers]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -160,7 +165,7 @@ def test_ctrl_c_without_a_store_says_nothing_was_saved(tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(relucore, "sweep", interrupted)
     cfg = tmp_path / "s.toml"
-    cfg.write_text("trials = 1\nseed = 0\n[grid]\nn = [5]\n")
+    cfg.write_text("trials = 1\nrng = 0\n[grid]\nn = [5]\n")
     assert cli.main(["sweep", str(cfg), "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert (
@@ -191,5 +196,12 @@ def test_no_minnorm_progress_bar_inside_the_sweeps_bar(monkeypatch):
         return real(False, total)
 
     monkeypatch.setattr(search, "_progress_bar", recording)
-    relucore.sweep({"n": 6, "d": 200, "minnorm": True, "signs": [[1, -1]]}, trials=2, seed=0, progress=False)
+    relucore.sweep({"n": 6, "d": 200, "minnorm": True, "signs": [[1, -1]]}, trials=2, rng=0, progress=False)
     assert asked and set(asked) == {False}, asked  # None would draw a bar whenever stderr is a terminal
+
+
+def test_cli_old_batch_size_flag_names_chunk_size(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("trials = 1\nrng = 0\n[grid]\nn = [5]\n")
+    assert cli.main(["sweep", str(cfg), "--batch-size", "2"]) == 2
+    assert "--batch-size was renamed in 1.0: use --chunk-size" in capsys.readouterr().err

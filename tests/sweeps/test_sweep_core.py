@@ -17,7 +17,7 @@ import _sweep_helpers as H  # noqa: E402
 
 def _run(**kw):
     kw.setdefault("progress", False)
-    return relucore.sweep(H.GRID, trials=5, seed=3, **kw)
+    return relucore.sweep(H.GRID, trials=5, rng=3, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_grid_expansion_product_order():
 )
 def test_bad_grids_raise(bad, exc, text):
     with pytest.raises(exc, match=text):
-        relucore.sweep(bad, trials=1, seed=0, progress=False)
+        relucore.sweep(bad, trials=1, rng=0, progress=False)
 
 
 def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
@@ -54,7 +54,7 @@ def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
         ValueError,
         match=re.escape("Write [[1, -1]] for one network with 2 neurons, or [[1], [-1]] for one run per sign"),
     ):
-        relucore.sweep({"n": 5, "signs": [1, -1]}, trials=1, seed=0, progress=False)
+        relucore.sweep({"n": 5, "signs": [1, -1]}, trials=1, rng=0, progress=False)
     with pytest.raises(ValueError, match="mixes lists and single signs"):
         expand_grid({"signs": [[1], -1]})
     assert [c["signs"] for c in expand_grid({"signs": [[1, -1]]})] == [[1.0, -1.0]]
@@ -66,24 +66,29 @@ def test_flat_signs_in_a_grid_are_refused_as_ambiguous():
 
 
 def test_bad_arguments_raise():
-    with pytest.raises(TypeError, match="seed"):
-        relucore.sweep({"n": 5}, trials=1, seed=1.5)
+    with pytest.raises(TypeError, match="rng must be a non-negative int or a SeedSequence"):
+        relucore.sweep({"n": 5}, trials=1, rng=1.5)
+    with pytest.raises(TypeError, match="not a numpy Generator.*cannot be resumed"):
+        relucore.sweep({"n": 5}, trials=1, rng=np.random.default_rng(0))
+    for old, new in (("seed", "rng"), ("batch_size", "chunk_size")):
+        with pytest.raises(TypeError, match=f"0.x keyword {old}=.*use {new}="):
+            relucore.sweep({"n": 5}, trials=1, **{"rng": 1, old: 1})
     with pytest.raises(ValueError, match="trials"):
-        relucore.sweep({"n": 5}, trials=0, seed=1)
+        relucore.sweep({"n": 5}, trials=0, rng=1)
     with pytest.raises(TypeError, match="executor"):
-        relucore.sweep({"n": 5}, trials=1, seed=1, executor=object())
+        relucore.sweep({"n": 5}, trials=1, rng=1, executor=object())
 
 
 def test_seeds_keyed_by_content_not_position():
-    a = relucore.sweep([{"n": 6, "d": 300}, {"n": 8, "d": 300}], trials=3, seed=11, progress=False)
-    b = relucore.sweep([{"n": 4, "d": 50}, {"n": 8, "d": 300}, {"n": 6, "d": 300}], trials=5, seed=11, progress=False)
+    a = relucore.sweep([{"n": 6, "d": 300}, {"n": 8, "d": 300}], trials=3, rng=11, progress=False)
+    b = relucore.sweep([{"n": 4, "d": 50}, {"n": 8, "d": 300}, {"n": 6, "d": 300}], trials=5, rng=11, progress=False)
     cols = [c for c in a.columns if c != "config_index"]
     for n in (6, 8):
         ra = a[a.n == n][cols].reset_index(drop=True)
         rb = b[(b.n == n) & (b.trial < 3)][cols].reset_index(drop=True)
         pd.testing.assert_frame_equal(ra, rb, check_exact=True)
     # Different root seeds give different data.
-    c = relucore.sweep([{"n": 6, "d": 300}], trials=3, seed=12, progress=False)
+    c = relucore.sweep([{"n": 6, "d": 300}], trials=3, rng=12, progress=False)
     assert not np.array_equal(c.loss.values, a[a.n == 6].loss.values)
 
 
@@ -125,7 +130,7 @@ def test_measured_values_match_theory(reference):
 
 
 @pytest.mark.parametrize(
-    "kw", [dict(n_threads=1), dict(n_threads=2), dict(batch_size=1), dict(batch_size=3, n_threads=1)]
+    "kw", [dict(n_threads=1), dict(n_threads=2), dict(chunk_size=1), dict(chunk_size=3, n_threads=1)]
 )
 def test_bitwise_identical_across_threads_and_batches(reference, kw):
     pd.testing.assert_frame_equal(reference, _run(measure=H.measure_norms, **kw), check_exact=True)
@@ -153,14 +158,14 @@ def test_identical_whatever_the_completion_order(reference):
             return super().submit(delayed)
 
     with Reverse(max_workers=15) as ex:
-        out = _run(measure=H.measure_norms, executor=ex, batch_size=1)
+        out = _run(measure=H.measure_norms, executor=ex, chunk_size=1)
     assert finished == sorted(finished, reverse=True) and len(finished) == 15
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
 
 
 def test_failing_trials_are_recorded_and_the_sweep_goes_on():
     grid = [{"n": 6, "d": 300}, {"n": 20, "d": 10}]  # n > d: the positive init needs K invertible
-    t = relucore.sweep(grid, trials=6, seed=5, measure=H.measure_fail_some, batch_size=3, progress=False)
+    t = relucore.sweep(grid, trials=6, rng=5, measure=H.measure_fail_some, chunk_size=3, progress=False)
     assert len(t) == 12
     bad_cfg = t[t.config_index == 1]
     assert (bad_cfg.status == "error").all()
@@ -174,12 +179,12 @@ def test_failing_trials_are_recorded_and_the_sweep_goes_on():
     assert (ok.y0 > 0).all() and failed.y0.isna().all()
     assert (ok.error == "").all()
     # Batches made only of failures lack the measure column: the table is the same anyway.
-    t1 = relucore.sweep(grid, trials=6, seed=5, measure=H.measure_fail_some, batch_size=1, progress=False)
+    t1 = relucore.sweep(grid, trials=6, rng=5, measure=H.measure_fail_some, chunk_size=1, progress=False)
     pd.testing.assert_frame_equal(t, t1, check_exact=True)
 
 
 def test_measure_column_clash_is_an_error_row():
-    t = relucore.sweep({"n": 5, "d": 200}, trials=2, seed=0, measure=lambda data, res: {"loss": 1.0}, progress=False)
+    t = relucore.sweep({"n": 5, "d": 200}, trials=2, rng=0, measure=lambda data, res: {"loss": 1.0}, progress=False)
     assert (t.status == "error").all() and t.error.str.contains("clash").all()
 
 
@@ -194,12 +199,12 @@ def test_config_values_and_measure_columns_share_the_plain_scalar_rule():
     t = relucore.sweep(
         {"n": 5, "d": 200},
         trials=2,
-        seed=0,
+        rng=0,
         measure=lambda data, res: {"a": np.array(2.5), "b": np.float64("nan"), "c": np.int32(3)},
         progress=False,
     )
     assert (t.status != "error").all() and (t.a == 2.5).all() and t.b.isna().all() and (t.c == 3).all()
-    t = relucore.sweep({"n": 5, "d": 200}, trials=1, seed=0, measure=lambda data, res: {"v": [1.0]}, progress=False)
+    t = relucore.sweep({"n": 5, "d": 200}, trials=1, rng=0, measure=lambda data, res: {"v": [1.0]}, progress=False)
     assert t.error[0].startswith("TypeError: measure returned a non-scalar value for column 'v': list")
 
 
@@ -216,7 +221,7 @@ def test_save_csv_round_trip(tmp_path, reference):
     relucore.save_table(reference, path)
     back = pd.read_csv(path, keep_default_na=False, na_values=["NaN", ""])
     np.testing.assert_array_equal(back.loss.values, reference.loss.values)
-    np.testing.assert_array_equal(back.gap_normalised.values, reference.gap_normalised.values)
+    np.testing.assert_array_equal(back.gap_normalized.values, reference.gap_normalized.values)
     assert list(back.seed) == list(reference.seed)
     with pytest.raises(ValueError, match=".csv or .parquet"):
         relucore.save_table(reference, tmp_path / "t.xlsx")
@@ -252,7 +257,7 @@ def test_gap_matches_an_independent_qp(reference):
         w_inf = relucore.train(X, y).W[0]
         gap = np.linalg.norm(w_inf - w_star)
         assert row.gap == pytest.approx(gap, rel=1e-8)  # measured agreement ~1e-11
-        assert row.gap_normalised == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)
+        assert row.gap_normalized == pytest.approx(row.gap * np.sqrt(row.d / row.n_neg), rel=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import _sweep_helpers as H  # noqa: E402
 
 
 def _run(**kw):
-    return relucore.sweep(H.GRID, trials=4, seed=21, measure=H.measure_norms, progress=False, **kw)
+    return relucore.sweep(H.GRID, trials=4, rng=21, measure=H.measure_norms, progress=False, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -25,18 +25,18 @@ def reference():
 
 def test_spawn_process_pool(reference):
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as ex:
-        out = _run(executor=ex, batch_size=3)
+        out = _run(executor=ex, chunk_size=3)
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
 
 
 def test_dask_local_cluster(reference, dask_client, tmp_path):
-    out = _run(executor=dask_client.get_executor(), batch_size=2)
+    out = _run(executor=dask_client.get_executor(), chunk_size=2)
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
     # Failures travel back from the workers as error rows, and checkpoints work there too.
     t = relucore.sweep(
         {"n": [12, 20], "d": 10},
         trials=2,
-        seed=0,
+        rng=0,
         executor=dask_client.get_executor(),
         checkpoint=tmp_path / "c.db",
         progress=False,

@@ -206,7 +206,7 @@ GRID = [
     {"n": 5, "d": 200, "use_gram": True, "spectrum": ["spiked", 5, 20.0, 1.0], "eta": 1e-3, "steps": 50},
     {"n": 7, "d": 7, "use_gram": True, "signs": [-1], "labels": "normal", "minnorm": False},
 ]
-COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalised", "norm1"] + [
+COMPARE = ["loss", "grad_norm", "eta", "gap", "gap_normalized", "norm1"] + [
     f"gram_{k}" for k in ("mu_max", "mu_min", "deviation", "offdiag_ratio", "d2", "d_inf")
 ]
 EXACT = ["nit", "pattern_stable_step", "n_pos", "n_neg", "status", "seed"]
@@ -219,13 +219,13 @@ def _nothing(data, result):
 @pytest.fixture(scope="module")
 def fast():
     assert all(fast_trials_ok(c, None) for c in expand_grid(GRID))
-    return relucore.sweep(GRID, trials=12, seed=4, progress=False)
+    return relucore.sweep(GRID, trials=12, rng=4, progress=False)
 
 
 def test_fast_path_equals_general_path(fast):
     """A measure forces the general path (prepare, train, minnorm in Python) on the same data."""
     assert not fast_trials_ok(expand_grid(GRID)[0], _nothing)
-    slow = relucore.sweep(GRID, trials=12, seed=4, measure=_nothing, progress=False)
+    slow = relucore.sweep(GRID, trials=12, rng=4, measure=_nothing, progress=False)
     assert (fast.status != "error").all(), fast.error.unique()
     for c in EXACT:
         assert list(fast[c]) == list(slow[c]), c
@@ -263,7 +263,7 @@ def test_fast_path_row_is_train_bitwise(cfg):
 
     c = expand_grid([cfg])[0]
     assert fast_trials_ok(c, None)
-    rows = relucore.sweep(cfg, trials=6, seed=3, progress=False)
+    rows = relucore.sweep(cfg, trials=6, rng=3, progress=False)
     labels = tuple(c["labels"]) if isinstance(c["labels"], list) else (c["labels"] or "uniform")
     for _, row in rows.iterrows():
         K, y = relucore.sample_gram_batch(c["n"], c["d"], [eval(row.seed)], labels=labels)
@@ -285,22 +285,22 @@ def test_fast_path_refuses_a_step_as_train_does():
     both sweep paths, with train's text."""
     cfg = {"n": 10, "d": 10, "use_gram": True, "labels": "positive", "eta": 1e-300, "steps": 5}
     assert fast_trials_ok(expand_grid([cfg])[0], None)
-    fast = relucore.sweep(cfg, trials=3, seed=9, progress=False)
-    slow = relucore.sweep(cfg, trials=3, seed=9, progress=False, measure=_nothing)
+    fast = relucore.sweep(cfg, trials=3, rng=9, progress=False)
+    slow = relucore.sweep(cfg, trials=3, rng=9, progress=False, measure=_nothing)
     assert (fast.status == "error").all() and (slow.status == "error").all()
     for a, b in zip(fast.error, slow.error):
         assert a.startswith("ValueError: eta = 1e-300 is too small: it is below machine epsilon times the default step")
         assert b.startswith(a), (a, b)
 
 
-@pytest.mark.parametrize("kw", [dict(batch_size=1), dict(batch_size=5, n_threads=2), dict(n_threads=1)])
+@pytest.mark.parametrize("kw", [dict(chunk_size=1), dict(chunk_size=5, n_threads=2), dict(n_threads=1)])
 def test_fast_path_bitwise_identical_across_batches_and_threads(fast, kw):
-    pd.testing.assert_frame_equal(fast, relucore.sweep(GRID, trials=12, seed=4, progress=False, **kw), check_exact=True)
+    pd.testing.assert_frame_equal(fast, relucore.sweep(GRID, trials=12, rng=4, progress=False, **kw), check_exact=True)
 
 
 def test_fast_path_identical_on_an_executor(fast):
     with cf.ThreadPoolExecutor(2) as ex:
-        out = relucore.sweep(GRID, trials=12, seed=4, progress=False, executor=ex, batch_size=7)
+        out = relucore.sweep(GRID, trials=12, rng=4, progress=False, executor=ex, chunk_size=7)
     pd.testing.assert_frame_equal(fast, out, check_exact=True)
 
 
@@ -322,12 +322,12 @@ def test_fast_path_checkpoint_resumes_to_the_same_table(fast, tmp_path):
     import sqlite3
 
     ckpt = tmp_path / "fast.db"
-    full = relucore.sweep(GRID, trials=12, seed=4, progress=False, batch_size=5, checkpoint=ckpt)
+    full = relucore.sweep(GRID, trials=12, rng=4, progress=False, chunk_size=5, checkpoint=ckpt)
     pd.testing.assert_frame_equal(fast, full, check_exact=True)
     with sqlite3.connect(ckpt) as conn:
         assert conn.execute("DELETE FROM trials WHERE trial >= 5").rowcount > 0
     conn.close()
-    resumed = relucore.sweep(GRID, trials=12, seed=4, progress=False, batch_size=5, checkpoint=ckpt)
+    resumed = relucore.sweep(GRID, trials=12, rng=4, progress=False, chunk_size=5, checkpoint=ckpt)
     pd.testing.assert_frame_equal(fast, resumed, check_exact=True)
 
 
@@ -346,9 +346,9 @@ def test_fast_path_error_codes_become_error_rows(monkeypatch):
 
     monkeypatch.setattr(_sweep_fast._core, "sweep_gram_batch", refuse_second)
     cfg = {"n": 5, "d": 50, "use_gram": True}
-    out = relucore.sweep(cfg, trials=4, seed=1, progress=False, batch_size=4)
+    out = relucore.sweep(cfg, trials=4, rng=1, progress=False, chunk_size=4)
     monkeypatch.undo()
-    ref = relucore.sweep(cfg, trials=4, seed=1, progress=False, batch_size=4)
+    ref = relucore.sweep(cfg, trials=4, rng=1, progress=False, chunk_size=4)
     assert list(out.status) == ["converged", "error", "converged", "converged"]
     assert out.error[1].startswith("ValueError: K is rank-deficient or badly conditioned: cond(K) = 3.5e+13")
     assert out.nit[1] == -1 and np.isnan(out.loss[1]) and np.isnan(out.gap[1])

@@ -29,7 +29,7 @@ def test_limit_columns_match_train_steps_inf(use_gram):
     from relucore.sweeps.row_data import row_data
 
     grid = {"n": 8, "d": 400, "m": 2, "steps": [np.inf, 2000], "use_gram": use_gram, "gram_stats": False}
-    table = relucore.sweep(grid, trials=3, seed=5, progress=False)
+    table = relucore.sweep(grid, trials=3, rng=5, progress=False)
     limit = table[table.config_index == 0]
     plain = table[table.config_index == 1]
     assert np.all(np.isinf(limit.steps)) and np.all(plain.steps == 2000)
@@ -57,7 +57,7 @@ def test_steps_inf_refuses_the_logistic_loss_per_trial():
     table = relucore.sweep(
         {"n": 6, "d": 50, "steps": np.inf, "loss": "logistic", "minnorm": False, "gram_stats": False},
         trials=2,
-        seed=0,
+        rng=0,
         progress=False,
     )
     assert (table.status == "error").all() and table.error.str.contains("logistic").all()

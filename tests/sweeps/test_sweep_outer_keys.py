@@ -9,26 +9,24 @@ from relucore.sweeps.config import DEFAULTS, FORMAT_CHANGES, SWEEP_FORMAT, expan
 
 def test_loss_key_and_its_table_column():
     # seed 1: both draws converge (with seed 0 one of d = 60 draws stalls)
-    t = relucore.sweep({"n": 5, "d": 60, "loss": ["square"]}, trials=2, seed=1, progress=False)
+    t = relucore.sweep({"n": 5, "d": 60, "loss": ["square"]}, trials=2, rng=1, progress=False)
     assert list(t["loss_name"]) == ["square", "square"]
     assert t["loss"].dtype == float  # the final loss keeps its column
     assert np.all(t["status"] == "converged")
 
 
-def test_old_key_loss_name_warns_and_means_loss():
-    with pytest.warns(DeprecationWarning, match="'loss_name' is deprecated.*use 'loss'"):
-        old = relucore.sweep({"n": 5, "d": 60, "loss_name": "square"}, trials=2, seed=0, progress=False)
-    new = relucore.sweep({"n": 5, "d": 60, "loss": "square"}, trials=2, seed=0, progress=False)
-    assert list(old["seed"]) == list(new["seed"])
-    assert np.array_equal(old["loss"].to_numpy(), new["loss"].to_numpy())
-    with pytest.raises(TypeError, match="both 'loss_name' and its new name 'loss'"):
+def test_old_key_loss_name_is_refused_naming_loss():
+    with pytest.raises(ValueError, match="'loss_name' was renamed in 1.0: use 'loss'"):
+        relucore.sweep({"n": 5, "d": 60, "loss_name": "square"}, trials=2, rng=0, progress=False)
+    with pytest.raises(ValueError, match="'loss_name' was renamed"):
         expand_grid({"loss_name": "square", "loss": "square"})
+    assert stored_config({"loss_name": "square"})["loss"] == "square"  # old stores are data: still read
 
 
 def test_two_layer_keys_reach_train():
     grid = {"n": 6, "d": 40, "m": 2, "train_outer": True, "bias": True, "output_scale": 0.5}
     grid.update(minnorm=False, steps=200, tol=0.0, eta=0.2)
-    t = relucore.sweep(grid, trials=2, seed=1, progress=False)
+    t = relucore.sweep(grid, trials=2, rng=1, progress=False)
     assert list(t["train_outer"]) == [True, True] and list(t["bias"]) == [True, True]
     assert list(t["output_scale"]) == [0.5, 0.5]
     # a row is train with the same options on the trial's data
@@ -65,5 +63,6 @@ def test_old_stored_configurations_read_under_the_new_keys():
 
 
 def test_format_2_names_the_rename():
-    assert SWEEP_FORMAT == 2
+    assert SWEEP_FORMAT == 3  # format 3: gap_normalised -> gap_normalized (1.0's one vocabulary)
     assert "'loss_name' is 'loss'" in FORMAT_CHANGES[2]
+    assert "gap_normalised is gap_normalized" in FORMAT_CHANGES[3]

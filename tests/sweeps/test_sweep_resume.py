@@ -31,7 +31,7 @@ def _records(path):
 
 @pytest.fixture(scope="module")
 def uninterrupted():
-    return relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    return relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, progress=False)
 
 
 def test_resume_after_sigkill(tmp_path, uninterrupted):
@@ -69,9 +69,9 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
         resumed = relucore.sweep(
             H.GRID,
             trials=40,
-            seed=7,
+            rng=7,
             measure=H.measure_slow,
-            batch_size=3,
+            chunk_size=3,
             n_threads=1,
             checkpoint=ckpt,
             progress=False,
@@ -88,7 +88,7 @@ def test_resume_after_sigkill(tmp_path, uninterrupted):
     relucore.sweeps.api.run_batch = counting
     calls.clear()
     try:
-        again = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, checkpoint=ckpt, progress=False)
+        again = relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, checkpoint=ckpt, progress=False)
     finally:
         relucore.sweeps.api.run_batch = orig
     assert calls == []
@@ -103,16 +103,14 @@ def _saved_rows(path):
 
 
 def _small(ckpt, **kw):
-    return relucore.sweep(
-        {"n": [5, 6], "d": 200}, trials=4, seed=1, batch_size=2, checkpoint=ckpt, progress=False, **kw
-    )
+    return relucore.sweep({"n": [5, 6], "d": 200}, trials=4, rng=1, chunk_size=2, checkpoint=ckpt, progress=False, **kw)
 
 
 def test_checkpoint_of_other_arguments_is_refused(tmp_path):
     ckpt = tmp_path / "c.db"
     _small(ckpt)
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
-        relucore.sweep({"n": [5, 6], "d": 200}, trials=4, seed=2, checkpoint=ckpt, progress=False)
+        relucore.sweep({"n": [5, 6], "d": 200}, trials=4, rng=2, checkpoint=ckpt, progress=False)
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
         _small(ckpt, measure=H.measure_norms)
     (tmp_path / "x.db").write_text("hello\n")
@@ -157,7 +155,7 @@ def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monk
 
     def run(grid, trials, checkpoint):
         return relucore.sweep(
-            grid, trials=trials, seed=7, measure=H.measure_norms, batch_size=3, checkpoint=checkpoint, progress=False
+            grid, trials=trials, rng=7, measure=H.measure_norms, chunk_size=3, checkpoint=checkpoint, progress=False
         )
 
     run(H.GRID, 8, ckpt)
@@ -181,10 +179,10 @@ def test_more_trials_and_more_configurations_reuse_the_checkpoint(tmp_path, monk
 
 def test_incompatible_checkpoint_message_is_short_and_names_the_keys(tmp_path):
     ckpt = tmp_path / "c.db"
-    relucore.sweep(H.GRID, trials=2, seed=1, checkpoint=ckpt, progress=False)
+    relucore.sweep(H.GRID, trials=2, rng=1, checkpoint=ckpt, progress=False)
     with pytest.raises(relucore.CheckpointError) as info:
-        relucore.sweep(H.GRID, trials=3, seed=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
+        relucore.sweep(H.GRID, trials=3, rng=2, measure=H.measure_norms, checkpoint=ckpt, progress=False)
     message = str(info.value)
-    assert len(message) < 400 and 'seed: "1" in the file, "2" now' in message and str(ckpt) in message
-    assert "measure: null in the file" in message and "same seed and measure" in message
+    assert len(message) < 400 and 'rng: "1" in the file, "2" now' in message and str(ckpt) in message
+    assert "measure: null in the file" in message and "same rng and measure" in message
     assert "configs" not in message and "relucore:" not in message

@@ -36,7 +36,7 @@ GRID = [
 
 @pytest.fixture(scope="module")
 def table():
-    return relucore.sweep(GRID, trials=3, seed=11, measure=_measure, n_threads=1, progress=False)
+    return relucore.sweep(GRID, trials=3, rng=11, measure=_measure, n_threads=1, progress=False)
 
 
 def test_rows_rebuild_the_trials_data(table):
@@ -56,8 +56,8 @@ def test_rows_rebuild_the_trials_data(table):
 
 def test_fast_path_rows_rebuild_the_same_data():
     cfg = dict(GRID[2])
-    fast = relucore.sweep([cfg], trials=3, seed=11, n_threads=1, progress=False)
-    general = relucore.sweep([cfg], trials=3, seed=11, measure=_measure, n_threads=1, progress=False)
+    fast = relucore.sweep([cfg], trials=3, rng=11, n_threads=1, progress=False)
+    general = relucore.sweep([cfg], trials=3, rng=11, measure=_measure, n_threads=1, progress=False)
     for (_, f), (_, g) in zip(fast.iterrows(), general.iterrows()):
         assert f["seed"] == g["seed"]
         data = row_data(f)

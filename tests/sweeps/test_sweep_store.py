@@ -30,7 +30,7 @@ CHILD = f"import sys; sys.path.insert(0, {HERE!r}); import _sweep_helpers; _swee
 
 @pytest.fixture(scope="module")
 def uninterrupted():
-    return relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, batch_size=4, progress=False)
+    return relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, chunk_size=4, progress=False)
 
 
 def _child(path):
@@ -42,7 +42,7 @@ def _resume_counting(path, monkeypatch):
     ran = []
     orig = relucore.sweeps.api.run_batch
     monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
-    table = relucore.sweep(H.GRID, trials=40, seed=7, measure=H.measure_slow, checkpoint=path, progress=False)
+    table = relucore.sweep(H.GRID, trials=40, rng=7, measure=H.measure_slow, checkpoint=path, progress=False)
     monkeypatch.undo()
     return table, ran
 
@@ -129,12 +129,12 @@ def measure_special(data, result):
 
 def test_floats_nan_inf_bools_and_none_come_back_bitwise(tmp_path):
     grid = [{"n": 5, "d": 100, "gram_stats": False}, {"n": 5, "d": 100, "use_gram": True, "minnorm": False}]
-    ref = relucore.sweep(grid, trials=6, seed=3, measure=measure_special, batch_size=4, progress=False)
+    ref = relucore.sweep(grid, trials=6, rng=3, measure=measure_special, chunk_size=4, progress=False)
     assert np.signbit(ref["neg_nan"]).all() and not np.signbit(ref["nan"]).any()
     assert ref["flag"].dtype == bool and ref["gram_mu_max"].isna().any()
     path = tmp_path / "special.db"
-    relucore.sweep(grid, trials=6, seed=3, measure=measure_special, checkpoint=path, progress=False)
-    resumed = relucore.sweep(grid, trials=6, seed=3, measure=measure_special, checkpoint=path, progress=False)
+    relucore.sweep(grid, trials=6, rng=3, measure=measure_special, checkpoint=path, progress=False)
+    resumed = relucore.sweep(grid, trials=6, rng=3, measure=measure_special, checkpoint=path, progress=False)
     for table in (resumed, store_read.read_table(path)):
         pd.testing.assert_frame_equal(table, ref, check_exact=True)
         got, want = _bits(table), _bits(ref)
@@ -203,11 +203,11 @@ def test_a_nan_saved_by_another_writer_is_the_same_row_other_nan_bits_are_not(tm
 
 def test_another_sweep_format_is_refused_with_the_reason(tmp_path, monkeypatch):
     path = tmp_path / "f.db"
-    relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+    relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, checkpoint=path, progress=False)
     now = relucore.sweeps.config.SWEEP_FORMAT
     monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", now + 1)  # what the next bump does
     with pytest.raises(relucore.CheckpointError) as info:
-        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+        relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, checkpoint=path, progress=False)
     msg = str(info.value)
     assert str(path) in msg and f"sweep format {now}" in msg and f"computes format {now + 1}" in msg
     assert "relucore sweep export" in msg
@@ -218,25 +218,25 @@ def test_a_store_of_other_random_streams_is_refused_but_still_read(tmp_path, mon
     another version, is refused on resume with the file and the reason; it can still be read and exported."""
     path = tmp_path / "g.db"
     grid = {"n": 5, "d": 100}
-    table = relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
+    table = relucore.sweep(grid, trials=2, rng=1, checkpoint=path, progress=False)
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'generator'").fetchone() == (
             relucore._core.defaults.generator_version,
         )
         conn.execute("DELETE FROM meta WHERE key = 'generator'")  # as written before this version
     with pytest.raises(relucore.CheckpointError) as info:
-        relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
+        relucore.sweep(grid, trials=2, rng=1, checkpoint=path, progress=False)
     msg = str(info.value)
     assert str(path) in msg and "an older generator (none recorded)" in msg
     assert "random streams changed" in msg and "relucore sweep export" in msg
     pd.testing.assert_frame_equal(store_read.read_table(path), table, check_exact=True)
     assert "generator unrecorded" in str(store_read.status(path))
     path2 = tmp_path / "g2.db"
-    relucore.sweep(grid, trials=2, seed=1, checkpoint=path2, progress=False)
+    relucore.sweep(grid, trials=2, rng=1, checkpoint=path2, progress=False)
     now = relucore.sweeps.config.GENERATOR_VERSION
     monkeypatch.setattr(relucore.sweeps.api, "GENERATOR_VERSION", now + 1)  # what the next stream change does
     with pytest.raises(relucore.CheckpointError, match=f"generator version {now}.*generator version {now + 1}"):
-        relucore.sweep(grid, trials=2, seed=1, checkpoint=path2, progress=False)
+        relucore.sweep(grid, trials=2, rng=1, checkpoint=path2, progress=False)
 
 
 def test_a_generator_1_store_is_refused_with_what_version_2_changed(tmp_path):
@@ -244,12 +244,12 @@ def test_a_generator_1_store_is_refused_with_what_version_2_changed(tmp_path):
     resume, naming both versions and what changed; a version-2 store resumes."""
     path = tmp_path / "v1.db"
     grid = {"n": 5, "d": 100, "use_gram": True}
-    relucore.sweep(grid, trials=2, seed=1, checkpoint=path, progress=False)
-    relucore.sweep(grid, trials=3, seed=1, checkpoint=path, progress=False)  # same version: resumes
+    relucore.sweep(grid, trials=2, rng=1, checkpoint=path, progress=False)
+    relucore.sweep(grid, trials=3, rng=1, checkpoint=path, progress=False)  # same version: resumes
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = 1 WHERE key = 'generator'")
     with pytest.raises(relucore.CheckpointError) as info:
-        relucore.sweep(grid, trials=4, seed=1, checkpoint=path, progress=False)
+        relucore.sweep(grid, trials=4, rng=1, checkpoint=path, progress=False)
     msg = str(info.value)
     assert "generator version 1" in msg and "generator version 2" in msg
     assert "version 2: Gram-mode data" in msg and "old seeds give new draws of the same law" in msg
@@ -258,17 +258,17 @@ def test_a_generator_1_store_is_refused_with_what_version_2_changed(tmp_path):
 def test_a_format_1_store_names_what_changed(tmp_path):
     """A store of relucore 0.1.0's rows (format 1) is refused with what format 2 changed."""
     path = tmp_path / "old.db"
-    relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+    relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, checkpoint=path, progress=False)
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = 1 WHERE key = 'sweep_format'")
     with pytest.raises(relucore.CheckpointError, match="format 2: runs that stop at a stationary point"):
-        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, checkpoint=path, progress=False)
+        relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, checkpoint=path, progress=False)
 
 
 def test_status_counts_errors_rate_and_eta(tmp_path):
     path = tmp_path / "st.db"
     table = relucore.sweep(
-        H.GRID[:2], trials=6, seed=7, measure=H.measure_fail_some, batch_size=3, progress=False, checkpoint=path
+        H.GRID[:2], trials=6, rng=7, measure=H.measure_fail_some, chunk_size=3, progress=False, checkpoint=path
     )
     errors = table.status.eq("error")
     with sqlite3.connect(path) as conn:
@@ -308,7 +308,7 @@ def _set_batches(path, rows):
 
 def test_status_marks_a_stopped_writer_and_gives_no_eta(tmp_path):
     path = tmp_path / "dead.db"
-    relucore.sweep({"n": 5, "d": 100}, trials=4, seed=1, batch_size=2, progress=False, checkpoint=path)
+    relucore.sweep({"n": 5, "d": 100}, trials=4, rng=1, chunk_size=2, progress=False, checkpoint=path)
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM trials WHERE trial >= 2")
     conn.close()
@@ -329,7 +329,7 @@ def test_status_marks_a_stopped_writer_and_gives_no_eta(tmp_path):
     _set_batches(path, [(now - 301, 1, "elsewhere:1"), (now - 300, 1, "elsewhere:1")])
     assert store_read.status(path).stopped
     # A finished sweep is never "stopped".
-    relucore.sweep({"n": 5, "d": 100}, trials=4, seed=1, batch_size=2, progress=False, checkpoint=path)
+    relucore.sweep({"n": 5, "d": 100}, trials=4, rng=1, chunk_size=2, progress=False, checkpoint=path)
     assert not store_read.status(path).stopped and store_read.status(path).eta == 0.0
 
 
@@ -339,11 +339,11 @@ def measure_config_and_loss(data, result):
 
 def test_measure_columns_sqlite_cannot_tell_apart_are_refused_by_name(tmp_path):
     path = tmp_path / "m.db"
-    assert relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, progress=False)[
+    assert relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, measure=measure_config_and_loss, progress=False)[
         "Loss"
     ].tolist() == [2.0, 2.0]  # fine without a store
     with pytest.raises(relucore.CheckpointError, match=r"m\.db.*measure column 'Loss'.*'loss'"):
-        relucore.sweep({"n": 5, "d": 100}, trials=2, seed=1, measure=measure_config_and_loss, checkpoint=path,
+        relucore.sweep({"n": 5, "d": 100}, trials=2, rng=1, measure=measure_config_and_loss, checkpoint=path,
                        progress=False)  # fmt: skip
 
 
@@ -420,3 +420,20 @@ def test_retry_busy_runs_again_only_while_busy():
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         retry_busy(lambda: (_ for _ in ()).throw(_busy()), timeout=0.05)
     assert time.monotonic() - t0 < 5
+
+
+def test_a_format_2_store_with_the_old_column_name_is_read_under_the_new_one(tmp_path):
+    """Format 3 renamed gap_normalised to gap_normalized: an older store is refused on resume with the reason,
+    and still read and exported with the column under its new name and the same values."""
+    path = tmp_path / "old.db"
+    grid = {"n": 5, "d": 100}
+    table = relucore.sweep(grid, trials=3, rng=1, checkpoint=path, progress=False)
+    with sqlite3.connect(path) as conn:  # as format 2 wrote it
+        conn.execute("DROP VIEW results")
+        conn.execute("ALTER TABLE trials RENAME COLUMN gap_normalized TO gap_normalised")
+        conn.execute("UPDATE meta SET value = 2 WHERE key = 'sweep_format'")
+    old = relucore.sweeps.store_read.read_table(path)
+    assert "gap_normalised" not in old.columns
+    np.testing.assert_array_equal(old["gap_normalized"].to_numpy(), table["gap_normalized"].to_numpy())
+    with pytest.raises(relucore.CheckpointError, match="gap_normalised is gap_normalized"):
+        relucore.sweep(grid, trials=3, rng=1, checkpoint=path, progress=False)

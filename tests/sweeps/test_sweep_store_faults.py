@@ -31,7 +31,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(relucore.__file__)))
 
 
 def _fast(path=None, trials=600):
-    return relucore.sweep(GRID, trials=trials, seed=5, batch_size=50, checkpoint=path, progress=False)
+    return relucore.sweep(GRID, trials=trials, rng=5, chunk_size=50, checkpoint=path, progress=False)
 
 
 def _run_child(body, *, preexec_fn=None):
@@ -50,7 +50,7 @@ DISK_FULL_CHILD = """
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail (EFBIG) instead
     resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
     try:
-        relucore.sweep({grid!r}, trials=600, seed=5, batch_size=50, checkpoint={path!r}, progress=False)
+        relucore.sweep({grid!r}, trials=600, rng=5, chunk_size=50, checkpoint={path!r}, progress=False)
         print(json.dumps(None))
     except OSError as exc:
         print(json.dumps([type(exc).__name__, exc.errno, exc.filename, str(exc)]))
@@ -110,7 +110,7 @@ READ_ONLY_CHILD = """
     out = {{}}
     for name in ("new.db", "done.db"):
         try:
-            relucore.sweep({grid!r}, trials=600, seed=5, batch_size=50, checkpoint={folder!r} + "/" + name,
+            relucore.sweep({grid!r}, trials=600, rng=5, chunk_size=50, checkpoint={folder!r} + "/" + name,
                            progress=False)
             out[name] = None
         except OSError as exc:
@@ -177,12 +177,12 @@ def _write_old_checkpoint(path, table, configs, seed, records, torn=b""):
 
 def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_path, capsys, monkeypatch):
     configs = relucore.sweeps.config.expand_grid(H.GRID)
-    full = relucore.sweep(H.GRID, trials=5, seed=7, progress=False)
+    full = relucore.sweep(H.GRID, trials=5, rng=7, progress=False)
     old = tmp_path / "old.ckpt"
     # 12 of 15 rows, one record written twice (two writers), a torn last record
     _write_old_checkpoint(old, full, configs, 7, [(0, 4), (4, 8), (4, 8), (8, 12)], torn=b'{"sha": "ab')
     with pytest.raises(relucore.CheckpointError, match=r"relucore sweep import .*old\.ckpt NEW\.db"):
-        relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=old, progress=False)
+        relucore.sweep(H.GRID, trials=5, rng=7, checkpoint=old, progress=False)
     new = tmp_path / "new.db"
     assert cli.main(["sweep", "import", str(old), str(new)]) == 0
     out = capsys.readouterr().out
@@ -194,14 +194,14 @@ def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_
     assert len(part) == 12
     pd.testing.assert_frame_equal(part[full.columns].reset_index(drop=True), merged[full.columns], check_exact=True)
     # ... but a sweep of this relucore (format 2) does not resume them: it says why.
-    with pytest.raises(relucore.CheckpointError, match="sweep format 1.*computes format 2.*stalled"):
-        relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=new, progress=False)
+    with pytest.raises(relucore.CheckpointError, match="sweep format 1.*computes format 3.*stalled"):
+        relucore.sweep(H.GRID, trials=5, rng=7, checkpoint=new, progress=False)
     ran = []
     orig = relucore.sweeps.api.run_batch
     monkeypatch.setattr(relucore.sweeps.api, "run_batch", lambda task: ran.extend(task["trials"]) or orig(task))
     monkeypatch.setattr(relucore.sweeps.api, "SWEEP_FORMAT", 1)  # a relucore of format 1 resumes them
     monkeypatch.setattr(relucore.sweeps.api, "GENERATOR_VERSION", None)  # (it recorded no generator version)
-    resumed = relucore.sweep(H.GRID, trials=5, seed=7, checkpoint=new, progress=False)
+    resumed = relucore.sweep(H.GRID, trials=5, rng=7, checkpoint=new, progress=False)
     assert len(ran) == 3  # only the rows the old file lacked
     pd.testing.assert_frame_equal(resumed, full, check_exact=True)
     # damage that is not a torn tail is an error naming the file and the line
@@ -216,7 +216,7 @@ def test_old_checkpoint_is_refused_for_resuming_and_imported_in_one_command(tmp_
 
 def test_cli_status_and_export(tmp_path, capsys):
     path = tmp_path / "s.db"
-    table = relucore.sweep(H.GRID, trials=3, seed=7, checkpoint=path, progress=False)
+    table = relucore.sweep(H.GRID, trials=3, rng=7, checkpoint=path, progress=False)
     assert cli.main(["sweep", "status", str(path)]) == 0
     out = capsys.readouterr().out
     assert "total: 9 of 9 trials saved, 0 errors, 0 to run" in out and '"init":"gaussian"' in out

@@ -20,8 +20,8 @@ from relucore.sweeps.store_writer import DEPTH, Writer
 GRID = {"n": [6, 8], "d": 1000, "use_gram": True}  # the Gram fast path: many rows quickly
 
 
-def _sweep(path=None, trials=300, batch_size=50, **kw):
-    return relucore.sweep(GRID, trials=trials, seed=5, batch_size=batch_size, checkpoint=path, progress=False, **kw)
+def _sweep(path=None, trials=300, chunk_size=50, **kw):
+    return relucore.sweep(GRID, trials=trials, rng=5, chunk_size=chunk_size, checkpoint=path, progress=False, **kw)
 
 
 def test_writer_commits_in_order_and_waits_while_full():
@@ -122,8 +122,8 @@ def test_rows_per_insert_and_the_rest_come_back_bitwise(tmp_path):
     conn.close()
     batch = per + per // 8 + 1  # one full statement and a shorter rest
     assert batch < 300
-    ref = _sweep(batch_size=batch)
-    pd.testing.assert_frame_equal(_sweep(path, batch_size=batch), ref, check_exact=True)
+    ref = _sweep(chunk_size=batch)
+    pd.testing.assert_frame_equal(_sweep(path, chunk_size=batch), ref, check_exact=True)
     pd.testing.assert_frame_equal(store_read.read_table(path), ref, check_exact=True)
     with sqlite3.connect(path) as conn:
         batches = conn.execute("SELECT rows FROM batches ORDER BY id").fetchall()

@@ -23,31 +23,31 @@ GRID = [
 
 
 def _run(**kw):
-    return relucore.sweep(GRID, trials=4, seed=2026, progress=False, **kw)
+    return relucore.sweep(GRID, trials=4, rng=2026, progress=False, **kw)
 
 
 @pytest.fixture(scope="module")
 def reference():
-    return _run(n_threads=1, batch_size=1)
+    return _run(n_threads=1, chunk_size=1)
 
 
 def _y_norm(data, result):
     return {"y_norm": float(np.linalg.norm(data.y))}
 
 
-@pytest.mark.parametrize("kw", [dict(n_threads=2, batch_size=3), dict(n_threads=2, batch_size=4), dict(batch_size=2)])
+@pytest.mark.parametrize("kw", [dict(n_threads=2, chunk_size=3), dict(n_threads=2, chunk_size=4), dict(chunk_size=2)])
 def test_rows_do_not_depend_on_threads_or_batches(reference, kw):
     pd.testing.assert_frame_equal(reference, _run(**kw), check_exact=True)
 
 
 def test_rows_do_not_depend_on_keeping_x(reference):
     """With a measure the trial keeps X (and hands it over); its built-in columns stay the same bits."""
-    out = _run(n_threads=2, batch_size=3, measure=_y_norm)
+    out = _run(n_threads=2, chunk_size=3, measure=_y_norm)
     pd.testing.assert_frame_equal(reference, out[reference.columns], check_exact=True)
 
 
 def test_rows_do_not_depend_on_the_dask_executor(reference, dask_client):
-    out = _run(executor=dask_client.get_executor(), batch_size=3)
+    out = _run(executor=dask_client.get_executor(), chunk_size=3)
     pd.testing.assert_frame_equal(reference, out, check_exact=True)
 
 

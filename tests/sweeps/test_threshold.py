@@ -139,9 +139,9 @@ def test_resume_after_an_interrupt_gives_the_same_table(reference, tmp_path):
             return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     with pytest.raises(relucore.CheckpointError, match="different arguments"):
-        relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=path, progress=False)
+        relucore.sweep({"n": [5], "d": [50]}, trials=1, rng=3, checkpoint=path, progress=False)
     plain = tmp_path / "sweep.db"
-    relucore.sweep({"n": [5], "d": [50]}, trials=1, seed=3, checkpoint=plain, progress=False)
+    relucore.sweep({"n": [5], "d": [50]}, trials=1, rng=3, checkpoint=plain, progress=False)
     assert tables(path) == tables(plain) | {"threshold_trials"} and "threshold_trials" not in tables(plain)
 
 
@@ -218,3 +218,8 @@ def test_builtin_outcome_runs_as_sweep_trials_and_is_reproducible():
     out = run_batch(dict(task, key=list(batch_key({"n": 5, "use_gram": True}, first["batch"]))))
     rows = out["rows"] if "rows" in out else [dict(zip(out["columns"], v)) for v in zip(*out["columns"].values())]
     assert (int(rows[0]["pattern_stable_step"]) <= 1) == first["outcome"]
+
+
+def test_old_batch_size_is_refused_naming_chunk_size():
+    with pytest.raises(TypeError, match="0.x keyword batch_size=.*use chunk_size="):
+        relucore.threshold("interpolates", "d", (5, 50), given={"n": [5]}, batch_size=16)

@@ -13,9 +13,10 @@ def test_bound_formulas():
     b = rc.theorem4_bounds(6, 4, 0.1, 1.0, 2000.0)
     assert b["plus"] == rc.theorem2_bounds(4, 0.1, 1.0, 2000.0)
     assert b["minus"] == rc.theorem2_bounds(6, 0.1, 1.0, 2000.0)
-    assert rc.theorem6_bound(4, 10, 1.0, 2000.0, C_g=2.0, C_alpha=10.0) == pytest.approx(
-        np.sqrt(4 * 2 * 100 * 40 / 2000)
-    )
+    lo6, hi6 = rc.theorem6_bounds(4, 10, 1.0, 2000.0, C_g=2.0, C_alpha=10.0)
+    assert lo6 == 0.0 and hi6 == pytest.approx(np.sqrt(4 * 2 * 100 * 40 / 2000))
+    with pytest.raises(AttributeError, match="theorem6_bound was renamed in 1.0: use relucore.theorem6_bounds"):
+        rc.theorem6_bound  # noqa: B018 (the 0.x name)
     assert rc.step_constant(1e-3, 500.0) == pytest.approx(2.0)
     assert rc.normalized_gap(0.1, 2000.0, 5) == pytest.approx(0.1 * 20)
 
@@ -111,9 +112,9 @@ def test_theorem6_three_neurons_exact_minimum_norm():
         star = rc.minnorm(ds.X, ds.y, signs=(1, 1, -1))
         assert star.exact and star.kind == "exact"
         gap = rc.limit_gap(res.W, star.W)
-        bound = rc.theorem6_bound(
+        bound = rc.theorem6_bounds(
             3, 6, np.abs(ds.y).max(), ds.norm1, C_g=rc.step_constant(res.eta, ds.norm1), C_alpha=10.0
-        )
+        ).upper
         assert 0 < gap <= bound
 
 

@@ -141,3 +141,18 @@ def test_random_flow_limits_are_stationary(problem):
     assert np.abs((h - y)[f.pattern.any(axis=0)]).max(initial=0.0) <= 1e-9 * (1 + np.abs(y).max())
     assert np.all(f.beta[f.sliding] == 0.0)
     assert np.all(f.beta[f.pattern & ~f.sliding] >= 0) and np.all(f.beta[~f.pattern & ~f.sliding] <= 0)
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(eta=0.1), dict(steps=100), dict(tol=1e-9), dict(record=1), dict(engine="dual"), dict(n_threads=2)]
+)
+def test_flow_refuses_the_options_it_cannot_implement(kw):
+    """eta, steps, tol, ... of a GD run have no meaning for the flow: a TypeError names them (not ignored)."""
+    ds = rc.sample(5, 40, rng=0)
+    (name,) = kw
+    with pytest.raises(TypeError, match=f"flow\\(\\) got {name}=.*cannot implement"):
+        rc.flow(ds.X, ds.y, **kw)
+    with pytest.raises(TypeError, match=f"got {name}="):
+        rc.flow(ds.X, ds.y, options=rc.TrainOptions(**kw))
+    # at their defaults they are harmless (a TrainOptions shared with train)
+    rc.flow(ds.X, ds.y, options=rc.TrainOptions(signs=(1, -1)))

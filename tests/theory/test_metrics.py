@@ -65,7 +65,7 @@ def test_metrics_with_X_general_gaussian_init(act):
         steps=300,
         record=30,
     )
-    met = relucore.training_metrics(res, y, X=X)
+    met = relucore.training_metrics(res, X, y)
     _check_all(res, met, X, y, a, act, 0.1)
     # Early on the random init dominates (stable rank near m), then learning takes over.
     assert met.stable_rank[0] > 3 and met.stable_rank[-1] < met.stable_rank[0]
@@ -88,12 +88,12 @@ def test_metrics_gram_only_with_W0_gram_matches_X():
         record=10,
     )
     K = X @ X.T
-    m1 = relucore.training_metrics(res, y, X=X)
-    m2 = relucore.training_metrics(res, y, gram=K, W0_gram=res.W0 @ res.W0.T)
+    m1 = relucore.training_metrics(res, X, y)
+    m2 = relucore.training_metrics(res, y=y, gram=K, W0_gram=res.W0 @ res.W0.T)
     for f in ("fro_norm", "spectral_norm", "stable_rank", "normalized_margins"):
         np.testing.assert_allclose(getattr(m2, f), getattr(m1, f), rtol=1e-10)
     # Without W0_gram the part of W0 orthogonal to the data is dropped: Frobenius norm smaller.
-    m3 = relucore.training_metrics(res, y, gram=K)
+    m3 = relucore.training_metrics(res, y=y, gram=K)
     assert np.all(m3.fro_norm < m1.fro_norm)
     W_span = res.alpha @ X  # = W minus its (constant) orthogonal part
     assert m3.fro_norm[-1] == pytest.approx(np.linalg.norm(W_span), rel=1e-10)
@@ -107,7 +107,7 @@ def test_metrics_positive_init_in_span_gram_only():
     X = rng.standard_normal((n, d))
     y = rng.uniform(0.2, 1, n) * rng.choice([-1, 1], n)
     res = relucore.train(X, y, signs=(1, -1), steps=200, record=20)
-    met = relucore.training_metrics(res, y, gram=X @ X.T)
+    met = relucore.training_metrics(res, y=y, gram=X @ X.T)
     _check_all(res, met, X, y, np.array([1.0, -1.0]), "relu", 0.0)
 
 
@@ -116,7 +116,7 @@ def test_metrics_batched_with_padding_and_final_state_only():
     a = np.array([0.5, 0.5, -0.5, -0.5])
     kw = dict(signs=a, loss="logistic", activation="leaky_relu", init="gaussian", init_scale=0.01, rng=5)
     res = relucore.train(X, y, steps=95, record=10, **kw)
-    met = relucore.training_metrics(res, y, X=X)
+    met = relucore.training_metrics(res, X, y)
     assert met.stable_rank.shape == res.history.steps.shape
     for b in range(3):
         r = int(res.history.n_records[b])
@@ -127,7 +127,7 @@ def test_metrics_batched_with_padding_and_final_state_only():
             np.testing.assert_allclose(met.normalized_margins[b, j], nm, atol=1e-9 * np.abs(nm).max(), rtol=0)
         assert np.all(np.isnan(met.stable_rank[b, r:]))
     res0 = relucore.train(X, y, steps=95, record=0, **kw)
-    met0 = relucore.training_metrics(res0, y, X=X)
+    met0 = relucore.training_metrics(res0, X, y)
     assert met0.stable_rank.shape == (3, 1)
     for b in range(3):
         _, _, sr, _, _ = _direct(res0.W[b], X[b], y[b], a, "leaky_relu", 0.01)
@@ -161,4 +161,8 @@ def test_metrics_needs_gram_or_X():
     X, y = _data(7, n=4, d=20)
     res = relucore.train(X, y, signs=(1, -1), loss="logistic", steps=2, init="gaussian", rng=0)
     with pytest.raises(TypeError, match="needs X or gram"):
-        relucore.training_metrics(res, y)
+        relucore.training_metrics(res, y=y)
+    with pytest.raises(TypeError, match=r"needs y .*\(result, X, y\)"):
+        relucore.training_metrics(res, X)
+    with pytest.raises(TypeError, match=r"takes \(result, X, y\) since 1.0"):
+        relucore.training_metrics(res, y, X=X)  # the 0.x order

@@ -364,3 +364,13 @@ def test_budget_and_time_limit_report_a_valid_positive_lower_bound(capsys):
         rc.minnorm(ds.X, ds.y, signs=signs, time_limit=0)
     with pytest.raises(TypeError, match="progress must be None, True or False"):
         rc.minnorm(ds.X, ds.y, signs=signs, progress="yes")
+
+
+def test_old_tol_is_refused_naming_solver_tol():
+    """minnorm's pruning tolerance is solver_tol (tol is train's gradient threshold): the 0.x tol= names it."""
+    X = np.eye(3)
+    y = np.array([1.0, -1.0, 0.5])
+    with pytest.raises(TypeError, match="0.x keyword tol=.*use solver_tol="):
+        rc.minnorm(X, y, signs=(1, -1), tol=1e-8)
+    sol = rc.minnorm(X, y, signs=(1, -1), solver_tol=1e-8)
+    assert sol.search.solver_tol == 1e-8

@@ -21,7 +21,7 @@ def test_check_limit_regimes_metrics(run):
     )
     reg = assert_summary(rc.regimes(res, ds.X, ds.y), contains=["final regimes: ", "lemma5_violations: 0"])
     assert "state: array(shape=" in reg
-    assert_summary(rc.training_metrics(res, ds.y, X=ds.X), contains=["records, n=10", "stable_rank: array(["])
+    assert_summary(rc.training_metrics(res, ds.X, ds.y), contains=["records, n=10", "stable_rank: array(["])
 
 
 def test_batched_metrics_and_gram_stats():
@@ -29,7 +29,7 @@ def test_batched_metrics_and_gram_stats():
     Xb = rng.standard_normal((64, 8, 40))
     yb = rng.choice([-1.0, 1.0], (64, 8))
     res = rc.train(Xb, yb, signs=(1, -1), record=5, n_threads=1)
-    assert_summary(rc.training_metrics(res, yb, X=Xb), contains=["64 problems, up to"])
+    assert_summary(rc.training_metrics(res, Xb, yb), contains=["64 problems, up to"])
     text = assert_summary(rc.gram_stats(Xb, y=yb), contains=["64 matrices, n=8", "(median "])
     assert_summary(rc.gram_stats(rc.sample(8, 40, rng=1)), contains=["n=8", "deviation: "])
     assert "64" not in text.split("\n", 1)[1]  # no per-matrix listing

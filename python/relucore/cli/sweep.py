@@ -3,10 +3,10 @@
 The file holds the arguments of :func:`relucore.sweep`::
 
     trials = 20
-    seed = 2026
+    rng = 2026                   # the root seed (an int)
     output = "fig2.csv"          # optional, .csv or .parquet (relative to the file)
     checkpoint = "fig2.db"       # optional: the SQLite store, resumable
-    batch_size = 32              # optional
+    chunk_size = 32              # optional: trials per task
     n_threads = 2                # optional
 
     [grid]                       # Cartesian product of the lists
@@ -41,10 +41,11 @@ import sys
 from typing import Any, Dict
 
 from relucore._core import Status
+from relucore._renamed import RENAMED_FILE_KEYS, refuse_renamed_keys
 
 __all__ = ["add_arguments", "main", "load_config"]
 
-FILE_KEYS = ("grid", "configs", "trials", "seed", "output", "checkpoint", "batch_size", "n_threads")
+FILE_KEYS = ("grid", "configs", "trials", "rng", "output", "checkpoint", "chunk_size", "n_threads")
 
 
 def _load_toml(path: str) -> Dict[str, Any]:
@@ -62,12 +63,13 @@ def _load_toml(path: str) -> Dict[str, Any]:
 def load_config(path: str) -> Dict[str, Any]:
     """Reads and checks a sweep TOML file; relative paths are resolved against its folder."""
     cfg = _load_toml(path)
+    refuse_renamed_keys(cfg, "sweep file", RENAMED_FILE_KEYS)
     unknown = sorted(set(cfg) - set(FILE_KEYS))
     if unknown:
         raise ValueError(f"{path}: unknown key(s) {unknown}; expected some of {list(FILE_KEYS)}")
     if ("grid" in cfg) == ("configs" in cfg):
         raise ValueError(f"{path}: give exactly one of [grid] (a table of lists) or [[configs]] (a list of tables)")
-    for k in ("trials", "seed"):
+    for k in ("trials", "rng"):
         if k not in cfg:
             raise ValueError(f"{path}: missing required key {k!r}")
     base = os.path.dirname(os.path.abspath(path))
@@ -81,7 +83,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Declares the options of ``relucore sweep``."""
     p.add_argument(
         "config",
-        help="TOML file with grid/configs, trials, seed, ... (see examples/sweep_fig2.toml); "
+        help="TOML file with grid/configs, trials, rng, ... (see examples/sweep_fig2.toml); "
         "or status, export or import followed by their files",
     )
     p.add_argument("files", nargs="*", help="status STORE | export STORE OUT | import OLD NEW")
@@ -90,7 +92,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, help="run on N local worker processes (spawn), one thread each")
     p.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     p.add_argument("--threads", type=int, dest="n_threads", help="threads (in-process) or OpenMP threads per batch")
-    p.add_argument("--batch-size", type=int, help="trials per batch")
+    p.add_argument("--chunk-size", type=int, help="trials per task (one batched train call, one store commit)")
+    p.add_argument("--batch-size", type=int, help=argparse.SUPPRESS)  # the 0.x name: refused naming --chunk-size
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -105,7 +108,7 @@ def _summary(table) -> str:
         "errors": ("status", lambda s: int((s == Status.error.name).sum())),
         "mean loss": ("loss", "mean"),
         "mean gap": ("gap", "mean"),
-        "mean gap_normalised": ("gap_normalised", "mean"),
+        "mean gap_normalized": ("gap_normalized", "mean"),
         "max pattern_stable_step": ("pattern_stable_step", "max"),
     })  # fmt: skip
     with pd.option_context("display.width", 140, "display.max_columns", 20):
@@ -126,6 +129,8 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
         raise UsageError(f"cannot read {args.config}: {exc.strerror or exc}") from None
     except ValueError as exc:  # TOMLDecodeError is a ValueError
         raise UsageError(exc if str(exc).startswith(args.config) else f"{args.config}: {exc}") from None
+    if args.batch_size is not None:
+        raise UsageError("--batch-size was renamed in 1.0: use --chunk-size (trials per task)")
     if args.workers is not None and args.dask is not None:
         raise UsageError("give --workers or --dask, not both")
     if args.workers is not None and args.workers < 1:
@@ -133,13 +138,13 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
     run = {
         "grid": cfg["grid"] if "grid" in cfg else cfg["configs"],
         "trials": cfg["trials"],
-        "seed": cfg["seed"],
+        "rng": cfg["rng"],
         "n_threads": args.n_threads if args.n_threads is not None else cfg.get("n_threads"),
-        "batch_size": args.batch_size if args.batch_size is not None else cfg.get("batch_size"),
+        "chunk_size": args.chunk_size if args.chunk_size is not None else cfg.get("chunk_size"),
         "checkpoint": args.checkpoint or cfg.get("checkpoint"),
     }
     try:
-        check_arguments(**{k: run[k] for k in ("grid", "trials", "seed", "n_threads", "batch_size")})
+        check_arguments(**{k: run[k] for k in ("grid", "trials", "rng", "n_threads", "chunk_size")})
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{args.config}: {exc}") from None
     output = args.output or cfg.get("output")
@@ -153,7 +158,7 @@ def _read(args: argparse.Namespace) -> Dict[str, Any]:
 def _sweep(args: argparse.Namespace, run: Dict[str, Any]):
     import relucore
 
-    kw = {k: run[k] for k in ("trials", "seed", "n_threads", "batch_size", "checkpoint")}
+    kw = {k: run[k] for k in ("trials", "rng", "n_threads", "chunk_size", "checkpoint")}
     kw["progress"] = not args.no_progress
     if args.dask is not None:
         try:

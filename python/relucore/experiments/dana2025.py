@@ -95,7 +95,7 @@ def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = 
     """The same GD as :func:`trained_outer_gd`, one trial per call of ``relucore.meanfield.train``.
 
     ``meanfield.train`` minimises ``(1/M) sum (h - y)^2`` with step ``s``; with
-    ``s = eta M / 2``, ``output_scale="1/sqrt(N)"``, no bias, no weight decay, no
+    ``s = eta M / 2``, ``output_scale="1/sqrt(m)"``, no bias, no weight decay, no
     noise and full batches its steps are exactly those of
     ``1/2 sum (h - y)^2`` with step ``eta``. Trials run on a thread pool (the C++
     run releases the GIL). Returns the final loss relative to ``1/2 ||y||^2``.
@@ -112,7 +112,7 @@ def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = 
         r = meanfield.train(
             X[t],
             y[t],
-            N=p,
+            m=p,
             eta=float(eta[t]) * n / 2,
             weight_decay=0.0,
             temperature=0.0,
@@ -120,7 +120,7 @@ def _meanfield_trials(X, y, W0, a0, eta, steps: int, n_threads: Optional[int] = 
             batch_size=None,
             bias=False,
             train_outer=True,
-            output_scale="1/sqrt(N)",
+            output_scale="1/sqrt(m)",
             init=np.column_stack([a0[t], W0[t]]),
             record=0,
             n_threads=1,

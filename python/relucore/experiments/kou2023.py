@@ -59,7 +59,7 @@ def log_recorded_run(X, y, *, W0, steps: int, per_decade: int = 12, **train_kw) 
     for j, (s0, s1) in enumerate(zip(bounds[:-1], bounds[1:])):
         stride = max(1, (s1 - s0) // per_decade)
         res = train(X, y, init=W, steps=s1 - s0, record=stride, tol=0.0, **train_kw)
-        met = training_metrics(res, y, X=X)
+        met = training_metrics(res, X, y)
         # Every problem runs the same number of steps (tol = 0), so all histories
         # have the same length; drop the padding and the duplicated segment start.
         r = int(np.min(res.history.n_records))

@@ -12,9 +12,9 @@ Four experiments (Liang et al. 2026, Sec. 7; the model is in ``docs/math.md``):
 - ``meanfield-noise``: the sweep 1/beta in {0.1, 0.01, 0.001, 0} of Figure 6:
   the collapse sharpens as the noise vanishes.
 
-Full settings follow the paper: N = 1000, theta^(0) ~ N(0, 1e-6 I), step
+Full settings follow the paper: m = 1000 neurons, theta^(0) ~ N(0, 1e-6 I), step
 s = 1 (the paper's per-neuron step 1e-3), lambda = 1e-2, 2e6 iterations for
-the grid and 1e6 for the others. ``quick=True`` uses N = 200 with the same
+the grid and 1e6 for the others. ``quick=True`` uses m = 200 with the same
 time horizon per neuron shortened (a few seconds in all).
 
 The paper does not print the labels of its 2-D data set (Figures 1-2 only
@@ -44,15 +44,15 @@ ONE_D_SETS = (
 )
 
 
-def _settings(quick: bool, full_steps: int, *, N=None, steps=None, quick_divisor: int = 10) -> Dict[str, object]:
-    """Engine settings: full (N = 1000) or quick (N = 200, steps / quick_divisor), then the caller's overrides."""
+def _settings(quick: bool, full_steps: int, *, m=None, steps=None, quick_divisor: int = 10) -> Dict[str, object]:
+    """Engine settings: full (m = 1000) or quick (m = 200, steps / quick_divisor), then the caller's overrides."""
     st = (
-        dict(N=200, steps=full_steps // quick_divisor, init_scale=1e-3, eta=1.0)
+        dict(m=200, steps=full_steps // quick_divisor, init_scale=1e-3, eta=1.0)
         if quick
-        else dict(N=1000, steps=full_steps, init_scale=1e-3, eta=1.0)
+        else dict(m=1000, steps=full_steps, init_scale=1e-3, eta=1.0)
     )
-    if N is not None:
-        st["N"] = N
+    if m is not None:
+        st["m"] = m
     if steps is not None:
         st["steps"] = steps
     return st
@@ -227,7 +227,7 @@ def _sweep_result(name: str, values, measured, rows, claims, data, params, title
 def meanfield_1d(
     ctx: Context,
     *,
-    N: Optional[int] = None,
+    m: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decay: float = 1e-2,
     position_tol: float = 0.03,
@@ -241,7 +241,7 @@ def meanfield_1d(
     from relucore import meanfield
     from relucore.plots import plot_meanfield_directions, plot_meanfield_function
 
-    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps)
+    st = _settings(ctx.quick, 1_000_000, m=m, steps=steps)
     akw = _analysis_kw(ctx.quick)
     fig, axes = _figure(4, 2, width=3.6, height=3.3)
     rows, claims, data = [], [], {}
@@ -297,7 +297,7 @@ def meanfield_1d(
         data[name] = dict(result=res, analysis=an)
         bar.update()
     bar.close()
-    fig.suptitle(f"Fig. 3 / Prop. 7: N={st['N']}, {st['steps']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
+    fig.suptitle(f"Fig. 3 / Prop. 7: m={st['m']}, {st['steps']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
     params = dict(st, weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
     return ExperimentResult(ctx.name, params, rows, claims, fig, data)
 
@@ -306,7 +306,7 @@ def meanfield_1d(
 def meanfield_grid(
     ctx: Context,
     *,
-    N: Optional[int] = None,
+    m: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decay: float = 1e-2,
     labels: Optional[Sequence[float]] = None,
@@ -320,7 +320,7 @@ def meanfield_grid(
     """
     from relucore import meanfield
 
-    st = _settings(ctx.quick, 2_000_000, N=N, steps=steps)
+    st = _settings(ctx.quick, 2_000_000, m=m, steps=steps)
     y = _grid_y(labels)
     bar = ctx.bar(2, unit="stage")
     bar.set_postfix_str("SGD")
@@ -344,7 +344,7 @@ def meanfield_grid(
         _directions_claim("#directions <= 2P - 1 (Thm. 5)", an, expected=f"<= {an.bound} (P = {an.n_dichotomies})"),
         Claim(
             "effective width collapse",
-            f"a few directions among N = {st['N']} neurons, spread <= {spread_tol} rad",
+            f"a few directions among m = {st['m']} neurons, spread <= {spread_tol} rad",
             f"{an.n_directions} directions, {an.n_noise} unclustered of {an.kept.size} kept, max spread {spread:.2e}",
             an.n_directions <= an.bound and spread <= spread_tol and an.n_noise <= 0.05 * max(an.kept.size, 1),
         ),
@@ -407,7 +407,7 @@ def _grid_figure(res, an, st, weight_decay):
     plot_meanfield_objective(res, ax=ax4)
     ax4.set_title("objective", fontsize=10)
     fig.suptitle(
-        f"Figs. 1-2: 3×3 grid, N={st['N']}, {st['steps']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
+        f"Figs. 1-2: 3×3 grid, m={st['m']}, {st['steps']:.0e} SGD steps, λ={weight_decay}, no noise", fontsize=11
     )
     return fig
 
@@ -416,7 +416,7 @@ def _grid_figure(res, an, st, weight_decay):
 def meanfield_weight_decay(
     ctx: Context,
     *,
-    N: Optional[int] = None,
+    m: Optional[int] = None,
     steps: Optional[int] = None,
     weight_decays: Sequence[float] = (0.5, 0.1, 0.05, 0.01),
     labels: Optional[Sequence[float]] = None,
@@ -428,7 +428,7 @@ def meanfield_weight_decay(
     """
     from relucore import meanfield
 
-    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps)
+    st = _settings(ctx.quick, 1_000_000, m=m, steps=steps)
     rows, claims, data = [], [], {}
     lips = []
     for lam, res in _grid_sweep(ctx, weight_decays, y=_grid_y(labels), st=st):
@@ -440,7 +440,7 @@ def meanfield_weight_decay(
         claims.append(_directions_claim(f"λ={lam}: #directions <= 2P - 1", an, allow_none=True))
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
     params = dict(st, weight_decays=list(weight_decays), seed=ctx.seed, quick=ctx.quick)
-    title = f"Fig. 5: weight decay sweep, N={st['N']}, {st['steps']:.0e} steps, no noise"
+    title = f"Fig. 5: weight decay sweep, m={st['m']}, {st['steps']:.0e} steps, no noise"
     return _sweep_result(ctx.name, weight_decays, lips, rows, claims, data, params, title)
 
 
@@ -448,7 +448,7 @@ def meanfield_weight_decay(
 def meanfield_noise(
     ctx: Context,
     *,
-    N: Optional[int] = None,
+    m: Optional[int] = None,
     steps: Optional[int] = None,
     temperatures: Sequence[float] = (0.1, 0.01, 0.001, 0.0),
     weight_decay: float = 1e-2,
@@ -464,7 +464,7 @@ def meanfield_noise(
     from relucore import meanfield
 
     # Quick: a third of the usual quick budget, because the noise (four normals per neuron and step) dominates.
-    st = _settings(ctx.quick, 1_000_000, N=N, steps=steps, quick_divisor=30)
+    st = _settings(ctx.quick, 1_000_000, m=m, steps=steps, quick_divisor=30)
     rows, claims, data = [], [], {}
     cidx = []
     for T, res in _grid_sweep(ctx, temperatures, y=_grid_y(labels), st=st, weight_decay=weight_decay):
@@ -481,5 +481,5 @@ def meanfield_noise(
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
     params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
-    title = f"Fig. 6: noise sweep, N={st['N']}, {st['steps']:.0e} steps, λ={weight_decay}"
+    title = f"Fig. 6: noise sweep, m={st['m']}, {st['steps']:.0e} steps, λ={weight_decay}"
     return _sweep_result(ctx.name, temperatures, cidx, rows, claims, data, params, title)

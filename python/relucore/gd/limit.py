@@ -198,7 +198,7 @@ def refuse_two_layer(what: str, train_outer=False, output_scale=1.0, bias=False,
         raise ValueError(
             f"{what} is derived for a fixed outer layer: train_outer=True is not covered (run finite steps instead)"
         )
-    if output_scale is not None and float(output_scale) != 1.0:
+    if output_scale is not None and (isinstance(output_scale, str) or float(output_scale) != 1.0):
         raise ValueError(
             f"{what} is derived for output_scale=1: fold the scale into signs (h = sum_k (c s_k) relu(w_k^T x)) "
             f"instead of output_scale={output_scale!r}"

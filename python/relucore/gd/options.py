@@ -39,6 +39,9 @@ class TrainOptions:
     output_bias, reduction, sample_weight
         The loss options of :func:`relucore.train` (an output bias, the square loss's
         reduction, per-example weights), with the same meanings and defaults.
+    progress
+        the progress bar of :func:`relucore.train` and :func:`relucore.flow` (default False;
+        None: only on a terminal).
     """
 
     signs: Sequence[float] = (1,)
@@ -60,11 +63,12 @@ class TrainOptions:
     leaky_slope: float = LEAKY_SLOPE
     on_divergence: str = "status"
     train_outer: bool = False
-    output_scale: float = 1.0
+    output_scale: Union[float, str] = 1.0
     bias: bool = False
     output_bias: Optional[float] = None
     reduction: str = "half_sum"
     sample_weight: Any = None
+    progress: Optional[bool] = False
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":

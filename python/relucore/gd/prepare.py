@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 
 from relucore import _core
+from relucore._output_scale import output_scale_value
 from relucore._scaling import ALPHA, ETA, GRAD, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
@@ -199,7 +200,7 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     )
     # Types and shapes first (errors name signs); converted once, the array is what the checks below read.
     signs = as_float_array(signs, "signs", ndim=(1, 2), finite=False)
-    train_outer, output_scale, bias = check_two_layer_options(o.train_outer, o.output_scale, o.bias)
+    train_outer, output_scale, bias = check_two_layer_options(o.train_outer, o.output_scale, o.bias, signs.shape[-1])
     if train_outer or output_scale != 1.0 or bias:
         p = _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias)
         return dataclasses.replace(p, train_outer=train_outer, output_scale=output_scale, bias=bias)
@@ -296,15 +297,15 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
     )
 
 
-def check_two_layer_options(train_outer, output_scale, bias):
-    """``(train_outer, output_scale, bias)`` checked: two booleans and a positive finite float."""
+def check_two_layer_options(train_outer, output_scale, bias, m: int):
+    """``(train_outer, output_scale, bias)`` checked: two booleans and c, a positive finite float
+    (a named rule of ``output_scale`` resolved for ``m`` neurons)."""
     if train_outer is False and bias is False and type(output_scale) is float and output_scale == 1.0:
         return False, 1.0, False  # the defaults, as the checks below return them
     for name, value in (("train_outer", train_outer), ("bias", bias)):
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
-    output_scale = check_positive(output_scale, "output_scale")
-    return bool(train_outer), output_scale, bool(bias)
+    return bool(train_outer), output_scale_value(output_scale, m), bool(bias)
 
 
 def _prepare_two_layer(X, y, gram, o, train_outer, output_scale, bias) -> Prepared:

@@ -14,6 +14,7 @@ import numpy as np
 
 from relucore import _core
 from relucore import _scaling as scaling
+from relucore._progress import progress_bar
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
 from relucore.gd.defaults import MAX_STEPS, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
@@ -166,9 +167,11 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         layer: runs can oscillate with it, and a smaller ``eta`` (e.g. half) is safer.
         ``history`` keeps alpha, beta and the masks, not the outer weights. Not covered by ``steps=np.inf``, the flow
         or ``check_limit`` (ValueError).
-    output_scale : float, default 1.0
-        ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``; e.g. ``1/m`` (mean-field) or
-        ``m**-0.5``. The default ``eta`` is then ``1/(L c^2 ||s||^2 mu_1)``.
+    output_scale : float or {"1/m", "1/sqrt(m)"}, default 1.0
+        ``c > 0`` in ``h(x) = c sum_k a_k phi(w_k^T x + b_k)``, or a named rule of the width m
+        (the number of signs): ``"1/m"`` (mean-field) or ``"1/sqrt(m)"``, which give the floats
+        ``1/m`` and ``1/sqrt(m)`` (``result.output_scale``). The same values as
+        ``meanfield.train(output_scale=...)``. The default ``eta`` is then ``1/(L c^2 ||s||^2 mu_1)``.
     bias : bool, default False
         Give every neuron a bias ``b_k``, trained with ``w_k``: the extra input coordinate 1
         (``X -> [X, 1]``, ``K -> K + 1 1^T``; exact for both engines). ``result.bias`` and
@@ -191,6 +194,10 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         y_i)^2`` with ``reduction="mean"``), its gradient, the default step (divided by the
         largest weight of the loss) and tol (``||omega * y||`` for ``||y||``). A zero weight takes
         an example out of the loss. Not covered by ``steps=np.inf`` or the flow.
+    progress : bool or None, default False
+        A tqdm progress bar of the steps of the run (of all problems of a batch); None: only when
+        stderr is a terminal. The engines count their steps every 1024 steps; the results are
+        bitwise the same. tqdm is needed only for the bar. Not with ``steps=np.inf`` (ValueError).
     options : relucore.gd.options.TrainOptions, optional
         All of the options above as one object (shared with :class:`relucore.Trainer`
         and sweeps); keyword arguments given beside it override its fields.
@@ -225,6 +232,8 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     """
     o = TrainOptions.collect("train", options, kwargs)
     if isinstance(o.steps, (float, np.floating)) and o.steps == np.inf:
+        if o.progress is not False:
+            raise ValueError("progress is for finite runs: steps=np.inf proves the limit in one C++ call without a bar")
         # The certified limit (docs/math.md §13): relucore.gd.limit.
         check_limit_settings(o.loss, o.activation, o.engine, o.record, options=o)
         o = o if o.engine == "dual" else dataclasses.replace(o, engine="dual")  # "auto": the limit is dual
@@ -245,6 +254,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
         n_threads=check_n_threads(o.n_threads),
         engine=p.engine,
         on_divergence=o.on_divergence,
+        progress=o.progress,
     )
 
 
@@ -287,9 +297,9 @@ def _messages(p: Prepared, out: dict, steps: int):
 
 
 def run_prepared(
-    p: Prepared, *, steps: int, record: int, n_threads: int, engine: str, on_divergence: str
+    p: Prepared, *, steps: int, record: int, n_threads: int, engine: str, on_divergence: str, progress=False
 ) -> TrainResult:
-    """Runs a prepared batch on an engine and packages the result."""
+    """Runs a prepared batch on an engine and packages the result (``progress``: a bar of the steps)."""
     B, m, n = p.beta0.shape
     settings = p.settings(steps, record)
     hist = _history_request(B, m, n, steps, record, outer=p.train_outer)
@@ -299,7 +309,12 @@ def run_prepared(
     per_problem = p.train_outer or p.signs.ndim == 2
     outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C") if per_problem else p.signs
     bias_out = None if p.output_bias is None else p.output_bias.copy()  # the engines update it in place
-    out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer, bias_out)
+    bar = None if progress is False else progress_bar(progress, B * steps, "train", "step")
+    try:
+        out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer, bias_out, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     if p.scaling is not None:
         _scale_back_run(p, out, alpha, beta)
     W = out.pop("W", None)  # the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X
@@ -472,7 +487,7 @@ def _all_finite(*arrays) -> bool:
     return True
 
 
-def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer, output_bias=None) -> dict:
+def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer, output_bias=None, bar=None) -> dict:
     shared = dict(
         y=p.y,
         outer=outer,
@@ -486,6 +501,8 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
     )
     if output_bias is not None or p.loss_weights is not None:
         shared.update(output_bias=output_bias, loss_weights=p.loss_weights)
+    if bar is not None:  # the engines count their steps; the bar follows (the runs are the same)
+        shared["progress"] = lambda done: bar.update(done - bar.n)
     if engine == "dual":
         if p.X is None:
             return dict(_core.run_dual_batch(K=p.K, **shared))

@@ -110,9 +110,11 @@ class Trainer:
     True
     """
 
-    @with_options_signature(method=True)
+    @with_options_signature(method=True, exclude=("progress",))
     def __init__(self, X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs):
         o = TrainOptions.collect("Trainer", options, kwargs)
+        if o.progress is not False:  # train's bar; a Trainer's steps are in the caller's loop
+            raise TypeError("Trainer() got progress=, which it cannot implement: the caller steps it (run, step)")
         engine, record, on_divergence = o.engine, o.record, o.on_divergence
         if engine not in ("dual", "auto"):  # "auto" is the primal-dual engine: the only step-wise one
             raise ValueError(f"Trainer runs the primal-dual engine only (engine='dual'), got engine={engine!r}")

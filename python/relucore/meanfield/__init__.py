@@ -14,7 +14,7 @@ and distinct directions have distinct ternary activation patterns.
 >>> import numpy as np
 >>> from relucore import meanfield
 >>> X = np.array([[2.0], [-2.0]]); y = np.array([1.0, -1.0])
->>> res = meanfield.train(X, y, N=200, steps=20_000, rng=0)
+>>> res = meanfield.train(X, y, m=200, steps=20_000, rng=0)
 >>> meanfield.analyze(res, rel_norm=1e-2).n_directions
 2
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Dict, Optional
+from typing import Dict, Optional, Union
 
 import numpy as np
 
@@ -196,7 +196,7 @@ def analyze(
     X=None,
     *,
     bias: Optional[bool] = None,
-    output_scale: Optional[str] = None,
+    output_scale: Optional[Union[str, float]] = None,
     min_norm: float = 1e-8,
     rel_norm: float = 0.0,
     eps: float = 0.02,
@@ -225,8 +225,8 @@ def analyze(
         Training inputs (not needed with a result).
     bias : bool, optional
         Whether theta has a bias column (default: inferred from the widths).
-    output_scale : str, optional
-        For the effective outer weights (default "1/N").
+    output_scale : {"1/m", "1/sqrt(m)"} or float, optional
+        For the effective outer weights (default: the result's, else "1/m").
     min_norm, rel_norm : float
         Absolute (the paper's 1e-8) and relative norm thresholds.
     eps : float
@@ -244,7 +244,7 @@ def analyze(
     theta, X, bias, output_scale = _unpack(theta, X, bias, output_scale)
     M, d = X.shape
     N = theta.shape[0]
-    kappa = output_scale_factor(output_scale or "1/N", N)
+    kappa = output_scale_factor(output_scale or "1/m", N)
     min_norm = check_nonnegative(min_norm, "min_norm")
     rel_norm = check_nonnegative(rel_norm, "rel_norm")
     eps = check_positive(eps, "eps")

@@ -10,7 +10,8 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 
 from relucore import _core
-from relucore._deprecation import renamed_parameters
+from relucore._output_scale import check_output_scale, output_scale_value
+from relucore._renamed import removed_parameters
 from relucore._scaling import plan_scaling
 from relucore._summary import sizes, summarized
 from relucore._validation import (
@@ -26,11 +27,12 @@ from relucore.gd.loss_options import REDUCTIONS, check_sample_weight
 
 __all__ = ["MeanFieldResult", "train", "output_scale_factor", "seed_key"]
 
-_SCALES = {"1/N": _core.OutputScale.inv_n, "1/sqrt(N)": _core.OutputScale.inv_sqrt_n, "1": _core.OutputScale.one}
+#: The named output scales (kappa as a rule of the width m); a float gives kappa itself.
+_SCALES = {"1/m": _core.OutputScale.inv_n, "1/sqrt(m)": _core.OutputScale.inv_sqrt_n}
 #: train()'s arguments recorded in ``MeanFieldResult.params`` by their names, as checked (then
 #: ``n_threads``, the thread count used); the engine's settings are read from this record.
 _PARAMS = (
-    "N",
+    "m",
     "eta",
     "weight_decay",
     "temperature",
@@ -49,14 +51,15 @@ _NEURONS_PER_THREAD = 16384
 _NEURONS_PER_THREAD_NOISY = 4096  # the noise makes each neuron's step dearer, so threads pay off sooner
 
 
-def output_scale_factor(output_scale: str, N: int) -> float:
+def output_scale_factor(output_scale: Union[str, float], m: int) -> float:
     """kappa in h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) for ``output_scale``.
 
     Parameters
     ----------
-    output_scale : {"1/N", "1/sqrt(N)", "1"}
-        The scaling of the output layer (``"1/N"`` is the mean-field scaling of Liang et al. 2026).
-    N : int
+    output_scale : {"1/m", "1/sqrt(m)"} or float
+        The scaling of the output layer: a named rule of the width (``"1/m"`` is the mean-field
+        scaling of Liang et al. 2026) or kappa itself (a positive float).
+    m : int
         The number of neurons.
 
     Returns
@@ -64,8 +67,7 @@ def output_scale_factor(output_scale: str, N: int) -> float:
     float
         kappa.
     """
-    check_choice(output_scale, "output_scale", tuple(_SCALES))
-    return {"1/N": 1.0 / N, "1/sqrt(N)": 1.0 / np.sqrt(N), "1": 1.0}[output_scale]
+    return output_scale_value(output_scale, m)
 
 
 def seed_key(rng) -> np.ndarray:
@@ -93,9 +95,9 @@ def seed_key(rng) -> np.ndarray:
 
 
 def _meanfield_title(r: "MeanFieldResult") -> str:
-    N, P = r.theta.shape
+    m, P = r.theta.shape
     bias = r.params.get("bias", P == r.X.shape[1] + 2)
-    return f"{sizes(N=N, d=r.X.shape[1], M=r.X.shape[0])}, {'with' if bias else 'no'} bias"
+    return f"{sizes(m=m, d=r.X.shape[1], n=r.X.shape[0])}, {'with' if bias else 'no'} bias"
 
 
 @summarized(title=_meanfield_title, rows=("message", ("success", "status", "nit"), "objective", "params", "key"))
@@ -105,14 +107,14 @@ class MeanFieldResult:
 
     Attributes
     ----------
-    theta : ndarray, shape (N, d + 2) or (N, d + 1)
+    theta : ndarray, shape (m, d + 2) or (m, d + 1)
         Final parameters, one row (a_i, w_i, b_i) per neuron ((a_i, w_i)
         without bias).
     steps : ndarray of int64, shape (R,)
         Iterations at which ``objective`` and ``trajectories`` were recorded
         (every ``record`` steps from 0, plus the final state).
     objective : ndarray, shape (R,)
-        L = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i ||theta_i||^2 at
+        L = (1/n) sum_j (h(x_j) - y_j)^2 + (lambda/m) sum_i ||theta_i||^2 at
         those steps (the regulariser over trained coordinates only).
     track : ndarray of int64, shape (n_track,)
         Indices of the neurons whose trajectories were kept.
@@ -120,7 +122,7 @@ class MeanFieldResult:
         theta of the tracked neurons at ``steps``.
     snapshot_steps : ndarray of int64, shape (S,)
         The steps at which ``snapshots`` were taken.
-    snapshots : ndarray, shape (S, N, P)
+    snapshots : ndarray, shape (S, m, P)
         All parameters at ``snapshot_steps`` (steps the run did not reach
         hold NaN).
     nit : int
@@ -136,9 +138,9 @@ class MeanFieldResult:
         The generator key: passing ``rng=np.random.SeedSequence`` is not
         needed to rerun; ``train(..., key=result.key)`` repeats the run.
     params : dict
-        The settings of the run (N, eta, steps, weight_decay, temperature, ...).
+        The settings of the run (m, eta, steps, weight_decay, temperature, ...).
     X, y : ndarray
-        The training data (X as (M, d)).
+        The training data (X as (n, d)).
     output_bias : float or None
         The final output bias ``c0`` (``output_bias=``), None without one.
     """
@@ -162,47 +164,61 @@ class MeanFieldResult:
 
     @property
     def kappa(self) -> float:
-        """The output scale factor c/N."""
+        """The output scale factor c/m."""
         return output_scale_factor(self.params["output_scale"], self.theta.shape[0])
 
     def predict(self, X, theta: Optional[np.ndarray] = None) -> np.ndarray:
-        """h(x) for each row of ``X`` (a 1-D ``X`` is read as M scalars when d = 1).
+        """h(x) for each row of ``X`` (a 1-D ``X`` is read as n scalars when d = 1).
 
         Parameters
         ----------
-        X : array_like, shape (M, d) or (M,)
+        X : array_like, shape (n, d) or (n,)
             Inputs.
         theta : ndarray, optional
             Parameters to use instead of the final ``theta`` (e.g. a row of ``snapshots``).
 
         Returns
         -------
-        ndarray, shape (M,)
+        ndarray, shape (n,)
             The network's output on each input (with the final output bias, if any).
         """
-        h = predict(theta if theta is not None else self.theta, X, kappa=self.kappa, bias=self.params["bias"])
+        h = _predict(theta if theta is not None else self.theta, X, self.kappa, self.params["bias"])
         return h if self.output_bias is None else h + self.output_bias
 
 
-def predict(theta, X, *, kappa: float, bias: bool = True) -> np.ndarray:
+def predict(theta, X, *, kappa: Optional[float] = None, bias: Optional[bool] = None) -> np.ndarray:
     """h(x) = kappa sum_i a_i relu(w_i^T x + b_i) for the rows of ``X`` (numpy).
 
     Parameters
     ----------
-    theta : array_like, shape (N, d + 2) or (N, d + 1)
-        The parameters, one row ``(a_i, w_i, b_i)`` per neuron (``(a_i, w_i)`` without bias).
-    X : array_like, shape (M, d) or (M,)
-        Inputs (a 1-D ``X`` is read as M scalars when d = 1).
+    theta : MeanFieldResult or array_like, shape (m, d + 2) or (m, d + 1)
+        A result of :func:`train` (its final network, output bias included: ``result.predict(X)``),
+        or the parameters, one row ``(a_i, w_i, b_i)`` per neuron (``(a_i, w_i)`` without bias).
+    X : array_like, shape (n, d) or (n,)
+        Inputs (a 1-D ``X`` is read as n scalars when d = 1).
     kappa : float
-        The output scale (see :func:`output_scale_factor`).
+        The output scale (see :func:`output_scale_factor`); needed with an array ``theta``,
+        refused with a result (which knows its own).
     bias : bool, default True
-        Whether ``theta`` holds a bias column.
+        Whether ``theta`` holds a bias column; refused with a result.
 
     Returns
     -------
-    ndarray, shape (M,)
+    ndarray, shape (n,)
         The network's output on each input.
     """
+    if isinstance(theta, MeanFieldResult):
+        if kappa is not None or bias is not None:
+            raise TypeError(
+                "predict(result, X) takes kappa and bias from the result; pass them only with an array theta"
+            )
+        return theta.predict(X)
+    if kappa is None:
+        raise TypeError("predict(theta, X) needs kappa= with an array theta (or pass the MeanFieldResult)")
+    return _predict(theta, X, kappa, True if bias is None else bias)
+
+
+def _predict(theta, X, kappa: float, bias: bool) -> np.ndarray:
     theta = np.asarray(theta, dtype=float)
     X = np.asarray(X, dtype=float)
     d = theta.shape[1] - (2 if bias else 1)
@@ -221,12 +237,12 @@ def _prepare_X(X) -> np.ndarray:
     return X
 
 
-@renamed_parameters(step="eta", iters="steps", seed="rng")
+@removed_parameters("meanfield.train")
 def train(
     X,
     y,
     *,
-    N: int = 1000,
+    m: int = 1000,
     eta: float = 1.0,
     weight_decay: float = 1e-2,
     temperature: float = 0.0,
@@ -235,7 +251,7 @@ def train(
     batch_size: Optional[int] = 1,
     bias: bool = True,
     train_outer: bool = True,
-    output_scale: str = "1/N",
+    output_scale: Union[str, float] = "1/m",
     init=None,
     rng=None,
     key=None,
@@ -251,34 +267,35 @@ def train(
 ) -> MeanFieldResult:
     """Trains h(x) = kappa * sum_i a_i relu(w_i^T x + b_i) by noisy SGD with weight decay.
 
-    Implements Liang et al. (2026), Sec. 3 and 7 (see ``docs/math.md``). With kappa = c/N,
-    the objective L(Theta) = (1/M) sum_j (h(x_j) - y_j)^2 + (lambda/N) sum_i
+    Implements Liang et al. (2026), Sec. 3 and 7 (see ``docs/math.md``). With kappa = c/m,
+    the objective L(Theta) = (1/n) sum_j (h(x_j) - y_j)^2 + (lambda/m) sum_i
     ||theta_i||^2, and a batch B_t drawn at step t, every neuron moves by
 
-        theta_i <- theta_i - s * grad_{theta_i} L_{B_t}(Theta) + sqrt(4 (s/N) T) xi_i,
+        theta_i <- theta_i - s * grad_{theta_i} L_{B_t}(Theta) + sqrt(4 (s/m) T) xi_i,
 
     plain SGD with step size ``s = eta`` on the sampled objective plus Gaussian
     noise of temperature ``T = temperature`` (= 1/beta), xi_i ~ N(0, I). For
-    the mean-field scale ("1/N") this reads
+    the mean-field scale ("1/m") this reads
 
-        theta_i <- theta_i - (s/N) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
-                   + sqrt(4 (s/N) / beta) xi_i,
+        theta_i <- theta_i - (s/m) [2 (h(x_j) - y_j) grad sigma(x_j; theta_i) + 2 lambda theta_i]
+                   + sqrt(4 (s/m) / beta) xi_i,
 
-    the Euler-Maruyama step, of length s/N, of the Langevin dynamics whose law
+    the Euler-Maruyama step, of length s/m, of the Langevin dynamics whose law
     follows the paper's Wasserstein flow (drift 2 grad Psi, diffusion
-    2/beta). The paper's experiments (step size 1e-3 at N = 1000) are
-    ``eta=1``. The names ``eta``, ``steps``, ``rng``, ``record``, ``n_threads`` and the statuses
-    (:class:`relucore.Status`) mean what they mean in :func:`relucore.train`; the old names ``step``, ``iters`` and
-    ``seed`` still work until 0.3, with a DeprecationWarning.
+    2/beta). The paper's experiments (step size 1e-3 at m = 1000) are
+    ``eta=1``. The names ``m``, ``eta``, ``steps``, ``rng``, ``record``, ``n_threads``,
+    ``output_scale``, ``reduction`` and the statuses (:class:`relucore.Status`) mean what they
+    mean in :func:`relucore.train` (docs/vocabulary.md); the 0.x names ``N``, ``M``, ``step``,
+    ``iters`` and ``seed`` are refused with a TypeError naming the new one.
 
     Parameters
     ----------
-    X : array, shape (M, d) or (M,)
-        Training inputs (a 1-D array is M scalar inputs).
-    y : array, shape (M,)
+    X : array, shape (n, d) or (n,)
+        Training inputs (a 1-D array is n scalar inputs).
+    y : array, shape (n,)
         Training targets.
-    N : int
-        Number of neurons.
+    m : int
+        Number of neurons (the width; ``m`` as in :func:`relucore.train`).
     eta : float
         The step size s > 0 above.
     weight_decay : float
@@ -292,14 +309,15 @@ def train(
         Number of SGD steps.
     batch_size : int or None
         Samples per step, drawn uniformly without replacement (1: the paper's
-        single-sample SGD; M or None: full-batch GD, deterministic).
+        single-sample SGD; n or None: full-batch GD, deterministic).
     bias : bool
         Whether neurons have a bias b_i (theta has d + 2 columns, else d + 1).
     train_outer : bool
         Whether the outer weights a_i are trained.
-    output_scale : {"1/N", "1/sqrt(N)", "1"}
-        kappa = c/N with c = 1, sqrt(N) or N.
-    init : array, shape (N, P), optional
+    output_scale : {"1/m", "1/sqrt(m)"} or float, default "1/m"
+        kappa = 1/m (the mean-field scaling), 1/sqrt(m), or kappa itself given as a positive
+        float (``1.0``: no scaling); the same keyword as ``train(output_scale=...)``.
+    init : array, shape (m, P), optional
         Starting parameters (columns a, w_1..w_d[, b]).
     rng : None, int, SeedSequence or Generator
         Seeds the counter-based generator (noise, batches, init).
@@ -332,7 +350,7 @@ def train(
         The starting output bias ``c0`` of ``h(x) = c0 + kappa sum_i a_i relu(w_i^T x + b_i)``
         (None: none), moved with ``train_outer`` by ``-s dL_B/dc0`` (no weight decay, no noise),
         fixed otherwise; the final value is ``result.output_bias``. As ``train(output_bias=...)``.
-    sample_weight : array_like, shape (M,), optional
+    sample_weight : array_like, shape (n,), optional
         Non-negative, finite weights ``v_j`` of the samples in the data term
         (``1/|B| sum_j v_j (h(x_j) - y_j)^2`` for the mean), its gradient and ``objective``; a
         zero weight takes a sample out. As ``train(sample_weight=...)``.
@@ -355,30 +373,30 @@ def train(
     check_consistent_length(["X", "y"], [X.shape[0], y.shape[0]])
     # Bias, weight decay and noise do not rescale with X and y: data far from unit scale are refused by name.
     plan_scaling(X[None], None, y[None], "meanfield.train (its bias, weight decay and noise do not rescale)")
-    M, d = X.shape
-    N = check_int(N, "N", minimum=1)
+    n, d = X.shape
+    m = check_int(m, "m", minimum=1)
     eta = check_positive(eta, "eta")
     weight_decay = check_nonnegative(weight_decay, "weight_decay")
     temperature = check_nonnegative(temperature, "temperature")
     init_scale = check_nonnegative(init_scale, "init_scale")
     steps = check_int(steps, "steps", minimum=0)
-    batch_size = M if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
-    if batch_size > M:
-        raise ValueError(f"batch_size must be at most the number of samples ({M}), got {batch_size}")
-    check_choice(output_scale, "output_scale", tuple(_SCALES))
+    batch_size = n if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+    if batch_size > n:
+        raise ValueError(f"batch_size must be at most the number of samples ({n}), got {batch_size}")
+    output_scale = check_output_scale(output_scale)
     check_choice(reduction, "reduction", REDUCTIONS)
     output_bias = None if output_bias is None else float(as_float_array(output_bias, "output_bias", ndim=0))
-    weights = None if sample_weight is None else check_sample_weight(sample_weight, 1, M, False)[0]
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, 1, n, False)[0]
     record = check_int(record, "record", minimum=0)
     n_threads_arg = check_n_threads(n_threads)
     bias, train_outer = bool(bias), bool(train_outer)
     P = d + (2 if bias else 1)
 
     key = _resolve_key(rng, key)
-    theta = _initial_theta(init, N, P, init_scale, key, train_outer)
-    track_idx = _track_indices(track, N)
+    theta = _initial_theta(init, m, P, init_scale, key, train_outer)
+    track_idx = _track_indices(track, m)
     snap = _check_snapshots(snapshots, steps)
-    samples = _check_samples(samples, steps, batch_size, M)
+    samples = _check_samples(samples, steps, batch_size, n)
     checked = locals()
     params = {name: checked[name] for name in _PARAMS}
     settings = _engine_settings(params, key, n_threads_arg)
@@ -389,7 +407,7 @@ def train(
         steps=np.zeros(R, np.int64),
         objective=np.zeros(R),
         trajectories=np.zeros((R, track_idx.size, P)),
-        snapshots=np.full((snap.size, N, P), np.nan),
+        snapshots=np.full((snap.size, m, P), np.nan),
         taken=np.zeros(snap.size, np.uint8),
         output_bias=None if output_bias is None else np.array([output_bias]),  # updated in place
         sample_weight=weights,
@@ -428,31 +446,31 @@ def _resolve_key(rng, key) -> np.ndarray:
     return key
 
 
-def _initial_theta(init, N: int, P: int, init_scale: float, key, train_outer: bool) -> np.ndarray:
-    """A copy of ``init`` (checked to be (N, P)), or the engine's Gaussian init from ``key``."""
+def _initial_theta(init, m: int, P: int, init_scale: float, key, train_outer: bool) -> np.ndarray:
+    """A copy of ``init`` (checked to be (m, P)), or the engine's Gaussian init from ``key``."""
     if init is None:
         return _core.weight_gd_init(
-            N=N, P=P, scale=init_scale, key0=int(key[0]), key1=int(key[1]), fixed_outer=not train_outer
+            N=m, P=P, scale=init_scale, key0=int(key[0]), key1=int(key[1]), fixed_outer=not train_outer
         )
     theta = as_float_array(init, "init", ndim=2).copy()
-    if theta.shape != (N, P):
-        raise ValueError(f"init must have shape (N, {P}) = ({N}, {P}), got {theta.shape}")
+    if theta.shape != (m, P):
+        raise ValueError(f"init must have shape (m, {P}) = ({m}, {P}), got {theta.shape}")
     return theta
 
 
-def _track_indices(track, N: int) -> np.ndarray:
+def _track_indices(track, m: int) -> np.ndarray:
     """Indices of the tracked neurons: ``track`` evenly spaced ones (an int) or the given indices."""
     if isinstance(track, (numbers.Integral, np.integer)) and not isinstance(track, (bool, np.bool_)):
         n_track = check_int(track, "track", minimum=0)
         track_idx = (
-            np.unique(np.linspace(0, N - 1, min(n_track, N)).round().astype(np.int64))
+            np.unique(np.linspace(0, m - 1, min(n_track, m)).round().astype(np.int64))
             if n_track
             else np.zeros(0, np.int64)
         )
     else:
         track_idx = np.asarray(track, dtype=np.int64).reshape(-1)
-        if track_idx.size and (track_idx.min() < 0 or track_idx.max() >= N):
-            raise ValueError(f"track indices must lie in [0, {N})")
+        if track_idx.size and (track_idx.min() < 0 or track_idx.max() >= m):
+            raise ValueError(f"track indices must lie in [0, {m})")
     return np.ascontiguousarray(track_idx)
 
 
@@ -463,14 +481,14 @@ def _check_snapshots(snapshots, steps: int) -> np.ndarray:
     return snap
 
 
-def _check_samples(samples, steps: int, batch_size: int, M: int):
+def _check_samples(samples, steps: int, batch_size: int, n: int):
     if samples is None:
         return None
     samples = np.ascontiguousarray(np.asarray(samples), dtype=np.int64)
     if samples.shape != (steps, batch_size):
         raise ValueError(f"samples must have shape (steps, batch_size) = ({steps}, {batch_size}), got {samples.shape}")
-    if samples.size and (samples.min() < 0 or samples.max() >= M):
-        raise ValueError(f"samples must be indices in [0, {M})")
+    if samples.size and (samples.min() < 0 or samples.max() >= n):
+        raise ValueError(f"samples must be indices in [0, {n})")
     return samples
 
 
@@ -481,7 +499,10 @@ def _engine_settings(params: Dict[str, Any], key, n_threads_arg: int):
     settings.step = params["eta"]
     settings.weight_decay = params["weight_decay"]
     settings.temperature = params["temperature"]
-    settings.scale = _SCALES[params["output_scale"]]
+    if isinstance(params["output_scale"], str):
+        settings.scale = _SCALES[params["output_scale"]]
+    else:  # kappa itself
+        settings.scale, settings.kappa = _core.OutputScale.given, params["output_scale"]
     settings.bias = params["bias"]
     settings.train_outer = params["train_outer"]
     settings.batch_size = params["batch_size"]
@@ -491,7 +512,7 @@ def _engine_settings(params: Dict[str, Any], key, n_threads_arg: int):
     settings.key = (int(key[0]), int(key[1]))
     if n_threads_arg == 0:
         per_thread = _NEURONS_PER_THREAD_NOISY if params["temperature"] > 0 else _NEURONS_PER_THREAD
-        n_threads_arg = max(1, min(_core.default_threads(), params["N"] // per_thread))
+        n_threads_arg = max(1, min(_core.default_threads(), params["m"] // per_thread))
     settings.n_threads = n_threads_arg
     return settings
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import os
-import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from relucore._core import __version__
+from relucore._progress import progress_bar
+from relucore._renamed import removed_parameters
 from relucore._validation import check_int, check_n_threads
 from relucore.sweeps.config import GENERATOR_VERSION, SWEEP_FORMAT, config_key, expand_grid, root_entropy
 from relucore.sweeps.gram_trial import fast_trials_ok
@@ -26,7 +27,7 @@ __all__ = [
     "needs_pickling",
     "save_table",
     "CheckpointError",
-    "default_batch_size",
+    "default_chunk_size",
 ]
 
 #: Upper bound on the trials of one batch (one task, one checkpoint record).
@@ -40,8 +41,8 @@ TAIL_BATCH = 64
 BATCH_BYTES = 256 * 2**20
 
 
-def default_batch_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
-    """Trials per batch: up to ``MAX_BATCH`` (``FAST_MAX_BATCH`` for trials that run
+def default_chunk_size(cfg: Dict[str, Any], share: Optional[int] = None, fast: bool = False) -> int:
+    """Trials per chunk (one batched task): up to ``MAX_BATCH`` (``FAST_MAX_BATCH`` for trials that run
     whole in C++, ``fast``), at most ~256 MiB of X and weights, and at most ``share`` (a
     thread's share of the trials, so that every thread gets work)."""
     n, d, m = cfg["n"], cfg["d"], len(cfg["signs"])
@@ -58,24 +59,19 @@ def _callable_name(fn) -> Optional[str]:
 
 
 def _progress_bar(progress, total: int, initial: int, desc: str = "sweep"):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, unit="trial", desc=desc, leave=True)
+    return progress_bar(progress, total, desc, "trial", initial)
 
 
+@removed_parameters("sweep")
 def sweep(
     grid,
     *,
     trials: int,
-    seed,
+    rng,
     measure: Optional[Callable] = None,
     executor: Optional[cf.Executor] = None,
     n_threads: Optional[int] = None,
-    batch_size: Optional[int] = None,
+    chunk_size: Optional[int] = None,
     checkpoint=None,
     progress: Optional[bool] = None,
 ):
@@ -96,10 +92,11 @@ def sweep(
         ``relucore.sweeps.config.DEFAULTS`` (table in docs/sweeps.md).
     trials : int
         Trials per configuration.
-    seed : int or numpy.random.SeedSequence
-        Root seed. Trial ``t`` of a configuration ``c`` draws all its
-        randomness from ``SeedSequence(seed, spawn_key=(*key(c), t))``, where
-        ``key(c)`` hashes the configuration's content: adding, removing or
+    rng : int or numpy.random.SeedSequence
+        Root seed (the ``rng`` of the other calls; a numpy Generator is refused with a
+        ``TypeError``, since a sweep seeded by one could not be resumed). Trial ``t`` of a
+        configuration ``c`` draws all its randomness from ``SeedSequence(rng, spawn_key=(*key(c),
+        t))``, where ``key(c)`` hashes the configuration's content: adding, removing or
         reordering configurations or trials leaves every other row unchanged.
         The ``seed`` column prints that SeedSequence.
     measure : callable, optional
@@ -117,16 +114,17 @@ def sweep(
         but not all are on the Gram-mode fast path run on one thread.
         With an executor: OpenMP threads of each batch's C++ calls (default 1).
         See docs/sweeps.md, "Batches and threads".
-    batch_size : int, optional
-        Trials per batch (one task, one train call, one checkpoint record).
-        Default :func:`~relucore.sweeps.api.default_batch_size` (the last batches of a sweep
+    chunk_size : int, optional
+        Trials per chunk (one task, one batched train call, one checkpoint record; not the
+        SGD mini-batch ``batch_size`` of :func:`relucore.meanfield.train`).
+        Default :func:`~relucore.sweeps.api.default_chunk_size` (the last chunks of a sweep
         on the thread pool smaller). Results do not depend on it.
     checkpoint : str or os.PathLike, optional
         The sweep's store, a SQLite database (created when the path is new; ``.db`` by
         convention) that commits every finished batch; rerunning runs only the trials
         not yet saved, also with more ``trials`` or more configurations (the saved rows
         are reused), and several processes may run the same sweep on one store. One
-        written with another ``seed``, ``measure`` or sweep format raises
+        written with another ``rng``, ``measure`` or sweep format raises
         :class:`~relucore.CheckpointError`, as does a damaged database or an old JSON-lines
         checkpoint (import it: ``relucore sweep import OLD.ckpt NEW.db``). See
         docs/sweeps.md, "Stores and resuming".
@@ -138,23 +136,23 @@ def sweep(
     pandas.DataFrame
         One row per trial sorted by ``(config_index, trial)``: ``config_index``,
         ``trial``, ``seed``, the configuration's keys (lists as JSON text),
-        the measured columns (``loss``, ``gap``, ``gap_normalised``,
+        the measured columns (``loss``, ``gap``, ``gap_normalized``,
         ``gram_*``, ...; each defined, with its meaning, in
         :mod:`relucore.sweeps.columns`), the ``measure`` columns, ``status``
         (``converged``, ``max_steps``, ``diverged`` or ``error``) and
         ``error`` (the exception of a failed trial; the sweep goes on).
-        The table is bitwise identical whatever ``n_threads``, ``batch_size``,
+        The table is bitwise identical whatever ``n_threads``, ``chunk_size``,
         ``executor`` or the order in which batches finish.
 
     Examples
     --------
     >>> import relucore
-    >>> table = relucore.sweep({"n": [5, 10], "d": [500]}, trials=3, seed=0, progress=False)
+    >>> table = relucore.sweep({"n": [5, 10], "d": [500]}, trials=3, rng=0, progress=False)
     >>> len(table), sorted(set(table["status"]))
     (6, ['converged'])
     """
-    configs, trials, entropy, batch_size = check_arguments(
-        grid, trials=trials, seed=seed, measure=measure, executor=executor, n_threads=n_threads, batch_size=batch_size
+    configs, trials, entropy, chunk_size = check_arguments(
+        grid, trials=trials, rng=rng, measure=measure, executor=executor, n_threads=n_threads, chunk_size=chunk_size
     )
     fast, pool_threads, task_threads = _threads(configs, measure, executor, n_threads)
 
@@ -171,7 +169,7 @@ def sweep(
             checkpoint, identity, configs, trials, on_columns=results.add_columns, relucore_version=__version__
         )
     try:
-        tasks = _tasks(configs, results.done, entropy, measure, batch_size, fast, pool_threads, task_threads)
+        tasks = _tasks(configs, results.done, entropy, measure, chunk_size, fast, pool_threads, task_threads)
         bar = _progress_bar(progress, len(configs) * trials, len(results))
         leading: Dict[str, Any] = {}
 
@@ -189,21 +187,21 @@ def sweep(
     return results.table(configs, entropy, leading or None)
 
 
-def check_arguments(grid, *, trials, seed, measure=None, executor=None, n_threads=None, batch_size=None):
+def check_arguments(grid, *, trials, rng, measure=None, executor=None, n_threads=None, chunk_size=None):
     """Checks the arguments of :func:`~relucore.sweep` (``ValueError``/``TypeError`` on a bad one) without
-    running anything; returns ``(configs, trials, entropy, batch_size)`` normalised."""
+    running anything; returns ``(configs, trials, entropy, chunk_size)`` normalised."""
     configs = expand_grid(grid)
     trials = check_int(trials, "trials", minimum=1)
-    entropy = root_entropy(seed)
+    entropy = root_entropy(rng)
     if measure is not None and not callable(measure):
         raise TypeError(f"measure must be callable, got {type(measure).__name__}")
     check_executor(executor)
     check_picklable(measure, "measure", executor)
     if n_threads is not None:
         check_n_threads(n_threads)
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", minimum=1)
-    return configs, trials, entropy, batch_size
+    if chunk_size is not None:
+        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    return configs, trials, entropy, chunk_size
 
 
 def check_executor(executor) -> None:
@@ -290,17 +288,17 @@ def batch_bounds(count: int, size: int, threads: int = 0) -> List[Tuple[int, int
     return bounds
 
 
-def _tasks(configs, done, entropy, measure, batch_size, fast, pool_threads, task_threads) -> List[Dict[str, Any]]:
+def _tasks(configs, done, entropy, measure, chunk_size, fast, pool_threads, task_threads) -> List[Dict[str, Any]]:
     """The batches of the trials not yet ``done`` (configs x trials), as ``run_batch`` payloads;
-    without a ``batch_size``, the last configuration's batches shrink towards the end
+    without a ``chunk_size``, the last configuration's batches shrink towards the end
     (:func:`batch_bounds`)."""
     tasks: List[Dict[str, Any]] = []
     last = max((ci for ci in range(len(configs)) if not done[ci].all()), default=-1)
     for ci, cfg in enumerate(configs):
         todo = np.flatnonzero(~done[ci]).tolist()
-        bs = batch_size or default_batch_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
+        bs = chunk_size or default_chunk_size(cfg, -(-len(todo) // max(pool_threads, 1)), fast[ci])
         key = config_key(cfg)
-        tail = pool_threads if ci == last and batch_size is None else 0
+        tail = pool_threads if ci == last and chunk_size is None else 0
         for start, stop in batch_bounds(len(todo), bs, tail):
             tasks.append(
                 {

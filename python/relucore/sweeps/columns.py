@@ -34,6 +34,7 @@ __all__ = [
     "LEADING_COLUMNS",
     "TRAILING_COLUMNS",
     "BUILTIN_COLUMNS",
+    "RENAMED_COLUMNS",
     "GRAM_FIELDS",
     "CORE_OUTPUTS",
     "columns_from",
@@ -108,7 +109,7 @@ MEASURED: Tuple[Column, ...] = (
         CORE,
     ),
     Column(
-        "gap_normalised",
+        "gap_normalized",
         "f",
         "gap * sqrt(||lambda||_1 / n_-) for one neuron (Theorem 2), "
         "gap * sqrt(||lambda||_1 / (m n)) otherwise (Theorem 6); NaN with minnorm=False, and for one "
@@ -148,6 +149,10 @@ TRAILING: Tuple[Column, ...] = (
     Column("error", "U", "the exception of a failed trial ('' otherwise)", MESSAGE, CORE),
 )
 
+#: Columns renamed in sweep format 3 (old -> new): stores and checkpoints written before hold the
+#: old names, which reading them (export, ``read_table``, ``import``) maps to the new ones.
+RENAMED_COLUMNS: Dict[str, str] = {"gap_normalised": "gap_normalized"}
+
 LEADING_COLUMNS: Tuple[str, ...] = tuple(c.name for c in LEADING)
 TRAILING_COLUMNS: Tuple[str, ...] = tuple(c.name for c in TRAILING)
 #: Measured columns every row has -> kind ("f" float, "i" int).
@@ -163,7 +168,7 @@ CORE_OUTPUTS: Dict[str, str] = {
     "grad_norm": "f",
     "eta": "f",
     "gap": "f",
-    "gap_normalised": "f",
+    "gap_normalized": "f",
     "certificate": "f",
     "mu1": "f",
     "cond": "f",

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from relucore import _core
-from relucore._deprecation import renamed_key
+from relucore._renamed import refuse_renamed_keys
 from relucore._validation import check_choice, check_int
 from relucore.gd.defaults import resolve_engine
 from relucore.gd.loss_options import REDUCTIONS
@@ -53,7 +53,8 @@ __all__ = [
 #: refuses to resume rows of another version. Bump it with any change that alters rows.
 #: 1: relucore 0.1.0. 2: relucore 0.2.0 (:data:`FORMAT_CHANGES` lists what changed: stalled runs,
 #: new random streams, ``engine="auto"``, renamed and new keys, BLAS kernels), one break for all.
-SWEEP_FORMAT = 2
+#: 3: relucore 1.0 (one vocabulary: a renamed column).
+SWEEP_FORMAT = 3
 
 #: Version of the random streams the rows' data come from (``_core.defaults.generator_version``,
 #: defined in relucore/defaults.hpp): part of a store's identity besides :data:`SWEEP_FORMAT`, so
@@ -93,6 +94,8 @@ FORMAT_CHANGES = {
     "failed proof schedules the next try (limit_step and the last bits of certified limits change); "
     "on CPUs with AVX-512F the weight engine's products run on relucore's packed kernels (m >= 4, m n d >= 2000, "
     "n d <= 2^23; last bits)",
+    3: "the column gap_normalised is gap_normalized, the spelling of relucore.normalized_gap (the store of an "
+    "older format is still read and exported under the new name)",
 }
 
 #: Configuration keys with their defaults. ``None`` means "the default of the
@@ -159,8 +162,8 @@ CONFIG_KINDS: Dict[str, str] = {
 #: key ``loss`` names the loss function, and the column ``loss`` holds the final loss.
 CONFIG_COLUMNS: Dict[str, str] = {"loss": "loss_name"}
 
-#: Keys renamed in sweep format 2 (old -> new): the old name works, with a DeprecationWarning,
-#: until relucore 0.3; old stores and checkpoints hold the old names.
+#: Keys renamed in sweep format 2 (old -> new): refused in a grid since 1.0 (a ValueError naming the
+#: new key); old stores and checkpoints hold the old names, which :func:`stored_config` reads.
 RENAMED_KEYS: Dict[str, str] = {"loss_name": "loss"}
 
 
@@ -246,8 +249,7 @@ def normalise_config(cfg: Mapping[str, Any], where: str = "config") -> Dict[str,
     """Validates a configuration and fills in defaults (m and signs made consistent)."""
     if not isinstance(cfg, Mapping):
         raise TypeError(f"{where} must be a dict, got {type(cfg).__name__}")
-    for old_key, new_key in RENAMED_KEYS.items():
-        cfg = renamed_key(cfg, old_key, new_key, where, stacklevel=5)
+    refuse_renamed_keys(cfg, where, RENAMED_KEYS)
     unknown = sorted(set(cfg) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}; known keys: {sorted(DEFAULTS)}")
@@ -360,21 +362,30 @@ def config_key(cfg: Mapping[str, Any]) -> Tuple[int, int]:
     return int.from_bytes(h[:4], "little"), int.from_bytes(h[4:8], "little")
 
 
-def root_entropy(seed) -> int:
-    """The root seed as a non-negative int (SeedSequence entropy)."""
-    if isinstance(seed, np.random.SeedSequence):
-        if seed.spawn_key:
-            raise ValueError("seed must be a root SeedSequence (no spawn_key)")
-        ent = seed.entropy
+def root_entropy(rng) -> int:
+    """The root seed ``rng`` (a non-negative int or a root SeedSequence) as a non-negative int (SeedSequence entropy).
+
+    A numpy Generator is refused (``TypeError``): its state moves as it draws, so a sweep seeded
+    by one could not be resumed or repeated.
+    """
+    if isinstance(rng, np.random.Generator):
+        raise TypeError(
+            "rng must be a non-negative int or a root SeedSequence, not a numpy Generator: a Generator's state moves "
+            "as it draws, so a sweep seeded by one cannot be resumed or repeated"
+        )
+    if isinstance(rng, np.random.SeedSequence):
+        if rng.spawn_key:
+            raise ValueError("rng must be a root SeedSequence (no spawn_key)")
+        ent = rng.entropy
         if not isinstance(ent, (numbers.Integral, np.integer)):
-            raise TypeError("seed SeedSequence must have integer entropy")
+            raise TypeError("rng SeedSequence must have integer entropy")
         return int(ent)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, np.integer)):
-        raise TypeError(f"seed must be a non-negative int or a SeedSequence, got {type(seed).__name__}")
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
-    return seed
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (numbers.Integral, np.integer)):
+        raise TypeError(f"rng must be a non-negative int or a SeedSequence, got {type(rng).__name__}")
+    rng = int(rng)
+    if rng < 0:
+        raise ValueError(f"rng must be non-negative, got {rng}")
+    return rng
 
 
 def trial_seed(entropy: int, key: Tuple[int, int], trial: int) -> np.random.SeedSequence:

@@ -168,7 +168,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     cols: Dict[str, np.ndarray] = {"trial": np.asarray(trials, dtype=np.int64)}
     for c in MEASURED:
         if c.fast == CORE:
-            cols[c.name] = out[c.name]  # gap, gap_normalised: NaN from C++ when minnorm is off
+            cols[c.name] = out[c.name]  # gap, gap_normalized: NaN from C++ when minnorm is off
         elif c.fast == COVARIANCE:
             cols[c.name] = np.full(B, float(sp.norm1))
         elif c.fast == LIMIT:  # the fast path runs finite step budgets only

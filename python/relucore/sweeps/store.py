@@ -54,6 +54,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from relucore.sweeps import store_errors
+from relucore.sweeps.columns import RENAMED_COLUMNS
 from relucore.sweeps.config import (
     DEFAULTS,
     FORMAT_CHANGES,
@@ -228,10 +229,14 @@ def _check_identity(path: str, meta: Dict[str, Any], identity: Dict[str, Any]) -
         )
     differ = [k for k in ("seed", "measure") if meta.get(k) != identity[k]]
     if differ:
-        what = "; ".join(f"{k}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ)
+        # The store keeps the root seed under "seed"; the argument that sets it is sweep(rng=).
+        args = {"seed": "rng"}
+        what = "; ".join(
+            f"{args.get(k, k)}: {_short(meta.get(k))} in the file, {_short(identity[k])} now" for k in differ
+        )
         raise CheckpointError(
             f"store {path!r} was written by a sweep with different arguments ({what}); "
-            f"resume with the same {' and '.join(differ)}, or use another store path"
+            f"resume with the same {' and '.join(args.get(k, k) for k in differ)}, or use another store path"
         )
 
 
@@ -515,6 +520,18 @@ def _remove_store_files(path: str) -> None:
             os.remove(path + suffix)
 
 
+def _stored_names(conn: sqlite3.Connection) -> Dict[str, str]:
+    """``{new name: old name}`` of the renamed columns (``RENAMED_COLUMNS``) this store's trials table
+    holds under their old names (a store of an older sweep format); empty for a current store."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(trials)")}
+    return {new: old for old, new in RENAMED_COLUMNS.items() if old in have and new not in have}
+
+
+def _selected(names, held: Dict[str, str]) -> str:
+    """The SELECT list of ``names``, reading a renamed column under its old name."""
+    return ", ".join(f"{_q(held[n])} AS {_q(n)}" if n in held else _q(n) for n in names)
+
+
 def load_columns(conn: sqlite3.Connection, index: Dict[int, int], trials: Optional[int], extras: Dict[str, int]):
     """Yields the saved rows of the configurations ``index`` maps (store id -> index) with
     ``trial < trials`` (all trials when None), in chunks of columns (``config_index``
@@ -528,8 +545,13 @@ def load_columns(conn: sqlite3.Connection, index: Dict[int, int], trials: Option
         where.append(f"config IN ({', '.join('?' * len(index))})")
         args.extend(index)
     tail = (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY config, trial"
-    numeric = ", ".join(map(_q, ["config", "trial", *NUMERIC_NAMES]))
-    other = ", ".join(map(_q, [*TEXT_NAMES, *extras]))
+    held = _stored_names(conn)
+    numeric = (
+        ", ".join(map(_q, ["config", "trial", *NUMERIC_NAMES]))
+        if not held
+        else _selected(["config", "trial", *NUMERIC_NAMES], held)
+    )
+    other = ", ".join(map(_q, [*TEXT_NAMES, *extras])) if not held else _selected([*TEXT_NAMES, *extras], held)
     lookup = np.full(max(index, default=0) + 1, -1, dtype=np.int64)
     lookup[list(index)] = list(index.values())
     bools = {k for k, b in extras.items() if b}

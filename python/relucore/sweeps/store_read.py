@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from relucore._core import Status
+from relucore.sweeps.columns import RENAMED_COLUMNS
 from relucore.sweeps.config import DEFAULTS, stored_config
 from relucore.sweeps.legacy import LEGACY_SWEEP_FORMAT, read_checkpoint
 from relucore.sweeps.store import Store, connect_readonly, load_columns, quick_check, read_meta, sqlite_error
@@ -221,6 +222,11 @@ def status(path) -> StoreStatus:
         return StoreStatus(path, meta, rows, rate, last, writers, names, interval)
 
 
+def _renamed_columns(row: Dict[str, Any]) -> Dict[str, Any]:
+    """An old checkpoint's row with its renamed columns (``RENAMED_COLUMNS``) under their new names."""
+    return {RENAMED_COLUMNS.get(k, k): v for k, v in row.items()}
+
+
 def import_checkpoint(old, new) -> Dict[str, int]:
     """Copies the rows of the JSON-lines checkpoint ``old`` into the store ``new`` (created, or
     an existing store of the same sweep). Returns counts: ``rows`` read, ``inserted``,
@@ -244,7 +250,7 @@ def import_checkpoint(old, new) -> Dict[str, int]:
         before = store.conn.execute("SELECT count(*) FROM trials").fetchone()[0]
         batch = 4096
         for i in range(0, len(ckpt.rows), batch):
-            store.append_rows(ckpt.rows[i : i + batch])
+            store.append_rows([_renamed_columns(r) for r in ckpt.rows[i : i + batch]])
         after = store.conn.execute("SELECT count(*) FROM trials").fetchone()[0]
     finally:
         store.close()

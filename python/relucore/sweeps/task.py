@@ -133,7 +133,7 @@ _MINNORM_USABLE = (_core.Status.optimal, _core.Status.best_candidate)
 
 def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     """The gap ||W_inf - W*|| to the minimum-norm solution (Theorems 2, 4, 6) and its normalisation."""
-    out = {"gap": math.nan, "gap_normalised": math.nan}
+    out = {"gap": math.nan, "gap_normalized": math.nan}
     if not cfg["minnorm"]:
         return out
     sol = minnorm(None, y, signs=tuple(cfg["signs"]), gram=K, progress=False)  # inside the sweep's bar
@@ -152,9 +152,9 @@ def _gap_columns(cfg, data, K, y, res_b, norm1) -> Dict[str, float]:
     # Theorem 2 normalises by the examples the neuron must leave inactive: n_- for s = +1.
     n_off = int(np.sum(y <= 0)) if cfg["signs"][0] > 0 else int(np.sum(y > 0))
     if m == 1:
-        out["gap_normalised"] = normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
+        out["gap_normalized"] = normalized_gap(gap, norm1, n_off) if n_off > 0 else math.nan
     else:
-        out["gap_normalised"] = gap * math.sqrt(norm1 / (m * y.size))
+        out["gap_normalized"] = gap * math.sqrt(norm1 / (m * y.size))
     return out
 
 

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from relucore._renamed import removed_parameters
 from relucore._validation import check_choice, check_int
 from relucore.sweeps.api import _progress_bar, check_executor, check_picklable, run_tasks
 from relucore.sweeps.config import plain_scalar, root_entropy
@@ -97,6 +98,7 @@ def _check_outcome(outcome, executor) -> None:
         check_picklable(outcome, "outcome", executor)
 
 
+@removed_parameters("threshold")
 def threshold(
     outcome,
     axis: str,
@@ -111,13 +113,13 @@ def threshold(
     checkpoint=None,
     progress: Optional[bool] = None,
     rel_width: float = REL_WIDTH,
-    batch_size: int = BATCH_SIZE,
+    chunk_size: int = BATCH_SIZE,
     link: str = "logit",
     scale: Optional[str] = None,
 ):
     """Where the probability of ``outcome`` crosses ``p`` along ``axis``, with a confidence interval.
 
-    For each combination of the ``given`` values, trials run in batches of ``batch_size``: the
+    For each combination of the ``given`` values, trials run in batches of ``chunk_size``: the
     first spread over ``bounds``, each later one where it narrows the interval of the crossing
     most. After each batch a monotone link model ``P(x) = f + (c - f) F(a + b u(x))`` (``F``
     logistic or normal, ``u`` the axis or its logarithm, the floor ``f`` and ceiling ``c`` 0 and 1
@@ -166,8 +168,9 @@ def threshold(
     rel_width : float
         Stop when ``(high - low) / |estimate| <= rel_width``, after at least
         ``relucore.sweeps.threshold_search.MIN_TRIALS`` (256) trials; default ``REL_WIDTH`` (0.25).
-    batch_size : int
-        Trials per batch of a combination; default ``BATCH_SIZE`` (32).
+    chunk_size : int
+        Trials per batch of a combination; default ``BATCH_SIZE`` (32). (0.x: ``batch_size``,
+        refused naming it: ``batch_size`` is the SGD mini-batch of :func:`relucore.meanfield.train`.)
     link : {"logit", "probit"}
         ``F``: the logistic or the normal distribution function.
     scale : {"log", "linear"}, optional
@@ -203,7 +206,7 @@ def threshold(
     rel_width = float(rel_width)
     if not rel_width > 0:
         raise ValueError(f"rel_width must be positive, got {rel_width!r}")
-    batch_size = check_int(batch_size, "batch_size", minimum=8)
+    batch_size = check_int(chunk_size, "chunk_size", minimum=8)
     max_trials = MAX_TRIALS if max_trials is None else check_int(max_trials, "max_trials", minimum=batch_size)
     check_choice(link, "link", ("logit", "probit"))
     scale = ("log" if lo > 0 else "linear") if scale is None else scale

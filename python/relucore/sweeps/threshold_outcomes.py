@@ -18,7 +18,7 @@ from relucore.sweeps.config import config_key, normalise_config, trial_seed
 
 __all__ = ["BUILTIN_OUTCOMES", "batch_key", "run_trials", "outcome_name", "MINNORM_GAP"]
 
-#: ``gap_normalised`` below which a certified limit counts as the minimum-norm solution.
+#: ``gap_normalized`` below which a certified limit counts as the minimum-norm solution.
 MINNORM_GAP = 1e-6
 
 #: name -> (sweep configuration keys set for the outcome, meaning). The trial is a trial of
@@ -35,7 +35,7 @@ BUILTIN_OUTCOMES: Dict[str, Tuple[Dict[str, Any], str]] = {
     "limit_is_minnorm": (
         {"steps": "inf", "minnorm": True, "gram_stats": False},
         f"train(steps=inf) certifies its limit and it is the minimum-norm interpolator "
-        f"(limit_holds = 1 and gap_normalised <= {MINNORM_GAP:g})",
+        f"(limit_holds = 1 and gap_normalized <= {MINNORM_GAP:g})",
     ),
 }
 
@@ -59,7 +59,7 @@ def _success(name: str, row: Dict[str, Any]) -> bool:
         return _core.Status[row["status"]].success  # converged, or a certified limit (steps = inf)
     if name == "pattern_frozen_after_step_1":
         return int(row["pattern_stable_step"]) <= 1
-    return int(row["limit_holds"]) == 1 and float(row["gap_normalised"]) <= MINNORM_GAP
+    return int(row["limit_holds"]) == 1 and float(row["gap_normalized"]) <= MINNORM_GAP
 
 
 def _builtin(task: Dict[str, Any]) -> List[bool]:

@@ -30,7 +30,7 @@ __all__ = [
     "normalized_gap",
     "theorem2_bounds",
     "theorem4_bounds",
-    "theorem6_bound",
+    "theorem6_bounds",
     "step_constant",
 ]
 
@@ -252,9 +252,9 @@ def theorem4_bounds(
     }
 
 
-def theorem6_bound(
+def theorem6_bounds(
     m: int, n: int, y_max: float, norm1: float, *, C_g: float = DEFAULT_C_G, C_alpha: float = DEFAULT_C_ALPHA
-) -> float:
+) -> GapBounds:
     """Theorem 6: ``sqrt(sum_k ||w_k^(inf) - w_k*||^2) <= sqrt(4 C_g C_alpha^2 m n y_max^2 / ||lambda||_1)``.
 
     The upper bound of Theorem 6 of Lai et al. (2026) for m neurons from the disjoint
@@ -277,15 +277,17 @@ def theorem6_bound(
 
     Returns
     -------
-    float
-        The upper bound on :func:`limit_gap` of the GD limit and the minimum-norm network.
+    GapBounds
+        ``(lower, upper)`` as :func:`theorem2_bounds` returns: ``upper`` bounds :func:`limit_gap` of
+        the GD limit and the minimum-norm network; Theorem 6 states no lower bound, so ``lower``
+        is 0. (0.x: ``theorem6_bound``, which returned the upper bound alone.)
     """
     norm1 = check_positive(norm1, "norm1")
     m = check_int(m, "m", minimum=1)
     n = check_int(n, "n", minimum=1)
     y_max = check_nonnegative(y_max, "y_max")
     count = 4.0 * check_positive(C_g, "C_g") * check_positive(C_alpha, "C_alpha") ** 2 * m * n
-    return _root_ratio(count, y_max, (norm1,), "theorem6_bound")
+    return GapBounds(0.0, _root_ratio(count, y_max, (norm1,), "theorem6_bounds"))
 
 
 def step_constant(eta: float, norm1: float) -> float:

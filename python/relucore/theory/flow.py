@@ -19,6 +19,7 @@ import numpy as np
 
 from relucore import _core
 from relucore import _scaling as scaling
+from relucore._progress import progress_bar
 from relucore._summary import sizes, summarized
 from relucore._validation import check_int
 from relucore.gd.limit import Certificate, check_limit_settings
@@ -30,6 +31,9 @@ __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
 
 #: Events followed at most before :func:`~relucore.flow` stops with status ``Status.max_events``.
 DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
+
+
+_OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainOptions)}
 
 
 def _flow_title(r: "FlowResult") -> str:
@@ -154,9 +158,15 @@ def flow(
         Times at which to return the state (``alpha_t``, ``beta_t``).
     max_events : int, default 10000
         Stop with status ``max_events`` after this many events.
+    progress : bool or None, default False
+        A tqdm bar counting the flow's events (None: only when stderr is a terminal); the flow is
+        the same with or without it.
     options, **kwargs
         The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
-        ``init_scale``, ``rng``, ``C_g``, ``C_alpha`` (``eta``, ``steps``, ``tol`` are unused).
+        ``init_scale``, ``rng``, ``C_g``, ``C_alpha``. The options of a GD run that the flow has
+        no use for (``eta``, ``steps``, ``tol``, ``record``, ``engine``, ``n_threads``,
+        ``on_divergence``) are refused with a ``TypeError`` when given, as keywords or set in
+        ``options``; ``t_max`` and ``max_events`` bound the flow instead.
 
     Returns
     -------
@@ -183,6 +193,7 @@ def flow(
     True
     """
     o = TrainOptions.collect("flow", options, kwargs)
+    _refuse_gd_only(o)
     check_limit_settings(o.loss, o.activation, what="flow", options=o)
     t_max = float(t_max)
     if not t_max >= 0:
@@ -195,20 +206,7 @@ def flow(
         raise ValueError("times must be finite and >= 0")
     sc = p.scaling
     t_run, times_run = (t_max, times) if sc is None else _times_in_run_units(sc, t_max, times)
-    run = dict(
-        _core.flow_follow(
-            K=p.K[0],
-            y=p.y[0],
-            signs=p.signs,
-            alpha=p.alpha0[0],
-            beta=p.beta0[0],
-            t_max=t_run,
-            times=times_run.tolist(),
-            max_events=check_int(max_events, "max_events", minimum=0),
-            time_exponent=0 if sc is None else int(sc.power(scaling.ETA, 0)[0]),
-            beta_exponent=0 if sc is None else int(sc.ey[0]),
-        )
-    )
+    run = _follow(p, t_run, times_run, check_int(max_events, "max_events", minimum=0), o.progress)
     X0 = None if p.X is None else p.X[0]
     W0 = None if p.W0 is None else p.W0[0]
     W = None if X0 is None else W0 + (run["alpha"] - p.alpha0[0]) @ X0
@@ -235,6 +233,52 @@ def flow(
         out_of_reach=reach,
         **run,
     )
+
+
+#: The options of a GD run the flow cannot implement, each with what replaces it.
+_GD_ONLY = {
+    "eta": "the flow has no step size",
+    "steps": "bound the flow by t_max or max_events",
+    "tol": "the flow runs to t_max or its certified limit",
+    "record": "ask for states with times=",
+    "engine": "the flow has one event loop",
+    "n_threads": "the flow follows one problem",
+    "on_divergence": "the flow does not diverge",
+}
+
+
+def _refuse_gd_only(o: TrainOptions) -> None:
+    """A ``TypeError`` for an option of :data:`_GD_ONLY` set away from its default (rather than ignoring it)."""
+    for name, why in _GD_ONLY.items():
+        value, default = getattr(o, name), _OPTION_DEFAULTS[name]
+        if value is not default and not (isinstance(value, (int, float, str)) and value == default):
+            raise TypeError(f"flow() got {name}={value!r}, which it cannot implement: {why}")
+
+
+def _follow(p, t_run: float, times_run: np.ndarray, max_events: int, progress) -> dict:
+    """The C++ event loop on the prepared problem (run units), with a bar of its events when ``progress`` asks."""
+    sc = p.scaling
+    bar = None if progress is False else progress_bar(progress, None, "flow", "event")
+    kw = {} if bar is None else {"progress": lambda done: bar.update(done - bar.n)}
+    try:
+        return dict(
+            _core.flow_follow(
+                K=p.K[0],
+                y=p.y[0],
+                signs=p.signs,
+                alpha=p.alpha0[0],
+                beta=p.beta0[0],
+                t_max=t_run,
+                times=times_run.tolist(),
+                max_events=max_events,
+                time_exponent=0 if sc is None else int(sc.power(scaling.ETA, 0)[0]),
+                beta_exponent=0 if sc is None else int(sc.ey[0]),
+                **kw,
+            )
+        )
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _times_in_run_units(sc, t_max: float, times: np.ndarray):

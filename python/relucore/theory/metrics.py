@@ -23,6 +23,7 @@ forms the d-dimensional W. The block ``W0 W0^T`` comes from
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -154,7 +155,23 @@ def _check_shapes(result, y, K, X, given: str) -> None:
         raise ValueError(f"X has d={X.shape[-1]} features but the run has d={np.shape(W0)[-1]} (result.W0)")
 
 
-def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingMetrics:
+def _refuse_old_order(fn):
+    """The 0.x order ``training_metrics(result, y, X=X)`` is a TypeError naming the 1.0 one (not Python's
+    "multiple values for argument 'X'")."""
+
+    @functools.wraps(fn)
+    def wrapper(result, *args, **kwargs):
+        if args and "X" in kwargs:
+            raise TypeError(
+                "training_metrics takes (result, X, y) since 1.0 (0.x: (result, y, *, X)): call training_metrics(result, X, y)"
+            )
+        return fn(result, *args, **kwargs)
+
+    return wrapper
+
+
+@_refuse_old_order
+def training_metrics(result, X=None, y=None, *, gram=None, W0_gram=None) -> TrainingMetrics:
     """Stable rank, normalised margins and loss of every recorded state of a run.
 
     The quantities of Theorems 4.2-4.4 of Kou et al. (2023) on the logistic loss
@@ -166,10 +183,12 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     result : TrainResult
         From :func:`relucore.train`; its ``history`` (``record=k``) supplies the
         states; without a history only the final state is measured.
+    X : array_like, shape (n, d) or (B, n, d), optional
+        The inputs: gives K and (with ``result.W0``) the exact ``W0 W0^T``. The order
+        ``(result, X, y)`` is that of :func:`relucore.check_limit`, :func:`relucore.regimes` and
+        :func:`relucore.verify` (0.x took ``(result, y, *, X)``).
     y : array_like, shape (n,) or (B, n)
         The labels the run was trained on.
-    X : array_like, shape (n, d) or (B, n, d), optional
-        The inputs: gives K and (with ``result.W0``) the exact ``W0 W0^T``.
     gram : array_like, shape (n, n) or (B, n, n), optional
         ``K = X X^T`` when X is not given (or to avoid recomputing it).
     W0_gram : array_like, shape (m, m) or (B, m, m), optional
@@ -180,6 +199,11 @@ def training_metrics(result, y, *, X=None, gram=None, W0_gram=None) -> TrainingM
     -------
     TrainingMetrics
     """
+    if y is None:
+        raise TypeError(
+            "training_metrics(result, X, y) needs y (1.0 takes the analysis order (result, X, y); 0.x took "
+            "(result, y, *, X)); in Gram-only mode: training_metrics(result, y=y, gram=K)"
+        )
     refuse_two_layer_run("training_metrics (margins with fixed signs, the weight Gram matrix of X)", result)
     if X is None and gram is None:
         raise TypeError("training_metrics needs X or gram (the Gram matrix K = X X^T)")

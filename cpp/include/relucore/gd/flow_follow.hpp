@@ -12,6 +12,7 @@
 #include "relucore/gd/run.hpp"
 #include "relucore/gd/self_check.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -255,8 +256,6 @@ inline RowMatrix phase_limit(const Phase& ph, const BoolMat& sliding) {
     return b;
 }
 
-/// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
-/// at the sorted `times`; the messages print times and entries of beta in `units`.
 /// Whether a state of the square-loss ReLU model with outer weights signs leaves some example unfit
 /// (state_unfit(), gd/run.hpp).
 inline bool leaves_unfit(const Vec& y, const Vec& signs, const RowMatrix& beta) {
@@ -269,8 +268,13 @@ inline bool leaves_unfit(const Vec& y, const Vec& signs, const RowMatrix& beta) 
     return false;
 }
 
+/// Follows the flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), recording the state
+/// at the sorted `times`; the messages print times and entries of beta in `units`. `events_done`
+/// (optional, not owned) is set to the number of events so far after each one, for another
+/// thread's progress bar; it does not change the flow.
 inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix alpha, RowMatrix beta, double t_max,
-                         const std::vector<double>& times, std::int64_t max_events, MessageUnits units = {}) {
+                         const std::vector<double>& times, std::int64_t max_events, MessageUnits units = {},
+                         std::atomic<std::int64_t>* events_done = nullptr) {
     const Index m = beta.rows(), n = beta.cols();
     FlowOutput out;
     BoolMat active = (beta.array() > 0), sliding = BoolMat::Constant(m, n, false);
@@ -356,6 +360,8 @@ inline FlowOutput follow(const Mat& K, const Vec& y, const Vec& signs, RowMatrix
         out.event_patterns.push_back(active);
         out.event_sliding.push_back(sliding);
         out.event_kinds.push_back(ready->kind);
+        if (events_done != nullptr)
+            events_done->store(static_cast<std::int64_t>(out.event_times.size()), std::memory_order_relaxed);
     }
     out.alpha = alpha;
     out.beta = beta;

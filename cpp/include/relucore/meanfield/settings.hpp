@@ -23,6 +23,7 @@ enum class OutputScale : int {
     inv_n = 0,       // 1/N: the mean-field scaling (c = 1)
     inv_sqrt_n = 1,  // 1/sqrt(N) (c = sqrt(N))
     one = 2,         // 1 (c = N)
+    given = 3,       // WeightGDSettings::kappa itself (any finite kappa > 0)
 };
 
 // 1[z > 0] as a 0/1 factor. Written as a select of constants multiplying the
@@ -40,6 +41,8 @@ inline Scalar output_scale_factor(OutputScale s, Index N) {
             return Scalar(1) / std::sqrt(static_cast<Scalar>(N));
         case OutputScale::one:
             return Scalar(1);
+        case OutputScale::given:
+            break;  // the value lives in WeightGDSettings::kappa
     }
     throw std::invalid_argument("unknown output scale");
 }
@@ -49,6 +52,7 @@ struct WeightGDSettings {
     Scalar weight_decay = 0;  // lambda >= 0
     Scalar temperature = 0;   // 1/beta >= 0; 0: no noise
     OutputScale scale = OutputScale::inv_n;
+    Scalar kappa = 1;         // the factor kappa when scale == OutputScale::given
     bool bias = true;         // false: b_i = 0 and theta_i = (a_i, w_i)
     bool train_outer = true;  // false: a_i stay at their initial values
     Index batch_size = 1;     // 1 .. M; M is full-batch GD (no sampling)
@@ -86,6 +90,12 @@ struct WeightGDSettings {
         if (batch_size < 1) throw std::invalid_argument("batch_size must be >= 1");
         if (record_every < 0) throw std::invalid_argument("record_every must be >= 0");
         if (!(divergence_bound > 0)) throw std::invalid_argument("divergence_bound must be positive");
+        if (scale == OutputScale::given && (!(kappa > 0) || !std::isfinite(kappa)))
+            throw std::invalid_argument("kappa must be positive and finite");
+    }
+    /// kappa for N neurons: output_scale_factor(scale, N), or kappa itself for OutputScale::given.
+    Scalar output_scale_factor(Index N) const {
+        return scale == OutputScale::given ? kappa : relucore::output_scale_factor(scale, N);
     }
 };
 

@@ -104,7 +104,7 @@ private:
         if (theta0.cols() != P_) throw std::invalid_argument("theta0 must have d + 2 columns (d + 1 without bias)");
         if (settings_.batch_size > M_) throw std::invalid_argument("batch_size must not exceed the number of samples");
         B_ = settings_.batch_size;
-        kappa_ = output_scale_factor(settings_.scale, N_);
+        kappa_ = settings_.output_scale_factor(N_);
         // One arena for the rows a, b, w_1..w_d, z (see row()).
         stride_ = (N_ + 7) / 8 * 8;
         while ((stride_ * 8) % 4096 < 512 || (stride_ * 8) % 4096 > 3584) stride_ += 8;

@@ -213,7 +213,7 @@ enum class GramTrialError : int {
 struct GramTrialResult {
     RunSummary run;
     double eta = 0, tol = 0, mu1 = 0, mun = 0, cond = 0;
-    double gap = std::numeric_limits<double>::quiet_NaN(), gap_normalised = std::numeric_limits<double>::quiet_NaN();
+    double gap = std::numeric_limits<double>::quiet_NaN(), gap_normalized = std::numeric_limits<double>::quiet_NaN();
     double certificate = std::numeric_limits<double>::quiet_NaN();  // largest KKT residual of w*
     Status qp_status = Status::optimal;                             // of the minimum-norm QP (when solved)
     std::int64_t n_pos = 0, n_neg = 0;
@@ -298,7 +298,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     out.gap = std::sqrt(std::max(diff.dot(K * diff), 0.0));
     // Theorem 2 normalises by the examples the neuron leaves inactive.
     const std::int64_t n_off = st.sign > 0 ? out.n_neg : out.n_pos;
-    if (n_off > 0) out.gap_normalised = out.gap * std::sqrt(st.norm1 / static_cast<double>(n_off));
+    if (n_off > 0) out.gap_normalized = out.gap * std::sqrt(st.norm1 / static_cast<double>(n_off));
     return out;
 }
 

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from relucore._inputs import gram_of, single_problem
+from relucore._renamed import removed_parameters
 from relucore._validation import as_float_array, check_int, check_positive
 from relucore.theory.minnorm.linalg import check_pd
 from relucore.theory.minnorm.results import KKTCertificate, MinNormSolution, SearchCertificate
@@ -26,6 +27,7 @@ from relucore.theory.minnorm.single import minnorm_single
 __all__ = ["minnorm", "MinNormSolution", "KKTCertificate", "SearchCertificate", "gram_of"]
 
 
+@removed_parameters("minnorm")
 def minnorm(
     X=None,
     y=None,
@@ -35,7 +37,7 @@ def minnorm(
     method: str = "bnb",
     max_nodes: int = 5_000,
     assignment=None,
-    tol: float = 1e-10,
+    solver_tol: float = 1e-10,
     time_limit: Optional[float] = 60.0,
     progress: Optional[bool] = None,
 ) -> MinNormSolution:
@@ -76,9 +78,11 @@ def minnorm(
     assignment : array_like of int, optional
         For m >= 2: the pattern of the first incumbent (each example active on
         neuron ``assignment[i]`` only, as in Theorems 3/5); default round robin.
-    tol : float, default 1e-10
-        Relative pruning tolerance: a subtree is pruned when its lower bound is
-        at least ``optimum * (1 - tol)``.
+    solver_tol : float, default 1e-10
+        For m >= 2: the search's relative pruning tolerance, a subtree is pruned when its lower
+        bound is at least ``optimum * (1 - solver_tol)`` (``search.solver_tol``). Not a gradient
+        threshold: ``tol`` is that in :func:`relucore.train`, and the 0.x ``minnorm(tol=)`` is
+        refused naming this keyword.
     time_limit : float or None, default 60
         For m >= 2: seconds the search may take (None: no limit). When the time
         or ``max_nodes`` runs out, the best candidate is returned as an upper
@@ -119,7 +123,7 @@ def minnorm(
             max_nodes=max_nodes,
             method=method,
             assignment=assignment,
-            tol=tol,
+            tol=solver_tol,
             time_limit=time_limit,
             progress=progress,
         )

@@ -71,7 +71,7 @@ def _search_title(c: "SearchCertificate") -> str:
         "patterns_by_symmetry",
         "min_pruned_bound",
         "runner_up",
-        "tol",
+        "solver_tol",
     ),
 )
 @dataclasses.dataclass(frozen=True)
@@ -111,12 +111,12 @@ class SearchCertificate:
         outer weights (interchangeable so far) of an explored pattern: same optimum.
     min_pruned_bound : float
         Smallest lower bound among pruned nodes (``inf`` if none): every pruned
-        pattern has objective >= this value >= ``optimum`` (up to ``tol``).
+        pattern has objective >= this value >= ``optimum`` (up to ``solver_tol``).
     runner_up : float
         Best objective among full patterns seen with a different pattern from
         the winner (``inf`` if none was solved).
-    tol : float
-        Relative tolerance of the pruning test.
+    solver_tol : float
+        Relative tolerance of the pruning test (``minnorm(solver_tol=)``).
     """
 
     optimum: float
@@ -131,7 +131,7 @@ class SearchCertificate:
     patterns_by_symmetry: int
     min_pruned_bound: float
     runner_up: float
-    tol: float
+    solver_tol: float
 
 
 def _solution_title(s: "MinNormSolution") -> str:

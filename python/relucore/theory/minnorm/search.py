@@ -252,7 +252,7 @@ class PatternSearch:
             patterns_by_symmetry=int(s["patterns_by_symmetry"]),
             min_pruned_bound=float(self.min_pruned),
             runner_up=float(self.runner_up),
-            tol=self.rel,
+            solver_tol=self.rel,
         )
 
 
