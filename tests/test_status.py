@@ -106,7 +106,7 @@ def test_meanfield():
 
 def test_sweep_status_column_holds_names():
     grid = [{"n": 4, "d": 30, "steps": 200}, {"n": 6, "d": 3, "steps": 50}]  # the second: K singular, errors
-    table = relucore.sweep(grid, trials=2, seed=1, progress=False)
+    table = relucore.sweep(grid, trials=2, rng=1, progress=False)
     names = {s.name for s in Status}
     assert set(table["status"]) <= names
     assert Status.error.name in set(table["status"]) and Status.converged.name in set(table["status"])

@@ -158,12 +158,11 @@ def flow(
         Times at which to return the state (``alpha_t``, ``beta_t``).
     max_events : int, default 10000
         Stop with status ``max_events`` after this many events.
-    progress : bool or None, default False
-        A tqdm bar counting the flow's events (None: only when stderr is a terminal); the flow is
-        the same with or without it.
     options, **kwargs
         The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
-        ``init_scale``, ``rng``, ``C_g``, ``C_alpha``. The options of a GD run that the flow has
+        ``init_scale``, ``rng``, ``C_g``, ``C_alpha``; ``progress`` (bool or None, default False):
+        a tqdm bar counting the flow's events (None: only when stderr is a terminal), the flow the
+        same with or without it. The options of a GD run that the flow has
         no use for (``eta``, ``steps``, ``tol``, ``record``, ``engine``, ``n_threads``,
         ``on_divergence``) are refused with a ``TypeError`` when given, as keywords or set in
         ``options``; ``t_max`` and ``max_events`` bound the flow instead.
