@@ -48,10 +48,10 @@ struct AutoStepNs {
 /// machine). The paths differ in speed, not only in width: at avx512 the weight
 /// engine's products run on its packed AVX-512 kernel, below it on the BLAS.
 constexpr AutoStepNs auto_step_ns_table[] = {
-    {0.12, 0.39, 0.24},  // scalar
-    {0.12, 0.39, 0.24},  // sse2
-    {0.12, 0.39, 0.24},  // avx
-    {0.12, 0.39, 0.10},  // avx512
+    {0.17, 0.39, 0.24},   // scalar
+    {0.17, 0.39, 0.24},   // sse2
+    {0.12, 0.39, 0.24},   // avx
+    {0.12, 0.37, 0.095},  // avx512
 };
 /// The row of auto_step_ns_table for a SIMD level (clamped to the table).
 constexpr AutoStepNs auto_step_ns(int level) {
