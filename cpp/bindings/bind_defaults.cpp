@@ -7,6 +7,9 @@
 #include "common.hpp"
 
 #include "relucore/defaults.hpp"
+#include "relucore/simd.hpp"
+
+#include <stdexcept>
 
 namespace py = pybind11;
 
@@ -31,14 +34,6 @@ void bind_defaults(py::module_& m) {
     constant(cls, "divergence_factor", d::divergence_factor,
              "A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).");
     constant(cls, "steps", d::steps, "GD step budget.");
-    constant(cls, "auto_dual_step_ns", d::auto_dual_step_ns,
-             "engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).");
-    constant(cls, "auto_weights_step_ns", d::auto_weights_step_ns,
-             "engine='auto': nanoseconds of a weight-space GD step per n d m on the built-in products "
-             "(bench/bench_auto.py).");
-    constant(cls, "auto_weights_blas_step_ns", d::auto_weights_blas_step_ns,
-             "engine='auto': nanoseconds of a weight-space GD step per n d m where its products go to a BLAS "
-             "(bench/bench_auto.py).");
     constant(cls, "unfit_rtol", d::unfit_rtol,
              "An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).");
     constant(cls, "limit_max_steps", d::limit_max_steps,
@@ -83,4 +78,29 @@ void bind_defaults(py::module_& m) {
              "(relucore/linalg/lapack.hpp).");
     cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
     m.attr("defaults") = Defaults{};
+    py::class_<d::AutoStepNs>(m, "AutoStepNs",
+                              "engine='auto': nanoseconds of a GD step of each engine per unit of work, for one SIMD "
+                              "level (relucore/defaults.hpp, auto_step_ns_table; bench/bench_auto.py).")
+        .def_readonly("dual", &d::AutoStepNs::dual, "Primal-dual engine, per n^2 m.")
+        .def_readonly("weights", &d::AutoStepNs::weights, "Weight-space engine on its built-in products, per n d m.")
+        .def_readonly("weights_blas", &d::AutoStepNs::weights_blas,
+                      "Weight-space engine where its products go to a BLAS, per n d m.")
+        .def("__repr__", [](const d::AutoStepNs& c) {
+            return py::str("AutoStepNs(dual={}, weights={}, weights_blas={})")
+                .format(c.dual, c.weights, c.weights_blas);
+        });
+    m.def(
+        "auto_step_ns",
+        [](int level) {
+            if (level < relucore::simd::kScalar || level > relucore::simd::kAvx512)
+                throw std::invalid_argument("level must be a SIMD level: 0 scalar, 1 sse2, 2 avx, 3 avx512");
+            return d::auto_step_ns(level);
+        },
+        py::arg("level"),
+        "engine='auto': the row of auto_step_ns_table for a SIMD level (0 scalar, 1 sse2, 2 avx, 3 avx512; "
+        "ValueError otherwise).");
+    m.def(
+        "simd_level", [] { return relucore::simd::level(); },
+        "This process's SIMD level: 0 scalar, 1 sse2, 2 avx, 3 avx512 (the CPU's widest, capped by RELUCORE_SIMD, "
+        "read on every call; ValueError on another value of RELUCORE_SIMD).");
 }

@@ -200,3 +200,19 @@ TEST_CASE("a registered BLAS runs one thread per call, and its pool is restored 
 }
 
 RELUCORE_TEST_MAIN
+
+TEST_CASE("auto_step_ns: one row of auto_step_ns_table per SIMD level, out-of-range levels clamped") {
+    static_assert(sizeof(defaults::auto_step_ns_table) / sizeof(defaults::auto_step_ns_table[0]) ==
+                      std::size_t(simd::kAvx512 + 1),
+                  "one row per simd::level()");
+    for (int level = simd::kScalar; level <= simd::kAvx512; ++level) {
+        const defaults::AutoStepNs row = defaults::auto_step_ns(level);
+        CHECK(row.dual == defaults::auto_step_ns_table[level].dual);
+        CHECK(row.weights == defaults::auto_step_ns_table[level].weights);
+        CHECK(row.weights_blas == defaults::auto_step_ns_table[level].weights_blas);
+        CHECK(row.dual > 0 && row.weights > 0 && row.weights_blas > 0);
+    }
+    CHECK(defaults::auto_step_ns(-1).dual == defaults::auto_step_ns_table[simd::kScalar].dual);
+    CHECK(defaults::auto_step_ns(simd::kAvx512 + 1).weights_blas ==
+          defaults::auto_step_ns_table[simd::kAvx512].weights_blas);
+}

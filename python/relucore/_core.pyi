@@ -497,21 +497,6 @@ class Defaults:
         Step of the disjoint start: eta = 1 / (C_g ||lambda||_1).
         """
     @property
-    def auto_dual_step_ns(self) -> float:
-        """
-        engine='auto': nanoseconds of a primal-dual GD step per n^2 m (bench/bench_auto.py).
-        """
-    @property
-    def auto_weights_blas_step_ns(self) -> float:
-        """
-        engine='auto': nanoseconds of a weight-space GD step per n d m where its products go to a BLAS (bench/bench_auto.py).
-        """
-    @property
-    def auto_weights_step_ns(self) -> float:
-        """
-        engine='auto': nanoseconds of a weight-space GD step per n d m on the built-in products (bench/bench_auto.py).
-        """
-    @property
     def blas_gemm_min_data(self) -> int:
         """
         ... from this many entries of X on.
@@ -646,9 +631,34 @@ class Defaults:
         """
         An example with no active neuron is unfit when |h_i - y_i| > unfit_rtol |y_i| (square loss).
         """
+class AutoStepNs:
+    """
+    engine='auto': nanoseconds of a GD step of each engine per unit of work, for one SIMD level (relucore/defaults.hpp, auto_step_ns_table; bench/bench_auto.py).
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def dual(self) -> float:
+        """
+        Primal-dual engine, per n^2 m.
+        """
+    @property
+    def weights(self) -> float:
+        """
+        Weight-space engine on its built-in products, per n d m.
+        """
+    @property
+    def weights_blas(self) -> float:
+        """
+        Weight-space engine where its products go to a BLAS, per n d m.
+        """
 def _use_blas(enabled: bool) -> bool:
     """
     Tests only: switch between scipy's BLAS and LAPACK (if registered) and the built-in kernels and Eigen's eigenvalues; returns whether the BLAS is now in use.
+    """
+def auto_step_ns(level: typing.SupportsInt | typing.SupportsIndex) -> AutoStepNs:
+    """
+    engine='auto': the row of auto_step_ns_table for a SIMD level (0 scalar, 1 sse2, 2 avx, 3 avx512; ValueError otherwise).
     """
 def blas_info() -> dict:
     """
@@ -789,6 +799,10 @@ def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.Suppor
 def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
     """
     keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.
+    """
+def simd_level() -> int:
+    """
+    This process's SIMD level: 0 scalar, 1 sse2, 2 avx, 3 avx512 (the CPU's widest, capped by RELUCORE_SIMD, read on every call; ValueError on another value of RELUCORE_SIMD).
     """
 def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
     """

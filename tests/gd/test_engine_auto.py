@@ -1,18 +1,98 @@
-"""engine="auto": the rule of relucore.gd.defaults.resolve_engine, its constants from
-_core.defaults, and runs with "auto" equal bitwise to the engine it chose."""
+"""engine="auto": the rule of relucore.gd.defaults.resolve_engine, its constants per SIMD level
+from _core.auto_step_ns, and runs with "auto" equal bitwise to the engine it chose."""
+
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import relucore
 from relucore import _core
-from relucore.gd.defaults import AUTO_DUAL_STEP_NS, AUTO_WEIGHTS_BLAS_STEP_NS, AUTO_WEIGHTS_STEP_NS, resolve_engine
+from relucore.gd.defaults import _auto_engine, resolve_engine
+
+LEVELS = ("scalar", "sse2", "avx", "avx512")  # simd::level(), narrowest first
+SHAPES = [(10, 2000, 2), (10, 3, 2), (50, 20, 8), (200, 20, 2), (200, 100, 8), (400, 150, 8), (1300, 100, 36)]
 
 
-def test_constants_come_from_cpp():
-    assert AUTO_DUAL_STEP_NS == _core.defaults.auto_dual_step_ns > 0
-    assert AUTO_WEIGHTS_STEP_NS == _core.defaults.auto_weights_step_ns > 0
-    assert AUTO_WEIGHTS_BLAS_STEP_NS == _core.defaults.auto_weights_blas_step_ns > 0
+def _reference(n, d, m, row):
+    """The rule written out: dual when row.dual n^2 m < w n d m, w the weight engine's constant
+    for its products' path (a BLAS from blas_gemm_min_rows neurons and blas_product_min_work
+    multiply-adds on, the built-in products below)."""
+    dflt = _core.defaults
+    blas = m >= dflt.blas_gemm_min_rows and m * n * d >= dflt.blas_product_min_work
+    w = row.weights_blas if blas else row.weights
+    return "dual" if row.dual * n * n * m < w * n * d * m else "weights"
+
+
+def test_a_row_per_level():
+    rows = [_core.auto_step_ns(level) for level in range(len(LEVELS))]
+    for row in rows:
+        assert 0 < row.dual < 10 and 0 < row.weights < 10 and 0 < row.weights_blas < 10
+    # The AVX-512 path's products run on the packed kernel, the others' on the BLAS (measured slower).
+    assert rows[3].weights_blas < rows[2].weights_blas
+    for bad in (-1, len(LEVELS)):
+        with pytest.raises(ValueError, match="SIMD level"):
+            _core.auto_step_ns(bad)
+
+
+@pytest.mark.parametrize("level", range(len(LEVELS)))
+def test_rule_per_level_against_the_reference(level):
+    row = _core.auto_step_ns(level)
+    for n, d, m in SHAPES:
+        assert _auto_engine(n, d, m, level) == _reference(n, d, m, row), (LEVELS[level], n, d, m)
+    # The boundary d* = row.dual n / w: weights just below, dual just above.
+    n = 400
+    for m, w in ((3, row.weights), (8, row.weights_blas)):
+        d_star = row.dual * n / w
+        assert _auto_engine(n, int(np.floor(d_star)) - 1, m, level) == "weights"
+        assert _auto_engine(n, int(np.ceil(d_star)) + 1, m, level) == "dual"
+
+
+def _in_process(simd, shapes):
+    """The level, its row and the rule's picks at shapes in a fresh process with RELUCORE_SIMD=simd."""
+    code = (
+        "import json; from relucore import _core; from relucore.gd.defaults import resolve_engine as r; "
+        f"S = {shapes!r}; c = _core.auto_step_ns(_core.simd_level()); "
+        "print(json.dumps([_core.simd_level(), [c.dual, c.weights, c.weights_blas], "
+        "[r('auto', n, d, m) for n, d, m in S]]))"
+    )
+    env = dict(os.environ)
+    env.pop("RELUCORE_SIMD", None)
+    if simd is not None:
+        env["RELUCORE_SIMD"] = simd
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_relucore_simd_sets_the_constants_of_the_process():
+    # A shape between the avx and avx512 rows' boundaries d* = dual n / weights_blas, where the
+    # two levels pick different engines.
+    avx, avx512 = _core.auto_step_ns(2), _core.auto_step_ns(3)
+    n, m = 400, 8
+    d_mid = round((avx.dual * n / avx.weights_blas + avx512.dual * n / avx512.weights_blas) / 2)
+    assert _reference(n, d_mid, m, avx) != _reference(n, d_mid, m, avx512)
+    shapes = [*SHAPES, (n, d_mid, m)]
+    native = _in_process(None, shapes)[0]
+    assert 0 <= native < len(LEVELS)
+    picks = {}
+    for level in range(native + 1):
+        got_level, got_row, picks[level] = _in_process(LEVELS[level], shapes)
+        row = _core.auto_step_ns(level)
+        assert got_level == level
+        assert got_row == [row.dual, row.weights, row.weights_blas]
+        assert picks[level] == [_reference(n, d, m, row) for n, d, m in shapes], LEVELS[level]
+    if native == 3:
+        assert picks[2][-1] != picks[3][-1]
+
+
+def test_simd_level_refuses_an_unknown_name(monkeypatch):
+    monkeypatch.setenv("RELUCORE_SIMD", "avx3")
+    with pytest.raises(ValueError, match="RELUCORE_SIMD"):
+        _core.simd_level()
 
 
 def test_the_size_rule_of_the_blas_products():
@@ -30,13 +110,6 @@ def test_rule_picks_dual_for_wide_and_weights_for_tall_data():
     assert resolve_engine("auto", 1300, None, 36) == "dual"  # Gram-only mode
     assert resolve_engine("weights", 10, 2000, 2) == "weights"
     assert resolve_engine("dual", 1300, 100, 36) == "dual"
-    # The boundary: dual exactly when AUTO_DUAL_STEP_NS n < c d, c the weight engine's constant
-    # for its products' path (built-in below blas_gemm_min_rows neurons, a BLAS from there on).
-    n = 400
-    for m, c in ((3, AUTO_WEIGHTS_STEP_NS), (8, AUTO_WEIGHTS_BLAS_STEP_NS)):
-        d_star = AUTO_DUAL_STEP_NS * n / c
-        assert resolve_engine("auto", n, int(np.floor(d_star)) - 1, m) == "weights"
-        assert resolve_engine("auto", n, int(np.ceil(d_star)) + 1, m) == "dual"
 
 
 def _fields(r):

@@ -32,17 +32,32 @@ constexpr double max_condition = 1e12;
 constexpr double cholesky_rcond_min = 1e-12;
 /// A GD run diverges when its loss exceeds divergence_factor * max(start loss, 1).
 constexpr double divergence_factor = 1e12;
-/// engine="auto": the measured cost of one GD step of each engine on the
-/// reference machine (bench/bench_auto.py, bench/HISTORY.md), in nanoseconds per
-/// unit of work: the primal-dual engine's step costs auto_dual_step_ns * n^2 m
-/// (K alpha for every neuron), the weight-space engine's auto_weights_step_ns
-/// * n d m (W X^T and the gradient's product with X) on its built-in products
-/// and auto_weights_blas_step_ns * n d m where they go to a BLAS
-/// (blas::products_use_blas_by_size). K = X X^T is formed by the prepare step
-/// for either engine, so it does not enter the rule.
-constexpr double auto_dual_step_ns = 0.12;
-constexpr double auto_weights_step_ns = 0.27;
-constexpr double auto_weights_blas_step_ns = 0.10;
+/// engine="auto": the measured cost of one GD step of each engine, in nanoseconds
+/// per unit of work: the primal-dual engine's step costs dual * n^2 m (K alpha for
+/// every neuron), the weight-space engine's weights * n d m (W X^T and the
+/// gradient's product with X) on its built-in products and weights_blas * n d m
+/// where they go to a BLAS (blas::products_use_blas_by_size). K = X X^T is formed
+/// by the prepare step for either engine, so it does not enter the rule.
+struct AutoStepNs {
+    double dual;
+    double weights;
+    double weights_blas;
+};
+/// One row per SIMD path (simd::level(), narrowest first: scalar, sse2, avx,
+/// avx512), measured by bench/bench_auto.py at that level (docs/math.md gives the
+/// machine). The paths differ in speed, not only in width: at avx512 the weight
+/// engine's products run on its packed AVX-512 kernel, below it on the BLAS.
+constexpr AutoStepNs auto_step_ns_table[] = {
+    {0.17, 0.39, 0.24},   // scalar
+    {0.17, 0.39, 0.24},   // sse2
+    {0.12, 0.39, 0.24},   // avx
+    {0.12, 0.37, 0.095},  // avx512
+};
+/// The row of auto_step_ns_table for a SIMD level (clamped to the table).
+constexpr AutoStepNs auto_step_ns(int level) {
+    constexpr int last = int(sizeof(auto_step_ns_table) / sizeof(auto_step_ns_table[0])) - 1;
+    return auto_step_ns_table[level < 0 ? 0 : (level > last ? last : level)];
+}
 /// GD step budget.
 constexpr std::int64_t steps = 10000;
 /// Step budget of train(steps=inf) / Trainer.run_to_limit(): GD steps taken at most while trying to

@@ -40,11 +40,6 @@ __all__ = [
 
 INITS = ("positive", "disjoint", "gaussian")
 ENGINES = ("dual", "weights", "auto")
-#: engine="auto": nanoseconds of a GD step per n^2 m (primal-dual) and per n d m (weights, on its
-#: built-in products and where they go to a BLAS), measured.
-AUTO_DUAL_STEP_NS = _cpp.auto_dual_step_ns
-AUTO_WEIGHTS_STEP_NS = _cpp.auto_weights_step_ns
-AUTO_WEIGHTS_BLAS_STEP_NS = _cpp.auto_weights_blas_step_ns
 #: The losses of the C++ loss table (relucore/gd/model.hpp), in its order.
 LOSSES = tuple(_core.Loss.__members__)
 ACTIVATIONS = ("relu", "leaky_relu")
@@ -71,27 +66,30 @@ LEAKY_SLOPE = _cpp.leaky_slope
 def resolve_engine(engine: str, n: int, d: Optional[int], m: int) -> str:
     """The engine that runs: ``engine`` itself, or for ``"auto"`` the cheaper one per step.
 
-    A primal-dual step costs about ``AUTO_DUAL_STEP_NS * n^2 m`` nanoseconds (``K alpha`` for
-    every neuron) and a weight-space step ``c * n d m`` (``W X^T`` and the gradient's product
-    with X), with ``c = AUTO_WEIGHTS_BLAS_STEP_NS`` where those products are large enough for a
-    BLAS (``_core.products_use_blas_by_size``: at least 4 neurons and 2000 multiply-adds) and
-    ``AUTO_WEIGHTS_STEP_NS`` otherwise; constants measured by ``bench/bench_auto.py``; K is
-    formed by the prepare step for either engine. So ``"auto"`` is ``"dual"`` when
-    ``AUTO_DUAL_STEP_NS * n < c * d`` (broadly d >> n), and in Gram-only mode (``d`` None),
-    ``"weights"`` otherwise. The rule reads the sizes alone (the same engine on every machine).
+    With ``c = _core.auto_step_ns(_core.simd_level())``, the row of ``auto_step_ns_table``
+    (``relucore/defaults.hpp``) for this process's SIMD level, a primal-dual step costs about
+    ``c.dual * n^2 m`` nanoseconds (``K alpha`` for every neuron) and a weight-space step
+    ``w * n d m`` (``W X^T`` and the gradient's product with X), with ``w = c.weights_blas``
+    where those products are large enough for a BLAS (``_core.products_use_blas_by_size``: at
+    least 4 neurons and 2000 multiply-adds) and ``w = c.weights`` otherwise; the table is
+    measured by ``bench/bench_auto.py``; K is formed by the prepare step for either engine. So
+    ``"auto"`` is ``"dual"`` when ``c.dual * n < w * d`` (broadly d >> n), and in Gram-only mode
+    (``d`` None), ``"weights"`` otherwise. The rule reads the sizes and the SIMD level alone:
+    the same engine on every machine of one level (``RELUCORE_SIMD`` caps the level).
     """
     if engine != "auto":
         return engine
     if d is None:
         return "dual"
-    return _auto_engine(n, d, m)
+    return _auto_engine(n, d, m, _core.simd_level())
 
 
 @functools.lru_cache(maxsize=1024)
-def _auto_engine(n: int, d: int, m: int) -> str:
-    """The rule of :func:`resolve_engine` for ``"auto"`` with X (a function of the sizes alone, kept)."""
-    c = AUTO_WEIGHTS_BLAS_STEP_NS if _core.products_use_blas_by_size(m, n, d) else AUTO_WEIGHTS_STEP_NS
-    return "dual" if AUTO_DUAL_STEP_NS * n * n * m < c * n * d * m else "weights"
+def _auto_engine(n: int, d: int, m: int, level: int) -> str:
+    """The rule of :func:`resolve_engine` for ``"auto"`` with X (a function of its arguments alone, kept)."""
+    c = _core.auto_step_ns(level)
+    w = c.weights_blas if _core.products_use_blas_by_size(m, n, d) else c.weights
+    return "dual" if c.dual * n * n * m < w * n * d * m else "weights"
 
 
 def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
