@@ -69,11 +69,12 @@ struct WeightGDSettings {
     // (every kCheckEvery steps).
     const std::atomic<bool>* cancel = nullptr;
 
-    /// The factor of dL_B/dh = f kappa (h - y) over a batch of n (2 kappa / n for the mean, written
-    /// as before the reduction existed so that its numbers are unchanged).
-    Scalar residual_coefficient(Scalar kappa, Index n) const {
-        if (reduction == Reduction::mean) return 2 * kappa / static_cast<Scalar>(n);
-        return kappa * reduction_factor(reduction, n);
+    /// The factor of dL_B/dh = f c (h - y) over a batch of n for an output factor c (the run's kappa,
+    /// or 1 for the output bias): 2 c / n for the mean, written as before the reduction existed so
+    /// that its numbers are unchanged.
+    Scalar residual_coefficient(Scalar c, Index n) const {
+        if (reduction == Reduction::mean) return 2 * c / static_cast<Scalar>(n);
+        return c * reduction_factor(reduction, n);
     }
     /// The data term of n examples whose squared residuals sum to sum_sq.
     Scalar reduced(Scalar sum_sq, Index n) const {
