@@ -265,6 +265,7 @@ def test_meanfield_reduction_is_train_reduction(reduction, out_bias, weighted):
 
 
 def test_sweep_keys_reduction_and_output_bias(monkeypatch):
+    pytest.importorskip("pandas")  # sweep tables are DataFrames (the sanitizer job has no pandas)
     from relucore.sweeps import task
     from relucore.sweeps.config import config_key, normalise_config
 
