@@ -69,8 +69,10 @@ def test_progress_is_refused_where_it_cannot_work():
     ds = relucore.sample(5, 30, rng=2)
     with pytest.raises(ValueError, match="progress is for finite runs"):
         relucore.train(ds.X, ds.y, steps=np.inf, progress=True)
-    with pytest.raises(TypeError, match="Trainer\\(\\) got progress="):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'progress'"):  # not declared
         relucore.Trainer(ds.X, ds.y, progress=True)
+    with pytest.raises(TypeError, match="Trainer\\(\\) got progress="):  # nor taken from options
+        relucore.Trainer(ds.X, ds.y, options=relucore.TrainOptions(progress=True))
     with pytest.raises(TypeError, match="progress must be None, True or False"):
         relucore.train(ds.X, ds.y, steps=10, progress="yes")
 

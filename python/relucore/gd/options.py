@@ -1,23 +1,26 @@
 """The options of a GD run, listed once: :class:`TrainOptions`.
 
-:func:`relucore.train`, :class:`relucore.Trainer`, :func:`~relucore.gd.prepare.prepare` and the
-sweeps' trials take the same keyword options; each builds one ``TrainOptions`` with
-:meth:`TrainOptions.collect` and their signatures are generated from its fields
-(:func:`with_options_signature`), so a new option is added here and nowhere else.
+:func:`relucore.train`, :class:`relucore.Trainer`, :func:`relucore.flow`,
+:func:`~relucore.gd.prepare.prepare` and the sweeps' trials take the same keyword options. The
+public calls declare them as explicit keyword parameters (so ``help()``, IDEs and type checkers
+see each one) whose defaults are this class's defaults, the one home of every default; they
+build one ``TrainOptions`` with :meth:`TrainOptions.from_call`. ``tests/gd/test_options.py``
+checks that each declared parameter has its field's name, annotation and default object.
 The meaning of each option is documented in :func:`relucore.train`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
+import operator
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relucore.gd.defaults import C_ALPHA, C_G, DEFAULT_INIT_SCALE, LEAKY_SLOPE, STEPS
 
-__all__ = ["TrainOptions", "with_options_signature"]
+__all__ = ["TrainOptions"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,17 +47,17 @@ class TrainOptions:
         None: only on a terminal).
     """
 
-    signs: Sequence[float] = (1,)
-    init: Union[str, np.ndarray] = "positive"
-    eps: Any = None
-    eta: Any = None
-    steps: int = STEPS
+    signs: Union[Sequence[float], np.ndarray] = (1,)
+    init: Union[str, ArrayLike] = "positive"
+    eps: Optional[ArrayLike] = None
+    eta: Optional[ArrayLike] = None
+    steps: Union[int, float] = STEPS
     tol: Optional[float] = None
-    record: int = 0
+    record: Union[int, bool] = 0
     rng: Any = None
     n_threads: Optional[int] = None
     engine: str = "auto"
-    assignment: Any = None
+    assignment: Optional[ArrayLike] = None
     init_scale: float = DEFAULT_INIT_SCALE
     C_g: float = C_G
     C_alpha: float = C_ALPHA
@@ -67,8 +70,44 @@ class TrainOptions:
     bias: bool = False
     output_bias: Optional[float] = None
     reduction: str = "half_sum"
-    sample_weight: Any = None
+    sample_weight: Optional[ArrayLike] = None
     progress: Optional[bool] = False
+
+    @classmethod
+    def from_call(cls, options: Optional["TrainOptions"], values: Mapping[str, Any]) -> "TrainOptions":
+        """The options of a call that declares them as keyword parameters.
+
+        Parameters
+        ----------
+        options : TrainOptions or None
+            The call's ``options=``; None starts from the defaults.
+        values : mapping of str to object
+            The call's parameters by name (its ``locals()``); names that are not fields are
+            ignored, and fields the call does not declare keep their default.
+
+        Returns
+        -------
+        TrainOptions
+            Without ``options``, the declared values. With it, ``options`` where a declared
+            parameter still holds its default object, and the parameter's value where the caller
+            passed another one (a keyword beside ``options`` overrides its field).
+        """
+        if options is None:
+            # The dataclass __init__ of a frozen class sets its fields one object.__setattr__
+            # at a time; filling __dict__ directly gives the same object for a fraction of
+            # train's fixed cost on a small problem.
+            o = object.__new__(cls)
+            d = o.__dict__
+            try:  # train declares every field: one C-level gather
+                d.update(zip(_FIELD_ORDER, _GATHER(values)))
+            except KeyError:  # Trainer and flow declare some of them
+                d.update(_DEFAULTS)
+                d.update({name: values[name] for name in _FIELD_ORDER if name in values})
+            return o
+        if not isinstance(options, cls):
+            raise TypeError(f"options must be a relucore.gd.options.TrainOptions, got {type(options).__name__}")
+        given = {name: values[name] for name in _FIELD_ORDER if name in values and values[name] is not _DEFAULTS[name]}
+        return dataclasses.replace(options, **given) if given else options
 
     @classmethod
     def collect(cls, caller: str, options: Optional["TrainOptions"], kwargs: Mapping[str, Any]) -> "TrainOptions":
@@ -119,29 +158,7 @@ class TrainOptions:
         return {name: getattr(self, name) for name in names}
 
 
-_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(TrainOptions))
+_FIELD_ORDER = tuple(f.name for f in dataclasses.fields(TrainOptions))
+_FIELD_NAMES = frozenset(_FIELD_ORDER)
+_GATHER = operator.itemgetter(*_FIELD_ORDER)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainOptions)}
-
-
-def with_options_signature(*, data=("X", "y"), keyword_data=("gram",), exclude=(), method=False):
-    """Decorator: the function's signature becomes ``(X=None, y=None, *, gram=None, <options>, options=None)``.
-
-    ``help()`` and :func:`inspect.signature` then list every option with its default,
-    although the function itself takes ``**kwargs``. ``method=True`` for ``__init__``.
-    """
-
-    def decorate(fn):
-        P = inspect.Parameter
-        params = [P("self", P.POSITIONAL_OR_KEYWORD)] if method else []
-        params += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in data]
-        params += [P(name, P.KEYWORD_ONLY, default=None) for name in keyword_data]
-        params += [
-            P(f.name, P.KEYWORD_ONLY, default=f.default)
-            for f in dataclasses.fields(TrainOptions)
-            if f.name not in exclude
-        ]
-        params.append(P("options", P.KEYWORD_ONLY, default=None))
-        fn.__signature__ = inspect.Signature(params)
-        return fn
-
-    return decorate

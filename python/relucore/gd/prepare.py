@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from relucore.gd.defaults import (
 )
 from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
 from relucore.gd.loss_options import prepare_loss_options, uses_loss_options, zero_outer_start
-from relucore.gd.options import TrainOptions, with_options_signature
+from relucore.gd.options import TrainOptions
 from relucore.gd.prepare_step import prepare_start
 from relucore.gd.rescale import draws_once, not_scale_free, refuse_out_of_range, rescaled
 
@@ -175,12 +175,12 @@ def _as_batch(arr: np.ndarray, ndim_single: int) -> np.ndarray:
     return arr[None] if arr.ndim == ndim_single else arr
 
 
-@with_options_signature(exclude=("steps", "record", "on_divergence"))
-def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs) -> Prepared:
+def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs: Any) -> Prepared:
     """Validates train's inputs and builds the starting point (see :func:`relucore.train`).
 
     Takes the options of :class:`~relucore.gd.options.TrainOptions` that shape the problem
-    (all but ``steps``, ``record`` and ``on_divergence``) as keywords or as ``options``.
+    (all but ``steps``, ``record`` and ``on_divergence``, which it ignores) as keywords or as
+    ``options``; an internal step of the public calls, which declare the options themselves.
     """
     o = TrainOptions.collect("prepare", options, kwargs)
     if uses_loss_options(o):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relucore import _core
 from relucore import _scaling as scaling
@@ -18,7 +19,7 @@ from relucore._progress import progress_bar
 from relucore._validation import check_choice, check_history_memory, check_int, check_n_threads
 from relucore.gd.defaults import MAX_STEPS, default_eta
 from relucore.gd.limit import check_limit_settings, train_to_limit
-from relucore.gd.options import TrainOptions, with_options_signature
+from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import Prepared, prepare
 from relucore.gd.results import (
     History,
@@ -31,6 +32,8 @@ from relucore.gd.results import (
 )
 
 __all__ = ["train", "run_prepared", "DivergenceError", "default_eta"]
+
+_O = TrainOptions  # the one home of every option default
 
 
 class DivergenceError(FloatingPointError):
@@ -77,8 +80,38 @@ def _message(
     return f"{status_of(status).message} at step {nit}"
 
 
-@with_options_signature()
-def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs) -> TrainResult:
+def train(
+    X: Optional[ArrayLike] = None,
+    y: Optional[ArrayLike] = None,
+    *,
+    gram: Optional[ArrayLike] = None,
+    signs: Union[Sequence[float], np.ndarray] = _O.signs,
+    init: Union[str, ArrayLike] = _O.init,
+    eps: Optional[ArrayLike] = _O.eps,
+    eta: Optional[ArrayLike] = _O.eta,
+    steps: Union[int, float] = _O.steps,
+    tol: Optional[float] = _O.tol,
+    record: Union[int, bool] = _O.record,
+    rng: Any = _O.rng,
+    n_threads: Optional[int] = _O.n_threads,
+    engine: str = _O.engine,
+    assignment: Optional[ArrayLike] = _O.assignment,
+    init_scale: float = _O.init_scale,
+    C_g: float = _O.C_g,
+    C_alpha: float = _O.C_alpha,
+    loss: str = _O.loss,
+    activation: str = _O.activation,
+    leaky_slope: float = _O.leaky_slope,
+    on_divergence: str = _O.on_divergence,
+    train_outer: bool = _O.train_outer,
+    output_scale: Union[float, str] = _O.output_scale,
+    bias: bool = _O.bias,
+    output_bias: Optional[float] = _O.output_bias,
+    reduction: str = _O.reduction,
+    sample_weight: Optional[ArrayLike] = _O.sample_weight,
+    progress: Optional[bool] = _O.progress,
+    options: Optional[TrainOptions] = None,
+) -> TrainResult:
     """Gradient descent on a shallow network ``h(x) = sum_k s_k phi(w_k^T x)``.
 
     Runs full-batch GD ``w_k <- w_k - eta s_k X^T (phi'(X w_k) * g)`` on the
@@ -230,7 +263,7 @@ def train(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, 
     >>> bool(res.success), res.loss < 1e-20
     (True, True)
     """
-    o = TrainOptions.collect("train", options, kwargs)
+    o = TrainOptions.from_call(options, locals())
     if isinstance(o.steps, (float, np.floating)) and o.steps == np.inf:
         if o.progress is not False:
             raise ValueError("progress is for finite runs: steps=np.inf proves the limit in one C++ call without a bar")

@@ -11,21 +11,24 @@ step size and tolerance) is exactly :func:`relucore.train`'s, so stepping a
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relucore import _core
 from relucore import _scaling as scaling
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd import trainer_state
 from relucore.gd.defaults import check_labels_for_loss
-from relucore.gd.options import TrainOptions, with_options_signature
+from relucore.gd.options import TrainOptions
 from relucore.gd.prepare import prepare
 from relucore.gd.results import TrainResult, status_of
 from relucore.gd.train import DivergenceError, _message, overflow_message
 
 __all__ = ["Trainer"]
+
+_O = TrainOptions  # the one home of every option default
 
 
 class Trainer:
@@ -110,9 +113,39 @@ class Trainer:
     True
     """
 
-    @with_options_signature(method=True, exclude=("progress",))
-    def __init__(self, X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None, **kwargs):
-        o = TrainOptions.collect("Trainer", options, kwargs)
+    def __init__(
+        self,
+        X: Optional[ArrayLike] = None,
+        y: Optional[ArrayLike] = None,
+        *,
+        gram: Optional[ArrayLike] = None,
+        signs: Union[Sequence[float], np.ndarray] = _O.signs,
+        init: Union[str, ArrayLike] = _O.init,
+        eps: Optional[ArrayLike] = _O.eps,
+        eta: Optional[ArrayLike] = _O.eta,
+        steps: Union[int, float] = _O.steps,
+        tol: Optional[float] = _O.tol,
+        record: Union[int, bool] = _O.record,
+        rng: Any = _O.rng,
+        n_threads: Optional[int] = _O.n_threads,
+        engine: str = _O.engine,
+        assignment: Optional[ArrayLike] = _O.assignment,
+        init_scale: float = _O.init_scale,
+        C_g: float = _O.C_g,
+        C_alpha: float = _O.C_alpha,
+        loss: str = _O.loss,
+        activation: str = _O.activation,
+        leaky_slope: float = _O.leaky_slope,
+        on_divergence: str = _O.on_divergence,
+        train_outer: bool = _O.train_outer,
+        output_scale: Union[float, str] = _O.output_scale,
+        bias: bool = _O.bias,
+        output_bias: Optional[float] = _O.output_bias,
+        reduction: str = _O.reduction,
+        sample_weight: Optional[ArrayLike] = _O.sample_weight,
+        options: Optional[TrainOptions] = None,
+    ) -> None:
+        o = TrainOptions.from_call(options, locals())
         if o.progress is not False:  # train's bar; a Trainer's steps are in the caller's loop
             raise TypeError("Trainer() got progress=, which it cannot implement: the caller steps it (run, step)")
         engine, record, on_divergence = o.engine, o.record, o.on_divergence

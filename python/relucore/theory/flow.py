@@ -13,9 +13,10 @@ convex combination of the two gradients that keeps it there, until that combinat
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from relucore import _core
 from relucore import _scaling as scaling
@@ -28,6 +29,11 @@ from relucore.gd.prepare import prepare
 from relucore.gd.results import reach_note, stalled_note
 
 __all__ = ["flow", "FlowResult", "DEFAULT_MAX_EVENTS"]
+
+if TYPE_CHECKING:
+    from typing_extensions import Never
+
+_O = TrainOptions  # the one home of every option default
 
 #: Events followed at most before :func:`~relucore.flow` stops with status ``Status.max_events``.
 DEFAULT_MAX_EVENTS = int(_core.defaults.flow_max_events)
@@ -132,15 +138,33 @@ class FlowResult:
 
 
 def flow(
-    X=None,
-    y=None,
+    X: Optional[ArrayLike] = None,
+    y: Optional[ArrayLike] = None,
     *,
-    gram=None,
+    gram: Optional[ArrayLike] = None,
     t_max: float = np.inf,
     times=None,
     max_events: int = DEFAULT_MAX_EVENTS,
+    signs: Union[Sequence[float], np.ndarray] = _O.signs,
+    init: Union[str, ArrayLike] = _O.init,
+    eps: Optional[ArrayLike] = _O.eps,
+    rng: Any = _O.rng,
+    assignment: Optional[ArrayLike] = _O.assignment,
+    init_scale: float = _O.init_scale,
+    C_g: float = _O.C_g,
+    C_alpha: float = _O.C_alpha,
+    loss: str = _O.loss,
+    activation: str = _O.activation,
+    leaky_slope: float = _O.leaky_slope,
+    train_outer: bool = _O.train_outer,
+    output_scale: Union[float, str] = _O.output_scale,
+    bias: bool = _O.bias,
+    output_bias: Optional[float] = _O.output_bias,
+    reduction: str = _O.reduction,
+    sample_weight: Optional[ArrayLike] = _O.sample_weight,
+    progress: Optional[bool] = _O.progress,
     options: Optional[TrainOptions] = None,
-    **kwargs,
+    **refused: Never,
 ) -> FlowResult:
     """Exact gradient flow ``dW/dt = -grad R(W)`` of ``h(x) = sum_k s_k relu(w_k^T x)`` on the square loss.
 
@@ -158,14 +182,21 @@ def flow(
         Times at which to return the state (``alpha_t``, ``beta_t``).
     max_events : int, default 10000
         Stop with status ``max_events`` after this many events.
-    options, **kwargs
-        The start as for :func:`relucore.train`: ``signs``, ``init``, ``eps``, ``assignment``,
-        ``init_scale``, ``rng``, ``C_g``, ``C_alpha``; ``progress`` (bool or None, default False):
-        a tqdm bar counting the flow's events (None: only when stderr is a terminal), the flow the
-        same with or without it. The options of a GD run that the flow has
-        no use for (``eta``, ``steps``, ``tol``, ``record``, ``engine``, ``n_threads``,
-        ``on_divergence``) are refused with a ``TypeError`` when given, as keywords or set in
-        ``options``; ``t_max`` and ``max_events`` bound the flow instead.
+    signs, init, eps, rng, assignment, init_scale, C_g, C_alpha
+        The start, as for :func:`relucore.train`.
+    loss, activation, leaky_slope, train_outer, output_scale, bias, output_bias, reduction, sample_weight
+        As for :func:`relucore.train`. The flow follows the square loss of a ReLU network with a fixed
+        outer layer; other values are refused with a ``ValueError``.
+    progress : bool or None, default False
+        A tqdm bar counting the flow's events (None: only when stderr is a terminal); the flow is the
+        same with or without it.
+    options : TrainOptions, optional
+        The options as one object; a keyword given beside it overrides its field.
+    **refused
+        The options of a GD run that the flow has no use for (``eta``, ``steps``, ``tol``,
+        ``record``, ``engine``, ``n_threads``, ``on_divergence``) are refused with a ``TypeError``
+        that says why, when given as keywords or set in ``options``; ``t_max`` and ``max_events``
+        bound the flow instead.
 
     Returns
     -------
@@ -191,8 +222,8 @@ def flow(
     >>> relucore.limit_gap(gd8.W, fl.W) < relucore.limit_gap(gd.W, fl.W) / 4
     True
     """
-    o = TrainOptions.collect("flow", options, kwargs)
-    _refuse_gd_only(o)
+    o = TrainOptions.from_call(options, locals())
+    _refuse_gd_only(o, refused)
     check_limit_settings(o.loss, o.activation, what="flow", options=o)
     t_max = float(t_max)
     if not t_max >= 0:
@@ -246,8 +277,13 @@ _GD_ONLY = {
 }
 
 
-def _refuse_gd_only(o: TrainOptions) -> None:
-    """A ``TypeError`` for an option of :data:`_GD_ONLY` set away from its default (rather than ignoring it)."""
+def _refuse_gd_only(o: TrainOptions, refused: dict) -> None:
+    """A ``TypeError`` for a keyword flow does not declare, naming why for an option of :data:`_GD_ONLY`,
+    and for an option of :data:`_GD_ONLY` set away from its default in ``options`` (rather than ignoring it)."""
+    for name, value in refused.items():
+        if name not in _GD_ONLY:
+            raise TypeError(f"flow() got an unexpected keyword argument {name!r}")
+        raise TypeError(f"flow() got {name}={value!r}, which it cannot implement: {_GD_ONLY[name]}")
     for name, why in _GD_ONLY.items():
         value, default = getattr(o, name), _OPTION_DEFAULTS[name]
         if value is not default and not (isinstance(value, (int, float, str)) and value == default):
