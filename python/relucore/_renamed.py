@@ -15,6 +15,7 @@ __all__ = [
     "RENAMED_KEYWORDS",
     "RENAMED_NAMES",
     "RENAMED_FILE_KEYS",
+    "RENAMED_CLI_OPTIONS",
     "removed_parameters",
     "refuse_renamed",
     "refuse_renamed_keys",
@@ -26,11 +27,16 @@ RENAMED_KEYWORDS = {
     "sweep": {"seed": "rng", "batch_size": "chunk_size"},
     "minnorm": {"tol": "solver_tol"},
     "threshold": {"batch_size": "chunk_size"},
+    "experiments.run": {"seed": "rng"},
+    "meanfield.analyze": {"eps": "cluster_eps"},
 }
 #: ``{old attribute: new attribute}`` of the ``relucore`` namespace.
 RENAMED_NAMES = {"theorem6_bound": "theorem6_bounds"}
 #: ``{old key: new key}`` of the sweep TOML file (its grid keys: ``relucore.sweeps.config.RENAMED_KEYS``).
 RENAMED_FILE_KEYS = {"seed": "rng", "batch_size": "chunk_size"}
+
+#: ``{old option: new option}`` of the ``relucore`` command line (``relucore demo``, ``reproduce``).
+RENAMED_CLI_OPTIONS = {"--seed": "--rng"}
 
 
 def refuse_renamed(caller: str, names) -> None:

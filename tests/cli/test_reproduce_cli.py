@@ -41,10 +41,10 @@ def fake_registry(monkeypatch):
     reg = dict(_base._REGISTRY)
     monkeypatch.setattr(_base, "_REGISTRY", reg)
 
-    def failing(*, quick=False, seed=0, progress=None):
+    def failing(*, quick=False, rng=0, progress=None):
         return ExperimentResult("failing-claim", {}, [{"x": 1}], [Claim("c", "1", "2", False)])
 
-    def raising(*, quick=False, seed=0, progress=None):
+    def raising(*, quick=False, rng=0, progress=None):
         raise RuntimeError("boom")
 
     _base.register("failing-claim", "a claim that fails")(failing)
@@ -108,11 +108,11 @@ def two_tiny(monkeypatch):
     monkeypatch.setattr(_base, "_REGISTRY", {})
     seen = {}
 
-    def first(*, quick=False, seed=0, progress=None):
+    def first(*, quick=False, rng=0, progress=None):
         seen["first_progress"] = progress
         return ExperimentResult("tiny-first", {}, [{"x": 1}], [Claim("first_claim", "1", "1", True)])
 
-    def second(*, quick=False, seed=0, progress=None):
+    def second(*, quick=False, rng=0, progress=None):
         seen["stdout_before_second"] = seen["capsys"].readouterr().out
         seen["files_before_second"] = sorted(os.listdir(seen["out"]))
         return ExperimentResult("tiny-second", {}, [{"x": 2}], [Claim("second_claim", "2", "3", False)])
@@ -128,7 +128,7 @@ def test_claims_stream_as_each_experiment_finishes(two_tiny, tmp_path, capsys, m
     two_tiny.update(capsys=capsys, out=str(tmp_path))
     assert cli.main(["reproduce", "all", "--out", str(tmp_path)]) == 0
     before = two_tiny["stdout_before_second"]
-    assert before.startswith("relucore reproduce (full settings, seed 0)")
+    assert before.startswith("relucore reproduce (full settings, rng 0)")
     assert "PASS first_claim" in before and "second_claim" not in before
     # The first experiment's outputs and the summary so far are on disk before the second starts.
     assert {"tiny-first.csv", "tiny-first.json", "summary.json", "summary.txt"} <= set(two_tiny["files_before_second"])

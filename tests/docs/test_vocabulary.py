@@ -1,8 +1,8 @@
 """One vocabulary: docs/vocabulary.md is the reference of every keyword of the GD and sweep calls.
 
 The table lists, per name, its meaning, type, default and the calls (and sweep grid and TOML keys)
-that take it. This test reads the table and walks the public signatures (``inspect.signature``;
-the GD options of ``flow`` from ``TrainOptions``, the grid keys from
+that take it. This test reads the table and walks the public signatures (``inspect.signature``
+of the GD, sweep, sampling and analysis calls and ``experiments.run``; the grid keys from
 ``relucore.sweeps.config.DEFAULTS``, the TOML keys from ``relucore.cli.sweep.FILE_KEYS``) and fails
 when
 
@@ -27,12 +27,10 @@ import numpy as np
 import pytest
 
 import relucore
-from relucore import meanfield
+from relucore import experiments, meanfield
 from relucore._renamed import RENAMED_FILE_KEYS, RENAMED_KEYWORDS
 from relucore.cli.sweep import FILE_KEYS
-from relucore.gd.options import TrainOptions
 from relucore.sweeps.config import DEFAULTS
-from relucore.theory import flow as flow_module
 
 TABLE = Path(__file__).resolve().parents[2] / "docs" / "vocabulary.md"
 REQUIRED = "required"
@@ -133,25 +131,27 @@ def _params(fn, extra=None):
     return out
 
 
-def _flow_options():
-    """The GD options flow takes through **kwargs (TrainOptions minus the ones it refuses)."""
-    P = inspect.Parameter
-    return {
-        f.name: P(f.name, P.KEYWORD_ONLY, default=f.default)
-        for f in dataclasses.fields(TrainOptions)
-        if f.name not in flow_module._GD_ONLY
-    }
-
-
 def public_calls():
     """{call name in the table: {keyword: Parameter}} of the covered public calls."""
     return {
         "train": _params(relucore.train),
         "Trainer": _params(relucore.Trainer),
-        "flow": _params(relucore.flow, _flow_options()),
+        "flow": _params(relucore.flow),
         "minnorm": _params(relucore.minnorm),
         "meanfield.train": _params(meanfield.train),
         "sweep": _params(relucore.sweep),
+        "threshold": _params(relucore.threshold),
+        "sample": _params(relucore.sample),
+        "sample_gram": _params(relucore.sample_gram),
+        "sample_gram_batch": _params(relucore.sample_gram_batch),
+        "check_limit": _params(relucore.check_limit),
+        "regimes": _params(relucore.regimes),
+        "training_metrics": _params(relucore.training_metrics),
+        "verify": _params(relucore.verify),
+        "predicted_limit": _params(relucore.predicted_limit),
+        "gram_stats": _params(relucore.gram_stats),
+        "meanfield.analyze": _params(meanfield.analyze),
+        "experiments.run": _params(experiments.run),
     }
 
 

@@ -25,7 +25,7 @@ def test_run_reports_the_registered_name(monkeypatch):
     monkeypatch.setattr(_base, "_REGISTRY", dict(_base._REGISTRY))
 
     @_base.register("new-style", "registered")
-    def new_style(*, quick=False, seed=0, progress=None):
+    def new_style(*, quick=False, rng=0, progress=None):
         return _base.ExperimentResult("old_style", {}, [], [])
 
     assert experiments.run("new-style").name == "new-style"

@@ -19,7 +19,7 @@ def test_fig2_tiny_slopes_have_the_theorem2_signs_and_sizes():
         powerlaw_exponents=(0.15, 0.4),
         trials=8,
         n_boot=200,
-        seed=1,
+        rng=1,
     )
     s = r.data["slopes"]
     slope_n, ci_n = s["n_minus"]

@@ -40,7 +40,7 @@ def test_flow_is_the_small_step_limit_of_the_recorded_gd(quick):
     import relucore as rc
     from relucore.experiments._common import lai_data
 
-    X, y = lai_data(np.random.default_rng(quick.params["seed"]), quick.params["n"], quick.params["d"])
+    X, y = lai_data(np.random.default_rng(quick.params["rng"]), quick.params["n"], quick.params["d"])
     T = quick.data["horizon"]
     f = rc.flow(X, y, signs=(1.0, -1.0), times=[T])
     for s, bound in ((100, 0.05), (400, 0.015)):

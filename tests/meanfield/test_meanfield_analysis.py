@@ -184,3 +184,16 @@ def test_analyze_input_errors():
         analyze(np.zeros((5, 6)), X)
     with pytest.raises(TypeError):
         analyze(np.zeros((5, 4)))
+
+
+def test_the_dbscan_radius_is_cluster_eps_and_eps_is_refused():
+    """eps is train's positive offset; analyze's DBSCAN radius is cluster_eps (1.0), and eps= names it."""
+    theta = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.001], [1.0, -1.0, 0.0]])
+    X = np.array([[-1.0], [1.0]])
+    a = meanfield.analyze(theta, X, bias=True, output_scale=1.0, cluster_eps=0.05, min_samples=1)
+    b = meanfield.analyze(theta, X, bias=True, output_scale=1.0, cluster_eps=3.2, min_samples=1)  # > pi: one cluster
+    assert a.directions.shape[0] == 2 and b.directions.shape[0] == 1  # the radius is the one used
+    with pytest.raises(
+        TypeError, match="meanfield.analyze\\(\\) got the 0.x keyword eps=, which 1.0 renamed: use cluster_eps="
+    ):
+        meanfield.analyze(theta, X, bias=True, eps=0.05)

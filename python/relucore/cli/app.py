@@ -13,16 +13,33 @@ import warnings
 from typing import Callable, Dict, List, Optional, Tuple
 
 
+class _RenamedOption(argparse.Action):
+    """A 0.x option (``relucore._renamed.RENAMED_CLI_OPTIONS``): refused with the one-line error naming its new name."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from relucore._renamed import RENAMED_CLI_OPTIONS
+
+        parser.error(f"{option_string} was renamed in 1.0: use {RENAMED_CLI_OPTIONS[option_string]}")
+
+
+def _refuse_renamed_options(p: argparse.ArgumentParser) -> None:
+    from relucore._renamed import RENAMED_CLI_OPTIONS
+
+    for old in RENAMED_CLI_OPTIONS:
+        p.add_argument(old, action=_RenamedOption, help=argparse.SUPPRESS)
+
+
 def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=10, help="number of examples (default 10)")
     p.add_argument("--d", type=int, default=2000, help="dimension (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--rng", type=int, default=0, help="the random seed, an int (default 0)")
+    _refuse_renamed_options(p)
 
 
 def _demo_run(args: argparse.Namespace) -> int:
     from relucore.cli.demo import demo
 
-    print("\n".join(demo(n=args.n, d=args.d, seed=args.seed)))
+    print("\n".join(demo(n=args.n, d=args.d, rng=args.rng)))
     return 0
 
 
@@ -49,7 +66,8 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="directory for NAME.csv / NAME.json / NAME.png and summary.{txt,json} (default reproduce-out)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed passed to every experiment (default 0)")
+    p.add_argument("--rng", type=int, default=0, help="the random seed passed to every experiment, an int (default 0)")
+    _refuse_renamed_options(p)
     p.add_argument("--list", action="store_true", help="list the registered experiments and exit")
     p.add_argument(
         "--strict",
@@ -113,9 +131,9 @@ def _reproduce_run(args: argparse.Namespace) -> int:
                     args.names,
                     quick=args.quick,
                     out=args.out,
-                    seed=args.seed,
+                    rng=args.rng,
                     progress=False if args.no_progress else None,
-                    on_result=_claims_printer(format_header(quick=args.quick, seed=args.seed)),
+                    on_result=_claims_printer(format_header(quick=args.quick, rng=args.rng)),
                 )
             finally:
                 for w in caught:

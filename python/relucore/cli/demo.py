@@ -20,11 +20,11 @@ from relucore.theory.limits import predicted_limit
 __all__ = ["demo"]
 
 
-def demo(n: int = 10, d: int = 2000, seed: int = 0) -> List[str]:
+def demo(n: int = 10, d: int = 2000, rng: int = 0) -> List[str]:
     """Runs the Figure 4 setting and returns the lines of its report."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = rng.uniform(0.1, 1.0, n) * rng.choice([-1.0, 1.0], n)
+    gen = np.random.default_rng(rng)
+    X = gen.standard_normal((n, d))
+    y = gen.uniform(0.1, 1.0, n) * gen.choice([-1.0, 1.0], n)
     t0 = time.perf_counter()
     res = train(X, y, signs=(1, -1), init="positive", record=1)
     elapsed = time.perf_counter() - t0
@@ -36,7 +36,7 @@ def demo(n: int = 10, d: int = 2000, seed: int = 0) -> List[str]:
     pos = np.flatnonzero(y > 0)
     neg = np.flatnonzero(y <= 0)
     lines = [
-        f"relucore demo: 2-ReLU (s = +1, -1), n={n}, d={d}, x ~ N(0, I), |y| ~ U(0.1, 1), all-positive init, seed {seed}",
+        f"relucore demo: 2-ReLU (s = +1, -1), n={n}, d={d}, x ~ N(0, I), |y| ~ U(0.1, 1), all-positive init, rng {rng}",
         "",
         f"{'quantity':<42} {'value':>24}",
         f"{'-' * 42} {'-' * 24}",

@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from relucore._renamed import removed_parameters
 from relucore._summary import summarized
 from relucore.experiments._progress import progress_bar
 
@@ -155,8 +156,8 @@ class Context:
         The registered name (the progress bar's label, the result's name).
     quick : bool
         The fast settings used by the tests and ``relucore reproduce --quick``.
-    seed : int
-        The base seed of the experiment's trials.
+    rng : int
+        The base seed of the experiment's trials (an int: the experiments derive their streams from it).
     progress : bool or None
         Show a progress bar; None shows one only when stderr is a terminal.
     own : tuple of str
@@ -165,7 +166,7 @@ class Context:
 
     name: str
     quick: bool = False
-    seed: int = 0
+    rng: int = 0
     progress: Optional[bool] = None
     own: Tuple[str, ...] = ()
 
@@ -194,7 +195,7 @@ class Context:
         values : mapping
             The experiment's ``locals()``: its parameters as they stand (``quick`` applied).
         *last : str
-            ``"seed"``, ``"quick"`` or own parameter names, recorded after the other own
+            ``"rng"``, ``"quick"`` or own parameter names, recorded after the other own
             parameters in this order (an experiment whose seed is unused leaves it out).
         **override
             Values recorded instead of a parameter's (in its place), or added at the end.
@@ -204,7 +205,7 @@ class Context:
         dict
             The own parameters in signature order, then ``last``, then the added keys.
         """
-        common = {"seed": self.seed, "quick": self.quick}
+        common = {"rng": self.rng, "quick": self.quick}
         out = {k: values[k] for k in self.own if k not in last}
         out.update((k, common[k] if k in common else values[k]) for k in last)
         out.update(override)
@@ -223,7 +224,7 @@ _CONTEXT_PARAMETERS = tuple(
 def with_context(name: str, body: Callable[..., ExperimentResult]) -> Callable[..., ExperimentResult]:
     """The experiment function of ``body(ctx, *, <own parameters>)``.
 
-    It takes ``body``'s own parameters and ``quick``, ``seed``, ``progress`` as keyword
+    It takes ``body``'s own parameters and ``quick``, ``rng``, ``progress`` as keyword
     arguments (its signature lists them all) and calls ``body`` with a :class:`Context`.
     """
     own = list(inspect.signature(body).parameters.values())[1:]
@@ -265,7 +266,7 @@ def register(
 
     The function takes a :class:`Context` first, then its own parameters as keywords:
     ``def fig(ctx, *, n=10, ...)``. The decorator returns the experiment function,
-    whose signature is the own parameters and ``quick``, ``seed``, ``progress``
+    whose signature is the own parameters and ``quick``, ``rng``, ``progress``
     (keyword-only, like the own ones). It reports its loop over seeds, configurations or stages
     with ``ctx.bar`` (``progress=None``: only when stderr is a terminal) and records
     ``ctx.params(locals(), ...)``. A function without the leading context parameter
@@ -343,8 +344,9 @@ def summary(name: str) -> str:
     return _REGISTRY[resolve(name)].summary
 
 
+@removed_parameters("experiments.run")
 def run(
-    name: str, *, quick: bool = False, seed: int = 0, progress: Optional[bool] = None, **params: Any
+    name: str, *, quick: bool = False, rng: int = 0, progress: Optional[bool] = None, **params: Any
 ) -> ExperimentResult:
     """Runs the experiment ``name`` and returns its result (its ``name`` is the registered one).
 
@@ -354,8 +356,8 @@ def run(
         A registered name (see :func:`names`).
     quick : bool, default False
         The fast settings used by the tests and ``relucore reproduce --quick``.
-    seed : int, default 0
-        The base seed of the experiment's trials.
+    rng : int, default 0
+        The base seed of the experiment's trials (``relucore reproduce --rng``).
     progress : bool, optional
         Show a progress bar; None shows one only when stderr is a terminal.
     **params
@@ -367,6 +369,6 @@ def run(
         The table, the figure and the claims checked (expected against measured).
     """
     name = resolve(name)
-    result = _REGISTRY[name].func(quick=quick, seed=seed, progress=progress, **params)
+    result = _REGISTRY[name].func(quick=quick, rng=rng, progress=progress, **params)
     result.name = name
     return result

@@ -54,9 +54,9 @@ def b4(
     """
     if ctx.quick:
         n_perturb = min(n_perturb, 500)
-    params = ctx.params(locals(), "seed")
+    params = ctx.params(locals(), "rng")
     bar = ctx.bar(2, unit="stage")
-    rng, prng = child_rngs(ctx.seed, 2)
+    rng, prng = child_rngs(ctx.rng, 2)
     for _ in range(1000):
         X = rng.standard_normal((2, d))
         c = float(X[0] @ X[1])

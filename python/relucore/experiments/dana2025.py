@@ -235,7 +235,7 @@ def convergence_probability(
     t0 = time.perf_counter()
     bar = ctx.bar(len(d_grid) + (1 if check_step_size else 0), unit="search")
     run = dict(p=p, loss_threshold=loss_threshold, engine=engine, confidence=confidence, bar=bar)
-    run.update(rel_width=rel_width, max_trials=max_trials, n_range=n_range, seed=ctx.seed)
+    run.update(rel_width=rel_width, max_trials=max_trials, n_range=n_range, seed=ctx.rng)
     table = _search(d_grid, eta_factor, steps, **run)
     check = _search(d_grid[:1], eta_factor / 2, 2 * steps, **run) if check_step_size else None
     bar.close()
@@ -248,7 +248,7 @@ def convergence_probability(
     fig = optional_figure(_convergence_figure, curves, table, q, p, eta_factor, loss_threshold, steps)
     return ExperimentResult(
         name=ctx.name,
-        params=ctx.params(locals(), "seed", "quick", "engine"),
+        params=ctx.params(locals(), "rng", "quick", "engine"),
         table=_convergence_table(table, p),
         claims=claims,
         figure=fig,

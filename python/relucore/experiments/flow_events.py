@@ -46,7 +46,7 @@ def flow_events(
     """
     if ctx.quick:
         steps_to_horizon = (25, 100, 400)
-    rng = np.random.default_rng(ctx.seed)
+    rng = np.random.default_rng(ctx.rng)
     X, y = lai_data(rng, n, d)
     signs = (1.0, -1.0)
     bar = ctx.bar(1 + 2 * len(steps_to_horizon), unit="run")
@@ -77,7 +77,7 @@ def flow_events(
     bar.close()
     claims = _claims(limit, rows, tracks)
     fig = optional_figure(_figure, X, y, signs, limit, T, tracks)
-    params = ctx.params(locals(), "seed", "quick", steps_to_horizon=tuple(steps_to_horizon))
+    params = ctx.params(locals(), "rng", "quick", steps_to_horizon=tuple(steps_to_horizon))
     data = dict(event_times=limit.event_times, event_kinds=list(limit.event_kinds), horizon=T, flow=limit)
     return ExperimentResult(ctx.name, params, rows, claims, fig, data=data)
 

@@ -101,7 +101,7 @@ def kou_stable_rank(
     """
     if ctx.quick:
         n, d, m, steps, trials = 10, 1000, 20, 10_000, 3
-    X, y, a, W0, near_orth = _kou_data(np.random.default_rng(ctx.seed), trials, n, d, m, init_scale)
+    X, y, a, W0, near_orth = _kou_data(np.random.default_rng(ctx.rng), trials, n, d, m, init_scale)
     t0 = time.perf_counter()
     mets: Dict[str, TrainingMetrics] = {}
     bar = ctx.bar(2, unit="activation")
@@ -119,7 +119,7 @@ def kou_stable_rank(
     recorded_eta = float(np.mean(eta)) if eta is not None else None
     return ExperimentResult(
         name=ctx.name,
-        params=ctx.params(locals(), "seed", "quick", eta=recorded_eta),
+        params=ctx.params(locals(), "rng", "quick", eta=recorded_eta),
         table=table,
         claims=claims,
         figure=fig,

@@ -151,7 +151,7 @@ def _draw(res, b, X, y, reg, title, extra=None):
 def _two_relu_positive(ctx: Context, n, d, n_seeds, steps, C_y, C_alpha):
     """The 2-ReLU runs from the positive init of fig4 and fig6: (X, y, result, stats)."""
     bar = _train_bar(ctx, n_seeds)
-    X, y = _batch(ctx.seed, n_seeds, n, d)
+    X, y = _batch(ctx.rng, n_seeds, n, d)
     res = _run(X, y, (1.0, -1.0), "positive", None, steps, None)
     _analysis_started(bar)
     return X, y, res, _analyse(res, X, y, C_y, C_alpha, bar)
@@ -182,7 +182,7 @@ def fig4(
     """
     if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    params = ctx.params(locals(), "seed")
+    params = ctx.params(locals(), "rng")
     X, y, res, stats = _two_relu_positive(ctx, n, d, n_seeds, steps, C_y, C_alpha)
     dist = []
     for b in range(n_seeds):
@@ -264,9 +264,9 @@ def fig5(
     """
     if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    params = ctx.params(locals(), "seed")
-    X, y = _batch(ctx.seed, n_seeds, n, d)
-    init_rng = child_rngs(ctx.seed + 1_000_003, 1)[0]
+    params = ctx.params(locals(), "rng")
+    X, y = _batch(ctx.rng, n_seeds, n, d)
+    init_rng = child_rngs(ctx.rng + 1_000_003, 1)[0]
     bar = _train_bar(ctx, n_seeds)
     res = train(X, y, signs=(1.0, -1.0), init="gaussian", init_scale=init_scale, steps=steps, record=1, rng=init_rng)
     _analysis_started(bar)
@@ -349,7 +349,7 @@ def fig6(
     """
     if ctx.quick:
         n_seeds = min(n_seeds, 6)
-    params = ctx.params(locals(), "seed")
+    params = ctx.params(locals(), "rng")
     X, y, res, stats = _two_relu_positive(ctx, n, d, n_seeds, steps, C_y, C_alpha)
     # ||K/||lambda||_1 - I||_2 with the true ||lambda||_1 = d (isotropic features).
     dev = [float(gram_stats(X[b], spectrum=np.ones(d)).deviation) for b in range(n_seeds)]

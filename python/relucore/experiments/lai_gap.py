@@ -107,16 +107,16 @@ def fig2(
         powerlaw_d, powerlaw_exponents = 8000, (0.2, 0.45)
         trials, n_boot = 12, 500
     n_grid, d_grid, powerlaw_exponents = tuple(n_grid), tuple(d_grid), tuple(powerlaw_exponents)
-    params = ctx.params(locals(), "seed")
+    params = ctx.params(locals(), "rng")
     settings = [("n", n, d_fixed, "isotropic", "isotropic") for n in n_grid]
     settings += [("lambda", n_fixed, d, "isotropic", "isotropic") for d in d_grid]
     settings += [("lambda", n_fixed, powerlaw_d, ("power", a), f"power law a={a:g}") for a in powerlaw_exponents]
-    rows = _measure(settings, child_rngs(ctx.seed, len(settings)), trials, steps, eta_scale, ctx)
+    rows = _measure(settings, child_rngs(ctx.rng, len(settings)), trials, steps, eta_scale, ctx)
     col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
     in_n = col["panel"] == "n"
     iso = (col["panel"] == "lambda") & (col["spectrum"] == "isotropic")
     pl = (col["panel"] == "lambda") & (col["spectrum"] != "isotropic")
-    slopes = _slopes(col, in_n, iso, pl, n_boot, ctx.seed)
+    slopes = _slopes(col, in_n, iso, pl, n_boot, ctx.rng)
     c_implied, lower, upper = _bracket(col)
     claims = _claims(col, rows, slopes, c_implied, slope_tolerance, d_fixed, n_fixed, powerlaw_d)
     fits = slopes["n_minus"], slopes["lambda_isotropic"], slopes["lambda_powerlaw"]

@@ -53,8 +53,8 @@ def fig3(
     """
     if ctx.quick:
         n_inits = min(n_inits, 4)
-    params = ctx.params(locals(), "seed")
-    data_rng, init_rng = child_rngs(ctx.seed, 2)
+    params = ctx.params(locals(), "rng")
+    data_rng, init_rng = child_rngs(ctx.rng, 2)
     X, y = _data(data_rng, n, d)
     W0 = np.sqrt(init_variance) * init_rng.standard_normal((n_inits, 1, d))
     Xb = np.broadcast_to(X, (n_inits, n, d)).copy()

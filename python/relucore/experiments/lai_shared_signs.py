@@ -149,9 +149,9 @@ def fig7(
         n_seeds = min(n_seeds, 10)
     signs = tuple(float(s) for s in signs)
     m = len(signs)
-    params = ctx.params(locals(), "seed")
-    X, y = _batch(ctx.seed, n_seeds, n, d)
-    init_name, init_scale, eps, rng = _start(init, X, y, m, beta_scale, eps_scale, ctx.seed)
+    params = ctx.params(locals(), "rng")
+    X, y = _batch(ctx.rng, n_seeds, n, d)
+    init_name, init_scale, eps, rng = _start(init, X, y, m, beta_scale, eps_scale, ctx.rng)
     bar = _train_bar(ctx, n_seeds)
     kw = dict(init_scale=init_scale) if init_scale is not None else {}
     res = train(X, y, signs=signs, init=init_name, eps=eps, steps=steps, record=1, rng=rng, **kw)

@@ -61,7 +61,7 @@ def _settings(quick: bool, full_steps: int, *, m=None, steps=None, quick_divisor
 def _analysis_kw(quick: bool) -> Dict[str, object]:
     # Quick runs are too short for unused neurons to decay below the paper's
     # 1e-8, so they are also dropped relative to the largest norm.
-    return dict(min_norm=1e-8, rel_norm=1e-3 if quick else 0.0, eps=0.02, min_samples=3, pattern_tol=1e-2)
+    return dict(min_norm=1e-8, rel_norm=1e-3 if quick else 0.0, cluster_eps=0.02, min_samples=3, pattern_tol=1e-2)
 
 
 def collapse_index(theta, d: int, *, bias: bool = True, radius: float = 0.05) -> float:
@@ -198,7 +198,7 @@ def _grid_sweep(ctx: Context, values, *, y, st, **fixed):
     for v in values:
         bar.set_postfix_str(sweep.label.format(v))
         record = max(1, st["steps"] // 100)
-        kw = dict(rng=ctx.seed, record=record, progress=ctx.progress)
+        kw = dict(rng=ctx.rng, record=record, progress=ctx.progress)
         yield v, meanfield.train(GRID_X, y, **kw, **{sweep.key: v}, **fixed, **st)
         bar.update()
     bar.close()
@@ -254,7 +254,7 @@ def meanfield_1d(
             X,
             y,
             weight_decay=weight_decay,
-            rng=ctx.seed + q,
+            rng=ctx.rng + q,
             record=max(1, st["steps"] // 200),
             progress=ctx.progress,
             **st,
@@ -298,7 +298,7 @@ def meanfield_1d(
         bar.update()
     bar.close()
     fig.suptitle(f"Fig. 3 / Prop. 7: m={st['m']}, {st['steps']:.0e} SGD steps, λ={weight_decay}", fontsize=11)
-    params = dict(st, weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
+    params = dict(st, weight_decay=weight_decay, rng=ctx.rng, quick=ctx.quick)
     return ExperimentResult(ctx.name, params, rows, claims, fig, data)
 
 
@@ -328,7 +328,7 @@ def meanfield_grid(
         GRID_X,
         y,
         weight_decay=weight_decay,
-        rng=ctx.seed,
+        rng=ctx.rng,
         record=max(1, st["steps"] // 400),
         track=60,
         progress=ctx.progress,
@@ -376,7 +376,7 @@ def meanfield_grid(
         for k in range(an.n_directions)
     ]
     fig = _grid_figure(res, an, st, weight_decay)
-    params = dict(st, weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick, labels=y.tolist())
+    params = dict(st, weight_decay=weight_decay, rng=ctx.rng, quick=ctx.quick, labels=y.tolist())
     return ExperimentResult(ctx.name, params, rows, claims, fig, dict(result=res, analysis=an))
 
 
@@ -439,7 +439,7 @@ def meanfield_weight_decay(
         # K = 0 (all neurons decayed: h = 0) is Theorem 5's degenerate case, allowed for strong decay.
         claims.append(_directions_claim(f"λ={lam}: #directions <= 2P - 1", an, allow_none=True))
         data[lam] = dict(result=res, analysis=an, title=f"λ = {lam}: Lip ≈ {lip:.2f}, {an.n_directions} dirs")
-    params = dict(st, weight_decays=list(weight_decays), seed=ctx.seed, quick=ctx.quick)
+    params = dict(st, weight_decays=list(weight_decays), rng=ctx.rng, quick=ctx.quick)
     title = f"Fig. 5: weight decay sweep, m={st['m']}, {st['steps']:.0e} steps, no noise"
     return _sweep_result(ctx.name, weight_decays, lips, rows, claims, data, params, title)
 
@@ -480,6 +480,6 @@ def meanfield_noise(
             claims.append(_directions_claim("1/β = 0: #directions <= 2P - 1", an))
         rows.append(row)
         data[T] = dict(result=res, analysis=an, title=f"1/β = {T:g}: collapse index {c:.2f}")
-    params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, seed=ctx.seed, quick=ctx.quick)
+    params = dict(st, temperatures=list(temperatures), weight_decay=weight_decay, rng=ctx.rng, quick=ctx.quick)
     title = f"Fig. 6: noise sweep, m={st['m']}, {st['steps']:.0e} steps, λ={weight_decay}"
     return _sweep_result(ctx.name, temperatures, cidx, rows, claims, data, params, title)

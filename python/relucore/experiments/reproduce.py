@@ -80,7 +80,7 @@ def reproduce(
     *,
     quick: bool = False,
     out: Optional[str] = "reproduce-out",
-    seed: int = 0,
+    rng: int = 0,
     progress: Optional[bool] = None,
     on_result: Optional[Callable[[Dict], None]] = None,
 ) -> List[Dict]:
@@ -94,7 +94,7 @@ def reproduce(
         Use each experiment's quick settings.
     out : str or None
         Output directory (None: save nothing).
-    seed : int
+    rng : int
         Seed passed to every experiment.
     progress : bool or None
         Progress bars on stderr, over the experiments and within each one
@@ -130,7 +130,7 @@ def reproduce(
         t0 = time.perf_counter()
         rec: Dict = dict(name=name, summary=experiments._base.summary(name), claims=[], files=[], error=None)
         try:
-            result = experiments.run(name, quick=quick, seed=seed, progress=show)
+            result = experiments.run(name, quick=quick, rng=rng, progress=show)
             rec["claims"] = [
                 dict(name=c.name, expected=c.expected, measured=c.measured, passed=c.passed) for c in result.claims
             ]
@@ -146,35 +146,35 @@ def reproduce(
         rec["seconds"] = time.perf_counter() - t0
         records.append(rec)
         if out is not None:
-            _write_summary(out, records, quick=quick, seed=seed)
+            _write_summary(out, records, quick=quick, rng=rng)
         if on_result is not None:
             on_result(rec)
     bar.close()
     if out is not None and not records:
-        _write_summary(out, records, quick=quick, seed=seed)
+        _write_summary(out, records, quick=quick, rng=rng)
     return records
 
 
-def _write_summary(out: str, records: List[Dict], *, quick: bool, seed: int) -> None:
+def _write_summary(out: str, records: List[Dict], *, quick: bool, rng: int) -> None:
     """``summary.json`` and ``summary.txt`` for the experiments run so far."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "summary.json"), "w") as fh:
         json.dump(
             dict(
                 quick=quick,
-                seed=seed,
+                rng=rng,
                 experiments=[{k: v for k, v in r.items() if k != "traceback"} for r in records],
             ),
             fh,
             indent=2,
         )
     with open(os.path.join(out, "summary.txt"), "w") as fh:
-        fh.write(format_summary(records, quick=quick, seed=seed) + "\n")
+        fh.write(format_summary(records, quick=quick, rng=rng) + "\n")
 
 
-def format_header(*, quick: bool = False, seed: int = 0) -> str:
-    """First line of the report: the settings and the seed."""
-    return f"relucore reproduce ({'quick' if quick else 'full'} settings, seed {seed})"
+def format_header(*, quick: bool = False, rng: int = 0) -> str:
+    """First line of the report: the settings and the rng."""
+    return f"relucore reproduce ({'quick' if quick else 'full'} settings, rng {rng})"
 
 
 def format_record(r: Dict, *, col: int = 14, width: int = 100) -> str:
@@ -208,10 +208,10 @@ def format_totals(records: List[Dict]) -> str:
     return "\n".join(lines)
 
 
-def format_summary(records: List[Dict], *, quick: bool = False, seed: int = 0, width: int = 100) -> str:
+def format_summary(records: List[Dict], *, quick: bool = False, rng: int = 0, width: int = 100) -> str:
     """Human-readable report: per experiment and claim, what was expected and what was measured."""
     col = max([14] + [len(r["name"]) for r in records])
-    lines = [format_header(quick=quick, seed=seed), ""]
+    lines = [format_header(quick=quick, rng=rng), ""]
     lines += [format_record(r, col=col, width=width) for r in records]
     lines.append(format_totals(records))
     return "\n".join(lines)

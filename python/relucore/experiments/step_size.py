@@ -239,7 +239,7 @@ def step_size(
         eta_units = tuple(np.geomspace(1e-3, 0.5, 7))
         n_grid, d_grid, eps_grid = (5, 10, 20), (250, 1000, 4000), (0.05, 0.005)
     eta_units = np.asarray(eta_units, dtype=float)
-    rng = np.random.default_rng(ctx.seed)
+    rng = np.random.default_rng(ctx.rng)
     t0 = time.perf_counter()
     bar = ctx.bar(1 + len(n_grid) + len(d_grid) + len(eps_grid), unit="sweep")
     bar.set_postfix_str("gap against eta")
@@ -253,7 +253,7 @@ def step_size(
     fig = optional_figure(_step_size_figure, eta_units, g, fl, n, d, trials, n_grid, d_grid)
     return ExperimentResult(
         name=ctx.name,
-        params=ctx.params(locals(), "seed", "quick", minnorm=g["source"]),
+        params=ctx.params(locals(), "rng", "quick", minnorm=g["source"]),
         table=table,
         claims=claims,
         figure=fig,

@@ -8,6 +8,7 @@ from typing import Dict, Optional, Union
 
 import numpy as np
 
+from relucore._renamed import removed_parameters
 from relucore._summary import summarized
 from relucore._validation import as_float_array, check_int, check_nonnegative, check_positive
 from relucore.meanfield._geometry import count_cells, count_dichotomies
@@ -191,6 +192,7 @@ def _degenerates(A: np.ndarray, B: np.ndarray) -> bool:
     return bool(np.all((B == 0) | (B == A)))
 
 
+@removed_parameters("meanfield.analyze")
 def analyze(
     theta,
     X=None,
@@ -199,7 +201,7 @@ def analyze(
     output_scale: Optional[Union[str, float]] = None,
     min_norm: float = 1e-8,
     rel_norm: float = 0.0,
-    eps: float = 0.02,
+    cluster_eps: float = 0.02,
     min_samples: int = 3,
     pattern_tol: float = 1e-2,
 ) -> MeanFieldAnalysis:
@@ -229,8 +231,8 @@ def analyze(
         For the effective outer weights (default: the result's, else "1/m").
     min_norm, rel_norm : float
         Absolute (the paper's 1e-8) and relative norm thresholds.
-    eps : float
-        DBSCAN neighbourhood radius in radians.
+    cluster_eps : float
+        DBSCAN's neighbourhood radius (its ``eps``) in radians.
     min_samples : int
         DBSCAN core-point size.
     pattern_tol : float
@@ -247,11 +249,11 @@ def analyze(
     kappa = output_scale_factor(output_scale or "1/m", N)
     min_norm = check_nonnegative(min_norm, "min_norm")
     rel_norm = check_nonnegative(rel_norm, "rel_norm")
-    eps = check_positive(eps, "eps")
+    cluster_eps = check_positive(cluster_eps, "cluster_eps")
     min_samples = check_int(min_samples, "min_samples", minimum=1)
     pattern_tol = check_nonnegative(pattern_tol, "pattern_tol")
 
-    cl = _cluster(theta, d, bias, kappa, min_norm, rel_norm, eps, min_samples)
+    cl = _cluster(theta, d, bias, kappa, min_norm, rel_norm, cluster_eps, min_samples)
     directions = cl["directions"]
     K = directions.shape[0]
     patterns = ternary_patterns(directions, X, tol=pattern_tol) if K else np.zeros((0, M), np.int8)

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from relucore._summary import sizes, summarized
-from relucore._validation import as_float_array, check_available_memory, check_int, check_rng
+from relucore._validation import as_float_array, check_available_memory, check_int, check_n_threads, check_rng
 from relucore.theory.spectrum import Spectrum, make_spectrum
 
 __all__ = ["sample", "sample_fused", "sample_gram", "sample_gram_batch", "Dataset", "GramDataset"]
@@ -524,7 +524,9 @@ def bartlett_plan(n: int, d: int, spectrum="isotropic", labels="uniform"):
     )
 
 
-def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: int = 1):
+def sample_gram_batch(
+    n: int, d: int, seeds, *, spectrum="isotropic", labels="uniform", n_threads: Optional[int] = None
+):
     """Draws B data sets ``(K, y)`` like :func:`sample_gram`, one per seed, in one C++ call.
 
     The data of Lai et al. (2026), Sec. 2, drawn as in their App. A.1 (docs/math.md §8).
@@ -551,8 +553,8 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
         otherwise use :func:`sample_gram`.
     labels : "uniform" | ("uniform", lo, hi) | "positive" | ("positive", lo, hi) | "normal"
         The label law by name, as in :func:`sample` (no array).
-    n_threads : int, default 1
-        Threads across data sets (the result does not depend on it).
+    n_threads : int, optional
+        Threads across data sets (default: OpenMP's default; the result does not depend on it).
 
     Returns
     -------
@@ -572,7 +574,7 @@ def sample_gram_batch(n: int, d: int, seeds, *, spectrum="isotropic", labels="un
     keys = np.empty(len(seeds), dtype=np.uint64)
     for b, s in enumerate(seeds):
         keys[b] = _seed_sequence(s, f"seeds[{b}]").generate_state(1, np.uint64)[0]
-    return sample_gram_keys(n, keys, plan, n_threads)
+    return sample_gram_keys(n, keys, plan, check_n_threads(n_threads))
 
 
 def _seed_sequence(seed, name: str) -> np.random.SeedSequence:
