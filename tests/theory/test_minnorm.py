@@ -423,3 +423,36 @@ def test_old_tol_is_refused_naming_solver_tol():
         rc.minnorm(X, y, signs=(1, -1), tol=1e-8)
     sol = rc.minnorm(X, y, signs=(1, -1), solver_tol=1e-8)
     assert sol.search.solver_tol == 1e-8
+
+
+@pytest.mark.parametrize("where", ["X", "y", "gram", "signs"])
+def test_minnorm_refuses_non_finite_input(where):
+    """A NaN or inf anywhere in the input is a ValueError naming it (never a NaN 'solution')."""
+    ds = rc.sample(5, 12, rng=0)
+    kw = dict(X=ds.X.copy(), y=ds.y.copy(), signs=np.array([1.0, -1.0]))
+    if where == "gram":
+        kw = dict(gram=ds.X @ ds.X.T, y=ds.y.copy(), signs=np.array([1.0]))
+    kw[where][(1,) * kw[where].ndim] = np.nan if where != "y" else np.inf
+    with pytest.raises(ValueError, match=f"{where} contains"):
+        rc.minnorm(**kw)
+
+
+def test_qp_bindings_refuse_non_finite_data():
+    """The C++ solvers check their data (std::invalid_argument -> ValueError), not only relucore.minnorm."""
+    from relucore import _core
+
+    ds = rc.sample(6, 12, rng=1)
+    K = ds.X @ ds.X.T
+    lower, upper = np.full(6, -np.inf), np.full(6, np.inf)
+    bad = K.copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"H must be finite, got nan at entry \(2, 3\)"):
+        _core.qp_box(H=bad, c=ds.y, lower=lower, upper=upper)
+    with pytest.raises(ValueError, match="lower > upper"):
+        _core.qp_box(H=K, c=ds.y, lower=np.full(6, np.nan), upper=upper)
+    z0, st0 = np.full(6, 1 / 6), np.zeros(6, dtype=np.int8)
+    E, e = np.ones((1, 6)), np.array([1.0])
+    with pytest.raises(ValueError, match="c must be finite, got inf at entry 0"):
+        _core.qp_primal(H=K, c=np.r_[np.inf, ds.y[1:]], E=E, e=e, lower=lower, upper=upper, z0=z0, state0=st0)
+    with pytest.raises(ValueError, match="z must be finite"):
+        _core.qp_primal(H=K, c=ds.y, E=E, e=e, lower=lower, upper=upper, z0=np.full(6, np.nan), state0=st0)
