@@ -234,7 +234,8 @@ def test_engine_call_returns_its_bound_summary(data2d):
     """_core.weight_gd_run returns a WeightGDRunOutput (no dict): status, nit, the final objective and the records
     written; train's result shows the same run."""
     X, y = data2d
-    theta = np.random.default_rng(2).normal(0, 0.5, (7, 4))
+    theta0 = np.random.default_rng(2).normal(0, 0.5, (7, 4))
+    theta = theta0.copy()
     settings = _core.WeightGDSettings()
     settings.step, settings.weight_decay, settings.record_every, settings.key = 0.3, 0.05, 4, (9, 10)
     steps, objective = np.zeros(6, np.int64), np.zeros(6)
@@ -248,6 +249,10 @@ def test_engine_call_returns_its_bound_summary(data2d):
     kappa = meanfield.output_scale_factor("1/m", 7)
     ref = _objective(theta, X, y, lam=0.05, kappa=kappa, bias=True, train_outer=True)  # the defaults
     np.testing.assert_allclose(out.objective, ref, rtol=1e-12)
+    res = meanfield.train(X, y, m=7, eta=0.3, weight_decay=0.05, steps=10, record=4, init=theta0, key=(9, 10))
+    assert res.status == out.status and res.nit == out.nit
+    np.testing.assert_array_equal(res.objective, objective[:4])
+    np.testing.assert_array_equal(res.theta, theta)
 
 
 @pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
