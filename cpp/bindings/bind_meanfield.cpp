@@ -71,7 +71,22 @@ static WeightGDStart start_of(ConstMatrixRef theta, Index d, bool bias) {
     return start;
 }
 
+// What a weight_gd_run call returns: the engine's run summary and the records it wrote.
+struct WeightGDRunOutput : WeightGDSummary {
+    std::int64_t n_records = 0;  // records written into the history arrays by this call
+};
+
 static void bind_meanfield_runs(py::module_& m) {
+    py::class_<WeightGDRunOutput>(m, "WeightGDRunOutput",
+                                  "How a weight_gd_run call ended (WeightGDSummary in relucore/meanfield/settings.hpp, "
+                                  "plus the records written); read-only.")
+        .def_readonly("status", &WeightGDSummary::status,
+                      "A relucore.Status: completed (all requested steps ran), diverged or cancelled.")
+        .def_readonly("nit", &WeightGDSummary::nit, "Global step count at the end.")
+        .def_readonly("objective", &WeightGDSummary::objective, "The objective L at the final state.")
+        .def_readonly("n_records", &WeightGDRunOutput::n_records,
+                      "Records written into the history arrays by this call.");
+
     m.def(
         "weight_gd_run",
         [](const CArray<double>& X, const CArray<double>& y, CArray<double> theta, const WeightGDSettings& settings,
@@ -138,12 +153,7 @@ static void bind_meanfield_runs(py::module_& m) {
                     engine.theta(th);
                 },
                 static_cast<double>(iters) * N * (d + 2) * settings.batch_size > 2e7);
-            py::dict out;
-            out["status"] = summary.status;
-            out["nit"] = summary.nit;
-            out["objective"] = summary.objective;
-            out["n_records"] = rec.count;
-            return out;
+            return WeightGDRunOutput{summary, rec.count};
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("theta").noconvert(), py::arg("settings"),
         py::arg("start"), py::arg("iters"), py::arg("record_final"), py::arg("steps").noconvert() = py::none(),
@@ -154,8 +164,7 @@ static void bind_meanfield_runs(py::module_& m) {
         py::arg("sample_weight").noconvert() = py::none(),
         "Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias "
         "(1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples "
-        "(WeightGD::set_sample_weights). Returns a dict "
-        "with status (a relucore.Status: completed, diverged or cancelled), nit, objective, n_records.");
+        "(WeightGD::set_sample_weights). Returns a WeightGDRunOutput.");
 
     m.def(
         "weight_gd_init",

@@ -1,10 +1,14 @@
 // The convex QPs of the minimum-norm problems (relucore/minnorm/minnorm_qp.hpp).
-// Arrays are validated and allocated by the Python layer (relucore._minnorm).
+// Arrays are validated and allocated by the Python layer (relucore.theory.minnorm); the
+// solves return the core's QPResult, bound read-only (its vectors as numpy copies).
 #include "common.hpp"
 
 #include "relucore/minnorm/minnorm_qp.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace py = pybind11;
 using namespace relucore;
@@ -12,101 +16,111 @@ using namespace relucore::bindings;
 
 namespace {
 
-QPSettings make_settings(int max_block_iter, int stall_limit, int max_iter, double tol) {
-    QPSettings s;
-    s.max_block_iter = max_block_iter;
-    s.stall_limit = stall_limit;
-    s.max_iter = max_iter;
-    s.tol = tol;
-    return s;
+CArray<double> to_array(const Vector& v) {
+    CArray<double> out(v.size());
+    std::copy(v.data(), v.data() + v.size(), out.mutable_data());
+    return out;
 }
 
-py::dict pack(const QPResult& r, CArray<double>& z, CArray<double>& rr, CArray<std::int8_t>& state,
-              CArray<double>* nu) {
-    const Index n = static_cast<Index>(r.state.size());
-    double* zp = z.mutable_data();
-    double* rp = rr.mutable_data();
-    std::int8_t* sp = state.mutable_data();
-    for (Index j = 0; j < n; ++j) {
-        zp[j] = r.z[j];
-        rp[j] = r.r.size() == n ? r.r[j] : 0.0;
-        sp[j] = static_cast<std::int8_t>(r.state[static_cast<size_t>(j)]);
-    }
-    if (nu != nullptr) {
-        double* np_ = nu->mutable_data();
-        for (Index k = 0; k < r.nu.size(); ++k) np_[k] = r.nu[k];
-    }
-    py::dict d;
-    d["status"] = r.status;
-    d["block_iterations"] = r.block_iterations;
-    d["primal_iterations"] = r.primal_iterations;
-    d["used_fallback"] = r.used_fallback;
-    return d;
+// The solvers leave r and nu empty when they stop before a solve (infeasible_start); the bound
+// result always has n and p entries, zeros there.
+QPResult completed(QPResult res, Index n, Index p) {
+    if (res.r.size() != n) res.r = Vector::Zero(n);
+    if (res.nu.size() != p) res.nu = Vector::Zero(p);
+    return res;
+}
+
+void bind_qp_types(py::module_& m) {
+    py::class_<QPSettings>(m, "QPSettings", "Settings of the minimum-norm QP solvers (QPSettings in minnorm_qp.hpp).")
+        .def(py::init<>())
+        .def_readwrite("max_block_iter", &QPSettings::max_block_iter,
+                       "Block principal pivoting iterations before the primal fallback.")
+        .def_readwrite("stall_limit", &QPSettings::stall_limit,
+                       "Block iterations without fewer infeasibilities before the primal fallback.")
+        .def_readwrite("max_iter", &QPSettings::max_iter, "Primal active-set iterations (0: 20 (n + p) + 100).")
+        .def_readwrite("tol", &QPSettings::tol, "Relative tolerance of the sign tests.");
+
+    py::class_<QPResult>(m, "QPResult",
+                         "How a minimum-norm QP solve ended (QPResult in minnorm_qp.hpp); read-only, the arrays "
+                         "are copies.")
+        .def_property_readonly(
+            "z", [](const QPResult& r) { return to_array(r.z); }, "The solution, shape (n,).")
+        .def_property_readonly(
+            "nu", [](const QPResult& r) { return to_array(r.nu); },
+            "Equality multipliers (H z - c + E^T nu = r), shape (p,); zeros when no solve ran.")
+        .def_property_readonly(
+            "r", [](const QPResult& r) { return to_array(r.r); },
+            "Reduced gradient, shape (n,): >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere; zeros when no "
+            "solve ran.")
+        .def_property_readonly(
+            "state",
+            [](const QPResult& r) {
+                CArray<std::int8_t> out(static_cast<py::ssize_t>(r.state.size()));
+                std::copy(r.state.begin(), r.state.end(), out.mutable_data());
+                return out;
+            },
+            "Working set, int8 shape (n,): -1 at the lower bound, +1 at the upper bound, 0 free.")
+        .def_readonly("status", &QPResult::status,
+                      "A relucore.Status: optimal, max_iter, singular or infeasible_start.")
+        .def_readonly("block_iterations", &QPResult::block_iterations, "Block principal pivoting iterations.")
+        .def_readonly("primal_iterations", &QPResult::primal_iterations, "Primal active-set iterations.")
+        .def_readonly("used_fallback", &QPResult::used_fallback,
+                      "Whether the block method handed over to the primal method.");
 }
 
 }  // namespace
 
 void bind_minnorm(py::module_& m) {
+    bind_qp_types(m);
     m.def(
         "qp_box",
         [](const CArray<double>& H, const CArray<double>& c, const CArray<double>& lower, const CArray<double>& upper,
-           CArray<double> z, CArray<double> r, CArray<std::int8_t> state, int max_block_iter, int stall_limit,
-           int max_iter, double tol) {
+           const QPSettings& settings) {
             require_shape(H, "H", {-1, -1});
             const Index n = H.shape(0);
             require_shape(H, "H", {n, n});
             for (auto* a : {&c, &lower, &upper}) require_shape(*a, "vector", {n});
-            require_shape(z, "z", {n});
-            require_shape(r, "r", {n});
-            require_shape(state, "state", {n});
             QPResult res;
-            const QPSettings s = make_settings(max_block_iter, stall_limit, max_iter, tol);
             {
                 py::gil_scoped_release release;
                 const Vector lo = ConstVectorMap(lower.data(), n), up = ConstVectorMap(upper.data(), n);
-                res = solve_box_qp(ConstMatrixMap(H.data(), n, n), ConstVectorMap(c.data(), n), lo, up, s);
+                res = solve_box_qp(ConstMatrixMap(H.data(), n, n), ConstVectorMap(c.data(), n), lo, up, settings);
             }
-            return pack(res, z, r, state, nullptr);
+            return completed(std::move(res), n, 0);
         },
-        py::arg("H"), py::arg("c"), py::arg("lower"), py::arg("upper"), py::arg("z").noconvert(),
-        py::arg("r").noconvert(), py::arg("state").noconvert(),
-        py::arg("max_block_iter") = defaults::minnorm_max_block_iter,
-        py::arg("stall_limit") = defaults::minnorm_stall_limit, py::arg("max_iter") = 0,
-        py::arg("tol") = defaults::minnorm_tol,
-        "min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback).");
+        py::arg("H"), py::arg("c"), py::arg("lower"), py::arg("upper"),
+        py::arg_v("settings", QPSettings{}, "QPSettings()"),
+        "min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback); "
+        "returns a QPResult.");
 
     m.def(
         "qp_primal",
         [](const CArray<double>& H, const CArray<double>& c, const CArray<double>& E, const CArray<double>& e,
-           const CArray<double>& lower, const CArray<double>& upper, CArray<double> z, CArray<std::int8_t> state,
-           CArray<double> nu, CArray<double> r, int max_iter, double tol) {
+           const CArray<double>& lower, const CArray<double>& upper, const CArray<double>& z0,
+           const CArray<std::int8_t>& state0, const QPSettings& settings) {
             require_shape(H, "H", {-1, -1});
             const Index n = H.shape(0);
             require_shape(H, "H", {n, n});
             require_shape(E, "E", {-1, n});
             const Index p = E.shape(0);
             require_shape(e, "e", {p});
-            require_shape(nu, "nu", {p});
             for (auto* a : {&c, &lower, &upper}) require_shape(*a, "vector", {n});
-            require_shape(z, "z", {n});
-            require_shape(r, "r", {n});
-            require_shape(state, "state", {n});
+            require_shape(z0, "z0", {n});
+            require_shape(state0, "state0", {n});
             QPResult res;
-            const QPSettings s = make_settings(0, 0, max_iter, tol);
             {
                 py::gil_scoped_release release;
                 const Vector lo = ConstVectorMap(lower.data(), n), up = ConstVectorMap(upper.data(), n);
-                Vector z0 = ConstVectorMap(z.data(), n);
-                std::vector<signed char> st(static_cast<size_t>(n));
-                for (Index j = 0; j < n; ++j) st[static_cast<size_t>(j)] = static_cast<signed char>(state.data()[j]);
+                const Vector z = ConstVectorMap(z0.data(), n);
+                const std::vector<signed char> st(state0.data(), state0.data() + n);
                 res = solve_qp_primal(ConstMatrixMap(H.data(), n, n), ConstVectorMap(c.data(), n),
-                                      ConstMatrixMap(E.data(), p, n), ConstVectorMap(e.data(), p), lo, up, z0, st, s);
+                                      ConstMatrixMap(E.data(), p, n), ConstVectorMap(e.data(), p), lo, up, z, st,
+                                      settings);
             }
-            return pack(res, z, r, state, &nu);
+            return completed(std::move(res), n, p);
         },
         py::arg("H"), py::arg("c"), py::arg("E"), py::arg("e"), py::arg("lower"), py::arg("upper"),
-        py::arg("z").noconvert(), py::arg("state").noconvert(), py::arg("nu").noconvert(), py::arg("r").noconvert(),
-        py::arg("max_iter") = 0, py::arg("tol") = defaults::minnorm_tol,
-        "min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z "
-        "(state: -1/+1 at lower/upper bound in the initial working set, 0 free).");
+        py::arg("z0").noconvert(), py::arg("state0").noconvert(), py::arg_v("settings", QPSettings{}, "QPSettings()"),
+        "min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z0 "
+        "(state0: -1/+1 at lower/upper bound in the initial working set, 0 free); returns a QPResult.");
 }

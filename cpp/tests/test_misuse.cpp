@@ -116,6 +116,47 @@ TEST_CASE("NaN in K, the labels or the start is refused, not a divergence or a s
     CHECK_MESSAGE(std::invalid_argument, gram_trial(K, f.p.y, GramTrialSettings{}), "K must be finite");
 }
 
+TEST_CASE("the minimum-norm QPs refuse non-finite data and inconsistent sizes (they reported optimal with NaN z)") {
+    const Fixture f;
+    const Index n = f.p.K.rows();
+    const Vector c = f.p.y, lo = Vector::Constant(n, -std::numeric_limits<double>::infinity()),
+                 up = Vector::Constant(n, std::numeric_limits<double>::infinity());
+    RowMatrix K = f.p.K;
+    K(2, 1) = kNaN;
+    CHECK_MESSAGE(std::invalid_argument, solve_box_qp(K, c, lo, up, QPSettings{}),
+                  "H must be finite, got nan at entry (2, 1)");
+    Vector c_bad = c;
+    c_bad[3] = std::numeric_limits<double>::infinity();
+    CHECK_MESSAGE(std::invalid_argument, solve_box_qp(f.p.K, c_bad, lo, up, QPSettings{}),
+                  "c must be finite, got inf at entry 3");
+    Vector lo_bad = lo;
+    lo_bad[0] = kNaN;
+    CHECK_MESSAGE(std::invalid_argument, solve_box_qp(f.p.K, c, lo_bad, up, QPSettings{}),
+                  "solve_box_qp: lower > upper");
+    CHECK_MESSAGE(std::invalid_argument, solve_box_qp(f.p.K, c.head(n - 1), lo, up, QPSettings{}),
+                  "solve_box_qp: inconsistent sizes");
+    RowMatrix E = RowMatrix::Ones(1, n);
+    const Vector e = Vector::Ones(1), z0 = Vector::Constant(n, 1.0 / static_cast<double>(n));
+    const std::vector<signed char> st(static_cast<size_t>(n), 0);
+    CHECK_MESSAGE(std::invalid_argument, solve_qp_primal(K, c, E, e, lo, up, z0, st, QPSettings{}), "H must be finite");
+    Vector z_bad = z0;
+    z_bad[4] = kNaN;
+    CHECK_MESSAGE(std::invalid_argument, solve_qp_primal(f.p.K, c, E, e, lo, up, z_bad, st, QPSettings{}),
+                  "z must be finite, got nan at entry 4");
+    RowMatrix E_bad = E;
+    E_bad(0, 5) = kNaN;
+    CHECK_MESSAGE(std::invalid_argument, solve_qp_primal(f.p.K, c, E_bad, e, lo, up, z0, st, QPSettings{}),
+                  "E must be finite");
+    CHECK_MESSAGE(std::invalid_argument, solve_qp_primal(f.p.K, c, E, Vector::Ones(2), lo, up, z0, st, QPSettings{}),
+                  "e must have p = 1 entries, got 2");
+    CHECK_MESSAGE(std::invalid_argument,
+                  solve_qp_primal(f.p.K, c, E, e, lo, up, z0, std::vector<signed char>(3, 0), QPSettings{}),
+                  "state must have n = 12 entries, got 3");
+    // The checked problems still solve: the simplex-constrained start is feasible.
+    CHECK(solve_qp_primal(f.p.K, c, E, e, lo, up, z0, st, QPSettings{}).status == Status::optimal);
+    CHECK(solve_box_qp(f.p.K, c, lo, up, QPSettings{}).status == Status::optimal);
+}
+
 TEST_CASE("sampler and History buffers carry their sizes") {
     GramSampleSpec spec;
     spec.n = 4;

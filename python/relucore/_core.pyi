@@ -210,6 +210,88 @@ class PrepareSettings:
     @tol_factor.setter
     def tol_factor(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class QPSettings:
+    """
+    Settings of the minimum-norm QP solvers (QPSettings in minnorm_qp.hpp).
+    """
+    def __init__(self) -> None:
+        ...
+    @property
+    def max_block_iter(self) -> int:
+        """
+        Block principal pivoting iterations before the primal fallback.
+        """
+    @max_block_iter.setter
+    def max_block_iter(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def max_iter(self) -> int:
+        """
+        Primal active-set iterations (0: 20 (n + p) + 100).
+        """
+    @max_iter.setter
+    def max_iter(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def stall_limit(self) -> int:
+        """
+        Block iterations without fewer infeasibilities before the primal fallback.
+        """
+    @stall_limit.setter
+    def stall_limit(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def tol(self) -> float:
+        """
+        Relative tolerance of the sign tests.
+        """
+    @tol.setter
+    def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+class QPResult:
+    """
+    How a minimum-norm QP solve ended (QPResult in minnorm_qp.hpp); read-only, the arrays are copies.
+    """
+    @property
+    def block_iterations(self) -> int:
+        """
+        Block principal pivoting iterations.
+        """
+    @property
+    def nu(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Equality multipliers (H z - c + E^T nu = r), shape (p,); zeros when no solve ran.
+        """
+    @property
+    def primal_iterations(self) -> int:
+        """
+        Primal active-set iterations.
+        """
+    @property
+    def r(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Reduced gradient, shape (n,): >= 0 at lower bounds, <= 0 at upper bounds, ~0 elsewhere; zeros when no solve ran.
+        """
+    @property
+    def state(self) -> numpy.typing.NDArray[numpy.int8]:
+        """
+        Working set, int8 shape (n,): -1 at the lower bound, +1 at the upper bound, 0 free.
+        """
+    @property
+    def status(self) -> Status:
+        """
+        A relucore.Status: optimal, max_iter, singular or infeasible_start.
+        """
+    @property
+    def used_fallback(self) -> bool:
+        """
+        Whether the block method handed over to the primal method.
+        """
+    @property
+    def z(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The solution, shape (n,).
+        """
 class DualTrainer:
     """
     One primal-dual GD engine kept between calls (private: use relucore.Trainer).
@@ -400,6 +482,30 @@ class WeightGDSettings:
     @weight_decay.setter
     def weight_decay(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class WeightGDRunOutput:
+    """
+    How a weight_gd_run call ended (WeightGDSummary in relucore/meanfield/settings.hpp, plus the records written); read-only.
+    """
+    @property
+    def n_records(self) -> int:
+        """
+        Records written into the history arrays by this call.
+        """
+    @property
+    def nit(self) -> int:
+        """
+        Global step count at the end.
+        """
+    @property
+    def objective(self) -> float:
+        """
+        The objective L at the final state.
+        """
+    @property
+    def status(self) -> Status:
+        """
+        A relucore.Status: completed (all requested steps ran), diverged or cancelled.
+        """
 class GramTrialSettings:
     """
     Settings of one Gram-mode sweep trial (relucore/sweep/sweep_gram.hpp); zero or a negative value asks for the default rule named on the field.
@@ -764,13 +870,13 @@ def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: t
     """
     Whether the weight-space engine's products W X^T and C X (m neurons, n examples, d inputs) are large enough to go to a BLAS (relucore/linalg/blas.hpp; the size rule alone, whether or not one is registered).
     """
-def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], max_block_iter: typing.SupportsInt | typing.SupportsIndex = 60, stall_limit: typing.SupportsInt | typing.SupportsIndex = 6, max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
+def qp_box(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], settings: QPSettings = ...) -> QPResult:
     """
-    min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback).
+    min 1/2 z'Hz - c'z s.t. lower <= z <= upper (block principal pivoting, primal active-set fallback); returns a QPResult.
     """
-def qp_primal(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], E: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], e: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: numpy.typing.NDArray[numpy.float64], state: numpy.typing.NDArray[numpy.int8], nu: numpy.typing.NDArray[numpy.float64], r: numpy.typing.NDArray[numpy.float64], max_iter: typing.SupportsInt | typing.SupportsIndex = 0, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-13) -> dict:
+def qp_primal(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], c: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], E: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], e: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lower: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], upper: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z0: numpy.typing.NDArray[numpy.float64], state0: numpy.typing.NDArray[numpy.int8], settings: QPSettings = ...) -> QPResult:
     """
-    min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z (state: -1/+1 at lower/upper bound in the initial working set, 0 free).
+    min 1/2 z'Hz - c'z s.t. E z = e, lower <= z <= upper, by a primal active-set method from a feasible z0 (state0: -1/+1 at lower/upper bound in the initial working set, 0 free); returns a QPResult.
     """
 def reduction_factor(reduction: Reduction, n: typing.SupportsInt | typing.SupportsIndex) -> float:
     """
@@ -816,9 +922,9 @@ def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.Suppo
     """
     theta_i ~ N(0, scale^2 I) from the generator's init stream (outer weights +-1 when fixed_outer).
     """
-def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, sample_weight: numpy.typing.NDArray[numpy.float64] | None = None) -> dict:
+def weight_gd_run(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], theta: numpy.typing.NDArray[numpy.float64], settings: WeightGDSettings, start: typing.SupportsInt | typing.SupportsIndex, iters: typing.SupportsInt | typing.SupportsIndex, record_final: bool, steps: numpy.typing.NDArray[numpy.int64] | None = None, objective: numpy.typing.NDArray[numpy.float64] | None = None, track: numpy.typing.NDArray[numpy.int64] | None = None, trajectories: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_steps: numpy.typing.NDArray[numpy.int64] | None = None, snapshots: numpy.typing.NDArray[numpy.float64] | None = None, snapshot_taken: numpy.typing.NDArray[numpy.uint8] | None = None, samples: numpy.typing.NDArray[numpy.int64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, sample_weight: numpy.typing.NDArray[numpy.float64] | None = None) -> WeightGDRunOutput:
     """
-    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias (1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples (WeightGD::set_sample_weights). Returns a dict with status (a relucore.Status: completed, diverged or cancelled), nit, objective, n_records.
+    Runs steps start .. start+iters-1 of mean-field SGD; theta (N, P) is updated in place, and output_bias (1,) when given (the network's output bias, WeightGD::set_output_bias); sample_weight (M,) weighs the samples (WeightGD::set_sample_weights). Returns a WeightGDRunOutput.
     """
 def weights_from_dual_batch(X: numpy.typing.NDArray[numpy.float64], W0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """

@@ -230,6 +230,31 @@ def test_objective_decreases_full_batch(data2d):
     assert res.objective[-1] < 0.5 * res.objective[0]
 
 
+def test_engine_call_returns_its_bound_summary(data2d):
+    """_core.weight_gd_run returns a WeightGDRunOutput (no dict): status, nit, the final objective and the records
+    written; train's result shows the same run."""
+    X, y = data2d
+    theta0 = np.random.default_rng(2).normal(0, 0.5, (7, 4))
+    theta = theta0.copy()
+    settings = _core.WeightGDSettings()
+    settings.step, settings.weight_decay, settings.record_every, settings.key = 0.3, 0.05, 4, (9, 10)
+    steps, objective = np.zeros(6, np.int64), np.zeros(6)
+    out = _core.weight_gd_run(
+        X=X, y=y, theta=theta, settings=settings, start=0, iters=10, record_final=True, steps=steps, objective=objective
+    )
+    assert isinstance(out, _core.WeightGDRunOutput)
+    assert out.status == _core.Status.completed and out.nit == 10
+    assert out.n_records == 4 and steps[:4].tolist() == [0, 4, 8, 10]
+    assert out.objective == objective[3]
+    kappa = meanfield.output_scale_factor("1/m", 7)
+    ref = _objective(theta, X, y, lam=0.05, kappa=kappa, bias=True, train_outer=True)  # the defaults
+    np.testing.assert_allclose(out.objective, ref, rtol=1e-12)
+    res = meanfield.train(X, y, m=7, eta=0.3, weight_decay=0.05, steps=10, record=4, init=theta0, key=(9, 10))
+    assert res.status == out.status and res.nit == out.nit
+    np.testing.assert_array_equal(res.objective, objective[:4])
+    np.testing.assert_array_equal(res.theta, theta)
+
+
 @pytest.mark.parametrize("batch_size,bias", [(1, True), (1, False), (3, True)])  # fused and general kernels
 def test_thread_count_and_segmentation_do_not_change_results(data2d, batch_size, bias):
     X, y = data2d

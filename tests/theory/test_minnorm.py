@@ -240,13 +240,62 @@ def test_primal_active_set_fallback_alone():
         n = 25
         pos = ds.y > 0
         c = np.where(pos, ds.y, 0.0)
-        z, r, st = np.empty(n), np.empty(n), np.empty(n, dtype=np.int8)
-        info = _core.qp_box(
-            K, c, np.full(n, -np.inf), np.where(pos, np.inf, 0.0), z, r, st, max_block_iter=1, stall_limit=1
-        )
-        assert info["status"] == rc.Status.optimal and info["used_fallback"]
+        settings = _core.QPSettings()
+        settings.max_block_iter = settings.stall_limit = 1
+        out = _core.qp_box(H=K, c=c, lower=np.full(n, -np.inf), upper=np.where(pos, np.inf, 0.0), settings=settings)
+        assert out.status == rc.Status.optimal and out.used_fallback
+        assert out.block_iterations == 1 and out.primal_iterations >= 1
         ref = _bvls_dual(K, ds.y)
-        np.testing.assert_allclose(z, ref, atol=1e-8 * np.max(np.abs(ref)))
+        np.testing.assert_allclose(out.z, ref, atol=1e-8 * np.max(np.abs(ref)))
+
+
+def test_qp_box_returns_the_bound_result_the_public_solution_views():
+    """_core.qp_box returns a QPResult (no dict); minnorm's m = 1 solution exposes its z and iteration counts."""
+    from relucore import _core
+    from relucore.theory.minnorm.single import minnorm_single
+
+    ds = rc.sample(15, 40, labels="normal", rng=3)
+    K = ds.X @ ds.X.T
+    pos = ds.y > 0
+    lower, upper = np.full(15, -np.inf), np.where(pos, np.inf, 0.0)
+    out = _core.qp_box(H=K, c=np.where(pos, ds.y, 0.0), lower=lower, upper=upper)
+    assert isinstance(out, _core.QPResult) and out.status == rc.Status.optimal
+    assert out.z.shape == out.r.shape == (15,) and out.nu.shape == (0,) and out.state.dtype == np.int8
+    # The KKT conditions of the box QP, from the returned fields alone.
+    np.testing.assert_allclose(out.r, K @ out.z - np.where(pos, ds.y, 0.0), atol=1e-12 * np.max(np.abs(K)))
+    at_upper = out.state == 1
+    assert np.all(~pos[at_upper]) and np.all(out.z[at_upper] == 0.0) and np.all(out.r[at_upper] <= 1e-12)
+    assert np.all(out.state != -1) and np.all(out.z <= upper)
+    assert np.max(np.abs(out.r[~at_upper])) <= 1e-10 * np.max(np.abs(ds.y))
+    sol = minnorm_single(None, K, ds.y, 1.0)
+    np.testing.assert_array_equal(sol.alpha[0], out.z)
+    assert sol.nit == out.block_iterations + out.primal_iterations
+
+
+def test_qp_primal_returns_a_bound_result_with_kkt_fields():
+    """min 1/2 z'Hz - c'z on the simplex (sum z = 1, z >= 0): the returned z, nu, r satisfy the KKT conditions;
+    an infeasible start is reported, with r and nu zero-filled to their sizes."""
+    from relucore import _core
+
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((8, 8))
+    H = A @ A.T + np.eye(8)
+    c = rng.standard_normal(8)
+    E, e = np.ones((1, 8)), np.array([1.0])
+    lower, upper = np.zeros(8), np.full(8, np.inf)
+    z0, st0 = np.full(8, 1 / 8), np.zeros(8, dtype=np.int8)
+    out = _core.qp_primal(H=H, c=c, E=E, e=e, lower=lower, upper=upper, z0=z0, state0=st0)
+    assert isinstance(out, _core.QPResult) and out.status == rc.Status.optimal and not out.used_fallback
+    assert out.nu.shape == (1,) and out.state.shape == (8,)
+    z, r = out.z, out.r
+    assert abs(z.sum() - 1.0) <= 1e-14 and np.all(z >= 0)
+    np.testing.assert_allclose(r, H @ z - c + E.T @ out.nu, atol=1e-12 * np.max(np.abs(H)))
+    bound = out.state == -1
+    assert np.all(z[bound] == 0.0) and np.all(r[bound] >= -1e-12) and np.max(np.abs(r[~bound])) <= 1e-12
+    bad = _core.qp_primal(H=H, c=c, E=E, e=e, lower=lower, upper=upper, z0=np.full(8, -1.0), state0=st0)
+    assert bad.status == rc.Status.infeasible_start
+    np.testing.assert_array_equal(bad.r, np.zeros(8))
+    np.testing.assert_array_equal(bad.nu, np.zeros(1))
 
 
 @pytest.mark.parametrize("signs", [(0.5, -2.0), (-1.0, 1.0), (1.0, -1.0, 1.0), (1.0, 1.0, -1.0, -1.0)])
@@ -374,3 +423,36 @@ def test_old_tol_is_refused_naming_solver_tol():
         rc.minnorm(X, y, signs=(1, -1), tol=1e-8)
     sol = rc.minnorm(X, y, signs=(1, -1), solver_tol=1e-8)
     assert sol.search.solver_tol == 1e-8
+
+
+@pytest.mark.parametrize("where", ["X", "y", "gram", "signs"])
+def test_minnorm_refuses_non_finite_input(where):
+    """A NaN or inf anywhere in the input is a ValueError naming it (never a NaN 'solution')."""
+    ds = rc.sample(5, 12, rng=0)
+    kw = dict(X=ds.X.copy(), y=ds.y.copy(), signs=np.array([1.0, -1.0]))
+    if where == "gram":
+        kw = dict(gram=ds.X @ ds.X.T, y=ds.y.copy(), signs=np.array([1.0]))
+    kw[where][(1,) * kw[where].ndim] = np.nan if where != "y" else np.inf
+    with pytest.raises(ValueError, match=f"{where} contains"):
+        rc.minnorm(**kw)
+
+
+def test_qp_bindings_refuse_non_finite_data():
+    """The C++ solvers check their data (std::invalid_argument -> ValueError), not only relucore.minnorm."""
+    from relucore import _core
+
+    ds = rc.sample(6, 12, rng=1)
+    K = ds.X @ ds.X.T
+    lower, upper = np.full(6, -np.inf), np.full(6, np.inf)
+    bad = K.copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"H must be finite, got nan at entry \(2, 3\)"):
+        _core.qp_box(H=bad, c=ds.y, lower=lower, upper=upper)
+    with pytest.raises(ValueError, match="lower > upper"):
+        _core.qp_box(H=K, c=ds.y, lower=np.full(6, np.nan), upper=upper)
+    z0, st0 = np.full(6, 1 / 6), np.zeros(6, dtype=np.int8)
+    E, e = np.ones((1, 6)), np.array([1.0])
+    with pytest.raises(ValueError, match="c must be finite, got inf at entry 0"):
+        _core.qp_primal(H=K, c=np.r_[np.inf, ds.y[1:]], E=E, e=e, lower=lower, upper=upper, z0=z0, state0=st0)
+    with pytest.raises(ValueError, match="z must be finite"):
+        _core.qp_primal(H=K, c=ds.y, E=E, e=e, lower=lower, upper=upper, z0=np.full(6, np.nan), state0=st0)

@@ -570,13 +570,13 @@ def _run_segments(X, y, theta, settings, bounds, steps: int, bufs, track_idx, sn
                 snapshot_taken=bufs["taken"],
                 samples=None if samples is None else np.ascontiguousarray(samples[s0:s1]),
             )
-            count += out["n_records"]
-            status, nit = out["status"], out["nit"]
+            count += out.n_records
+            status, nit = out.status, out.nit
             if bar is not None:
                 bar.update(int(s1 - s0))
             if status != _core.Status.completed:
                 if not last:  # record the state where the run stopped
-                    count += run(nit, 0, True)["n_records"]
+                    count += run(nit, 0, True).n_records
                 break
     finally:
         if bar is not None:

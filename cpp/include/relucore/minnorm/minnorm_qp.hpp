@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -184,14 +185,11 @@ inline void longest_feasible_step(const Vector& step, const Vector& z, const Vec
     }
 }
 
-}  // namespace detail
-
-// Primal active-set method from a feasible z (E z = e, bounds), with the given
-// initial working set (only variables sitting at a bound may be in it).
-inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
-                                const Eigen::Ref<const RowMatrix>& E, const Eigen::Ref<const Vector>& e,
-                                const Vector& lower, const Vector& upper, Vector z, std::vector<signed char> state,
-                                const QPSettings& s) {
+// solve_qp_primal() on checked arguments (the box method's fallback passes its own).
+inline QPResult qp_primal_checked(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
+                                  const Eigen::Ref<const RowMatrix>& E, const Eigen::Ref<const Vector>& e,
+                                  const Vector& lower, const Vector& upper, Vector z, std::vector<signed char> state,
+                                  const QPSettings& s) {
     const Index n = H.rows(), p = E.rows();
     QPResult out;
     // All tolerances are relative to the scale of the data (no absolute floor:
@@ -270,18 +268,47 @@ inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eige
     return out;
 }
 
-// Bound-constrained problem (no equality rows): block principal pivoting with
-// the primal active-set method as a guaranteed fallback. initial_state (size
-// n, -1/+1 at the lower/upper bound, 0 free; only finite bounds are used) is
-// the first working set to try (default: all free).
-inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
-                             const Vector& lower, const Vector& upper, const QPSettings& s,
-                             const std::vector<signed char>* initial_state = nullptr) {
+// The checks of both solvers: sizes, finite data, bounds that are not NaN and not crossed.
+inline void require_qp(const char* solver, const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
+                       const Vector& lower, const Vector& upper) {
     const Index n = H.rows();
     if (H.cols() != n || c.size() != n || lower.size() != n || upper.size() != n)
-        throw std::invalid_argument("solve_box_qp: inconsistent sizes");
+        throw std::invalid_argument(std::string(solver) + ": inconsistent sizes");
+    require_finite("H", H);
+    require_finite("c", c);
     for (Index j = 0; j < n; ++j)
-        if (!(lower[j] <= upper[j])) throw std::invalid_argument("solve_box_qp: lower > upper");
+        if (!(lower[j] <= upper[j])) throw std::invalid_argument(std::string(solver) + ": lower > upper");
+}
+
+}  // namespace detail
+
+// Primal active-set method from a feasible z (E z = e, bounds), with the given
+// initial working set (only variables sitting at a bound may be in it).
+// @throws std::invalid_argument unless H is n x n, c, lower, upper, z and state have n entries, E is p x n,
+// e has p entries, H, c, E, e and z are finite and lower <= upper (no NaN bound); checked in every build type.
+inline QPResult solve_qp_primal(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
+                                const Eigen::Ref<const RowMatrix>& E, const Eigen::Ref<const Vector>& e,
+                                const Vector& lower, const Vector& upper, Vector z, std::vector<signed char> state,
+                                const QPSettings& s) {
+    detail::require_qp("solve_qp_primal", H, c, lower, upper);
+    const Index n = H.rows();
+    detail::require_shape("E", E.rows(), E.cols(), E.rows(), n, "p x n");
+    detail::require_size("e", e.size(), E.rows(), "p");
+    detail::require_size("z", z.size(), n, "n");
+    detail::require_size("state", static_cast<Index>(state.size()), n, "n");
+    detail::require_finite("E", E);
+    detail::require_finite("e", e);
+    detail::require_finite("z", z);
+    return detail::qp_primal_checked(H, c, E, e, lower, upper, std::move(z), std::move(state), s);
+}
+
+namespace detail {
+
+// solve_box_qp() on checked arguments (minnorm_single_gram checks K and y itself).
+inline QPResult box_qp_checked(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
+                               const Vector& lower, const Vector& upper, const QPSettings& s,
+                               const std::vector<signed char>* initial_state) {
+    const Index n = H.rows();
     const RowMatrix E0(0, n);
     const Vector e0(0);
     std::vector<signed char> state(static_cast<size_t>(n), 0);
@@ -360,10 +387,25 @@ inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::
             state[detail::idx(j)] = 0;
         }
     }
-    QPResult res = solve_qp_primal(H, c, E0, e0, lower, upper, z, state, s);
+    QPResult res = qp_primal_checked(H, c, E0, e0, lower, upper, z, state, s);
     res.block_iterations = out.block_iterations;
     res.used_fallback = true;
     return res;
+}
+
+}  // namespace detail
+
+// Bound-constrained problem (no equality rows): block principal pivoting with
+// the primal active-set method as a guaranteed fallback. initial_state (size
+// n, -1/+1 at the lower/upper bound, 0 free; only finite bounds are used) is
+// the first working set to try (default: all free).
+// @throws std::invalid_argument unless H is n x n, c, lower and upper have n entries, H and c are finite and
+// lower <= upper (no NaN bound); checked in every build type.
+inline QPResult solve_box_qp(const Eigen::Ref<const RowMatrix>& H, const Eigen::Ref<const Vector>& c,
+                             const Vector& lower, const Vector& upper, const QPSettings& s,
+                             const std::vector<signed char>* initial_state = nullptr) {
+    detail::require_qp("solve_box_qp", H, c, lower, upper);
+    return detail::box_qp_checked(H, c, lower, upper, s, initial_state);
 }
 
 // The one-neuron minimum-norm problem in Gram space (Eq. 7, Lemma 3): the dual
@@ -400,7 +442,7 @@ inline MinNorm1Result minnorm_single_gram_checked(const ConstMatrixRef& K, const
     std::vector<signed char> guess(static_cast<size_t>(n), 0);
     for (Index i = 0; i < n; ++i)
         if (!(t[i] > 0)) guess[static_cast<size_t>(i)] = 1;
-    const QPResult qp = solve_box_qp(K, c, lower, upper, settings, &guess);
+    const QPResult qp = box_qp_checked(K, c, lower, upper, settings, &guess);
     MinNorm1Result out;
     out.z = qp.z;
     out.status = qp.status;

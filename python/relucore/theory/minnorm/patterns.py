@@ -116,24 +116,21 @@ class PatternQP:
                 support = np.flatnonzero(row)
                 if np.all(state[support] != 0):
                     state[support[np.argmax(np.abs(z[support]))]] = 0
-        nu = np.empty(len(rhs))
-        r = np.empty(N)
-        info = _core.qp_primal(
-            H=self.H, c=self.c, E=np.ascontiguousarray(E), e=e, lower=lower, upper=upper, z=z, state=state, nu=nu, r=r
+        out = _core.qp_primal(
+            H=self.H, c=self.c, E=np.ascontiguousarray(E), e=e, lower=lower, upper=upper, z0=z, state0=state
         )
         self.nsolves += 1
+        z = out.z
         obj = 0.5 * float(z @ self.H @ z)
         return {
             "z": z,
-            "nu": nu,
-            "r": r,
-            "state": state,
+            "nu": out.nu,
+            "r": out.r,
             "E": E,
             "lower": lower,
             "upper": upper,
             "_e": e,
-            "status": int(info["status"]),
-            "iterations": int(info["primal_iterations"]),
+            "status": int(out.status),
             "objective": obj,
         }
 
@@ -205,14 +202,11 @@ class PatternQP:
         Ht = np.ascontiguousarray(np.asarray(T.T @ TtH.T))
         Ht = 0.5 * (Ht + Ht.T)
         ct = -(TtH @ f)
-        t = np.empty(nt)
-        r = np.empty(nt)
-        state = np.empty(nt, dtype=np.int8)
-        info = _core.qp_box(H=Ht, c=ct, lower=lower, upper=upper, z=t, r=r, state=state)
+        out = _core.qp_box(H=Ht, c=ct, lower=lower, upper=upper)
         self.nsolves += 1
-        z = T @ t + f
+        z = T @ out.z + f
         obj = 0.5 * float(z @ (self.H @ z))
-        return {"z": z, "status": int(info["status"]), "objective": obj}
+        return {"z": z, "status": int(out.status), "objective": obj}
 
 
 def violations(beta: np.ndarray, y: np.ndarray, signs: np.ndarray) -> np.ndarray:

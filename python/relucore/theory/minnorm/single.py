@@ -18,11 +18,8 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
     c = np.where(fit, t, 0.0)
     lower = np.full(n, -np.inf)
     upper = np.where(fit, np.inf, 0.0)
-    z = np.empty(n)
-    r = np.empty(n)
-    state = np.empty(n, dtype=np.int8)
-    info = _core.qp_box(H=np.ascontiguousarray(K), c=c, lower=lower, upper=upper, z=z, r=r, state=state)
-    status = info["status"]
+    qp = _core.qp_box(H=np.ascontiguousarray(K), c=c, lower=lower, upper=upper)
+    z, status = qp.z, qp.status
     alpha = z[None, :].copy()
     beta = (K @ z)[None, :]
     W = None if X is None else alpha @ X
@@ -55,8 +52,8 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
     obj = 0.5 * float(z @ K @ z)
     ok = status.success
     msg = (
-        f"solved the dual QP of Eq. (7) in {info['block_iterations']} block pivots"
-        + (f" and {info['primal_iterations']} primal active-set steps" if info["used_fallback"] else "")
+        f"solved the dual QP of Eq. (7) in {qp.block_iterations} block pivots"
+        + (f" and {qp.primal_iterations} primal active-set steps" if qp.used_fallback else "")
         + f"; |S| = {int(active.sum())}; {cert}"
         if ok
         else f"active-set solver failed ({status.message}); {cert}"
@@ -76,5 +73,5 @@ def minnorm_single(X, K, y, s: float) -> MinNormSolution:
         success=ok,
         status=status,
         message=msg,
-        nit=int(info["block_iterations"]) + int(info["primal_iterations"]),
+        nit=qp.block_iterations + qp.primal_iterations,
     )
