@@ -428,6 +428,12 @@ def test_gram_trial_errors_are_the_cpp_table():
     assert E.none.exception == "" and E.minnorm_failed.exception == "RuntimeError"
     assert all(E(i).exception == "ValueError" for i in (1, 3, 4, 5, 6))
     assert all(e.meaning for e in E)
+    # minnorm_singular's text is relucore.minnorm's for the same K (the general path raises it)
+    from relucore.theory.minnorm.linalg import check_pd
+
+    with pytest.raises(ValueError) as exc:
+        check_pd(np.diag([1.0, 1e-14]))
+    assert str(exc.value) == E.minnorm_singular.meaning
 
 
 # ----------------------------------------------------------------------------- the binding's contract
