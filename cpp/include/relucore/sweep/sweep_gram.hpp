@@ -21,9 +21,9 @@
 #include "relucore/core/abi.hpp"
 
 #include "relucore/core/checks.hpp"
+#include "relucore/core/status.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
-#include "relucore/core/status.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/refusal.hpp"
