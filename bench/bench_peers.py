@@ -419,7 +419,7 @@ def run_gram(repeat):
         "numpy X @ X.T": lambda Kn: _rel(K[0], Kn),
         "relucore built-in kernel": lambda Kb: _rel(K[0], Kb),
     }
-    label = f"relucore gram_batch ({relucore._core.blas_info()['in_use'].split(' (')[0]})"
+    label = f"relucore gram_batch ({relucore._core.blas_info().in_use.split(' (')[0]})"
     return _rows("gram", label, times, checks)
 
 

@@ -177,7 +177,7 @@ def breakdown_gram(n, d, trials, seed=0):
     t0 = time.perf_counter()
     relucore.gram_stats(gram=K, spectrum=sp, y=y)
     out["gram_stats"] = time.perf_counter() - t0
-    return {k: v / trials for k, v in out.items()}, int(np.max(out_gram["nit"]))
+    return {k: v / trials for k, v in out.items()}, int(np.max(out_gram.nit))
 
 
 def machine_limits():

@@ -133,7 +133,7 @@ def main():
     ap.add_argument("--skip-grid", action="store_true", help="only the Exp. 1 comparison")
     args = ap.parse_args()
     if not _core._use_blas(True):
-        raise SystemExit(f"scipy's BLAS is not registered: {_core.blas_info()['scipy']}")
+        raise SystemExit(f"scipy's BLAS is not registered: {_core.blas_info().scipy}")
     dflt = _core.defaults
     print(
         f"# bench_weights_blas  load {os.getloadavg()[0]:.1f} (2 cores), "

@@ -16,7 +16,7 @@ def blas_path(request):
 
     available = _core._use_blas(True)
     if request.param == "blas" and not available:
-        pytest.skip(f"scipy's BLAS not registered: {_core.blas_info()['scipy']}")
+        pytest.skip(f"scipy's BLAS not registered: {_core.blas_info().scipy}")
     if request.param == "builtin":
         _core._use_blas(False)
     yield request.param

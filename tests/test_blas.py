@@ -54,10 +54,14 @@ def assert_close(A, ref, scale):
 )
 def test_scipy_openblas_is_registered():
     info = _core.blas_info()
-    assert set(info) == {"in_use", "scipy", "threads_controlled"}
+    assert isinstance(info, _core.BlasInfo)
+    assert isinstance(info.in_use, str) and isinstance(info.scipy, str)
+    assert isinstance(info.threads_controlled, bool)
+    with pytest.raises(AttributeError):
+        info.scipy = "x"  # read-only
     if _scipy_uses_openblas():
-        assert info["scipy"] == "registered" and info["threads_controlled"]
-        assert info["in_use"].startswith("scipy.linalg.cython_blas")
+        assert info.scipy == "registered" and info.threads_controlled
+        assert info.in_use.startswith("scipy.linalg.cython_blas")
 
 
 @pytest.mark.parametrize("n, d", SIZES)
@@ -136,12 +140,12 @@ def test_first_calls_from_many_threads_register_once_without_deadlock():
         "with cf.ThreadPoolExecutor(6) as ex:\n"
         "    Ks = list(ex.map(one, range(24)))\n"
         "assert all(np.array_equal(K, Ks[0]) for K in Ks)\n"
-        "print(_core.blas_info()['scipy'])\n"
+        "print(_core.blas_info().scipy)\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == _core.blas_info()["scipy"]
+    assert out.stdout.strip() == _core.blas_info().scipy
 
 
 def test_environment_keeps_the_builtin_kernels():
@@ -149,7 +153,7 @@ def test_environment_keeps_the_builtin_kernels():
         "import numpy as np\n"
         "from relucore import _core\n"
         "K = np.empty((1, 40, 40)); _core.gram_batch(np.ones((1, 40, 9)), K, 1)\n"
-        "info = _core.blas_info(); print(info['in_use'], '|', info['scipy'], '|', _core._use_blas(True))\n"
+        "info = _core.blas_info(); print(info.in_use, '|', info.scipy, '|', _core._use_blas(True))\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RELUCORE_BLAS="builtin")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)

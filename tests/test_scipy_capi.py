@@ -21,7 +21,7 @@ import relucore
 from relucore import _core
 rng = np.random.default_rng(0)
 relucore.train(rng.standard_normal((40, 300)), rng.uniform(0.1, 1, 40), signs=[1.0], steps=5)
-out = {"linalg_after_train": "scipy.linalg" in sys.modules, "blas": _core.blas_info()["scipy"]}
+out = {"linalg_after_train": "scipy.linalg" in sys.modules, "blas": _core.blas_info().scipy}
 caps = relucore._scipy_capi.capi("cython_blas")
 import scipy.linalg.cython_blas as cb
 import scipy.linalg

@@ -147,20 +147,42 @@ void ensure_blas() {
 
 }  // namespace relucore::bindings
 
+namespace {
+
+// What _core.blas_info() returns (bound read-only as _core.BlasInfo).
+struct BlasInfo {
+    std::string in_use;
+    std::string scipy;
+    bool threads_controlled = false;
+};
+
+}  // namespace
+
 void bind_blas(py::module_& m) {
+    py::class_<BlasInfo>(m, "BlasInfo", "What _core.blas_info() reports about the BLAS in use (read-only).")
+        .def_readonly("in_use", &BlasInfo::in_use,
+                      "the kernels in use: scipy's BLAS, 'scipy.linalg.cython_blas (<library path>)', or 'builtin'")
+        .def_readonly("scipy", &BlasInfo::scipy, "why scipy's BLAS is or is not registered")
+        .def_readonly("threads_controlled", &BlasInfo::threads_controlled,
+                      "whether the registered BLAS's thread count can be held at one inside relucore's loops")
+        .def("__repr__", [](const BlasInfo& b) {
+            return "BlasInfo(in_use=" + py::repr(py::str(b.in_use)).cast<std::string>() +
+                   ", scipy=" + py::repr(py::str(b.scipy)).cast<std::string>() +
+                   ", threads_controlled=" + (b.threads_controlled ? "True" : "False") + ")";
+        });
     m.def(
         "blas_info",
         [] {
             bindings::ensure_blas();
             BlasRegistry& r = blas_registry_state();
-            py::dict d;
-            d["in_use"] = blas::registered_blas() != nullptr ? r.found.source : std::string("builtin");
-            d["scipy"] = r.found.reason;
-            d["threads_controlled"] = r.found.library.set_threads != nullptr;
-            return d;
+            BlasInfo info;
+            info.in_use = blas::registered_blas() != nullptr ? r.found.source : std::string("builtin");
+            info.scipy = r.found.reason;
+            info.threads_controlled = r.found.library.set_threads != nullptr;
+            return info;
         },
-        "The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or "
-        "'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's "
+        "The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS "
+        "or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's "
         "BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.");
     m.def(
         "products_use_blas_by_size",

@@ -1,11 +1,12 @@
 // Batched kernels of relucore.sweep's Gram-mode fast path: per-trial seeds,
 // the Bartlett sampler, the one-neuron minimum-norm QP and whole trials.
-// Settings cross as the bound struct GramTrialSettings; outputs come back as a dict of named arrays
-// (relucore.sweeps.gram_trial reads them by name; the names are listed in relucore.sweeps.columns).
+// Settings cross as the bound struct GramTrialSettings; outputs come back as the bound GramTrialOutput
+// (relucore.sweeps.gram_trial reads its fields; the names are listed in relucore.sweeps.columns).
 #include "common.hpp"
 
+#include <pybind11/stl.h>
+
 #include "relucore/core/parallel.hpp"
-#include "relucore/gd/refusal.hpp"
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
 #include "relucore/random/rng.hpp"
@@ -15,6 +16,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -39,42 +43,56 @@ GramSampleSpec make_spec(Index n, const CArray<double>& values, const CArray<std
     return spec;
 }
 
-// The outputs of sweep_gram_batch: one numpy array per named field, filled trial by trial.
+// What sweep_gram_batch returns (bound read-only as _core.GramTrialOutput): one numpy array per
+// output, None for the outputs not asked for, and the error text of each trial.
+struct GramTrialOutput {
+    std::optional<CArray<double>> K, y;
+    CArray<double> loss, grad_norm, eta, gap, gap_normalized, certificate, mu1, cond;
+    CArray<std::int64_t> nit, pattern_stable_step, status, n_pos, n_neg, error;
+    std::optional<CArray<double>> gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag,
+        gram_min_diag, label_ratio;
+    py::list error_text;
+};
+
+// Fills a GramTrialOutput trial by trial (the arrays are allocated with the GIL held, then written
+// without it; the error texts wait in C++ strings until the GIL is back).
 struct GramTrialOutputs {
-    py::dict arrays;
+    GramTrialOutput result;
     double *K, *y, *loss, *grad_norm, *eta, *gap, *gap_normalized, *certificate, *mu1, *cond;
     std::int64_t *nit, *pattern_stable_step, *status, *n_pos, *n_neg, *error;
     // with gram_stats: gram_statistics (stats/gram_stats.hpp) of each K and max|y| / min|y| (inf when min is 0)
     double *g_mu_max = nullptr, *g_mu_min = nullptr, *g_deviation = nullptr, *g_offdiag_ratio = nullptr,
            *g_max_offdiag = nullptr, *g_min_diag = nullptr, *label_ratio = nullptr;
+    std::vector<std::string> texts;
 
     // keep_data: also K (B, n, n) and y (B, n); otherwise each trial's K and y live in
     // per-thread scratch and only the per-trial fields come back.
-    GramTrialOutputs(Index B, Index n, bool keep_data, bool gram_stats) {
-        K = keep_data ? add<double>("K", {B, n, n}) : nullptr;
-        y = keep_data ? add<double>("y", {B, n}) : nullptr;
-        loss = add<double>("loss", {B});
-        grad_norm = add<double>("grad_norm", {B});
-        eta = add<double>("eta", {B});
-        gap = add<double>("gap", {B});
-        gap_normalized = add<double>("gap_normalized", {B});
-        certificate = add<double>("certificate", {B});
-        mu1 = add<double>("mu1", {B});
-        cond = add<double>("cond", {B});
-        nit = add<std::int64_t>("nit", {B});
-        pattern_stable_step = add<std::int64_t>("pattern_stable_step", {B});
-        status = add<std::int64_t>("status", {B});
-        n_pos = add<std::int64_t>("n_pos", {B});
-        n_neg = add<std::int64_t>("n_neg", {B});
-        error = add<std::int64_t>("error", {B});
+    GramTrialOutputs(Index B, Index n, bool keep_data, bool gram_stats) : texts(static_cast<size_t>(B)) {
+        GramTrialOutput& r = result;
+        K = keep_data ? add<double>(r.K, {B, n, n}) : nullptr;
+        y = keep_data ? add<double>(r.y, {B, n}) : nullptr;
+        loss = add<double>(r.loss, {B});
+        grad_norm = add<double>(r.grad_norm, {B});
+        eta = add<double>(r.eta, {B});
+        gap = add<double>(r.gap, {B});
+        gap_normalized = add<double>(r.gap_normalized, {B});
+        certificate = add<double>(r.certificate, {B});
+        mu1 = add<double>(r.mu1, {B});
+        cond = add<double>(r.cond, {B});
+        nit = add<std::int64_t>(r.nit, {B});
+        pattern_stable_step = add<std::int64_t>(r.pattern_stable_step, {B});
+        status = add<std::int64_t>(r.status, {B});
+        n_pos = add<std::int64_t>(r.n_pos, {B});
+        n_neg = add<std::int64_t>(r.n_neg, {B});
+        error = add<std::int64_t>(r.error, {B});
         if (gram_stats) {
-            g_mu_max = add<double>("gram_mu_max", {B});
-            g_mu_min = add<double>("gram_mu_min", {B});
-            g_deviation = add<double>("gram_deviation", {B});
-            g_offdiag_ratio = add<double>("gram_offdiag_ratio", {B});
-            g_max_offdiag = add<double>("gram_max_offdiag", {B});
-            g_min_diag = add<double>("gram_min_diag", {B});
-            label_ratio = add<double>("label_ratio", {B});
+            g_mu_max = add<double>(r.gram_mu_max, {B});
+            g_mu_min = add<double>(r.gram_mu_min, {B});
+            g_deviation = add<double>(r.gram_deviation, {B});
+            g_offdiag_ratio = add<double>(r.gram_offdiag_ratio, {B});
+            g_max_offdiag = add<double>(r.gram_max_offdiag, {B});
+            g_min_diag = add<double>(r.gram_min_diag, {B});
+            label_ratio = add<double>(r.label_ratio, {B});
         }
     }
 
@@ -94,7 +112,7 @@ struct GramTrialOutputs {
         label_ratio[b] = ymin > 0 ? ymax / ymin : std::numeric_limits<double>::infinity();
     }
 
-    void store(Index b, const GramTrialResult& r) const {
+    void store(Index b, const GramTrialResult& r) {
         loss[b] = r.run.loss;
         grad_norm[b] = r.run.grad_norm;
         eta[b] = r.eta;
@@ -109,16 +127,80 @@ struct GramTrialOutputs {
         n_pos[b] = r.n_pos;
         n_neg[b] = r.n_neg;
         error[b] = static_cast<std::int64_t>(r.error);
+        if (r.error != GramTrialError::none) texts[static_cast<size_t>(b)] = gram_trial_error_text(r);
+    }
+
+    // The result, with the error texts as Python strings (the GIL held).
+    GramTrialOutput finish() {
+        const py::str empty("");
+        py::list texts_py(texts.size());
+        for (size_t b = 0; b < texts.size(); ++b)
+            texts_py[b] = texts[b].empty() ? py::object(empty) : py::object(py::str(texts[b]));
+        result.error_text = std::move(texts_py);
+        return std::move(result);
     }
 
 private:
     template <class T>
-    T* add(const char* name, std::vector<py::ssize_t> shape) {
-        CArray<T> a(shape);
-        arrays[name] = a;
-        return a.mutable_data();
+    static T* add(CArray<T>& field, std::vector<py::ssize_t> shape) {
+        field = CArray<T>(shape);
+        return field.mutable_data();
+    }
+    template <class T>
+    static T* add(std::optional<CArray<T>>& field, std::vector<py::ssize_t> shape) {
+        field.emplace(shape);
+        return field->mutable_data();
     }
 };
+
+void bind_gram_trial_output(py::module_& m) {
+    using O = GramTrialOutput;
+    py::class_<O>(m, "GramTrialOutput",
+                  "What _core.sweep_gram_batch returns: per trial (length B) arrays, read-only attributes; None "
+                  "for the outputs not asked for (K and y without keep_data, the gram_* fields and label_ratio "
+                  "without gram_stats).")
+        .def_readonly("K", &O::K, "float64 (B, n, n): each trial's K (keep_data), else None")
+        .def_readonly("y", &O::y, "float64 (B, n): each trial's labels (keep_data), else None")
+        .def_readonly("loss", &O::loss, "float64: final loss of the run")
+        .def_readonly("grad_norm", &O::grad_norm, "float64: final gradient norm")
+        .def_readonly("eta", &O::eta, "float64: the step used")
+        .def_readonly("gap", &O::gap, "float64: ||w_inf - w*|| (NaN without minnorm)")
+        .def_readonly("gap_normalized", &O::gap_normalized, "float64: the gap normalised as in Theorem 2 (or NaN)")
+        .def_readonly("certificate", &O::certificate, "float64: largest KKT residual of w* (NaN without minnorm)")
+        .def_readonly("mu1", &O::mu1, "float64: mu_1(K), the largest eigenvalue")
+        .def_readonly("cond", &O::cond, "float64: cond(K) = mu_1 / mu_n")
+        .def_readonly("nit", &O::nit, "int64: GD steps taken")
+        .def_readonly("pattern_stable_step", &O::pattern_stable_step, "int64: step after which the pattern held")
+        .def_readonly("status", &O::status, "int64: a relucore.Status value of the run")
+        .def_readonly("n_pos", &O::n_pos, "int64: labels > 0")
+        .def_readonly("n_neg", &O::n_neg, "int64: labels <= 0")
+        .def_readonly("error", &O::error, "int64: a GramTrialError code (0: none)")
+        .def_readonly("gram_mu_max", &O::gram_mu_max, "float64 (gram_stats): mu_1(K)")
+        .def_readonly("gram_mu_min", &O::gram_mu_min, "float64 (gram_stats): mu_n(K)")
+        .def_readonly("gram_deviation", &O::gram_deviation, "float64 (gram_stats): ||K / norm1 - I||_2")
+        .def_readonly("gram_offdiag_ratio", &O::gram_offdiag_ratio, "float64 (gram_stats): max offdiag / min diag")
+        .def_readonly("gram_max_offdiag", &O::gram_max_offdiag, "float64 (gram_stats): max |K_ij|, i != j")
+        .def_readonly("gram_min_diag", &O::gram_min_diag, "float64 (gram_stats): min K_ii")
+        .def_readonly("label_ratio", &O::label_ratio, "float64 (gram_stats): max|y| / min|y| (inf when min is 0)")
+        .def_readonly("error_text", &O::error_text,
+                      "list of B str: the sweep's error column of each trial, '<exception>: <text>' in the words "
+                      "of the general path for the same trial (GramTrialResult::message), '' without an error");
+}
+
+void bind_gram_trial_error(py::module_& m) {
+    py::native_enum<GramTrialError> e(m, "GramTrialError", "enum.IntEnum",
+                                      "Why a Gram-mode sweep trial returned early (relucore/sweep/sweep_gram.hpp), "
+                                      "with the Python exception the general path raises for it and its meaning.");
+    for (const GramTrialErrorInfo& row : gram_trial_error_table) e.value(row.name, row.error);
+    e.finalize();
+    py::object cls = m.attr("GramTrialError");
+    py::object property = py::module_::import("builtins").attr("property");
+    cls.attr("exception") =
+        property(py::cpp_function([](GramTrialError c) { return gram_trial_error_info(c).exception; }), py::none(),
+                 py::none(), "The name of the exception the general path raises ('' for none).");
+    cls.attr("meaning") = property(py::cpp_function([](GramTrialError c) { return gram_trial_error_info(c).meaning; }),
+                                   py::none(), py::none(), "What the code means, in words.");
+}
 
 void bind_gram_trial_settings(py::module_& m) {
     const GramTrialSettings d;
@@ -247,6 +329,8 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
         "info = status, block pivots, primal steps, fallback used.");
 
     bind_gram_trial_settings(m);
+    bind_gram_trial_output(m);
+    bind_gram_trial_error(m);
 
     m.def(
         "sweep_gram_batch",
@@ -283,46 +367,20 @@ static void bind_minnorm_and_gram_trials(py::module_& m) {
                     });
                 },
                 is_long(static_cast<double>(B) * (n * n * n + static_cast<double>(settings.max_steps) * n * n)));
-            return out.arrays;
+            return out.finish();
         },
         py::arg("keys").noconvert(), py::kw_only(), py::arg("n"), py::arg("values"), py::arg("counts"),
         py::arg("labels"), py::arg("lo"), py::arg("hi"), py::arg("settings"), py::arg("n_threads") = 1,
         py::arg("keep_data") = true, py::arg("gram_stats") = false,
         "Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, "
-        "labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when "
-        "keep_data, then "
-        "per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalized, certificate (largest KKT "
-        "residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error "
-        "(a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, "
-        "gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme "
-        "eigenvalues mu1 and mu_n, norm1 of the settings) and "
-        "label_ratio = max|y| / min|y|.");
-}
-
-static void bind_gram_trial_refusal(py::module_& m) {
-    m.def(
-        "gram_trial_step_refusal",
-        [](double eta, double sign, double mu1, Index n) {
-            // The step refusal reads only n, the outer weights, mu_1 and the given eta.
-            const Vector y = Vector::Zero(n), outer = Vector::Constant(1, sign);
-            const ConstVectorRef yr(y), outer_r(outer);
-            RefusedProblem p;
-            p.y = &yr;
-            p.outer = &outer_r;
-            p.eta = eta;
-            p.mu1 = mu1;
-            PrepareRequest req;
-            req.gram_given = true;
-            return refusal_message(StartCheck::step_invalid, p, req);
-        },
-        py::kw_only(), py::arg("eta"), py::arg("sign"), py::arg("mu1"), py::arg("n"),
-        "train's error text (relucore/gd/refusal.hpp) for a Gram-mode trial that start_step() refused "
-        "(GramTrialError.step_invalid): eta the given step, sign the outer weight, mu1 = mu_1(K), n examples.");
+        "labels, lo, hi as for sample_gram_batch). Returns a GramTrialOutput: K (B, n, n) and y (B, n) when "
+        "keep_data, the per-trial outputs, with gram_stats also the gram_* statistics (gram_stats_batch's, with "
+        "the trial's extreme eigenvalues mu1 and mu_n and norm1 of the settings) and label_ratio, and the error "
+        "text of each trial.");
 }
 
 void bind_sweep(py::module_& m) {
     m.attr("gram_small_groups_stream") = py::int_(gram_streams::small_groups);
     bind_seeds_and_sampler(m);
     bind_minnorm_and_gram_trials(m);
-    bind_gram_trial_refusal(m);
 }

@@ -11,7 +11,9 @@
 #include <Eigen/SVD>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <string>
 
 using namespace relucore;
 using namespace relucore_test;
@@ -148,11 +150,29 @@ TEST_CASE("gram_trial: a singular K is refused; minnorm = false leaves the gap N
     RowMatrix X = p.X;
     X.row(4) = X.row(2);
     const RowMatrix K = gram_matrix(X);
-    CHECK(gram_trial(K, p.y, GramTrialSettings{}).error == GramTrialError::ill_conditioned);
+    const GramTrialResult bad = gram_trial(K, p.y, GramTrialSettings{});
+    CHECK(bad.error == GramTrialError::ill_conditioned);
+    // prepare's words for a given gram (refusal_message's spectrum text), n and no d
+    CHECK(bad.message.rfind("X is rank-deficient or badly conditioned: cond(K) = ", 0) == 0);
+    CHECK(bad.message.find("(n=6); init='positive' needs K = X X^T invertible") != std::string::npos);
+    CHECK(gram_trial_error_text(bad) == "ValueError: " + bad.message);
     GramTrialSettings st;
     st.minnorm = false;
     const GramTrialResult r = gram_trial(p.K, p.y, st);
     CHECK(r.error == GramTrialError::none && std::isnan(r.gap) && std::isnan(r.certificate));
+    CHECK(r.message.empty() && gram_trial_error_text(r).empty());
+}
+
+TEST_CASE("gram_trial_error_table: one row per code, in order, with the exception of the general path") {
+    CHECK(std::size(gram_trial_error_table) == 7);
+    for (std::size_t i = 0; i < std::size(gram_trial_error_table); ++i) {
+        const GramTrialErrorInfo& row = gram_trial_error_table[i];
+        CHECK(static_cast<std::size_t>(row.error) == i);
+        CHECK(&gram_trial_error_info(row.error) == &row);
+        CHECK(std::string(row.meaning).size() > 0);
+        CHECK(std::string(row.exception) == (i == 0 ? "" : i == 2 ? "RuntimeError" : "ValueError"));
+    }
+    CHECK(std::string(gram_trial_error_info(GramTrialError::step_invalid).name) == "step_invalid");
 }
 
 TEST_CASE("gram_trial: train's start checks refuse what prepare_start refuses") {
@@ -160,7 +180,8 @@ TEST_CASE("gram_trial: train's start checks refuse what prepare_start refuses") 
     // A given step below machine epsilon times the default: prepare's step_invalid, on the same K, y.
     GramTrialSettings st;
     st.eta = 1e-300;
-    CHECK(gram_trial(p.K, p.y, st).error == GramTrialError::step_invalid);
+    const GramTrialResult refused = gram_trial(p.K, p.y, st);
+    CHECK(refused.error == GramTrialError::step_invalid);
     PrepareRequest req;
     req.gram_given = true;
     RowMatrix K = p.K, beta0 = RowMatrix::Constant(1, 6, default_offset(p.y, 1, req.C_alpha)), alpha0(1, 6), W0(1, 0);
@@ -168,6 +189,19 @@ TEST_CASE("gram_trial: train's start checks refuse what prepare_start refuses") 
     const Vector outer = Vector::Constant(1, 1.0);
     double mu1 = 0, eta = 1e-300, tol = 0;
     CHECK(prepare_start(nullptr, p.y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol) == StartCheck::step_invalid);
+    {
+        // The trial's text is prepare's refusal text for the same problem (mu_1 to rounding, printed to 3 digits).
+        const ConstVectorRef yr(p.y), outer_r(outer), mu_r(mu);
+        RefusedProblem rp;
+        rp.y = &yr;
+        rp.outer = &outer_r;
+        rp.mu = &mu_r;
+        rp.eta = 1e-300;
+        req.eps = beta0(0, 0);
+        CHECK(refused.message == refusal_message(StartCheck::step_invalid, rp, req));
+        CHECK(refused.message.rfind("eta = 1e-300 is too small", 0) == 0);
+        req.eps = 0;
+    }
     // The default step for the same K: prepare's eta (LAPACK's mu_1) and the trial's (Laguerre's) agree to rounding.
     eta = 0;
     CHECK(prepare_start(nullptr, p.y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol) == StartCheck::ok);
@@ -177,7 +211,16 @@ TEST_CASE("gram_trial: train's start checks refuse what prepare_start refuses") 
     // Labels whose loss overflows: labels_usable refuses them before any work.
     Vector y = p.y;
     y[0] = 1e300;
-    CHECK(gram_trial(p.K, y, GramTrialSettings{}).error == GramTrialError::labels_invalid);
+    const GramTrialResult labels = gram_trial(p.K, y, GramTrialSettings{});
+    CHECK(labels.error == GramTrialError::labels_invalid);
+    CHECK(labels.message == "y is too large: the loss 1/2 ||y||^2 overflows float64 (max |y_i| = 1e+300); rescale y");
+    // A start whose loss overflows: start_not_finite's text for a given eps.
+    GramTrialSettings huge;
+    huge.eps = 1e300;
+    const GramTrialResult start = gram_trial(p.K, p.y, huge);
+    CHECK(start.error == GramTrialError::not_finite);
+    CHECK(start.message ==
+          "the starting point is too large: its loss overflows float64 (check eps, signs and the scale of X)");
 }
 
 RELUCORE_TEST_MAIN

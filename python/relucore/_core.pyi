@@ -586,6 +586,156 @@ class GramTrialSettings:
     @tol.setter
     def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class GramTrialOutput:
+    """
+    What _core.sweep_gram_batch returns: per trial (length B) arrays, read-only attributes; None for the outputs not asked for (K and y without keep_data, the gram_* fields and label_ratio without gram_stats).
+    """
+    @property
+    def K(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (B, n, n): each trial's K (keep_data), else None
+        """
+    @property
+    def certificate(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: largest KKT residual of w* (NaN without minnorm)
+        """
+    @property
+    def cond(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: cond(K) = mu_1 / mu_n
+        """
+    @property
+    def error(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: a GramTrialError code (0: none)
+        """
+    @property
+    def error_text(self) -> list:
+        """
+        list of B str: the sweep's error column of each trial, '<exception>: <text>' in the words of the general path for the same trial (GramTrialResult::message), '' without an error
+        """
+    @property
+    def eta(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: the step used
+        """
+    @property
+    def gap(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: ||w_inf - w*|| (NaN without minnorm)
+        """
+    @property
+    def gap_normalized(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: the gap normalised as in Theorem 2 (or NaN)
+        """
+    @property
+    def grad_norm(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: final gradient norm
+        """
+    @property
+    def gram_deviation(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): ||K / norm1 - I||_2
+        """
+    @property
+    def gram_max_offdiag(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): max |K_ij|, i != j
+        """
+    @property
+    def gram_min_diag(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): min K_ii
+        """
+    @property
+    def gram_mu_max(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): mu_1(K)
+        """
+    @property
+    def gram_mu_min(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): mu_n(K)
+        """
+    @property
+    def gram_offdiag_ratio(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): max offdiag / min diag
+        """
+    @property
+    def label_ratio(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (gram_stats): max|y| / min|y| (inf when min is 0)
+        """
+    @property
+    def loss(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: final loss of the run
+        """
+    @property
+    def mu1(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        float64: mu_1(K), the largest eigenvalue
+        """
+    @property
+    def n_neg(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: labels <= 0
+        """
+    @property
+    def n_pos(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: labels > 0
+        """
+    @property
+    def nit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: GD steps taken
+        """
+    @property
+    def pattern_stable_step(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: step after which the pattern held
+        """
+    @property
+    def status(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        int64: a relucore.Status value of the run
+        """
+    @property
+    def y(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        float64 (B, n): each trial's labels (keep_data), else None
+        """
+class GramTrialError(enum.IntEnum):
+    """
+    Why a Gram-mode sweep trial returned early (relucore/sweep/sweep_gram.hpp), with the Python exception the general path raises for it and its meaning.
+    """
+    ill_conditioned: typing.ClassVar[GramTrialError]
+    labels_invalid: typing.ClassVar[GramTrialError]
+    minnorm_failed: typing.ClassVar[GramTrialError]
+    minnorm_singular: typing.ClassVar[GramTrialError]
+    none: typing.ClassVar[GramTrialError]
+    not_finite: typing.ClassVar[GramTrialError]
+    step_invalid: typing.ClassVar[GramTrialError]
+    @classmethod
+    def __new__(cls, value):
+        ...
+    def __format__(self, format_spec):
+        ...
+    @property
+    def exception(self) -> str:
+        """
+        The name of the exception the general path raises ('' for none).
+        """
+    @property
+    def meaning(self) -> str:
+        """
+        What the code means, in words.
+        """
 class Defaults:
     """
     The defaults of relucore's rules (relucore/defaults.hpp); read-only.
@@ -758,6 +908,27 @@ class AutoStepNs:
         """
         Weight-space engine where its products go to a BLAS, per n d m.
         """
+class BlasInfo:
+    """
+    What _core.blas_info() reports about the BLAS in use (read-only).
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def in_use(self) -> str:
+        """
+        the kernels in use: scipy's BLAS, 'scipy.linalg.cython_blas (<library path>)', or 'builtin'
+        """
+    @property
+    def scipy(self) -> str:
+        """
+        why scipy's BLAS is or is not registered
+        """
+    @property
+    def threads_controlled(self) -> bool:
+        """
+        whether the registered BLAS's thread count can be held at one inside relucore's loops
+        """
 def _use_blas(enabled: bool) -> bool:
     """
     Tests only: switch between scipy's BLAS and LAPACK (if registered) and the built-in kernels and Eigen's eigenvalues; returns whether the BLAS is now in use.
@@ -766,9 +937,9 @@ def auto_step_ns(level: typing.SupportsInt | typing.SupportsIndex) -> AutoStepNs
     """
     engine='auto': the row of auto_step_ns_table for a SIMD level (0 scalar, 1 sse2, 2 avx, 3 avx512; ValueError otherwise).
     """
-def blas_info() -> dict:
+def blas_info() -> BlasInfo:
     """
-    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp): 'in_use' (scipy's BLAS or 'builtin'), 'scipy' (why scipy's BLAS is or is not registered), 'threads_controlled'. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
+    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
     """
 def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> dict:
     """
@@ -837,10 +1008,6 @@ def gram_batch(X: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[n
 def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], norm1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], out: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
-    """
-def gram_trial_step_refusal(*, eta: typing.SupportsFloat | typing.SupportsIndex, sign: typing.SupportsFloat | typing.SupportsIndex, mu1: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex) -> str:
-    """
-    train's error text (relucore/gd/refusal.hpp) for a Gram-mode trial that start_step() refused (GramTrialError.step_invalid): eta the given step, sign the outer weight, mu1 = mu_1(K), n examples.
     """
 def linear_phase(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], active: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], sliding: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> dict:
     """
@@ -914,9 +1081,9 @@ def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
     """
     The one rule for a stationary outcome (core/status.hpp): converged or certified with examples left unfit is stalled; any other status is returned as it is.
     """
-def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> dict:
+def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> GramTrialOutput:
     """
-    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a dict of numpy arrays: K (B, n, n) and y (B, n) when keep_data, then per trial (B,) the float64 fields loss, grad_norm, eta, gap, gap_normalized, certificate (largest KKT residual of w*), mu1, cond and the int64 fields nit, pattern_stable_step, status, n_pos, n_neg, error (a GramTrialError code, 0: none); with gram_stats also gram_mu_max, gram_mu_min, gram_deviation, gram_offdiag_ratio, gram_max_offdiag, gram_min_diag (gram_stats_batch's statistics with the trial's extreme eigenvalues mu1 and mu_n, norm1 of the settings) and label_ratio = max|y| / min|y|.
+    Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a GramTrialOutput: K (B, n, n) and y (B, n) when keep_data, the per-trial outputs, with gram_stats also the gram_* statistics (gram_stats_batch's, with the trial's extreme eigenvalues mu1 and mu_n and norm1 of the settings) and label_ratio, and the error text of each trial.
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """

@@ -2,6 +2,8 @@
 batched one-neuron minnorm, and whole C++ trials against the general path."""
 
 import concurrent.futures as cf
+import os
+import types
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,8 @@ import scipy.stats
 import relucore
 from relucore import _core
 from relucore.sweeps.config import config_key, expand_grid
-from relucore.sweeps.gram_trial import fast_trials_ok, trial_keys
+from relucore.sweeps.gram_trial import _settings as _gram_settings
+from relucore.sweeps.gram_trial import fast_trials_ok, gram_plan, trial_keys
 from relucore.theory.sampling import wishart_bartlett
 
 
@@ -333,16 +336,19 @@ def test_fast_path_checkpoint_resumes_to_the_same_table(fast, tmp_path):
 
 def test_fast_path_error_codes_become_error_rows(monkeypatch):
     """A trial the C++ batch refuses (a nonzero ``error`` output) is an error row with NaN/-1
-    measurements; the other trials of the batch keep their values."""
+    measurements and the batch's error text; the other trials of the batch keep their values."""
     from relucore.sweeps import gram_trial as _sweep_fast
 
     real = _core.sweep_gram_batch
 
     def refuse_second(*args, **kwargs):
         out = real(*args, **kwargs)
-        out["error"][1] = 1
-        out["cond"][1] = 3.5e13
-        return out
+        fields = {k: getattr(out, k) for k in dir(out) if not k.startswith("_")}
+        fields["error"] = out.error.copy()
+        fields["error"][1] = int(_core.GramTrialError.ill_conditioned)
+        fields["error_text"] = list(out.error_text)
+        fields["error_text"][1] = "ValueError: the text of trial 1"
+        return types.SimpleNamespace(**fields)
 
     monkeypatch.setattr(_sweep_fast._core, "sweep_gram_batch", refuse_second)
     cfg = {"n": 5, "d": 50, "use_gram": True}
@@ -350,34 +356,124 @@ def test_fast_path_error_codes_become_error_rows(monkeypatch):
     monkeypatch.undo()
     ref = relucore.sweep(cfg, trials=4, rng=1, progress=False, chunk_size=4)
     assert list(out.status) == ["converged", "error", "converged", "converged"]
-    assert out.error[1].startswith("ValueError: K is rank-deficient or badly conditioned: cond(K) = 3.5e+13")
+    assert list(out.error) == ["", "ValueError: the text of trial 1", "", ""]
     assert out.nit[1] == -1 and np.isnan(out.loss[1]) and np.isnan(out.gap[1])
     keep = [0, 2, 3]
     pd.testing.assert_frame_equal(out.iloc[keep], ref.iloc[keep], check_exact=True)
 
 
+REFUSED = [
+    # (configuration, GramTrialError of every trial, the start of the text)
+    ({"eps": 1e300}, "not_finite", "ValueError: the starting point is too large: its loss overflows float64"),
+    ({"labels": "positive", "eta": 1e-300, "steps": 5}, "step_invalid", "ValueError: eta = 1e-300 is too small"),
+]
+# Labels out of float64's range: the general path trains the exactly rescaled problem and fails
+# later, with another text; the fast path refuses them at the start.
+REFUSED_FAST_ONLY = [
+    ({"labels": ("uniform", 1e200, 1e200)}, "labels_invalid", "ValueError: y is too large: the loss 1/2 ||y||^2"),
+    ({"labels": ("uniform", 1e-200, 1e-200)}, "labels_invalid", "ValueError: y is too small: the loss 1/2 ||y||^2"),
+]
+
+
+@pytest.mark.parametrize("extra, code, head", REFUSED + REFUSED_FAST_ONLY)
+def test_refused_trials_have_the_general_paths_error_text(extra, code, head):
+    """A trial that the start refuses has the same error column whichever path runs it: the
+    fast path's text comes from C++ (GramTrialResult::message), in the words the general path
+    raises (relucore/gd/refusal.hpp)."""
+    cfg = {"n": 6, "d": 8, "use_gram": True, **extra}
+    c = expand_grid([cfg])[0]
+    assert fast_trials_ok(c, None)
+    fast = relucore.sweep([cfg], trials=3, rng=2, progress=False)
+    assert (fast.status == "error").all()
+    assert all(e.startswith(head) for e in fast.error), list(fast.error)
+    if (extra, code, head) in REFUSED:
+        slow = relucore.sweep([cfg], trials=3, rng=2, progress=False, measure=_nothing)
+        assert (slow.status == "error").all()
+        assert list(fast.error) == list(slow.error)
+    # the code and the text as the binding returns them
+    plan = gram_plan(c)
+    keys = trial_keys(0, (1,), range(2))
+    out = _core.sweep_gram_batch(
+        keys, n=6, **plan.sampler_args(), settings=_gram_settings(c, plan.spectrum.norm1), keep_data=False
+    )
+    assert (out.error == int(getattr(_core.GramTrialError, code))).all()
+    assert all(t.startswith(head) for t in out.error_text)
+
+
+def test_measure_errors_say_where_they_were_raised():
+    """An exception from outside relucore (here a measure callback) keeps its location in the
+    error column; relucore's own refusals do not carry one (see the test above)."""
+
+    def broken(data, result):
+        raise KeyError("no such column")
+
+    out = relucore.sweep({"n": 5, "d": 50, "use_gram": True}, trials=2, rng=1, progress=False, measure=broken)
+    line = broken.__code__.co_firstlineno + 1
+    assert list(out.error) == [f"KeyError: 'no such column' (at {os.path.basename(__file__)}:{line})"] * 2
+
+
+def test_gram_trial_errors_are_the_cpp_table():
+    """_core.GramTrialError is the C++ enum with the exception and meaning of each code."""
+    E = _core.GramTrialError
+    assert [e.name for e in E] == [
+        "none",
+        "ill_conditioned",
+        "minnorm_failed",
+        "minnorm_singular",
+        "not_finite",
+        "labels_invalid",
+        "step_invalid",
+    ]
+    assert [int(e) for e in E] == list(range(7))
+    assert E.none.exception == "" and E.minnorm_failed.exception == "RuntimeError"
+    assert all(E(i).exception == "ValueError" for i in (1, 3, 4, 5, 6))
+    assert all(e.meaning for e in E)
+    # minnorm_singular's text is relucore.minnorm's for the same K (the general path raises it)
+    from relucore.theory.minnorm.linalg import check_pd
+
+    with pytest.raises(ValueError) as exc:
+        check_pd(np.diag([1.0, 1e-14]))
+    assert str(exc.value) == E.minnorm_singular.meaning
+
+
 # ----------------------------------------------------------------------------- the binding's contract
 def test_sweep_gram_batch_returns_the_named_outputs_of_the_schema():
-    """The outputs of _core.sweep_gram_batch are the named arrays that relucore.sweeps.columns
-    declares (CORE_OUTPUTS, plus K and y), and every measured column the fast path takes
-    from C++ is among them."""
+    """_core.sweep_gram_batch returns a GramTrialOutput whose fields are the arrays that
+    relucore.sweeps.columns declares (CORE_OUTPUTS, plus K and y), and every measured column
+    the fast path takes from C++ is among them; the fields not asked for are None."""
     from relucore.sweeps.columns import CORE, CORE_OUTPUTS, MEASURED
     from relucore.theory.sampling import bartlett_plan
 
     n, B = 5, 3
     plan = bartlett_plan(n, 50, "isotropic", "uniform")
-    out = _core.sweep_gram_batch(
-        trial_keys(0, (1, 2), range(B)),
-        n=n,
-        **plan.sampler_args(),
-        settings=_core.GramTrialSettings(norm1=plan.spectrum.norm1),
-    )
-    assert set(out) == set(CORE_OUTPUTS) | {"K", "y"}
-    assert out["K"].shape == (B, n, n) and out["y"].shape == (B, n)
+    keys = trial_keys(0, (1, 2), range(B))
+    settings = _core.GramTrialSettings(norm1=plan.spectrum.norm1)
+    out = _core.sweep_gram_batch(keys, n=n, **plan.sampler_args(), settings=settings)
+    assert isinstance(out, _core.GramTrialOutput)
+    assert out.K.shape == (B, n, n) and out.y.shape == (B, n)
     for name, kind in CORE_OUTPUTS.items():
-        assert out[name].shape == (B,) and out[name].dtype == (np.float64 if kind == "f" else np.int64), name
+        a = getattr(out, name)
+        assert a.shape == (B,) and a.dtype == (np.float64 if kind == "f" else np.int64), name
     assert {c.name for c in MEASURED if c.fast == CORE} <= set(CORE_OUTPUTS)
-    assert (out["error"] == 0).all() and (out["nit"] > 0).all()
+    assert (out.error == 0).all() and (out.nit > 0).all()
+    assert out.error_text == [""] * B
+    gram_fields = ["gram_mu_max", "gram_mu_min", "gram_deviation", "gram_offdiag_ratio", "gram_max_offdiag"]
+    gram_fields += ["gram_min_diag", "label_ratio"]
+    assert all(getattr(out, f) is None for f in gram_fields)
+    with pytest.raises(AttributeError):
+        out.loss = np.zeros(B)  # read-only fields
+    # keep_data=False, gram_stats=True: the same trials, K and y left out, the statistics in
+    lean = _core.sweep_gram_batch(keys, n=n, **plan.sampler_args(), settings=settings, keep_data=False, gram_stats=True)
+    assert lean.K is None and lean.y is None
+    for name in CORE_OUTPUTS:
+        np.testing.assert_array_equal(getattr(lean, name), getattr(out, name), err_msg=name)
+    # the statistics are those of the returned K and y (gram_stats_batch's, with the trial's eigenvalues)
+    ref = np.empty((B, 6))
+    _core.gram_stats_batch(out.K, np.full(B, plan.spectrum.norm1), ref, 1)
+    got = np.stack([getattr(lean, f) for f in gram_fields[:6]], axis=1)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+    y = np.abs(out.y)
+    np.testing.assert_array_equal(lean.label_ratio, y.max(axis=1) / y.min(axis=1))
 
 
 def test_gram_trial_settings_are_keyword_fields():

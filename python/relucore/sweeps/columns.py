@@ -10,8 +10,8 @@ Two paths fill the measured columns:
 * the general path (:mod:`relucore.sweeps.task`): ``prepare``/``train`` and
   ``minnorm`` in Python, batched per configuration;
 * the Gram fast path (:mod:`relucore.sweeps.gram_trial`): whole trials in one
-  ``_core.sweep_gram_batch`` call, whose per-trial outputs come back as named
-  arrays (``CORE_OUTPUTS``).
+  ``_core.sweep_gram_batch`` call, whose per-trial outputs come back as the
+  array fields of a ``_core.GramTrialOutput`` (``CORE_OUTPUTS``).
 
 ``Column.general`` and ``Column.fast`` say where each path takes a
 column from (one of the source names below). This module only describes; it
@@ -158,11 +158,11 @@ TRAILING_COLUMNS: Tuple[str, ...] = tuple(c.name for c in TRAILING)
 #: Measured columns every row has -> kind ("f" float, "i" int).
 BUILTIN_COLUMNS: Dict[str, str] = {c.name: c.kind for c in MEASURED}
 
-#: Per-trial outputs of ``_core.sweep_gram_batch`` (name -> kind), besides K (B, n, n) and y (B, n).
-#: The names of ``MEASURED`` with source ``CORE`` are among them; the others serve the
-#: fast path itself: ``status`` (a relucore.Status value), ``error`` (a GramTrialError code,
-#: 0: none), ``cond`` (cond(K), for the error message), ``certificate`` (largest KKT residual of
-#: w*) and ``mu1`` (mu_1(K)).
+#: Per-trial array fields of ``_core.sweep_gram_batch``'s GramTrialOutput (name -> kind), besides
+#: K (B, n, n) and y (B, n). The names of ``MEASURED`` with source ``CORE`` are among them; the
+#: others serve the fast path itself: ``status`` (a relucore.Status value), ``error`` (a
+#: GramTrialError code, 0: none; its text is the field ``error_text``), ``cond`` (cond(K)),
+#: ``certificate`` (largest KKT residual of w*) and ``mu1`` (mu_1(K)).
 CORE_OUTPUTS: Dict[str, str] = {
     "loss": "f",
     "grad_norm": "f",

@@ -27,15 +27,18 @@ def gram_arrays(spectrum, K: np.ndarray, y: np.ndarray) -> Dict[str, np.ndarray]
     return _arrays(gram_stats(gram=K, spectrum=spectrum, y=y), B)
 
 
-def gram_arrays_of_trials(spectrum, n: int, out: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+def gram_arrays_of_trials(spectrum, n: int, out) -> Dict[str, np.ndarray]:
     """``gram_*`` columns of a batch from ``_core.sweep_gram_batch(..., gram_stats=True)``'s
-    per-trial values: :func:`gram_arrays`'s statistics of its K and y, with the trial's own
-    extreme eigenvalues (tridiagonal Laguerre iteration) in place of a full eigensolver's."""
-    B = out["label_ratio"].shape[0]
+    per-trial values (``out``, a ``_core.GramTrialOutput``): :func:`gram_arrays`'s statistics of
+    its K and y, with the trial's own extreme eigenvalues (tridiagonal Laguerre iteration) in
+    place of a full eigensolver's."""
+    B = out.label_ratio.shape[0]
     if n < 2:
         return no_gram_arrays(B)
-    raw = [out[f"gram_{f}"] for f in ("mu_max", "mu_min", "deviation", "offdiag_ratio", "max_offdiag", "min_diag")]
-    st = stats_from_batch(n, raw, np.full(B, spectrum.norm1), spectrum, out["label_ratio"])
+    raw = [
+        getattr(out, f"gram_{f}") for f in ("mu_max", "mu_min", "deviation", "offdiag_ratio", "max_offdiag", "min_diag")
+    ]
+    st = stats_from_batch(n, raw, np.full(B, spectrum.norm1), spectrum, out.label_ratio)
     return _arrays(st, B)
 
 

@@ -38,28 +38,10 @@ from relucore.sweeps.config import engine_of, sampler_option
 from relucore.sweeps.gram_columns import gram_arrays_of_trials, no_gram_arrays
 from relucore.theory.sampling import bartlett_plan, sample_gram_keys
 
-__all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast", "ERRORS"]
+__all__ = ["gram_plan", "fast_trials_ok", "trial_keys", "run_fast"]
 
 #: The name of every status value (relucore.Status), interned: the store's status column holds names.
 _STATUS_NAMES = np.array([sys.intern(s.name) for s in sorted(_core.Status)], dtype=object)
-
-
-#: Error codes of relucore/sweep/sweep_gram.hpp (GramTrialError) -> (exception type, message).
-ERRORS = {
-    1: (
-        "ValueError",
-        "K is rank-deficient or badly conditioned: cond(K) = {cond:.3g} (n={n}); init='positive' needs "
-        "K = X X^T invertible (n <= d and linearly independent examples)",
-    ),
-    2: ("RuntimeError", "minnorm failed: the active-set solver did not finish"),
-    3: ("ValueError", "K = X X^T is numerically singular (condition number > 1e13): X needs full row rank"),
-    4: ("ValueError", "the starting point is not finite (check eps and the scale of the spectrum)"),
-    5: (
-        "ValueError",
-        "y is not usable: a label is not finite, or the loss 1/2 ||y||^2 overflows or underflows float64",
-    ),
-    6: ("ValueError", "{step}"),
-}
 
 
 def gram_plan(cfg: Dict[str, Any]):
@@ -133,17 +115,6 @@ def _settings(cfg: Dict[str, Any], norm1: float):
     )
 
 
-def _error_messages(out: Dict[str, np.ndarray], bad: np.ndarray, n: int, sign: float) -> List[str]:
-    """The ``error`` column of the trials ``bad`` that the C++ batch refused."""
-    msgs = []
-    for b in bad.tolist():
-        code = int(out["error"][b])
-        kind, msg = ERRORS.get(code, ("RuntimeError", "trial failed (code {code})"))
-        step = _core.gram_trial_step_refusal(eta=out["eta"][b], sign=sign, mu1=out["mu1"][b], n=n) if code == 6 else ""
-        msgs.append(f"{kind}: " + msg.format(cond=out["cond"][b], n=n, code=code, step=step))
-    return msgs
-
-
 def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
     """Whole C++ trials as table columns (``trial``, the measured columns of
     :mod:`relucore.sweeps.columns`, ``status``, ``error``), one array per column:
@@ -164,11 +135,11 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
         keep_data=False,
         gram_stats=bool(cfg["gram_stats"]),
     )
-    ok = out["error"] == 0
+    ok = out.error == 0
     cols: Dict[str, np.ndarray] = {"trial": np.asarray(trials, dtype=np.int64)}
     for c in MEASURED:
         if c.fast == CORE:
-            cols[c.name] = out[c.name]  # gap, gap_normalized: NaN from C++ when minnorm is off
+            cols[c.name] = getattr(out, c.name)  # gap, gap_normalized: NaN from C++ when minnorm is off
         elif c.fast == COVARIANCE:
             cols[c.name] = np.full(B, float(sp.norm1))
         elif c.fast == LIMIT:  # the fast path runs finite step budgets only
@@ -178,7 +149,7 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
         for name, col in gram_arrays_of_trials(sp, n, out).items():
             gram[name] = np.where(ok, col, gram[name])
     cols.update(gram)
-    codes = out["status"]
+    codes = out.status
     names = _STATUS_NAMES[: int(codes.max(initial=0)) + 1]
     status = names[codes]
     error = np.full(B, "", dtype=object)
@@ -188,7 +159,8 @@ def run_fast(task: Dict[str, Any], trials: List[int]) -> Dict[str, np.ndarray]:
             cols[name] = cols[name].copy()
             cols[name][bad] = v
         status[bad] = _STATUS_NAMES[_core.Status.error]
-        error[bad] = [sys.intern(m) for m in _error_messages(out, bad, n, float(cfg["signs"][0]))]
+        # The general path's words for the same trial (GramTrialResult::message, relucore/sweep/sweep_gram.hpp).
+        error[bad] = [sys.intern(out.error_text[b]) for b in bad.tolist()]
     cols["status"] = status
     cols["error"] = error
     return cols

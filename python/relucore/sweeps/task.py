@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
@@ -172,10 +173,20 @@ def _measure_value(v, name: str):
         raise TypeError(f"measure returned a non-scalar value for column {name!r}: {type(v).__name__}") from None
 
 
+#: The package's directory: exceptions raised in it are its documented refusals.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _error_text(exc: BaseException) -> str:
+    """The error column of a failed trial: ``"<exception>: <message>"``. relucore's own refusals
+    are named by their words alone, so that a trial's text does not depend on which sweep path
+    ran it (the fast path's come from C++, relucore/sweep/sweep_gram.hpp); an exception raised
+    outside the package (a ``measure`` callback, a library it calls) also says where."""
+    text = f"{type(exc).__name__}: {exc}"
     tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    if tb and not os.path.abspath(tb[-1].filename).startswith(_PACKAGE_DIR + os.sep):
+        text += f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})"
+    return text
 
 
 def _error_row(trial: int, exc: BaseException) -> Dict[str, Any]:

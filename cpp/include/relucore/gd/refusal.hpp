@@ -78,7 +78,7 @@ inline std::string gram_not_finite_message(const RefusedProblem& p) {
     if (p.X == nullptr)
         return p.K->allFinite() ? "gram is too large: sums of its entries overflow float64; rescale it"
                                 : "Input gram contains NaN or infinity.";
-    const std::string s = not_finite(*p.X, "X");
+    std::string s = not_finite(*p.X, "X");
     if (!s.empty()) return s;
     return "X is too large: K = X X^T overflows float64 (max |x_ij| = " + g3(p.X->cwiseAbs().maxCoeff()) +
            "); rescale X (GD is equivariant: X -> c X, eta -> eta / c^2 gives the same beta)";

@@ -21,10 +21,12 @@
 #include "relucore/core/abi.hpp"
 
 #include "relucore/core/checks.hpp"
+#include "relucore/core/status.hpp"
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/positive_start.hpp"
+#include "relucore/gd/refusal.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/minnorm/minnorm_qp.hpp"
 #include "relucore/random/gram_sample.hpp"
@@ -36,8 +38,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace relucore {
@@ -200,15 +205,56 @@ struct GramTrialSettings : StartOptions {
     int simd_level = simd::kAvx;
 };
 
+/// Why a trial returned early. The values are the row indices of gram_trial_error_table.
 enum class GramTrialError : int {
     none = 0,
-    ill_conditioned = 1,   // conditioning_rule() refused K (gd/positive_start.hpp)
-    minnorm_failed = 2,    // the QP solver did not finish
-    minnorm_singular = 3,  // K numerically singular for minnorm (Cholesky pivot test)
-    not_finite = 4,        // the starting point or its loss is not finite
-    labels_invalid = 5,    // labels_usable() refused y
-    step_invalid = 6,      // start_step() refused: the default step over/underflows, or eta < machine eps x default
+    ill_conditioned = 1,   ///< conditioning_rule() refused K (gd/positive_start.hpp)
+    minnorm_failed = 2,    ///< the QP solver did not finish
+    minnorm_singular = 3,  ///< K numerically singular for minnorm (Cholesky pivot test)
+    not_finite = 4,        ///< the starting point or its loss is not finite
+    labels_invalid = 5,    ///< labels_usable() refused y
+    step_invalid = 6,      ///< start_step() refused: the default step over/underflows, or eta < machine eps x default
 };
+
+/// One row of gram_trial_error_table: the code, its name, the Python exception that the sweep's
+/// general path raises for the same trial (its error column reads "<exception>: <text>"), and
+/// what the code means. The text of a trial's error is GramTrialResult::message.
+struct GramTrialErrorInfo {
+    GramTrialError error;
+    const char* name;
+    const char* exception;
+    const char* meaning;
+};
+
+/// The name, exception and meaning of every GramTrialError, in the order of their values.
+inline constexpr GramTrialErrorInfo gram_trial_error_table[] = {
+    {GramTrialError::none, "none", "", "the trial ran"},
+    {GramTrialError::ill_conditioned, "ill_conditioned", "ValueError",
+     "K is zero, not positive semidefinite, or too badly conditioned for the positive init"},
+    {GramTrialError::minnorm_failed, "minnorm_failed", "RuntimeError", "the minimum-norm QP solver did not finish"},
+    {GramTrialError::minnorm_singular, "minnorm_singular", "ValueError",
+     "K = X X^T is numerically singular (condition number > 1e13): X needs full row rank"},
+    {GramTrialError::not_finite, "not_finite", "ValueError", "the starting point or its loss is not finite"},
+    {GramTrialError::labels_invalid, "labels_invalid", "ValueError",
+     "y is not usable: a label is not finite, or the loss 1/2 ||y||^2 overflows or underflows float64"},
+    {GramTrialError::step_invalid, "step_invalid", "ValueError",
+     "the default step over- or underflows, or the given eta is below machine epsilon times it"},
+};
+
+/// The row of gram_trial_error_table of a code.
+constexpr const GramTrialErrorInfo& gram_trial_error_info(GramTrialError e) {
+    return gram_trial_error_table[static_cast<std::size_t>(e)];
+}
+
+namespace detail {
+constexpr bool gram_trial_error_table_in_order() {
+    for (std::size_t i = 0; i < std::size(gram_trial_error_table); ++i)
+        if (static_cast<std::size_t>(gram_trial_error_table[i].error) != i) return false;
+    return true;
+}
+}  // namespace detail
+static_assert(detail::gram_trial_error_table_in_order(),
+              "gram_trial_error_table's rows must follow the values of GramTrialError");
 
 struct GramTrialResult {
     RunSummary run;
@@ -218,7 +264,32 @@ struct GramTrialResult {
     Status qp_status = Status::optimal;                             // of the minimum-norm QP (when solved)
     std::int64_t n_pos = 0, n_neg = 0;
     GramTrialError error = GramTrialError::none;
+    /// The error's text, empty without one: the words of the general path for the same trial
+    /// (refusal_message() of gd/refusal.hpp for a refused start, minnorm's for the QP).
+    std::string message;
 };
+
+/// The error column of a trial as the sweep stores it: "<exception>: <message>", "" without an error.
+inline std::string gram_trial_error_text(const GramTrialResult& r) {
+    if (r.error == GramTrialError::none) return {};
+    return std::string(gram_trial_error_info(r.error).exception) + ": " + r.message;
+}
+
+namespace detail {
+/// refusal_message() for a refused start of a trial (Gram mode, init="positive", one neuron).
+inline std::string trial_refusal(StartCheck check, const ConstVectorRef& y, const Vector& outer, Scalar eps,
+                                 const GramTrialSettings& st, RefusedProblem& p) {
+    const ConstVectorRef outer_r(outer);
+    p.y = &y;
+    p.outer = &outer_r;
+    PrepareRequest req;
+    req.gram_given = true;
+    // The sweep's general path gives train eps explicitly (its default computed in Python): the text of a given eps.
+    req.eps = eps;
+    req.C_alpha = st.C_alpha;
+    return refusal_message(check, p, req);
+}
+}  // namespace detail
 
 // Trains and measures one trial on a given K (n x n) and y (n).
 // @throws std::invalid_argument unless K is square and finite and y has n entries
@@ -231,29 +302,47 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     const simd::ThreadCap cap(st.simd_level);
     GramTrialResult out;
     for (Index i = 0; i < n; ++i) (y[i] > 0 ? out.n_pos : out.n_neg) += 1;
+    Vector outer = Vector::Constant(1, st.sign);
     if (!labels_usable(y)) {
         out.error = GramTrialError::labels_invalid;
+        RefusedProblem refused;
+        out.message = detail::trial_refusal(StartCheck::labels_invalid, y, outer, st.eps, st, refused);
         return out;
     }
     extreme_eigenvalues(K, out.mu1, out.mun);
     out.cond = out.mun > 0 ? out.mu1 / out.mun : std::numeric_limits<double>::infinity();
     Eigen::LLT<RowMatrix> llt(n);
-    if (factor_gram(K, st.max_condition, std::pair(out.mu1, out.mun), llt) != StartCheck::ok) {
+    if (const StartCheck c = factor_gram(K, st.max_condition, std::pair(out.mu1, out.mun), llt); c != StartCheck::ok) {
         out.error = GramTrialError::ill_conditioned;
+        RefusedProblem refused;
+        // The message reads the ends of the spectrum and n.
+        Vector mu = Vector::Constant(n, out.mun);
+        mu[n - 1] = out.mu1;
+        const ConstVectorRef mu_r(mu);
+        refused.mu = &mu_r;
+        out.message = detail::trial_refusal(c, y, outer, st.eps, st, refused);
         return out;
     }
-    Vector outer = Vector::Constant(1, st.sign);
     RowMatrix beta0 = RowMatrix::Constant(1, n, st.eps > 0 ? st.eps : default_offset(y, 1, st.C_alpha));
     RowMatrix alpha0 = llt.solve(beta0.transpose()).transpose();
     // The checks and defaults of prepare's finish: a finite start and starting loss, the step, the tolerance.
     Vector h0(n);
     if (!alpha0.allFinite() || !std::isfinite(0.5 * start_residual(outer, beta0, y, st, h0))) {
         out.error = GramTrialError::not_finite;
+        RefusedProblem refused;
+        const ConstMatrixRef beta_r(beta0), alpha_r(alpha0);
+        refused.beta0 = &beta_r;
+        refused.alpha0 = &alpha_r;
+        out.message = detail::trial_refusal(StartCheck::start_not_finite, y, outer, beta0(0, 0), st, refused);
         return out;
     }
     out.eta = st.eta;
     if (!start_step(st.loss, n, sum_of_squares(outer), out.mu1, out.eta)) {
         out.error = GramTrialError::step_invalid;
+        RefusedProblem refused;
+        refused.eta = st.eta;
+        refused.mu1 = out.mu1;
+        out.message = detail::trial_refusal(StartCheck::step_invalid, y, outer, st.eps, st, refused);
         return out;
     }
     const double y_sq = sum_of_squares(y);
@@ -282,6 +371,7 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
     }
     if (min_piv < defaults::minnorm_pivot_rtol * max_diag) {
         out.error = GramTrialError::minnorm_singular;
+        out.message = gram_trial_error_info(out.error).meaning;  // relucore.minnorm's words
         return out;
     }
     // K (square, finite) and y (n entries, finite: labels_usable) are checked above.
@@ -292,6 +382,8 @@ inline GramTrialResult gram_trial(const ConstMatrixRef& K, const ConstVectorRef&
         std::max(std::max(mn.stationarity, mn.primal_feasibility), std::max(mn.dual_feasibility, mn.complementarity));
     if (mn.status != Status::optimal) {
         out.error = GramTrialError::minnorm_failed;
+        // The head of the general path's text, which goes on with the KKT residuals of its own solve.
+        out.message = std::string("minnorm failed: active-set solver failed (") + status_message(mn.status) + ")";
         return out;
     }
     const Vector diff = engine.alpha().row(0).transpose() - mn.z;
