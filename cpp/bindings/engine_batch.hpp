@@ -26,7 +26,8 @@ namespace py = pybind11;
 struct BatchHistory {
     CArray<std::int64_t> steps;
     CArray<double> loss;
-    py::object outer = py::none(), beta = py::none(), alpha = py::none(), mask = py::none();
+    std::optional<CArray<double>> outer, beta, alpha;
+    std::optional<CArray<std::uint8_t>> mask;
 };
 
 // Per-problem histories that grow with the run (GrowingHistory): memory
@@ -122,7 +123,7 @@ struct Outcomes {
     // (B): 1 where settle() turned the status to diverged: the engine stopped otherwise, but the
     // final state was not finite.
     CArray<std::uint8_t> overflowed;
-    py::object history = py::none();  // the BatchHistory when one was kept, or None
+    std::optional<BatchHistory> history;  // when one was kept
     Outcomes(Index B, Index n)
         : status(B),
           nit(B),
@@ -282,7 +283,7 @@ Outcomes run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
         },
         counted || is_long(static_cast<double>(B) * settings.max_steps * m * cost + extra_work), tick);
     if (hist.failed()) throw std::bad_alloc();
-    if (hist.limit > 0) out.history = py::cast(hist.collect(m, n));
+    if (hist.limit > 0) out.history = hist.collect(m, n);
     return out;
 }
 

@@ -168,12 +168,12 @@ class BatchHistory:
     The states a batched run kept (engine_batch.hpp): arrays (B, R, ...) padded to the longest history with steps -1, loss, states and outer weights NaN, mask 0; read-only.
     """
     @property
-    def alpha(self) -> typing.Any:
+    def alpha(self) -> numpy.typing.NDArray[numpy.float64] | None:
         """
         (B, R, m, n): alpha at each kept state, or None.
         """
     @property
-    def beta(self) -> typing.Any:
+    def beta(self) -> numpy.typing.NDArray[numpy.float64] | None:
         """
         (B, R, m, n): beta at each kept state, or None (states not kept).
         """
@@ -183,12 +183,12 @@ class BatchHistory:
         (B, R): the loss at each kept state.
         """
     @property
-    def mask(self) -> typing.Any:
+    def mask(self) -> numpy.typing.NDArray[numpy.uint8] | None:
         """
         (B, R, m, n) uint8: the activation masks beta > 0, or None.
         """
     @property
-    def outer(self) -> typing.Any:
+    def outer(self) -> numpy.typing.NDArray[numpy.float64] | None:
         """
         (B, R, m): the effective outer weights c a_k at each kept state, or None (not kept).
         """
@@ -212,7 +212,7 @@ class BatchOutput:
         (B): the gradient norm at the final state.
         """
     @property
-    def history(self) -> typing.Any:
+    def history(self) -> BatchHistory | None:
         """
         The BatchHistory when one was kept, or None.
         """

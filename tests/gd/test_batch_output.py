@@ -76,6 +76,31 @@ def test_batch_output_is_the_bound_type_the_result_views(engine):
     assert _run(p, engine, 40, 0)[0].history is None
 
 
+def test_batch_history_keeps_the_outer_weights_of_a_trained_outer_layer():
+    """``BatchHistory.outer`` (B, R, m): the effective weights ``c a_k`` at each kept state, which the
+    result's history reports as ``a_k``; the last kept row is the final outer array."""
+    p = _batch("dual")
+    p = prepare(p.X, p.y, signs=(0.5, -0.5), engine="dual", train_outer=True, output_scale=0.5)
+    B, m = p.beta0.shape[:2]
+    outer = np.array(np.broadcast_to(p.signs, (B, m)), order="C")  # updated in place: the final c a_k
+    alpha, beta = p.alpha0.copy(), p.beta0.copy()
+    out = _core.run_dual_batch(
+        K=p.K, y=p.y, outer=outer, alpha=alpha, beta=beta, eta=p.eta, tol=p.tol, settings=p.settings(30, 4),
+        history={"limit": 30 // 4 + 2, "states": False, "outer": m}, n_threads=1,
+    )  # fmt: skip
+    h = out.history
+    assert h.beta is None and h.alpha is None and h.mask is None
+    R = int(out.n_records.max())
+    assert h.outer.shape == (B, R, m) and h.steps.shape == (B, R)
+    for b in range(B):
+        r = int(out.n_records[b])
+        np.testing.assert_array_equal(h.outer[b, r - 1], outer[b])
+        assert np.isnan(h.outer[b, r:]).all()
+    res = run_prepared(p, steps=30, record=4, n_threads=1, engine="dual", on_divergence="status")
+    np.testing.assert_array_equal(res.history.outer, h.outer / 0.5)
+    np.testing.assert_array_equal(res.outer, outer / 0.5)
+
+
 def _problem(stalls):
     """A run that converges (two neurons of both signs), or that stalls leaving examples [1, 3, 4]
     unfit (one neuron, a large step: tests/gd/test_run_outcomes.py)."""
