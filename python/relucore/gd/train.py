@@ -277,20 +277,14 @@ def _history_request(B: int, m: int, n: int, steps: int, record: int, outer: boo
     return {"limit": R, "states": True, "outer": m if outer else 0}
 
 
-def _messages(p: Prepared, out, steps: int):
-    """Per problem: the unfit examples (indices) and the message of the run's status (``out``: a
-    ``_core.BatchOutput``)."""
-    unfit = [row.nonzero()[0] for row in out.unfit]  # rows are 1-D: np.flatnonzero without the ravel
-    reach = [row.nonzero()[0] for row in out.out_of_reach]
+def _messages(p: Prepared, columns, unfit_mask, reach_mask, steps: int):
+    """Per problem: the unfit examples (indices) and the message of the run's status; ``columns``:
+    the run's status, nit, loss and grad_norm arrays, the masks ``unfit`` and ``out_of_reach``."""
+    unfit = [row.nonzero()[0] for row in unfit_mask]  # rows are 1-D: np.flatnonzero without the ravel
+    reach = [row.nonzero()[0] for row in reach_mask]
+    status, nit, loss, grad_norm = columns
     columns = zip(
-        out.status.tolist(),
-        out.nit.tolist(),
-        out.loss.tolist(),
-        out.grad_norm.tolist(),
-        p.tol.tolist(),
-        p.eta.tolist(),
-        unfit,
-        reach,
+        status.tolist(), nit.tolist(), loss.tolist(), grad_norm.tolist(), p.tol.tolist(), p.eta.tolist(), unfit, reach
     )
     messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss, re) for st, it, lo, gr, to, et, un, re in columns]
     return unfit, reach, messages
@@ -322,8 +316,10 @@ def run_prepared(
     if p.bias and W is not None:
         W = np.ascontiguousarray(W[..., :-1])
 
-    status = out.status.astype(int)  # the run's, non-finite final states already diverged (BatchOutput.overflowed)
-    unfit, reach, messages = _messages(p, out, steps)
+    # The run's outcomes, each field read once (a bound attribute costs a call); the status is final:
+    # non-finite final states are diverged already (BatchOutput.overflowed).
+    status, nit, loss, grad_norm = out.status.astype(int), out.nit, out.loss, out.grad_norm
+    unfit, reach, messages = _messages(p, (status, nit, loss, grad_norm), out.unfit, out.out_of_reach, steps)
     if 2 in status.tolist():
         _divergence_messages(p, out, status, messages)
     if on_divergence == "raise" and 2 in status.tolist():
@@ -334,9 +330,9 @@ def run_prepared(
     arrays = dict(W=W, alpha=alpha, beta=beta, W0=W0, alpha0=p.alpha0, beta0=p.beta0, **two_layer)
     numbers = (
         ("eta", p.eta, float),
-        ("loss", out.loss, float),
-        ("grad_norm", out.grad_norm, float),
-        ("nit", out.nit, int),
+        ("loss", loss, float),
+        ("grad_norm", grad_norm, float),
+        ("nit", nit, int),
         ("status", status, status_of),
         ("pattern_stable_step", out.pattern_stable_step, int),
         ("tol", p.tol, float),
