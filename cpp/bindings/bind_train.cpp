@@ -55,17 +55,20 @@ static void bind_model_settings(py::module_& m) {
     py::native_enum<Loss> loss_enum(m, "Loss", "enum.IntEnum");
     for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
     loss_enum.finalize();
+    py::class_<LossTraits>(m, "LossTraits", "A row of the loss table (gd/model.hpp, loss_traits): read-only.")
+        .def_readonly("loss", &LossTraits::loss, "The loss this row describes.")
+        .def_readonly("name", &LossTraits::name, "The loss's name (\"square\", \"logistic\").")
+        .def_readonly("curvature_denominator", &LossTraits::curvature_denominator,
+                      "The loss's curvature in the predictions is at most 1 / (curvature_denominator * (n if "
+                      "per_example else 1)).")
+        .def_readonly("per_example", &LossTraits::per_example,
+                      "Whether the curvature bound is divided by the number of examples (a mean).")
+        .def_readonly("relative_tol", &LossTraits::relative_tol,
+                      "True: the default tolerance is tol_factor sqrt(mu_1) ||y||; False: 0 (never stop early).")
+        .def_readonly("labels_pm1", &LossTraits::labels_pm1, "True: labels must lie in {-1, +1}.");
     m.def(
-        "loss_traits",
-        [](Loss loss) {
-            const LossTraits& t = loss_traits(loss);
-            py::dict d;
-            d["name"] = t.name;
-            d["relative_tol"] = t.relative_tol;
-            d["labels_pm1"] = t.labels_pm1;
-            return d;
-        },
-        py::arg("loss"), "The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.");
+        "loss_traits", [](Loss loss) -> const LossTraits& { return loss_traits(loss); }, py::arg("loss"),
+        py::return_value_policy::reference, "The loss table's row (gd/model.hpp) of a loss, a LossTraits.");
     py::native_enum<Reduction>(m, "Reduction", "enum.IntEnum",
                                "The square loss's reductions (gd/model.hpp): half_sum, sum, mean.")
         .value("half_sum", Reduction::half_sum)
@@ -103,6 +106,43 @@ static void bind_model_settings(py::module_& m) {
         .def_readwrite("train_outer", &GDSettings::train_outer)
         .def_readwrite("output_scale", &GDSettings::output_scale)
         .def("validate", &GDSettings::validate);
+}
+
+// The outcomes of run_dual_batch / run_dense_batch (engine_batch.hpp): read-only, the arrays are
+// the ones the run filled (no copies).
+static void bind_batch_output(py::module_& m) {
+    py::class_<BatchHistory>(m, "BatchHistory",
+                             "The states a batched run kept (engine_batch.hpp): arrays (B, R, ...) padded to the "
+                             "longest history with steps -1, loss, states and outer weights NaN, mask 0; read-only.")
+        .def_readonly("steps", &BatchHistory::steps, "(B, R) int64: the GD step of each kept state.")
+        .def_readonly("loss", &BatchHistory::loss, "(B, R): the loss at each kept state.")
+        .def_readonly("outer", &BatchHistory::outer,
+                      "(B, R, m): the effective outer weights c a_k at each kept state, or None (not kept).")
+        .def_readonly("beta", &BatchHistory::beta, "(B, R, m, n): beta at each kept state, or None (states not kept).")
+        .def_readonly("alpha", &BatchHistory::alpha, "(B, R, m, n): alpha at each kept state, or None.")
+        .def_readonly("mask", &BatchHistory::mask, "(B, R, m, n) uint8: the activation masks beta > 0, or None.");
+    py::class_<Outcomes>(m, "BatchOutput",
+                         "The per-problem outcomes of a batched run (run_dual_batch, run_dense_batch); read-only.")
+        .def_readonly("status", &Outcomes::status,
+                      "(B) int32: the Status values; a run whose final state is not finite is diverged (see "
+                      "overflowed).")
+        .def_readonly("nit", &Outcomes::nit, "(B) int64: GD steps taken.")
+        .def_readonly("pattern_stable_step", &Outcomes::pattern_stable_step,
+                      "(B) int64: the first step after which no activation mask changed again.")
+        .def_readonly("n_records", &Outcomes::n_records, "(B) int64: the states kept in the history.")
+        .def_readonly("loss", &Outcomes::loss, "(B): the final loss.")
+        .def_readonly("grad_norm", &Outcomes::grad_norm, "(B): the gradient norm at the final state.")
+        .def_readonly("unfit", &Outcomes::unfit,
+                      "(B, n) uint8: 1 where a stalled run leaves the example unfit (example_unfit), 0 elsewhere.")
+        .def_readonly("out_of_reach", &Outcomes::out_of_reach,
+                      "(B, n) uint8: 1 where no neuron can output the sign of the example's label.")
+        .def_readonly("finite", &Outcomes::finite,
+                      "(B) uint8: 1 where the final loss, gradient norm, alpha, beta and W (where the run formed "
+                      "it) are all finite.")
+        .def_readonly("overflowed", &Outcomes::overflowed,
+                      "(B) uint8: 1 where the engine stopped without diverging but the final state was not finite, "
+                      "so the status was made diverged (and unfit cleared).")
+        .def_readonly("history", &Outcomes::history, "The BatchHistory when one was kept, or None.");
 }
 
 static void bind_dual_runs(py::module_& m) {
@@ -166,7 +206,8 @@ static void bind_dual_runs(py::module_& m) {
         "(B, n, d), W0 and W (B, m, d) and "
         "alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as "
         "weights_from_dual_batch writes it). The outcomes' \"finite\" (B) is 1 where the final loss, gradient norm, "
-        "alpha, beta (and W) are all finite. progress(steps), if given, is called with the steps of the batch so "
+        "alpha, beta (and W) are all finite; where it is not, the status is diverged. Returns a BatchOutput. "
+        "progress(steps), if given, is called with the steps of the batch so "
         "far while it runs (the results are the same).");
 }
 
@@ -398,6 +439,7 @@ static void bind_weights_and_dense_runs(py::module_& m) {
                     out.store(b, v.run(engine, h), engine);
                     W_b = engine.W();
                     v.store(engine, outer.ndim() == 2);
+                    if (!all_finite(W_b)) out.finite.mutable_data()[b] = 0;
                 });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("outer").noconvert(), py::arg("W").noconvert(),
@@ -406,12 +448,13 @@ static void bind_weights_and_dense_runs(py::module_& m) {
         py::arg("output_bias").noconvert().none(true) = py::none(),
         py::arg("loss_weights").noconvert().none(true) = py::none(), py::arg("progress").none(true) = py::none(),
         "Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and "
-        "outer when it is (B, m) (a trained outer layer); output_bias, loss_weights and progress as in "
-        "run_dual_batch.");
+        "outer when it is (B, m) (a trained outer layer); output_bias, loss_weights, progress and the returned "
+        "BatchOutput as in run_dual_batch (its \"finite\" includes W).");
 }
 
 void bind_train(py::module_& m) {
     bind_model_settings(m);
+    bind_batch_output(m);
     bind_dual_runs(m);
     bind_default_offset(m);
     bind_prepare(m);

@@ -20,12 +20,22 @@
 namespace relucore::bindings {
 
 namespace py = pybind11;
+// The recorded states of a batch (bound as _core.BatchHistory, read-only): arrays (B, R_max, ...)
+// padded with steps -1, loss, states and outer weights NaN, mask 0. outer, beta, alpha and mask
+// are None when they were not kept.
+struct BatchHistory {
+    CArray<std::int64_t> steps;
+    CArray<double> loss;
+    std::optional<CArray<double>> outer, beta, alpha;
+    std::optional<CArray<std::uint8_t>> mask;
+};
+
 // Per-problem histories that grow with the run (GrowingHistory): memory
 // follows the steps actually run, not the step budget. history = {"limit": R,
 // "states": bool, "outer": m (keep the outer weights; 0 or absent: not)} with R
 // the most slots a run can fill (0 or absent: none);
-// "initial" (optional) the first chunk. After the runs, to_dict() copies them
-// into arrays (B, R_max, ...) padded with steps -1, loss and states NaN, mask 0.
+// "initial" (optional) the first chunk. After the runs, collect() copies them
+// into a BatchHistory.
 struct HistoryStores {
     std::vector<std::unique_ptr<GrowingHistory>> stores;
     std::int64_t limit = 0, initial = 64;
@@ -53,8 +63,7 @@ struct HistoryStores {
             if (g && g->failed()) return true;
         return false;
     }
-    py::dict to_dict(Index m, Index n) const {
-        py::dict d;
+    BatchHistory collect(Index m, Index n) const {
         const auto B = static_cast<py::ssize_t>(stores.size());
         std::int64_t R = 0;
         for (const auto& g : stores) R = std::max(R, g->count());
@@ -67,8 +76,7 @@ struct HistoryStores {
             std::copy_n(g.steps().data(), g.count(), steps.mutable_data() + b * R);
             std::copy_n(g.loss().data(), g.count(), loss.mutable_data() + b * R);
         }
-        d["steps"] = steps;
-        d["loss"] = loss;
+        BatchHistory d{steps, loss};
         if (m_outer > 0) {
             CArray<double> outer({B, static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(m_outer)});
             std::fill_n(outer.mutable_data(), outer.size(), std::numeric_limits<double>::quiet_NaN());
@@ -76,7 +84,7 @@ struct HistoryStores {
                 const GrowingHistory& g = *stores[static_cast<std::size_t>(b)];
                 std::copy_n(g.outer().data(), g.count() * m_outer, outer.mutable_data() + b * R * m_outer);
             }
-            d["outer"] = outer;
+            d.outer = outer;
         }
         if (!states) return d;
         const std::vector<py::ssize_t> shape{B, static_cast<py::ssize_t>(R), m, n};
@@ -94,14 +102,14 @@ struct HistoryStores {
             std::copy_n(g.alpha().data(), used, alpha.mutable_data() + at);
             std::copy_n(g.mask().data(), used, mask.mutable_data() + at);
         }
-        d["beta"] = beta;
-        d["alpha"] = alpha;
-        d["mask"] = mask;
+        d.beta = beta;
+        d.alpha = alpha;
+        d.mask = mask;
         return d;
     }
 };
 
-// Per-problem outcome arrays returned to Python.
+// Per-problem outcome arrays returned to Python (bound as _core.BatchOutput, read-only).
 struct Outcomes {
     CArray<std::int32_t> status;
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
@@ -112,6 +120,10 @@ struct Outcomes {
     // (B): 1 where the final loss, gradient norm, alpha and beta (and W where the run formed it)
     // are all finite; a run_one that forms W clears it where W is not.
     CArray<std::uint8_t> finite;
+    // (B): 1 where settle() turned the status to diverged: the engine stopped otherwise, but the
+    // final state was not finite.
+    CArray<std::uint8_t> overflowed;
+    std::optional<BatchHistory> history;  // when one was kept
     Outcomes(Index B, Index n)
         : status(B),
           nit(B),
@@ -121,9 +133,11 @@ struct Outcomes {
           grad_norm(B),
           unfit({B, n}),
           out_of_reach({B, n}),
-          finite(B) {
+          finite(B),
+          overflowed(B) {
         std::fill_n(unfit.mutable_data(), unfit.size(), std::uint8_t(0));
         std::fill_n(finite.mutable_data(), finite.size(), std::uint8_t(1));
+        std::fill_n(overflowed.mutable_data(), overflowed.size(), std::uint8_t(0));
     }
     // Stores problem b's summary and, when it stalled, its unfit examples.
     template <class Engine>
@@ -145,18 +159,15 @@ struct Outcomes {
         loss.mutable_data()[b] = s.loss;
         grad_norm.mutable_data()[b] = s.grad_norm;
     }
-    py::dict to_dict() const {
-        py::dict d;
-        d["status"] = status;
-        d["nit"] = nit;
-        d["pattern_stable_step"] = pattern_stable_step;
-        d["n_records"] = n_records;
-        d["loss"] = loss;
-        d["grad_norm"] = grad_norm;
-        d["unfit"] = unfit;
-        d["out_of_reach"] = out_of_reach;
-        d["finite"] = finite;
-        return d;
+    // After problem b's run and finite check: no non-finite number may leave in a result that is
+    // not diverged. The engines watch the loss, but a state can overflow where the loss does not
+    // see it (an inactive unit, or W rebuilt from alpha); such a run ends diverged, with no unfit
+    // examples (they belonged to the status it no longer has).
+    void settle(Index b, Index n) {
+        if (finite.data()[b] != 0 || status.data()[b] == static_cast<std::int32_t>(Status::diverged)) return;
+        status.mutable_data()[b] = static_cast<std::int32_t>(Status::diverged);
+        overflowed.mutable_data()[b] = 1;
+        std::fill_n(unfit.mutable_data() + b * n, n, std::uint8_t(0));
     }
 };
 
@@ -210,7 +221,7 @@ struct ProblemViews {
 // settings, history, outcomes) builds problem b's engine, runs it, writes its
 // state back and stores its summary (outcomes.store); cost is the work of one
 // step of one neuron, extra_work the flops of the rest of the call. Returns the
-// per-problem outcomes as a dict of arrays (with "history" when one was kept).
+// per-problem outcomes (with their history when one was kept), each problem settled (Outcomes::settle).
 // extras: the optional output biases (B), updated in place, and loss weights (B, n).
 struct BatchExtras {
     std::optional<CArray<double>> output_bias, loss_weights;
@@ -219,7 +230,7 @@ struct BatchExtras {
 };
 
 template <class RunOne>
-py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<double>& outer, CArray<double>& alpha,
+Outcomes run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<double>& outer, CArray<double>& alpha,
                           CArray<double>& beta, const CArray<double>& eta, const CArray<double>& tol,
                           const GDSettings& settings, const py::dict& history, int n_threads, double cost,
                           double extra_work, BatchExtras& extras, RunOne&& run_one) {
@@ -267,13 +278,13 @@ py::dict run_engine_batch(Index B, Index n, const CArray<double>& y, CArray<doub
                 if (counted) v.steps_done = &steps_done;
                 run_one(b, v, s, h, out);
                 if (!v.finite(out, b)) out.finite.mutable_data()[b] = 0;
+                out.settle(b, n);
             });
         },
         counted || is_long(static_cast<double>(B) * settings.max_steps * m * cost + extra_work), tick);
     if (hist.failed()) throw std::bad_alloc();
-    py::dict d = out.to_dict();
-    if (hist.limit > 0) d["history"] = hist.to_dict(m, n);
-    return d;
+    if (hist.limit > 0) out.history = hist.collect(m, n);
+    return out;
 }
 
 }  // namespace relucore::bindings

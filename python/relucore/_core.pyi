@@ -26,6 +26,40 @@ class Loss(enum.IntEnum):
         ...
     def __format__(self, format_spec):
         ...
+class LossTraits:
+    """
+    A row of the loss table (gd/model.hpp, loss_traits): read-only.
+    """
+    @property
+    def curvature_denominator(self) -> float:
+        """
+        The loss's curvature in the predictions is at most 1 / (curvature_denominator * (n if per_example else 1)).
+        """
+    @property
+    def labels_pm1(self) -> bool:
+        """
+        True: labels must lie in {-1, +1}.
+        """
+    @property
+    def loss(self) -> Loss:
+        """
+        The loss this row describes.
+        """
+    @property
+    def name(self) -> str:
+        """
+        The loss's name ("square", "logistic").
+        """
+    @property
+    def per_example(self) -> bool:
+        """
+        Whether the curvature bound is divided by the number of examples (a mean).
+        """
+    @property
+    def relative_tol(self) -> bool:
+        """
+        True: the default tolerance is tol_factor sqrt(mu_1) ||y||; False: 0 (never stop early).
+        """
 class Reduction(enum.IntEnum):
     """
     The square loss's reductions (gd/model.hpp): half_sum, sum, mean.
@@ -129,6 +163,99 @@ class GDSettings:
     @tol.setter
     def tol(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class BatchHistory:
+    """
+    The states a batched run kept (engine_batch.hpp): arrays (B, R, ...) padded to the longest history with steps -1, loss, states and outer weights NaN, mask 0; read-only.
+    """
+    @property
+    def alpha(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        (B, R, m, n): alpha at each kept state, or None.
+        """
+    @property
+    def beta(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        (B, R, m, n): beta at each kept state, or None (states not kept).
+        """
+    @property
+    def loss(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (B, R): the loss at each kept state.
+        """
+    @property
+    def mask(self) -> numpy.typing.NDArray[numpy.uint8] | None:
+        """
+        (B, R, m, n) uint8: the activation masks beta > 0, or None.
+        """
+    @property
+    def outer(self) -> numpy.typing.NDArray[numpy.float64] | None:
+        """
+        (B, R, m): the effective outer weights c a_k at each kept state, or None (not kept).
+        """
+    @property
+    def steps(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (B, R) int64: the GD step of each kept state.
+        """
+class BatchOutput:
+    """
+    The per-problem outcomes of a batched run (run_dual_batch, run_dense_batch); read-only.
+    """
+    @property
+    def finite(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        (B) uint8: 1 where the final loss, gradient norm, alpha, beta and W (where the run formed it) are all finite.
+        """
+    @property
+    def grad_norm(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (B): the gradient norm at the final state.
+        """
+    @property
+    def history(self) -> BatchHistory | None:
+        """
+        The BatchHistory when one was kept, or None.
+        """
+    @property
+    def loss(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (B): the final loss.
+        """
+    @property
+    def n_records(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (B) int64: the states kept in the history.
+        """
+    @property
+    def nit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (B) int64: GD steps taken.
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        (B, n) uint8: 1 where no neuron can output the sign of the example's label.
+        """
+    @property
+    def overflowed(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        (B) uint8: 1 where the engine stopped without diverging but the final state was not finite, so the status was made diverged (and unfit cleared).
+        """
+    @property
+    def pattern_stable_step(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (B) int64: the first step after which no activation mask changed again.
+        """
+    @property
+    def status(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        (B) int32: the Status values; a run whose final state is not finite is diverged (see overflowed).
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        (B, n) uint8: 1 where a stalled run leaves the example unfit (example_unfit), 0 elsewhere.
+        """
 class StartSolve(enum.IntEnum):
     """
     How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).
@@ -1017,9 +1144,9 @@ def loss_curvature(loss: Loss, n: typing.SupportsInt | typing.SupportsIndex) -> 
     """
     The curvature bound L of the loss for n examples: the default step is 1 / (L ||s||^2 mu_1(K)).
     """
-def loss_traits(loss: Loss) -> dict:
+def loss_traits(loss: Loss) -> LossTraits:
     """
-    The loss table's row (gd/model.hpp): name, relative_tol, labels_pm1.
+    The loss table's row (gd/model.hpp) of a loss, a LossTraits.
     """
 def minnorm1_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sign: typing.SupportsFloat | typing.SupportsIndex, z: numpy.typing.NDArray[numpy.float64], f: numpy.typing.NDArray[numpy.float64], info: numpy.typing.NDArray[numpy.int32], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """
@@ -1057,13 +1184,13 @@ def rng_uniforms(key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.S
     """
     The first count uniforms in [0, 1) of (step, neuron, stream) as the engine draws them.
     """
-def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
+def run_dense_batch(X: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> BatchOutput:
     """
-    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias, loss_weights and progress as in run_dual_batch.
+    Runs the weight-space engine on B problems; W (B, m, d) and alpha are updated in place, beta written, and outer when it is (B, m) (a trained outer layer); output_bias, loss_weights, progress and the returned BatchOutput as in run_dual_batch (its "finite" includes W).
     """
-def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
+def run_dual_batch(K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: GDSettings, history: dict, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, X: numpy.typing.NDArray[numpy.float64] | None = None, W0: numpy.typing.NDArray[numpy.float64] | None = None, alpha0: numpy.typing.NDArray[numpy.float64] | None = None, W: numpy.typing.NDArray[numpy.float64] | None = None, output_bias: numpy.typing.NDArray[numpy.float64] | None = None, loss_weights: numpy.typing.NDArray[numpy.float64] | None = None, progress: typing.Any = None) -> BatchOutput:
     """
-    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite. progress(steps), if given, is called with the steps of the batch so far while it runs (the results are the same).
+    Runs the primal-dual engine on B problems (per-problem eta and tol); alpha and beta (B, m, n) are updated in place, and outer when it is (B, m) (a trained outer layer). output_bias (B), updated in place, gives each network an output bias, loss_weights (B, n) weighs the examples (set_output_bias, set_loss_weights). Given X (B, n, d), W0 and W (B, m, d) and alpha0 (B, m, n), each problem's final W = W0 + (alpha - alpha0) X is written into W after its run (as weights_from_dual_batch writes it). The outcomes' "finite" (B) is 1 where the final loss, gradient norm, alpha, beta (and W) are all finite; where it is not, the status is diverged. Returns a BatchOutput. progress(steps), if given, is called with the steps of the batch so far while it runs (the results are the same).
     """
 def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, K: numpy.typing.NDArray[numpy.float64], y: numpy.typing.NDArray[numpy.float64], n_threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
     """

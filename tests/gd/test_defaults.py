@@ -46,10 +46,23 @@ def test_default_tolerance_is_relative_for_square_and_zero_for_logistic():
 
 def test_the_loss_table_drives_label_checks_in_train_and_trainer(problem):
     X, y = problem(1)
-    assert _core.loss_traits(_core.Loss.logistic)["labels_pm1"]
+    assert _core.loss_traits(_core.Loss.logistic).labels_pm1
     with pytest.raises(ValueError, match="loss='logistic' needs labels in"):
         relucore.train(X, y, loss="logistic")
     t = relucore.Trainer(X, np.sign(y), loss="logistic")
     with pytest.raises(ValueError, match="loss='logistic' needs labels in"):
         t.set_labels(y)
     t.set_labels(-np.sign(y))
+
+
+@pytest.mark.parametrize("loss", list(_core.Loss))
+def test_loss_traits_is_the_bound_row(loss):
+    """``_core.loss_traits`` returns the table's row as a read-only bound class, whose flags drive the
+    Python rules (default tol and label checks)."""
+    t = _core.loss_traits(loss)
+    assert type(t) is _core.LossTraits and t.loss == loss and t.name == loss.name
+    assert t.relative_tol == (loss == _core.Loss.square) and t.labels_pm1 == (loss == _core.Loss.logistic)
+    assert t.per_example == (loss == _core.Loss.logistic) and t.curvature_denominator > 0
+    assert defaults.loss_traits(loss.name) is defaults.loss_traits(loss.name)
+    with pytest.raises(AttributeError):
+        t.relative_tol = not t.relative_tol

@@ -128,9 +128,9 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
 
 
 @functools.lru_cache(maxsize=None)
-def loss_traits(loss: str) -> dict:
-    """The C++ loss table's row for ``loss``: ``relative_tol``, ``labels_pm1`` (relucore/gd/model.hpp).
-    Read once per loss (the table is constant); the dict is shared, so read it, do not change it."""
+def loss_traits(loss: str) -> "_core.LossTraits":
+    """The C++ loss table's row for ``loss`` (relucore/gd/model.hpp), a read-only ``_core.LossTraits``
+    with ``relative_tol``, ``labels_pm1``, ...; read once per loss (the table is constant)."""
     traits = _LOSS_TRAITS.get(loss)
     if traits is None:
         traits = _LOSS_TRAITS[loss] = _core.loss_traits(getattr(_core.Loss, loss))
@@ -142,7 +142,7 @@ _LOSS_TRAITS: dict = {}  # loss name -> its row of the C++ table, read once
 
 def check_labels_for_loss(y: np.ndarray, loss: str) -> None:
     """Refuses labels the loss cannot take (the logistic loss needs y in {-1, +1})."""
-    if loss_traits(loss)["labels_pm1"] and not np.all(np.abs(y) == 1):
+    if loss_traits(loss).labels_pm1 and not np.all(np.abs(y) == 1):
         bad = y[np.abs(y) != 1][0]
         raise ValueError(f"loss={loss!r} needs labels in {{-1, +1}}: y has {bad:g}")
 
@@ -168,7 +168,7 @@ def default_tol(mu1: np.ndarray, y: np.ndarray, loss: str, h0: Optional[np.ndarr
     stationary point (zero gradient) counts as converged. The rule is the C++ one
     (``default_tolerance`` of relucore/gd/positive_start.hpp), which the prepare step applies.
     """
-    if not loss_traits(loss)["relative_tol"]:
+    if not loss_traits(loss).relative_tol:
         return np.zeros(y.shape[0])
     y_norm = np.linalg.norm(y, axis=1)
     h0_norm = y_norm if h0 is None else np.linalg.norm(h0, axis=1)

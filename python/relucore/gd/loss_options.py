@@ -126,7 +126,7 @@ def prepare_loss_options(X, y, gram, o, prepare):
         if o.eta is None:
             p.eta = np.asarray(default_eta(p.largest_eigenvalue(), p.signs, p.loss, n), dtype=float) / top
             p.eta = np.array(np.broadcast_to(p.eta, (B,)))
-        if o.tol is None and loss_traits(p.loss)["relative_tol"]:
+        if o.tol is None and loss_traits(p.loss).relative_tol:
             p.tol = _weighted_tol(p, omega, bias)
     p.loss_weights = omega
     p.output_bias = bias

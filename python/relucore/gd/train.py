@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
@@ -311,19 +310,14 @@ def _history_request(B: int, m: int, n: int, steps: int, record: int, outer: boo
     return {"limit": R, "states": True, "outer": m if outer else 0}
 
 
-def _messages(p: Prepared, out: dict, steps: int):
-    """Per problem: the unfit examples (indices) and the message of the engine's status."""
-    unfit = [row.nonzero()[0] for row in out["unfit"]]  # rows are 1-D: np.flatnonzero without the ravel
-    reach = [row.nonzero()[0] for row in out["out_of_reach"]]
+def _messages(p: Prepared, columns, unfit_mask, reach_mask, steps: int):
+    """Per problem: the unfit examples (indices) and the message of the run's status; ``columns``:
+    the run's status, nit, loss and grad_norm arrays, the masks ``unfit`` and ``out_of_reach``."""
+    unfit = [row.nonzero()[0] for row in unfit_mask]  # rows are 1-D: np.flatnonzero without the ravel
+    reach = [row.nonzero()[0] for row in reach_mask]
+    status, nit, loss, grad_norm = columns
     columns = zip(
-        out["status"].tolist(),
-        out["nit"].tolist(),
-        out["loss"].tolist(),
-        out["grad_norm"].tolist(),
-        p.tol.tolist(),
-        p.eta.tolist(),
-        unfit,
-        reach,
+        status.tolist(), nit.tolist(), loss.tolist(), grad_norm.tolist(), p.tol.tolist(), p.eta.tolist(), unfit, reach
     )
     messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss, re) for st, it, lo, gr, to, et, un, re in columns]
     return unfit, reach, messages
@@ -344,20 +338,23 @@ def run_prepared(
     bias_out = None if p.output_bias is None else p.output_bias.copy()  # the engines update it in place
     bar = None if progress is False else progress_bar(progress, B * steps, "train", "step")
     try:
-        out = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer, bias_out, bar)
+        # W: the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X (None in Gram-only mode)
+        out, W = _run_engine(p, engine, alpha, beta, settings, hist, n_threads, outer, bias_out, bar)
     finally:
         if bar is not None:
             bar.close()
     if p.scaling is not None:
-        _scale_back_run(p, out, alpha, beta)
-    W = out.pop("W", None)  # the weight engine's, or the dual run's W = W0 + (alpha - alpha0) X
+        _scale_back_run(p, out, alpha, beta, W)
     two_layer = _two_layer_fields(p, W, outer)
     if p.bias and W is not None:
         W = np.ascontiguousarray(W[..., :-1])
 
-    status = out["status"].astype(int)
-    unfit, reach, messages = _messages(p, out, steps)
-    _mark_divergence(p, out, alpha, beta, W, status, unfit, messages, W_checked=engine == "dual")
+    # The run's outcomes, each field read once (a bound attribute costs a call); the status is final:
+    # non-finite final states are diverged already (BatchOutput.overflowed).
+    status, nit, loss, grad_norm = out.status.astype(int), out.nit, out.loss, out.grad_norm
+    unfit, reach, messages = _messages(p, (status, nit, loss, grad_norm), out.unfit, out.out_of_reach, steps)
+    if 2 in status.tolist():
+        _divergence_messages(p, out, status, messages)
     if on_divergence == "raise" and 2 in status.tolist():
         b = int(np.flatnonzero(status == 2)[0])
         raise DivergenceError(("problem %d: " % b if p.batched else "") + messages[b])
@@ -366,11 +363,11 @@ def run_prepared(
     arrays = dict(W=W, alpha=alpha, beta=beta, W0=W0, alpha0=p.alpha0, beta0=p.beta0, **two_layer)
     numbers = (
         ("eta", p.eta, float),
-        ("loss", out["loss"], float),
-        ("grad_norm", out["grad_norm"], float),
-        ("nit", out["nit"], int),
+        ("loss", loss, float),
+        ("grad_norm", grad_norm, float),
+        ("nit", nit, int),
         ("status", status, status_of),
-        ("pattern_stable_step", out["pattern_stable_step"], int),
+        ("pattern_stable_step", out.pattern_stable_step, int),
         ("tol", p.tol, float),
     )
     if p.output_bias is not None:
@@ -395,47 +392,44 @@ def run_prepared(
     )
 
 
-def _scale_back_run(p: Prepared, out: dict, alpha, beta) -> None:
-    """A run on exactly rescaled data (relucore._scaling) back in the caller's units, in place;
-    refuses a result that float64 cannot represent there."""
-    arrays = ((alpha, scaling.ALPHA), (beta, scaling.Y), (out.get("W"), scaling.W))
-    numbers = ((out["loss"][:, None], scaling.LOSS, True), (out["grad_norm"][:, None], scaling.GRAD, True))
-    p.scaling.check_representable(arrays + numbers, p.batched, ok=out["status"] == int(_core.Status.diverged))
+def _scale_back_run(p: Prepared, out, alpha, beta, W) -> None:
+    """A run on exactly rescaled data (relucore._scaling) back in the caller's units, in place (the
+    arrays of ``out``, a ``_core.BatchOutput``, too); refuses a result that float64 cannot represent
+    there."""
+    arrays = ((alpha, scaling.ALPHA), (beta, scaling.Y), (W, scaling.W))
+    numbers = ((out.loss[:, None], scaling.LOSS, True), (out.grad_norm[:, None], scaling.GRAD, True))
+    p.scaling.check_representable(arrays + numbers, p.batched, ok=out.status == int(_core.Status.diverged))
     sc = p.scale_back()
     sc.up_all(arrays + numbers)
-    h = out.get("history")
+    h = out.history
     if h is not None:
-        sc.up_all(
-            tuple(
-                (h.get(key), unit)
-                for key, unit in (("loss", scaling.LOSS), ("beta", scaling.Y), ("alpha", scaling.ALPHA))
-            )
-        )
+        sc.up_all(((h.loss, scaling.LOSS), (h.beta, scaling.Y), (h.alpha, scaling.ALPHA)))
 
 
 _UNBATCHED = ("output_scale", "train_outer")  # fields of _two_layer_fields without a batch axis
 
 
-def _history(p: Prepared, out: dict, record: int) -> Optional[History]:
-    """The engines' recorded states as a :class:`History` (batched, or trimmed for one problem)."""
+def _history(p: Prepared, out, record: int) -> Optional[History]:
+    """The engines' recorded states (``out.history``, a ``_core.BatchHistory``) as a :class:`History`
+    (batched, or trimmed for one problem)."""
     if record <= 0:
         return None
-    h = out["history"]
-    outer = h.get("outer")
+    h = out.history
+    outer = h.outer
     if outer is not None and p.output_scale != 1.0:
         outer = outer / p.output_scale  # the engines keep c a_k; the history reports a_k
     history = History(
-        steps=h["steps"],
-        loss=h["loss"],
-        beta=h["beta"],
-        alpha=h["alpha"],
-        mask=h["mask"].view(bool),
-        n_records=out["n_records"].copy(),
+        steps=h.steps,
+        loss=h.loss,
+        beta=h.beta,
+        alpha=h.alpha,
+        mask=h.mask.view(bool),
+        n_records=out.n_records.copy(),
         outer=outer,
     )
     if p.batched:
         return history
-    r = int(out["n_records"][0])
+    r = int(out.n_records[0])
     return History(
         steps=history.steps[0, :r],
         loss=history.loss[0, :r],
@@ -471,56 +465,24 @@ def _two_layer_fields(p: Prepared, W, outer) -> dict:
     return fields
 
 
-def _mark_divergence(p: Prepared, out: dict, alpha, beta, W, status, unfit, messages, W_checked: bool) -> None:
-    """Marks diverged the problems whose final state is not finite, and completes their messages.
+def _divergence_messages(p: Prepared, out, status, messages) -> None:
+    """Completes the messages of the diverged problems, in place.
 
-    No non-finite number may leave in a result that is not marked diverged: the engines watch
-    the loss, but a state can overflow where the loss does not see it (inactive units, or W
-    rebuilt from alpha). ``status``, ``unfit`` and ``messages`` are updated in place.
-    ``out["finite"]`` is the run's own test of the final loss, gradient norm, alpha and beta
-    per problem, and of W (all its columns) where ``W_checked`` (the dual run formed it).
+    A run the engine stopped as diverged names a step known to work when its own was larger: the
+    monotone-descent step of default_eta. A run whose final state was not finite though the engine
+    did not see it (``out.overflowed``: an inactive, overflowed unit, or W rebuilt from alpha) says so.
     """
-    if 2 not in status.tolist() and 0 not in out["finite"].tolist() and (W_checked or _all_finite(W)):
-        return  # the common case: nothing diverged and every number is finite
     B = status.shape[0]
-    nit, loss, grad_norm = out["nit"], out["loss"], out["grad_norm"]
-    finite = np.isfinite(loss) & np.isfinite(grad_norm)
-    if not _all_finite(alpha, beta, W):
-        finite &= np.isfinite(alpha).all(axis=(1, 2)) & np.isfinite(beta).all(axis=(1, 2))
-        if W is not None:
-            finite &= np.isfinite(W).all(axis=(1, 2))
-    diverged = status == 2
-    if diverged.any():
-        # Name a step that is known to work: the monotone-descent step of default_eta.
-        safe = np.broadcast_to(default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1]), (B,))
-        for b in np.flatnonzero(diverged & (p.eta > safe)):
-            messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
-    if not finite.all():
-        for b in np.flatnonzero(~finite & ~diverged):
-            status[b] = 2
-            messages[b] = overflow_message(int(nit[b]), float(p.eta[b]))
-            unfit[b] = unfit[b][:0]
+    overflowed = out.overflowed.view(bool)
+    safe = np.broadcast_to(default_eta(p.largest_eigenvalue(), p.signs, p.loss, p.y.shape[1]), (B,))
+    for b in np.flatnonzero((status == 2) & ~overflowed & (p.eta > safe)):
+        messages[b] += f"; the default step 1/(L ||s||^2 mu_1(K)) is {float(safe[b]):.3g}"
+    for b in np.flatnonzero(overflowed):
+        messages[b] = overflow_message(int(out.nit[b]), float(p.eta[b]))
 
 
-def _all_finite(*arrays) -> bool:
-    """Whether every entry of the arrays (None skipped) is finite.
-
-    A small array is summed as Python floats, which cannot hide a NaN or an infinity (they
-    propagate, and an infinity cannot cancel to a finite sum) and overflow without a warning;
-    only a non-finite sum (overflow can cause one too) needs the ``isfinite`` pass that larger
-    arrays take directly (``logical_and.reduce``: ``ndarray.all`` without its Python wrapper).
-    """
-    for a in arrays:
-        if a is None:
-            continue
-        if a.size <= 64 and math.isfinite(sum(a.ravel().tolist())):
-            continue
-        if not np.logical_and.reduce(np.isfinite(a), axis=None):
-            return False
-    return True
-
-
-def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer, output_bias=None, bar=None) -> dict:
+def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, outer, output_bias=None, bar=None):
+    """Runs the engine: ``(the _core.BatchOutput, the final W or None)``."""
     shared = dict(
         y=p.y,
         outer=outer,
@@ -538,14 +500,10 @@ def _run_engine(p: Prepared, engine, alpha, beta, settings, hist, n_threads, out
         shared["progress"] = lambda done: bar.update(done - bar.n)
     if engine == "dual":
         if p.X is None:
-            return dict(_core.run_dual_batch(K=p.K, **shared))
+            return _core.run_dual_batch(K=p.K, **shared), None
         # The final W = W0 + (alpha - alpha0) X is formed in the same call, after each problem's run.
         W = p.take_W_room()
-        out = _core.run_dual_batch(K=p.K, **shared, X=p.X, W0=p.W0, alpha0=p.alpha0, W=W)  # a new dict
-        out["W"] = W
-        return out
+        return _core.run_dual_batch(K=p.K, **shared, X=p.X, W0=p.W0, alpha0=p.alpha0, W=W), W
     W = p.take_W_room()
     W[...] = p.W0
-    out = dict(_core.run_dense_batch(X=p.X, W=W, **shared))
-    out["W"] = W
-    return out
+    return _core.run_dense_batch(X=p.X, W=W, **shared), W
