@@ -3,13 +3,17 @@
 // starting point come from the Python layer; this file only owns the engine,
 // releases the GIL around its steps and exposes its state as read-only numpy
 // views (the trainer object is the views' base, so they stay valid).
-#include "certify_dict.hpp"
+#include "certificate_types.hpp"
 #include "common.hpp"
+
+#include <pybind11/stl.h>
 
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <optional>
 #include <vector>
 #include <memory>
 
@@ -98,25 +102,80 @@ py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t
     return a;
 }
 
-// The run's summary; "unfit" lists the examples example_unfit() reports when
-// the run stalled (empty otherwise).
-py::dict summary_dict(const RunSummary& s, const DualGD& e) {
-    py::dict d;
+// DualTrainer.run's result (_core.TrainerRunOutput): the engine's RunSummary, whether the state it
+// stopped at is finite, and the examples example_unfit() reports when the run stalled (empty
+// otherwise) and those out of reach of every neuron.
+struct TrainerRunOutput {
+    RunSummary summary;
+    bool finite = true;
+    py::array_t<std::int64_t> unfit, out_of_reach;
+};
+
+py::array_t<std::int64_t> index_array(const std::vector<std::int64_t>& v) {
+    return py::array_t<std::int64_t>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+TrainerRunOutput run_output(const RunSummary& s, const DualGD& e) {
+    TrainerRunOutput out;
+    out.summary = s;
+    out.finite = e.alpha().allFinite() && e.beta().allFinite() && std::isfinite(s.loss) && std::isfinite(s.grad_norm);
     std::vector<std::int64_t> unfit;
     if (s.status == Status::stalled)
         for (Index i = 0; i < e.n_samples(); ++i)
             if (example_unfit(e, i)) unfit.push_back(i);
-    d["unfit"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(unfit.size()), unfit.data());
+    out.unfit = index_array(unfit);
     std::vector<std::int64_t> reach;
     for (Index i = 0; i < e.n_samples(); ++i)
         if (out_of_reach(e.outer().data(), e.outer().size(), e.settings().model, e.labels()[i])) reach.push_back(i);
-    d["out_of_reach"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(reach.size()), reach.data());
-    d["status"] = s.status;
-    d["nit"] = s.nit;
-    d["loss"] = s.loss;
-    d["grad_norm"] = s.grad_norm;
-    d["pattern_stable_step"] = s.pattern_stable_step;
-    return d;
+    out.out_of_reach = index_array(reach);
+    return out;
+}
+
+// DualTrainer.run_to_certificate's result (_core.LimitRunOutput): the last run's summary, whether the
+// run diverged (then there is no certificate), the last try of the proof, and whether the run stopped
+// on a final phase that is not strictly contracting (and since which step it found one).
+struct LimitRunOutput {
+    RunSummary summary;
+    bool diverged = false;
+    std::optional<flow::GDCertificate> certificate;
+    bool noncontracting_stop = false;
+    std::int64_t noncontracting_since = -1;
+};
+
+void bind_run_outputs(py::module_& m) {
+    py::class_<TrainerRunOutput>(m, "TrainerRunOutput", "The result of DualTrainer.run (private: relucore.Trainer).")
+        .def_property_readonly(
+            "status", [](const TrainerRunOutput& o) { return o.summary.status; }, "How the run ended (Status).")
+        .def_property_readonly(
+            "nit", [](const TrainerRunOutput& o) { return o.summary.nit; }, "The engine's step count at the end.")
+        .def_property_readonly(
+            "loss", [](const TrainerRunOutput& o) { return o.summary.loss; }, "Loss of the final state.")
+        .def_property_readonly(
+            "grad_norm", [](const TrainerRunOutput& o) { return o.summary.grad_norm; },
+            "||grad_W R||_F at the final state.")
+        .def_property_readonly(
+            "pattern_stable_step", [](const TrainerRunOutput& o) { return o.summary.pattern_stable_step; },
+            "First step after which no mask changed.")
+        .def_readonly("finite", &TrainerRunOutput::finite,
+                      "Whether alpha, beta, the loss and its gradient norm are finite.")
+        .def_readonly("unfit", &TrainerRunOutput::unfit, "The examples the state leaves unfit when it stalled, int64.")
+        .def_readonly("out_of_reach", &TrainerRunOutput::out_of_reach,
+                      "The examples no neuron can fit (their label's sign is out of reach), int64.");
+    py::class_<LimitRunOutput>(m, "LimitRunOutput",
+                               "The result of DualTrainer.run_to_certificate (private: relucore.gd.limit).")
+        .def_property_readonly(
+            "status", [](const LimitRunOutput& o) { return o.summary.status; }, "How the last GD run ended (Status).")
+        .def_property_readonly(
+            "pattern_stable_step", [](const LimitRunOutput& o) { return o.summary.pattern_stable_step; },
+            "First step after which no mask changed.")
+        .def_readonly("diverged", &LimitRunOutput::diverged,
+                      "Whether the run diverged (its state is not finite): then certificate is None.")
+        .def_readonly("certificate", &LimitRunOutput::certificate,
+                      "The last try of the proof (CertificateOutput), None when the run diverged.")
+        .def_readonly("noncontracting_stop", &LimitRunOutput::noncontracting_stop,
+                      "Whether the run stopped on a final phase that is not strictly contracting.")
+        .def_readonly("noncontracting_since", &LimitRunOutput::noncontracting_since,
+                      "The step of the first try that found the final phase not strictly contracting (-1: none).");
 }
 
 }  // namespace
@@ -171,8 +230,8 @@ static void bind_trainer_construction_and_step(py::class_<DualTrainer>& cls) {
 // GD in doubling chunks, the proof tried after each chunk over which the pattern held (and at the
 // end), the next try at the step a failed one names. Returns the last run's status and stable step,
 // and the last try (None when the run diverged: Python names the reason).
-static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, const CArray<double>& y,
-                                   const CArray<double>& signs, double tol, std::int64_t max_steps) {
+static LimitRunOutput run_to_certificate(DualTrainer& t, const CArray<double>& K, const CArray<double>& y,
+                                         const CArray<double>& signs, double tol, std::int64_t max_steps) {
     DualTrainer::Busy busy(t);
     DualGD& e = t.engine();
     const Index n = K.shape(0);
@@ -238,21 +297,20 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
         }
         chunk *= 2;
     }
-    py::dict d;
-    d["status"] = summary.status;
-    d["pattern_stable_step"] = summary.pattern_stable_step;
-    d["certificate"] = diverged ? py::object(py::none()) : py::object(certificate_dict(cert));
-    d["noncontracting_stop"] = noncontracting;
-    d["noncontracting_since"] = noncontracting_since;
-    return d;
+    LimitRunOutput out;
+    out.summary = summary;
+    out.diverged = diverged;
+    if (!diverged) out.certificate = std::move(cert);
+    out.noncontracting_stop = noncontracting;
+    out.noncontracting_since = noncontracting_since;
+    return out;
 }
 
 static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
     cls.def("run_to_certificate", &run_to_certificate, py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("tol"),
             py::arg("max_steps"),
             "train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof "
-            "holds, the run stops or max_steps; dict with the last run's status and pattern_stable_step and the "
-            "last try of the proof (as _core.certify_gd; None when the run diverged).");
+            "holds, the run stops or max_steps; a LimitRunOutput.");
     cls.def(
            "run",
            [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
@@ -300,12 +358,12 @@ static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
                }
                t.in_run_ = false;
                if (callback_error) std::rethrow_exception(callback_error);
-               return summary_dict(summary, e);
+               return run_output(summary, e);
            },
            py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
            "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
            "callback() is called with the GIL every `every` steps (it may step or change the trainer) "
-           "and stops the run by returning True.")
+           "and stops the run by returning True; a TrainerRunOutput.")
         .def(
             "set_labels",
             [](DualTrainer& t, const CArray<double>& y) {
@@ -441,6 +499,8 @@ static py::tuple example_states(const CArray<double>& beta, const CArray<double>
 void bind_trainer(py::module_& m) {
     m.def("example_states", &example_states, py::arg("beta"), py::arg("y"), py::arg("outer"),
           "(unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).");
+    bind_certificate_types(m);  // before the first signature that names them (bind_flow.cpp's too)
+    bind_run_outputs(m);
     py::class_<DualTrainer> cls(m, "DualTrainer",
                                 "One primal-dual GD engine kept between calls (private: use relucore.Trainer).");
     bind_trainer_construction_and_step(cls);

@@ -118,7 +118,7 @@ class CertifiedResult(TrainResult):
     certificate: Optional[object] = None
 
 
-def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict:
+def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None):
     """The linear dynamics of one activation pattern in modal form (docs/math.md §13).
 
     Computed in C++ (``relucore/gd/linear_phase.hpp``, shared with :func:`relucore.flow`).
@@ -126,21 +126,22 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
     ``r_A`` decays as ``exp(-M t) r_A`` (flow) or ``(I - eta M)^t r_A`` (GD) and
     ``beta_k(t) = beta_inf_k + B_k M^{-1} r_A(t)``, ``alpha_k(t) = alpha_inf_k + C_k M^{-1} r_A(t)``.
 
-    Returns a dict with ``A`` (indices of the examples active in some neuron), ``M``,
+    Returns the phase (read-only attributes, every array a copy): ``A`` (indices of the examples active
+    in some neuron), ``M``,
     ``lam`` and ``V`` (``M = V diag(lam) V^T``), ``c = V^T r_A``, ``z = M^{-1} r_A``,
     ``B``, ``C`` (m, n, ``|A|``), ``beta_inf``, ``alpha_inf`` and ``r`` (the full residual). The flow
     passes ``r`` (carried in modal form from the previous phase, so that it keeps its relative
     accuracy when it is far below the rounding level of ``beta``); by default it is computed from beta.
     """
     sliding = np.zeros(np.shape(active), dtype=bool) if sliding is None else sliding
-    return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
+    return _core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r)
 
 
 def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     """The certificate of the state ``(alpha, beta)`` at GD step ``step``, and the linear phase.
 
-    Returns ``(Certificate, phase dict)``; ``phase["alpha_inf"]``, ``phase["beta_inf"]`` is the
-    limit when the certificate holds.
+    Returns ``(Certificate, phase)`` (the phase as :func:`linear_phase` returns it); ``phase.alpha_inf``,
+    ``phase.beta_inf`` is the limit when the certificate holds.
     """
     cert, _, _ = _certify(K, y, signs, alpha, beta, eta, step)
     return cert, linear_phase(K, y, signs, alpha, beta, beta > 0)
@@ -159,29 +160,41 @@ def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
     return _certificate(_core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta), beta, eta, step)
 
 
-def _certificate(c, beta, eta, step) -> tuple:
-    """:func:`_certify`'s result from the dict of one try in C++ (``_core.certify_gd``)."""
+def _same(value, unit):
+    return value
+
+
+_C = _core.CertificateStatus
+
+
+def _certificate(c, beta, eta, step, up=_same) -> tuple:
+    """:func:`_certify`'s result from one try in C++ (``_core.certify_gd``, a ``CertificateOutput``), its
+    numbers in the caller's units (``up(value, unit)``, see :func:`run_engine_to_limit`)."""
     active = beta > 0
-    status, limit = c["status"], (c["alpha_inf"], c["beta_inf"])
-    if status == 0:
-        return Certificate(True, step, c["margin"], c["contraction"], c["fp_error"], "", active), limit, 0
-    if status == 1:
+    status, limit = c.status, (c.alpha_inf, c.beta_inf)
+    if up is _same:
+        margin, fp_error = c.margin, c.fp_error
+    else:
+        margin, fp_error = up(c.margin, scaling.Y), up(c.fp_error, scaling.Y)
+    if status == _C.holds:
+        return Certificate(True, step, margin, c.contraction, fp_error, "", active), limit, 0
+    if status == _C.not_contracting:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
         return _fails(step, why, active), limit, None
-    if status == 4:
-        why = f"{_SELF_CHECK}: {c['reason']} (docs/math.md §13, the self-check)"
-        cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
+    if status == _C.unverified:
+        why = f"{_SELF_CHECK}: {c.reason} (docs/math.md §13, the self-check)"
+        cert = Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
         return cert, limit, None
-    if status == 2:
-        why = f"eta mu_max(M) = {eta * c['lam_max']:.6g} >= 2: the linear phase of this pattern diverges"
-        return _fails(step, why, active, contraction=c["contraction"]), limit, None
+    if status == _C.diverges:
+        why = f"eta mu_max(M) = {eta * c.lam_max:.6g} >= 2: the linear phase of this pattern diverges"
+        return _fails(step, why, active, contraction=c.contraction), limit, None
+    entry = (c.limit, c.bound, c.err) if up is _same else (up(v, scaling.Y) for v in (c.limit, c.bound, c.err))
     why = (
-        f"entry beta[{c['k']}, {c['i']}] is not proved to keep its sign: limit {c['limit']:.3g}, "
-        f"deviation bound {c['bound']:.3g}, floating-point bound {c['err']:.3g}"
+        "entry beta[{}, {}] is not proved to keep its sign: limit {:.3g}, deviation bound {:.3g}, "
+        "floating-point bound {:.3g}".format(c.k, c.i, *entry)
     )
-    need = {-1: None, -2: np.inf}.get(c["need"], c["need"])
-    cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
-    return cert, limit, need
+    cert = Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
+    return cert, limit, c.need
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
@@ -262,14 +275,14 @@ def check_limit_settings(
 def _divergence(engine, K, y, signs) -> ValueError:
     beta = np.array(engine.beta)
     ph = linear_phase(K, y, signs, np.array(engine.alpha), np.nan_to_num(beta), np.nan_to_num(beta) > 0)
-    mu = float(ph["lam"][-1]) if ph["lam"].size else 0.0
+    lam = ph.lam
+    mu = float(lam[-1]) if lam.size else 0.0
     return ValueError(
         f"steps=inf: the run diverged at step {engine.steps_taken}: eta = {engine.eta:.6g} and the pattern's "
         f"eta mu_max(M) = {engine.eta * mu:.6g} >= 2, so the linear final phase diverges; use a smaller eta"
     )
 
 
-_NOT_CONTRACTING = 1  # flow::GDCertificate::not_contracting (gd/certify.hpp)
 _S = _core.Status
 
 
@@ -285,10 +298,10 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
     run = _core.flow_follow(
         K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
     )
-    if run["status"] not in (_S.certified, _S.stalled):  # not a limit
+    if run.status not in (_S.certified, _S.stalled):  # not a limit
         return alpha, beta, cert
-    slid = run["sliding"] | run["event_sliding"].any(axis=0)
-    events = len(run["event_times"])
+    slid = run.sliding | run.event_sliding.any(axis=0)
+    events = len(run.event_kinds)
     if slid.any():
         entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid)))
         why = (
@@ -305,23 +318,8 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
             f"{cert.reason}; returned the exact continuation from the tol state at step {step} "
             f"(gradient flow, {events} events, no entry sliding)"
         )
-    out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
-    return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
-
-
-def _same(value, unit):
-    return value
-
-
-def _certificate_in_units(c: dict, up) -> dict:
-    """The numbers of a certificate try (``_core.certify_gd``) in the caller's units (``up(value, unit)``)."""
-    if up is _same:
-        return c
-    c = dict(c)
-    for key in ("margin", "fp_error", "limit", "bound", "err"):
-        if key in c:
-            c[key] = up(c[key], scaling.Y)
-    return c
+    out = dataclasses.replace(cert, reason=reason, motion=float(run.motion), sliding=slid)
+    return run.alpha, run.beta, out
 
 
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS, up=_same) -> dict:
@@ -337,19 +335,19 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     numbers are returned in the caller's units, alpha and beta in the run's (K, y, tol given in them).
     """
     out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
-    status = int(out["status"])
-    if out["certificate"] is None:
+    status = int(out.status)
+    if out.diverged:
         raise _divergence(engine, K, y, signs)
     alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-    c = _certificate_in_units(out["certificate"], up)
-    cert, limit, _ = _certificate(c, beta, float(engine.eta), int(engine.steps_taken))
+    c = out.certificate
+    cert, limit, _ = _certificate(c, beta, float(engine.eta), int(engine.steps_taken), up)
     if cert.holds:
         alpha, beta = limit
     # Where GD chatters on a pattern boundary, the exact continuation from the tol state is the better
     # answer; where the final phase is not strictly contracting (M singular to its error bound: collinear
     # or duplicate examples, n > d) the continuation is not defined by the pattern, and the run's own tol
     # state, whose beta is X W to rounding, is returned uncertified.
-    if not cert.holds and status == _S.converged and int(c["status"]) != _NOT_CONTRACTING:
+    if not cert.holds and status == _S.converged and c.status != _C.not_contracting:
         alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
     r = signs @ np.maximum(beta, 0.0) - y
     g = signs[:, None] * (beta > 0) * r[None, :]
@@ -386,12 +384,12 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         )
     elif cert.sliding is not None:
         message = f"limit not certified: {cert.reason} (docs/math.md §13)"
-    elif out.get("noncontracting_stop"):
+    elif out.noncontracting_stop:
         message = (
             f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
             f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {engine.steps_taken}, "
             f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
-            f"{int(out['noncontracting_since'])}), with gradient norm {grad:.3g} above tol {tol:.3g}"
+            f"{out.noncontracting_since}), with gradient norm {grad:.3g} above tol {tol:.3g}"
         )
     else:
         what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
@@ -408,7 +406,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         nit=int(engine.steps_taken),
         status=status_of(status),
         message=message,
-        pattern_stable_step=int(out["pattern_stable_step"]),
+        pattern_stable_step=int(out.pattern_stable_step),
         certificate=cert,
         unfit=unfit,
         out_of_reach=reach,

@@ -1,0 +1,116 @@
+"""The bound result types of the Trainer, the certified limit and the flow bindings (_core.TrainerRunOutput,
+LimitRunOutput, CertificateOutput, LinearPhaseOutput, FlowOutput): no binding returns a dict, and the
+arrays the public results expose are the ones C++ returned."""
+
+import numpy as np
+import pytest
+from _random_problems import fig4_problem
+
+import relucore as rc
+from relucore import _core
+from relucore.gd.limit import certify_gd, linear_phase
+
+SIGNS = np.array([1.0, -1.0])
+
+
+def _state(steps, seed=0, d=300):
+    X, y = fig4_problem(seed, d=d)
+    res = rc.train(X, y, signs=(1, -1), steps=steps, tol=0)
+    return X @ X.T, y, res
+
+
+def test_linear_phase_is_a_bound_phase_in_modal_form():
+    K, y, res = _state(40)
+    ph = linear_phase(K, y, SIGNS, res.alpha, res.beta, res.beta > 0)
+    assert type(ph) is _core.LinearPhaseOutput
+    A = ph.A
+    assert A.dtype == np.int64 and ph.B.shape == ph.C.shape == (2, 10, A.size)
+    # Independent checks: M = V diag(lam) V^T from its definition, z = M^-1 r_A, r the residual at beta.
+    D = (res.beta > 0).astype(float)
+    M = sum((D[k][:, None] * K * D[k][None, :])[np.ix_(A, A)] for k in range(2))
+    np.testing.assert_allclose(ph.M, M, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(ph.V @ np.diag(ph.lam) @ ph.V.T, M, rtol=0, atol=1e-12 * np.abs(M).max())
+    assert np.all(np.diff(ph.lam) >= 0)
+    np.testing.assert_allclose(M @ ph.z, ph.rA, rtol=0, atol=1e-10 * np.abs(ph.rA).max())
+    r = SIGNS @ np.maximum(res.beta, 0) - y
+    np.testing.assert_allclose(ph.r, r, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(ph.rA, ph.r[A])
+
+
+def test_certify_gd_returns_a_bound_certificate_with_an_enum_status():
+    K, y, res = _state(3000)
+    c = _core.certify_gd(K=K, y=y, signs=SIGNS, alpha=res.alpha, beta=res.beta, eta=res.eta)
+    assert type(c) is _core.CertificateOutput and c.status is _core.CertificateStatus.holds
+    assert c.need == 0 and c.margin > 0 and c.reason == ""
+    cert, ph = certify_gd(K, y, SIGNS, res.alpha, res.beta, res.eta, 3000)
+    assert cert.holds and cert.margin == c.margin and cert.fp_error == c.fp_error
+    np.testing.assert_array_equal(c.beta_inf, ph.beta_inf)
+    np.testing.assert_array_equal(c.alpha_inf, ph.alpha_inf)
+    # At the start the pattern is about to change: the proof fails on an entry, with a step estimate.
+    K0, y0, res0 = _state(0)
+    f = _core.certify_gd(K=K0, y=y0, signs=SIGNS, alpha=res0.alpha, beta=res0.beta, eta=res0.eta)
+    assert f.status is _core.CertificateStatus.fails and f.margin < 0
+    assert 0 <= f.k < 2 and 0 <= f.i < 10
+    assert f.need is None or f.need == np.inf or (isinstance(f.need, int) and f.need > 0)
+    d = _core.certify_gd(K=K, y=y, signs=SIGNS, alpha=res.alpha, beta=res.beta, eta=50 * res.eta)
+    assert d.status is _core.CertificateStatus.diverges and d.lam_max * 50 * res.eta >= 2
+
+
+def test_trainer_run_returns_the_bound_summary_the_result_exposes():
+    X, y = fig4_problem(1, d=300)
+    t = rc.Trainer(X, y, signs=(1, -1), steps=200)
+    out = t._engine.run(150, 0.0, 0, None)
+    assert type(out) is _core.TrainerRunOutput
+    assert out.status == rc.Status.max_steps and out.nit == 150 and out.finite
+    assert out.loss == t._engine.loss and out.grad_norm == t._engine.grad_norm
+    assert out.unfit.dtype == out.out_of_reach.dtype == np.int64 and out.unfit.size == 0
+    res = t.run(until=200, tol=0.0)
+    assert res.nit == t.nit == 200 and res.loss == t.loss == t._engine.loss and res.grad_norm == t.grad_norm
+    # A diverging run: the state is not finite and the result is marked diverged.
+    eta = 1e3 * rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], SIGNS)
+    bad = rc.Trainer(X, y, signs=(1, -1), eta=eta, steps=3000)
+    out = bad._engine.run(3000, 0.0, 0, None)
+    assert out.status == rc.Status.diverged or not out.finite
+
+
+def test_run_to_certificate_returns_the_bound_run_whose_limit_is_the_result():
+    X, y = fig4_problem(4, d=300)
+    t = rc.Trainer(X, y, signs=(1, -1))
+    e = t._engine
+    out = e.run_to_certificate(K=np.array(e.K), y=np.array(e.labels), signs=np.array(e.outer), tol=0.0, max_steps=10**6)
+    assert type(out) is _core.LimitRunOutput and not out.diverged and not out.noncontracting_stop
+    c = out.certificate
+    assert type(c) is _core.CertificateOutput and c.status is _core.CertificateStatus.holds
+    lim = rc.train(X, y, signs=(1, -1), steps=np.inf)
+    np.testing.assert_array_equal(c.beta_inf, lim.beta)
+    np.testing.assert_array_equal(c.alpha_inf, lim.alpha)
+    assert out.pattern_stable_step == lim.pattern_stable_step and lim.certificate.margin == c.margin
+
+
+def test_a_diverged_limit_run_has_no_certificate():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((10, 50))
+    y = rng.uniform(0.1, 1, 10) * rng.choice([-1.0, 1.0], 10)
+    eta = 1e3 * rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], SIGNS)
+    e = rc.Trainer(X, y, signs=(1, -1), eta=eta)._engine
+    out = e.run_to_certificate(K=np.array(e.K), y=y, signs=SIGNS, tol=0.0, max_steps=10**4)
+    assert out.diverged and out.certificate is None
+    with pytest.raises(ValueError, match="final phase diverges"):
+        rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
+
+
+def test_flow_follow_returns_the_bound_flow_the_result_exposes():
+    X, y = fig4_problem(3, d=400)
+    K = X @ X.T
+    fl = rc.flow(gram=K, y=y, signs=(1, -1), times=[1e-4])
+    # The flow's own start (the default init is deterministic): the same run through the binding.
+    out = _core.flow_follow(
+        K=K, y=y, signs=SIGNS, alpha=fl.alpha0, beta=fl.beta0, t_max=np.inf, times=[1e-4], max_events=10**4
+    )
+    assert type(out) is _core.FlowOutput and out.status == fl.status and out.limit
+    for name in ("alpha", "beta", "pattern", "sliding", "event_times", "event_patterns", "event_sliding"):
+        np.testing.assert_array_equal(getattr(out, name), getattr(fl, name), err_msg=name)
+    assert out.event_kinds == fl.event_kinds and out.alpha_t.shape == (1, 2, 10)
+    np.testing.assert_array_equal(out.beta_t, fl.beta_t)
+    assert out.pattern.dtype == bool and out.event_patterns.shape == (len(out.event_kinds), 2, 10)
+    assert fl.certificate.holds and fl.certificate.margin == out.margin and fl.t_final == out.t_final == np.inf
