@@ -6,6 +6,7 @@
 
 #include "certificate_types.hpp"
 #include "common.hpp"
+#include "limit_run.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
 #include <atomic>
@@ -52,45 +53,50 @@ BoolMat to_bool(const CArray<bool>& a) {
 
 }  // namespace
 
-// _core.FlowOutput: flow::FlowOutput (gd/flow_follow.hpp) as a read-only class; arrays are copies.
+// _core.FlowOutput: flow::FlowOutput (gd/flow_follow.hpp) with the loss of the returned state and the
+// examples it leaves unfit or cannot fit, as a read-only class; arrays are copies.
+struct FlowRun : FlowOutput {
+    double loss = 0.0;
+    std::vector<std::int64_t> unfit, out_of_reach;
+};
+
 static void bind_flow_output(py::module_& m) {
-    py::class_<FlowOutput>(m, "FlowOutput",
-                           "The exact gradient flow from a state, event to event (relucore/gd/flow_follow.hpp, "
-                           "docs/math.md §13).")
+    using relucore::bindings::int64_array;
+    py::class_<FlowRun>(m, "FlowOutput",
+                        "The exact gradient flow from a state, event to event (relucore/gd/flow_follow.hpp, "
+                        "docs/math.md §13).")
         .def_readonly("status", &FlowOutput::status, "certified, stalled, uncertified, t_max, max_events or stuck.")
         .def_readonly("message", &FlowOutput::message, "The status in words.")
         .def_readonly("t_final", &FlowOutput::t_final, "Time of the returned state (inf for the limit).")
         .def_property_readonly(
             "event_times",
-            [](const FlowOutput& o) {
+            [](const FlowRun& o) {
                 return py::array_t<double>(static_cast<py::ssize_t>(o.event_times.size()), o.event_times.data());
             },
             "The time of each event, (E,).")
         .def_property_readonly(
             "event_patterns",
-            [](const FlowOutput& o) { return stack_array(o.event_patterns, o.alpha.rows(), o.alpha.cols()); },
+            [](const FlowRun& o) { return stack_array(o.event_patterns, o.alpha.rows(), o.alpha.cols()); },
             "Active entries beta > 0 after each event, bool (E, m, n).")
         .def_property_readonly(
             "event_sliding",
-            [](const FlowOutput& o) { return stack_array(o.event_sliding, o.alpha.rows(), o.alpha.cols()); },
+            [](const FlowRun& o) { return stack_array(o.event_sliding, o.alpha.rows(), o.alpha.cols()); },
             "Sliding entries (held at zero) after each event, bool (E, m, n).")
         .def_readonly("event_kinds", &FlowOutput::event_kinds, "The kind of each event, a list of str.")
         .def_property_readonly(
-            "alpha_t", [](const FlowOutput& o) { return stack_array(o.alpha_t, o.alpha.rows(), o.alpha.cols()); },
+            "alpha_t", [](const FlowRun& o) { return stack_array(o.alpha_t, o.alpha.rows(), o.alpha.cols()); },
             "alpha at the requested times reached, (T, m, n).")
         .def_property_readonly(
-            "beta_t", [](const FlowOutput& o) { return stack_array(o.beta_t, o.alpha.rows(), o.alpha.cols()); },
+            "beta_t", [](const FlowRun& o) { return stack_array(o.beta_t, o.alpha.rows(), o.alpha.cols()); },
             "beta at the requested times reached, (T, m, n).")
         .def_property_readonly(
-            "alpha", [](const FlowOutput& o) { return dense_array(o.alpha); }, "alpha of the returned state, (m, n).")
+            "alpha", [](const FlowRun& o) { return dense_array(o.alpha); }, "alpha of the returned state, (m, n).")
         .def_property_readonly(
-            "beta", [](const FlowOutput& o) { return dense_array(o.beta); }, "beta of the returned state, (m, n).")
+            "beta", [](const FlowRun& o) { return dense_array(o.beta); }, "beta of the returned state, (m, n).")
         .def_property_readonly(
-            "pattern", [](const FlowOutput& o) { return dense_array(o.active); },
-            "Final pattern beta > 0, bool (m, n).")
+            "pattern", [](const FlowRun& o) { return dense_array(o.active); }, "Final pattern beta > 0, bool (m, n).")
         .def_property_readonly(
-            "sliding", [](const FlowOutput& o) { return dense_array(o.sliding); },
-            "Final sliding entries, bool (m, n).")
+            "sliding", [](const FlowRun& o) { return dense_array(o.sliding); }, "Final sliding entries, bool (m, n).")
         .def_readonly("limit", &FlowOutput::limit, "Whether the returned state is the certified limit.")
         .def_readonly("margin", &FlowOutput::margin, "Smallest sigma beta_inf over the entries not sliding.")
         .def_readonly("rate", &FlowOutput::rate, "exp(-mu_min(M)) per unit time of the final phase.")
@@ -98,7 +104,14 @@ static void bind_flow_output(py::module_& m) {
         .def_readonly("fp_error", &FlowOutput::fp_error, "Largest floating-point bound of the returned limit.")
         .def_readonly("reason", &FlowOutput::reason, "Why the limit failed its self-check (uncertified), else empty.")
         .def_readonly("motion", &FlowOutput::motion,
-                      "Proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen).");
+                      "Proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen).")
+        .def_readonly("loss", &FlowRun::loss, "The square loss of the returned state.")
+        .def_property_readonly(
+            "unfit", [](const FlowRun& o) { return int64_array(o.unfit); },
+            "The examples the returned state leaves unfit (state_unfit(), gd/run.hpp).")
+        .def_property_readonly(
+            "out_of_reach", [](const FlowRun& o) { return int64_array(o.out_of_reach); },
+            "The examples no neuron can fit.");
 }
 
 void bind_flow(py::module_& m) {
@@ -129,7 +142,7 @@ void bind_flow(py::module_& m) {
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
            const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events,
            int time_exponent, int beta_exponent, const py::object& progress) {
-            FlowOutput o;
+            FlowRun o;
             std::atomic<std::int64_t> events{0};
             const bool counted = !progress.is_none();
             std::function<void()> tick;
@@ -137,8 +150,13 @@ void bind_flow(py::module_& m) {
             // With a bar, the flow runs on a helper thread and this one updates it (run_without_gil).
             relucore::bindings::run_without_gil(
                 [&](const std::atomic<bool>*) {
-                    o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times,
-                               max_events, MessageUnits{time_exponent, beta_exponent}, counted ? &events : nullptr);
+                    const Vec yv = to_vec(y), sv = to_vec(signs);
+                    static_cast<FlowOutput&>(o) =
+                        follow(to_mat(K), yv, sv, to_row(alpha), to_row(beta), t_max, times, max_events,
+                               MessageUnits{time_exponent, beta_exponent}, counted ? &events : nullptr);
+                    Vec g;
+                    o.loss = relucore::bindings::square_loss(o.beta, sv, yv, g);
+                    relucore::bindings::example_lists(o.beta, yv, sv, o.unfit, o.out_of_reach);
                 },
                 counted, tick);
             return o;

@@ -5,6 +5,7 @@
 // views (the trainer object is the views' base, so they stay valid).
 #include "certificate_types.hpp"
 #include "common.hpp"
+#include "limit_run.hpp"
 
 #include <pybind11/stl.h>
 
@@ -131,17 +132,6 @@ TrainerRunOutput run_output(const RunSummary& s, const DualGD& e) {
     return out;
 }
 
-// DualTrainer.run_to_certificate's result (_core.LimitRunOutput): the last run's summary, whether the
-// run diverged (then there is no certificate), the last try of the proof, and whether the run stopped
-// on a final phase that is not strictly contracting (and since which step it found one).
-struct LimitRunOutput {
-    RunSummary summary;
-    bool diverged = false;
-    std::optional<flow::GDCertificate> certificate;
-    bool noncontracting_stop = false;
-    std::int64_t noncontracting_since = -1;
-};
-
 void bind_run_outputs(py::module_& m) {
     py::class_<TrainerRunOutput>(m, "TrainerRunOutput", "The result of DualTrainer.run (private: relucore.Trainer).")
         .def_property_readonly(
@@ -161,21 +151,7 @@ void bind_run_outputs(py::module_& m) {
         .def_readonly("unfit", &TrainerRunOutput::unfit, "The examples the state leaves unfit when it stalled, int64.")
         .def_readonly("out_of_reach", &TrainerRunOutput::out_of_reach,
                       "The examples no neuron can fit (their label's sign is out of reach), int64.");
-    py::class_<LimitRunOutput>(m, "LimitRunOutput",
-                               "The result of DualTrainer.run_to_certificate (private: relucore.gd.limit).")
-        .def_property_readonly(
-            "status", [](const LimitRunOutput& o) { return o.summary.status; }, "How the last GD run ended (Status).")
-        .def_property_readonly(
-            "pattern_stable_step", [](const LimitRunOutput& o) { return o.summary.pattern_stable_step; },
-            "First step after which no mask changed.")
-        .def_readonly("diverged", &LimitRunOutput::diverged,
-                      "Whether the run diverged (its state is not finite): then certificate is None.")
-        .def_readonly("certificate", &LimitRunOutput::certificate,
-                      "The last try of the proof (CertificateOutput), None when the run diverged.")
-        .def_readonly("noncontracting_stop", &LimitRunOutput::noncontracting_stop,
-                      "Whether the run stopped on a final phase that is not strictly contracting.")
-        .def_readonly("noncontracting_since", &LimitRunOutput::noncontracting_since,
-                      "The step of the first try that found the final phase not strictly contracting (-1: none).");
+    bind_limit_run_output(m);
 }
 
 }  // namespace
@@ -298,11 +274,15 @@ static LimitRunOutput run_to_certificate(DualTrainer& t, const CArray<double>& K
         chunk *= 2;
     }
     LimitRunOutput out;
-    out.summary = summary;
+    out.run_status = out.status = summary.status;
+    out.pattern_stable_step = summary.pattern_stable_step;
     out.diverged = diverged;
-    if (!diverged) out.certificate = std::move(cert);
     out.noncontracting_stop = noncontracting;
     out.noncontracting_since = noncontracting_since;
+    if (diverged) return out;
+    out.certificate = std::move(cert);
+    run_without_gil([&](const std::atomic<bool>*) { finish_limit_run(Km, yv, sv, e.alpha(), e.beta(), tol, out); },
+                    false);
     return out;
 }
 
@@ -476,29 +456,7 @@ static void bind_trainer_state(py::class_<DualTrainer>& cls) {
             "A copy of the engine's GDSettings.");
 }
 
-// For the square-loss ReLU with fixed outer weights (the certified limit, which no engine holds):
-// per example, whether the state leaves it unfit (state_unfit(), gd/run.hpp) and whether it is out of
-// reach of every neuron (out_of_reach()).
-static py::tuple example_states(const CArray<double>& beta, const CArray<double>& y, const CArray<double>& outer) {
-    if (beta.ndim() != 2) throw std::invalid_argument("beta must be m x n");
-    const Index m = beta.shape(0), n = beta.shape(1);
-    require_shape(y, "y", {n});
-    require_shape(outer, "outer", {m});
-    const Eigen::Map<const RowMatrix> b(beta.data(), m, n);
-    CArray<std::uint8_t> unfit(n), reach(n);
-    const ModelSpec spec;
-    for (Index i = 0; i < n; ++i) {
-        Scalar h = 0;
-        for (Index k = 0; k < m; ++k) h += outer.data()[k] * activate(b(k, i), spec);
-        unfit.mutable_data()[i] = state_unfit(b, outer.data(), spec, y.data()[i], h, i) ? 1 : 0;
-        reach.mutable_data()[i] = out_of_reach(outer.data(), m, spec, y.data()[i]) ? 1 : 0;
-    }
-    return py::make_tuple(unfit, reach);
-}
-
 void bind_trainer(py::module_& m) {
-    m.def("example_states", &example_states, py::arg("beta"), py::arg("y"), py::arg("outer"),
-          "(unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).");
     bind_certificate_types(m);  // before the first signature that names them (bind_flow.cpp's too)
     bind_run_outputs(m);
     py::class_<DualTrainer> cls(m, "DualTrainer",

@@ -408,17 +408,52 @@ class TrainerRunOutput:
         """
 class LimitRunOutput:
     """
-    The result of DualTrainer.run_to_certificate (private: relucore.gd.limit).
+    The result of DualTrainer.run_to_certificate (private: relucore.gd.limit); numbers in the run's units.
     """
+    @property
+    def alpha(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        alpha of the returned point, (m, n).
+        """
+    @property
+    def beta(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        beta of the returned point, (m, n).
+        """
     @property
     def certificate(self) -> CertificateOutput | None:
         """
         The last try of the proof (CertificateOutput), None when the run diverged.
         """
     @property
+    def continuation_events(self) -> int:
+        """
+        Events of the continuation.
+        """
+    @property
+    def continued(self) -> bool:
+        """
+        Whether the returned point is the exact continuation from the tol state.
+        """
+    @property
     def diverged(self) -> bool:
         """
-        Whether the run diverged (its state is not finite): then certificate is None.
+        Whether the run diverged (its state is not finite): then there is no certificate and no point.
+        """
+    @property
+    def grad_norm(self) -> float:
+        """
+        ||grad_W R||_F at the returned point.
+        """
+    @property
+    def loss(self) -> float:
+        """
+        The square loss at the returned point.
+        """
+    @property
+    def motion(self) -> float:
+        """
+        The continuation's remaining-motion bound (0: its pattern is frozen).
         """
     @property
     def noncontracting_since(self) -> int:
@@ -431,14 +466,44 @@ class LimitRunOutput:
         Whether the run stopped on a final phase that is not strictly contracting.
         """
     @property
+    def off_tol(self) -> bool:
+        """
+        The run converged on the engine's running gradient norm, but at the returned point the norm is not below tol (K singular or nearly so).
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples no neuron can fit.
+        """
+    @property
     def pattern_stable_step(self) -> int:
         """
         First step after which no mask changed.
         """
     @property
-    def status(self) -> Status:
+    def run_status(self) -> Status:
         """
         How the last GD run ended (Status).
+        """
+    @property
+    def sliding(self) -> typing.Any:
+        """
+        The entries that slid in the continuation, bool (m, n); None without one.
+        """
+    @property
+    def stalled_by_rule(self) -> bool:
+        """
+        status is stalled because the returned point leaves examples unfit.
+        """
+    @property
+    def status(self) -> Status:
+        """
+        The outcome: certified when the proof holds, max_steps when off_tol, stalled when the returned point leaves examples unfit, the run's status otherwise.
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples the returned point leaves unfit.
         """
 class DualTrainer:
     """
@@ -942,6 +1007,11 @@ class FlowOutput:
         Whether the returned state is the certified limit.
         """
     @property
+    def loss(self) -> float:
+        """
+        The square loss of the returned state.
+        """
+    @property
     def margin(self) -> float:
         """
         Smallest sigma beta_inf over the entries not sliding.
@@ -955,6 +1025,11 @@ class FlowOutput:
     def motion(self) -> float:
         """
         Proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen).
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples no neuron can fit.
         """
     @property
     def pattern(self) -> numpy.typing.NDArray[numpy.bool]:
@@ -985,6 +1060,11 @@ class FlowOutput:
     def t_final(self) -> float:
         """
         Time of the returned state (inf for the limit).
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples the returned state leaves unfit (state_unfit(), gd/run.hpp).
         """
 def _use_blas(enabled: bool) -> bool:
     """
@@ -1041,10 +1121,6 @@ def default_threads() -> int:
 def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h0_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
-    """
-def example_states(beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], outer: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
-    """
-    (unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).
     """
 def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> FlowOutput:
     """

@@ -85,6 +85,25 @@ def test_run_to_certificate_returns_the_bound_run_whose_limit_is_the_result():
     np.testing.assert_array_equal(c.beta_inf, lim.beta)
     np.testing.assert_array_equal(c.alpha_inf, lim.alpha)
     assert out.pattern_stable_step == lim.pattern_stable_step and lim.certificate.margin == c.margin
+    # The returned point, its numbers and the outcome are C++'s; the result shows them unchanged.
+    assert out.status == lim.status and out.run_status in (rc.Status.converged, rc.Status.max_steps)
+    np.testing.assert_array_equal(out.beta, lim.beta)
+    np.testing.assert_array_equal(out.alpha, lim.alpha)
+    assert out.loss == lim.loss and out.grad_norm == lim.grad_norm and not out.continued and out.sliding is None
+    np.testing.assert_array_equal(out.unfit, lim.unfit)
+    np.testing.assert_array_equal(out.out_of_reach, lim.out_of_reach)
+    _check_point_numbers(X @ X.T, y, out.beta, out.loss, out.grad_norm)
+
+
+def _check_point_numbers(K, y, beta, loss, grad_norm):
+    """The loss and the gradient norm of a returned point against numpy (another summation order)."""
+    r = SIGNS @ np.maximum(beta, 0.0) - y
+    G = SIGNS[:, None] * (beta > 0) * r[None, :]
+    ref_loss, ref_sq = 0.5 * float(r @ r), float(np.einsum("ki,ij,kj->", G, K, G))
+    # Rounding of n terms of size |r_i|^2 (the loss), and of the |G| K |G| terms (the squared norm).
+    assert abs(loss - ref_loss) <= 4 * r.size * np.finfo(float).eps * float(r @ r) + 1e-300
+    scale = float(np.einsum("ki,ij,kj->", abs(G), abs(K), abs(G)))
+    assert abs(grad_norm**2 - ref_sq) <= 4 * r.size**2 * np.finfo(float).eps * scale + 1e-300
 
 
 def test_a_diverged_limit_run_has_no_certificate():
@@ -114,3 +133,35 @@ def test_flow_follow_returns_the_bound_flow_the_result_exposes():
     np.testing.assert_array_equal(out.beta_t, fl.beta_t)
     assert out.pattern.dtype == bool and out.event_patterns.shape == (len(out.event_kinds), 2, 10)
     assert fl.certificate.holds and fl.certificate.margin == out.margin and fl.t_final == out.t_final == np.inf
+    assert out.loss == fl.loss and out.unfit.dtype == np.int64
+    np.testing.assert_array_equal(out.unfit, fl.unfit)
+    np.testing.assert_array_equal(out.out_of_reach, fl.out_of_reach)
+    r = SIGNS @ np.maximum(out.beta, 0.0) - y
+    assert abs(out.loss - 0.5 * float(r @ r)) <= 4 * r.size * np.finfo(float).eps * float(r @ r) + 1e-300
+
+
+def test_an_uncertified_run_returns_the_continuation_computed_in_cpp():
+    # With eta / 50 this Figure 4 problem slides along beta_ki = 0 (GD chatters there): no proof; the
+    # run returns the exact continuation from its tol state (test_certified.py checks the chatter).
+    X, y = fig4_problem(3)
+    eta = rc.default_eta(np.linalg.eigvalsh(X @ X.T)[-1], SIGNS) / 50
+    t = rc.Trainer(X, y, signs=(1, -1), eta=eta)
+    e = t._engine
+    K = np.array(e.K)
+    out = e.run_to_certificate(K=K, y=y, signs=SIGNS, tol=t._tol, max_steps=10**7)
+    assert out.certificate.status is _core.CertificateStatus.fails and out.continued
+    assert out.sliding.dtype == bool and out.sliding.any() and out.continuation_events >= 1
+    flow = _core.flow_follow(
+        K=K,
+        y=y,
+        signs=SIGNS,
+        alpha=np.array(e.alpha),
+        beta=np.array(e.beta),
+        t_max=np.inf,
+        times=[],
+        max_events=10**4,
+    )
+    np.testing.assert_array_equal(out.beta, flow.beta)
+    np.testing.assert_array_equal(out.sliding, flow.sliding | flow.event_sliding.any(axis=0))
+    assert out.motion == flow.motion and out.loss == flow.loss
+    _check_point_numbers(K, y, out.beta, out.loss, out.grad_norm)

@@ -25,7 +25,6 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
-FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 #: A steps=inf run stops this many steps after a try of the proof first found its final phase not strictly contracting.
 NONCONTRACTING_STEPS = int(_core.defaults.limit_noncontracting_steps)
 
@@ -286,22 +285,17 @@ def _divergence(engine, K, y, signs) -> ValueError:
 _S = _core.Status
 
 
-def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
-    """The exact continuation of an uncertified run from its ``tol`` state (docs/math.md §13).
+def _continued(cert: Certificate, out, step: int) -> Certificate:
+    """The certificate of an uncertified run that returned the exact continuation from its ``tol`` state
+    (docs/math.md §13), computed in C++ (``DualTrainer.run_to_certificate``).
 
     Where GD chatters on a pattern boundary no frozen-pattern proof exists. The motion left at
     ``tol`` is followed exactly instead: gradient flow, with the entries GD chatters on held at
     zero (Filippov sliding), to its limit (``relucore.flow``'s event loop). GD's own remaining
-    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. Returns
-    ``(alpha, beta, certificate)``; the certificate does not hold and names the sliding entries.
+    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. The
+    certificate does not hold and names the sliding entries.
     """
-    run = _core.flow_follow(
-        K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
-    )
-    if run.status not in (_S.certified, _S.stalled):  # not a limit
-        return alpha, beta, cert
-    slid = run.sliding | run.event_sliding.any(axis=0)
-    events = len(run.event_kinds)
+    slid, events = out.sliding, out.continuation_events
     if slid.any():
         entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid)))
         why = (
@@ -318,8 +312,7 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
             f"{cert.reason}; returned the exact continuation from the tol state at step {step} "
             f"(gradient flow, {events} events, no entry sliding)"
         )
-    out = dataclasses.replace(cert, reason=reason, motion=float(run.motion), sliding=slid)
-    return run.alpha, run.beta, out
+    return dataclasses.replace(cert, reason=reason, motion=float(out.motion), sliding=slid)
 
 
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS, up=_same) -> dict:
@@ -330,80 +323,45 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     through the last chunk (and always at the end), unless a try on this same pattern showed that no
     number of steps makes it hold; a failed try says how many more steps the proof needs if the
     pattern stays, and the next try is then. Every status but "max_steps of this chunk" ends the run.
+    C++ also chooses the returned point (the limit; where GD chatters on a pattern boundary, the exact
+    continuation from the tol state; where the final phase is not strictly contracting, M singular to its
+    error bound, the run's own tol state, whose beta is X W to rounding), evaluates its loss and gradient
+    norm and decides the status; this function words the outcome.
     ``up(value, unit)`` returns a number of the run to the caller's units where the problem runs
     exactly rescaled (relucore._scaling): the loss, the gradient norm, tol and the certificate's
     numbers are returned in the caller's units, alpha and beta in the run's (K, y, tol given in them).
     """
     out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
-    status = int(out.status)
     if out.diverged:
         raise _divergence(engine, K, y, signs)
-    alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-    c = out.certificate
-    cert, limit, _ = _certificate(c, beta, float(engine.eta), int(engine.steps_taken), up)
-    if cert.holds:
-        alpha, beta = limit
-    # Where GD chatters on a pattern boundary, the exact continuation from the tol state is the better
-    # answer; where the final phase is not strictly contracting (M singular to its error bound: collinear
-    # or duplicate examples, n > d) the continuation is not defined by the pattern, and the run's own tol
-    # state, whose beta is X W to rounding, is returned uncertified.
-    if not cert.holds and status == _S.converged and c.status != _C.not_contracting:
-        alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
-    r = signs @ np.maximum(beta, 0.0) - y
-    g = signs[:, None] * (beta > 0) * r[None, :]
-    grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
-    loss = 0.5 * float(r @ r)
-    # One rule for success: the engine stops on its own running gradient norm, which with K singular (n > d,
-    # collinear or duplicate examples) can be below tol where the gradient at the returned point is not.
-    off_tol = status == _S.converged and not cert.holds and not grad <= tol
-    if off_tol:
-        status = int(_S.max_steps)
+    step = int(engine.steps_taken)
+    cert, _, _ = _certificate(out.certificate, np.array(engine.beta), float(engine.eta), step, up)
+    if out.continued:
+        cert = _continued(cert, out, step)
+    loss, grad, status = out.loss, out.grad_norm, int(out.status)
     if up is not _same:
         loss, grad, tol = up(loss, scaling.LOSS), up(grad, scaling.GRAD), up(tol, scaling.GRAD)
         cert = dataclasses.replace(cert, motion=up(cert.motion, scaling.Y))
-    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=beta, y=y, outer=signs))
-    if cert.holds:
-        status = int(_S.certified)
-        message = (
-            f"certified limit: the activation pattern is proved frozen from step {cert.step} "
-            f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
-        )
-    ruled = _core.stalled_if_unfit(status=_S(status), leaves_unfit=bool(unfit.size))  # the one rule (C++)
-    if ruled != status:  # a stationary point or a proved limit that leaves examples unfit: stalled
-        status = int(ruled)
-        message = unfit_message(int(engine.steps_taken), loss, grad, tol, unfit, "square")
+    unfit, reach = out.unfit, out.out_of_reach
+    if out.stalled_by_rule:  # a stationary point or a proved limit that leaves examples unfit: stalled
+        message = unfit_message(step, loss, grad, tol, unfit, "square")
         if cert.holds:
             message = f"certified limit (the pattern is proved frozen from step {cert.step}), {message}"
     elif cert.holds:
-        message += reach_note(reach, loss)
-    elif off_tol:
         message = (
-            f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "
-            f"{engine.steps_taken}, but at the returned point it is {grad:.3g}, above tol (K is singular or nearly so: "
-            "collinear or duplicate examples, n > d, where the norm of the dual form cancels); not a stationary point"
-        )
-    elif cert.sliding is not None:
-        message = f"limit not certified: {cert.reason} (docs/math.md §13)"
-    elif out.noncontracting_stop:
-        message = (
-            f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
-            f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {engine.steps_taken}, "
-            f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
-            f"{out.noncontracting_since}), with gradient norm {grad:.3g} above tol {tol:.3g}"
-        )
+            f"certified limit: the activation pattern is proved frozen from step {cert.step} "
+            f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
+        ) + reach_note(reach, loss)
     else:
-        what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
-            status, f"status {_S(status).name} ({_S(status).message})"
-        )
-        message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
+        message = _uncertified_message(out, cert, step, grad, tol, max_steps)
     if status == _S.converged and not cert.holds:
         message += reach_note(reach, loss)
     return dict(
-        alpha=alpha,
-        beta=beta,
+        alpha=out.alpha,
+        beta=out.beta,
         loss=loss,
         grad_norm=grad,
-        nit=int(engine.steps_taken),
+        nit=step,
         status=status_of(status),
         message=message,
         pattern_stable_step=int(out.pattern_stable_step),
@@ -411,6 +369,31 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
         unfit=unfit,
         out_of_reach=reach,
     )
+
+
+def _uncertified_message(out, cert: Certificate, step: int, grad: float, tol: float, max_steps: int) -> str:
+    """The message of a run whose limit is not certified (``out``: its ``_core.LimitRunOutput``; ``grad``
+    and ``tol`` in the caller's units)."""
+    if out.off_tol:
+        return (
+            f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "
+            f"{step}, but at the returned point it is {grad:.3g}, above tol (K is singular or nearly so: "
+            "collinear or duplicate examples, n > d, where the norm of the dual form cancels); not a stationary point"
+        )
+    if cert.sliding is not None:
+        return f"limit not certified: {cert.reason} (docs/math.md §13)"
+    if out.noncontracting_stop:
+        return (
+            f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
+            f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {step}, "
+            f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
+            f"{out.noncontracting_since}), with gradient norm {grad:.3g} above tol {tol:.3g}"
+        )
+    status = out.status
+    what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
+        status, f"status {status.name} ({status.message})"
+    )
+    return f"limit not certified: {cert.reason}; stopped with {what} at step {step}"
 
 
 def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResult:

@@ -210,9 +210,7 @@ def flow(
     X0 = None if p.X is None else p.X[0]
     W0 = None if p.W0 is None else p.W0[0]
     W = None if X0 is None else W0 + (run.alpha - p.alpha0[0]) @ X0
-    r = p.signs @ np.maximum(run.beta, 0.0) - p.y[0]
-    loss = 0.5 * float(r @ r)
-    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=run.beta, y=p.y[0], outer=p.signs))
+    loss, unfit, reach = out.loss, out.unfit, out.out_of_reach  # of the returned state, computed in C++
     if sc is not None:
         W, loss = _scale_back_flow(p, run, W, loss)
     if out.status == _core.Status.stalled:  # a limit that leaves examples unfit (decided in C++)
