@@ -279,7 +279,10 @@ static LimitRunOutput run_to_certificate(DualTrainer& t, const CArray<double>& K
     out.diverged = diverged;
     out.noncontracting_stop = noncontracting;
     out.noncontracting_since = noncontracting_since;
-    if (diverged) return out;
+    if (diverged) {
+        out.diverged_mu_max = diverged_mu_max(Km, yv, sv, e.alpha(), e.beta());
+        return out;
+    }
     out.certificate = std::move(cert);
     run_without_gil([&](const std::atomic<bool>*) { finish_limit_run(Km, yv, sv, e.alpha(), e.beta(), tol, out); },
                     false);

@@ -33,7 +33,8 @@ struct LimitRunOutput {
     std::optional<flow::GDCertificate> certificate;  ///< the last try of the proof (none when diverged)
     bool noncontracting_stop = false;
     std::int64_t noncontracting_since = -1;
-    RowMatrix alpha, beta;  ///< the returned point
+    double diverged_mu_max = std::numeric_limits<double>::quiet_NaN();  ///< of the pattern a diverged run reached
+    RowMatrix alpha, beta;                                              ///< the returned point
     double loss = 0.0, grad_norm = 0.0;
     bool off_tol = false;          ///< converged on the engine's running norm, not at the returned point
     bool stalled_by_rule = false;  ///< status is stalled because the returned point leaves examples unfit
@@ -75,6 +76,20 @@ inline void evaluate_point(const flow::Mat& K, const flow::Vec& y, const flow::V
         for (Index i = 0; i < beta.cols(); ++i) U(i, k) = beta(k, i) > 0 ? signs[k] * g[i] : 0.0;
     const double sq = (U.array() * (K * U).array()).sum();
     out.grad_norm = std::sqrt(std::max(sq, 0.0));
+}
+
+/// mu_max(M) of the pattern a diverged run reached, for the error that names it (0 without an active
+/// example): beta with NaN read as 0 and +-inf as +-DBL_MAX (numpy's nan_to_num).
+inline double diverged_mu_max(const flow::Mat& K, const flow::Vec& y, const flow::Vec& signs, const RowMatrix& alpha,
+                              const RowMatrix& beta) {
+    const double big = std::numeric_limits<double>::max();
+    const RowMatrix b = beta.unaryExpr([big](double v) {
+        return std::isnan(v) ? 0.0 : std::isinf(v) ? std::copysign(big, v) : v;
+    });
+    const flow::BoolMat active = b.array() > 0;
+    const flow::Phase ph =
+        flow::linear_phase(K, y, signs, alpha, b, active, flow::BoolMat::Constant(b.rows(), b.cols(), false));
+    return ph.lam.size() > 0 ? ph.lam(ph.lam.size() - 1) : 0.0;
 }
 
 /// The point a run that stopped at (alpha, beta) with its last try of the proof returns, and its outcome
@@ -131,6 +146,9 @@ inline void bind_limit_run_output(pybind11::module_& m) {
                       "Whether the run diverged (its state is not finite): then there is no certificate and no point.")
         .def_readonly("certificate", &O::certificate,
                       "The last try of the proof (CertificateOutput), None when the run diverged.")
+        .def_readonly("diverged_mu_max", &O::diverged_mu_max,
+                      "mu_max(M) of the pattern a diverged run reached (beta's NaN read as 0, +-inf as the largest "
+                      "double); NaN when it did not diverge.")
         .def_readonly("noncontracting_stop", &O::noncontracting_stop,
                       "Whether the run stopped on a final phase that is not strictly contracting.")
         .def_readonly("noncontracting_since", &O::noncontracting_since,

@@ -441,6 +441,11 @@ class LimitRunOutput:
         Whether the run diverged (its state is not finite): then there is no certificate and no point.
         """
     @property
+    def diverged_mu_max(self) -> float:
+        """
+        mu_max(M) of the pattern a diverged run reached (beta's NaN read as 0, +-inf as the largest double); NaN when it did not diverge.
+        """
+    @property
     def grad_norm(self) -> float:
         """
         ||grad_W R||_F at the returned point.

@@ -82,6 +82,7 @@ def test_run_to_certificate_returns_the_bound_run_whose_limit_is_the_result():
     e = t._engine
     out = e.run_to_certificate(K=np.array(e.K), y=np.array(e.labels), signs=np.array(e.outer), tol=0.0, max_steps=10**6)
     assert type(out) is _core.LimitRunOutput and not out.diverged and not out.noncontracting_stop
+    assert np.isnan(out.diverged_mu_max)
     c = out.certificate
     assert type(c) is _core.CertificateOutput and c.status is _core.CertificateStatus.holds
     lim = rc.train(X, y, signs=(1, -1), steps=np.inf)
@@ -117,6 +118,10 @@ def test_a_diverged_limit_run_has_no_certificate():
     e = rc.Trainer(X, y, signs=(1, -1), eta=eta)._engine
     out = e.run_to_certificate(K=np.array(e.K), y=y, signs=SIGNS, tol=0.0, max_steps=10**4)
     assert out.diverged and out.certificate is None
+    # The pattern's mu_max(M) that the error names: the phase of beta with NaN read as 0 (numpy's nan_to_num).
+    beta = np.nan_to_num(np.array(e.beta))
+    lam = linear_phase(np.array(e.K), y, SIGNS, np.array(e.alpha), beta, beta > 0).lam
+    assert out.diverged_mu_max == (lam[-1] if lam.size else 0.0) and out.diverged_mu_max > 0
     with pytest.raises(ValueError, match="final phase diverges"):
         rc.train(X, y, signs=(1, -1), eta=eta, steps=np.inf)
 

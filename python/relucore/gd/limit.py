@@ -271,14 +271,12 @@ def check_limit_settings(
         raise ValueError("steps=inf keeps no history: use record=0")
 
 
-def _divergence(engine, K, y, signs) -> ValueError:
-    beta = np.array(engine.beta)
-    ph = linear_phase(K, y, signs, np.array(engine.alpha), np.nan_to_num(beta), np.nan_to_num(beta) > 0)
-    lam = ph.lam
-    mu = float(lam[-1]) if lam.size else 0.0
+def _divergence(engine, out) -> ValueError:
+    """The error of a steps=inf run that diverged, with the pattern's mu_max(M) (C++: ``out.diverged_mu_max``)."""
     return ValueError(
         f"steps=inf: the run diverged at step {engine.steps_taken}: eta = {engine.eta:.6g} and the pattern's "
-        f"eta mu_max(M) = {engine.eta * mu:.6g} >= 2, so the linear final phase diverges; use a smaller eta"
+        f"eta mu_max(M) = {engine.eta * out.diverged_mu_max:.6g} >= 2, so the linear final phase diverges; "
+        "use a smaller eta"
     )
 
 
@@ -333,7 +331,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     """
     out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
     if out.diverged:
-        raise _divergence(engine, K, y, signs)
+        raise _divergence(engine, out)
     step = int(engine.steps_taken)
     cert, _, _ = _certificate(out.certificate, np.array(engine.beta), float(engine.eta), step, up)
     if out.continued:
