@@ -125,6 +125,12 @@ inline void bind_certificate_types(pybind11::module_& m) {
             "steps can make it hold, None when there is no estimate.")
         .def_readonly("reason", &GDCertificate::reason, "Why the self-check failed (status unverified), else empty.")
         .def_property_readonly(
+            "phase", [](const GDCertificate& c) { return c.phase; },
+            "The linear phase of the state's pattern the proof is about (a LinearPhaseOutput, a copy).")
+        .def_property_readonly(
+            "fp", [](const GDCertificate& c) { return dense_array(c.fp); },
+            "fp_ki of every entry of a moving neuron, (m, n) (0 elsewhere; empty when the entry loop did not run).")
+        .def_property_readonly(
             "alpha_inf", [](const GDCertificate& c) { return dense_array(c.phase.alpha_inf); },
             "The limit of alpha of the pattern's linear phase, (m, n).")
         .def_property_readonly(

@@ -318,6 +318,11 @@ class CertificateOutput:
         The floating-point bound of the entry of least slack.
         """
     @property
+    def fp(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        fp_ki of every entry of a moving neuron, (m, n) (0 elsewhere; empty when the entry loop did not run).
+        """
+    @property
     def fp_error(self) -> float:
         """
         Largest floating-point bound fp_ki of the moving entries.
@@ -351,6 +356,11 @@ class CertificateOutput:
     def need(self) -> typing.Any:
         """
         GD steps after which the proof holds if the pattern stays: 0 when it holds, inf when no number of steps can make it hold, None when there is no estimate.
+        """
+    @property
+    def phase(self) -> LinearPhaseOutput:
+        """
+        The linear phase of the state's pattern the proof is about (a LinearPhaseOutput, a copy).
         """
     @property
     def reason(self) -> str:

@@ -49,6 +49,11 @@ def test_certify_gd_returns_a_bound_certificate_with_an_enum_status():
     assert cert.holds and cert.margin == c.margin and cert.fp_error == c.fp_error
     np.testing.assert_array_equal(c.beta_inf, ph.beta_inf)
     np.testing.assert_array_equal(c.alpha_inf, ph.alpha_inf)
+    # The phase of the certificate is linear_phase's at the state's pattern, field by field.
+    ref = linear_phase(K, y, SIGNS, res.alpha, res.beta, res.beta > 0)
+    for name in ("A", "M", "lam", "V", "c", "z", "rA", "r", "B", "C", "beta_inf", "alpha_inf"):
+        np.testing.assert_array_equal(getattr(ph, name), getattr(ref, name), err_msg=name)
+    assert c.fp.shape == (2, 10) and (c.fp >= 0).all() and c.fp.max() == c.fp_error
     # At the start the pattern is about to change: the proof fails on an entry, with a step estimate.
     K0, y0, res0 = _state(0)
     f = _core.certify_gd(K=K0, y=y0, signs=SIGNS, alpha=res0.alpha, beta=res0.beta, eta=res0.eta)

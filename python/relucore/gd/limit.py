@@ -142,21 +142,8 @@ def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     Returns ``(Certificate, phase)`` (the phase as :func:`linear_phase` returns it); ``phase.alpha_inf``,
     ``phase.beta_inf`` is the limit when the certificate holds.
     """
-    cert, _, _ = _certify(K, y, signs, alpha, beta, eta, step)
-    return cert, linear_phase(K, y, signs, alpha, beta, beta > 0)
-
-
-def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
-    """:func:`certify_gd` and the GD steps after which the proof will hold if the pattern stays
-    (0 when it holds; inf when no number of steps can make it hold: some ``sigma beta_inf``
-    does not exceed its floating-point bound, as where GD chatters; None: no estimate).
-
-    The proof, its error terms and the steps needed are computed in C++ (``_core.certify_gd``,
-    ``relucore/gd/certify.hpp``): the deviation bound ``||(B_k)_i|| rho ||z||`` shrinks by at least
-    ``rho`` per step while the pattern stays and ``beta_inf`` is the same, so the steps needed
-    follow from one failed try. Returns ``(Certificate, (alpha_inf, beta_inf), need)``.
-    """
-    return _certificate(_core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta), beta, eta, step)
+    c = _core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta)
+    return _certificate(c, beta, eta, step), c.phase
 
 
 def _same(value, unit):
@@ -166,34 +153,33 @@ def _same(value, unit):
 _C = _core.CertificateStatus
 
 
-def _certificate(c, beta, eta, step, up=_same) -> tuple:
-    """:func:`_certify`'s result from one try in C++ (``_core.certify_gd``, a ``CertificateOutput``), its
-    numbers in the caller's units (``up(value, unit)``, see :func:`run_engine_to_limit`)."""
+def _certificate(c, beta, eta, step, up=_same) -> Certificate:
+    """The :class:`Certificate` of one try of the proof in C++ (``_core.certify_gd``, a ``CertificateOutput``:
+    the proof, its error terms and the steps it needs, ``relucore/gd/certify.hpp``) at the state ``beta`` of
+    GD step ``step``, its numbers in the caller's units (``up(value, unit)``, see :func:`run_engine_to_limit`)."""
     active = beta > 0
-    status, limit = c.status, (c.alpha_inf, c.beta_inf)
+    status = c.status
     if up is _same:
         margin, fp_error = c.margin, c.fp_error
     else:
         margin, fp_error = up(c.margin, scaling.Y), up(c.fp_error, scaling.Y)
     if status == _C.holds:
-        return Certificate(True, step, margin, c.contraction, fp_error, "", active), limit, 0
+        return Certificate(True, step, margin, c.contraction, fp_error, "", active)
     if status == _C.not_contracting:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
-        return _fails(step, why, active), limit, None
+        return _fails(step, why, active)
     if status == _C.unverified:
         why = f"{_SELF_CHECK}: {c.reason} (docs/math.md §13, the self-check)"
-        cert = Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
-        return cert, limit, None
+        return Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
     if status == _C.diverges:
         why = f"eta mu_max(M) = {eta * c.lam_max:.6g} >= 2: the linear phase of this pattern diverges"
-        return _fails(step, why, active, contraction=c.contraction), limit, None
+        return _fails(step, why, active, contraction=c.contraction)
     entry = (c.limit, c.bound, c.err) if up is _same else (up(v, scaling.Y) for v in (c.limit, c.bound, c.err))
     why = (
         "entry beta[{}, {}] is not proved to keep its sign: limit {:.3g}, deviation bound {:.3g}, "
         "floating-point bound {:.3g}".format(c.k, c.i, *entry)
     )
-    cert = Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
-    return cert, limit, c.need
+    return Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
@@ -333,7 +319,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     if out.diverged:
         raise _divergence(engine, out)
     step = int(engine.steps_taken)
-    cert, _, _ = _certificate(out.certificate, np.array(engine.beta), float(engine.eta), step, up)
+    cert = _certificate(out.certificate, np.array(engine.beta), float(engine.eta), step, up)
     if out.continued:
         cert = _continued(cert, out, step)
     loss, grad, status = out.loss, out.grad_norm, int(out.status)
