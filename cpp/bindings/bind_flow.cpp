@@ -4,8 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "certify_dict.hpp"
+#include "certificate_types.hpp"
 #include "common.hpp"
+#include "limit_run.hpp"
 #include "relucore/gd/flow_follow.hpp"
 
 #include <atomic>
@@ -18,6 +19,8 @@ namespace py = pybind11;
 using relucore::Index;
 using relucore::RowMatrix;
 using relucore::bindings::CArray;
+using relucore::bindings::dense_array;
+using relucore::bindings::stack_array;
 using namespace relucore::flow;
 
 namespace {
@@ -48,56 +51,71 @@ BoolMat to_bool(const CArray<bool>& a) {
     return to_dense<BoolMat>(a);
 }
 
-template <class M>
-py::array_t<double> out_mat(const M& x) {
-    py::array_t<double> a({static_cast<py::ssize_t>(x.rows()), static_cast<py::ssize_t>(x.cols())});
-    auto v = a.mutable_unchecked<2>();
-    for (Index i = 0; i < x.rows(); ++i)
-        for (Index j = 0; j < x.cols(); ++j) v(i, j) = x(i, j);
-    return a;
-}
-
-py::array_t<double> out_vec(const Vec& x) {
-    py::array_t<double> a(static_cast<py::ssize_t>(x.size()));
-    std::copy(x.data(), x.data() + x.size(), a.mutable_data());
-    return a;
-}
-
-// A stack of equal-shape matrices as a (len(xs), rows, cols) array of their scalar.
-template <class M>
-py::array_t<typename M::Scalar> out_stack(const std::vector<M>& xs, Index rows, Index cols) {
-    py::array_t<typename M::Scalar> a(
-        {static_cast<py::ssize_t>(xs.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
-    auto v = a.template mutable_unchecked<3>();
-    for (size_t k = 0; k < xs.size(); ++k)
-        for (Index i = 0; i < rows; ++i)
-            for (Index j = 0; j < cols; ++j) v(k, i, j) = xs[k](i, j);
-    return a;
-}
-
-py::dict phase_dict(const Phase& ph, Index m, Index n) {
-    const Index nA = ph.lam.size();
-    py::dict d;
-    d["A"] =
-        py::array_t<std::int64_t>(static_cast<py::ssize_t>(nA), reinterpret_cast<const std::int64_t*>(ph.A.data()));
-    d["M"] = out_mat(ph.M);
-    d["lam"] = out_vec(ph.lam);
-    d["V"] = out_mat(ph.V);
-    d["c"] = out_vec(ph.c);
-    d["z"] = out_vec(ph.z);
-    d["rA"] = out_vec(ph.rA);
-    d["r"] = out_vec(ph.r);
-    d["B"] = out_stack(ph.B, n, nA);
-    d["C"] = out_stack(ph.C, n, nA);
-    d["beta_inf"] = out_mat(ph.beta_inf);
-    d["alpha_inf"] = out_mat(ph.alpha_inf);
-    (void)m;
-    return d;
-}
-
 }  // namespace
 
+// _core.FlowOutput: flow::FlowOutput (gd/flow_follow.hpp) with the loss of the returned state and the
+// examples it leaves unfit or cannot fit, as a read-only class; arrays are copies.
+struct FlowRun : FlowOutput {
+    double loss = 0.0;
+    std::vector<std::int64_t> unfit, out_of_reach;
+};
+
+static void bind_flow_output(py::module_& m) {
+    using relucore::bindings::int64_array;
+    py::class_<FlowRun>(m, "FlowOutput",
+                        "The exact gradient flow from a state, event to event (relucore/gd/flow_follow.hpp, "
+                        "docs/math.md §13).")
+        .def_readonly("status", &FlowOutput::status, "certified, stalled, uncertified, t_max, max_events or stuck.")
+        .def_readonly("message", &FlowOutput::message, "The status in words.")
+        .def_readonly("t_final", &FlowOutput::t_final, "Time of the returned state (inf for the limit).")
+        .def_property_readonly(
+            "event_times",
+            [](const FlowRun& o) {
+                return py::array_t<double>(static_cast<py::ssize_t>(o.event_times.size()), o.event_times.data());
+            },
+            "The time of each event, (E,).")
+        .def_property_readonly(
+            "event_patterns",
+            [](const FlowRun& o) { return stack_array(o.event_patterns, o.alpha.rows(), o.alpha.cols()); },
+            "Active entries beta > 0 after each event, bool (E, m, n).")
+        .def_property_readonly(
+            "event_sliding",
+            [](const FlowRun& o) { return stack_array(o.event_sliding, o.alpha.rows(), o.alpha.cols()); },
+            "Sliding entries (held at zero) after each event, bool (E, m, n).")
+        .def_readonly("event_kinds", &FlowOutput::event_kinds, "The kind of each event, a list of str.")
+        .def_property_readonly(
+            "alpha_t", [](const FlowRun& o) { return stack_array(o.alpha_t, o.alpha.rows(), o.alpha.cols()); },
+            "alpha at the requested times reached, (T, m, n).")
+        .def_property_readonly(
+            "beta_t", [](const FlowRun& o) { return stack_array(o.beta_t, o.alpha.rows(), o.alpha.cols()); },
+            "beta at the requested times reached, (T, m, n).")
+        .def_property_readonly(
+            "alpha", [](const FlowRun& o) { return dense_array(o.alpha); }, "alpha of the returned state, (m, n).")
+        .def_property_readonly(
+            "beta", [](const FlowRun& o) { return dense_array(o.beta); }, "beta of the returned state, (m, n).")
+        .def_property_readonly(
+            "pattern", [](const FlowRun& o) { return dense_array(o.active); }, "Final pattern beta > 0, bool (m, n).")
+        .def_property_readonly(
+            "sliding", [](const FlowRun& o) { return dense_array(o.sliding); }, "Final sliding entries, bool (m, n).")
+        .def_readonly("limit", &FlowOutput::limit, "Whether the returned state is the certified limit.")
+        .def_readonly("margin", &FlowOutput::margin, "Smallest sigma beta_inf over the entries not sliding.")
+        .def_readonly("rate", &FlowOutput::rate, "exp(-mu_min(M)) per unit time of the final phase.")
+        .def_readonly("last_event", &FlowOutput::last_event, "Time of the last event.")
+        .def_readonly("fp_error", &FlowOutput::fp_error, "Largest floating-point bound of the returned limit.")
+        .def_readonly("reason", &FlowOutput::reason, "Why the limit failed its self-check (uncertified), else empty.")
+        .def_readonly("motion", &FlowOutput::motion,
+                      "Proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen).")
+        .def_readonly("loss", &FlowRun::loss, "The square loss of the returned state.")
+        .def_property_readonly(
+            "unfit", [](const FlowRun& o) { return int64_array(o.unfit); },
+            "The examples the returned state leaves unfit (state_unfit(), gd/run.hpp).")
+        .def_property_readonly(
+            "out_of_reach", [](const FlowRun& o) { return int64_array(o.out_of_reach); },
+            "The examples no neuron can fit.");
+}
+
 void bind_flow(py::module_& m) {
+    bind_flow_output(m);
     m.def(
         "linear_phase",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
@@ -107,32 +125,24 @@ void bind_flow(py::module_& m) {
             const Vec rv = r ? to_vec(*r) : Vec();
             const Phase ph = linear_phase(Km, to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), to_bool(active),
                                           to_bool(sliding), r ? &rv : nullptr);
-            return phase_dict(ph, beta.shape(0), beta.shape(1));
+            return ph;
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("active"),
         py::arg("sliding"), py::arg("r") = py::none(),
-        "The linear phase of an activation pattern in modal form (docs/math.md §13): dict with A, M, lam, V, c, "
-        "z, rA, r, B, C (m, n, |A|), beta_inf, alpha_inf.");
+        "The linear phase of an activation pattern in modal form (docs/math.md §13), a LinearPhaseOutput.");
     m.def(
         "certify_gd",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
-           const CArray<double>& beta, double eta) {
-            return relucore::bindings::certificate_dict(
-                certify_gd(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), eta));
-        },
+           const CArray<double>& beta,
+           double eta) { return certify_gd(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), eta); },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("eta"),
-        "One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, "
-        "1 not strictly contracting, 2 diverges, 3 fails, 4 the limit failed its self-check), margin, contraction, "
-        "fp_error, lam_max, the entry "
-        "(k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the "
-        "pattern stays; -1 no estimate, -2 never), reason (of status 4), alpha_inf, beta_inf.");
+        "One try of the frozen-pattern proof at a GD state (docs/math.md §13), a CertificateOutput.");
     m.def(
         "flow_follow",
         [](const CArray<double>& K, const CArray<double>& y, const CArray<double>& signs, const CArray<double>& alpha,
            const CArray<double>& beta, double t_max, const std::vector<double>& times, std::int64_t max_events,
            int time_exponent, int beta_exponent, const py::object& progress) {
-            const Index mm = beta.shape(0), n = beta.shape(1);
-            FlowOutput o;
+            FlowRun o;
             std::atomic<std::int64_t> events{0};
             const bool counted = !progress.is_none();
             std::function<void()> tick;
@@ -140,33 +150,16 @@ void bind_flow(py::module_& m) {
             // With a bar, the flow runs on a helper thread and this one updates it (run_without_gil).
             relucore::bindings::run_without_gil(
                 [&](const std::atomic<bool>*) {
-                    o = follow(to_mat(K), to_vec(y), to_vec(signs), to_row(alpha), to_row(beta), t_max, times,
-                               max_events, MessageUnits{time_exponent, beta_exponent}, counted ? &events : nullptr);
+                    const Vec yv = to_vec(y), sv = to_vec(signs);
+                    static_cast<FlowOutput&>(o) =
+                        follow(to_mat(K), yv, sv, to_row(alpha), to_row(beta), t_max, times, max_events,
+                               MessageUnits{time_exponent, beta_exponent}, counted ? &events : nullptr);
+                    Vec g;
+                    o.loss = relucore::bindings::square_loss(o.beta, sv, yv, g);
+                    relucore::bindings::example_lists(o.beta, yv, sv, o.unfit, o.out_of_reach);
                 },
                 counted, tick);
-            py::dict d;
-            d["status"] = o.status;
-            d["message"] = o.message;
-            d["t_final"] = o.t_final;
-            d["event_times"] = o.event_times;
-            d["event_patterns"] = out_stack(o.event_patterns, mm, n);
-            d["event_sliding"] = out_stack(o.event_sliding, mm, n);
-            d["event_kinds"] = o.event_kinds;
-            std::vector<Mat> at(o.alpha_t.begin(), o.alpha_t.end()), bt(o.beta_t.begin(), o.beta_t.end());
-            d["alpha_t"] = out_stack(at, mm, n);
-            d["beta_t"] = out_stack(bt, mm, n);
-            d["alpha"] = out_mat(o.alpha);
-            d["beta"] = out_mat(o.beta);
-            d["pattern"] = out_stack(std::vector<BoolMat>{o.active}, mm, n)[py::int_(0)];
-            d["sliding"] = out_stack(std::vector<BoolMat>{o.sliding}, mm, n)[py::int_(0)];
-            d["limit"] = o.limit;
-            d["margin"] = o.margin;
-            d["rate"] = o.rate;
-            d["last_event"] = o.last_event;
-            d["fp_error"] = o.fp_error;
-            d["reason"] = o.reason;
-            d["motion"] = o.motion;
-            return d;
+            return o;
         },
         py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("alpha"), py::arg("beta"), py::arg("t_max"),
         py::arg("times"), py::arg("max_events"), py::arg("time_exponent") = 0, py::arg("beta_exponent") = 0,

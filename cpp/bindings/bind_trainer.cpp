@@ -3,13 +3,18 @@
 // starting point come from the Python layer; this file only owns the engine,
 // releases the GIL around its steps and exposes its state as read-only numpy
 // views (the trainer object is the views' base, so they stay valid).
-#include "certify_dict.hpp"
+#include "certificate_types.hpp"
 #include "common.hpp"
+#include "limit_run.hpp"
+
+#include <pybind11/stl.h>
 
 #include "relucore/gd/dual_gd.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <optional>
 #include <vector>
 #include <memory>
 
@@ -98,25 +103,55 @@ py::array readonly_view(py::handle owner, const T* data, std::vector<py::ssize_t
     return a;
 }
 
-// The run's summary; "unfit" lists the examples example_unfit() reports when
-// the run stalled (empty otherwise).
-py::dict summary_dict(const RunSummary& s, const DualGD& e) {
-    py::dict d;
+// DualTrainer.run's result (_core.TrainerRunOutput): the engine's RunSummary, whether the state it
+// stopped at is finite, and the examples example_unfit() reports when the run stalled (empty
+// otherwise) and those out of reach of every neuron.
+struct TrainerRunOutput {
+    RunSummary summary;
+    bool finite = true;
+    py::array_t<std::int64_t> unfit, out_of_reach;
+};
+
+py::array_t<std::int64_t> index_array(const std::vector<std::int64_t>& v) {
+    return py::array_t<std::int64_t>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+TrainerRunOutput run_output(const RunSummary& s, const DualGD& e) {
+    TrainerRunOutput out;
+    out.summary = s;
+    out.finite = e.alpha().allFinite() && e.beta().allFinite() && std::isfinite(s.loss) && std::isfinite(s.grad_norm);
     std::vector<std::int64_t> unfit;
     if (s.status == Status::stalled)
         for (Index i = 0; i < e.n_samples(); ++i)
             if (example_unfit(e, i)) unfit.push_back(i);
-    d["unfit"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(unfit.size()), unfit.data());
+    out.unfit = index_array(unfit);
     std::vector<std::int64_t> reach;
     for (Index i = 0; i < e.n_samples(); ++i)
         if (out_of_reach(e.outer().data(), e.outer().size(), e.settings().model, e.labels()[i])) reach.push_back(i);
-    d["out_of_reach"] = py::array_t<std::int64_t>(static_cast<py::ssize_t>(reach.size()), reach.data());
-    d["status"] = s.status;
-    d["nit"] = s.nit;
-    d["loss"] = s.loss;
-    d["grad_norm"] = s.grad_norm;
-    d["pattern_stable_step"] = s.pattern_stable_step;
-    return d;
+    out.out_of_reach = index_array(reach);
+    return out;
+}
+
+void bind_run_outputs(py::module_& m) {
+    py::class_<TrainerRunOutput>(m, "TrainerRunOutput", "The result of DualTrainer.run (private: relucore.Trainer).")
+        .def_property_readonly(
+            "status", [](const TrainerRunOutput& o) { return o.summary.status; }, "How the run ended (Status).")
+        .def_property_readonly(
+            "nit", [](const TrainerRunOutput& o) { return o.summary.nit; }, "The engine's step count at the end.")
+        .def_property_readonly(
+            "loss", [](const TrainerRunOutput& o) { return o.summary.loss; }, "Loss of the final state.")
+        .def_property_readonly(
+            "grad_norm", [](const TrainerRunOutput& o) { return o.summary.grad_norm; },
+            "||grad_W R||_F at the final state.")
+        .def_property_readonly(
+            "pattern_stable_step", [](const TrainerRunOutput& o) { return o.summary.pattern_stable_step; },
+            "First step after which no mask changed.")
+        .def_readonly("finite", &TrainerRunOutput::finite,
+                      "Whether alpha, beta, the loss and its gradient norm are finite.")
+        .def_readonly("unfit", &TrainerRunOutput::unfit, "The examples the state leaves unfit when it stalled, int64.")
+        .def_readonly("out_of_reach", &TrainerRunOutput::out_of_reach,
+                      "The examples no neuron can fit (their label's sign is out of reach), int64.");
+    bind_limit_run_output(m);
 }
 
 }  // namespace
@@ -171,8 +206,8 @@ static void bind_trainer_construction_and_step(py::class_<DualTrainer>& cls) {
 // GD in doubling chunks, the proof tried after each chunk over which the pattern held (and at the
 // end), the next try at the step a failed one names. Returns the last run's status and stable step,
 // and the last try (None when the run diverged: Python names the reason).
-static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, const CArray<double>& y,
-                                   const CArray<double>& signs, double tol, std::int64_t max_steps) {
+static LimitRunOutput run_to_certificate(DualTrainer& t, const CArray<double>& K, const CArray<double>& y,
+                                         const CArray<double>& signs, double tol, std::int64_t max_steps) {
     DualTrainer::Busy busy(t);
     DualGD& e = t.engine();
     const Index n = K.shape(0);
@@ -238,21 +273,27 @@ static py::dict run_to_certificate(DualTrainer& t, const CArray<double>& K, cons
         }
         chunk *= 2;
     }
-    py::dict d;
-    d["status"] = summary.status;
-    d["pattern_stable_step"] = summary.pattern_stable_step;
-    d["certificate"] = diverged ? py::object(py::none()) : py::object(certificate_dict(cert));
-    d["noncontracting_stop"] = noncontracting;
-    d["noncontracting_since"] = noncontracting_since;
-    return d;
+    LimitRunOutput out;
+    out.run_status = out.status = summary.status;
+    out.pattern_stable_step = summary.pattern_stable_step;
+    out.diverged = diverged;
+    out.noncontracting_stop = noncontracting;
+    out.noncontracting_since = noncontracting_since;
+    if (diverged) {
+        out.diverged_mu_max = diverged_mu_max(Km, yv, sv, e.alpha(), e.beta());
+        return out;
+    }
+    out.certificate = std::move(cert);
+    run_without_gil([&](const std::atomic<bool>*) { finish_limit_run(Km, yv, sv, e.alpha(), e.beta(), tol, out); },
+                    false);
+    return out;
 }
 
 static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
     cls.def("run_to_certificate", &run_to_certificate, py::arg("K"), py::arg("y"), py::arg("signs"), py::arg("tol"),
             py::arg("max_steps"),
             "train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof "
-            "holds, the run stops or max_steps; dict with the last run's status and pattern_stable_step and the "
-            "last try of the proof (as _core.certify_gd; None when the run diverged).");
+            "holds, the run stops or max_steps; a LimitRunOutput.");
     cls.def(
            "run",
            [](DualTrainer& t, std::int64_t max_steps, double tol, std::int64_t every, py::object callback) {
@@ -300,12 +341,12 @@ static void bind_trainer_run_and_setters(py::class_<DualTrainer>& cls) {
                }
                t.in_run_ = false;
                if (callback_error) std::rethrow_exception(callback_error);
-               return summary_dict(summary, e);
+               return run_output(summary, e);
            },
            py::arg("max_steps"), py::arg("tol"), py::arg("every") = 0, py::arg("callback") = py::none(),
            "Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); "
            "callback() is called with the GIL every `every` steps (it may step or change the trainer) "
-           "and stops the run by returning True.")
+           "and stops the run by returning True; a TrainerRunOutput.")
         .def(
             "set_labels",
             [](DualTrainer& t, const CArray<double>& y) {
@@ -418,29 +459,9 @@ static void bind_trainer_state(py::class_<DualTrainer>& cls) {
             "A copy of the engine's GDSettings.");
 }
 
-// For the square-loss ReLU with fixed outer weights (the certified limit, which no engine holds):
-// per example, whether the state leaves it unfit (state_unfit(), gd/run.hpp) and whether it is out of
-// reach of every neuron (out_of_reach()).
-static py::tuple example_states(const CArray<double>& beta, const CArray<double>& y, const CArray<double>& outer) {
-    if (beta.ndim() != 2) throw std::invalid_argument("beta must be m x n");
-    const Index m = beta.shape(0), n = beta.shape(1);
-    require_shape(y, "y", {n});
-    require_shape(outer, "outer", {m});
-    const Eigen::Map<const RowMatrix> b(beta.data(), m, n);
-    CArray<std::uint8_t> unfit(n), reach(n);
-    const ModelSpec spec;
-    for (Index i = 0; i < n; ++i) {
-        Scalar h = 0;
-        for (Index k = 0; k < m; ++k) h += outer.data()[k] * activate(b(k, i), spec);
-        unfit.mutable_data()[i] = state_unfit(b, outer.data(), spec, y.data()[i], h, i) ? 1 : 0;
-        reach.mutable_data()[i] = out_of_reach(outer.data(), m, spec, y.data()[i]) ? 1 : 0;
-    }
-    return py::make_tuple(unfit, reach);
-}
-
 void bind_trainer(py::module_& m) {
-    m.def("example_states", &example_states, py::arg("beta"), py::arg("y"), py::arg("outer"),
-          "(unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).");
+    bind_certificate_types(m);  // before the first signature that names them (bind_flow.cpp's too)
+    bind_run_outputs(m);
     py::class_<DualTrainer> cls(m, "DualTrainer",
                                 "One primal-dual GD engine kept between calls (private: use relucore.Trainer).");
     bind_trainer_construction_and_step(cls);

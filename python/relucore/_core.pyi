@@ -419,6 +419,316 @@ class QPResult:
         """
         The solution, shape (n,).
         """
+class LinearPhaseOutput:
+    """
+    The linear phase of an activation pattern in modal form (relucore/gd/linear_phase.hpp, docs/math.md §13); every array is a copy.
+    """
+    @property
+    def A(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        Indices of the examples active in some neuron, (|A|,).
+        """
+    @property
+    def B(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        beta_k(t) = beta_inf_k + B_k M^{-1} r_A(t), (m, n, |A|).
+        """
+    @property
+    def C(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        alpha_k(t) = alpha_inf_k + C_k M^{-1} r_A(t), (m, n, |A|).
+        """
+    @property
+    def M(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        M = sum_k s_k^2 (D_k K D_k)_AA, (|A|, |A|).
+        """
+    @property
+    def V(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Eigenvectors of M = V diag(lam) V^T, (|A|, |A|).
+        """
+    @property
+    def alpha_inf(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The limit of alpha, (m, n).
+        """
+    @property
+    def beta_inf(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The limit of beta, (m, n).
+        """
+    @property
+    def c(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        c = V^T r_A, (|A|,).
+        """
+    @property
+    def lam(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Eigenvalues of M, ascending, (|A|,).
+        """
+    @property
+    def r(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The full residual at the start of the phase, (n,).
+        """
+    @property
+    def rA(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The residual on A, (|A|,).
+        """
+    @property
+    def z(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        z = M^{-1} r_A, (|A|,).
+        """
+class CertificateStatus(enum.IntEnum):
+    """
+    The verdict of one try of the frozen-pattern proof (gd/certify.hpp).
+    """
+    diverges: typing.ClassVar[CertificateStatus]
+    fails: typing.ClassVar[CertificateStatus]
+    holds: typing.ClassVar[CertificateStatus]
+    not_contracting: typing.ClassVar[CertificateStatus]
+    unverified: typing.ClassVar[CertificateStatus]
+    @classmethod
+    def __new__(cls, value):
+        ...
+    def __format__(self, format_spec):
+        ...
+class CertificateOutput:
+    """
+    One try of the frozen-pattern proof at a GD state (relucore/gd/certify.hpp, docs/math.md §13).
+    """
+    @property
+    def alpha_inf(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The limit of alpha of the pattern's linear phase, (m, n).
+        """
+    @property
+    def beta_inf(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The limit of beta of the pattern's linear phase, (m, n).
+        """
+    @property
+    def bound(self) -> float:
+        """
+        The deviation bound of the entry of least slack.
+        """
+    @property
+    def contraction(self) -> float:
+        """
+        rho = ||I - eta M||_2, an upper bound.
+        """
+    @property
+    def err(self) -> float:
+        """
+        The floating-point bound of the entry of least slack.
+        """
+    @property
+    def fp(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        fp_ki of every entry of a moving neuron, (m, n) (0 elsewhere; empty when the entry loop did not run).
+        """
+    @property
+    def fp_error(self) -> float:
+        """
+        Largest floating-point bound fp_ki of the moving entries.
+        """
+    @property
+    def i(self) -> int:
+        """
+        Example of the entry of least slack (fails), -1 otherwise.
+        """
+    @property
+    def k(self) -> int:
+        """
+        Neuron of the entry of least slack (fails), -1 otherwise.
+        """
+    @property
+    def lam_max(self) -> float:
+        """
+        The computed mu_max(M).
+        """
+    @property
+    def limit(self) -> float:
+        """
+        beta_inf of the entry of least slack.
+        """
+    @property
+    def margin(self) -> float:
+        """
+        Smallest slack over the moving entries (> 0 iff it holds).
+        """
+    @property
+    def need(self) -> typing.Any:
+        """
+        GD steps after which the proof holds if the pattern stays: 0 when it holds, inf when no number of steps can make it hold, None when there is no estimate.
+        """
+    @property
+    def phase(self) -> LinearPhaseOutput:
+        """
+        The linear phase of the state's pattern the proof is about (a LinearPhaseOutput, a copy).
+        """
+    @property
+    def reason(self) -> str:
+        """
+        Why the self-check failed (status unverified), else empty.
+        """
+    @property
+    def status(self) -> CertificateStatus:
+        """
+        The verdict (CertificateStatus).
+        """
+class TrainerRunOutput:
+    """
+    The result of DualTrainer.run (private: relucore.Trainer).
+    """
+    @property
+    def finite(self) -> bool:
+        """
+        Whether alpha, beta, the loss and its gradient norm are finite.
+        """
+    @property
+    def grad_norm(self) -> float:
+        """
+        ||grad_W R||_F at the final state.
+        """
+    @property
+    def loss(self) -> float:
+        """
+        Loss of the final state.
+        """
+    @property
+    def nit(self) -> int:
+        """
+        The engine's step count at the end.
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples no neuron can fit (their label's sign is out of reach), int64.
+        """
+    @property
+    def pattern_stable_step(self) -> int:
+        """
+        First step after which no mask changed.
+        """
+    @property
+    def status(self) -> Status:
+        """
+        How the run ended (Status).
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples the state leaves unfit when it stalled, int64.
+        """
+class LimitRunOutput:
+    """
+    The result of DualTrainer.run_to_certificate (private: relucore.gd.limit); numbers in the run's units.
+    """
+    @property
+    def alpha(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        alpha of the returned point, (m, n).
+        """
+    @property
+    def beta(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        beta of the returned point, (m, n).
+        """
+    @property
+    def certificate(self) -> CertificateOutput | None:
+        """
+        The last try of the proof (CertificateOutput), None when the run diverged.
+        """
+    @property
+    def continuation_events(self) -> int:
+        """
+        Events of the continuation.
+        """
+    @property
+    def continued(self) -> bool:
+        """
+        Whether the returned point is the exact continuation from the tol state.
+        """
+    @property
+    def diverged(self) -> bool:
+        """
+        Whether the run diverged (its state is not finite): then there is no certificate and no point.
+        """
+    @property
+    def diverged_mu_max(self) -> float:
+        """
+        mu_max(M) of the pattern a diverged run reached (beta's NaN read as 0, +-inf as the largest double); NaN when it did not diverge.
+        """
+    @property
+    def grad_norm(self) -> float:
+        """
+        ||grad_W R||_F at the returned point.
+        """
+    @property
+    def loss(self) -> float:
+        """
+        The square loss at the returned point.
+        """
+    @property
+    def motion(self) -> float:
+        """
+        The continuation's remaining-motion bound (0: its pattern is frozen).
+        """
+    @property
+    def noncontracting_since(self) -> int:
+        """
+        The step of the first try that found the final phase not strictly contracting (-1: none).
+        """
+    @property
+    def noncontracting_stop(self) -> bool:
+        """
+        Whether the run stopped on a final phase that is not strictly contracting.
+        """
+    @property
+    def off_tol(self) -> bool:
+        """
+        The run converged on the engine's running gradient norm, but at the returned point the norm is not below tol (K singular or nearly so).
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples no neuron can fit.
+        """
+    @property
+    def pattern_stable_step(self) -> int:
+        """
+        First step after which no mask changed.
+        """
+    @property
+    def run_status(self) -> Status:
+        """
+        How the last GD run ended (Status).
+        """
+    @property
+    def sliding(self) -> typing.Any:
+        """
+        The entries that slid in the continuation, bool (m, n); None without one.
+        """
+    @property
+    def stalled_by_rule(self) -> bool:
+        """
+        status is stalled because the returned point leaves examples unfit.
+        """
+    @property
+    def status(self) -> Status:
+        """
+        The outcome: certified when the proof holds, max_steps when off_tol, stalled when the returned point leaves examples unfit, the run's status otherwise.
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples the returned point leaves unfit.
+        """
 class DualTrainer:
     """
     One primal-dual GD engine kept between calls (private: use relucore.Trainer).
@@ -431,13 +741,13 @@ class DualTrainer:
         """
         Restores the step count and the activation-pattern tracker of a checkpoint.
         """
-    def run(self, max_steps: typing.SupportsInt | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, every: typing.SupportsInt | typing.SupportsIndex = 0, callback: typing.Any = None) -> dict:
+    def run(self, max_steps: typing.SupportsInt | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, every: typing.SupportsInt | typing.SupportsIndex = 0, callback: typing.Any = None) -> TrainerRunOutput:
         """
-        Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); callback() is called with the GIL every `every` steps (it may step or change the trainer) and stops the run by returning True.
+        Runs to a stopping rule (max_steps counts from step 0, tol on the gradient norm); callback() is called with the GIL every `every` steps (it may step or change the trainer) and stops the run by returning True; a TrainerRunOutput.
         """
-    def run_to_certificate(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    def run_to_certificate(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex, max_steps: typing.SupportsInt | typing.SupportsIndex) -> LimitRunOutput:
         """
-        train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof holds, the run stops or max_steps; dict with the last run's status and pattern_stable_step and the last try of the proof (as _core.certify_gd; None when the run diverged).
+        train(steps=np.inf)'s loop (docs/math.md §13): GD in doubling chunks until the frozen-pattern proof holds, the run stops or max_steps; a LimitRunOutput.
         """
     def set_eta(self, eta: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
@@ -1035,6 +1345,125 @@ class AutoStepNs:
         """
         Weight-space engine where its products go to a BLAS, per n d m.
         """
+class FlowOutput:
+    """
+    The exact gradient flow from a state, event to event (relucore/gd/flow_follow.hpp, docs/math.md §13).
+    """
+    @property
+    def alpha(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        alpha of the returned state, (m, n).
+        """
+    @property
+    def alpha_t(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        alpha at the requested times reached, (T, m, n).
+        """
+    @property
+    def beta(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        beta of the returned state, (m, n).
+        """
+    @property
+    def beta_t(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        beta at the requested times reached, (T, m, n).
+        """
+    @property
+    def event_kinds(self) -> list[str]:
+        """
+        The kind of each event, a list of str.
+        """
+    @property
+    def event_patterns(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Active entries beta > 0 after each event, bool (E, m, n).
+        """
+    @property
+    def event_sliding(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Sliding entries (held at zero) after each event, bool (E, m, n).
+        """
+    @property
+    def event_times(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The time of each event, (E,).
+        """
+    @property
+    def fp_error(self) -> float:
+        """
+        Largest floating-point bound of the returned limit.
+        """
+    @property
+    def last_event(self) -> float:
+        """
+        Time of the last event.
+        """
+    @property
+    def limit(self) -> bool:
+        """
+        Whether the returned state is the certified limit.
+        """
+    @property
+    def loss(self) -> float:
+        """
+        The square loss of the returned state.
+        """
+    @property
+    def margin(self) -> float:
+        """
+        Smallest sigma beta_inf over the entries not sliding.
+        """
+    @property
+    def message(self) -> str:
+        """
+        The status in words.
+        """
+    @property
+    def motion(self) -> float:
+        """
+        Proved bound on |beta_limit - beta| entrywise (0: the pattern is frozen).
+        """
+    @property
+    def out_of_reach(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples no neuron can fit.
+        """
+    @property
+    def pattern(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Final pattern beta > 0, bool (m, n).
+        """
+    @property
+    def rate(self) -> float:
+        """
+        exp(-mu_min(M)) per unit time of the final phase.
+        """
+    @property
+    def reason(self) -> str:
+        """
+        Why the limit failed its self-check (uncertified), else empty.
+        """
+    @property
+    def sliding(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Final sliding entries, bool (m, n).
+        """
+    @property
+    def status(self) -> Status:
+        """
+        certified, stalled, uncertified, t_max, max_events or stuck.
+        """
+    @property
+    def t_final(self) -> float:
+        """
+        Time of the returned state (inf for the limit).
+        """
+    @property
+    def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The examples the returned state leaves unfit (state_unfit(), gd/run.hpp).
+        """
 class BlasInfo:
     """
     What _core.blas_info() reports about the BLAS in use (read-only).
@@ -1068,9 +1497,9 @@ def blas_info() -> BlasInfo:
     """
     The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
     """
-def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> dict:
+def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> CertificateOutput:
     """
-    One try of the frozen-pattern proof at a GD state (docs/math.md §13): dict with status (0 holds, 1 not strictly contracting, 2 diverges, 3 fails, 4 the limit failed its self-check), margin, contraction, fp_error, lam_max, the entry (k, i) of least slack with its limit, bound and err, need (GD steps after which it holds if the pattern stays; -1 no estimate, -2 never), reason (of status 4), alpha_inf, beta_inf.
+    One try of the frozen-pattern proof at a GD state (docs/math.md §13), a CertificateOutput.
     """
 def counter_normals(key: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, start: typing.SupportsInt | typing.SupportsIndex, out: numpy.typing.NDArray[numpy.float64]) -> None:
     """
@@ -1112,11 +1541,7 @@ def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
     """
-def example_states(beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], outer: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
-    """
-    (unfit, out_of_reach) per example of a square-loss ReLU state with fixed outer weights (gd/run.hpp).
-    """
-def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> dict:
+def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> FlowOutput:
     """
     Exact gradient flow from (alpha, beta) at t = 0 up to t_max (inf: the limit), event to event (docs/math.md §13); the state at the sorted times. The messages print times times 2^time_exponent and entries of beta times 2^beta_exponent (a run on exactly rescaled data, relucore._scaling). progress(events), if given, is called with the number of events so far while the flow runs (the flow is the same).
     """
@@ -1136,9 +1561,9 @@ def gram_stats_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
     Per problem: mu_1, mu_n, ||K/norm1 - I||_2, max offdiag/min diag, max offdiag, min diag -> out (B, 6).
     """
-def linear_phase(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], active: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], sliding: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> dict:
+def linear_phase(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], active: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], sliding: typing.Annotated[numpy.typing.ArrayLike, numpy.bool], r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> LinearPhaseOutput:
     """
-    The linear phase of an activation pattern in modal form (docs/math.md §13): dict with A, M, lam, V, c, z, rA, r, B, C (m, n, |A|), beta_inf, alpha_inf.
+    The linear phase of an activation pattern in modal form (docs/math.md §13), a LinearPhaseOutput.
     """
 def loss_curvature(loss: Loss, n: typing.SupportsInt | typing.SupportsIndex) -> float:
     """

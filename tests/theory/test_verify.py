@@ -188,10 +188,10 @@ def test_certify_gd_reports_a_failed_self_check():
     from relucore import _core
 
     c = _core.certify_gd(K=Xs @ Xs.T, y=y, signs=np.array([1.0, -1.0]), alpha=r.alpha, beta=r.beta, eta=r.eta)
-    if c["status"] == 4:
-        assert "not finite" in c["reason"] or "not stationary" in c["reason"]
+    if c.status == _core.CertificateStatus.unverified:
+        assert "not finite" in c.reason or "not stationary" in c.reason
     else:  # a normalised prepare step makes the proof's terms finite: it must then be right
-        assert c["status"] != 0 or np.isfinite(c["margin"])
+        assert c.status != _core.CertificateStatus.holds or np.isfinite(c.margin)
 
 
 def test_flow_fp_error_is_computed_from_the_data():

@@ -25,7 +25,6 @@ __all__ = ["Certificate", "CertifiedResult", "linear_phase", "certify_gd", "LIMI
 
 #: GD steps taken at most while trying to certify the limit.
 LIMIT_MAX_STEPS = int(_core.defaults.limit_max_steps)
-FLOW_MAX_EVENTS = int(_core.defaults.flow_max_events)
 #: A steps=inf run stops this many steps after a try of the proof first found its final phase not strictly contracting.
 NONCONTRACTING_STEPS = int(_core.defaults.limit_noncontracting_steps)
 
@@ -118,7 +117,7 @@ class CertifiedResult(TrainResult):
     certificate: Optional[object] = None
 
 
-def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict:
+def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None):
     """The linear dynamics of one activation pattern in modal form (docs/math.md §13).
 
     Computed in C++ (``relucore/gd/linear_phase.hpp``, shared with :func:`relucore.flow`).
@@ -126,62 +125,61 @@ def linear_phase(K, y, signs, alpha, beta, active, sliding=None, r=None) -> dict
     ``r_A`` decays as ``exp(-M t) r_A`` (flow) or ``(I - eta M)^t r_A`` (GD) and
     ``beta_k(t) = beta_inf_k + B_k M^{-1} r_A(t)``, ``alpha_k(t) = alpha_inf_k + C_k M^{-1} r_A(t)``.
 
-    Returns a dict with ``A`` (indices of the examples active in some neuron), ``M``,
+    Returns the phase (read-only attributes, every array a copy): ``A`` (indices of the examples active
+    in some neuron), ``M``,
     ``lam`` and ``V`` (``M = V diag(lam) V^T``), ``c = V^T r_A``, ``z = M^{-1} r_A``,
     ``B``, ``C`` (m, n, ``|A|``), ``beta_inf``, ``alpha_inf`` and ``r`` (the full residual). The flow
     passes ``r`` (carried in modal form from the previous phase, so that it keeps its relative
     accuracy when it is far below the rounding level of ``beta``); by default it is computed from beta.
     """
     sliding = np.zeros(np.shape(active), dtype=bool) if sliding is None else sliding
-    return dict(_core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r))
+    return _core.linear_phase(K=K, y=y, signs=signs, alpha=alpha, beta=beta, active=active, sliding=sliding, r=r)
 
 
 def certify_gd(K, y, signs, alpha, beta, eta, step) -> tuple:
     """The certificate of the state ``(alpha, beta)`` at GD step ``step``, and the linear phase.
 
-    Returns ``(Certificate, phase dict)``; ``phase["alpha_inf"]``, ``phase["beta_inf"]`` is the
-    limit when the certificate holds.
+    Returns ``(Certificate, phase)`` (the phase as :func:`linear_phase` returns it); ``phase.alpha_inf``,
+    ``phase.beta_inf`` is the limit when the certificate holds.
     """
-    cert, _, _ = _certify(K, y, signs, alpha, beta, eta, step)
-    return cert, linear_phase(K, y, signs, alpha, beta, beta > 0)
+    c = _core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta)
+    return _certificate(c, beta, eta, step), c.phase
 
 
-def _certify(K, y, signs, alpha, beta, eta, step) -> tuple:
-    """:func:`certify_gd` and the GD steps after which the proof will hold if the pattern stays
-    (0 when it holds; inf when no number of steps can make it hold: some ``sigma beta_inf``
-    does not exceed its floating-point bound, as where GD chatters; None: no estimate).
-
-    The proof, its error terms and the steps needed are computed in C++ (``_core.certify_gd``,
-    ``relucore/gd/certify.hpp``): the deviation bound ``||(B_k)_i|| rho ||z||`` shrinks by at least
-    ``rho`` per step while the pattern stays and ``beta_inf`` is the same, so the steps needed
-    follow from one failed try. Returns ``(Certificate, (alpha_inf, beta_inf), need)``.
-    """
-    return _certificate(_core.certify_gd(K=K, y=y, signs=signs, alpha=alpha, beta=beta, eta=eta), beta, eta, step)
+def _same(value, unit):
+    return value
 
 
-def _certificate(c, beta, eta, step) -> tuple:
-    """:func:`_certify`'s result from the dict of one try in C++ (``_core.certify_gd``)."""
+_C = _core.CertificateStatus
+
+
+def _certificate(c, beta, eta, step, up=_same) -> Certificate:
+    """The :class:`Certificate` of one try of the proof in C++ (``_core.certify_gd``, a ``CertificateOutput``:
+    the proof, its error terms and the steps it needs, ``relucore/gd/certify.hpp``) at the state ``beta`` of
+    GD step ``step``, its numbers in the caller's units (``up(value, unit)``, see :func:`run_engine_to_limit`)."""
     active = beta > 0
-    status, limit = c["status"], (c["alpha_inf"], c["beta_inf"])
-    if status == 0:
-        return Certificate(True, step, c["margin"], c["contraction"], c["fp_error"], "", active), limit, 0
-    if status == 1:
+    status = c.status
+    if up is _same:
+        margin, fp_error = c.margin, c.fp_error
+    else:
+        margin, fp_error = up(c.margin, scaling.Y), up(c.fp_error, scaling.Y)
+    if status == _C.holds:
+        return Certificate(True, step, margin, c.contraction, fp_error, "", active)
+    if status == _C.not_contracting:
         why = "the final phase is not strictly contracting (mu_min(M) <= its error bound)"
-        return _fails(step, why, active), limit, None
-    if status == 4:
-        why = f"{_SELF_CHECK}: {c['reason']} (docs/math.md §13, the self-check)"
-        cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
-        return cert, limit, None
-    if status == 2:
-        why = f"eta mu_max(M) = {eta * c['lam_max']:.6g} >= 2: the linear phase of this pattern diverges"
-        return _fails(step, why, active, contraction=c["contraction"]), limit, None
+        return _fails(step, why, active)
+    if status == _C.unverified:
+        why = f"{_SELF_CHECK}: {c.reason} (docs/math.md §13, the self-check)"
+        return Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
+    if status == _C.diverges:
+        why = f"eta mu_max(M) = {eta * c.lam_max:.6g} >= 2: the linear phase of this pattern diverges"
+        return _fails(step, why, active, contraction=c.contraction)
+    entry = (c.limit, c.bound, c.err) if up is _same else (up(v, scaling.Y) for v in (c.limit, c.bound, c.err))
     why = (
-        f"entry beta[{c['k']}, {c['i']}] is not proved to keep its sign: limit {c['limit']:.3g}, "
-        f"deviation bound {c['bound']:.3g}, floating-point bound {c['err']:.3g}"
+        "entry beta[{}, {}] is not proved to keep its sign: limit {:.3g}, deviation bound {:.3g}, "
+        "floating-point bound {:.3g}".format(c.k, c.i, *entry)
     )
-    need = {-1: None, -2: np.inf}.get(c["need"], c["need"])
-    cert = Certificate(False, -1, c["margin"], c["contraction"], c["fp_error"], why, active, motion=np.nan)
-    return cert, limit, need
+    return Certificate(False, -1, margin, c.contraction, fp_error, why, active, motion=np.nan)
 
 
 def _fails(step, reason, active, contraction=np.nan) -> Certificate:
@@ -259,36 +257,29 @@ def check_limit_settings(
         raise ValueError("steps=inf keeps no history: use record=0")
 
 
-def _divergence(engine, K, y, signs) -> ValueError:
-    beta = np.array(engine.beta)
-    ph = linear_phase(K, y, signs, np.array(engine.alpha), np.nan_to_num(beta), np.nan_to_num(beta) > 0)
-    mu = float(ph["lam"][-1]) if ph["lam"].size else 0.0
+def _divergence(engine, out) -> ValueError:
+    """The error of a steps=inf run that diverged, with the pattern's mu_max(M) (C++: ``out.diverged_mu_max``)."""
     return ValueError(
         f"steps=inf: the run diverged at step {engine.steps_taken}: eta = {engine.eta:.6g} and the pattern's "
-        f"eta mu_max(M) = {engine.eta * mu:.6g} >= 2, so the linear final phase diverges; use a smaller eta"
+        f"eta mu_max(M) = {engine.eta * out.diverged_mu_max:.6g} >= 2, so the linear final phase diverges; "
+        "use a smaller eta"
     )
 
 
-_NOT_CONTRACTING = 1  # flow::GDCertificate::not_contracting (gd/certify.hpp)
 _S = _core.Status
 
 
-def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
-    """The exact continuation of an uncertified run from its ``tol`` state (docs/math.md §13).
+def _continued(cert: Certificate, out, step: int) -> Certificate:
+    """The certificate of an uncertified run that returned the exact continuation from its ``tol`` state
+    (docs/math.md §13), computed in C++ (``DualTrainer.run_to_certificate``).
 
     Where GD chatters on a pattern boundary no frozen-pattern proof exists. The motion left at
     ``tol`` is followed exactly instead: gradient flow, with the entries GD chatters on held at
     zero (Filippov sliding), to its limit (``relucore.flow``'s event loop). GD's own remaining
-    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. Returns
-    ``(alpha, beta, certificate)``; the certificate does not hold and names the sliding entries.
+    motion differs from it by O(eta) of a motion that is already at the ``tol`` level. The
+    certificate does not hold and names the sliding entries.
     """
-    run = _core.flow_follow(
-        K=K, y=y, signs=signs, alpha=alpha, beta=beta, t_max=np.inf, times=[], max_events=FLOW_MAX_EVENTS
-    )
-    if run["status"] not in (_S.certified, _S.stalled):  # not a limit
-        return alpha, beta, cert
-    slid = run["sliding"] | run["event_sliding"].any(axis=0)
-    events = len(run["event_times"])
+    slid, events = out.sliding, out.continuation_events
     if slid.any():
         entries = ", ".join(f"({k}, {i})" for k, i in zip(*np.nonzero(slid)))
         why = (
@@ -305,23 +296,7 @@ def _follow_rest(K, y, signs, alpha, beta, cert, step: int) -> tuple:
             f"{cert.reason}; returned the exact continuation from the tol state at step {step} "
             f"(gradient flow, {events} events, no entry sliding)"
         )
-    out = dataclasses.replace(cert, reason=reason, motion=float(run["motion"]), sliding=slid)
-    return np.asarray(run["alpha"]), np.asarray(run["beta"]), out
-
-
-def _same(value, unit):
-    return value
-
-
-def _certificate_in_units(c: dict, up) -> dict:
-    """The numbers of a certificate try (``_core.certify_gd``) in the caller's units (``up(value, unit)``)."""
-    if up is _same:
-        return c
-    c = dict(c)
-    for key in ("margin", "fp_error", "limit", "bound", "err"):
-        if key in c:
-            c[key] = up(c[key], scaling.Y)
-    return c
+    return dataclasses.replace(cert, reason=reason, motion=float(out.motion), sliding=slid)
 
 
 def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_MAX_STEPS, up=_same) -> dict:
@@ -332,87 +307,77 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     through the last chunk (and always at the end), unless a try on this same pattern showed that no
     number of steps makes it hold; a failed try says how many more steps the proof needs if the
     pattern stays, and the next try is then. Every status but "max_steps of this chunk" ends the run.
+    C++ also chooses the returned point (the limit; where GD chatters on a pattern boundary, the exact
+    continuation from the tol state; where the final phase is not strictly contracting, M singular to its
+    error bound, the run's own tol state, whose beta is X W to rounding), evaluates its loss and gradient
+    norm and decides the status; this function words the outcome.
     ``up(value, unit)`` returns a number of the run to the caller's units where the problem runs
     exactly rescaled (relucore._scaling): the loss, the gradient norm, tol and the certificate's
     numbers are returned in the caller's units, alpha and beta in the run's (K, y, tol given in them).
     """
     out = engine.run_to_certificate(K=K, y=y, signs=signs, tol=tol, max_steps=max_steps)
-    status = int(out["status"])
-    if out["certificate"] is None:
-        raise _divergence(engine, K, y, signs)
-    alpha, beta = np.array(engine.alpha), np.array(engine.beta)
-    c = _certificate_in_units(out["certificate"], up)
-    cert, limit, _ = _certificate(c, beta, float(engine.eta), int(engine.steps_taken))
-    if cert.holds:
-        alpha, beta = limit
-    # Where GD chatters on a pattern boundary, the exact continuation from the tol state is the better
-    # answer; where the final phase is not strictly contracting (M singular to its error bound: collinear
-    # or duplicate examples, n > d) the continuation is not defined by the pattern, and the run's own tol
-    # state, whose beta is X W to rounding, is returned uncertified.
-    if not cert.holds and status == _S.converged and int(c["status"]) != _NOT_CONTRACTING:
-        alpha, beta, cert = _follow_rest(K, y, signs, alpha, beta, cert, int(engine.steps_taken))
-    r = signs @ np.maximum(beta, 0.0) - y
-    g = signs[:, None] * (beta > 0) * r[None, :]
-    grad = float(np.sqrt(max(np.einsum("ki,ij,kj->", g, K, g), 0.0)))
-    loss = 0.5 * float(r @ r)
-    # One rule for success: the engine stops on its own running gradient norm, which with K singular (n > d,
-    # collinear or duplicate examples) can be below tol where the gradient at the returned point is not.
-    off_tol = status == _S.converged and not cert.holds and not grad <= tol
-    if off_tol:
-        status = int(_S.max_steps)
+    if out.diverged:
+        raise _divergence(engine, out)
+    step = int(engine.steps_taken)
+    cert = _certificate(out.certificate, np.array(engine.beta), float(engine.eta), step, up)
+    if out.continued:
+        cert = _continued(cert, out, step)
+    loss, grad, status = out.loss, out.grad_norm, int(out.status)
     if up is not _same:
         loss, grad, tol = up(loss, scaling.LOSS), up(grad, scaling.GRAD), up(tol, scaling.GRAD)
         cert = dataclasses.replace(cert, motion=up(cert.motion, scaling.Y))
-    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=beta, y=y, outer=signs))
-    if cert.holds:
-        status = int(_S.certified)
-        message = (
-            f"certified limit: the activation pattern is proved frozen from step {cert.step} "
-            f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
-        )
-    ruled = _core.stalled_if_unfit(status=_S(status), leaves_unfit=bool(unfit.size))  # the one rule (C++)
-    if ruled != status:  # a stationary point or a proved limit that leaves examples unfit: stalled
-        status = int(ruled)
-        message = unfit_message(int(engine.steps_taken), loss, grad, tol, unfit, "square")
+    unfit, reach = out.unfit, out.out_of_reach
+    if out.stalled_by_rule:  # a stationary point or a proved limit that leaves examples unfit: stalled
+        message = unfit_message(step, loss, grad, tol, unfit, "square")
         if cert.holds:
             message = f"certified limit (the pattern is proved frozen from step {cert.step}), {message}"
     elif cert.holds:
-        message += reach_note(reach, loss)
-    elif off_tol:
         message = (
-            f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "
-            f"{engine.steps_taken}, but at the returned point it is {grad:.3g}, above tol (K is singular or nearly so: "
-            "collinear or duplicate examples, n > d, where the norm of the dual form cancels); not a stationary point"
-        )
-    elif cert.sliding is not None:
-        message = f"limit not certified: {cert.reason} (docs/math.md §13)"
-    elif out.get("noncontracting_stop"):
-        message = (
-            f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
-            f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {engine.steps_taken}, "
-            f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
-            f"{int(out['noncontracting_since'])}), with gradient norm {grad:.3g} above tol {tol:.3g}"
-        )
+            f"certified limit: the activation pattern is proved frozen from step {cert.step} "
+            f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
+        ) + reach_note(reach, loss)
     else:
-        what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
-            status, f"status {_S(status).name} ({_S(status).message})"
-        )
-        message = f"limit not certified: {cert.reason}; stopped with {what} at step {engine.steps_taken}"
+        message = _uncertified_message(out, cert, step, grad, tol, max_steps)
     if status == _S.converged and not cert.holds:
         message += reach_note(reach, loss)
     return dict(
-        alpha=alpha,
-        beta=beta,
+        alpha=out.alpha,
+        beta=out.beta,
         loss=loss,
         grad_norm=grad,
-        nit=int(engine.steps_taken),
+        nit=step,
         status=status_of(status),
         message=message,
-        pattern_stable_step=int(out["pattern_stable_step"]),
+        pattern_stable_step=int(out.pattern_stable_step),
         certificate=cert,
         unfit=unfit,
         out_of_reach=reach,
     )
+
+
+def _uncertified_message(out, cert: Certificate, step: int, grad: float, tol: float, max_steps: int) -> str:
+    """The message of a run whose limit is not certified (``out``: its ``_core.LimitRunOutput``; ``grad``
+    and ``tol`` in the caller's units)."""
+    if out.off_tol:
+        return (
+            f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "
+            f"{step}, but at the returned point it is {grad:.3g}, above tol (K is singular or nearly so: "
+            "collinear or duplicate examples, n > d, where the norm of the dual form cancels); not a stationary point"
+        )
+    if cert.sliding is not None:
+        return f"limit not certified: {cert.reason} (docs/math.md §13)"
+    if out.noncontracting_stop:
+        return (
+            f"limit not certified: {cert.reason}, so no number of steps can prove such a pattern frozen (K is "
+            f"singular or nearly so: collinear or duplicate examples, n > d); stopped at step {step}, "
+            f"{NONCONTRACTING_STEPS} steps after a try of the proof first found this (step "
+            f"{out.noncontracting_since}), with gradient norm {grad:.3g} above tol {tol:.3g}"
+        )
+    status = out.status
+    what = {_S.converged: f"gradient norm below tol {tol:.3g}", _S.max_steps: f"{max_steps} steps taken"}.get(
+        status, f"status {status.name} ({status.message})"
+    )
+    return f"limit not certified: {cert.reason}; stopped with {what} at step {step}"
 
 
 def train_to_limit(p, n_threads: int, max_steps: int = LIMIT_MAX_STEPS) -> CertifiedResult:

@@ -421,32 +421,29 @@ class Trainer:
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         py_callback = None if callback is None else (lambda: callback(self))
         out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
-        status = int(out["status"])
-        unfit = np.asarray(out["unfit"], dtype=np.int64)
-        reach = np.asarray(out["out_of_reach"], dtype=np.int64)
+        status, unfit, reach = int(out.status), out.unfit, out.out_of_reach
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._full_W()
-        parts = [self._engine.alpha, self._engine.beta, out["loss"], out["grad_norm"]] + ([] if W is None else [W])
-        finite = all(np.isfinite(a).all() for a in parts)
+        # The engine's state and numbers are checked in C++ (out.finite); W = W0 + (alpha - alpha0) X here.
+        finite = out.finite and (W is None or bool(np.isfinite(W).all()))
         if self._sc is not None and status != 2 and finite:
             units = ((self._engine.alpha, scaling.ALPHA), (self._engine.beta, scaling.Y), (W, scaling.W))
-            numbers = ((np.array(out["loss"]), scaling.LOSS, True), (np.array(out["grad_norm"]), scaling.GRAD, True))
+            numbers = ((np.array(out.loss), scaling.LOSS, True), (np.array(out.grad_norm), scaling.GRAD, True))
             self._sc.check_representable(
                 tuple((None if a is None else a[None], u) for a, u in units)
                 + tuple((a[None], u, True) for a, u, _ in numbers),
                 batched=False,
             )
-        out = dict(out, loss=self._up(float(out["loss"]), scaling.LOSS))
-        out["grad_norm"] = self._up(float(out["grad_norm"]), scaling.GRAD)
+        loss, grad_norm = self._up(float(out.loss), scaling.LOSS), self._up(float(out.grad_norm), scaling.GRAD)
         tol = self._up(tol, scaling.GRAD)
-        args = (int(out["nit"]), out["loss"], out["grad_norm"], tol, self.eta, until, unfit)
+        args = (int(out.nit), loss, grad_norm, tol, self.eta, until, unfit)
         message = _message(status, *args, self._engine.settings.loss.name, reach)
         if status != 2 and not finite:
             # No non-finite number leaves in a result that is not marked diverged.
-            status, message, unfit = 2, overflow_message(int(out["nit"]), self.eta), unfit[:0]
+            status, message, unfit = 2, overflow_message(int(out.nit), self.eta), unfit[:0]
         if status == 2 and self._on_divergence == "raise":
             raise DivergenceError(message)
-        return self._result(status, message, tol, out, unfit, reach)
+        return self._result(status, message, tol, out, (loss, grad_norm), unfit, reach)
 
     def run_to_limit(self) -> TrainResult:
         """Steps until the activation pattern is proved frozen, then returns the limit in closed form.
@@ -470,7 +467,9 @@ class Trainer:
             )
         return trainer_to_limit(self)
 
-    def _result(self, status: int, message: str, tol: float, out: dict, unfit=None, reach=None) -> TrainResult:
+    def _result(self, status: int, message: str, tol: float, out, numbers, unfit, reach) -> TrainResult:
+        """The TrainResult of a run (``out``: its ``_core.TrainerRunOutput``; ``numbers``: its loss and
+        gradient norm in the caller's units)."""
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._up(self._full_W(), scaling.W)
         s = self._engine.settings
@@ -485,13 +484,13 @@ class Trainer:
             beta0=np.array(self._up(self._beta0, scaling.Y)),
             signs=np.array(self._signs0),
             eta=float(self.eta),
-            loss=float(out["loss"]),
-            grad_norm=float(out["grad_norm"]),
-            nit=int(out["nit"]),
+            loss=float(numbers[0]),
+            grad_norm=float(numbers[1]),
+            nit=int(out.nit),
             success=status_of(status).success,
             status=status_of(status),
             message=message,
-            pattern_stable_step=int(out["pattern_stable_step"]),
+            pattern_stable_step=int(out.pattern_stable_step),
             history=None,
             tol=float(tol),
             engine="dual",
@@ -499,8 +498,8 @@ class Trainer:
             loss_name=s.loss.name,
             activation=s.activation.name,
             leaky_slope=float(s.leaky_slope),
-            unfit=np.zeros(0, dtype=np.int64) if unfit is None else unfit,
-            out_of_reach=np.zeros(0, dtype=np.int64) if reach is None else reach,
+            unfit=unfit,
+            out_of_reach=reach,
             outer=np.array(self.signs),
             output_scale=float(s.output_scale),
             train_outer=bool(s.train_outer),

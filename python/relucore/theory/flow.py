@@ -236,33 +236,68 @@ def flow(
         raise ValueError("times must be finite and >= 0")
     sc = p.scaling
     t_run, times_run = (t_max, times) if sc is None else _times_in_run_units(sc, t_max, times)
-    run = _follow(p, t_run, times_run, check_int(max_events, "max_events", minimum=0), o.progress)
+    out = _follow(p, t_run, times_run, check_int(max_events, "max_events", minimum=0), o.progress)
+    run = _Scaled.of(out)
     X0 = None if p.X is None else p.X[0]
     W0 = None if p.W0 is None else p.W0[0]
-    W = None if X0 is None else W0 + (run["alpha"] - p.alpha0[0]) @ X0
-    r = p.signs @ np.maximum(run["beta"], 0.0) - p.y[0]
-    loss = 0.5 * float(r @ r)
-    unfit, reach = (row.nonzero()[0] for row in _core.example_states(beta=run["beta"], y=p.y[0], outer=p.signs))
+    W = None if X0 is None else W0 + (run.alpha - p.alpha0[0]) @ X0
+    loss, unfit, reach = out.loss, out.unfit, out.out_of_reach  # of the returned state, computed in C++
     if sc is not None:
         W, loss = _scale_back_flow(p, run, W, loss)
-    run["certificate"] = _flow_certificate(run)
-    run["times"] = times
-    if run["status"] == _core.Status.stalled:  # a limit that leaves examples unfit (decided in C++)
-        run["message"] += stalled_note(unfit, loss)
-    elif run["status"] == _core.Status.certified:
-        run["message"] += reach_note(reach, loss)
-    W0 = None if p.W0 is None else p.W0[0]
+    if out.status == _core.Status.stalled:  # a limit that leaves examples unfit (decided in C++)
+        run.message += stalled_note(unfit, loss)
+    elif out.status == _core.Status.certified:
+        run.message += reach_note(reach, loss)
+    pattern = out.pattern
     return FlowResult(
+        status=out.status,
+        message=run.message,
+        certificate=_flow_certificate(out, run, pattern),
+        t_final=run.t_final,
+        event_times=np.asarray(run.event_times, dtype=float),
+        event_patterns=out.event_patterns,
+        event_sliding=out.event_sliding,
+        event_kinds=out.event_kinds,
+        times=times,
+        alpha_t=run.alpha_t,
+        beta_t=run.beta_t,
+        alpha=run.alpha,
+        beta=run.beta,
         W=W,
         loss=loss,
         alpha0=p.alpha0[0],
         beta0=p.beta0[0],
         W0=W0,
         signs=p.signs.copy(),
+        pattern=pattern,
+        sliding=out.sliding,
         unfit=unfit,
         out_of_reach=reach,
-        **run,
     )
+
+
+@dataclasses.dataclass
+class _Scaled:
+    """The numbers of a flow run (``_core.FlowOutput``) that :func:`_scale_back_flow` returns to the caller's
+    units when the problem runs exactly rescaled (relucore._scaling)."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    alpha_t: np.ndarray
+    beta_t: np.ndarray
+    t_final: float
+    event_times: np.ndarray
+    last_event: float
+    margin: float
+    fp_error: float
+    motion: float
+    rate: float
+    reason: str
+    message: str
+
+    @classmethod
+    def of(cls, out) -> "_Scaled":
+        return cls(**{f.name: getattr(out, f.name) for f in dataclasses.fields(cls)})
 
 
 #: The options of a GD run the flow cannot implement, each with what replaces it.
@@ -290,26 +325,24 @@ def _refuse_gd_only(o: TrainOptions, refused: dict) -> None:
             raise TypeError(f"flow() got {name}={value!r}, which it cannot implement: {why}")
 
 
-def _follow(p, t_run: float, times_run: np.ndarray, max_events: int, progress) -> dict:
+def _follow(p, t_run: float, times_run: np.ndarray, max_events: int, progress):
     """The C++ event loop on the prepared problem (run units), with a bar of its events when ``progress`` asks."""
     sc = p.scaling
     bar = None if progress is False else progress_bar(progress, None, "flow", "event")
     kw = {} if bar is None else {"progress": lambda done: bar.update(done - bar.n)}
     try:
-        return dict(
-            _core.flow_follow(
-                K=p.K[0],
-                y=p.y[0],
-                signs=p.signs,
-                alpha=p.alpha0[0],
-                beta=p.beta0[0],
-                t_max=t_run,
-                times=times_run.tolist(),
-                max_events=max_events,
-                time_exponent=0 if sc is None else int(sc.power(scaling.ETA, 0)[0]),
-                beta_exponent=0 if sc is None else int(sc.ey[0]),
-                **kw,
-            )
+        return _core.flow_follow(
+            K=p.K[0],
+            y=p.y[0],
+            signs=p.signs,
+            alpha=p.alpha0[0],
+            beta=p.beta0[0],
+            t_max=t_run,
+            times=times_run.tolist(),
+            max_events=max_events,
+            time_exponent=0 if sc is None else int(sc.power(scaling.ETA, 0)[0]),
+            beta_exponent=0 if sc is None else int(sc.ey[0]),
+            **kw,
         )
     finally:
         if bar is not None:
@@ -335,47 +368,42 @@ def _times_in_run_units(sc, t_max: float, times: np.ndarray):
     return t_run, times_run
 
 
-def _scale_back_flow(p, run: dict, W, loss: float):
+def _scale_back_flow(p, run: _Scaled, W, loss: float):
     """A flow run on exactly rescaled data (relucore._scaling) back in the caller's units, in place: the
     states by their units, times as eta (``t -> 4^-ex t``), the certificate's numbers by theirs. Refuses a
     result that float64 cannot hold there. Returns W and the loss in the caller's units."""
     sc = p.scaling
-    states = ((run["alpha"], scaling.ALPHA), (run["beta"], scaling.Y), (W, scaling.W))
+    states = ((run.alpha, scaling.ALPHA), (run.beta, scaling.Y), (W, scaling.W))
     arrays = tuple((None if a is None else a[None], unit) for a, unit in states)
-    for key, unit in (("alpha_t", scaling.ALPHA), ("beta_t", scaling.Y)):
-        if run[key].size:
-            arrays += ((run[key].reshape(1, -1), unit),)
+    for a, unit in ((run.alpha_t, scaling.ALPHA), (run.beta_t, scaling.Y)):
+        if a.size:
+            arrays += ((a.reshape(1, -1), unit),)
     p.scaling.check_representable(arrays + ((np.array([[loss]]), scaling.LOSS, True),), batched=False)
     sc = p.scale_back()
-    run["alpha"], run["beta"] = sc.up(run["alpha"], scaling.ALPHA, 0), sc.up(run["beta"], scaling.Y, 0)
-    run["alpha_t"], run["beta_t"] = sc.up(run["alpha_t"], scaling.ALPHA, 0), sc.up(run["beta_t"], scaling.Y, 0)
-    run["t_final"] = sc.up(run["t_final"], scaling.ETA, 0)
-    run["event_times"] = sc.up(np.asarray(run["event_times"], dtype=float), scaling.ETA, 0)
-    run["last_event"] = sc.up(run["last_event"], scaling.ETA, 0)
-    for key in ("margin", "fp_error", "motion"):
-        run[key] = sc.up(run[key], scaling.Y, 0)
+    run.alpha, run.beta = sc.up(run.alpha, scaling.ALPHA, 0), sc.up(run.beta, scaling.Y, 0)
+    run.alpha_t, run.beta_t = sc.up(run.alpha_t, scaling.ALPHA, 0), sc.up(run.beta_t, scaling.Y, 0)
+    run.t_final = sc.up(run.t_final, scaling.ETA, 0)
+    run.event_times = sc.up(np.asarray(run.event_times, dtype=float), scaling.ETA, 0)
+    run.last_event = sc.up(run.last_event, scaling.ETA, 0)
+    run.margin, run.fp_error, run.motion = (sc.up(v, scaling.Y, 0) for v in (run.margin, run.fp_error, run.motion))
     with np.errstate(divide="ignore", over="ignore", under="ignore"):
         # exp(-mu_min(M)) per unit time: mu_min scales as K, so the rate is the run's to the power 4^ex.
-        run["rate"] = float(np.exp(np.ldexp(np.log(run["rate"]), -int(sc.power(scaling.ETA, 0)[0]))))
-    if run["reason"]:
-        run["reason"] += (
+        run.rate = float(np.exp(np.ldexp(np.log(run.rate), -int(sc.power(scaling.ETA, 0)[0]))))
+    if run.reason:
+        run.reason += (
             f" (numbers of the exactly rescaled copy of the data: X / 2^{int(sc.ex[0])}, y / 2^{int(sc.ey[0])})"
         )
-        run["message"] += f" (numbers in the reason: X / 2^{int(sc.ex[0])}, y / 2^{int(sc.ey[0])})"
+        run.message += f" (numbers in the reason: X / 2^{int(sc.ex[0])}, y / 2^{int(sc.ey[0])})"
     return sc.up(W, scaling.W, 0), sc.up(loss, scaling.LOSS, 0)
 
 
-def _flow_certificate(run: dict) -> Optional[Certificate]:
-    """The certificate of a flow run (None unless it reached a limit or failed the limit's self-check);
-    pops the run's certificate numbers."""
+def _flow_certificate(out, run: _Scaled, pattern: np.ndarray) -> Optional[Certificate]:
+    """The certificate of a flow run (None unless it reached a limit or failed the limit's self-check), its
+    numbers from ``run`` (in the caller's units)."""
     cert = None
-    reason = run.pop("reason")
-    numbers = (run["margin"], run["rate"], run["fp_error"])
-    if reason:
-        cert = Certificate(False, -1, *numbers, reason, run["pattern"].copy(), motion=run["motion"])
-    if run.pop("limit"):
-        cert = Certificate(True, run["last_event"], *numbers, "", run["pattern"].copy(), motion=run["motion"])
-    for key in ("margin", "rate", "last_event", "fp_error", "motion"):
-        run.pop(key)
-    run["event_times"] = np.asarray(run["event_times"], dtype=float)
+    numbers = (run.margin, run.rate, run.fp_error)
+    if run.reason:
+        cert = Certificate(False, -1, *numbers, run.reason, pattern.copy(), motion=run.motion)
+    if out.limit:
+        cert = Certificate(True, run.last_event, *numbers, "", pattern.copy(), motion=run.motion)
     return cert
