@@ -7,7 +7,9 @@
 - no reference to documents outside the repository ("SPEC", "DESIGN") or to issue numbers;
 - the layers of relucore import only downwards, and no module-level import cycle;
 - no call into the extension (``_core.f(...)``) with more than MAX_POSITIONAL positional
-  arguments: the rest go by keyword, so two arguments of the same type cannot swap silently.
+  arguments: the rest go by keyword, so two arguments of the same type cannot swap silently;
+- no binding builds a Python dict (results are bound types): in cpp/bindings ``py::dict``
+  appears only as a ``const py::dict&`` input, and in bind_blas.cpp for scipy's capsule tables.
 """
 
 from __future__ import annotations
@@ -143,12 +145,30 @@ def main() -> int:
         problems += upward_imports(tree, mod, rel)
     for p, rel in files(("cpp/include", "cpp/bindings", "cpp/tests", "cpp/examples"), {".hpp", ".cpp"}):
         problems += long_cpp_functions(p.read_text(), rel)
+    for p, rel in files(("cpp/bindings",), {".hpp", ".cpp"}):
+        problems += built_dicts(p.read_text(), rel)
     problems += cycles(graph)
     problems += [f"{c} (counting imports inside functions)" for c in cycles(module_graph)]
     for line in problems:
         print(line)
     print(f"check_architecture: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+#: The one binding file that may hold dicts: scipy's capsule tables (``__pyx_capi__``), read as inputs.
+DICT_INPUTS_FILE = "cpp/bindings/bind_blas.cpp"
+
+
+def built_dicts(text: str, rel: str):
+    """A binding that builds or returns a ``py::dict`` (an input ``const py::dict&`` is allowed)."""
+    if rel == DICT_INPUTS_FILE:
+        return []
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        for m in re.finditer(r"(?:py|pybind11)::dict\b(?!\s*&)", line):
+            if not line[: m.start()].rstrip().endswith("const"):
+                out.append(f"{rel}:{i}: builds a py::dict; return a bound result type instead")
+    return out
 
 
 def long_python_functions(tree: ast.Module, rel: str):
