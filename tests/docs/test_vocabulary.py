@@ -136,6 +136,7 @@ def public_calls():
     return {
         "train": _params(relucore.train),
         "Trainer": _params(relucore.Trainer),
+        "Trainer.run": _params(relucore.Trainer.run),
         "flow": _params(relucore.flow),
         "minnorm": _params(relucore.minnorm),
         "meanfield.train": _params(meanfield.train),

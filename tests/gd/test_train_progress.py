@@ -95,3 +95,42 @@ def test_flow_progress_counts_its_events_and_changes_nothing(monkeypatch):
     np.testing.assert_array_equal(shown.event_times, plain.event_times)
     (bar,) = made
     assert bar.n == plain.event_times.size and bar.closed
+
+
+@pytest.fixture
+def trainer_bars(monkeypatch):
+    import relucore.gd.trainer as trainer_module
+
+    made = []
+
+    def fake(progress, total, desc, unit="it", initial=0):
+        if progress is False:
+            return None
+        assert progress is True and desc == "Trainer.run" and unit == "step"
+        made.append(_Bar(total))
+        return made[-1]
+
+    monkeypatch.setattr(trainer_module, "progress_bar", fake)
+    return made
+
+
+def test_trainer_run_progress_counts_its_steps_and_changes_no_bit(trainer_bars):
+    """Trainer.run(progress=True): a bar of the steps up to ``until``, with and without a callback;
+    the state and result are bitwise those of the same run without a bar."""
+    ds = relucore.sample(8, 300, rng=3)
+    kw = dict(signs=(1, -1), tol=0.0)
+
+    def run(progress, callback=None, every=1):
+        t = relucore.Trainer(ds.X, ds.y, **kw)
+        t.step(7)  # the bar counts from the trainer's step count, not from 0
+        return t.run(until=5000, progress=progress, callback=callback, every=every)
+
+    plain, shown = run(False), run(True)
+    for name in ("W", "alpha", "beta", "loss", "grad_norm", "nit", "status"):
+        np.testing.assert_array_equal(getattr(shown, name), getattr(plain, name))
+    bar = trainer_bars[-1]
+    assert bar.total == 5000 - 7 and bar.n == 5000 - 7 and bar.closed and len(bar.updates) >= 4  # every 1024
+    seen = []
+    with_cb = run(True, callback=lambda t: seen.append(t.nit), every=500)
+    np.testing.assert_array_equal(with_cb.W, plain.W)
+    assert trainer_bars[-1].n == 5000 - 7 and seen == list(range(500, 5001, 500))  # the callback keeps its period

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from relucore import _core
 from relucore import _scaling as scaling
+from relucore._progress import progress_bar
 from relucore._validation import as_float_array, check_choice, check_int, check_nonnegative, check_positive
 from relucore.gd import trainer_state
 from relucore.gd.defaults import check_labels_for_loss
@@ -29,6 +30,20 @@ from relucore.gd.train import DivergenceError, _message, overflow_message
 __all__ = ["Trainer"]
 
 _O = TrainOptions  # the one home of every option default
+
+#: Without a callback, ``Trainer.run(progress=True)`` updates its bar every this many steps (as ``train``'s bar).
+PROGRESS_EVERY = 1024
+
+
+def _with_bar(bar, trainer: "Trainer", callback):
+    """The run's callback that moves ``bar`` to the trainer's step count, then calls ``callback`` (if any)."""
+    bar.start_nit = trainer.nit
+
+    def tick():
+        bar.update(trainer.nit - bar.start_nit - bar.n)
+        return None if callback is None else callback()
+
+    return tick
 
 
 class Trainer:
@@ -384,6 +399,7 @@ class Trainer:
         callback: Optional[Callable[["Trainer"], Any]] = None,
         every: int = 1,
         tol: Optional[float] = None,
+        progress: Optional[bool] = False,
     ) -> TrainResult:
         """Runs GD until a stopping rule fires, as :func:`relucore.train` does.
 
@@ -406,6 +422,11 @@ class Trainer:
             The period, in steps, of the calls to ``callback``.
         tol : float, optional
             Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.
+        progress : bool or None, default False
+            A tqdm bar of the steps up to ``until`` (None: only when stderr is a terminal). It is
+            updated between steps, every ``every`` steps with a ``callback`` and every
+            :data:`PROGRESS_EVERY` steps without one; it only reads, so the run is the same with or
+            without it.
 
         Returns
         -------
@@ -420,7 +441,15 @@ class Trainer:
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         py_callback = None if callback is None else (lambda: callback(self))
-        out = self._engine.run(until, tol, every if callback is not None else 0, py_callback)
+        bar = progress_bar(progress, total=max(until - self.nit, 0), desc="Trainer.run", unit="step", initial=0)
+        if bar is not None:
+            py_callback, every = _with_bar(bar, self, py_callback), every if callback is not None else PROGRESS_EVERY
+        try:
+            out = self._engine.run(until, tol, every if py_callback is not None else 0, py_callback)
+        finally:
+            if bar is not None:
+                bar.update(self.nit - bar.start_nit - bar.n)
+                bar.close()
         status, unfit, reach = int(out.status), out.unfit, out.out_of_reach
         with np.errstate(over="ignore", invalid="ignore"):
             W = self._full_W()
