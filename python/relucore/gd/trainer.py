@@ -424,9 +424,9 @@ class Trainer:
             Stop once ``||grad_W R||_F < tol``; default the trainer's :attr:`tol`.
         progress : bool or None, default False
             A tqdm bar of the steps up to ``until`` (None: only when stderr is a terminal). It is
-            updated between steps, every ``every`` steps with a ``callback`` and every
-            :data:`PROGRESS_EVERY` steps without one; it only reads, so the run is the same with or
-            without it.
+            updated between steps, every ``every`` steps with a ``callback`` and every 1024 steps
+            without one (``relucore.gd.trainer.PROGRESS_EVERY``); it only reads, so the run is the
+            same with or without it.
 
         Returns
         -------
