@@ -48,10 +48,9 @@ static void bind_status(py::module_& m) {
 }
 
 static void bind_model_settings(py::module_& m) {
-    py::native_enum<Activation>(m, "Activation", "enum.IntEnum")
-        .value("relu", Activation::relu)
-        .value("leaky_relu", Activation::leaky_relu)
-        .finalize();
+    py::native_enum<Activation> activation_enum(m, "Activation", "enum.IntEnum");
+    for (const ActivationTraits& t : activation_table) activation_enum.value(t.name, t.activation);
+    activation_enum.finalize();
     py::native_enum<Loss> loss_enum(m, "Loss", "enum.IntEnum");
     for (const LossTraits& t : loss_table) loss_enum.value(t.name, t.loss);
     loss_enum.finalize();

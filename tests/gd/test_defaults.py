@@ -27,6 +27,23 @@ def test_every_loss_of_the_table_is_documented():
         assert f"`{loss}`" in reference, loss
 
 
+def test_every_activation_of_the_table_is_documented_and_has_one_phi():
+    """The activation table (gd/model.hpp) names the activations; each is explained in docs/math.md and
+    listed in the C++ reference, and ``defaults.activate`` (the one Python phi) equals a reference
+    written here (leaky: slope gamma below zero, zero counts as inactive)."""
+    from pathlib import Path
+
+    assert defaults.ACTIVATIONS[:2] == ("relu", "leaky_relu")  # a new activation is appended to the table
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    math, reference = (docs / "math.md").read_text(), (docs / "cpp_reference.md").read_text()
+    for name in defaults.ACTIVATIONS:
+        assert f"`{name}`" in math or name.replace("_", " ") in math.lower(), name
+        assert f"`{name}`" in reference, name
+    beta = np.array([[-2.0, -0.0, 0.0, 1e-300, 3.5]])
+    np.testing.assert_array_equal(defaults.activate(beta, "relu"), [[0.0, 0.0, 0.0, 1e-300, 3.5]])
+    np.testing.assert_array_equal(defaults.activate(beta, "leaky_relu", 0.25), [[-0.5, -0.0, 0.0, 1e-300, 3.5]])
+
+
 @pytest.mark.parametrize("n", [1, 7, 1000])
 def test_default_step_is_one_over_curvature_times_s2_mu1(n):
     mu1 = np.array([3.7, 0.25])

@@ -36,13 +36,15 @@ __all__ = [
     "default_tol",
     "loss_traits",
     "check_labels_for_loss",
+    "activate",
 ]
 
 INITS = ("positive", "disjoint", "gaussian")
 ENGINES = ("dual", "weights", "auto")
 #: The losses of the C++ loss table (relucore/gd/model.hpp), in its order.
 LOSSES = tuple(_core.Loss.__members__)
-ACTIVATIONS = ("relu", "leaky_relu")
+#: The activations of the C++ activation table (relucore/gd/model.hpp), in its order.
+ACTIVATIONS = tuple(_core.Activation.__members__)
 #: Condition number of K above which an init that needs K^{-1} is refused.
 MAX_CONDITION = _cpp.max_condition
 #: Largest step budget (the engines count steps in int64).
@@ -125,6 +127,19 @@ def default_eta(mu1, signs, loss: str = "square", n: Optional[int] = None):
         loss=getattr(_core.Loss, loss), n=1 if n is None else n, s2=s2, mu1=np.asarray(mu1, dtype=float)
     )
     return out if np.ndim(out) else np.float64(out)
+
+
+def activate(beta, activation: str = "relu", leaky_slope: float = LEAKY_SLOPE) -> np.ndarray:
+    """``phi(beta)`` elementwise, the activation of ``relucore/gd/model.hpp`` (``activate``) for numpy arrays.
+
+    ``"relu"``: ``max(beta, 0)``; ``"leaky_relu"``: ``beta`` where positive, ``leaky_slope * beta``
+    elsewhere (a pre-activation of exactly zero counts as inactive). The one Python copy of phi:
+    the analysis functions and the results' predictions use it.
+    """
+    beta = np.asarray(beta, dtype=float)
+    if activation == "relu":
+        return np.maximum(beta, 0.0)
+    return np.where(beta > 0, beta, leaky_slope * beta)
 
 
 @functools.lru_cache(maxsize=None)

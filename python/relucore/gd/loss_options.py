@@ -25,7 +25,7 @@ import numpy as np
 
 from relucore import _core
 from relucore._validation import as_float_array, check_choice
-from relucore.gd.defaults import TOL_FACTOR, default_eta, loss_traits
+from relucore.gd.defaults import TOL_FACTOR, activate, default_eta, loss_traits
 
 __all__ = [
     "REDUCTIONS",
@@ -139,8 +139,7 @@ def _weighted_tol(p, omega: np.ndarray, bias: Optional[np.ndarray]) -> np.ndarra
     (``||omega * h0||`` where that is 0), the rule of relucore.gd.defaults.default_tol."""
     y_norm = np.linalg.norm(omega * p.y, axis=1)
     signs = np.broadcast_to(p.signs, p.beta0.shape[:2])
-    slope = 0.0 if p.activation == "relu" else p.leaky_slope
-    h0 = np.einsum("bk,bkn->bn", signs, np.where(p.beta0 > 0, p.beta0, slope * p.beta0))
+    h0 = np.einsum("bk,bkn->bn", signs, activate(p.beta0, p.activation, p.leaky_slope))
     if bias is not None:
         h0 = h0 + bias[:, None]
     h0_norm = np.linalg.norm(omega * h0, axis=1)

@@ -9,7 +9,7 @@ import numpy as np
 
 from relucore import _core
 from relucore._summary import counts, sizes, summarized
-from relucore.gd.defaults import UNFIT_RTOL
+from relucore.gd.defaults import UNFIT_RTOL, activate
 
 __all__ = ["History", "TrainResult", "status_of", "success_of", "unfit_message", "reach_note", "stalled_note"]
 
@@ -311,11 +311,7 @@ class TrainResult:
 
     def _network_sums(self) -> np.ndarray:
         """``c sum_k a_k phi(beta_k,i)``: the predictions without the output bias."""
-        b = self.beta
-        if self.activation == "relu":
-            act = np.maximum(b, 0.0)
-        else:
-            act = np.where(b > 0, b, self.leaky_slope * b)
+        act = activate(self.beta, self.activation, self.leaky_slope)
         if self.outer is None or (not self.train_outer and self.output_scale == 1.0 and np.ndim(self.signs) == 1):
             return np.einsum("k,...kn->...n", self.signs, act)
         return np.einsum("...k,...kn->...n", self.output_scale * self.outer, act)

@@ -30,6 +30,7 @@ import numpy as np
 from relucore._inputs import gram_of_batch
 from relucore._summary import summarized
 from relucore._validation import as_float_array
+from relucore.gd.defaults import activate
 from relucore.gd.limit import refuse_two_layer_run
 
 __all__ = ["TrainingMetrics", "training_metrics", "weight_gram", "stable_rank", "margins"]
@@ -132,11 +133,7 @@ def margins(beta, signs, y, *, activation="relu", leaky_slope=0.01) -> np.ndarra
 
     ``beta`` has shape (..., m, n); ``y`` must broadcast against (..., n).
     """
-    beta = np.asarray(beta, dtype=float)
-    if activation == "relu":
-        phi = np.maximum(beta, 0.0)
-    else:
-        phi = np.where(beta > 0, beta, leaky_slope * beta)
+    phi = activate(beta, activation, leaky_slope)
     f = np.einsum("...kn,k->...n", phi, np.asarray(signs, dtype=float))
     return np.asarray(y, dtype=float) * f
 

@@ -26,7 +26,7 @@ import numpy as np
 from relucore._docstrings import shared_sections
 from relucore._summary import sizes, summarized
 from relucore._validation import as_float_array, check_int, check_positive
-from relucore.gd.defaults import C_ALPHA
+from relucore.gd.defaults import C_ALPHA, activate
 
 _regime_doc = shared_sections(
     regime="""
@@ -219,12 +219,6 @@ class Regimes:
         )
 
 
-def _activation(beta: np.ndarray, activation: str, leaky_slope: float) -> np.ndarray:
-    if activation == "relu":
-        return np.maximum(beta, 0.0)
-    return np.where(beta > 0, beta, leaky_slope * beta)
-
-
 def regimes(
     result,
     X=None,
@@ -360,7 +354,7 @@ def _estimate_lambda_l1(X, gram, n: int) -> float:
 def _primal_stable(result, beta, active, y, signs, C_y: float) -> Dict[str, np.ndarray]:
     """The Regimes fields of Lemma 5: its condition per entry, shape (R, m, n), and the risk
     condition per record, shape (R,)."""
-    h = np.einsum("k,tkn->tn", signs, _activation(beta, result.activation, result.leaky_slope))
+    h = np.einsum("k,tkn->tn", signs, activate(beta, result.activation, result.leaky_slope))
     resid = np.linalg.norm(h - y, axis=1)
     residual_ok = resid <= C_y * np.linalg.norm(y)
     # beta_k >= s_k h for s_k = +-1; for general outer weights, neuron k's own share h / s_k.

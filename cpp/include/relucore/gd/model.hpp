@@ -24,6 +24,19 @@ inline namespace RELUCORE_ABI_NAMESPACE {
 enum class Activation : int { relu = 0, leaky_relu = 1 };
 enum class Loss : int { square = 0, logistic = 1 };
 
+/// The name of each activation, one row per activation in the order of their values (the
+/// Python layer registers every row as relucore._core.Activation). phi and phi' live in
+/// activate() and activate_slope() below.
+struct ActivationTraits {
+    Activation activation;
+    const char* name;
+};
+
+inline constexpr ActivationTraits activation_table[] = {
+    {Activation::relu, "relu"},
+    {Activation::leaky_relu, "leaky_relu"},
+};
+
 /// What the layers above the engines need to know about a loss, one row per loss
 /// (the Python layer reads this table through relucore._core.loss_traits). Its value
 /// and derivative live in loss_and_residual() below.
@@ -375,8 +388,8 @@ inline void outer_gradient_sums(const Scalar* beta, Index n, Index k0, Index k1,
 }
 
 inline Activation parse_activation(const std::string& name) {
-    if (name == "relu") return Activation::relu;
-    if (name == "leaky_relu") return Activation::leaky_relu;
+    for (const ActivationTraits& t : activation_table)
+        if (name == t.name) return t.activation;
     throw std::invalid_argument("unknown activation '" + name + "'");
 }
 
