@@ -131,6 +131,9 @@ static void bind_batch_output(py::module_& m) {
         .def_readonly("n_records", &Outcomes::n_records, "(B) int64: the states kept in the history.")
         .def_readonly("loss", &Outcomes::loss, "(B): the final loss.")
         .def_readonly("grad_norm", &Outcomes::grad_norm, "(B): the gradient norm at the final state.")
+        .def_readonly("unresolved_bound", &Outcomes::unresolved_bound,
+                      "(B): NaN, unless the final gradient norm is below tol in dual form but not provably so (K "
+                      "singular): then the bound on the rounding of grad_norm, and the run did not converge.")
         .def_readonly("unfit", &Outcomes::unfit,
                       "(B, n) uint8: 1 where a stalled run leaves the example unfit (example_unfit), 0 elsewhere.")
         .def_readonly("out_of_reach", &Outcomes::out_of_reach,

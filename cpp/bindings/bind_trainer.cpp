@@ -146,6 +146,10 @@ void bind_run_outputs(py::module_& m) {
         .def_property_readonly(
             "pattern_stable_step", [](const TrainerRunOutput& o) { return o.summary.pattern_stable_step; },
             "First step after which no mask changed.")
+        .def_property_readonly(
+            "unresolved_bound", [](const TrainerRunOutput& o) { return o.summary.unresolved_bound; },
+            "NaN, unless the final gradient norm is below tol in dual form but not provably so (K singular): then "
+            "the bound on the rounding of grad_norm, and the run did not converge.")
         .def_readonly("finite", &TrainerRunOutput::finite,
                       "Whether alpha, beta, the loss and its gradient norm are finite.")
         .def_readonly("unfit", &TrainerRunOutput::unfit, "The examples the state leaves unfit when it stalled, int64.")
@@ -225,6 +229,7 @@ static LimitRunOutput run_to_certificate(DualTrainer& t, const CArray<double>& K
         GDSettings s = e.settings();
         s.max_steps = std::min(stop, max_steps);
         s.tol = tol;
+        s.converge_on_running_norm = true;  // finish_limit_run() checks the returned point
         s.validate();
         e.settings() = s;
         const double remaining = static_cast<double>(std::max<std::int64_t>(s.max_steps - e.steps_taken(), 0));

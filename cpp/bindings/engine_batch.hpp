@@ -114,7 +114,8 @@ struct Outcomes {
     CArray<std::int32_t> status;
     CArray<std::int64_t> nit, pattern_stable_step, n_records;
     CArray<double> loss, grad_norm;
-    CArray<std::uint8_t> unfit;  // (B, n): 1 where example_unfit() holds in a stalled run
+    CArray<double> unresolved_bound;  // (B): RunSummary::unresolved_bound
+    CArray<std::uint8_t> unfit;       // (B, n): 1 where example_unfit() holds in a stalled run
     // (B, n): 1 where out_of_reach() holds: no neuron can output the label's sign
     CArray<std::uint8_t> out_of_reach;
     // (B): 1 where the final loss, gradient norm, alpha and beta (and W where the run formed it)
@@ -131,11 +132,13 @@ struct Outcomes {
           n_records(B),
           loss(B),
           grad_norm(B),
+          unresolved_bound(B),
           unfit({B, n}),
           out_of_reach({B, n}),
           finite(B),
           overflowed(B) {
         std::fill_n(unfit.mutable_data(), unfit.size(), std::uint8_t(0));
+        std::fill_n(unresolved_bound.mutable_data(), B, std::numeric_limits<double>::quiet_NaN());
         std::fill_n(finite.mutable_data(), finite.size(), std::uint8_t(1));
         std::fill_n(overflowed.mutable_data(), overflowed.size(), std::uint8_t(0));
     }
@@ -158,6 +161,7 @@ struct Outcomes {
         n_records.mutable_data()[b] = s.n_records;
         loss.mutable_data()[b] = s.loss;
         grad_norm.mutable_data()[b] = s.grad_norm;
+        unresolved_bound.mutable_data()[b] = s.unresolved_bound;
     }
     // After problem b's run and finite check: no non-finite number may leave in a result that is
     // not diverged. The engines watch the loss, but a state can overflow where the loss does not

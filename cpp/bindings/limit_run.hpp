@@ -9,11 +9,13 @@
 #include <pybind11/stl.h>
 
 #include "certificate_types.hpp"
+#include "common.hpp"
 #include "relucore/core/status.hpp"
 #include "relucore/defaults.hpp"
 #include "relucore/gd/certify.hpp"
 #include "relucore/gd/flow_follow.hpp"
 #include "relucore/gd/model.hpp"
+#include "relucore/gd/norm_bound.hpp"
 #include "relucore/gd/run.hpp"
 
 #include <algorithm>
@@ -36,7 +38,10 @@ struct LimitRunOutput {
     double diverged_mu_max = std::numeric_limits<double>::quiet_NaN();  ///< of the pattern a diverged run reached
     RowMatrix alpha, beta;                                              ///< the returned point
     double loss = 0.0, grad_norm = 0.0;
-    bool off_tol = false;          ///< converged on the engine's running norm, not at the returned point
+    bool off_tol = false;  ///< converged on the engine's running norm, not at the returned point
+    /// NaN, unless off_tol with grad_norm <= tol: the norm at the returned point is below tol in dual
+    /// form but not provably (dual_norm_sq()); then the bound on the rounding of grad_norm (norm_bound())
+    double unresolved_bound = std::numeric_limits<double>::quiet_NaN();
     bool stalled_by_rule = false;  ///< status is stalled because the returned point leaves examples unfit
     bool continued = false;        ///< the returned point is the exact continuation from the tol state
     std::optional<flow::BoolMat> sliding;
@@ -66,8 +71,10 @@ inline void example_lists(const RowMatrix& beta, const flow::Vec& y, const flow:
 }
 
 /// The loss of the returned point and ||grad_W R||_F in its dual form sqrt(sum_k u_k^T K u_k),
-/// u_ki = s_k [beta_ki > 0] (h_i - y_i).
-inline void evaluate_point(const flow::Mat& K, const flow::Vec& y, const flow::Vec& signs, LimitRunOutput& out) {
+/// u_ki = s_k [beta_ki > 0] (h_i - y_i); returns whether that norm is provably below tol
+/// (dual_norm_sq(), gd/norm_bound.hpp), setting out.unresolved_bound where it is below, not provably.
+inline bool evaluate_point(const flow::Mat& K, const flow::Vec& y, const flow::Vec& signs, double tol,
+                           LimitRunOutput& out) {
     const RowMatrix& beta = out.beta;
     flow::Vec g;
     out.loss = square_loss(beta, signs, y, g);
@@ -76,6 +83,11 @@ inline void evaluate_point(const flow::Mat& K, const flow::Vec& y, const flow::V
         for (Index i = 0; i < beta.cols(); ++i) U(i, k) = beta(k, i) > 0 ? signs[k] * g[i] : 0.0;
     const double sq = (U.array() * (K * U).array()).sum();
     out.grad_norm = std::sqrt(std::max(sq, 0.0));
+    if (!(out.grad_norm <= tol)) return false;
+    const DualNormSq q = dual_norm_sq(K, U.transpose());
+    if (q.provably_below(tol)) return true;
+    out.unresolved_bound = q.norm_bound();
+    return false;
 }
 
 /// mu_max(M) of the pattern a diverged run reached, for the error that names it (0 without an active
@@ -116,10 +128,12 @@ inline void finish_limit_run(const flow::Mat& K, const flow::Vec& y, const flow:
             out.motion = f.motion;
         }
     }
-    evaluate_point(K, y, signs, out);
+    const bool below = evaluate_point(K, y, signs, tol, out);
     // One rule for success: the engine stops on its own running gradient norm, which with K singular (n > d,
-    // collinear or duplicate examples) can be below tol where the gradient at the returned point is not.
-    out.off_tol = out.run_status == Status::converged && !holds && !(out.grad_norm <= tol);
+    // collinear or duplicate examples) can be below tol where the gradient at the returned point is not, and
+    // the dual-form norm at the returned point counts only where it is provably below tol.
+    out.off_tol = out.run_status == Status::converged && !holds && !below;
+    if (!out.off_tol) out.unresolved_bound = std::numeric_limits<double>::quiet_NaN();
     Status status = out.off_tol ? Status::max_steps : out.run_status;
     example_lists(out.beta, y, signs, out.unfit, out.out_of_reach);
     if (holds) status = Status::certified;
@@ -133,6 +147,19 @@ inline pybind11::array_t<std::int64_t> int64_array(const std::vector<std::int64_
 
 inline void bind_limit_run_output(pybind11::module_& m) {
     namespace py = pybind11;
+    m.def(
+        "dual_norm_sq",
+        [](const CArray<double>& K, const CArray<double>& U) {
+            require_shape(K, "K", {-1, -1});
+            require_shape(U, "U", {-1, K.shape(0)});
+            const Eigen::Map<const RowMatrix> Km(K.data(), K.shape(0), K.shape(1));
+            const Eigen::Map<const RowMatrix> Um(U.data(), U.shape(0), U.shape(1));
+            const DualNormSq q = dual_norm_sq(Km, Um);
+            return py::make_tuple(q.sq, q.bound, q.scale);
+        },
+        py::arg("K"), py::arg("U"),
+        "dual_norm_sq() of gd/norm_bound.hpp (tests): (sq, bound, scale), sum_k u_k^T K u_k of the rows u_k of U "
+        "as computed and the bound on its rounding error, both in units of 2**scale.");
     using O = LimitRunOutput;
     py::class_<O>(m, "LimitRunOutput",
                   "The result of DualTrainer.run_to_certificate (private: relucore.gd.limit); numbers in the run's "
@@ -162,6 +189,9 @@ inline void bind_limit_run_output(pybind11::module_& m) {
         .def_readonly("off_tol", &O::off_tol,
                       "The run converged on the engine's running gradient norm, but at the returned point the norm "
                       "is not below tol (K singular or nearly so).")
+        .def_readonly("unresolved_bound", &O::unresolved_bound,
+                      "NaN, unless off_tol with grad_norm <= tol: the gradient norm at the returned point is below "
+                      "tol in dual form but not provably so; then the bound on the rounding of grad_norm.")
         .def_readonly("stalled_by_rule", &O::stalled_by_rule,
                       "status is stalled because the returned point leaves examples unfit.")
         .def_readonly("continued", &O::continued,

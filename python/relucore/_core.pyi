@@ -256,6 +256,11 @@ class BatchOutput:
         """
         (B, n) uint8: 1 where a stalled run leaves the example unfit (example_unfit), 0 elsewhere.
         """
+    @property
+    def unresolved_bound(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (B): NaN, unless the final gradient norm is below tol in dual form but not provably so (K singular): then the bound on the rounding of grad_norm, and the run did not converge.
+        """
 class StartSolve(enum.IntEnum):
     """
     How prepare_batch obtains alpha0 from beta0 (relucore/gd/prepare.hpp).
@@ -625,6 +630,11 @@ class TrainerRunOutput:
         """
         The examples the state leaves unfit when it stalled, int64.
         """
+    @property
+    def unresolved_bound(self) -> float:
+        """
+        NaN, unless the final gradient norm is below tol in dual form but not provably so (K singular): then the bound on the rounding of grad_norm, and the run did not converge.
+        """
 class LimitRunOutput:
     """
     The result of DualTrainer.run_to_certificate (private: relucore.gd.limit); numbers in the run's units.
@@ -728,6 +738,11 @@ class LimitRunOutput:
     def unfit(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         The examples the returned point leaves unfit.
+        """
+    @property
+    def unresolved_bound(self) -> float:
+        """
+        NaN, unless off_tol with grad_norm <= tol: the gradient norm at the returned point is below tol in dual form but not provably so; then the bound on the rounding of grad_norm.
         """
 class DualTrainer:
     """
@@ -1540,6 +1555,10 @@ def default_threads() -> int:
 def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h0_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
+    """
+def dual_norm_sq(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float, int]:
+    """
+    dual_norm_sq() of gd/norm_bound.hpp (tests): (sq, bound, scale), sum_k u_k^T K u_k of the rows u_k of U as computed and the bound on its rounding error, both in units of 2**scale.
     """
 def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> FlowOutput:
     """

@@ -47,9 +47,16 @@ def test_scanner_finds_the_known_names():
     assert {"DualGD", "DenseGD", "WeightGD", "Status", "minnorm_single_gram", "gram_statistics"} <= free
     assert {"Start", "PositiveStart", "positive_start", "gram"} <= types["DualGD"].members
     assert {"outer", "alpha", "beta"} == types["DualGD::Start"].members
-    assert {"status", "nit", "loss", "grad_norm", "pattern_stable_step", "n_records", "n_unfit"} == types[
-        "RunSummary"
-    ].members
+    assert {
+        "status",
+        "nit",
+        "loss",
+        "grad_norm",
+        "pattern_stable_step",
+        "n_records",
+        "n_unfit",
+        "unresolved_bound",
+    } == types["RunSummary"].members
     assert "converged" in types["Status"].members and "evaluate_relu_square" not in types["DualGD"].members
     assert "mulhilo64" not in free  # detail:: is internal
 

@@ -202,5 +202,8 @@ def test_the_gradient_norm_at_the_returned_point_is_right_where_the_dual_form_ca
         ]
         exact = float(sum(g * g for row in G for g in row)) ** 0.5
         assert abs(r.grad_norm - exact) <= 1e-2 * exact, (seed, r.grad_norm, exact)
-        if r.status == rc.Status.max_steps:  # off tol: only where the exact gradient is above tol
+        if r.status == rc.Status.max_steps and "could not be resolved" in r.message:
+            # below tol in dual form, not provably (docs/math.md §2): never a success, whatever the exact norm
+            assert r.grad_norm <= r.tol and not r.success, seed
+        elif r.status == rc.Status.max_steps:  # off tol: only where the exact gradient is above tol
             assert exact > r.tol, seed

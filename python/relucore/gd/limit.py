@@ -337,7 +337,7 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
             f"(margin {cert.margin:.3g}); jumped to the limit of the linear final phase"
         ) + reach_note(reach, loss)
     else:
-        message = _uncertified_message(out, cert, step, grad, tol, max_steps)
+        message = _uncertified_message(out, cert, step, grad, tol, max_steps, up)
     if status == _S.converged and not cert.holds:
         message += reach_note(reach, loss)
     return dict(
@@ -355,9 +355,17 @@ def run_engine_to_limit(engine, K, y, signs, tol: float, max_steps: int = LIMIT_
     )
 
 
-def _uncertified_message(out, cert: Certificate, step: int, grad: float, tol: float, max_steps: int) -> str:
+def _uncertified_message(out, cert: Certificate, step: int, grad: float, tol: float, max_steps: int, up) -> str:
     """The message of a run whose limit is not certified (``out``: its ``_core.LimitRunOutput``; ``grad``
-    and ``tol`` in the caller's units)."""
+    and ``tol`` in the caller's units, ``up`` returns the run's numbers to them)."""
+    if out.off_tol and out.unresolved_bound == out.unresolved_bound:  # not NaN
+        bound = up(float(out.unresolved_bound), scaling.GRAD)
+        return (
+            f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "
+            f"{step}, and at the returned point it is {grad:.3g} in dual form, but it could not be resolved below "
+            f"tol (rounding bound {bound:.3g}: K is singular or nearly so, collinear or duplicate examples, n > d, "
+            "where the dual form cancels); not a proved stationary point"
+        )
     if out.off_tol:
         return (
             f"limit not certified: {cert.reason}; the engine's gradient norm fell below tol {tol:.3g} at step "

@@ -47,6 +47,15 @@ def overflow_message(nit: int, eta: float) -> str:
     )
 
 
+def unresolved_message(steps: int, grad: float, tol: float, bound: float) -> str:
+    """Status-1 message of a run whose final gradient norm is below tol in dual form, not provably."""
+    return (
+        f"step budget of {steps} used up: gradient norm {grad:.3g} is below tol {tol:.3g} in dual form "
+        f"but could not be resolved below it (rounding bound {bound:.3g}: K is singular or nearly so, "
+        "collinear or duplicate examples, n > d, where the dual form cancels); not a proved stationary point"
+    )
+
+
 def _message(
     status: int,
     nit: int,
@@ -58,7 +67,10 @@ def _message(
     unfit=(),
     loss_name="square",
     out_of_reach=(),
+    unresolved=float("nan"),
 ) -> str:
+    if status == 1 and unresolved == unresolved:  # not NaN: below tol in dual form, not provably
+        return unresolved_message(steps, grad, tol, unresolved)
     if status == 5:
         return unfit_message(nit, loss, grad, tol, unfit, loss_name)
     if status == 0:
@@ -315,11 +327,14 @@ def _messages(p: Prepared, columns, unfit_mask, reach_mask, steps: int):
     the run's status, nit, loss and grad_norm arrays, the masks ``unfit`` and ``out_of_reach``."""
     unfit = [row.nonzero()[0] for row in unfit_mask]  # rows are 1-D: np.flatnonzero without the ravel
     reach = [row.nonzero()[0] for row in reach_mask]
-    status, nit, loss, grad_norm = columns
+    status, nit, loss, grad_norm, unres = columns
     columns = zip(
         status.tolist(), nit.tolist(), loss.tolist(), grad_norm.tolist(), p.tol.tolist(), p.eta.tolist(), unfit, reach
     )
-    messages = [_message(st, it, lo, gr, to, et, steps, un, p.loss, re) for st, it, lo, gr, to, et, un, re in columns]
+    messages = [
+        _message(st, it, lo, gr, to, et, steps, un, p.loss, re, ub)
+        for (st, it, lo, gr, to, et, un, re), ub in zip(columns, unres.tolist())
+    ]
     return unfit, reach, messages
 
 
@@ -352,7 +367,8 @@ def run_prepared(
     # The run's outcomes, each field read once (a bound attribute costs a call); the status is final:
     # non-finite final states are diverged already (BatchOutput.overflowed).
     status, nit, loss, grad_norm = out.status.astype(int), out.nit, out.loss, out.grad_norm
-    unfit, reach, messages = _messages(p, (status, nit, loss, grad_norm), out.unfit, out.out_of_reach, steps)
+    columns = (status, nit, loss, grad_norm, out.unresolved_bound)
+    unfit, reach, messages = _messages(p, columns, out.unfit, out.out_of_reach, steps)
     if 2 in status.tolist():
         _divergence_messages(p, out, status, messages)
     if on_divergence == "raise" and 2 in status.tolist():
@@ -398,6 +414,7 @@ def _scale_back_run(p: Prepared, out, alpha, beta, W) -> None:
     there."""
     arrays = ((alpha, scaling.ALPHA), (beta, scaling.Y), (W, scaling.W))
     numbers = ((out.loss[:, None], scaling.LOSS, True), (out.grad_norm[:, None], scaling.GRAD, True))
+    numbers += ((out.unresolved_bound[:, None], scaling.GRAD, True),)
     p.scaling.check_representable(arrays + numbers, p.batched, ok=out.status == int(_core.Status.diverged))
     sc = p.scale_back()
     sc.up_all(arrays + numbers)

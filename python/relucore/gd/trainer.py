@@ -466,7 +466,8 @@ class Trainer:
         loss, grad_norm = self._up(float(out.loss), scaling.LOSS), self._up(float(out.grad_norm), scaling.GRAD)
         tol = self._up(tol, scaling.GRAD)
         args = (int(out.nit), loss, grad_norm, tol, self.eta, until, unfit)
-        message = _message(status, *args, self._engine.settings.loss.name, reach)
+        unres = self._up(float(out.unresolved_bound), scaling.GRAD)
+        message = _message(status, *args, self._engine.settings.loss.name, reach, unres)
         if status != 2 and not finite:
             # No non-finite number leaves in a result that is not marked diverged.
             status, message, unfit = 2, overflow_message(int(out.nit), self.eta), unfit[:0]

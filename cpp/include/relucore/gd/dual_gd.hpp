@@ -40,6 +40,7 @@
 #include "relucore/gd/dual_small.hpp"
 #include "relucore/gd/engine_base.hpp"
 #include "relucore/gd/model.hpp"
+#include "relucore/gd/norm_bound.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
 #include "relucore/linalg/gram.hpp"
@@ -248,6 +249,33 @@ public:
             apply();
             evaluate();
         }
+    }
+
+    /// Whether ||grad_W R||_F of the evaluated state is provably below tol: grad_norm() computes it in
+    /// dual form, sqrt(sum_k d_alpha_k^T K d_alpha_k) / eta, which cancels where K is singular (collinear
+    /// or duplicate examples, n > d); this recomputes that sum with dual_norm_sq() and its rounding bound
+    /// (the engine's d_alpha taken as exact inputs). With train_outer (and an output bias) the outer part
+    /// of the norm is added to the inner one's upper bound. When `bound` is given it receives the bound
+    /// on the rounding of the inner norm (DualNormSq::norm_bound(), in the norm's units). O(m n^2): run_to_stop() calls it only
+    /// where grad_norm() < tol.
+    bool grad_norm_provably_below(Scalar tol, Scalar* bound = nullptr) const {
+        const DualNormSq q = dual_norm_sq(K_, d_alpha_);
+        const Scalar eta = settings_.eta;
+        if (bound) *bound = q.norm_bound() / eta;
+        constexpr Scalar u = std::numeric_limits<Scalar>::epsilon() / 2;
+        Scalar extra = 0;  // the squared outer part of the norm, computed from W's own coordinates
+        if (settings_.train_outer) {
+            extra = outer_square_sum();
+            if (has_output_bias()) {
+                Scalar s = 0;
+                for (Index i = 0; i < g_.size(); ++i) s += g_[i];
+                extra += s * s;
+            }
+        }
+        // The inner tolerance eta sqrt(tol^2 - extra), shrunk by 8u for the roundings of its own terms.
+        const Scalar rest = tol * tol - extra * (1 + 4 * u);
+        if (!(rest > 0)) return false;
+        return q.provably_below(eta * std::sqrt(rest) * (1 - 8 * u));
     }
 
     /// The n x n Gram matrix the engine steps with: the engine's own K (valid while the

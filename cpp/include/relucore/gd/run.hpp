@@ -59,6 +59,11 @@ struct GDSettings {
     /// train_outer it sets the outer step, d(c a_k) = -eta c^2 sum_i phi(beta_ki) g_i,
     /// and the outer part c sum_i phi(beta_ki) g_i of the gradient norm.
     Scalar output_scale = 1;
+    /// Stop as converged on the engine's running gradient norm alone (grad_norm() < tol). Default
+    /// false: an engine that can bound the rounding of its norm (DualGD::grad_norm_provably_below())
+    /// stops only where the norm is provably below tol. For callers that check the returned point
+    /// themselves (the certified-limit run).
+    bool converge_on_running_norm = false;
     /// Set to true by another thread to stop a run (or a step(k) loop) after
     /// the current step. Not owned; null means "never cancelled".
     const std::atomic<bool>* cancel = nullptr;
@@ -85,6 +90,10 @@ struct RunSummary {
     std::int64_t pattern_stable_step = 0;  ///< first step after which no mask changed
     std::int64_t n_records = 0;            ///< states written to the history
     std::int64_t n_unfit = 0;              ///< examples unfit at the final state (counted when stalled)
+    /// NaN, unless the final state's running gradient norm is below tol but not provably so
+    /// (K singular: the dual-form sum cancels); then the bound on the rounding of ||grad_W R||_F
+    /// there (DualGD::grad_norm_provably_below()), and the run did not stop as converged.
+    Scalar unresolved_bound = std::numeric_limits<Scalar>::quiet_NaN();
 };
 
 /// Whether example i is out of reach of every neuron: no neuron can output its label's sign
@@ -403,6 +412,18 @@ void ensure_evaluated(Engine& e, long) {
     e.evaluate();
 }
 
+/// Whether the engine's gradient norm, below tol, is provably so (engines without
+/// grad_norm_provably_below() compute it from W: always); `bound` as that function sets it.
+template <class Engine>
+auto provably_below(const Engine& e, Scalar tol, Scalar* bound, int)
+    -> decltype(e.grad_norm_provably_below(tol, bound)) {
+    return e.grad_norm_provably_below(tol, bound);
+}
+template <class Engine>
+bool provably_below(const Engine&, Scalar, Scalar*, long) {
+    return true;
+}
+
 /// One step and the evaluation of the new state: the engine's fused
 /// advance() when it has one, else apply() and evaluate().
 template <class Engine>
@@ -430,7 +451,9 @@ void advance(Engine& e, long) {
 ///      settings(), even step()): the run continues from the state it leaves,
 ///      re-evaluated if needed, and changes to `s` apply to the rest of the run;
 ///   4. the stopping rules are checked in this order: diverged, cancelled
-///      (the flag s.cancel is set), converged (grad_norm < s.tol), max_steps
+///      (the flag s.cancel is set), converged (grad_norm < s.tol, provably so
+///      unless s.converge_on_running_norm: else the run steps on, see
+///      RunSummary::unresolved_bound), max_steps
 ///      (t >= s.max_steps); so a cancelled run reports cancelled even when
 ///      it had also converged or used up its budget;
 ///   5. otherwise one GD step is applied and the loop continues.
@@ -456,6 +479,7 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
     const std::int64_t start = engine.steps_taken();
     std::int64_t last_recorded = -1;
     for (;;) {
+        out.unresolved_bound = std::numeric_limits<Scalar>::quiet_NaN();  // of this state only
         std::int64_t t = engine.steps_taken();
         if (history && s.record_every > 0 && t % s.record_every == 0) {
             history->record(engine, t);
@@ -481,8 +505,12 @@ RunSummary run_to_stop(Engine& engine, const GDSettings& s, History* history, st
             break;
         }
         if (engine.grad_norm() < s.tol) {
-            out.status = Status::converged;
-            break;
+            Scalar bound = 0;
+            if (s.converge_on_running_norm || detail::provably_below(engine, s.tol, &bound, 0)) {
+                out.status = Status::converged;
+                break;
+            }
+            out.unresolved_bound = bound;  // below tol in dual form, not provably: step on
         }
         if (t >= s.max_steps) {
             out.status = Status::max_steps;
