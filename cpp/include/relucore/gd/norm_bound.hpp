@@ -66,15 +66,25 @@ DualNormSq dual_norm_sq(const KMatrix& K, const UMatrix& U) {
     std::frexp(cu, &eu);
     std::frexp(ck, &ek);
     out.scale = 2 * eu + ek;
+    // x * 2^-e equals ldexp(x, -e) (both exact, or correctly rounded into the subnormals) where 2^-e is
+    // a normal number; only the extreme exponents need ldexp itself, a library call per entry.
+    const auto scaler = [](int e) {
+        const bool normal = -e >= std::numeric_limits<Scalar>::min_exponent - 1 &&
+                            -e <= std::numeric_limits<Scalar>::max_exponent - 1;
+        const Scalar f = normal ? std::ldexp(Scalar(1), -e) : Scalar(0);
+        return [normal, f, e](Scalar x) { return normal ? x * f : std::ldexp(x, -e); };
+    };
+    const auto su = scaler(eu);
+    const auto sk = scaler(ek);
     Scalar sq = 0, abs_sum = 0;
     for (Index k = 0; k < m; ++k)
         for (Index i = 0; i < n; ++i) {
-            const Scalar ui = std::ldexp(U(k, i), -eu);
+            const Scalar ui = su(U(k, i));
             if (ui == 0) continue;
             Scalar ku = 0, aku = 0;
             for (Index j = 0; j < n; ++j) {
-                const Scalar kij = std::ldexp(K(i, j), -ek);
-                const Scalar uj = std::ldexp(U(k, j), -eu);
+                const Scalar kij = sk(K(i, j));
+                const Scalar uj = su(U(k, j));
                 ku += kij * uj;
                 aku += std::abs(kij) * std::abs(uj);
             }
