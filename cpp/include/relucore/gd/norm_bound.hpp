@@ -69,8 +69,8 @@ DualNormSq dual_norm_sq(const KMatrix& K, const UMatrix& U) {
     // x * 2^-e equals ldexp(x, -e) (both exact, or correctly rounded into the subnormals) where 2^-e is
     // a normal number; only the extreme exponents need ldexp itself, a library call per entry.
     const auto scaler = [](int e) {
-        const bool normal = -e >= std::numeric_limits<Scalar>::min_exponent - 1 &&
-                            -e <= std::numeric_limits<Scalar>::max_exponent - 1;
+        const bool normal =
+            -e >= std::numeric_limits<Scalar>::min_exponent - 1 && -e <= std::numeric_limits<Scalar>::max_exponent - 1;
         const Scalar f = normal ? std::ldexp(Scalar(1), -e) : Scalar(0);
         return [normal, f, e](Scalar x) { return normal ? x * f : std::ldexp(x, -e); };
     };
