@@ -1,6 +1,6 @@
 // Registers the BLAS that scipy loads (scipy.linalg.cython_blas) with
-// linalg/blas.hpp, and its LAPACK's dsyevd (scipy.linalg.cython_lapack) with
-// linalg/lapack.hpp, lazily, and reports what is in use. The modules' function
+// linalg/blas.hpp, and its LAPACK's dsyevd, dpotrf, dpotrs and dpocon
+// (scipy.linalg.cython_lapack) with linalg/lapack.hpp, lazily, and reports what is in use. The modules' function
 // tables come through relucore._scipy_capi, which loads the two modules without
 // the rest of scipy.linalg.
 //
@@ -119,8 +119,11 @@ Found find_scipy_blas() {
     try {
         const py::dict lapack_capi = py::module_::import("relucore._scipy_capi").attr("capi")("cython_lapack");
         f.lapack.dsyevd = reinterpret_cast<lapack::dsyevd_fn>(capsule_pointer(lapack_capi, "dsyevd"));
-    } catch (py::error_already_set&) {  // the eigenvalues then come from Eigen
-        f.lapack.dsyevd = nullptr;
+        f.lapack.dpotrf = reinterpret_cast<lapack::dpotrf_fn>(capsule_pointer(lapack_capi, "dpotrf"));
+        f.lapack.dpotrs = reinterpret_cast<lapack::dpotrs_fn>(capsule_pointer(lapack_capi, "dpotrs"));
+        f.lapack.dpocon = reinterpret_cast<lapack::dpocon_fn>(capsule_pointer(lapack_capi, "dpocon"));
+    } catch (py::error_already_set&) {  // the eigenvalues and the start's Cholesky then come from Eigen
+        f.lapack = lapack::Library{};
     }
     f.source = "scipy.linalg.cython_blas (" + path + ")";
     f.reason = "registered";
@@ -183,7 +186,8 @@ void bind_blas(py::module_& m) {
         },
         "The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS "
         "or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's "
-        "BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.");
+        "BLAS, and its LAPACK's dsyevd for the eigenvalues of K and dpotrf, dpotrs, dpocon for the start's Cholesky "
+        "solve (relucore/linalg/lapack.hpp), if not done yet.");
     m.def(
         "products_use_blas_by_size",
         [](std::int64_t m, std::int64_t n, std::int64_t d) { return blas::products_use_blas_by_size(m, n, d); },

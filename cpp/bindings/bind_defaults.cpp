@@ -76,6 +76,9 @@ void bind_defaults(py::module_& m) {
     constant(cls, "lapack_eigen_min_rows", d::lapack_eigen_min_rows,
              "The eigenvalues of K come from the registered LAPACK from this many rows on, else from Eigen "
              "(relucore/linalg/lapack.hpp).");
+    constant(cls, "lapack_cholesky_min_rows", d::lapack_cholesky_min_rows,
+             "The prepare step's Cholesky factorisation for the start's solve comes from the registered LAPACK "
+             "from this many rows on, else from Eigen (relucore/linalg/lapack.hpp, Cholesky).");
     cls.def("__repr__", [](const Defaults&) { return std::string("relucore._core.defaults"); });
     m.attr("defaults") = Defaults{};
     py::class_<d::AutoStepNs>(m, "AutoStepNs",

@@ -1255,6 +1255,11 @@ class Defaults:
         Standard deviation of Gaussian initial weights, sqrt(2e-6).
         """
     @property
+    def lapack_cholesky_min_rows(self) -> int:
+        """
+        The prepare step's Cholesky factorisation for the start's solve comes from the registered LAPACK from this many rows on, else from Eigen (relucore/linalg/lapack.hpp, Cholesky).
+        """
+    @property
     def lapack_eigen_min_rows(self) -> int:
         """
         The eigenvalues of K come from the registered LAPACK from this many rows on, else from Eigen (relucore/linalg/lapack.hpp).
@@ -1510,7 +1515,7 @@ def auto_step_ns(level: typing.SupportsInt | typing.SupportsIndex) -> AutoStepNs
     """
 def blas_info() -> BlasInfo:
     """
-    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K (relucore/linalg/lapack.hpp), if not done yet.
+    The kernels K = X X^T and W += C X run on (relucore/linalg/blas.hpp), as a BlasInfo: in_use (scipy's BLAS or 'builtin'), scipy (why scipy's BLAS is or is not registered), threads_controlled. Registers scipy's BLAS, and its LAPACK's dsyevd for the eigenvalues of K and dpotrf, dpotrs, dpocon for the start's Cholesky solve (relucore/linalg/lapack.hpp), if not done yet.
     """
 def certify_gd(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eta: typing.SupportsFloat | typing.SupportsIndex) -> CertificateOutput:
     """

@@ -318,3 +318,47 @@ def test_named_output_scale_is_its_float_bitwise(rule, c):
         relucore.train(ds.X, ds.y, output_scale="1/N", **kw)
     with pytest.raises(ValueError, match="output_scale must be"):
         relucore.train(ds.X, ds.y, output_scale="1/k", **kw)
+
+
+@pytest.mark.parametrize("n, d", [(60, 120), (150, 40)])
+def test_dana_exp2_shape_matches_numpy_two_layer_gd_on_the_lapack_start(n, d):
+    """Dana et al.'s Exp. 2 in small from an array init: beta0 = W0 X^T is the BLAS's, and for
+    n < d the start's Cholesky of K (at least lapack_cholesky_min_rows rows) LAPACK's (n > d: of
+    X^T X, Eigen's); the run matches numpy's two-layer GD, the start numpy's minimum-norm solve,
+    and the built-in start (scipy's BLAS and LAPACK switched off) to rounding."""
+    from relucore import _core
+
+    assert min(n, d) >= _core.defaults.lapack_cholesky_min_rows
+    m, steps = 5, 30
+    rng = np.random.default_rng(n + d)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = np.sign(rng.standard_normal(n))
+    a0, W0 = rng.standard_normal(m) * 0.5, rng.standard_normal((m, d)) * 0.5
+    c, eta = 1 / np.sqrt(m), 1.0 / n
+    kw = dict(signs=a0, init=W0, eta=eta, steps=steps, tol=0.0, train_outer=True, output_scale="1/sqrt(m)")
+    r = relucore.train(X, y, engine="dual", **kw)
+    W, a, _, h, gnorm = two_layer_gd(X, y, W0, a0, np.zeros(m), eta, c, steps, bias=False)
+    assert r.nit == steps
+    assert np.max(np.abs(r.W - W)) <= 1e-12 * np.max(np.abs(W))
+    assert np.max(np.abs(r.outer - a)) <= 1e-12 * np.max(np.abs(a))
+    assert np.max(np.abs(r.predictions - h)) <= 1e-12 * np.max(np.abs(h))
+    assert r.grad_norm == pytest.approx(gnorm, rel=1e-10)
+    # the start: beta0 = X w_k, alpha0 the minimum-norm solution of K alpha0 = beta0
+    K = X @ X.T
+    assert np.max(np.abs(r.beta0 - W0 @ X.T)) <= 1e-13 * np.max(np.abs(r.beta0))
+    alpha0 = np.linalg.lstsq(K, (W0 @ X.T).T, rcond=None)[0].T
+    assert np.max(np.abs(r.alpha0 - alpha0)) <= 1e-11 * np.max(np.abs(alpha0))
+    if _core._use_blas(True):
+        try:
+            _core._use_blas(False)
+            eigen = relucore.train(X, y, engine="dual", **kw)
+        finally:
+            _core._use_blas(True)
+        for field in ("alpha0", "beta0", "W", "outer"):
+            ref = getattr(eigen, field)
+            assert np.max(np.abs(getattr(r, field) - ref)) <= 1e-12 * np.max(np.abs(ref)), field
+    # one thread or two, alone or in a batch: the same bits
+    batch = dict(kw, init=np.stack([W0[::-1], W0]))
+    two = relucore.train(np.stack([X[::-1], X]), np.stack([y[::-1], y]), engine="dual", n_threads=2, **batch)
+    for field in ("alpha0", "beta0", "W", "outer", "alpha"):
+        assert np.array_equal(getattr(two, field)[1], getattr(r, field)), field

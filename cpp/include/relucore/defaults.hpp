@@ -135,6 +135,11 @@ constexpr std::int64_t generator_version = 2;
 /// by LAPACK again"), and small problems keep Eigen's rounding.
 constexpr std::int64_t lapack_eigen_min_rows = 32;
 
+/// Size from which the prepare step's Cholesky factorisation of K for the
+/// start's solve comes from a registered LAPACK (dpotrf, dpocon, dpotrs: linalg/lapack.hpp,
+/// Cholesky) instead of Eigen's LLT: small problems keep Eigen's rounding.
+constexpr std::int64_t lapack_cholesky_min_rows = 32;
+
 }  // namespace defaults
 }  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore

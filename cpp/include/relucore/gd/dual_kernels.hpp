@@ -85,7 +85,7 @@ private:
 /// Bytes of K a tile of rows x columns occupies at most: the tile stays in the
 /// L1 data cache (48 KB on recent x86 cores) beside the lists while every
 /// neuron's rows in it stream past, so K is read from memory once per product
-/// of all neurons. 16 KB (64 rows of a 32-column AVX-512 block) is the fastest
+/// of all neurons. 16 KB (32 rows of a 64-column AVX-512 block) is the fastest
 /// of the sizes tried between 8 and 512 KB (bench/HISTORY.md).
 constexpr Index kTileBytes = 16384;  // 16 KB
 
@@ -167,10 +167,18 @@ RELUCORE_DUAL_ROWS(add_rows_block_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd
 #undef RELUCORE_DUAL_ROWS
 #undef RELUCORE_DUAL_NO_CONTRACT
 
+// The tiled pass (n > 512, every neuron) sums kWideBlocks vectors per neuron side by side: each
+// is a chain of dependent adds (the order of every sum is fixed), so more chains keep the
+// adders busy where a row's four would wait on the latency of the add; the narrower blocks
+// take the columns left.
+constexpr int kWideBlocks = 8;
+
 template <bool Tiled>
 __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index add_rows_avx(const Scalar* K, Index stride, Index n,
                                                                                  ActiveRows& list, int neurons) {
-    const Index j = add_rows_block_avx<4, Tiled>(K, stride, n, list, neurons, 0, n);
+    Index j = 0;
+    if constexpr (Tiled) j = add_rows_block_avx<kWideBlocks, Tiled>(K, stride, n, list, neurons, j, n);
+    j = add_rows_block_avx<4, Tiled>(K, stride, n, list, neurons, j, n);
     return add_rows_block_avx<1, Tiled>(K, stride, n, list, neurons, j, n);
 }
 
@@ -178,7 +186,9 @@ template <bool Tiled>
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index add_rows_avx512(const Scalar* K, Index stride,
                                                                                         Index n, ActiveRows& list,
                                                                                         int neurons) {
-    Index j = add_rows_block_avx512<4, Tiled>(K, stride, n, list, neurons, 0, n);
+    Index j = 0;
+    if constexpr (Tiled) j = add_rows_block_avx512<kWideBlocks, Tiled>(K, stride, n, list, neurons, j, n);
+    j = add_rows_block_avx512<4, Tiled>(K, stride, n, list, neurons, j, n);
     j = add_rows_block_avx512<1, Tiled>(K, stride, n, list, neurons, j, n);
     return add_rows_block_avx<1, Tiled>(K, stride, n, list, neurons, j, n);
 }

@@ -201,7 +201,9 @@ inline Scalar default_offset(const ConstVectorRef& y, Index m, Scalar C_alpha) {
 
 /// The first half of conditioning_rule(): the factorisation succeeded with a reciprocal
 /// condition estimate above rcond_min.
-inline bool cholesky_estimate_passes(const Eigen::LLT<RowMatrix>& llt, Scalar rcond_min) {
+/// (Factor: Eigen::LLT<RowMatrix>, or the prepare step's Cholesky of linalg/lapack.hpp.)
+template <class Factor>
+bool cholesky_estimate_passes(const Factor& llt, Scalar rcond_min) {
     return llt.info() == Eigen::Success && llt.rcond() > rcond_min;
 }
 
@@ -214,8 +216,8 @@ inline bool spectrum_refuses(std::pair<Scalar, Scalar> mu, Scalar max_condition)
 }  // namespace detail
 
 /// conditioning_rule() where the estimate has failed: the spectrum decides.
-template <class Spectrum>
-StartCheck spectrum_rule(const Eigen::LLT<RowMatrix>& llt, Scalar max_condition, Spectrum&& spectrum) {
+template <class Factor, class Spectrum>
+StartCheck spectrum_rule(const Factor& llt, Scalar max_condition, Spectrum&& spectrum) {
     const std::pair<Scalar, Scalar> mu = spectrum();
     if (detail::spectrum_refuses(mu, max_condition)) return StartCheck::ill_conditioned;
     if (llt.info() != Eigen::Success) return StartCheck::not_definite;

@@ -22,7 +22,12 @@
 /// - alpha0 comes from a Cholesky factorisation (of K, or of X^T X when n > d
 ///   so that K is singular), with the least-squares (minimum-norm) solution by
 ///   a symmetric eigendecomposition when the factor is singular or badly
-///   conditioned and the init allows a singular K.
+///   conditioned and the init allows a singular K. The factorisation of K is
+///   Cholesky of linalg/lapack.hpp (LAPACK when one is registered and K is
+///   large enough, else Eigen's LLT), except for StartBeta::gaussian_gram,
+///   which reads Eigen's factor itself; that of X^T X is Eigen's. beta0 =
+///   W0 X^T of StartBeta::from_weights goes to the registered BLAS where the
+///   weight engine's products do.
 /// - A problem it cannot prepare gets a non-zero StartCheck (and, for the
 ///   checks of K, the spectrum of K in mu); refusal_message() of
 ///   gd/refusal.hpp turns it into the error text of docs/errors.md.
@@ -34,6 +39,7 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
+#include "relucore/linalg/blas.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/lapack.hpp"
 #include "relucore/linalg/span.hpp"
@@ -148,6 +154,32 @@ inline StartCheck finish_start(const ConstVectorRef& y, const ConstVectorRef& ou
     return StartCheck::ok;
 }
 
+/// conditioning_rule() in its two halves: for StartSolve::inverse a failed estimate hands the
+/// verdict to the spectrum (written into mu); for the other solves a failed estimate alone sends
+/// the solve to pinv_solve() (use_factor false), and nothing is refused here.
+template <class Factor>
+StartCheck start_conditioning(const Factor& llt, const PrepareRequest& req, const ConstMatrixRef& K, VectorRef mu,
+                              bool& use_factor) {
+    use_factor = true;
+    if (cholesky_estimate_passes(llt, req.rcond_min)) return StartCheck::ok;
+    use_factor = req.solve == StartSolve::inverse;
+    if (!use_factor) return StartCheck::ok;
+    const Index n = K.rows();
+    return spectrum_rule(llt, req.max_condition, [&] {
+        detail::write_spectrum(K, mu);
+        return std::pair(mu[n - 1], mu[0]);
+    });
+}
+
+/// beta0 = W0 X^T: through the registered BLAS where the weight engine's products take it
+/// (blas::gemm_nt; a faster kernel, its own rounding), Eigen's product otherwise.
+inline void start_predictions(const ConstMatrixRef& X, const ConstMatrixRef& W0, MatrixRef beta0) {
+    if (blas::detail::product_uses_blas(blas::registered_blas(), W0.rows(), X.cols(), X.rows()))
+        blas::gemm_nt(W0, X, beta0);
+    else
+        beta0.noalias() = W0 * X.transpose();
+}
+
 }  // namespace detail
 
 /// Prepares one problem. X may be null (Gram-only mode: K given).
@@ -219,39 +251,37 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
                                                     : detail::largest_eigenvalue(X, gram(), mu);
 
     const bool via_weights = X != nullptr && X->cols() < X->rows() && req.solve == StartSolve::least_squares;
-    if (req.beta == StartBeta::from_weights) beta0.noalias() = W0 * X->transpose();
+    if (req.beta == StartBeta::from_weights) detail::start_predictions(*X, W0, beta0);
     if (req.solve != StartSolve::none) {
         if (via_weights) {
             // K is singular (rank <= d < n): alpha0 = W0 (X^T X)^+ X^T, the minimum-norm solution.
+            // Eigen's factor: with K left unformed, a run below the BLAS's sizes keeps the built-in bits.
             const RowMatrix G = X->transpose() * *X;
             Eigen::LLT<RowMatrix> llt(G);
             RowMatrix C;  // m x d: W0 G^{+}
-            if (llt.info() == Eigen::Success && llt.rcond() > req.rcond_min)
+            if (cholesky_estimate_passes(llt, req.rcond_min))
                 C = llt.solve(W0.transpose()).transpose();
             else
                 C = detail::pinv_solve(G, W0);
             alpha0.noalias() = C * X->transpose();
-        } else {
+        } else if (req.beta == StartBeta::gaussian_gram) {
+            // This start reads the factor itself (Eigen's).
             Eigen::LLT<RowMatrix> llt(gram());
-            // conditioning_rule() in its two halves: a failed estimate alone sends the other solves to pinv.
-            bool ok = cholesky_estimate_passes(llt, req.rcond_min);
-            if (!ok && req.solve == StartSolve::inverse) {
-                const StartCheck c = spectrum_rule(llt, req.max_condition, [&] {
-                    detail::write_spectrum(K, mu);
-                    return std::pair(mu[n - 1], mu[0]);
-                });
-                if (c != StartCheck::ok) return c;
-                ok = true;
-            }
-            if (req.beta == StartBeta::gaussian_gram) {
-                const RowMatrix z = beta0;  // z^T (m x n)
-                beta0.noalias() = z * llt.matrixU();
-                alpha0 = llt.matrixU().solve(z.transpose()).transpose();
-            } else if (ok) {
-                alpha0 = llt.solve(beta0.transpose()).transpose();
-            } else {
+            bool use_factor = true;
+            const StartCheck c = detail::start_conditioning(llt, req, K, mu, use_factor);
+            if (c != StartCheck::ok) return c;
+            const RowMatrix z = beta0;  // z^T (m x n)
+            beta0.noalias() = z * llt.matrixU();
+            alpha0 = llt.matrixU().solve(z.transpose()).transpose();
+        } else {
+            const Cholesky llt(gram());
+            bool use_factor = true;
+            const StartCheck c = detail::start_conditioning(llt, req, K, mu, use_factor);
+            if (c != StartCheck::ok) return c;
+            if (use_factor)
+                alpha0 = llt.solve_rows(beta0);
+            else
                 alpha0 = detail::pinv_solve(K, beta0);
-            }
         }
     }
     if (X != nullptr && req.beta != StartBeta::from_weights) {

@@ -1,7 +1,9 @@
 // The eigenvalues of a symmetric matrix behind one function,
 // symmetric_eigenvalues(), used wherever the prepare step needs the spectrum
 // of K (mu_1 for the default step and tolerance, mu_n for the conditioning
-// rule).
+// rule), and the Cholesky factorisation of the prepare step's solves for the
+// start (class Cholesky: dpotrf, dpocon and dpotrs from
+// defaults::lapack_cholesky_min_rows rows on, else Eigen's LLT).
 //
 // The call goes to LAPACK's dsyevd (eigenvalues only: a blocked Householder
 // tridiagonalisation and the root-free QR of the tridiagonal matrix) when a
@@ -26,11 +28,13 @@
 #include "relucore/core/types.hpp"
 #include "relucore/defaults.hpp"
 
+#include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <vector>
 
 namespace relucore {
@@ -42,10 +46,17 @@ namespace lapack {
 // pointer, as scipy.linalg.cython_lapack exports it.
 using dsyevd_fn = void (*)(char* jobz, char* uplo, int* n, double* a, int* lda, double* w, double* work, int* lwork,
                            int* iwork, int* liwork, int* info);
+using dpotrf_fn = void (*)(char* uplo, int* n, double* a, int* lda, int* info);
+using dpotrs_fn = void (*)(char* uplo, int* n, int* nrhs, double* a, int* lda, double* b, int* ldb, int* info);
+using dpocon_fn = void (*)(char* uplo, int* n, double* a, int* lda, double* anorm, double* rcond, double* work,
+                           int* iwork, int* info);
 
-/// A LAPACK to dispatch to.
+/// A LAPACK to dispatch to (a null function: that routine is Eigen's).
 struct Library {
     dsyevd_fn dsyevd = nullptr;
+    dpotrf_fn dpotrf = nullptr;  ///< with dpotrs and dpocon: Cholesky (all three or none is used)
+    dpotrs_fn dpotrs = nullptr;
+    dpocon_fn dpocon = nullptr;
 };
 
 namespace detail {
@@ -121,6 +132,80 @@ bool symmetric_eigenvalues(const ConstMatrixRef& K, VectorRef mu) {
     }
     return detail::eigen_eigenvalues<Matrix>(K, mu);
 }
+
+/// The Cholesky factorisation K = L L^T of a symmetric positive definite K (its lower triangle
+/// is read) for the prepare step's solves of the start (gd/prepare.hpp): LAPACK's dpotrf, its
+/// reciprocal condition estimate dpocon and the solve dpotrs when a LAPACK with all three is
+/// registered and K has at least defaults::lapack_cholesky_min_rows rows, Eigen's LLT (and
+/// its estimate) otherwise. The interface is the part of Eigen::LLT those solves read: info(),
+/// rcond() (only after a successful factorisation) and solve_rows(). The blocked LAPACK
+/// factorisation runs on the registered BLAS, faster than Eigen's on large K; the two round
+/// differently and their estimates differ (both estimate the reciprocal 1-norm condition
+/// number). On one machine with one library a result is always the same.
+class Cholesky {
+public:
+    explicit Cholesky(const ConstMatrixRef& K) {
+        const Index n = K.rows();
+        const lapack::Library* lib = lapack::registered_lapack();
+        if (lib == nullptr || lib->dpotrf == nullptr || lib->dpotrs == nullptr || lib->dpocon == nullptr ||
+            n < defaults::lapack_cholesky_min_rows || n > Index(INT_MAX / 4)) {
+            llt_.compute(K);
+            info_ = llt_.info();
+            return;
+        }
+        lib_ = lib;
+        // The 1-norm of the symmetric matrix of K's lower triangle, for the estimate.
+        std::vector<Scalar> col(static_cast<std::size_t>(n), Scalar(0));
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j <= i; ++j) {
+                const Scalar a = std::abs(K(i, j));
+                col[static_cast<std::size_t>(j)] += a;
+                if (j != i) col[static_cast<std::size_t>(i)] += a;
+            }
+        anorm_ = n > 0 ? *std::max_element(col.begin(), col.end()) : Scalar(0);
+        // The row-major copy is, read column-major, K^T = K: its upper triangle is K's lower one.
+        factor_ = K;
+        char uplo = 'U';
+        int nn = static_cast<int>(n), info = 0;
+        lib->dpotrf(&uplo, &nn, factor_.data(), &nn, &info);
+        info_ = info == 0 ? Eigen::Success : Eigen::NumericalIssue;
+    }
+
+    Eigen::ComputationInfo info() const { return info_; }
+
+    /// The estimate of 1 / (||K||_1 ||K^{-1}||_1) of the factorisation (which must have succeeded).
+    Scalar rcond() const {
+        if (lib_ == nullptr) return llt_.rcond();
+        const Index n = factor_.rows();
+        char uplo = 'U';
+        int nn = static_cast<int>(n), info = 0;
+        Scalar anorm = anorm_, rc = 0;
+        std::vector<Scalar> work(static_cast<std::size_t>(3 * n));
+        std::vector<int> iwork(static_cast<std::size_t>(n));
+        lib_->dpocon(&uplo, &nn, const_cast<Scalar*>(factor_.data()), &nn, &anorm, &rc, work.data(), iwork.data(),
+                     &info);
+        return info == 0 ? rc : Scalar(0);
+    }
+
+    /// (K^{-1} B^T)^T for the m x n rows B: the solve of every row at once.
+    RowMatrix solve_rows(const ConstMatrixRef& B) const {
+        if (lib_ == nullptr) return llt_.solve(B.transpose()).transpose();
+        // Row-major m x n is column-major n x m: the right-hand sides are B's rows, solved in place.
+        RowMatrix out = B;
+        char uplo = 'U';
+        int nn = static_cast<int>(factor_.rows()), nrhs = static_cast<int>(B.rows()), info = 0;
+        if (nrhs == 0) return out;
+        lib_->dpotrs(&uplo, &nn, &nrhs, const_cast<Scalar*>(factor_.data()), &nn, out.data(), &nn, &info);
+        return out;
+    }
+
+private:
+    const lapack::Library* lib_ = nullptr;  // null: Eigen's llt_
+    Eigen::LLT<RowMatrix> llt_;
+    RowMatrix factor_;  // LAPACK's factor (U, column-major)
+    Scalar anorm_ = 0;
+    Eigen::ComputationInfo info_ = Eigen::NumericalIssue;
+};
 
 }  // namespace RELUCORE_ABI_NAMESPACE
 }  // namespace relucore
