@@ -512,7 +512,7 @@ private:
 #if defined(RELUCORE_SMALL_VECTORS)
         if constexpr (N >= 6) {
             const int level = product_.simd_level();
-            if (level >= simd::kSse2) advance_relu_square_ = &DualGD::advance_small<N, 2>;
+            if (level >= simd::kSse2) advance_relu_square_ = &DualGD::advance_small_128<N>;
 #if defined(RELUCORE_SIMD_DISPATCH)
             if (level >= simd::kAvx && simd::has_avx2()) advance_relu_square_ = &DualGD::advance_small_avx2<N>;
             if (level >= simd::kAvx512) advance_relu_square_ = &DualGD::advance_small_avx512<N>;
@@ -522,22 +522,19 @@ private:
     }
 
 #if defined(RELUCORE_SMALL_VECTORS)
-    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
-    /// advance_relu_square<N>() by dual_small.hpp's step in vectors of W lanes (W = 0: the AVX-512F
-    /// kernel), bitwise the same state. Inlined into the step functions, each compiled for its
-    /// lanes without FMA contraction (a call per step costs more than the step at small n).
-    template <int N, int W>
-    __attribute__((always_inline)) RELUCORE_NO_FP_CONTRACT inline void advance_small() {
+    /// advance_relu_square<N>() by dual_small.hpp's step (advance_small_*: in vectors of 2 or 4 lanes,
+    /// or the AVX-512F kernel), bitwise the same state. Each kernel inlines into a member compiled
+    /// for its instruction set without FMA contraction (a call per step costs more than the step at
+    /// small n): small_view() before it, finish_small() after.
+    __attribute__((always_inline)) detail::dual_small::View small_view() {
         detail::dual_small::View v;
-        v.m = alpha_.rows(), v.n = N, v.np = product_.padded_n();
+        v.m = alpha_.rows(), v.n = alpha_.cols(), v.np = product_.padded_n();
         v.alpha = alpha_.data(), v.beta = beta_.data(), v.d_alpha = d_alpha_.data(), v.d_beta = d_beta_.data();
         v.K_pad = product_.padded_data(), v.outer = outer_.data(), v.y = y_.data(), v.h = h_.data(), v.g = g_.data();
         v.eta = settings_.eta;
-        detail::dual_small::StepOut r;
-#if defined(RELUCORE_SIMD_DISPATCH)
-        if constexpr (W == 0) r = detail::dual_small::advance_avx512<N>(v);
-#endif
-        if constexpr (W > 0) r = detail::dual_small::advance<N, W>(v);
+        return v;
+    }
+    __attribute__((always_inline)) void finish_small(const detail::dual_small::StepOut& r) {
         ++steps_;
         if (r.changed) pattern_.update(beta_, steps_);
         loss_ = r.loss;
@@ -545,17 +542,22 @@ private:
         grad_norm_ = r.moves ? grad_norm_from(r.sq) : Scalar(0);
         evaluated_ = true;
     }
+    template <int N>
+    RELUCORE_NO_FP_CONTRACT void advance_small_128() {
+        finish_small(detail::dual_small::advance<N, 2>(small_view()));
+    }
 #if defined(RELUCORE_SIMD_DISPATCH)
     template <int N>
     __attribute__((target("avx2"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx2() {
-        advance_small<N, 4>();
+        finish_small(detail::dual_small::advance<N, 4>(small_view()));
     }
+    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
     template <int N>
     __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
-        advance_small<N, 0>();
+        finish_small(detail::dual_small::advance_avx512<N>(small_view()));
     }
-#endif
     RELUCORE_AVX512_WARNINGS_ON
+#endif
 #endif
 
     template <int N = 16>
