@@ -1,6 +1,6 @@
 """The dual step for n > 16 (gd/dual_kernels.hpp: AVX / AVX-512, two neurons per pass over K,
 every neuron in one tiled pass for n > 512) and for 6 <= n <= 16 (gd/dual_small.hpp: the fused
-AVX-512 step) gives bitwise the state of the plain loop, and the same loss and gradient norm at
+step, one portable kernel in 2 lanes at sse2 and 4 at avx, the AVX-512F kernel at avx512) gives bitwise the state of the plain loop, and the same loss and gradient norm at
 every SIMD level.
 
 The reference is the step written here in numpy with the engine's operations in its order:
@@ -95,6 +95,33 @@ def test_small_step_loss_and_gradient_norm_same_bits_at_every_simd_level(monkeyp
     for level in LEVELS[1:]:
         for got, want in zip(runs[level], runs["scalar"]):
             np.testing.assert_array_equal(got, want, err_msg=level)
+
+
+@pytest.mark.parametrize("n", [6, 7, 10, 11, 13, 16])
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_small_step_train_same_bits_at_every_simd_level(monkeypatch, n, m):
+    """train() with the fused small step (6 <= n <= 16; n not a multiple of 2, 4 or 8 included),
+    outer weights of both signs, run to a tolerance or for 3000 steps (resynchronisations
+    included): alpha, beta, W, the loss, the gradient norm, nit and the status are the scalar
+    loop's, bit for bit, at every level; the runs change activation patterns on the way."""
+    rng = np.random.default_rng(100 * n + m)
+    d = 3 * n + 5
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = rng.uniform(0.2, 1.0, n) * np.where(np.arange(n) % 3 == 1, -1.0, 1.0)
+    signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0) if m > 1 else np.array([-1.0 if n % 2 else 1.0])
+    W0 = rng.standard_normal((m, d)) * 0.3  # mixed signs of beta: some examples start inactive
+    runs = {}
+    for level in LEVELS:
+        monkeypatch.setenv("RELUCORE_SIMD", level)
+        runs[level] = relucore.train(X, y, signs=signs, init=W0, steps=3000, tol=1e-9, eta=0.5, engine="dual")
+    ref = runs["scalar"]
+    assert ref.pattern_stable_step > 0  # an activation pattern changed during the run
+    assert np.abs(ref.W - W0).max() > 1e-3
+    for level in LEVELS[1:]:
+        got = runs[level]
+        for name in ("alpha", "beta", "W", "loss", "grad_norm", "nit"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=f"{level} {name}")
+        assert got.status == ref.status, level
 
 
 @pytest.mark.parametrize(("n", "m"), [(3, 1), (10, 1), (10, 3), (16, 2), (40, 2)])

@@ -12,14 +12,18 @@
 //     gd/model.hpp use AVX-512F (with BMI2 for the masks) at step_level()
 //     kAvx512, bitwise the plain loops;
 //   - the dual step for 6 <= n <= 16 (gd/dual_small.hpp) uses AVX-512F at
-//     level() kAvx512, bitwise the SSE2 loops (the Gram sweep trial caps it,
-//     GramTrialSettings::simd_level);
+//     level() kAvx512 and AVX2 at kAvx, bitwise the plain loops (the Gram
+//     sweep trial caps it, GramTrialSettings::simd_level);
 //   - the fused mean-field step (meanfield/) uses SSE2, AVX or AVX-512F, the
 //     widest of level(), which the environment variable
 //     RELUCORE_SIMD = scalar | sse2 | avx | avx512 can cap (for tests and
 //     timings).
 // Define RELUCORE_NO_SIMD_DISPATCH to compile none of these kernels (plain
 // loops and Eigen only). Every CPU check runs once and is cached.
+//
+// Level kSse2 is the 128-bit baseline: SSE2 on x86-64, NEON on aarch64, where
+// RELUCORE_SIMD = scalar | neon names the two levels (kLevelNames) and the
+// 128-bit dual step of gd/dual_small.hpp is the one vector kernel (no dispatch).
 #pragma once
 
 #include "relucore/core/abi.hpp"
@@ -65,8 +69,16 @@ namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
 namespace simd {
 
-// The SIMD paths of the fused kernels, narrowest first.
+// The SIMD paths of the fused kernels, narrowest first (kSse2: the 128-bit level, NEON on aarch64).
 constexpr int kScalar = 0, kSse2 = 1, kAvx = 2, kAvx512 = 3;
+
+// The values of RELUCORE_SIMD, indexed by level: the levels this architecture has.
+#if defined(__ARM_NEON)
+inline constexpr const char* kLevelNames[] = {"scalar", "neon"};
+#else
+inline constexpr const char* kLevelNames[] = {"scalar", "sse2", "avx", "avx512"};
+#endif
+inline constexpr int kLevelCount = int(sizeof(kLevelNames) / sizeof(kLevelNames[0]));
 
 #if defined(RELUCORE_SIMD_DISPATCH)
 inline bool has_avx() {
@@ -98,7 +110,7 @@ inline bool has_avx512f_bmi2() {
 // The widest path the build and the CPU support.
 inline int cpu_level() {
     int level = kScalar;
-#if defined(__SSE2__)
+#if defined(__SSE2__) || defined(__ARM_NEON)
     level = kSse2;
 #endif
 #if defined(RELUCORE_SIMD_DISPATCH)
@@ -136,25 +148,28 @@ private:
 };
 
 namespace detail {
-// The cap RELUCORE_SIMD sets (kAvx512 when unset), -1 for a value other than scalar, sse2, avx, avx512.
+// The cap RELUCORE_SIMD sets (kAvx512 when unset), -1 for a value other than those of kLevelNames.
 inline int env_cap_or_invalid() noexcept {
     const char* env = std::getenv("RELUCORE_SIMD");
     if (env == nullptr) return kAvx512;
-    const char* names[] = {"scalar", "sse2", "avx", "avx512"};  // indexed by level
-    for (int l = kScalar; l <= kAvx512; ++l)
-        if (std::strcmp(env, names[l]) == 0) return l;
+    for (int l = kScalar; l < kLevelCount; ++l)
+        if (std::strcmp(env, kLevelNames[l]) == 0) return l;
     return -1;
 }
 inline int env_cap() {
     const int cap = env_cap_or_invalid();
-    if (cap < 0) throw std::invalid_argument("RELUCORE_SIMD must be one of scalar, sse2, avx, avx512");
+    if (cap < 0) {
+        std::string names;
+        for (int l = kScalar; l < kLevelCount; ++l) names += (l > 0 ? ", " : "") + std::string(kLevelNames[l]);
+        throw std::invalid_argument("RELUCORE_SIMD must be one of " + names);
+    }
     return cap;
 }
 }  // namespace detail
 
 // cpu_level() capped by RELUCORE_SIMD (read on every call) and by the calling
 // thread's ThreadCap; throws std::invalid_argument on a RELUCORE_SIMD other
-// than scalar, sse2, avx, avx512.
+// than the names of kLevelNames (scalar, sse2, avx, avx512; on aarch64 scalar, neon).
 inline int level() {
     return std::min({cpu_level(), detail::thread_cap(), detail::env_cap()});
 }

@@ -356,36 +356,7 @@ private:
     Scalar grad_norm_from(Scalar sq) const {
         constexpr Scalar tiny = std::numeric_limits<Scalar>::min() / std::numeric_limits<Scalar>::epsilon();
         if (sq >= tiny && sq <= std::numeric_limits<Scalar>::max()) return std::sqrt(sq) / settings_.eta;
-        return grad_norm_rescaled(sq);
-    }
-
-    /// grad_norm_from() where sq under- or overflowed. Out of line: never compiled into the
-    /// AVX-512 step (whose target allows FMA, which would contract q's sum under clang).
-    __attribute__((noinline)) Scalar grad_norm_rescaled(Scalar sq) const {
-        const Index m = d_alpha_.rows();
-        const Index n = d_alpha_.cols();
-        const Index stride = d_beta_.cols();
-        // A step of exactly zero (the run sits on a fixed point, as a run that converged exactly
-        // does with tol = 0; every step then comes here with sq = 0): d_beta = K d_alpha is zero
-        // too (the products add only rows with a non-zero coefficient), so the norm is 0, what
-        // the scan below finds, without its chain of maxima. NaN != 0: a NaN step goes on.
-        const Scalar* da = d_alpha_.data();
-        Index first = 0;
-        while (first < m * n && da[first] == 0) ++first;
-        if (first == m * n) return 0;
-        Scalar ca = 0, cb = 0;
-        for (Index k = 0; k < m; ++k)
-            for (Index j = 0; j < n; ++j) {
-                ca = std::max(ca, std::abs(d_alpha_(k, j)));
-                cb = std::max(cb, std::abs(d_beta_.data()[k * stride + j]));
-            }
-        // A non-finite step is left to the divergence check; a zero one has norm 0.
-        if (!std::isfinite(ca) || !std::isfinite(cb)) return std::sqrt(std::max<Scalar>(sq, 0)) / settings_.eta;
-        if (ca == 0 || cb == 0) return 0;
-        Scalar q = 0;
-        for (Index k = 0; k < m; ++k)
-            for (Index j = 0; j < n; ++j) q += (d_beta_.data()[k * stride + j] / cb) * (d_alpha_(k, j) / ca);
-        return std::sqrt(std::max<Scalar>(q, 0)) * std::sqrt(ca) * std::sqrt(cb) / settings_.eta;
+        return dual_kernels::detail::rescaled_grad_norm(d_alpha_, d_beta_, sq, settings_.eta);
     }
 
     /// The ReLU/square step takes n as a template parameter N: N = n for n <= 16 (loops fully
@@ -394,9 +365,10 @@ private:
     ///
     /// apply() then evaluate() for the square loss and the ReLU in one pass over the neurons: each
     /// alpha/beta entry is updated, its mask compared and its contribution to h added while it is in
-    /// a register. Same operations in the same order as apply(); evaluate(), so bitwise the same.
+    /// a register. Same operations in the same order as apply(); evaluate(), so bitwise the same. No FMA
+    /// contraction (aarch64 has FMA in its base set): the vector steps of dual_small.hpp give these bits.
     template <int N>
-    void advance_relu_square() {
+    RELUCORE_NO_FP_CONTRACT void advance_relu_square() {
         const Index m = beta_.rows();
         const Index n = N > 0 ? N : beta_.cols();
         const Index dstride = d_beta_.cols();
@@ -447,7 +419,7 @@ private:
     /// general path (loss_and_residual, dual_step_coefficients, apply_gram), so bitwise the same
     /// state. The restrict-qualified pointers spare the compiler its aliasing checks (n ~ 10).
     template <int N, bool HKnown = false>
-    void evaluate_relu_square() {
+    RELUCORE_NO_FP_CONTRACT void evaluate_relu_square() {
         const Index m = beta_.rows();
         const Index n = N > 0 ? N : beta_.cols();
         const Scalar* __restrict beta = beta_.data();
@@ -531,37 +503,61 @@ private:
         start();
     }
 
-    /// The step functions for n = N (0: n > 16); 6 <= n <= 16 with AVX-512F: dual_small.hpp's step.
+    /// The step functions for n = N (0: n > 16); 6 <= n <= 16: dual_small.hpp's step at the widest level of
+    /// product_.simd_level(): 2 lanes at sse2 (neon on aarch64), 4 at avx (with AVX2), AVX-512F at avx512.
     /// evaluate() (at the start and each resync) keeps n at run time: a copy per n costs compile time.
     template <int N>
     void set_step_functions() {
         advance_relu_square_ = &DualGD::advance_relu_square<N>;
+#if defined(RELUCORE_SMALL_VECTORS)
+        if constexpr (N >= 6) {
+            const int level = product_.simd_level();
+            if (level >= simd::kSse2) advance_relu_square_ = &DualGD::advance_small_128<N>;
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if constexpr (N >= 6)
-            if (product_.simd_level() >= simd::kAvx512) advance_relu_square_ = &DualGD::advance_small_avx512<N>;
+            if (level >= simd::kAvx && simd::has_avx2()) advance_relu_square_ = &DualGD::advance_small_avx2<N>;
+            if (level >= simd::kAvx512) advance_relu_square_ = &DualGD::advance_small_avx512<N>;
+#endif
+        }
 #endif
     }
 
-#if defined(RELUCORE_SIMD_DISPATCH)
-    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
-    /// advance_relu_square<N>() by detail::dual_small::advance_avx512, bitwise the same state; compiled
-    /// for AVX-512F so that the kernel inlines (a call per step costs more than the step at small n), without FMA.
-    template <int N>
-    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
+#if defined(RELUCORE_SMALL_VECTORS)
+    /// advance_relu_square<N>() by dual_small.hpp's step (advance_small_*: in vectors of 2 or 4 lanes,
+    /// or the AVX-512F kernel), bitwise the same state. Each kernel inlines into a member compiled
+    /// for its instruction set without FMA contraction (a call per step costs more than the step at
+    /// small n): small_view() before it, finish_small() after.
+    __attribute__((always_inline)) detail::dual_small::View small_view() {
         detail::dual_small::View v;
-        v.m = alpha_.rows(), v.n = N, v.np = product_.padded_n();
+        v.m = alpha_.rows(), v.n = alpha_.cols(), v.np = product_.padded_n();
         v.alpha = alpha_.data(), v.beta = beta_.data(), v.d_alpha = d_alpha_.data(), v.d_beta = d_beta_.data();
         v.K_pad = product_.padded_data(), v.outer = outer_.data(), v.y = y_.data(), v.h = h_.data(), v.g = g_.data();
         v.eta = settings_.eta;
-        const detail::dual_small::StepOut r = detail::dual_small::advance_avx512<N>(v);
+        return v;
+    }
+    __attribute__((always_inline)) void finish_small(const detail::dual_small::StepOut& r) {
         ++steps_;
         if (r.changed) pattern_.update(beta_, steps_);
         loss_ = r.loss;
-        // No d_alpha entry moved (the row masks say so): the zero step grad_norm_rescaled() would find.
+        // No d_alpha entry moved (the row masks say so): the zero step rescaled_grad_norm() would find.
         grad_norm_ = r.moves ? grad_norm_from(r.sq) : Scalar(0);
         evaluated_ = true;
     }
+    template <int N>
+    RELUCORE_NO_FP_CONTRACT void advance_small_128() {
+        finish_small(detail::dual_small::advance<N, 2>(small_view()));
+    }
+#if defined(RELUCORE_SIMD_DISPATCH)
+    template <int N>
+    __attribute__((target("avx2"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx2() {
+        finish_small(detail::dual_small::advance<N, 4>(small_view()));
+    }
+    RELUCORE_AVX512_WARNINGS_OFF  // (GCC's intrinsics, inlined here)
+    template <int N>
+    __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void advance_small_avx512() {
+        finish_small(detail::dual_small::advance_avx512<N>(small_view()));
+    }
     RELUCORE_AVX512_WARNINGS_ON
+#endif
 #endif
 
     template <int N = 16>

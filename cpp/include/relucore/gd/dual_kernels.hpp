@@ -14,6 +14,7 @@
 #include "relucore/core/abi.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 #include <vector>
@@ -29,8 +30,9 @@ namespace dual_kernels {
 /// in increasing i (rows stride apart). Stride and width are Index or
 /// std::integral_constant (compile-time, for DualGD's padded kernels).
 template <class Stride, class Width>
-inline void add_active_rows_plain(const Scalar* __restrict K, Stride stride, Index n, Width width,
-                                  const Scalar* __restrict da, Scalar* __restrict acc) {
+RELUCORE_NO_FP_CONTRACT inline void add_active_rows_plain(const Scalar* __restrict K, Stride stride, Index n,
+                                                          Width width, const Scalar* __restrict da,
+                                                          Scalar* __restrict acc) {
     for (Index i = 0; i < n; ++i) {
         const Scalar c = da[i];
         if (c == 0) continue;
@@ -267,6 +269,42 @@ inline void add_active_rows_all(const Scalar* K, Index stride, Index n, Index m,
     detail::add_gathered(K, stride, n, static_cast<int>(m), level, list);
 }
 
+namespace detail {
+
+/// DualGD's gradient norm sqrt(sq) / eta where sq = sum_k d_beta_k . d_alpha_k (d_beta = K d_alpha,
+/// rows of d_beta stride d_beta.cols() >= n) under- or overflowed: the sum recomputed with d_alpha
+/// and d_beta divided by their largest entries. Out of line: never compiled into a vector step
+/// (an AVX-512 target allows FMA, which would contract q's sum under clang).
+__attribute__((noinline)) inline Scalar rescaled_grad_norm(const RowMatrix& d_alpha, const RowMatrix& d_beta, Scalar sq,
+                                                           Scalar eta) {
+    const Index m = d_alpha.rows();
+    const Index n = d_alpha.cols();
+    const Index stride = d_beta.cols();
+    // A step of exactly zero (the run sits on a fixed point, as a run that converged exactly
+    // does with tol = 0; every step then comes here with sq = 0): d_beta = K d_alpha is zero
+    // too (the products add only rows with a non-zero coefficient), so the norm is 0, what
+    // the scan below finds, without its chain of maxima. NaN != 0: a NaN step goes on.
+    const Scalar* da = d_alpha.data();
+    Index first = 0;
+    while (first < m * n && da[first] == 0) ++first;
+    if (first == m * n) return 0;
+    Scalar ca = 0, cb = 0;
+    for (Index k = 0; k < m; ++k)
+        for (Index j = 0; j < n; ++j) {
+            ca = std::max(ca, std::abs(d_alpha(k, j)));
+            cb = std::max(cb, std::abs(d_beta.data()[k * stride + j]));
+        }
+    // A non-finite step is left to the divergence check; a zero one has norm 0.
+    if (!std::isfinite(ca) || !std::isfinite(cb)) return std::sqrt(std::max<Scalar>(sq, 0)) / eta;
+    if (ca == 0 || cb == 0) return 0;
+    Scalar q = 0;
+    for (Index k = 0; k < m; ++k)
+        for (Index j = 0; j < n; ++j) q += (d_beta.data()[k * stride + j] / cb) * (d_alpha(k, j) / ca);
+    return std::sqrt(std::max<Scalar>(q, 0)) * std::sqrt(ca) * std::sqrt(cb) / eta;
+}
+
+}  // namespace detail
+
 /// d_beta_k = K d_alpha_k, the product of DualGD's step, for a fixed K (which
 /// must outlive it). n <= 16: on a copy of K whose rows are zero-padded to an
 /// even width known at compile time (times_padded), so the sums stay in
@@ -320,7 +358,7 @@ public:
 
     /// times() for n <= 16 with the padded width NP = padded_n() known at compile time.
     template <int NP>
-    void times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
+    RELUCORE_NO_FP_CONTRACT void times_padded(const Scalar* __restrict da, Scalar* __restrict db) const {
         using Width = std::integral_constant<Index, NP>;
         Scalar acc[array_extent<NP>];
         for (int j = 0; j < NP; ++j) acc[j] = 0;

@@ -1,22 +1,33 @@
-// The fused dual step of DualGD for n <= 16, the square loss and the ReLU, in
-// AVX-512F registers: one example row of alpha, beta, h, g or K is at most two
-// vectors of 8 doubles (masked past n), so a step (apply, then evaluate) is a
-// few dozen vector instructions per neuron where the SSE2 loops it replaces
-// spent most of their time on one or two doubles at a time.
+// The fused dual step of DualGD for 6 <= n <= 16, the square loss and the ReLU:
+// one example row of alpha, beta, h, g or K is a few vectors, so a step (apply,
+// then evaluate) is a few dozen vector instructions per neuron where the plain
+// loops spend most of their time on one or two doubles at a time.
 //
-// Bitwise the padded SSE2/scalar step of DualGD (advance_relu_square,
+// One portable kernel, advance<N, W>, written with GCC's and clang's vector
+// extensions and instantiated for the registers a CPU has: 2 lanes (SSE2 on
+// x86-64, NEON on aarch64: the baseline, no dispatch), 4 lanes (AVX2, chosen at
+// run time). At AVX-512F, advance_avx512 (intrinsics, masked past n) runs
+// instead: it is faster there than the portable kernel's 8 lanes.
+//
+// Bitwise the plain step of DualGD (advance_relu_square,
 // evaluate_relu_square<N, true>): every entry takes the same rounded operations in the
 // same order (no FMA contraction: RELUCORE_NO_FP_CONTRACT, clang's pragma);
 // only independent entries sit side by side. The two ordered sums, the loss
 // sum_i g_i^2 and sq = sum_k sum_j d_beta_kj d_alpha_kj, are added one term at
 // a time in increasing index as before (their products are formed in vectors).
-// tests/gd/test_dual_kernels.py compares every SIMD level with a numpy reference.
+// tests/gd/test_dual_kernels.py and cpp/tests/test_dual_small.cpp compare every
+// SIMD level with a reference.
 #pragma once
 
 #include "relucore/core/abi.hpp"
 
 #include "relucore/core/types.hpp"
 #include "relucore/simd.hpp"
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
@@ -49,6 +60,209 @@ struct StepOut {
     bool changed = false;
     bool moves = false;
 };
+
+// The vector kernels need GCC's or clang's vector extensions and a 128-bit baseline
+// (SSE2 on x86-64, NEON on aarch64); the wider instantiations need the x86 dispatch.
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__SSE2__) || defined(__ARM_NEON))
+#define RELUCORE_SMALL_VECTORS 1
+#endif
+
+#if defined(RELUCORE_SMALL_VECTORS)
+#if defined(__clang__)
+#define RELUCORE_SMALL_NO_CONTRACT _Pragma("clang fp contract(off)")
+#else
+#define RELUCORE_SMALL_NO_CONTRACT
+#endif
+
+/// W doubles in one register of the target the kernel is inlined into (W = 1: one double).
+template <int W>
+struct VecOf {
+    typedef Scalar type __attribute__((vector_size(W * sizeof(Scalar))));
+};
+template <int W>
+using Vec = typename VecOf<W>::type;
+/// A mask of Bytes / 8 lanes (for halving one).
+template <int Bytes>
+struct MaskOf {
+    typedef long long type __attribute__((vector_size(Bytes)));
+};
+
+// Vectors cross the helpers by reference: passed by value, a 32-byte vector would change the ABI
+// of a helper compiled without AVX (GCC's -Wpsabi note), though every call is inlined.
+template <class V>
+__attribute__((always_inline)) inline V& load(V& v, const Scalar* p) {
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+}
+template <class V>
+__attribute__((always_inline)) inline void store(Scalar* p, const V& v) {
+    __builtin_memcpy(p, &v, sizeof v);
+}
+/// x where b > 0, else +0 (NaN: +0), lane by lane: the plain loops' `b > 0 ? x : 0`.
+template <class V>
+__attribute__((always_inline)) inline void where_positive(V& out, const V& b, const V& x) {
+    using M = decltype(b > b);
+    out = reinterpret_cast<V>((b > V{}) & reinterpret_cast<M>(x));
+}
+
+/// Makes the compiler read back what the kernel stored instead of taking lanes out of registers:
+/// the serial sums and the coefficients of the product then cost a load each (a load port), where
+/// the lane shuffles would queue on the one port that also broadcasts.
+__attribute__((always_inline)) inline void reload_barrier() {
+    __asm__ __volatile__("" ::: "memory");
+}
+
+/// How [0, L) is cut into vectors of at most W lanes: W lanes while they fit, then 4, 2 and 1, so
+/// that every load and store is of a whole vector and none reaches past L.
+template <int L, int W>
+struct Pieces {
+    static constexpr int width_at(int rest) { return rest >= W ? W : (rest >= 4 ? 4 : (rest >= 2 ? 2 : 1)); }
+    static constexpr int offset(std::size_t p) {
+        int o = 0;
+        for (; p > 0; --p) o += width_at(L - o);
+        return o;
+    }
+    static constexpr int width(std::size_t p) { return width_at(L - offset(p)); }
+    static constexpr int count() {
+        int c = 0;
+        for (int o = 0; o < L; o += width_at(L - o)) ++c;
+        return c;
+    }
+    template <int... P>
+    static auto regs(std::integer_sequence<int, P...>) -> std::tuple<Vec<width(P)>...>;
+    /// One register per piece (value-initialised: zero).
+    using Regs = decltype(regs(std::make_integer_sequence<int, count()>{}));
+    template <int... P>
+    static auto masks(std::integer_sequence<int, P...>) -> std::tuple<decltype(Vec<width(P)>{} > Vec<width(P)>{})...>;
+    using Masks = decltype(masks(std::make_integer_sequence<int, count()>{}));
+
+    /// f(std::integral_constant<std::size_t, p>) for every piece p, in increasing order.
+    template <class F, int... P>
+    __attribute__((always_inline)) static void each(F& f, std::integer_sequence<int, P...>) {
+        (f(std::integral_constant<std::size_t, static_cast<std::size_t>(P)>{}), ...);
+    }
+    template <class F>
+    __attribute__((always_inline)) static void each(F&& f) {
+        each(f, std::make_integer_sequence<int, count()>{});
+    }
+};
+
+/// Whether some lane of a mask is set: the halves OR-ed down to 128 bits in registers (lane reads
+/// of a wide vector go through memory, where the loads of its upper half wait for the store).
+template <class M>
+__attribute__((always_inline)) inline bool any(const M& mask) {
+    if constexpr (std::is_arithmetic_v<M>) {
+        return mask != 0;
+    } else if constexpr (sizeof(M) > 16) {
+        using Half = typename MaskOf<sizeof(M) / 2>::type;
+        const M copy = mask;  // (the caller's mask keeps to its register)
+        Half half[2];
+        __builtin_memcpy(half, &copy, sizeof copy);
+        const Half either = half[0] | half[1];
+        return any(either);
+    } else {
+        bool r = false;
+        for (unsigned l = 0; l < sizeof(M) / sizeof(mask[0]); ++l) r = r || mask[l] != 0;
+        return r;
+    }
+}
+
+/// apply() then evaluate() of DualGD for the square loss and the ReLU at n = N <= 16, in vectors of
+/// at most W doubles (inlined into a caller compiled for them: 2 lanes are SSE2 or NEON, 4 AVX2; 8
+/// compile for AVX-512F): alpha_k += d_alpha_k, beta_k += d_beta_k, h = sum_k a_k relu(beta_k), g = h - y, the
+/// loss, d_alpha_k = -eta a_k g on the active examples, d_beta_k = K d_alpha_k (rows with
+/// d_alpha_ki != 0, increasing i, from 0; all NP = (N + 1) / 2 * 2 entries of the padded row) and sq.
+template <int N, int W>
+__attribute__((always_inline)) inline StepOut advance(const View& v) {
+    RELUCORE_SMALL_NO_CONTRACT
+    static_assert(N > 0 && N <= 16 && (W == 2 || W == 4 || W == 8), "n <= 16, 2, 4 or 8 lanes");
+    constexpr int NP = (N + 1) / 2 * 2;
+    using P = Pieces<N, W>;
+    using Q = Pieces<NP, W>;
+    const Index m = v.m;
+    typename P::Regs h{}, g{};
+    typename P::Masks flips{}, nonzero{};
+    for (Index k = 0; k < m; ++k) {
+        const Scalar a = v.outer[k];
+        Scalar* ak = v.alpha + k * N;
+        Scalar* bk = v.beta + k * N;
+        const Scalar* dak = v.d_alpha + k * N;
+        const Scalar* dbk = v.d_beta + k * NP;
+        P::each([&](auto p) __attribute__((always_inline)) {
+            constexpr std::size_t I = decltype(p)::value;
+            constexpr int o = P::offset(I);
+            using V = std::tuple_element_t<I, typename P::Regs>;
+            V x, dx, old, db, relu;
+            store(ak + o, load(x, ak + o) + load(dx, dak + o));
+            const V b = load(old, bk + o) + load(db, dbk + o);
+            store(bk + o, b);
+            std::get<I>(flips) |= (b > V{}) ^ (old > V{});
+            where_positive(relu, b, b);
+            std::get<I>(h) += a * relu;
+        });
+    }
+    bool changed = false;
+    P::each([&](auto p) __attribute__((always_inline)) {
+        constexpr std::size_t I = decltype(p)::value;
+        constexpr int o = P::offset(I);
+        using V = std::tuple_element_t<I, typename P::Regs>;
+        V y;
+        store(v.h + o, std::get<I>(h));
+        std::get<I>(g) = std::get<I>(h) - load(y, v.y + o);
+        store(v.g + o, std::get<I>(g));
+        changed = changed || any(std::get<I>(flips));
+    });
+    reload_barrier();
+    Scalar loss = 0;
+    for (int i = 0; i < N; ++i) loss += v.g[i] * v.g[i];
+    StepOut out;
+    out.loss = loss / 2;
+    out.changed = changed;
+    Scalar sq = 0;
+    for (Index k = 0; k < m; ++k) {
+        const Scalar a = -v.eta * v.outer[k];
+        const Scalar* bk = v.beta + k * N;
+        Scalar* dak = v.d_alpha + k * N;
+        Scalar* dbk = v.d_beta + k * NP;
+        P::each([&](auto p) __attribute__((always_inline)) {
+            constexpr std::size_t I = decltype(p)::value;
+            constexpr int o = P::offset(I);
+            using V = std::tuple_element_t<I, typename P::Regs>;
+            V b, da;
+            where_positive(da, load(b, bk + o), a * std::get<I>(g));
+            store(dak + o, da);
+            std::get<I>(nonzero) |= da != V{};  // NaN included
+        });
+        reload_barrier();
+        typename Q::Regs acc{};
+        for (Index i = 0; i < N; ++i) {
+            const Scalar c = dak[i];
+            if (c == 0) continue;  // NaN is summed: `c == 0` is false for it
+            const Scalar* Ki = v.K_pad + i * NP;
+            Q::each([&](auto p) __attribute__((always_inline)) {
+                constexpr std::size_t I = decltype(p)::value;
+                std::tuple_element_t<I, typename Q::Regs> Kij;
+                std::get<I>(acc) += c * load(Kij, Ki + Q::offset(I));
+            });
+        }
+        Q::each([&](auto p) __attribute__((always_inline)) {
+            constexpr std::size_t I = decltype(p)::value;
+            store(dbk + Q::offset(I), std::get<I>(acc));
+        });
+        reload_barrier();
+        for (int j = 0; j < N; ++j) sq += dbk[j] * dak[j];
+    }
+    bool moves = false;
+    P::each([&](auto p) __attribute__((always_inline)) {
+        constexpr std::size_t I = decltype(p)::value;
+        moves = moves || any(std::get<I>(nonzero));
+    });
+    out.moves = moves;
+    out.sq = sq;
+    return out;
+}
+#undef RELUCORE_SMALL_NO_CONTRACT
+#endif
 
 #if defined(RELUCORE_SIMD_DISPATCH)
 #if defined(__clang__)
