@@ -104,6 +104,6 @@ void bind_defaults(py::module_& m) {
         "ValueError otherwise).");
     m.def(
         "simd_level", [] { return relucore::simd::level(); },
-        "This process's SIMD level: 0 scalar, 1 sse2, 2 avx, 3 avx512 (the CPU's widest, capped by RELUCORE_SIMD, "
-        "read on every call; ValueError on another value of RELUCORE_SIMD).");
+        "This process's SIMD level: 0 scalar, 1 sse2 (neon on aarch64), 2 avx, 3 avx512 (the CPU's widest, capped by "
+        "RELUCORE_SIMD, read on every call; ValueError on another value of RELUCORE_SIMD).");
 }

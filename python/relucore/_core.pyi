@@ -1651,7 +1651,7 @@ def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], p
     """
 def simd_level() -> int:
     """
-    This process's SIMD level: 0 scalar, 1 sse2, 2 avx, 3 avx512 (the CPU's widest, capped by RELUCORE_SIMD, read on every call; ValueError on another value of RELUCORE_SIMD).
+    This process's SIMD level: 0 scalar, 1 sse2 (neon on aarch64), 2 avx, 3 avx512 (the CPU's widest, capped by RELUCORE_SIMD, read on every call; ValueError on another value of RELUCORE_SIMD).
     """
 def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
     """
