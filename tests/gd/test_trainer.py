@@ -252,7 +252,10 @@ def test_gram_only_mode():
 
 @contextlib.contextmanager
 def _interrupted_after(seconds):
-    """Send this process SIGINT after `seconds`; the body must end in KeyboardInterrupt."""
+    """Send this process SIGINT after `seconds`; the body must end in KeyboardInterrupt. The handler a
+    terminal's process has is installed for the body: a background job of a non-interactive shell starts
+    with SIGINT ignored, and Python then installs none."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -260,6 +263,7 @@ def _interrupted_after(seconds):
             yield
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, old)
 
 
 def test_keyboard_interrupt_stops_after_the_current_step():

@@ -112,7 +112,12 @@ def test_example_config_parses():
     assert len(expand_grid(cfg["grid"])) == 12 and cfg["trials"] > 0
 
 
-_CLI = "import sys; from relucore import cli; sys.exit(cli.main(sys.argv[1:]))"
+# A background job of a non-interactive shell starts with SIGINT ignored, and Python then installs no
+# handler: the child restores the handler a terminal's process has.
+_CLI = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from relucore import cli; sys.exit(cli.main(sys.argv[1:]))"
+)
 
 
 @pytest.mark.slow
