@@ -9,6 +9,7 @@
 #include "relucore/linalg/blas.hpp"
 #include "relucore/random/fused_gram.hpp"
 
+#include <cmath>
 #include <random>
 
 using namespace relucore;
@@ -157,6 +158,31 @@ TEST_CASE("add_row_combination (GEMM) on strided views, built-in and BLAS, match
         }
     }
     blas::register_blas(nullptr);
+}
+
+TEST_CASE("the built-in GEMM over more rows than one sweep adds every term in increasing i, one FMA each") {
+    // n > detail::gemm_sweep_rows_max: the rows of X are taken in sweeps, and each entry of W must still be
+    // the chain fma(C(k, n-1), X(n-1, t), ... fma(C(k, 0), X(0, t), W0(k, t))) where the AVX2 kernel runs
+    // (d a multiple of 4: every column is in a vector block), within the dot-product bound elsewhere.
+    std::mt19937_64 gen(17);
+    blas::register_blas(nullptr);
+    for (const Index m : {1, 2, 3})
+        for (const Index n : {17, 37}) {
+            const Index d = 52;
+            const RowMatrix C = gaussian(m, n, gen), X = gaussian(n, d, gen), W0 = gaussian(m, d, gen);
+            RowMatrix W = W0;
+            add_row_combination(C, X, W);
+            RowMatrix ref = W0;
+            for (Index k = 0; k < m; ++k)
+                for (Index t = 0; t < d; ++t)
+                    for (Index i = 0; i < n; ++i) ref(k, t) = std::fma(C(k, i), X(i, t), ref(k, t));
+            if (simd::has_avx2_fma()) {
+                CHECK(W == ref);
+            } else {
+                CHECK(((W - ref).array().abs() <= 1e-14 * (W0.array().abs() + (C.cwiseAbs() * X.cwiseAbs()).array()))
+                          .all());
+            }
+        }
 }
 
 TEST_CASE("fused_draw_gram through a registered BLAS agrees with gram_matrix of the kept X") {

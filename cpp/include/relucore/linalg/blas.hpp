@@ -208,16 +208,13 @@ __attribute__((target("avx2,fma"))) inline void syrk_avx2(const double* x, Index
         }
 }
 
-// W (m x d) += C (m x n) X (n x d) over the columns [t0, d), a multiple of
-// 4 * L wide from t0 on. Each block of columns is read from X once for all
-// the rows of W: two rows of W per pass over it (2 L independent 4-lane sums,
-// so that the chains of n fused multiply-adds overlap), the block staying in
-// the L1 cache for the next pair. Returns the first column left.
+// One sweep of gemm_avx2: the rows [i0, i1) of X added into W over the
+// columns [t0, t1), a multiple of 4 * L wide.
 template <int L>
-__attribute__((target("avx2,fma"))) inline Index gemm_avx2(const double* C, Index ldc, const double* X, Index ldx,
-                                                           double* W, Index ldw, Index m, Index n, Index t0, Index d) {
+__attribute__((target("avx2,fma"))) inline void gemm_avx2_sweep(const double* C, Index ldc, const double* X, Index ldx,
+                                                                double* W, Index ldw, Index m, Index i0, Index i1,
+                                                                Index t0, Index t1) {
     constexpr Index width = 4 * Index{L};  // doubles per iteration
-    const Index t1 = t0 + (d - t0) / width * width;
     for (Index t = t0; t < t1; t += width) {
         for (Index k = 0; k < m; k += 2) {
             const bool two = k + 1 < m;
@@ -230,7 +227,7 @@ __attribute__((target("avx2,fma"))) inline Index gemm_avx2(const double* C, Inde
                 acc0[l] = _mm256_loadu_pd(w0 + 4 * l);
                 acc1[l] = _mm256_loadu_pd(w1 + 4 * l);
             }
-            for (Index i = 0; i < n; ++i) {
+            for (Index i = i0; i < i1; ++i) {
                 const __m256d a = _mm256_set1_pd(c0[i]), b = _mm256_set1_pd(c1[i]);
                 const double* xi = X + i * ldx + t;
                 for (Index l = 0; l < L; ++l) {
@@ -245,6 +242,35 @@ __attribute__((target("avx2,fma"))) inline Index gemm_avx2(const double* C, Inde
                 if (two) _mm256_storeu_pd(w1 + 4 * l, acc1[l]);
             }
         }
+    }
+}
+
+// Rows of X per sweep of gemm_avx2 where X has more than gemm_sweep_rows_max
+// rows: a sweep reads that many rows of X side by side, and the hardware
+// prefetchers follow a few such streams, not a hundred (a block of columns of
+// a tall X touches one short piece of each row, far apart, so where X is not
+// in the cache every piece would wait for memory).
+constexpr Index gemm_sweep_rows = 8;
+constexpr Index gemm_sweep_rows_max = 16;
+
+// W (m x d) += C (m x n) X (n x d) over the columns [t0, d), a multiple of
+// 4 * L wide from t0 on. The rows of X are taken in sweeps of
+// gemm_sweep_rows (all of them where n <= gemm_sweep_rows_max); within a
+// sweep each block of columns is read from X once for all the rows of W: two
+// rows of W per pass over it (2 L independent 4-lane sums, so that the chains
+// of fused multiply-adds overlap), the block staying in the L1 cache for the
+// next pair. Every entry of W still sums its terms in increasing i onto its
+// value, one fused multiply-add each, whatever the sweeps. Returns the first
+// column left.
+template <int L>
+__attribute__((target("avx2,fma"))) inline Index gemm_avx2(const double* C, Index ldc, const double* X, Index ldx,
+                                                           double* W, Index ldw, Index m, Index n, Index t0, Index d) {
+    constexpr Index width = 4 * Index{L};  // doubles per iteration
+    const Index t1 = t0 + (d - t0) / width * width;
+    const Index rows = n <= gemm_sweep_rows_max ? n : gemm_sweep_rows;
+    for (Index i0 = 0; i0 < n; i0 += rows) {
+        const Index i1 = std::min(n, i0 + rows);
+        gemm_avx2_sweep<L>(C, ldc, X, ldx, W, ldw, m, i0, i1, t0, t1);
     }
     return t1;
 }
