@@ -62,6 +62,7 @@ TARGETS = {
     ("boursier", "relucore meanfield.train", "PyTorch autograd+SGD float32"): ("≥ 1×", 1.0),
     ("sweep10", "relucore", "1 thread"): ("≥ 1.8×", 1.8),
     ("sweep40", "relucore", "1 thread"): ("≥ 1.8×", 1.8),
+    ("meanfield", "relucore meanfield.train", "floor"): ("within 1.3× of the floor", 1 / 1.3),
 }
 
 #: Rows that run with threads of their own: their process is not pinned to one CPU.
@@ -161,6 +162,10 @@ def _outer_bias(repeat):
     return P._rows("outer", f"relucore train(train_outer, bias) -> {res.engine!r}", times, checks)
 
 
+#: The noisy mean-field row's floor (bench/README.md, item "noisy mean-field floor").
+MF_FLOOR = "floor: the noise-free step + the step's normals alone (counter generator)"
+
+
 def _sweep_threads(n, repeat):
     """A Gram-mode sweep (d = 10^5) on 2 threads against 1: the 'peer' is relucore on 1 thread."""
     import bench_sweep as S
@@ -180,7 +185,7 @@ def _meanfield_noise(repeat):
     import bench_meanfield as M
     import numpy as np
 
-    from relucore import meanfield
+    from relucore import _core, meanfield
 
     X, y = M.GRID_X, M.GRID_LABELS
     theta0 = np.random.default_rng(0).normal(0, 1e-3, (1000, 4))
@@ -193,19 +198,34 @@ def _meanfield_noise(repeat):
     def numpy_loop(i):
         M.numpy_loop(X, y, theta0, iters=i, step=1.0, lam=1e-2, T=1e-3, rng=rng)
 
-    best = {"engine": np.inf, "numpy": np.inf}
+    def noise_free(i):
+        meanfield.train(X, y, m=1000, eta=1.0, weight_decay=1e-2, temperature=0.0, steps=i, init=theta0, rng=0,
+                        record=0, n_threads=1)  # fmt: skip
+
+    normals = np.empty(theta0.size * 5000)  # a step's noise: one normal per parameter (N x (d + 2))
+
+    def counter_normals(i):
+        _core.counter_normals(7, i, 0, normals[: theta0.size * i])
+
+    best = dict.fromkeys(("engine", "numpy", "noise-free", "normals"), np.inf)
     for _ in range(repeat):
-        for name, fn, iters in (("engine", engine, 5000), ("numpy", numpy_loop, 1000)):
+        for name, fn, iters in (("engine", engine, 5000), ("numpy", numpy_loop, 1000),
+                                ("noise-free", noise_free, 5000), ("normals", counter_normals, 5000)):  # fmt: skip
             t0 = time.perf_counter()
             fn(iters)
             best[name] = min(best[name], (time.perf_counter() - t0) / iters)
-    # per step; the laws agree (noise is random: the agreement is checked noise-free in bench_meanfield)
+    # per step; the laws agree (noise is random: the agreement is checked noise-free in bench_meanfield).
+    # The floor of a noisy step is what no fused step can avoid: the noise-free step plus the step's
+    # normals from the counter generator alone (_core.counter_normals, the widest SIMD path).
     return [
         (
             "meanfield",
             "relucore meanfield.train (per step)",
             best["engine"],
-            [("numpy loop", best["numpy"], float("nan"))],
+            [
+                ("numpy loop", best["numpy"], float("nan")),
+                (MF_FLOOR, best["noise-free"] + best["normals"], float("nan")),
+            ],  # fmt: skip
         )
     ]
 
