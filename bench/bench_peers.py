@@ -239,8 +239,28 @@ def dana1_problem():
     return X, y, W0, signs, eta, steps
 
 
+#: The floor of a weight-space row: the two products of every step at numpy's BLAS rate.
+GEMM_FLOOR = "floor: the step's two GEMMs (numpy's BLAS)"
+
+
+def gemm_floor(X, m, steps):
+    """What any weight-space loop of ``m`` neurons on ``X`` (n x d) pays at the BLAS's rate, as a callable:
+    per step the predictions W X^T (m x n) and the gradient's product C X (m x d)."""
+    rng = np.random.default_rng(0)
+    n, d = X.shape
+    W, C, pre, G = rng.standard_normal((m, d)), rng.standard_normal((m, n)), np.empty((m, n)), np.empty((m, d))
+
+    def floor():
+        for _ in range(steps):
+            np.matmul(W, X.T, out=pre)
+            np.matmul(C, X, out=G)
+
+    return floor
+
+
 def run_dana1(repeat):
     X, y, W0, signs, eta, steps = dana1_problem()
+    floor_s, _ = best_of(gemm_floor(X, W0.shape[0], steps), repeat)
     rows = []
     for engine in ("dual", "weights", "auto"):
 
@@ -257,6 +277,7 @@ def run_dana1(repeat):
         if _jax() is not None:
             t, W = best_of(jax_fixed_outer(X, y, W0, signs, eta, steps), repeat)
             peers.append(("JAX jit+scan (grad)", t, _rel(W, res.W)))
+        peers.append((GEMM_FLOOR, floor_s, float("nan")))  # times the products only: nothing to compare
         rows.append(("dana1", f"relucore train(engine={engine!r})", t_rc, peers))
     return rows
 

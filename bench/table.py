@@ -93,10 +93,6 @@ def _with_alternatives(setting, label, t_rc, peers):
 # --------------------------------------------------------------------------- child: measure
 
 
-#: The outer row's floor: the two products of a step (n x (d+1) by m) at numpy's BLAS rate, 3000 times.
-FLOOR = "floor: the step's two GEMMs (numpy's BLAS)"
-
-
 def _outer_bias(repeat):
     """n = 500 > d = 20, m = 50, both layers and the hidden bias trained, 3000 steps (½Σ loss)."""
     import bench_peers as P
@@ -136,20 +132,12 @@ def _outer_bias(repeat):
             opt.step()
         return W.detach().numpy(), b.detach().numpy(), a.detach().numpy()
 
-    Xb = np.column_stack([X, np.ones(n)])  # the hidden bias as a feature, as both loops have it
-    Wb, C, pre, G = np.column_stack([W0, b0]), rng.standard_normal((m, n)), np.empty((m, n)), np.empty((m, d + 1))
-
-    def gemm_floor():
-        # What any loop of this model pays at the BLAS's rate: beta = W X^T and the step's C X.
-        for _ in range(steps):
-            np.matmul(Wb, Xb.T, out=pre)
-            np.matmul(C, Xb, out=G)
-
     fns = {"relucore": rc, "numpy loop": numpy_loop}
     torch = P._torch()
     if torch is not None:
         fns["PyTorch autograd+SGD"] = lambda: torch_loop(torch)
-    fns[FLOOR] = gemm_floor
+    # the hidden bias as a feature, as both loops have it
+    fns[P.GEMM_FLOOR] = P.gemm_floor(np.column_stack([X, np.ones(n)]), m, steps)
     times = P.race(fns, repeat)
     res = times["relucore"][1]
 
@@ -158,7 +146,7 @@ def _outer_bias(repeat):
         return max(P._rel(W, res.W), P._rel(b, res.bias), P._rel(a, res.outer))
 
     checks = dict.fromkeys([k for k in fns if k != "relucore"], check)
-    checks[FLOOR] = lambda out: float("nan")  # times the products only: nothing to compare
+    checks[P.GEMM_FLOOR] = lambda out: float("nan")  # times the products only: nothing to compare
     return P._rows("outer", f"relucore train(train_outer, bias) -> {res.engine!r}", times, checks)
 
 
