@@ -8,7 +8,10 @@
 #   .ci/cpp_aarch64.sh test_engines test_flow   # some of them (what .ci/run does: see there)
 #
 # Installs g++-aarch64-linux-gnu and qemu-user with apt-get when they are missing (as root).
-# Environment: RELUCORE_AARCH64_BUILD (build directory, default build/cpp-aarch64).
+# Environment: RELUCORE_AARCH64_BUILD (build directory, default build/cpp-aarch64),
+# RELUCORE_AARCH64_CXX (the compiler: aarch64-linux-gnu-g++, the default, or clang++, which
+# targets aarch64-linux-gnu with the GNU cross toolchain's headers and libraries; clang, unlike
+# GCC, contracts a * b + c into an FMA by default, and aarch64 has FMA in its base set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -24,9 +27,13 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q g++-aarch64-linux-gnu qemu-user >/dev/null
 fi
 
+cxx="${RELUCORE_AARCH64_CXX:-aarch64-linux-gnu-g++}"
+compiler=(-DCMAKE_CXX_COMPILER="$cxx")
+if [[ "$cxx" == *clang++* ]]; then compiler+=(-DCMAKE_CXX_COMPILER_TARGET=aarch64-linux-gnu); fi
+
 mkdir -p "$build_dir"
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ \
+  -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 "${compiler[@]}" \
   "-DCMAKE_CROSSCOMPILING_EMULATOR=qemu-aarch64;-L;/usr/aarch64-linux-gnu" \
   -DRELUCORE_BUILD_TESTS=ON -DRELUCORE_INSTALL=OFF >"$build_dir/configure.log" 2>&1 \
   || { cat "$build_dir/configure.log" >&2; exit 1; }
@@ -41,4 +48,4 @@ targets=("${tests[@]/#/relucore_}")
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
 regex="^($(IFS='|'; echo "${tests[*]}"))\$"
 ctest --test-dir "$build_dir" -j "$(nproc)" --output-on-failure -R "$regex" | tail -n 3
-echo "cpp_aarch64.sh: ${#tests[@]} program(s) built for $(file -b "$build_dir/cpp/tests/relucore_${tests[0]}" 2>/dev/null | cut -d, -f2 || echo aarch64) and run under qemu ($((SECONDS - start))s)"
+echo "cpp_aarch64.sh: ${#tests[@]} program(s) built by $cxx for $(file -b "$build_dir/cpp/tests/relucore_${tests[0]}" 2>/dev/null | cut -d, -f2 || echo aarch64) and run under qemu ($((SECONDS - start))s)"

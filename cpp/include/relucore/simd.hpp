@@ -43,12 +43,20 @@
 #endif
 
 // GCC contracts a * b - c written with AVX-512 intrinsics into an FMA
-// (AVX-512F includes FMA) unless told not to; clang is told by
-// `#pragma clang fp contract(off)` in the function body.
+// (AVX-512F includes FMA) unless told not to, and clang contracts a * b + c by
+// default wherever the target has FMA (AVX-512F, AVX2 with FMA, aarch64's base
+// set). A function whose bits must match another path's carries both
+// RELUCORE_NO_FP_CONTRACT before it (GCC's attribute) and
+// RELUCORE_NO_FP_CONTRACT_BODY as the first line of its body (clang's pragma).
 #if defined(__GNUC__) && !defined(__clang__)
 #define RELUCORE_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
 #else
 #define RELUCORE_NO_FP_CONTRACT
+#endif
+#if defined(__clang__)
+#define RELUCORE_NO_FP_CONTRACT_BODY _Pragma("clang fp contract(off)")
+#else
+#define RELUCORE_NO_FP_CONTRACT_BODY
 #endif
 
 // GCC's AVX-512 intrinsics pass an undefined source operand

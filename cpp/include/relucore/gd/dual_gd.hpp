@@ -369,6 +369,7 @@ private:
     /// contraction (aarch64 has FMA in its base set): the vector steps of dual_small.hpp give these bits.
     template <int N>
     RELUCORE_NO_FP_CONTRACT void advance_relu_square() {
+        RELUCORE_NO_FP_CONTRACT_BODY
         const Index m = beta_.rows();
         const Index n = N > 0 ? N : beta_.cols();
         const Index dstride = d_beta_.cols();
@@ -420,6 +421,7 @@ private:
     /// state. The restrict-qualified pointers spare the compiler its aliasing checks (n ~ 10).
     template <int N, bool HKnown = false>
     RELUCORE_NO_FP_CONTRACT void evaluate_relu_square() {
+        RELUCORE_NO_FP_CONTRACT_BODY
         const Index m = beta_.rows();
         const Index n = N > 0 ? N : beta_.cols();
         const Scalar* __restrict beta = beta_.data();

@@ -33,6 +33,7 @@ template <class Stride, class Width>
 RELUCORE_NO_FP_CONTRACT inline void add_active_rows_plain(const Scalar* __restrict K, Stride stride, Index n,
                                                           Width width, const Scalar* __restrict da,
                                                           Scalar* __restrict acc) {
+    RELUCORE_NO_FP_CONTRACT_BODY
     for (Index i = 0; i < n; ++i) {
         const Scalar c = da[i];
         if (c == 0) continue;
@@ -120,17 +121,12 @@ namespace detail {
 // for all neurons; the sums go back to acc between tiles (a store and a load:
 // the same values). Returns the first column left. One body, instantiated per
 // instruction set (a target attribute cannot be a template argument); no FMA
-// contraction (RELUCORE_NO_FP_CONTRACT, clang's pragma).
-#if defined(__clang__)
-#define RELUCORE_DUAL_NO_CONTRACT _Pragma("clang fp contract(off)")
-#else
-#define RELUCORE_DUAL_NO_CONTRACT
-#endif
+// contraction (RELUCORE_NO_FP_CONTRACT and RELUCORE_NO_FP_CONTRACT_BODY).
 #define RELUCORE_DUAL_ROWS(NAME, TARGET, V, LANES, LOAD, STORE, SET1, MUL, ADD)                                    \
     template <int L, bool Tiled>                                                                                   \
     __attribute__((target(TARGET), always_inline)) RELUCORE_NO_FP_CONTRACT inline Index NAME(                      \
         const Scalar* __restrict K, Index stride, Index n, ActiveRows& list, int neurons, Index j0, Index width) { \
-        RELUCORE_DUAL_NO_CONTRACT                                                                                  \
+        RELUCORE_NO_FP_CONTRACT_BODY                                                                               \
         constexpr Index lanes = (LANES), w = lanes * L;                                                            \
         const Index tile = Tiled ? tile_rows(w) : n;                                                               \
         const Index j1 = j0 + (width - j0) / w * w;                                                                \
@@ -167,7 +163,6 @@ RELUCORE_DUAL_ROWS(add_rows_block_avx, "avx", __m256d, 4, _mm256_loadu_pd, _mm25
 RELUCORE_DUAL_ROWS(add_rows_block_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd,
                    _mm512_mul_pd, _mm512_add_pd)
 #undef RELUCORE_DUAL_ROWS
-#undef RELUCORE_DUAL_NO_CONTRACT
 
 // The tiled pass (n > 512, every neuron) sums kWideBlocks vectors per neuron side by side: each
 // is a chain of dependent adds (the order of every sum is fixed), so more chains keep the

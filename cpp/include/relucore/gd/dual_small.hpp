@@ -11,7 +11,7 @@
 //
 // Bitwise the plain step of DualGD (advance_relu_square,
 // evaluate_relu_square<N, true>): every entry takes the same rounded operations in the
-// same order (no FMA contraction: RELUCORE_NO_FP_CONTRACT, clang's pragma);
+// same order (no FMA contraction: RELUCORE_NO_FP_CONTRACT and RELUCORE_NO_FP_CONTRACT_BODY);
 // only independent entries sit side by side. The two ordered sums, the loss
 // sum_i g_i^2 and sq = sum_k sum_j d_beta_kj d_alpha_kj, are added one term at
 // a time in increasing index as before (their products are formed in vectors).
@@ -68,11 +68,6 @@ struct StepOut {
 #endif
 
 #if defined(RELUCORE_SMALL_VECTORS)
-#if defined(__clang__)
-#define RELUCORE_SMALL_NO_CONTRACT _Pragma("clang fp contract(off)")
-#else
-#define RELUCORE_SMALL_NO_CONTRACT
-#endif
 
 /// W doubles in one register of the target the kernel is inlined into (W = 1: one double).
 template <int W>
@@ -174,7 +169,7 @@ __attribute__((always_inline)) inline bool any(const M& mask) {
 /// d_alpha_ki != 0, increasing i, from 0; all NP = (N + 1) / 2 * 2 entries of the padded row) and sq.
 template <int N, int W>
 __attribute__((always_inline)) inline StepOut advance(const View& v) {
-    RELUCORE_SMALL_NO_CONTRACT
+    RELUCORE_NO_FP_CONTRACT_BODY
     static_assert(N > 0 && N <= 16 && (W == 2 || W == 4 || W == 8), "n <= 16, 2, 4 or 8 lanes");
     constexpr int NP = (N + 1) / 2 * 2;
     using P = Pieces<N, W>;
@@ -261,15 +256,9 @@ __attribute__((always_inline)) inline StepOut advance(const View& v) {
     out.sq = sq;
     return out;
 }
-#undef RELUCORE_SMALL_NO_CONTRACT
 #endif
 
 #if defined(RELUCORE_SIMD_DISPATCH)
-#if defined(__clang__)
-#define RELUCORE_SMALL_NO_CONTRACT _Pragma("clang fp contract(off)")
-#else
-#define RELUCORE_SMALL_NO_CONTRACT
-#endif
 
 RELUCORE_AVX512_WARNINGS_OFF
 
@@ -311,7 +300,7 @@ __attribute__((target("avx512f"), always_inline)) inline void store_part(Scalar*
 /// examples, d_beta_k = K d_alpha_k (rows with d_alpha_ki != 0, increasing i, from 0) and sq.
 template <int N>
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline StepOut advance_avx512(const View& v) {
-    RELUCORE_SMALL_NO_CONTRACT
+    RELUCORE_NO_FP_CONTRACT_BODY
     static_assert(N > 0 && N <= 16, "n <= 16");
     constexpr int LO = N < 8 ? N : 8, HI = N - LO, NP = (N + 1) / 2 * 2, PLO = NP < 8 ? NP : 8, PHI = NP - PLO;
     const Index m = v.m;
@@ -392,7 +381,6 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline StepOut advanc
 }
 
 RELUCORE_AVX512_WARNINGS_ON
-#undef RELUCORE_SMALL_NO_CONTRACT
 #endif
 
 }  // namespace dual_small

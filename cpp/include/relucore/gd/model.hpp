@@ -134,9 +134,7 @@ namespace detail {
 // The AVX-512F parts of the loops below: the first n / 8 * 8 entries; returns that count.
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index add_scaled_relu_avx512(
     const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+    RELUCORE_NO_FP_CONTRACT_BODY
     const __m512d va = _mm512_set1_pd(a), zero = _mm512_setzero_pd();
     Index i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -178,9 +176,7 @@ __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dot
                                                                                          Index n, Index k0, Index k1,
                                                                                          const Scalar* __restrict g,
                                                                                          Scalar* __restrict s) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+    RELUCORE_NO_FP_CONTRACT_BODY
     if (n > Index(0x7fffffff) / 16) return k0;
     const int ni = static_cast<int>(n);
     const __m256i idx = _mm256_setr_epi32(0, ni, 2 * ni, 3 * ni, 4 * ni, 5 * ni, 6 * ni, 7 * ni);

@@ -194,9 +194,7 @@ template <int D, bool Outer, bool Bias, bool Masked>
 __attribute__((target("avx512f"), always_inline)) RELUCORE_NO_FP_CONTRACT inline __m512d fused_avx512_vec(
     Index i, __mmask8 m, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w,
     const __m512d* xkv, const __m512d* xnv, __m512d sv, __m512d dv, __m512d g0v, __m512d sgv) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+    RELUCORE_NO_FP_CONTRACT_BODY
     const __m512d zero = _mm512_setzero_pd();
 #define RELUCORE_FUSED_V __m512d
 #define RELUCORE_FUSED_LD(p) (Masked ? _mm512_maskz_loadu_pd(m, p) : _mm512_loadu_pd(p))
@@ -223,9 +221,7 @@ template <int D, bool Outer, bool Bias>
 __attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT void fused_avx512(
     Index i_begin, Index i_end, Scalar* __restrict a, Scalar* __restrict b, Scalar* __restrict z, Scalar* const* w_in,
     const Scalar* xk, const Scalar* xnk, Scalar s, Scalar decay, Scalar g0, Scalar* __restrict part) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+    RELUCORE_NO_FP_CONTRACT_BODY
     const __m512d zero = _mm512_setzero_pd(), g0v = _mm512_set1_pd(g0), sv = _mm512_set1_pd(s),
                   sgv = _mm512_set1_pd(s * g0), dv = _mm512_set1_pd(decay);
     __m512d xkv[array_extent<D>], xnv[array_extent<D>];

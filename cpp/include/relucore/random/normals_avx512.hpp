@@ -146,9 +146,7 @@ struct ZigRejects {
 // reach the tail are moved to the front of rej for the scalar code; returns their count.
 __attribute__((target("avx512f,avx512dq"))) RELUCORE_NO_FP_CONTRACT inline std::int64_t zig_redraw_avx512(
     const CounterKeys& k, double* out, const ZigRejects& rej, std::int64_t n) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
+    RELUCORE_NO_FP_CONTRACT_BODY
     const ZigguratTables& t = zig_tables();
     const __m512i low8 = _mm512_set1_epi64(255), one = _mm512_set1_epi64(1), att_mask = _mm512_set1_epi64(0x7FFF);
     const __m512i retry = _mm512_set1_epi64(static_cast<long long>(1ULL << 63));
