@@ -446,7 +446,7 @@ _UNITS = {
     "loss": scaling.LOSS,
     "grad_norm": scaling.GRAD,
     "tol": scaling.GRAD,
-    "objective": (-2, 2),  # (1/2) alpha K alpha, as |W|^2
+    "objective": scaling.OBJECTIVE,  # (1/2) alpha K alpha, as |W|^2
 }
 
 
