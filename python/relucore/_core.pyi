@@ -1627,6 +1627,10 @@ def counter_words(key: typing.SupportsInt | typing.SupportsIndex, stream: typing
     """
     out[j] = Philox4x32-10 of counter (block0 + j, stream) under key: the raw words (count, 4) uint32.
     """
+def default_assignment(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    The round-robin assignment of the disjoint init (gd/starts.hpp): (B, n) neuron indices, each example to the next neuron whose sign matches its label; ValueError where a label has none or is 0.
+    """
 def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], m: typing.SupportsInt | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) (relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).
@@ -1642,6 +1646,10 @@ def default_threads() -> int:
 def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h0_norm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
+    """
+def disjoint_start(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], assignment: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], C_g: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    beta0 (B, m, n) of the disjoint init (gd/starts.hpp): beta_k = (1/C_g) A_k y + eps_k, (A_k)_ii = 0 where a_i = k or s_k y_i < 0, else -sign(y_i).
     """
 def dual_norm_sq(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float, int]:
     """
