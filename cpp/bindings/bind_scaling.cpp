@@ -3,11 +3,13 @@
 // relucore._scaling (a thin wrapper). Per problem of a batch along an array's first axis.
 #include "common.hpp"
 
+#include "relucore/gd/rescaled_run.hpp"
 #include "relucore/gd/scaling.hpp"
 
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace py = pybind11;
 
@@ -123,6 +125,44 @@ IntArray scale_powers(const sc::Unit& unit, const IntArray& ex, const IntArray& 
     return out;
 }
 
+// A batch's run on its exactly rescaled problems back in the caller's units, in place (every problem
+// checked first: a ValueError names the first whose result float64 cannot hold, nothing changed).
+void scale_back_runs(CArray<double> alpha, CArray<double> beta, std::optional<CArray<double>> W, CArray<double> loss,
+                     CArray<double> grad_norm, CArray<double> unresolved_bound, const IntArray& status,
+                     const IntArray& ex, const IntArray& ey, bool gram, bool batched) {
+    const py::ssize_t B = ex.size();
+    if (ey.size() != B || status.size() != B || loss.size() != B || grad_norm.size() != B ||
+        unresolved_bound.size() != B || alpha.ndim() != 3 || alpha.shape(0) != B || beta.size() != alpha.size() ||
+        (W && (W->ndim() != 3 || W->shape(0) != B)))
+        throw py::value_error("scale_back_run: one problem per entry of ex along every array's first axis");
+    const Index m = static_cast<Index>(alpha.shape(1)), n = static_cast<Index>(alpha.shape(2));
+    const Index d = W ? static_cast<Index>(W->shape(2)) : 0;
+    auto problem = [&](py::ssize_t b, relucore::RunSummary& r) {
+        r.status = static_cast<relucore::Status>(status.at(b));
+        r.loss = loss.at(b);
+        r.grad_norm = grad_norm.at(b);
+        r.unresolved_bound = unresolved_bound.at(b);
+        return std::make_tuple(relucore::MatrixMap(alpha.mutable_data() + b * m * n, m, n),
+                               relucore::MatrixMap(beta.mutable_data() + b * m * n, m, n),
+                               relucore::MatrixMap(W ? W->mutable_data() + b * m * d : nullptr, W ? m : 0, d));
+    };
+    for (py::ssize_t b = 0; b < B; ++b) {
+        relucore::RunSummary r;
+        auto [a, be, w] = problem(b, r);
+        const sc::Exponents e{static_cast<int>(ex.at(b)), static_cast<int>(ey.at(b))};
+        if (!sc::representable_run(e, r, a, be, w))
+            throw py::value_error(sc::unrepresentable_message(e, gram, batched ? Index(b) : Index(-1)));
+    }
+    for (py::ssize_t b = 0; b < B; ++b) {
+        relucore::RunSummary r;
+        auto [a, be, w] = problem(b, r);
+        sc::scale_back_run({static_cast<int>(ex.at(b)), static_cast<int>(ey.at(b))}, r, a, be, w);
+        loss.mutable_at(b) = r.loss;
+        grad_norm.mutable_at(b) = r.grad_norm;
+        unresolved_bound.mutable_at(b) = r.unresolved_bound;
+    }
+}
+
 void bind_units(py::module_& m) {
     py::class_<sc::Unit>(m, "ScaleUnit",
                          "The units of a quantity: it scales as 2^(x ex + y ey) when X -> 2^ex X and y -> 2^ey y.")
@@ -188,6 +228,14 @@ void bind_scaling(py::module_& m) {
         py::arg("ex"), py::arg("ey"), py::arg("gram"), py::arg("problem"),
         "Why a result computed on the exactly rescaled copy cannot be returned in float64 (problem: its index in a "
         "batch, -1 for a single problem).");
+    m.def("scale_back_run", &scale_back_runs, py::arg("alpha").noconvert(), py::arg("beta").noconvert(),
+          py::arg("W").noconvert(), py::arg("loss").noconvert(), py::arg("grad_norm").noconvert(),
+          py::arg("unresolved_bound").noconvert(), py::arg("status"), py::arg("ex"), py::arg("ey"), py::arg("gram"),
+          py::arg("batched"),
+          "A batch's run on its exactly rescaled problems back in the caller's units, in place "
+          "(gd/rescaled_run.hpp: alpha, beta (B, m, n), W (B, m, d) or None, the (B,) loss, gradient norm and "
+          "unresolved bound); every problem is checked first, and a ValueError names the first whose result "
+          "float64 cannot hold (a diverged run reports what it reached), nothing changed.");
     m.def(
         "minnorm_unrepresentable_message",
         [](int ex, int ey, const std::string& data, double log2_objective) {

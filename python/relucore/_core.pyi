@@ -1747,6 +1747,10 @@ def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.Suppor
     """
     K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the counter-generator streams of key keys[b] (uint64; layout in relucore/random/gram_sample.hpp).
     """
+def scale_back_run(alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64] | None, loss: numpy.typing.NDArray[numpy.float64], grad_norm: numpy.typing.NDArray[numpy.float64], unresolved_bound: numpy.typing.NDArray[numpy.float64], status: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gram: bool, batched: bool) -> None:
+    """
+    A batch's run on its exactly rescaled problems back in the caller's units, in place (gd/rescaled_run.hpp: alpha, beta (B, m, n), W (B, m, d) or None, the (B,) loss, gradient norm and unresolved bound); every problem is checked first, and a ValueError names the first whose result float64 cannot hold (a diverged run reports what it reached), nothing changed.
+    """
 def scale_exact(a: numpy.typing.NDArray[numpy.float64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], unit: ScaleUnit, sign: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     a (float64, C-contiguous, the batch axis first) times 2^(sign (unit.x ex + unit.y ey)) per problem, in place, correctly rounded as np.ldexp.
