@@ -237,6 +237,14 @@ void bind_scaling(py::module_& m) {
           "unresolved bound); every problem is checked first, and a ValueError names the first whose result "
           "float64 cannot hold (a diverged run reports what it reached), nothing changed.");
     m.def(
+        "eta_out_of_range_message",
+        [](double eta, int ex, int ey) { return sc::eta_out_of_range_message(eta, {ex, ey}); }, py::arg("eta"),
+        py::arg("ex"), py::arg("ey"), "The refusal of a step that leaves float64's range on the rescaled copy.");
+    m.def(
+        "time_out_of_range_message",
+        [](double t, int ex, int ey) { return sc::time_out_of_range_message(t, {ex, ey}); }, py::arg("t"),
+        py::arg("ex"), py::arg("ey"), "The refusal of a flow time that leaves float64's range on the rescaled copy.");
+    m.def(
         "minnorm_unrepresentable_message",
         [](int ex, int ey, const std::string& data, double log2_objective) {
             return sc::minnorm_unrepresentable_message({ex, ey}, data, log2_objective);

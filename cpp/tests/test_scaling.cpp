@@ -156,6 +156,13 @@ TEST_CASE("the refusals name the quantity, its exponent and the usable range") {
           "on the exactly rescaled data succeeded; rescale X or y (X -> c X, y -> l y maps W -> (l / c) W)");
     CHECK(scaling::unrepresentable_message({600, 0}, true, 2)
               .rfind("problem 2: gram is too large (or y too small): max |K_ij| ~ 2^1200 and", 0) == 0);
+    CHECK(scaling::eta_out_of_range_message(1e-05, {-600, 3}) ==
+          "eta = 1e-05 is out of range for data of this scale (max |x_ij| ~ 2^-600): the step is of order 1 / "
+          "mu_1(K), about 2^1200 here");
+    CHECK(scaling::time_out_of_range_message(2.5, {520, 0}) ==
+          "the time 2.5 cannot be represented for data of this scale (max |x_ij| ~ 2^520): flow times scale as 1 / "
+          "K, and this one becomes 2.5 * 2^1040 on the exactly rescaled copy of the data, outside float64's normal "
+          "range");
     // The objective's exponent is printed rounded half to even, as Python's format(x, ".0f").
     CHECK(scaling::minnorm_unrepresentable_message({-600, 0}, "X", 1199.6) ==
           "X is too small (or y too large): max |x_ij| ~ 2^-600 and max |y_i| ~ 2^0, so the minimum-norm weights "

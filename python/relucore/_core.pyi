@@ -1655,6 +1655,10 @@ def dual_norm_sq(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: 
     """
     dual_norm_sq() of gd/norm_bound.hpp (tests): (sq, bound, scale), sum_k u_k^T K u_k of the rows u_k of U as computed and the bound on its rounding error, both in units of 2**scale.
     """
+def eta_out_of_range_message(eta: typing.SupportsFloat | typing.SupportsIndex, ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The refusal of a step that leaves float64's range on the rescaled copy.
+    """
 def first_unrepresentable(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], unit: ScaleUnit, may_underflow: bool, skip: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None) -> int:
     """
     The first rescaled problem (not skipped) whose a, computed in the rescaled units, does not fit in float64 once scaled back; -1 when none.
@@ -1778,6 +1782,10 @@ def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> GramTrialOutput:
     """
     Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a GramTrialOutput: K (B, n, n) and y (B, n) when keep_data, the per-trial outputs, with gram_stats also the gram_* statistics (gram_stats_batch's, with the trial's extreme eigenvalues mu1 and mu_n and norm1 of the settings) and label_ratio, and the error text of each trial.
+    """
+def time_out_of_range_message(t: typing.SupportsFloat | typing.SupportsIndex, ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The refusal of a flow time that leaves float64's range on the rescaled copy.
     """
 def unrepresentable_message(ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex, gram: bool, problem: typing.SupportsInt | typing.SupportsIndex) -> str:
     """

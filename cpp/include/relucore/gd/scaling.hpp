@@ -173,6 +173,30 @@ inline std::string unrepresentable_message(Exponents e, bool gram, Index problem
            "or y (X -> c X, y -> l y maps W -> (l / c) W)";
 }
 
+/// printf("%.6g") of a number, as Python's format(x, ".6g") prints a positive finite one.
+inline std::string format_g6(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+/// The refusal of a step eta, given in the caller's units, that leaves float64's normal range on the
+/// exactly rescaled copy (eta scales as 4^-ex).
+inline std::string eta_out_of_range_message(double eta, Exponents e) {
+    return "eta = " + format_g6(eta) + " is out of range for data of this scale (max |x_ij| ~ 2^" +
+           std::to_string(e.ex) + "): the step is of order 1 / mu_1(K), about 2^" + std::to_string(-2 * e.ex) + " here";
+}
+
+/// The refusal of a flow time, given in the caller's units, that leaves float64's normal range on the
+/// exactly rescaled copy (a time scales as eta, 1 / K).
+inline std::string time_out_of_range_message(double t, Exponents e) {
+    const std::string given = format_g6(t);
+    return "the time " + given + " cannot be represented for data of this scale (max |x_ij| ~ 2^" +
+           std::to_string(e.ex) + "): flow times scale as 1 / K, and this one becomes " + given + " * 2^" +
+           std::to_string(-power(units::ETA, e)) +
+           " on the exactly rescaled copy of the data, outside float64's normal range";
+}
+
 /// Why a minimum-norm solution, computed on the exactly rescaled copy, cannot be returned in float64:
 /// data names the data ("X" or "gram"); log2_objective is log2 of 1/2 sum ||w_k||^2 in the caller's
 /// units, printed rounded to an integer.
