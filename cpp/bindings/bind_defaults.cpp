@@ -42,7 +42,7 @@ void bind_defaults(py::module_& m) {
              "train(steps=inf) stops this many steps after a try of the proof first found its final phase not "
              "strictly contracting.");
     constant(cls, "scale_exponent", d::scale_exponent,
-             "Binary exponents of max |x_ij| and max |y_i| within +-scale_exponent run unscaled (relucore._scaling).");
+             "Binary exponents of max |x_ij| and max |y_i| within +-scale_exponent run unscaled (gd/scaling.hpp).");
     constant(cls, "resync_every", d::resync_every,
              "The dual engine recomputes beta from alpha every resync_every steps (0: never).");
     constant(cls, "flow_max_events", d::flow_max_events, "Events relucore.flow follows at most.");

@@ -18,6 +18,8 @@ void bind_defaults(py::module_& m);
 void bind_random(py::module_& m);
 void bind_flow(py::module_& m);
 void bind_blas(py::module_& m);
+void bind_scaling(py::module_& m);
+void bind_starts(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "relucore's compiled core (private: use the relucore package)";
@@ -37,4 +39,6 @@ PYBIND11_MODULE(_core, m) {
     bind_random(m);
     bind_flow(m);
     bind_blas(m);
+    bind_scaling(m);
+    bind_starts(m);
 }

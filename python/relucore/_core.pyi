@@ -1327,7 +1327,7 @@ class Defaults:
     @property
     def scale_exponent(self) -> int:
         """
-        Binary exponents of max |x_ij| and max |y_i| within +-scale_exponent run unscaled (relucore._scaling).
+        Binary exponents of max |x_ij| and max |y_i| within +-scale_exponent run unscaled (gd/scaling.hpp).
         """
     @property
     def steps(self) -> int:
@@ -1505,6 +1505,84 @@ class BlasInfo:
         """
         whether the registered BLAS's thread count can be held at one inside relucore's loops
         """
+class ScaleUnit:
+    """
+    The units of a quantity: it scales as 2^(x ex + y ey) when X -> 2^ex X and y -> 2^ey y.
+    """
+    def __eq__(self, arg0: ScaleUnit) -> bool:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def x(self) -> int:
+        ...
+    @property
+    def y(self) -> int:
+        ...
+class ScaleUnits:
+    """
+    The units of relucore/gd/scaling.hpp; read-only.
+    """
+    @property
+    def ALPHA(self) -> ScaleUnit:
+        """
+        The dual coordinates.
+        """
+    @property
+    def ETA(self) -> ScaleUnit:
+        """
+        eta, and gradient-flow time.
+        """
+    @property
+    def GRAD(self) -> ScaleUnit:
+        """
+        Gradient norms and tol.
+        """
+    @property
+    def K(self) -> ScaleUnit:
+        """
+        K and mu_1.
+        """
+    @property
+    def LOSS(self) -> ScaleUnit:
+        """
+        The loss.
+        """
+    @property
+    def OBJECTIVE(self) -> ScaleUnit:
+        """
+        1/2 sum ||w_k||^2 (minnorm).
+        """
+    @property
+    def W(self) -> ScaleUnit:
+        """
+        The inner weights.
+        """
+    @property
+    def X(self) -> ScaleUnit:
+        """
+        X.
+        """
+    @property
+    def Y(self) -> ScaleUnit:
+        """
+        y, beta, eps, the certificate's margins and error bounds.
+        """
+class ScalePlan:
+    """
+    Per problem of a batch: the data were divided by 2^ex (X) and 2^ey (y); 0 where a problem runs unscaled. gram: the data are a Gram matrix.
+    """
+    @property
+    def ex(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def ey(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def gram(self) -> bool:
+        ...
 def _use_blas(enabled: bool) -> bool:
     """
     Tests only: switch between scipy's BLAS and LAPACK (if registered) and the built-in kernels and Eigen's eigenvalues; returns whether the BLAS is now in use.
@@ -1512,6 +1590,10 @@ def _use_blas(enabled: bool) -> bool:
 def auto_step_ns(level: typing.SupportsInt | typing.SupportsIndex) -> AutoStepNs:
     """
     engine='auto': the row of auto_step_ns_table for a SIMD level (0 scalar, 1 sse2, 2 avx, 3 avx512; ValueError otherwise).
+    """
+def binary_exponent(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> int:
+    """
+    The binary exponent e of max |a| (max |a| = f 2^e with f in [0.5, 1)); 0 for an empty or all-zero a, or one with an entry that is not finite.
     """
 def blas_info() -> BlasInfo:
     """
@@ -1545,6 +1627,10 @@ def counter_words(key: typing.SupportsInt | typing.SupportsIndex, stream: typing
     """
     out[j] = Philox4x32-10 of counter (block0 + j, stream) under key: the raw words (count, 4) uint32.
     """
+def default_assignment(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    The round-robin assignment of the disjoint init (gd/starts.hpp): (B, n) neuron indices, each example to the next neuron whose sign matches its label; ValueError where a label has none or is 0.
+    """
 def default_offset_batch(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], m: typing.SupportsInt | typing.SupportsIndex, C_alpha: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     The default offset y_min / (C_alpha m) of the all-positive start for each row of y (B, n) -> (B,) (relucore/gd/positive_start.hpp: labels with a 0 use max |y|, all-zero labels 1).
@@ -1561,9 +1647,21 @@ def default_tolerance(tol_factor: typing.Annotated[numpy.typing.ArrayLike, numpy
     """
     The default gradient tolerance of a relative-tolerance loss, elementwise (gd/positive_start.hpp): max(tol_factor sqrt(mu1) s, smallest normal) with s = y_norm, or h0_norm where y_norm = 0.
     """
+def disjoint_start(y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], eps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], assignment: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], C_g: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    beta0 (B, m, n) of the disjoint init (gd/starts.hpp): beta_k = (1/C_g) A_k y + eps_k, (A_k)_ii = 0 where a_i = k or s_k y_i < 0, else -sign(y_i).
+    """
 def dual_norm_sq(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], U: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[float, float, int]:
     """
     dual_norm_sq() of gd/norm_bound.hpp (tests): (sq, bound, scale), sum_k u_k^T K u_k of the rows u_k of U as computed and the bound on its rounding error, both in units of 2**scale.
+    """
+def eta_out_of_range_message(eta: typing.SupportsFloat | typing.SupportsIndex, ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The refusal of a step that leaves float64's range on the rescaled copy.
+    """
+def first_unrepresentable(a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], unit: ScaleUnit, may_underflow: bool, skip: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None) -> int:
+    """
+    The first rescaled problem (not skipped) whose a, computed in the rescaled units, does not fit in float64 once scaled back; -1 when none.
     """
 def flow_follow(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], signs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], beta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t_max: typing.SupportsFloat | typing.SupportsIndex, times: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], max_events: typing.SupportsInt | typing.SupportsIndex, time_exponent: typing.SupportsInt | typing.SupportsIndex = 0, beta_exponent: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> FlowOutput:
     """
@@ -1601,9 +1699,17 @@ def minnorm1_batch(K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], y
     """
     One-neuron minimum-norm duals of B problems: z (B, n); f = objective and the four KKT residuals; info = status, block pivots, primal steps, fallback used.
     """
+def minnorm_unrepresentable_message(ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex, data: str, log2_objective: typing.SupportsFloat | typing.SupportsIndex) -> str:
+    """
+    Why a minimum-norm solution computed on the exactly rescaled copy cannot be returned in float64.
+    """
 def philox4x64(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], key: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"]) -> numpy.typing.NDArray[numpy.uint64]:
     """
     The Philox4x64-10 block of a counter under a key.
+    """
+def plan_scaling(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, gram: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], not_scale_free: str = '') -> ScalePlan | None:
+    """
+    The exact rescaling a batch needs (None: every problem runs unscaled); not_scale_free names what makes the model not homogeneous ("" when it is): then a problem out of the safe range is refused with a ValueError naming the quantity and the range.
     """
 def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
     """
@@ -1645,6 +1751,22 @@ def sample_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], n: typing.Suppor
     """
     K[b], y[b]: the Bartlett construction of sum_g values[g] Wishart(counts[g], I_n) and labels, from the counter-generator streams of key keys[b] (uint64; layout in relucore/random/gram_sample.hpp).
     """
+def scale_back_run(alpha: numpy.typing.NDArray[numpy.float64], beta: numpy.typing.NDArray[numpy.float64], W: numpy.typing.NDArray[numpy.float64] | None, loss: numpy.typing.NDArray[numpy.float64], grad_norm: numpy.typing.NDArray[numpy.float64], unresolved_bound: numpy.typing.NDArray[numpy.float64], status: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gram: bool, batched: bool) -> None:
+    """
+    A batch's run on its exactly rescaled problems back in the caller's units, in place (gd/rescaled_run.hpp: alpha, beta (B, m, n), W (B, m, d) or None, the (B,) loss, gradient norm and unresolved bound); every problem is checked first, and a ValueError names the first whose result float64 cannot hold (a diverged run reports what it reached), nothing changed.
+    """
+def scale_exact(a: numpy.typing.NDArray[numpy.float64], ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], unit: ScaleUnit, sign: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    a (float64, C-contiguous, the batch axis first) times 2^(sign (unit.x ex + unit.y ey)) per problem, in place, correctly rounded as np.ldexp.
+    """
+def scale_exponents(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, gram: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> ScalePlan:
+    """
+    The exponents of each problem of a batch whatever their range (X (B, n, d) or None, gram (B, n, n) or None, y (B, n)): ex of max |x_ij|, else half (floor) that of max |K_ij|; ey of max |y_i|.
+    """
+def scale_powers(unit: ScaleUnit, ex: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], ey: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    The exponent unit.x ex + unit.y ey of a quantity's factor, per problem.
+    """
 def seed_keys(entropy: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], prefix: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32], trials: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], keys: numpy.typing.NDArray[numpy.uint64]) -> None:
     """
     keys[b] = SeedSequence(entropy, spawn_key=(*prefix, trials[b])).generate_state(1, uint64)[0] (the counter-generator key of a Gram-mode trial); entropy and prefix as little-endian uint32 words.
@@ -1660,6 +1782,14 @@ def stalled_if_unfit(status: Status, leaves_unfit: bool) -> Status:
 def sweep_gram_batch(keys: numpy.typing.NDArray[numpy.uint64], *, n: typing.SupportsInt | typing.SupportsIndex, values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], labels: typing.SupportsInt | typing.SupportsIndex, lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, settings: GramTrialSettings, n_threads: typing.SupportsInt | typing.SupportsIndex = 1, keep_data: bool = True, gram_stats: bool = False) -> GramTrialOutput:
     """
     Whole Gram-mode trials (relucore/sweep/sweep_gram.hpp) on the Bartlett sample of each key (values, counts, labels, lo, hi as for sample_gram_batch). Returns a GramTrialOutput: K (B, n, n) and y (B, n) when keep_data, the per-trial outputs, with gram_stats also the gram_* statistics (gram_stats_batch's, with the trial's extreme eigenvalues mu1 and mu_n and norm1 of the settings) and label_ratio, and the error text of each trial.
+    """
+def time_out_of_range_message(t: typing.SupportsFloat | typing.SupportsIndex, ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The refusal of a flow time that leaves float64's range on the rescaled copy.
+    """
+def unrepresentable_message(ex: typing.SupportsInt | typing.SupportsIndex, ey: typing.SupportsInt | typing.SupportsIndex, gram: bool, problem: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    Why a result computed on the exactly rescaled copy cannot be returned in float64 (problem: its index in a batch, -1 for a single problem).
     """
 def weight_gd_init(N: typing.SupportsInt | typing.SupportsIndex, P: typing.SupportsInt | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, key0: typing.SupportsInt | typing.SupportsIndex, key1: typing.SupportsInt | typing.SupportsIndex, fixed_outer: bool) -> numpy.typing.NDArray[numpy.float64]:
     """
@@ -1678,3 +1808,4 @@ _pybind11_version: str
 defaults: Defaults
 gram_small_groups_stream: int
 has_openmp: bool
+scale_units: ScaleUnits

@@ -68,8 +68,8 @@ constexpr std::int64_t limit_max_steps = 10000000;
 /// examples, n > d), where no number of steps can make it hold.
 constexpr std::int64_t limit_noncontracting_steps = 100000;
 /// A problem whose binary exponents of max |x_ij| (sqrt max |K_ij| in Gram-only mode) and max |y_i|
-/// lie within +-scale_exponent runs unscaled; farther from unit scale the Python layer runs it on an
-/// exactly rescaled copy (relucore._scaling, docs/errors.md "Scale of the data").
+/// lie within +-scale_exponent runs unscaled; farther from unit scale it runs on an exactly rescaled
+/// copy (gd/scaling.hpp, docs/errors.md "Scale of the data").
 constexpr int scale_exponent = 64;
 /// The dual engine (DualGD) recomputes beta = beta_start + K (alpha - alpha_start) from
 /// alpha every resync_every steps, so that beta and K alpha do not drift apart by rounding

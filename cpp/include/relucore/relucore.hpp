@@ -22,6 +22,7 @@
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/run.hpp"
+#include "relucore/gd/scaling.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/span.hpp"
 #include "relucore/meanfield/weight_gd.hpp"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relucore import _core
 from relucore._validation import as_float_array
 from relucore.gd.defaults import default_eps  # noqa: F401  (re-exported for callers of the init rules)
 
@@ -49,37 +50,16 @@ def positive_init(y, m, eps) -> np.ndarray:
 
 
 def default_assignment(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """Round-robin assignment of each example to a neuron whose sign matches its label.
+    """Round-robin assignment of each example to a neuron whose sign matches its label
+    (relucore/gd/starts.hpp).
 
     Returns (B, n) ints; raises if some label's sign has no neuron (or a label is 0).
     """
-    pos = np.flatnonzero(signs > 0)
-    neg = np.flatnonzero(signs < 0)
-    out = np.empty(y.shape, dtype=np.int64)
-    for b in range(y.shape[0]):
-        ip = ineg = 0
-        for i, yi in enumerate(y[b]):
-            if yi > 0:
-                if pos.size == 0:
-                    raise ValueError(
-                        "init='disjoint' needs a neuron with a positive sign for each positive label: y has one, signs has none"
-                    )
-                out[b, i] = pos[ip % pos.size]
-                ip += 1
-            elif yi < 0:
-                if neg.size == 0:
-                    raise ValueError(
-                        "init='disjoint' needs a neuron with a negative sign for each negative label: y has one, signs has none"
-                    )
-                out[b, i] = neg[ineg % neg.size]
-                ineg += 1
-            else:
-                raise ValueError("init='disjoint' needs non-zero labels: y has a 0, and s_{a_i} y_i > 0 must hold")
-    return out
+    return _core.default_assignment(y, signs)
 
 
 def disjoint_init(y, signs, eps, assignment, C_g) -> np.ndarray:
-    """Appendix D, Assumption 4: ``beta_k = (1/C_g) A_k y + eps_k``.
+    """Appendix D, Assumption 4: ``beta_k = (1/C_g) A_k y + eps_k`` (relucore/gd/starts.hpp).
 
     ``(A_k)_ii = 0`` if ``a_i = k`` or ``s_k y_i < 0``, else ``-sign(y_i)``.
     """
@@ -103,12 +83,7 @@ def disjoint_init(y, signs, eps, assignment, C_g) -> np.ndarray:
             raise ValueError(
                 "assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4): each example goes to a neuron whose sign (signs) matches its label (y)"
             )
-    e = _broadcast_eps(eps, B, m, n)
-    beta0 = e.copy()
-    for k in range(m):
-        other = (a != k) & (signs[k] * y > 0)
-        beta0[:, k, :] += np.where(other, -np.sign(y) * y / C_g, 0.0)
-    return beta0
+    return _core.disjoint_start(y, signs, eps=_broadcast_eps(eps, B, m, n), assignment=a, C_g=C_g)
 
 
 def gaussian_init(X, B, n, m, scale, rng) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relucore import _core
 from relucore._scaling import ETA, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
@@ -49,10 +50,7 @@ def rescaled(sc: Scaling, X, Kin, y, init, eps, eta, batched: bool, m: int):
             eta = sc.down(given, ETA)
         if not (np.isfinite(eta).all() and (eta > 0).all()):
             b = int(np.flatnonzero(~(np.isfinite(eta) & (eta > 0)))[0])
-            raise ValueError(
-                f"eta = {given[b]:.6g} is out of range for data of this scale (max |x_ij| ~ 2^{int(sc.ex[b])}): "
-                f"the step is of order 1 / mu_1(K), about 2^{-2 * int(sc.ex[b])} here"
-            )
+            raise ValueError(_core.eta_out_of_range_message(float(given[b]), ex=int(sc.ex[b]), ey=int(sc.ey[b])))
         eta = eta if batched else float(eta[0])
     return sc.down(X, X_UNIT), sc.down(Kin, K_UNIT), sc.down(y, Y), init, eps, eta
 

@@ -410,14 +410,23 @@ def run_prepared(
 
 def _scale_back_run(p: Prepared, out, alpha, beta, W) -> None:
     """A run on exactly rescaled data (relucore._scaling) back in the caller's units, in place (the
-    arrays of ``out``, a ``_core.BatchOutput``, too); refuses a result that float64 cannot represent
-    there."""
-    arrays = ((alpha, scaling.ALPHA), (beta, scaling.Y), (W, scaling.W))
-    numbers = ((out.loss[:, None], scaling.LOSS, True), (out.grad_norm[:, None], scaling.GRAD, True))
-    numbers += ((out.unresolved_bound[:, None], scaling.GRAD, True),)
-    p.scaling.check_representable(arrays + numbers, p.batched, ok=out.status == int(_core.Status.diverged))
+    arrays of ``out``, a ``_core.BatchOutput``, too; relucore/gd/rescaled_run.hpp); refuses a result
+    that float64 cannot represent there."""
+    sc = p.scaling
+    _core.scale_back_run(
+        alpha,
+        beta,
+        W,
+        loss=out.loss,
+        grad_norm=out.grad_norm,
+        unresolved_bound=out.unresolved_bound,
+        status=out.status,
+        ex=sc.ex,
+        ey=sc.ey,
+        gram=sc.data == "gram",
+        batched=p.batched,
+    )
     sc = p.scale_back()
-    sc.up_all(arrays + numbers)
     h = out.history
     if h is not None:
         sc.up_all(((h.loss, scaling.LOSS), (h.beta, scaling.Y), (h.alpha, scaling.ALPHA)))

@@ -228,8 +228,7 @@ class Trainer:
         if self._sc is None:
             return a
         e = -int(self._sc.power(unit, 0)[0])
-        with np.errstate(over="ignore", under="ignore"):
-            out = np.ldexp(a, e)
+        out = self._sc.down(np.asarray(a, dtype=float)[None], unit)[0]
         nz = np.asarray(a) != 0
         if not (np.isfinite(out).all() and (np.abs(out[nz] if np.ndim(out) else out) >= np.finfo(float).tiny).all()):
             raise ValueError(

@@ -352,19 +352,13 @@ def _follow(p, t_run: float, times_run: np.ndarray, max_events: int, progress):
 def _times_in_run_units(sc, t_max: float, times: np.ndarray):
     """``t_max`` and ``times`` on the exactly rescaled copy (time scales as 1 / K: ``t -> 4^ex t``); refuses a
     time that float64 cannot hold there."""
-    e = -int(sc.power(scaling.ETA, 0)[0])
-    with np.errstate(over="ignore", under="ignore"):
-        t_run, times_run = float(np.ldexp(t_max, e)), np.ldexp(times, e)
     given = np.append(times, t_max)
-    ran = np.append(times_run, t_run)
+    ran = sc.down(given[None], scaling.ETA)[0]
+    t_run, times_run = float(ran[-1]), ran[:-1]
     bad = (given > 0) & np.isfinite(given) & ~((ran >= np.finfo(float).tiny) & np.isfinite(ran))
     if bad.any():
         t = float(given[np.flatnonzero(bad)[0]])
-        raise ValueError(
-            f"the time {t:.6g} cannot be represented for data of this scale (max |x_ij| ~ 2^{int(sc.ex[0])}): "
-            f"flow times scale as 1 / K, and this one becomes {t:.6g} * 2^{e} on the exactly rescaled copy of the "
-            "data, outside float64's normal range"
-        )
+        raise ValueError(_core.time_out_of_range_message(t, ex=int(sc.ex[0]), ey=int(sc.ey[0])))
     return t_run, times_run
 
 

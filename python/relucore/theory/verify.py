@@ -446,7 +446,7 @@ _UNITS = {
     "loss": scaling.LOSS,
     "grad_norm": scaling.GRAD,
     "tol": scaling.GRAD,
-    "objective": (-2, 2),  # (1/2) alpha K alpha, as |W|^2
+    "objective": scaling.OBJECTIVE,  # (1/2) alpha K alpha, as |W|^2
 }
 
 
@@ -469,8 +469,7 @@ def _subnormal(sc) -> Optional[dict]:
     if sc is None:
         return None
     units = set(_UNITS.values())
-    with np.errstate(over="ignore", under="ignore"):
-        return {u: float(np.ldexp(2.0**-1074, -int(sc.power(u, 0)[0]))) for u in units}
+    return {u: float(sc.down(np.array([2.0**-1074]), u)[0]) for u in units}
 
 
 class _InUnits:
@@ -491,9 +490,7 @@ class _InUnits:
         return v
 
     def _down(self, v, unit):
-        p = -int(self._sc.power(unit, 0)[0])
-        with np.errstate(over="ignore", under="ignore"):
-            out = np.ldexp(np.asarray(v, dtype=float), p)
+        out = self._sc.down(np.asarray(v, dtype=float)[None], unit)[0]
         return float(out) if np.ndim(out) == 0 else out
 
     def _cert(self, c):

@@ -90,12 +90,6 @@ def scale_back(sol: MinNormSolution, sc: Scaling, name: str = "X") -> MinNormSol
 
 def _refuse(objective: float, sc: Scaling, p_obj: int, name: str) -> None:
     log2_obj = (math.log2(objective) if objective > 0 else 0.0) + p_obj
-    ex, ey = int(sc.ex[0]), int(sc.ey[0])
-    small = ex < ey  # the weights are large: X small for the labels
-    what = f"{name} is too small (or y too large)" if small else f"{name} is too large (or y too small)"
     raise ValueError(
-        f"{what}: max |x_ij| ~ 2^{ex} and max |y_i| ~ 2^{ey}, so the minimum-norm weights have "
-        f"1/2 sum ||w_k||^2 ~ 2^{log2_obj:.0f} (and dual coordinates ~ 2^{ey - 2 * ex}), which float64 "
-        "cannot represent even after an exact rescaling; rescale X or y "
-        "(X -> c X, y -> l y maps W -> (l / c) W)"
+        _core.minnorm_unrepresentable_message(ex=int(sc.ex[0]), ey=int(sc.ey[0]), data=name, log2_objective=log2_obj)
     )

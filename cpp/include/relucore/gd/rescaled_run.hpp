@@ -1,0 +1,98 @@
+/// @file gd/rescaled_run.hpp
+/// A run on an exactly rescaled problem (gd/scaling.hpp): the problem's data and the options given in
+/// its units in the units the run uses, and the run's results back in the caller's units, exactly.
+///
+/// A C++ caller with data far from unit scale (X 2^-400, say) plans and rescales the problem with
+/// rescale_problem(), scales the step and tolerance it gives with scale_down_settings(), prepares
+/// and runs on the rescaled copy (the default starts computed from the rescaled labels), and calls
+/// scale_back_run(): the result is the unit-scale run's, times the exact powers of two of its units.
+#pragma once
+
+#include "relucore/core/abi.hpp"
+
+#include "relucore/core/status.hpp"
+#include "relucore/core/types.hpp"
+#include "relucore/gd/run.hpp"
+#include "relucore/gd/scaling.hpp"
+
+namespace relucore {
+inline namespace RELUCORE_ABI_NAMESPACE {
+namespace scaling {
+
+/// One problem in the units it runs in: exactly rescaled copies of the data where the exponent
+/// rule asks for them (e non-zero), else nothing copied (the caller's data run as they are).
+struct RescaledProblem {
+    Exponents e;  ///< X was divided by 2^e.ex (K by 4^e.ex) and y by 2^e.ey
+    RowMatrix X;  ///< X / 2^ex (empty when not rescaled, or without X)
+    RowMatrix K;  ///< K / 4^ex (empty when not rescaled, or with X)
+    Vector y;     ///< y / 2^ey (empty when not rescaled)
+};
+
+/// The plan of one problem (X n x d, or null in Gram-only mode with K given) and its rescaled
+/// copies. An O(size of the data) scan of the exponents; a model that is not homogeneous refuses
+/// data out of range instead (out_of_range_message()).
+inline RescaledProblem rescale_problem(const ConstMatrixRef* X, const ConstMatrixRef* K, const ConstVectorRef& y) {
+    RescaledProblem p;
+    const ConstMatrixRef* data = X != nullptr ? X : K;
+    RowMatrix copy;  // the data as one block, where the caller's rows are strided
+    const Scalar* block = nullptr;
+    if (data != nullptr) {
+        if (data->outerStride() != data->cols()) copy = *data;
+        block = copy.size() > 0 ? copy.data() : data->data();
+    }
+    const Index size = data != nullptr ? data->size() : 0;
+    p.e = plan(
+        exponents_of(X != nullptr ? block : nullptr, size, X == nullptr ? block : nullptr, size, y.data(), y.size()));
+    if (!rescaled(p.e)) return p;
+    if (X != nullptr) {
+        p.X = *X;
+        scale(p.X.data(), p.X.size(), -power(units::X, p.e));
+    } else if (K != nullptr) {
+        p.K = *K;
+        scale(p.K.data(), p.K.size(), -power(units::K, p.e));
+    }
+    p.y = y;
+    scale(p.y.data(), p.y.size(), -power(units::Y, p.e));
+    return p;
+}
+
+/// A step and a tolerance given in the caller's units in the rescaled units, exactly (eta as
+/// 4^-ex, tol as a gradient norm, 2^-(ex+ey)).
+inline void scale_down_settings(Exponents e, GDSettings& s) {
+    scale(&s.eta, 1, -power(units::ETA, e));
+    scale(&s.tol, 1, -power(units::GRAD, e));
+}
+
+/// Whether the results of a run on the rescaled problem fit in float64 once scaled back (a diverged
+/// run always does: it reports what it reached): the states alpha, beta (m x n) and W (m x d, or
+/// empty) by their largest entries, the summary's loss, gradient norm and unresolved bound for
+/// overflow only (they may round into the subnormals near zero).
+inline bool representable_run(Exponents e, const RunSummary& r, const ConstMatrixRef& alpha, const ConstMatrixRef& beta,
+                              const ConstMatrixRef& W) {
+    if (!rescaled(e) || r.status == Status::diverged) return true;
+    return representable(alpha.data(), alpha.size(), units::ALPHA, e, false) &&
+           representable(beta.data(), beta.size(), units::Y, e, false) &&
+           representable(W.data(), W.size(), units::W, e, false) && representable(&r.loss, 1, units::LOSS, e, true) &&
+           representable(&r.grad_norm, 1, units::GRAD, e, true) &&
+           representable(&r.unresolved_bound, 1, units::GRAD, e, true);
+}
+
+/// The results of a run on the rescaled problem in the caller's units, in place: the summary's
+/// loss, gradient norm and unresolved bound, and the states alpha, beta (m x n) and W (m x d, or
+/// empty), each multiplied by the exact power of two of its unit. Returns false, changing nothing,
+/// where representable_run() does not hold (unrepresentable_message() says why).
+inline bool scale_back_run(Exponents e, RunSummary& r, MatrixRef alpha, MatrixRef beta, MatrixRef W) {
+    if (!rescaled(e)) return true;
+    if (!representable_run(e, r, alpha, beta, W)) return false;
+    scale(alpha.data(), alpha.size(), power(units::ALPHA, e));
+    scale(beta.data(), beta.size(), power(units::Y, e));
+    scale(W.data(), W.size(), power(units::W, e));
+    scale(&r.loss, 1, power(units::LOSS, e));
+    scale(&r.grad_norm, 1, power(units::GRAD, e));
+    scale(&r.unresolved_bound, 1, power(units::GRAD, e));
+    return true;
+}
+
+}  // namespace scaling
+}  // namespace RELUCORE_ABI_NAMESPACE
+}  // namespace relucore
