@@ -45,8 +45,8 @@ struct AutoStepNs {
 };
 /// One row per SIMD path (simd::level(), narrowest first: scalar, sse2, avx,
 /// avx512), measured by bench/bench_auto.py at that level (docs/math.md gives the
-/// machine). The paths differ in speed, not only in width: at avx512 the weight
-/// engine's products run on its packed AVX-512 kernel, below it on the BLAS.
+/// machine). The paths differ in speed, not only in width: at avx512 and avx the weight
+/// engine's products run on its packed kernels (linalg/packed.hpp), below them on the BLAS.
 constexpr AutoStepNs auto_step_ns_table[] = {
     {0.17, 0.39, 0.24},   // scalar
     {0.17, 0.39, 0.24},   // sse2

@@ -167,6 +167,80 @@ __attribute__((target("avx512f"))) inline Index add_to_avx512(Scalar* __restrict
 #endif
 
 #if defined(RELUCORE_SIMD_DISPATCH)
+// The AVX forms (four lanes; AVX, not FMA, so nothing can be contracted) of the three loops above.
+__attribute__((target("avx"))) inline Index add_scaled_relu_avx(const Scalar* __restrict b, Scalar a,
+                                                                Scalar* __restrict h, Index n) {
+    const __m256d va = _mm256_set1_pd(a), zero = _mm256_setzero_pd();
+    Index i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256d u = _mm256_loadu_pd(b + i);
+        const __m256d r = _mm256_and_pd(_mm256_cmp_pd(u, zero, _CMP_GT_OS), u);
+        _mm256_storeu_pd(h + i, _mm256_add_pd(_mm256_loadu_pd(h + i), _mm256_mul_pd(va, r)));
+    }
+    return i;
+}
+
+__attribute__((target("avx"))) inline Index masked_scale_avx(const Scalar* __restrict b, const Scalar* __restrict g,
+                                                             Scalar a, Scalar* __restrict out, Index n) {
+    const __m256d va = _mm256_set1_pd(a), zero = _mm256_setzero_pd();
+    Index i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m256d on = _mm256_cmp_pd(_mm256_loadu_pd(b + i), zero, _CMP_GT_OS);
+        _mm256_storeu_pd(out + i, _mm256_and_pd(on, _mm256_mul_pd(va, _mm256_loadu_pd(g + i))));
+    }
+    return i;
+}
+
+__attribute__((target("avx"))) inline Index add_to_avx(Scalar* __restrict dst, const Scalar* __restrict src, Index n) {
+    Index i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(dst + i, _mm256_add_pd(_mm256_loadu_pd(dst + i), _mm256_loadu_pd(src + i)));
+    return i;
+}
+
+// relu_dots_avx512's sums on AVX, eight neurons at a time in two vectors of four lanes: each
+// block of 4 x 4 entries (4 neurons, 4 examples) is loaded row by row and transposed, so that lane
+// l adds neuron k + l's products in increasing i, one by one, without FMA (the numbers of the
+// scalar loop); the last n % 4 examples are loaded one by one. Returns the first neuron not done.
+__attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_avx(const Scalar* __restrict beta,
+                                                                                  Index n, Index k0, Index k1,
+                                                                                  const Scalar* __restrict g,
+                                                                                  Scalar* __restrict s) {
+    RELUCORE_NO_FP_CONTRACT_BODY
+    const __m256d zero = _mm256_setzero_pd();
+    Index k = k0;
+    for (; k + 8 <= k1; k += 8) {
+        __m256d acc[2] = {zero, zero};
+        const Scalar* rows = beta + k * n;
+        Index i = 0;
+        for (; i + 4 <= n; i += 4) {
+            for (int h = 0; h < 2; ++h) {
+                const Scalar* b = rows + 4 * h * n + i;
+                const __m256d r0 = _mm256_loadu_pd(b), r1 = _mm256_loadu_pd(b + n);
+                const __m256d r2 = _mm256_loadu_pd(b + 2 * n), r3 = _mm256_loadu_pd(b + 3 * n);
+                const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+                const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+                const __m256d c[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                                      _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+                for (int t = 0; t < 4; ++t) {
+                    const __m256d u = _mm256_and_pd(_mm256_cmp_pd(c[t], zero, _CMP_GT_OS), c[t]);
+                    acc[h] = _mm256_add_pd(acc[h], _mm256_mul_pd(u, _mm256_set1_pd(g[i + t])));
+                }
+            }
+        }
+        for (; i < n; ++i)
+            for (int h = 0; h < 2; ++h) {
+                const Scalar* b = rows + 4 * h * n + i;
+                const __m256d c = _mm256_setr_pd(b[0], b[n], b[2 * n], b[3 * n]);
+                const __m256d u = _mm256_and_pd(_mm256_cmp_pd(c, zero, _CMP_GT_OS), c);
+                acc[h] = _mm256_add_pd(acc[h], _mm256_mul_pd(u, _mm256_set1_pd(g[i])));
+            }
+        _mm256_storeu_pd(s + k, acc[0]);
+        _mm256_storeu_pd(s + k + 4, acc[1]);
+    }
+    return k;
+}
+
 RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp: GCC's gather intrinsics (undefined source, char mask)
 // s[k] = sum_{i < n} relu(beta[k n + i]) g[i] (in increasing i, from +0) for k0 <= k < k0 + 8 c,
 // eight neurons to a vector (gathers), sixteen at a time; returns k0 + 8 c, the first neuron
@@ -206,7 +280,11 @@ RELUCORE_AVX512_WARNINGS_ON
 inline void add_to(Scalar* __restrict dst, const Scalar* __restrict src, Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::step_level() >= simd::kAvx512) i = add_to_avx512(dst, src, n);
+    const int level = simd::step_level();
+    if (level >= simd::kAvx512)
+        i = add_to_avx512(dst, src, n);
+    else if (level >= simd::kAvx)
+        i = add_to_avx(dst, src, n);
 #endif
     for (; i < n; ++i) dst[i] += src[i];
 }
@@ -215,7 +293,11 @@ inline void add_to(Scalar* __restrict dst, const Scalar* __restrict src, Index n
 inline void add_scaled_relu(const Scalar* __restrict b, Scalar a, Scalar* __restrict h, Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::step_level() >= simd::kAvx512) i = add_scaled_relu_avx512(b, a, h, n);
+    const int level = simd::step_level();
+    if (level >= simd::kAvx512)
+        i = add_scaled_relu_avx512(b, a, h, n);
+    else if (level >= simd::kAvx)
+        i = add_scaled_relu_avx(b, a, h, n);
 #endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
@@ -233,7 +315,11 @@ inline void masked_scale(const Scalar* __restrict b, const Scalar* __restrict g,
                          Index n) {
     Index i = 0;
 #if defined(RELUCORE_SIMD_DISPATCH)
-    if (simd::step_level() >= simd::kAvx512) i = masked_scale_avx512(b, g, a, out, n);
+    const int level = simd::step_level();
+    if (level >= simd::kAvx512)
+        i = masked_scale_avx512(b, g, a, out, n);
+    else if (level >= simd::kAvx)
+        i = masked_scale_avx(b, g, a, out, n);
 #endif
 #if defined(__SSE2__)
     const __m128d va = _mm_set1_pd(a), zero = _mm_setzero_pd();
@@ -354,15 +440,19 @@ void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Sc
 // The outer layer's gradient sums of the neurons k0 <= k < k1 whose
 // pre-activations are the rows of beta (n entries each, contiguous):
 //   s[k] = sum_i phi(beta_{k,i}) g_i   (in increasing i, from +0).
-// ReLU: sixteen neurons at a time on AVX-512F (detail::relu_dots_avx512),
-// then four at a time (four independent chains of sums, so the additions
+// ReLU: sixteen neurons at a time on AVX-512F (detail::relu_dots_avx512) or
+// eight on AVX (detail::relu_dots_avx), then four at a time (four independent chains of sums, so the additions
 // overlap), then one by one: bitwise the one-by-one loop on every path.
 inline void outer_gradient_sums(const Scalar* beta, Index n, Index k0, Index k1, const Scalar* g, const ModelSpec& spec,
                                 Scalar* s) {
     Index k = k0;
     if (spec.activation == Activation::relu) {
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if (simd::step_level() >= simd::kAvx512) k = detail::relu_dots_avx512(beta, n, k0, k1, g, s);
+        const int level = simd::step_level();
+        if (level >= simd::kAvx512)
+            k = detail::relu_dots_avx512(beta, n, k0, k1, g, s);
+        else if (level >= simd::kAvx)
+            k = detail::relu_dots_avx(beta, n, k0, k1, g, s);
 #endif
         for (; k + 4 <= k1; k += 4) {
             Scalar t[4] = {0, 0, 0, 0};

@@ -167,6 +167,35 @@ __attribute__((target("avx512f,bmi2"))) inline std::uint64_t update_masks_avx512
     }
     return changed;
 }
+
+// update_masks_avx512 on AVX: the 8 compare bits of two vectors (movemask) spread to bytes by
+// a table of the 256 byte patterns.
+struct MaskBytes {
+    std::uint64_t of[256];
+    constexpr MaskBytes() : of() {
+        for (unsigned v = 0; v < 256; ++v)
+            for (unsigned b = 0; b < 8; ++b)
+                if ((v >> b) & 1u) of[v] |= std::uint64_t(1) << (8 * b);
+    }
+};
+inline constexpr MaskBytes kMaskBytes{};
+
+__attribute__((target("avx"))) inline std::uint64_t update_masks_avx(const Scalar* b, std::uint8_t* mk, Index size8) {
+    std::uint64_t changed = 0;
+    const __m256d zero = _mm256_setzero_pd();
+    for (Index j = 0; j < size8; j += 8) {
+        const unsigned lo =
+            static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(b + j), zero, _CMP_GT_OQ)));
+        const unsigned hi =
+            static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(b + j + 4), zero, _CMP_GT_OQ)));
+        const std::uint64_t now = kMaskBytes.of[lo | (hi << 4)];
+        std::uint64_t old;
+        std::memcpy(&old, mk + j, 8);
+        changed |= old ^ now;
+        std::memcpy(mk + j, &now, 8);
+    }
+    return changed;
+}
 #endif
 }  // namespace detail
 
@@ -197,9 +226,13 @@ public:
         Index j = 0;
         const Index size = (k1 - k0) * n;
 #if defined(RELUCORE_SIMD_DISPATCH)
-        if (simd::step_level() >= simd::kAvx512 && simd::has_avx512f_bmi2()) {
+        const int level = simd::step_level();
+        if (level >= simd::kAvx512 && simd::has_avx512f_bmi2()) {
             j = size / 8 * 8;
             changed = detail::update_masks_avx512(b, mk, j) != 0 ? 1 : 0;
+        } else if (level >= simd::kAvx) {
+            j = size / 8 * 8;
+            changed = detail::update_masks_avx(b, mk, j) != 0 ? 1 : 0;
         }
 #endif
         for (; j < size; ++j) {

@@ -3,7 +3,7 @@
 /// the one home of its products: forward (beta = W X^T for the block, then its
 /// predictions h += a_k phi(beta_k)) and backward (the coefficients
 /// -eta a_k phi'(beta_k) g and the step d_W = coeff X). The products go to
-/// relucore's AVX-512 kernels on X packed once where blas::packed_products_available
+/// relucore's packed kernels (AVX-512 or AVX2) on X packed once where blas::packed_products_available
 /// allows, else to blas::gemm_nt / blas::gemm (a registered BLAS, relucore's
 /// kernels or Eigen). The engine keeps its own bookkeeping (DenseGD: alpha and
 /// beta, the pattern tracker, the outer layer's step of gd/engine_base.hpp).
@@ -13,7 +13,7 @@
 
 #include "relucore/core/types.hpp"
 #include "relucore/gd/model.hpp"
-#include "relucore/linalg/blas.hpp"
+#include "relucore/linalg/packed.hpp"
 
 #include <algorithm>
 
@@ -96,7 +96,7 @@ public:
 private:
     ConstMatrixRef X_;
     Index m_ = 0;
-    bool packed_ = false;     // the products on the AVX-512 kernels (blas::packed_products_available)
+    bool packed_ = false;     // the products on the packed kernels (blas::packed_products_available)
     bool single_ = false;     // one example, not packed: a matrix-vector and an outer product
     blas::PackedX packed_x_;  // X packed once for them
 };

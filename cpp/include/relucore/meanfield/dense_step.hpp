@@ -16,7 +16,7 @@
 // a <- decay a - s da is elementwise. The engine keeps its parameters by
 // coordinate (rows a, b, w_1..w_d: the fused kernels' layout); a block's V is
 // transposed into neurons as rows for the products and d_V back (copies, no
-// rounding). The products follow WeightStep's rule: relucore's AVX-512 kernels
+// rounding). The products follow WeightStep's rule: relucore's packed kernels
 // on X~ packed once for the full batch in order where
 // blas::packed_products_available allows, else blas::gemm_nt / blas::gemm (a
 // registered BLAS where the products are large enough, else Eigen's

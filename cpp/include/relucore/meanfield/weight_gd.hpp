@@ -46,7 +46,7 @@
 // bitwise the same numbers. Every other step (mini-batches, the full batch,
 // any d) takes blocks of neurons on the weight-space step kernel that
 // train(engine="weights") uses (gd/weight_step.hpp, through
-// meanfield/dense_step.hpp): the packed AVX-512 kernels, a registered BLAS
+// meanfield/dense_step.hpp): the packed kernels, a registered BLAS
 // or Eigen's products, which round differently (results agree to rounding).
 // Threads own whole blocks of DenseStep::kBlock neurons.
 #pragma once
