@@ -54,7 +54,7 @@ std::vector<int> levels() {
 TEST_CASE("ReLU step loops of gd/model.hpp: bitwise the plain loops at every SIMD level and tail") {
     std::mt19937_64 gen(11);
     const ModelSpec spec{};
-    for (const Index m : {1, 3, 8, 9, 17, 19})
+    for (const Index m : {1, 3, 8, 9, 17, 19, 21})
         for (const Index n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 19, 37}) {
             const RowMatrix beta = random_beta(m, n, gen);
             Vector outer(m), g(n), h0(n);

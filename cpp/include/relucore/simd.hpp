@@ -73,6 +73,10 @@
 #define RELUCORE_AVX512_WARNINGS_ON
 #endif
 
+// Unrolls a loop over a kernel's accumulators (at most 16) fully, so that GCC keeps them in
+// registers: else it stores every accumulator to the stack at every step of the inner loop.
+#define RELUCORE_UNROLL _Pragma("GCC unroll 16")
+
 namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
 namespace simd {

@@ -198,10 +198,13 @@ __attribute__((target("avx"))) inline Index add_to_avx(Scalar* __restrict dst, c
     return i;
 }
 
-// relu_dots_avx512's sums on AVX, eight neurons at a time in two vectors of four lanes: each
-// block of 4 x 4 entries (4 neurons, 4 examples) is loaded row by row and transposed, so that lane
-// l adds neuron k + l's products in increasing i, one by one, without FMA (the numbers of the
-// scalar loop); the last n % 4 examples are loaded one by one. Returns the first neuron not done.
+// s[k] = sum_{i < n} relu(beta[k n + i]) g[i] (in increasing i, from +0) for k0 <= k < k0 + 4 H c:
+// 4 H neurons at a time in H vectors of four lanes. Each block of 4 x 4 entries (4 neurons, 4
+// examples) is loaded row by row and transposed, so that lane l adds neuron k + l's products
+// one by one in increasing i, without FMA: the numbers of the scalar loop. The last n % 4
+// examples are loaded one by one. Returns k0 + 4 H c, the first neuron not done. (Gathering the
+// columns instead, eight lanes at a time on AVX-512, is slower.)
+template <int H>
 __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_avx(const Scalar* __restrict beta,
                                                                                   Index n, Index k0, Index k1,
                                                                                   const Scalar* __restrict g,
@@ -209,12 +212,13 @@ __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_av
     RELUCORE_NO_FP_CONTRACT_BODY
     const __m256d zero = _mm256_setzero_pd();
     Index k = k0;
-    for (; k + 8 <= k1; k += 8) {
-        __m256d acc[2] = {zero, zero};
+    for (; k + 4 * H <= k1; k += 4 * H) {
+        __m256d acc[H];
+        RELUCORE_UNROLL for (int h = 0; h < H; ++h) acc[h] = zero;
         const Scalar* rows = beta + k * n;
         Index i = 0;
         for (; i + 4 <= n; i += 4) {
-            for (int h = 0; h < 2; ++h) {
+            RELUCORE_UNROLL for (int h = 0; h < H; ++h) {
                 const Scalar* b = rows + 4 * h * n + i;
                 const __m256d r0 = _mm256_loadu_pd(b), r1 = _mm256_loadu_pd(b + n);
                 const __m256d r2 = _mm256_loadu_pd(b + 2 * n), r3 = _mm256_loadu_pd(b + 3 * n);
@@ -222,58 +226,22 @@ __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_av
                 const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
                 const __m256d c[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
                                       _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
-                for (int t = 0; t < 4; ++t) {
+                RELUCORE_UNROLL for (int t = 0; t < 4; ++t) {
                     const __m256d u = _mm256_and_pd(_mm256_cmp_pd(c[t], zero, _CMP_GT_OS), c[t]);
                     acc[h] = _mm256_add_pd(acc[h], _mm256_mul_pd(u, _mm256_set1_pd(g[i + t])));
                 }
             }
         }
-        for (; i < n; ++i)
-            for (int h = 0; h < 2; ++h) {
+        for (; i < n; ++i) RELUCORE_UNROLL for (int h = 0; h < H; ++h) {
                 const Scalar* b = rows + 4 * h * n + i;
                 const __m256d c = _mm256_setr_pd(b[0], b[n], b[2 * n], b[3 * n]);
                 const __m256d u = _mm256_and_pd(_mm256_cmp_pd(c, zero, _CMP_GT_OS), c);
                 acc[h] = _mm256_add_pd(acc[h], _mm256_mul_pd(u, _mm256_set1_pd(g[i])));
             }
-        _mm256_storeu_pd(s + k, acc[0]);
-        _mm256_storeu_pd(s + k + 4, acc[1]);
+        RELUCORE_UNROLL for (int h = 0; h < H; ++h) _mm256_storeu_pd(s + k + 4 * h, acc[h]);
     }
     return k;
 }
-
-RELUCORE_AVX512_WARNINGS_OFF  // simd.hpp: GCC's gather intrinsics (undefined source, char mask)
-// s[k] = sum_{i < n} relu(beta[k n + i]) g[i] (in increasing i, from +0) for k0 <= k < k0 + 8 c,
-// eight neurons to a vector (gathers), sixteen at a time; returns k0 + 8 c, the first neuron
-// not done. Each lane adds the products one by one in increasing i, without FMA: the numbers
-// of the scalar loop. Nothing is done when 7 n does not fit an int.
-__attribute__((target("avx512f"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_avx512(const Scalar* __restrict beta,
-                                                                                         Index n, Index k0, Index k1,
-                                                                                         const Scalar* __restrict g,
-                                                                                         Scalar* __restrict s) {
-    RELUCORE_NO_FP_CONTRACT_BODY
-    if (n > Index(0x7fffffff) / 16) return k0;
-    const int ni = static_cast<int>(n);
-    const __m256i idx = _mm256_setr_epi32(0, ni, 2 * ni, 3 * ni, 4 * ni, 5 * ni, 6 * ni, 7 * ni);
-    const __m512d zero = _mm512_setzero_pd();
-    Index k = k0;
-    for (; k + 16 <= k1; k += 16) {
-        __m512d a0 = zero, a1 = zero;
-        const Scalar* b0 = beta + k * n;
-        const Scalar* b1 = b0 + 8 * n;
-        for (Index i = 0; i < n; ++i) {
-            const __m512d gi = _mm512_set1_pd(g[i]);
-            const __m512d u0 = _mm512_i32gather_pd(idx, b0 + i, 8), u1 = _mm512_i32gather_pd(idx, b1 + i, 8);
-            const __m512d r0 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(u0, zero, _CMP_GT_OS), u0);
-            const __m512d r1 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(u1, zero, _CMP_GT_OS), u1);
-            a0 = _mm512_add_pd(a0, _mm512_mul_pd(r0, gi));
-            a1 = _mm512_add_pd(a1, _mm512_mul_pd(r1, gi));
-        }
-        _mm512_storeu_pd(s + k, a0);
-        _mm512_storeu_pd(s + k + 8, a1);
-    }
-    return k;
-}
-RELUCORE_AVX512_WARNINGS_ON
 #endif
 
 // dst[i] += src[i], i < n (an elementwise sum: the same numbers on every path).
@@ -440,8 +408,8 @@ void dual_step_coefficients(const Beta& beta, const Outer& outer, const G& g, Sc
 // The outer layer's gradient sums of the neurons k0 <= k < k1 whose
 // pre-activations are the rows of beta (n entries each, contiguous):
 //   s[k] = sum_i phi(beta_{k,i}) g_i   (in increasing i, from +0).
-// ReLU: sixteen neurons at a time on AVX-512F (detail::relu_dots_avx512) or
-// eight on AVX (detail::relu_dots_avx), then four at a time (four independent chains of sums, so the additions
+// ReLU: sixteen neurons at a time, then four, on AVX (detail::relu_dots_avx),
+// then four at a time (four independent chains of sums, so the additions
 // overlap), then one by one: bitwise the one-by-one loop on every path.
 inline void outer_gradient_sums(const Scalar* beta, Index n, Index k0, Index k1, const Scalar* g, const ModelSpec& spec,
                                 Scalar* s) {
@@ -449,10 +417,8 @@ inline void outer_gradient_sums(const Scalar* beta, Index n, Index k0, Index k1,
     if (spec.activation == Activation::relu) {
 #if defined(RELUCORE_SIMD_DISPATCH)
         const int level = simd::step_level();
-        if (level >= simd::kAvx512)
-            k = detail::relu_dots_avx512(beta, n, k0, k1, g, s);
-        else if (level >= simd::kAvx)
-            k = detail::relu_dots_avx(beta, n, k0, k1, g, s);
+        if (level >= simd::kAvx)
+            k = detail::relu_dots_avx<1>(beta, n, detail::relu_dots_avx<4>(beta, n, k0, k1, g, s), k1, g, s);
 #endif
         for (; k + 4 <= k1; k += 4) {
             Scalar t[4] = {0, 0, 0, 0};

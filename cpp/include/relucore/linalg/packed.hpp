@@ -71,10 +71,6 @@ inline void pack_x(const ConstMatrixRef& X, PackedX& out) {
 namespace detail {
 
 #if defined(RELUCORE_SIMD_DISPATCH)
-// Unrolls a loop over a kernel's R accumulators fully, so that GCC keeps them in registers (else
-// it stores every accumulator to the stack at every step of the inner loop).
-#define RELUCORE_UNROLL _Pragma("GCC unroll 16")
-
 // out(k0 + r, c0 .. c0 + 15) = sum_{j < J} A(k0 + r, j) P(j, c) for r < R, over the two
 // panels (J x 8 each, contiguous) that start at panel c0 / 8 of P; `lanes` (<= 16)
 // columns stored. Wide = false: lanes <= 8, the first panel only (each entry is the
