@@ -161,6 +161,14 @@ __attribute__((target("avx2,fma"))) inline void panel_block_avx2(const double* A
             acc[r][1] = _mm256_fmadd_pd(c, v, acc[r][1]);
         }
     }
+    if (lanes == 8) {  // the common case, plain stores (AMD's masked stores are slow)
+        RELUCORE_UNROLL for (int r = 0; r < R; ++r) {
+            double* o = out + (k0 + r) * ldo + c0;
+            _mm256_storeu_pd(o, acc[r][0]);
+            _mm256_storeu_pd(o + 4, acc[r][1]);
+        }
+        return;
+    }
     // Lane l of a half is stored where its mask's sign bit is set: l < lanes (first half), l + 4 < lanes.
     const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m256i m0 = _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<long long>(lanes)), lane);
