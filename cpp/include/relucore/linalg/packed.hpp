@@ -93,6 +93,14 @@ __attribute__((target("avx512f"))) inline void panel_block_avx512(const double* 
             if (Wide) acc[r][1] = _mm512_fmadd_pd(c, v, acc[r][1]);
         }
     }
+    if (lanes == (Wide ? 16 : 8)) {  // whole panels, plain stores
+        RELUCORE_UNROLL for (int r = 0; r < R; ++r) {
+            double* o = out + (k0 + r) * ldo + c0;
+            _mm512_storeu_pd(o, acc[r][0]);
+            if (Wide) _mm512_storeu_pd(o + 8, acc[r][1]);
+        }
+        return;
+    }
     const __mmask8 m0 = lanes >= 8 ? __mmask8(0xFF) : __mmask8((1u << lanes) - 1);
     const __mmask8 m1 = lanes >= 16 ? __mmask8(0xFF) : lanes <= 8 ? __mmask8(0) : __mmask8((1u << (lanes - 8)) - 1);
     RELUCORE_UNROLL for (int r = 0; r < R; ++r) {
