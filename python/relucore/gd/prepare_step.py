@@ -43,7 +43,8 @@ def prepare_start(
     complete=True,
     n_threads=0,
     W_room=False,
-    scale_test=False,
+    rescale=False,
+    not_scale_free="",
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
@@ -51,13 +52,16 @@ def prepare_start(
     ``eta`` (B,) the given steps or None (the default step), ``tol`` a given tolerance or None
     (the default of the loss); ``eps_default``: the offsets are the default ones (for
     ``StartBeta.positive`` with ``C_alpha``, C++ writes them into beta0; otherwise beta0 holds
-    them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks, eta and tol None), for a
-    caller that replaces the start of a problem prepared already. Returns ``(K, mu1, alpha0,
-    beta0, W0, eta, tol, flagged)`` (``flagged``: the number of problems whose scale may lie
-    outside the range that runs unscaled, relucore._scaling; with ``scale_test`` those problems stop at that
-    O(n) test and nothing else is written for them: the caller prepares their exactly rescaled copy instead; mu1 NaN where unneeded; K None where this step does not read it: an
-    array init with n > d rows, see :func:`gram_is_lazy`). A refusal raises ValueError with the
-    message of docs/errors.md.
+    them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks,
+    eta and tol None), for a caller that replaces the start of a problem prepared already. ``rescale``: a
+    problem far from unit scale is prepared on its exactly rescaled copy (PrepareRequest::rescale of
+    relucore/gd/prepare.hpp: the given eta, tol, offsets and start, all in the caller's units, are mapped
+    into the copy's), or refused where ``not_scale_free`` names what makes the model not homogeneous.
+    Returns ``(K, mu1, alpha0, beta0, W0, eta, tol, exponents)``: mu1 NaN where unneeded; K None where
+    this step does not read it (an array init with n > d rows, see :func:`gram_is_lazy`); ``exponents``
+    ``(ex, ey)`` (B,) int arrays where some problem runs rescaled (relucore._scaling: 0, 0 for the
+    others; every output of such a problem is in its copy's units), else None. A refusal raises
+    ValueError with the message of docs/errors.md.
     """
     B, n = (Kin if X is None else X).shape[:2]
     lazy = Kin is None and gram_is_lazy(X, beta_mode, solve)
@@ -99,8 +103,12 @@ def prepare_start(
         s.eps = -1.0
     if C_alpha is not None:
         s.C_alpha = C_alpha
-    if scale_test:
-        s.scale_test = True
+    exps = None
+    if rescale:
+        s.rescale = True
+        exps = np.empty((2, B), dtype=np.int64)
+        if not_scale_free:
+            s.not_scale_free = not_scale_free
     flagged = _core.prepare_batch(
         X=X,
         y=y,
@@ -115,11 +123,14 @@ def prepare_start(
         settings=s,
         init=init_name,
         n_threads=n_threads,
+        ex=None if exps is None else exps[0],
+        ey=None if exps is None else exps[1],
     )
     W0 = (block if W_room else W0) if X is not None else None
+    exponents = None if flagged == 0 or not exps.any() else (exps[0], exps[1])
     if not complete:
-        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None, flagged
-    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr, flagged
+        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None, exponents
+    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr, exponents
 
 
 def gram_is_lazy(X, beta_mode, solve) -> bool:
