@@ -334,7 +334,7 @@ static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<do
                          const CArray<double>& outer, CArray<double> beta0, CArray<double> alpha0,
                          std::optional<CArray<double>> W0, CArray<double> mu1, CArray<double> eta, CArray<double> tol,
                          const PrepareRequest& settings, const std::string& init, int n_threads,
-                         std::optional<CArray<std::int64_t>> ex, std::optional<CArray<std::int64_t>> ey) {
+                         std::optional<CArray<std::int64_t>> exponents) {
     require_shape(K, "K", {-1, -1, -1});
     PrepareArrays a;
     if (outer.ndim() != 1 && outer.ndim() != 2) throw py::value_error("outer must have shape (m,) or (B, m)");
@@ -356,10 +356,9 @@ static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<do
     require_shape(alpha0, "alpha0", {B, m_, n});
     if (W0) require_shape(*W0, "W0", {B, m_, d});
     for (const auto* v : {&mu1, &eta, &tol}) require_shape(*v, "mu1, eta and tol", {B});
-    if (ex.has_value() != ey.has_value() || ex.has_value() != settings.rescale)
-        throw py::value_error("prepare_batch: ex and ey go with settings.rescale");
-    if (ex) require_shape(*ex, "ex", {B});
-    if (ey) require_shape(*ey, "ey", {B});
+    if (exponents.has_value() != settings.rescale)
+        throw py::value_error("prepare_batch: exponents go with settings.rescale");
+    if (exponents) require_shape(*exponents, "exponents", {2, B});
     a.x = X ? X->data() : nullptr;
     a.y = y.data();
     a.outer = outer.data(), a.outer_step = per_problem ? m_ : 0;
@@ -375,9 +374,9 @@ static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<do
         [&](const std::atomic<bool>*) { parallel_for(B, n_threads, [&](Index b) { a.prepare(b, settings); }); },
         static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
     raise_first_refusal(a, settings, init);
-    for (Index b = 0; ex && b < B; ++b) {
-        ex->mutable_data()[b] = a.rescaled[static_cast<std::size_t>(b)].e.ex;
-        ey->mutable_data()[b] = a.rescaled[static_cast<std::size_t>(b)].e.ey;
+    for (Index b = 0; exponents && b < B; ++b) {
+        exponents->mutable_data()[b] = a.rescaled[static_cast<std::size_t>(b)].e.ex;
+        exponents->mutable_data()[B + b] = a.rescaled[static_cast<std::size_t>(b)].e.ey;
     }
     return static_cast<int>(std::count(a.scale.begin(), a.scale.end(), std::uint8_t(1)));
 }
@@ -425,15 +424,16 @@ static void bind_prepare(py::module_& m) {
           py::arg("outer").noconvert(), py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(),
           py::arg("W0").none(true), py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(),
           py::arg("settings"), py::arg("init"), py::arg("n_threads") = 0,
-          py::arg("ex").noconvert().none(true) = py::none(), py::arg("ey").noconvert().none(true) = py::none(),
+          py::arg("exponents").noconvert().none(true) = py::none(),
           "Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer "
           "weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default "
           "step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/"
           "refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with "
           "settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy). With "
-          "settings.rescale (and ex, ey (B,) int64) a flagged problem out of the safe range is prepared on its exactly "
+          "settings.rescale (and exponents, (2, B) int64) a flagged problem out of the safe range is prepared on its "
+          "exactly "
           "rescaled copy (prepare_start() of gd/prepare.hpp: its given eta, tol, offsets and start mapped into the "
-          "copy's units, every output in them) and ex[b], ey[b] receive its exponents (0, 0: unscaled); data out of "
+          "copy's units, every output in them) and exponents[:, b] receives its ex, ey (0, 0: unscaled); data out of "
           "range of a model named by settings.not_scale_free are refused, then a given eta out of range on the copy, "
           "before any other refusal.");
 }

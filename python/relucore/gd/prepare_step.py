@@ -123,8 +123,7 @@ def prepare_start(
         settings=s,
         init=init_name,
         n_threads=n_threads,
-        ex=None if exps is None else exps[0],
-        ey=None if exps is None else exps[1],
+        exponents=exps,
     )
     W0 = (block if W_room else W0) if X is not None else None
     exponents = None if flagged == 0 or not exps.any() else (exps[0], exps[1])
