@@ -245,6 +245,12 @@ struct PrepareArrays {
     std::vector<std::uint8_t> scale;  // 1 where scale_may_be_out_of_range() (gd/positive_start.hpp)
     // With settings.rescale: each problem's exponents, and the rescaled copy of those that run rescaled.
     std::vector<scaling::RescaledProblem> rescaled;
+    // beta0 from the offsets of a positive or disjoint start (StartOffsets: B x m x n given offsets or the
+    // default, B x n assignment or none), where from_offsets.
+    bool from_offsets = false;
+    const double* offsets = nullptr;
+    const std::int64_t* assignment = nullptr;
+    double C_g = 1;
     // prepare_start() on problem b (the one with the exact rescaling where r.rescale), then its scale flag.
     void prepare(Index b, const PrepareRequest& r) {
         RowMatrix no_w;
@@ -256,9 +262,15 @@ struct PrepareArrays {
         const ConstVectorMap ob(outer + b * outer_step, m);
         MatrixMap kb(k + b * n * n, n, n), beta0b(beta0 + b * m * n, m, n), alpha0b(alpha0 + b * m * n, m, n);
         VectorMap mub(mu.data() + b * n, n);
-        const StartCheck c = r.rescale
+        StartOffsets start;
+        start.eps = offsets != nullptr ? offsets + b * m * n : nullptr;
+        start.assignment = assignment != nullptr ? assignment + b * n : nullptr;
+        start.C_g = C_g;
+        scaling::RescaledProblem unscaled;
+        const StartCheck c = r.rescale || from_offsets
                                  ? prepare_start(xp, yb, ob, r, kb, mub, mu1[b], beta0b, alpha0b, wb, eta[b], tol[b],
-                                                 rescaled[static_cast<std::size_t>(b)])
+                                                 r.rescale ? rescaled[static_cast<std::size_t>(b)] : unscaled,
+                                                 from_offsets ? &start : nullptr)
                                  : prepare_start(xp, yb, ob, r, kb, mub, mu1[b], beta0b, alpha0b, wb, eta[b], tol[b]);
         check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(c);
         flag_scale(b, xp, r);
@@ -279,21 +291,23 @@ struct PrepareArrays {
     }
 };
 
-// The refusals of a rescaling batch that come before any other, in this order (whichever problem has
-// another): data out of the safe range of a model that is not homogeneous, then a given step that
-// leaves float64's range on the rescaled copy.
-static constexpr StartCheck first_refusals[] = {StartCheck::scale_not_free, StartCheck::eta_out_of_range};
+// The refusals that come before any other, in this order (whichever problem has another): data out of
+// the safe range of a model that is not homogeneous, a given step that leaves float64's range on the
+// rescaled copy, then offsets of a start defined by them (from_offsets) that are not usable.
+static constexpr StartCheck first_refusals[] = {StartCheck::scale_not_free, StartCheck::eta_out_of_range,
+                                                StartCheck::eps_invalid};
 
 // Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused
 // (first_refusals first), in the units it was prepared in (a rescaled problem's copy).
 static void raise_first_refusal(const PrepareArrays& a, const PrepareRequest& req, const std::string& init) {
+    // eps_invalid of the all-positive mode is one of its checks, in the order of the others.
+    const StartCheck* end = std::end(first_refusals) - (a.from_offsets ? 0 : 1);
     auto refused = [&](Index b, StartCheck only) {
         const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
-        const bool first =
-            std::find(std::begin(first_refusals), std::end(first_refusals), check) != std::end(first_refusals);
+        const bool first = std::find(std::begin(first_refusals), end, check) != end;
         return check != StartCheck::ok && (only == StartCheck::ok ? !first : check == only);
     };
-    for (const StartCheck only : {first_refusals[0], first_refusals[1], StartCheck::ok})
+    for (const StartCheck only : {first_refusals[0], first_refusals[1], first_refusals[2], StartCheck::ok})
         for (Index b = 0; b < a.B; ++b) {
             if (!refused(b, only)) continue;
             const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
@@ -334,7 +348,9 @@ static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<do
                          const CArray<double>& outer, CArray<double> beta0, CArray<double> alpha0,
                          std::optional<CArray<double>> W0, CArray<double> mu1, CArray<double> eta, CArray<double> tol,
                          const PrepareRequest& settings, const std::string& init, int n_threads,
-                         std::optional<CArray<std::int64_t>> exponents) {
+                         std::optional<CArray<std::int64_t>> exponents, bool from_offsets,
+                         std::optional<CArray<double>> offsets, std::optional<CArray<std::int64_t>> assignment,
+                         double C_g) {
     require_shape(K, "K", {-1, -1, -1});
     PrepareArrays a;
     if (outer.ndim() != 1 && outer.ndim() != 2) throw py::value_error("outer must have shape (m,) or (B, m)");
@@ -359,6 +375,13 @@ static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<do
     if (exponents.has_value() != settings.rescale)
         throw py::value_error("prepare_batch: exponents go with settings.rescale");
     if (exponents) require_shape(*exponents, "exponents", {2, B});
+    if (from_offsets && settings.beta != StartBeta::given)
+        throw py::value_error("prepare_batch: from_offsets defines beta0 of StartBeta.given");
+    if (offsets) require_shape(*offsets, "offsets", {B, m_, n});
+    if (assignment) require_shape(*assignment, "assignment", {B, n});
+    a.from_offsets = from_offsets, a.C_g = C_g;
+    a.offsets = from_offsets && offsets ? offsets->data() : nullptr;
+    a.assignment = from_offsets && assignment ? assignment->data() : nullptr;
     a.x = X ? X->data() : nullptr;
     a.y = y.data();
     a.outer = outer.data(), a.outer_step = per_problem ? m_ : 0;
@@ -424,7 +447,9 @@ static void bind_prepare(py::module_& m) {
           py::arg("outer").noconvert(), py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(),
           py::arg("W0").none(true), py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(),
           py::arg("settings"), py::arg("init"), py::arg("n_threads") = 0,
-          py::arg("exponents").noconvert().none(true) = py::none(),
+          py::arg("exponents").noconvert().none(true) = py::none(), py::arg("from_offsets") = false,
+          py::arg("offsets").noconvert().none(true) = py::none(),
+          py::arg("assignment").noconvert().none(true) = py::none(), py::arg("C_g") = 1.0,
           "Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer "
           "weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default "
           "step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/"
@@ -435,7 +460,10 @@ static void bind_prepare(py::module_& m) {
           "rescaled copy (prepare_start() of gd/prepare.hpp: its given eta, tol, offsets and start mapped into the "
           "copy's units, every output in them) and exponents[:, b] receives its ex, ey (0, 0: unscaled); data out of "
           "range of a model named by settings.not_scale_free are refused, then a given eta out of range on the copy, "
-          "before any other refusal.");
+          "before any other refusal. With from_offsets (settings.beta given) beta0 is computed here, in the units each "
+          "problem is prepared in: the offsets (B, m, n) given in the caller's units, or the default offset of the "
+          "labels (offsets None), with assignment (B, n) the disjoint start of constant C_g (else beta0 = the "
+          "offsets); offsets that are not usable are refused (eps_invalid) after those two and before the others.");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {

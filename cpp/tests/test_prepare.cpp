@@ -9,6 +9,7 @@
 
 #include "relucore/gd/prepare.hpp"
 #include "relucore/gd/refusal.hpp"
+#include "relucore/gd/starts.hpp"
 
 #include <Eigen/SVD>
 
@@ -16,6 +17,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace relucore;
 using namespace relucore_test;
@@ -331,6 +333,45 @@ TEST_CASE("prepare_start with PrepareRequest::rescale: a far-from-unit problem i
         CHECK(eta == eta_r && tol == tol_r && mu1 == mu1_r);
         CHECK(scaling::power(scaling::units::ALPHA, rp.e) == -2 * ak + bk);  // alpha = alpha0_r 2^1300 for the caller
     }
+}
+
+TEST_CASE("prepare_start with StartOffsets: the default offsets of tiny labels are those of the copy") {
+    const Index n = 6, m = 3, d = 20;
+    const Problem u = unit_scale(make_problem(n, d, 23));
+    const Vector outer = (Vector(m) << 1.0, -1.0, 1.0).finished();
+    std::vector<std::int64_t> a(static_cast<std::size_t>(n));
+    CHECK(default_assignment(u.y.data(), n, outer.data(), m, a.data()) == AssignmentCheck::ok);
+    StartOffsets disjoint;  // default offsets y_min / (C_alpha m)
+    disjoint.assignment = a.data();
+    disjoint.C_g = 2.0;
+    PrepareRequest req;
+    req.C_alpha = 1e8;  // the default offset of y 2^-1020 is subnormal in the caller's units
+    const ConstMatrixRef xu(u.X);
+    Out r(n, m, d), o(n, m, d);
+    double eta_r = 0, tol_r = -1, eta = 0, tol = -1;
+    scaling::RescaledProblem none, rp;
+    CHECK(prepare_start(&xu, u.y, outer, req, r.K, r.mu, r.mu1, r.beta0, r.alpha0, r.W0, eta_r, tol_r, none,
+                        &disjoint) == StartCheck::ok);
+    // The reference: beta0 = eps + (A y) / C_g of the unit-scale labels, written out here.
+    const double eps = u.y.cwiseAbs().minCoeff() / (1e8 * m);
+    for (Index k = 0; k < m; ++k)
+        for (Index i = 0; i < n; ++i) {
+            const bool other = a[static_cast<std::size_t>(i)] != k && outer[k] * u.y[i] > 0;
+            CHECK(r.beta0(k, i) == (other ? eps + -(u.y[i] > 0 ? 1.0 : -1.0) * u.y[i] / 2.0 : eps));
+        }
+    const int j = -1020;
+    const Vector y = times_power(RowMatrix(u.y.transpose()), j).transpose();
+    req.rescale = true;
+    CHECK(prepare_start(&xu, y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol, rp, &disjoint) ==
+          StartCheck::ok);
+    CHECK(rp.e.ex == 0 && rp.e.ey == j);
+    CHECK(same_bits(o.beta0, r.beta0) && same_bits(o.alpha0, r.alpha0) && same_bits(o.W0, r.W0) && eta == eta_r);
+    // In the caller's units the same offsets lose their bits in the subnormals.
+    Out c(n, m, d);
+    req.rescale = false;
+    eta = 0, tol = -1;
+    prepare_start(&xu, y, outer, req, c.K, c.mu, c.mu1, c.beta0, c.alpha0, c.W0, eta, tol, rp, &disjoint);
+    CHECK(!same_bits(times_power(c.beta0, -j), r.beta0));
 }
 
 TEST_CASE("prepare_start with PrepareRequest::rescale: unflagged problems keep their bits, refusals come first") {

@@ -40,11 +40,10 @@ from relucore.gd.defaults import (
     INITS,
     LOSSES,
     check_labels_for_loss,
-    default_eps,
     default_eta,
     resolve_engine,
 )
-from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
+from relucore.gd.inits import _broadcast_eps, disjoint_assignment, gaussian_init
 from relucore.gd.loss_options import prepare_loss_options, uses_loss_options, zero_outer_start
 from relucore.gd.options import TrainOptions
 from relucore.gd.prepare_step import prepare_start
@@ -368,8 +367,10 @@ def _prepare_general(
         init_scale=init_scale,
         rng=rng,
     )
+    offsets = beta0 if isinstance(beta0, tuple) else None
+    beta0 = None if offsets is not None else beta0
     start = dict(beta0=beta0, W0=W0, beta_mode=beta_mode, solve=solve, init_name=init_name, loss=loss)
-    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, not_scale_free=not_scale_free)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, not_scale_free=not_scale_free, offsets=offsets)
     return _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads)
 
 
@@ -389,13 +390,14 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
         eta=None if eta is None else check_positive_per_problem(eta, "eta", B, batched),
         tol=None if tol is None else check_nonnegative(tol, "tol"),
         eps_default=eps is None,
-        C_alpha=numbers["C_alpha"] if positive else None,
+        C_alpha=numbers["C_alpha"] if positive or numbers.get("offsets") is not None else None,
         activation=activation,
         leaky_slope=leaky_slope,
         n_threads=n_threads,
         W_room=True,
         rescale=True,
         not_scale_free=numbers.get("not_scale_free", ""),
+        offsets=numbers.get("offsets"),
     )
     W0, room = (None, None) if W0 is None else (W0[0], W0[1])
     caller = (X, Kin, y)
@@ -412,7 +414,8 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
 
 def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
     """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve, in the
-    caller's units. The C++ step maps it exactly into the units of a problem it rescales (gd/prepare.hpp):
+    caller's units; for the positive and disjoint inits ``beta0`` is ``(offsets or None, assignment or None,
+    C_g)``, from which the C++ step computes it. The C++ step maps it exactly into the units of a problem it rescales (gd/prepare.hpp):
     the gaussian draw too, whose ``init_scale`` is in the caller's units, so that a problem is drawn once
     whatever its scale."""
     B, n = y.shape
@@ -434,20 +437,15 @@ def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment
         if X is not None:
             return init, None, draw, _core.StartBeta.from_weights, _core.StartSolve.least_squares
         return init, draw, None, _core.StartBeta.gaussian_gram, _core.StartSolve.inverse
-    eps_val = eps
-    if eps is None:
-        with np.errstate(over="ignore"):
-            eps_val = default_eps(y, m, C_alpha)
-        if not np.all(np.isfinite(eps_val)):
-            raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
-    with np.errstate(over="ignore", invalid="ignore"):
-        if init == "positive":
-            beta0 = positive_init(y, m, eps_val)
-        elif signs_arr.ndim == 2:
-            raise ValueError("init='disjoint' needs signs of shape (m,) shared by the problems, got (B, m)")
-        else:
-            beta0 = disjoint_init(y, signs_arr, eps_val, assignment, C_g)
-    return init, beta0, None, _core.StartBeta.given, _core.StartSolve.inverse
+    # The positive and disjoint starts are defined by their offsets (the default ones: None), which the C++
+    # step turns into beta0 in the units each problem is prepared in (StartOffsets of gd/prepare.hpp).
+    offsets = None if eps is None else _broadcast_eps(eps, B, m, n)
+    if init == "positive":
+        return init, (offsets, None, C_g), None, _core.StartBeta.given, _core.StartSolve.inverse
+    if signs_arr.ndim == 2:
+        raise ValueError("init='disjoint' needs signs of shape (m,) shared by the problems, got (B, m)")
+    a = disjoint_assignment(y, signs_arr, assignment)
+    return init, (offsets, a, C_g), None, _core.StartBeta.given, _core.StartSolve.inverse
 
 
 def _engine_for(engine, X, signs) -> str:

@@ -45,6 +45,7 @@ def prepare_start(
     W_room=False,
     rescale=False,
     not_scale_free="",
+    offsets=None,
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
@@ -57,6 +58,9 @@ def prepare_start(
     problem far from unit scale is prepared on its exactly rescaled copy (PrepareRequest::rescale of
     relucore/gd/prepare.hpp: the given eta, tol, offsets and start, all in the caller's units, are mapped
     into the copy's), or refused where ``not_scale_free`` names what makes the model not homogeneous.
+    ``offsets``: ``(eps (B, m, n) or None for the default, assignment (B, n) or None, C_g)`` define beta0 of
+    the positive (no assignment) or disjoint start, computed in C++ in the units each problem is prepared
+    in (StartOffsets of relucore/gd/prepare.hpp; ``C_alpha`` for the default offsets).
     Returns ``(K, mu1, alpha0, beta0, W0, eta, tol, exponents)``: mu1 NaN where unneeded; K None where
     this step does not read it (an array init with n > d rows, see :func:`gram_is_lazy`); ``exponents``
     ``(ex, ey)`` (B,) int arrays where some problem runs rescaled (relucore._scaling: 0, 0 for the
@@ -124,6 +128,11 @@ def prepare_start(
         init=init_name,
         n_threads=n_threads,
         exponents=exps,
+        **(
+            {}
+            if offsets is None
+            else dict(from_offsets=True, offsets=offsets[0], assignment=offsets[1], C_g=offsets[2])
+        ),
     )
     W0 = (block if W_room else W0) if X is not None else None
     exponents = None if flagged == 0 or not exps.any() else (exps[0], exps[1])
