@@ -4,7 +4,9 @@ Each returns what defines the start of a batch: ``beta0`` (B, m, n) for the posi
 disjoint inits, ``W0`` (B, m, d) for the gaussian init (the draw z^T in Gram-only mode).
 The prepare step (relucore/gd/prepare.hpp, through ``gd/prepare.py``) then computes
 ``beta0 = X W0^T``, ``alpha0`` with ``K alpha0 = beta0`` (the minimum-norm solution when K
-is singular, which only the gaussian and array inits allow) and ``W0 = alpha0 X``.
+is singular, which only the gaussian and array inits allow) and ``W0 = alpha0 X``. For
+``train`` it computes the positive and disjoint starts' beta0 itself from their offsets and
+:func:`disjoint_assignment` (``StartOffsets``), in the units each problem is prepared in.
 """
 
 from __future__ import annotations
