@@ -113,27 +113,16 @@ def prepare_start(
         exps = np.empty((2, B), dtype=np.int64)
         if not_scale_free:
             s.not_scale_free = not_scale_free
-    flagged = _core.prepare_batch(
-        X=X,
-        y=y,
-        K=K,
-        outer=signs_arr,
-        beta0=beta0,
-        alpha0=alpha0,
-        W0=W0 if X is not None else None,
-        mu1=mu1,
-        eta=eta_arr,
-        tol=tol_arr,
-        settings=s,
-        init=init_name,
-        n_threads=n_threads,
-        exponents=exps,
-        **(
-            {}
-            if offsets is None
-            else dict(from_offsets=True, offsets=offsets[0], assignment=offsets[1], C_g=offsets[2])
-        ),
-    )
+    # The arrays go positionally (X, y, K, outer, beta0, alpha0, W0, mu1, eta, tol, settings, init, n_threads,
+    # exponents): pybind11 looks every declared parameter up by name in a call's keywords, which is on
+    # train's fixed cost.
+    args = (X, y, K, signs_arr, beta0, alpha0, W0 if X is not None else None, mu1, eta_arr, tol_arr, s, init_name)
+    if offsets is None:
+        flagged = _core.prepare_batch(*args, n_threads, exps)
+    else:
+        flagged = _core.prepare_batch(
+            *args, n_threads, exps, from_offsets=True, offsets=offsets[0], assignment=offsets[1], C_g=offsets[2]
+        )
     W0 = (block if W_room else W0) if X is not None else None
     exponents = None if flagged == 0 or not exps.any() else (exps[0], exps[1])
     if not complete:
