@@ -19,6 +19,7 @@
 #include "relucore/gd/run.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -242,8 +243,44 @@ struct PrepareArrays {
     std::vector<double> mu;  // B x n spectra, for the refusal messages
     std::vector<std::int32_t> check;
     std::vector<std::uint8_t> scale;  // 1 where scale_may_be_out_of_range() (gd/positive_start.hpp)
+    // With settings.rescale: each problem's exponents, and the rescaled copy of those that run rescaled.
+    std::vector<scaling::RescaledProblem> rescaled;
+    // beta0 from the offsets of a positive or disjoint start (StartOffsets: B x m x n given offsets or the
+    // default, B x n assignment or none), where from_offsets.
+    bool from_offsets = false;
+    const double* offsets = nullptr;
+    const std::int64_t* assignment = nullptr;
+    double C_g = 1;
+    // prepare_start() on problem b (the one with the exact rescaling where r.rescale), then its scale flag.
+    void prepare(Index b, const PrepareRequest& r) {
+        RowMatrix no_w;
+        const ConstMatrixMap xb(x ? x + b * n * d : nullptr, n, d);
+        const ConstMatrixRef xr(xb);
+        const ConstMatrixRef* xp = x ? &xr : nullptr;
+        MatrixMap wb(w0 ? w0 + b * m * d : no_w.data(), m, w0 ? d : 0);
+        const ConstVectorMap yb(y + b * n, n);
+        const ConstVectorMap ob(outer + b * outer_step, m);
+        MatrixMap kb(k + b * n * n, n, n), beta0b(beta0 + b * m * n, m, n), alpha0b(alpha0 + b * m * n, m, n);
+        VectorMap mub(mu.data() + b * n, n);
+        StartOffsets start;
+        start.eps = offsets != nullptr ? offsets + b * m * n : nullptr;
+        start.assignment = assignment != nullptr ? assignment + b * n : nullptr;
+        start.C_g = C_g;
+        scaling::RescaledProblem unscaled;
+        const StartCheck c = r.rescale || from_offsets
+                                 ? prepare_start(xp, yb, ob, r, kb, mub, mu1[b], beta0b, alpha0b, wb, eta[b], tol[b],
+                                                 r.rescale ? rescaled[static_cast<std::size_t>(b)] : unscaled,
+                                                 from_offsets ? &start : nullptr)
+                                 : prepare_start(xp, yb, ob, r, kb, mub, mu1[b], beta0b, alpha0b, wb, eta[b], tol[b]);
+        check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(c);
+        flag_scale(b, xp, r);
+    }
     void flag_scale(Index b, const ConstMatrixRef* xr, const PrepareRequest& r) {  // after b's prepare_start
         auto& c = check[static_cast<std::size_t>(b)];
+        if (r.rescale) {  // the test ran inside prepare_start
+            scale[static_cast<std::size_t>(b)] = rescaled[static_cast<std::size_t>(b)].flagged;
+            return;
+        }
         const bool formed = r.gram_given || !r.lazy_gram || xr == nullptr;  // K formed (without scale_test)
         // With scale_test, prepare_start stopped at the test where it held (not a refusal).
         const bool out = r.scale_test ? c == static_cast<std::int32_t>(StartCheck::scale_out_of_range)
@@ -254,34 +291,117 @@ struct PrepareArrays {
     }
 };
 
-// Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused.
+// The refusals that come before any other, in this order (whichever problem has another): data out of
+// the safe range of a model that is not homogeneous, a given step that leaves float64's range on the
+// rescaled copy, then offsets of a start defined by them (from_offsets) that are not usable.
+static constexpr StartCheck first_refusals[] = {StartCheck::scale_not_free, StartCheck::eta_out_of_range,
+                                                StartCheck::eps_invalid};
+
+// Raises ValueError with the message of docs/errors.md for the first problem prepare_start refused
+// (first_refusals first), in the units it was prepared in (a rescaled problem's copy).
 static void raise_first_refusal(const PrepareArrays& a, const PrepareRequest& req, const std::string& init) {
-    for (Index b = 0; b < a.B; ++b) {
+    // eps_invalid of the all-positive mode is one of its checks, in the order of the others.
+    const StartCheck* end = std::end(first_refusals) - (a.from_offsets ? 0 : 1);
+    auto refused = [&](Index b, StartCheck only) {
         const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
-        if (check == StartCheck::ok) continue;
-        const Index n = a.n, m_ = a.m, d = a.d;
-        const ConstMatrixRef X = ConstMatrixMap(a.x != nullptr ? a.x + b * n * d : nullptr, n, a.x != nullptr ? d : 0);
-        const ConstVectorRef y = ConstVectorMap(a.y + b * n, n);
-        const ConstVectorRef outer = ConstVectorMap(a.outer + b * a.outer_step, m_);
-        const ConstMatrixRef K = ConstMatrixMap(a.k + b * n * n, n, n);
-        const ConstVectorRef mu = ConstVectorMap(a.mu.data() + b * n, n);
-        const ConstMatrixRef beta0 = ConstMatrixMap(a.beta0 + b * m_ * n, m_, n);
-        const ConstMatrixRef alpha0 = ConstMatrixMap(a.alpha0 + b * m_ * n, m_, n);
-        const ConstMatrixRef W0 = ConstMatrixMap(a.w0 != nullptr ? a.w0 + b * m_ * d : nullptr, m_, a.w0 ? d : 0);
-        RefusedProblem p;
-        p.X = a.x != nullptr ? &X : nullptr;
-        p.y = &y;
-        p.outer = &outer;
-        p.K = &K;
-        p.mu = &mu;
-        p.beta0 = &beta0;
-        p.alpha0 = &alpha0;
-        p.W0 = a.w0 != nullptr ? &W0 : nullptr;
-        p.eta = a.eta[b];
-        p.mu1 = a.mu1[b];
-        p.init = init;
-        throw py::value_error(refusal_message(check, p, req));
+        const bool first = std::find(std::begin(first_refusals), end, check) != end;
+        return check != StartCheck::ok && (only == StartCheck::ok ? !first : check == only);
+    };
+    for (const StartCheck only : {first_refusals[0], first_refusals[1], first_refusals[2], StartCheck::ok})
+        for (Index b = 0; b < a.B; ++b) {
+            if (!refused(b, only)) continue;
+            const auto check = static_cast<StartCheck>(a.check[static_cast<std::size_t>(b)]);
+            const Index n = a.n, m_ = a.m, d = a.d;
+            const scaling::RescaledProblem* r = a.rescaled.empty() ? nullptr : &a.rescaled[static_cast<std::size_t>(b)];
+            const bool copy = r != nullptr && r->y.size() > 0;  // prepared on its rescaled copy
+            const ConstMatrixRef X =
+                copy && a.x != nullptr
+                    ? ConstMatrixRef(r->X)
+                    : ConstMatrixRef(ConstMatrixMap(a.x != nullptr ? a.x + b * n * d : nullptr, n, a.x ? d : 0));
+            const ConstVectorRef y = copy ? ConstVectorRef(r->y) : ConstVectorRef(ConstVectorMap(a.y + b * n, n));
+            const ConstVectorRef outer = ConstVectorMap(a.outer + b * a.outer_step, m_);
+            const ConstMatrixRef K = ConstMatrixMap(a.k + b * n * n, n, n);
+            const ConstVectorRef mu = ConstVectorMap(a.mu.data() + b * n, n);
+            const ConstMatrixRef beta0 = ConstMatrixMap(a.beta0 + b * m_ * n, m_, n);
+            const ConstMatrixRef alpha0 = ConstMatrixMap(a.alpha0 + b * m_ * n, m_, n);
+            const ConstMatrixRef W0 = ConstMatrixMap(a.w0 != nullptr ? a.w0 + b * m_ * d : nullptr, m_, a.w0 ? d : 0);
+            RefusedProblem p;
+            p.X = a.x != nullptr ? &X : nullptr;
+            p.y = &y;
+            p.outer = &outer;
+            p.K = &K;
+            p.mu = &mu;
+            p.beta0 = &beta0;
+            p.alpha0 = &alpha0;
+            p.W0 = a.w0 != nullptr ? &W0 : nullptr;
+            p.eta = a.eta[b];
+            p.mu1 = a.mu1[b];
+            p.init = init;
+            if (r != nullptr) p.e = r->e;
+            p.problem = a.B > 1 ? b : -1;
+            throw py::value_error(refusal_message(check, p, req));
+        }
+}
+
+// _core.prepare_batch: prepare_start() on B problems viewed in the caller's arrays (see its docstring).
+static int prepare_batch(const std::optional<CArray<double>>& X, const CArray<double>& y, CArray<double> K,
+                         const CArray<double>& outer, CArray<double> beta0, CArray<double> alpha0,
+                         std::optional<CArray<double>> W0, CArray<double> mu1, CArray<double> eta, CArray<double> tol,
+                         const PrepareRequest& settings, const std::string& init, int n_threads,
+                         std::optional<CArray<std::int64_t>> exponents, bool from_offsets,
+                         std::optional<CArray<double>> offsets, std::optional<CArray<std::int64_t>> assignment,
+                         double C_g) {
+    require_shape(K, "K", {-1, -1, -1});
+    PrepareArrays a;
+    if (outer.ndim() != 1 && outer.ndim() != 2) throw py::value_error("outer must have shape (m,) or (B, m)");
+    const bool per_problem = outer.ndim() == 2;
+    a.B = K.shape(0), a.n = K.shape(1), a.m = outer.shape(outer.ndim() - 1), a.d = X ? X->shape(2) : 0;
+    const Index B = a.B, n = a.n, m_ = a.m, d = a.d;
+    if (X) require_shape(*X, "X", {B, n, -1});
+    if (!X &&
+        (!settings.gram_given || settings.beta == StartBeta::from_weights || settings.beta == StartBeta::positive))
+        throw py::value_error("prepare_batch: X is needed unless K is given and beta0 is not from X");
+    if (X && !W0) throw py::value_error("prepare_batch: W0 is needed with X");
+    require_shape(y, "y", {B, n});
+    require_shape(K, "K", {B, n, n});
+    if (per_problem)
+        require_shape(outer, "outer", {B, m_});
+    else
+        require_shape(outer, "outer", {m_});
+    require_shape(beta0, "beta0", {B, m_, n});
+    require_shape(alpha0, "alpha0", {B, m_, n});
+    if (W0) require_shape(*W0, "W0", {B, m_, d});
+    for (const auto* v : {&mu1, &eta, &tol}) require_shape(*v, "mu1, eta and tol", {B});
+    if (exponents.has_value() != settings.rescale)
+        throw py::value_error("prepare_batch: exponents go with settings.rescale");
+    if (exponents) require_shape(*exponents, "exponents", {2, B});
+    if (from_offsets && settings.beta != StartBeta::given)
+        throw py::value_error("prepare_batch: from_offsets defines beta0 of StartBeta.given");
+    if (offsets) require_shape(*offsets, "offsets", {B, m_, n});
+    if (assignment) require_shape(*assignment, "assignment", {B, n});
+    a.from_offsets = from_offsets, a.C_g = C_g;
+    a.offsets = from_offsets && offsets ? offsets->data() : nullptr;
+    a.assignment = from_offsets && assignment ? assignment->data() : nullptr;
+    a.x = X ? X->data() : nullptr;
+    a.y = y.data();
+    a.outer = outer.data(), a.outer_step = per_problem ? m_ : 0;
+    a.k = K.mutable_data(), a.beta0 = beta0.mutable_data(), a.alpha0 = alpha0.mutable_data();
+    a.w0 = W0 ? W0->mutable_data() : nullptr;
+    a.mu1 = mu1.mutable_data(), a.eta = eta.mutable_data(), a.tol = tol.mutable_data();
+    a.mu.assign(static_cast<std::size_t>(B * n), std::numeric_limits<double>::quiet_NaN());
+    a.check.assign(static_cast<std::size_t>(B), 0);
+    a.scale.assign(static_cast<std::size_t>(B), 0);
+    if (settings.rescale) a.rescaled.resize(static_cast<std::size_t>(B));
+    const blas::SingleThreaded blas_threads = blas_for_call();
+    run_without_gil(
+        [&](const std::atomic<bool>*) { parallel_for(B, n_threads, [&](Index b) { a.prepare(b, settings); }); },
+        static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
+    raise_first_refusal(a, settings, init);
+    for (Index b = 0; exponents && b < B; ++b) {
+        exponents->mutable_data()[b] = a.rescaled[static_cast<std::size_t>(b)].e.ex;
+        exponents->mutable_data()[B + b] = a.rescaled[static_cast<std::size_t>(b)].e.ey;
     }
+    return static_cast<int>(std::count(a.scale.begin(), a.scale.end(), std::uint8_t(1)));
 }
 
 static void bind_prepare(py::module_& m) {
@@ -316,72 +436,34 @@ static void bind_prepare(py::module_& m) {
         .def_readwrite("tol_factor", &PrepareRequest::tol_factor)
         .def_readwrite("activation", &PrepareRequest::activation)
         .def_readwrite("leaky_slope", &PrepareRequest::leaky_slope)
-        .def_readwrite("scale_test", &PrepareRequest::scale_test);
-    m.def(
-        "prepare_batch",
-        [](const std::optional<CArray<double>>& X, const CArray<double>& y, CArray<double> K,
-           const CArray<double>& outer, CArray<double> beta0, CArray<double> alpha0, std::optional<CArray<double>> W0,
-           CArray<double> mu1, CArray<double> eta, CArray<double> tol, const PrepareRequest& settings,
-           const std::string& init, int n_threads) {
-            require_shape(K, "K", {-1, -1, -1});
-            PrepareArrays a;
-            if (outer.ndim() != 1 && outer.ndim() != 2) throw py::value_error("outer must have shape (m,) or (B, m)");
-            const bool per_problem = outer.ndim() == 2;
-            a.B = K.shape(0), a.n = K.shape(1), a.m = outer.shape(outer.ndim() - 1), a.d = X ? X->shape(2) : 0;
-            const Index B = a.B, n = a.n, m_ = a.m, d = a.d;
-            if (X) require_shape(*X, "X", {B, n, -1});
-            if (!X && (!settings.gram_given || settings.beta == StartBeta::from_weights ||
-                       settings.beta == StartBeta::positive))
-                throw py::value_error("prepare_batch: X is needed unless K is given and beta0 is not from X");
-            if (X && !W0) throw py::value_error("prepare_batch: W0 is needed with X");
-            require_shape(y, "y", {B, n});
-            require_shape(K, "K", {B, n, n});
-            if (per_problem)
-                require_shape(outer, "outer", {B, m_});
-            else
-                require_shape(outer, "outer", {m_});
-            require_shape(beta0, "beta0", {B, m_, n});
-            require_shape(alpha0, "alpha0", {B, m_, n});
-            if (W0) require_shape(*W0, "W0", {B, m_, d});
-            for (const auto* v : {&mu1, &eta, &tol}) require_shape(*v, "mu1, eta and tol", {B});
-            a.x = X ? X->data() : nullptr;
-            a.y = y.data();
-            a.outer = outer.data(), a.outer_step = per_problem ? m_ : 0;
-            a.k = K.mutable_data(), a.beta0 = beta0.mutable_data(), a.alpha0 = alpha0.mutable_data();
-            a.w0 = W0 ? W0->mutable_data() : nullptr;
-            a.mu1 = mu1.mutable_data(), a.eta = eta.mutable_data(), a.tol = tol.mutable_data();
-            a.mu.assign(static_cast<std::size_t>(B * n), std::numeric_limits<double>::quiet_NaN());
-            a.check.assign(static_cast<std::size_t>(B), 0);
-            a.scale.assign(static_cast<std::size_t>(B), 0);
-            const blas::SingleThreaded blas_threads = blas_for_call();
-            run_without_gil(
-                [&](const std::atomic<bool>*) {
-                    parallel_for(B, n_threads, [&](Index b) {
-                        RowMatrix no_w;
-                        const ConstMatrixMap xb(a.x ? a.x + b * n * d : nullptr, n, d);
-                        const ConstMatrixRef xr(xb);
-                        MatrixMap wb(a.w0 ? a.w0 + b * m_ * d : no_w.data(), m_, a.w0 ? d : 0);
-                        a.check[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(prepare_start(
-                            a.x ? &xr : nullptr, ConstVectorMap(a.y + b * n, n),
-                            ConstVectorMap(a.outer + b * a.outer_step, m_), settings, MatrixMap(a.k + b * n * n, n, n),
-                            VectorMap(a.mu.data() + b * n, n), a.mu1[b], MatrixMap(a.beta0 + b * m_ * n, m_, n),
-                            MatrixMap(a.alpha0 + b * m_ * n, m_, n), wb, a.eta[b], a.tol[b]));
-                        a.flag_scale(b, a.x ? &xr : nullptr, settings);
-                    });
-                },
-                static_cast<double>(B) * n * n * std::max<Index>(d, n) > 5e8);
-            raise_first_refusal(a, settings, init);
-            return static_cast<int>(std::count(a.scale.begin(), a.scale.end(), std::uint8_t(1)));
-        },
-        py::arg("X").none(true), py::arg("y").noconvert(), py::arg("K").noconvert(), py::arg("outer").noconvert(),
-        py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(), py::arg("W0").none(true),
-        py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(), py::arg("settings"),
-        py::arg("init"), py::arg("n_threads") = 0,
-        "Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer "
-        "weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default "
-        "step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/"
-        "refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with "
-        "settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy).");
+        .def_readwrite("scale_test", &PrepareRequest::scale_test)
+        .def_readwrite("rescale", &PrepareRequest::rescale,
+                       "Where the O(n) scale test flags a problem, decide its exact exponents and prepare its exactly "
+                       "rescaled copy where they leave the safe range (prepare_batch's ex and ey).")
+        .def_readwrite("not_scale_free", &PrepareRequest::not_scale_free,
+                       "With rescale: what makes the model not homogeneous (\"\" when nothing does); data out of the "
+                       "safe range are then refused.");
+    m.def("prepare_batch", &prepare_batch, py::arg("X").none(true), py::arg("y").noconvert(), py::arg("K").noconvert(),
+          py::arg("outer").noconvert(), py::arg("beta0").noconvert(), py::arg("alpha0").noconvert(),
+          py::arg("W0").none(true), py::arg("mu1").noconvert(), py::arg("eta").noconvert(), py::arg("tol").noconvert(),
+          py::arg("settings"), py::arg("init"), py::arg("n_threads") = 0,
+          py::arg("exponents").noconvert().none(true) = py::none(), py::arg("from_offsets") = false,
+          py::arg("offsets").noconvert().none(true) = py::none(),
+          py::arg("assignment").noconvert().none(true) = py::none(), py::arg("C_g") = 1.0,
+          "Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer "
+          "weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default "
+          "step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/"
+          "refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with "
+          "settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy). With "
+          "settings.rescale (and exponents, (2, B) int64) a flagged problem out of the safe range is prepared on its "
+          "exactly "
+          "rescaled copy (prepare_start() of gd/prepare.hpp: its given eta, tol, offsets and start mapped into the "
+          "copy's units, every output in them) and exponents[:, b] receives its ex, ey (0, 0: unscaled); data out of "
+          "range of a model named by settings.not_scale_free are refused, then a given eta out of range on the copy, "
+          "before any other refusal. With from_offsets (settings.beta given) beta0 is computed here, in the units each "
+          "problem is prepared in: the offsets (B, m, n) given in the caller's units, or the default offset of the "
+          "labels (offsets None), with assignment (B, n) the disjoint start of constant C_g (else beta0 = the "
+          "offsets); offsets that are not usable are refused (eps_invalid) after those two and before the others.");
 }
 
 static void bind_weights_and_dense_runs(py::module_& m) {

@@ -9,6 +9,7 @@
 
 #include "relucore/gd/prepare.hpp"
 #include "relucore/gd/refusal.hpp"
+#include "relucore/gd/starts.hpp"
 
 #include <Eigen/SVD>
 
@@ -16,6 +17,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace relucore;
 using namespace relucore_test;
@@ -227,6 +229,199 @@ TEST_CASE("prepare_start: scale_test stops where the scale may be out of range, 
         CHECK(prepare_start(&x, y, outer, tested, l.K, l.mu, l.mu1, l.beta0, l.alpha0, l.W0, eta, tol) ==
               StartCheck::scale_out_of_range);
     }
+}
+
+// X and y of a problem divided by the powers of two that put max |x_ij| and max |y_i| in [0.5, 1):
+// the unit-scale problem that the exact rescaling of gd/scaling.hpp prepares for any multiple of it.
+Problem unit_scale(Problem p) {
+    int ex = 0, ey = 0;
+    std::frexp(p.X.cwiseAbs().maxCoeff(), &ex);
+    std::frexp(p.y.cwiseAbs().maxCoeff(), &ey);
+    p.X *= std::ldexp(1.0, -ex);
+    p.y *= std::ldexp(1.0, -ey);
+    p.K = gram_matrix(p.X);
+    return p;
+}
+
+// Every entry of a times 2^p, one std::ldexp each (the reference of the exact factors).
+RowMatrix times_power(RowMatrix a, int p) {
+    for (Index i = 0; i < a.size(); ++i) a.data()[i] = std::ldexp(a.data()[i], p);
+    return a;
+}
+
+bool same_bits(const RowMatrix& a, const RowMatrix& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+TEST_CASE("prepare_start with PrepareRequest::rescale: a far-from-unit problem is prepared on its exact copy") {
+    const Index n = 6, m = 3, d = 20;
+    const Problem u = unit_scale(make_problem(n, d, 21));
+    const Vector outer = Vector::Ones(m);
+    const RowMatrix W_given = gaussian_weights(m, d, 3);
+    // The caller's problem: X 2^-300 and y 2^200, outside the safe range (+-64); its exponents are a and b,
+    // those of the unit-scale problem's maxima being 0.
+    const int a = -300, b = 200;
+    const RowMatrix X = times_power(u.X, a);
+    const Vector y = times_power(RowMatrix(u.y.transpose()), b).transpose();
+    for (const StartBeta mode : {StartBeta::positive, StartBeta::given, StartBeta::from_weights}) {
+        PrepareRequest ref;  // the unit-scale problem, prepared without the rescaling
+        ref.beta = mode;
+        ref.solve = mode == StartBeta::from_weights ? StartSolve::least_squares : StartSolve::inverse;
+        ref.eps = mode == StartBeta::positive ? 0.0 : -1.0;
+        ref.tol = 1e-3;
+        Out r(n, m, d);
+        r.beta0.setConstant(0.25);
+        r.W0 = W_given;
+        double eta_r = 0.5, tol_r = -1;
+        const ConstMatrixRef xu(u.X);
+        CHECK(prepare_start(&xu, u.y, outer, ref, r.K, r.mu, r.mu1, r.beta0, r.alpha0, r.W0, eta_r, tol_r) ==
+              StartCheck::ok);
+        // The same problem and the numbers it is given (step, tolerance, offsets, weights) in the caller's units.
+        PrepareRequest req = ref;
+        req.rescale = true;
+        req.tol = std::ldexp(1e-3, a + b);  // a gradient norm: 2^(ex + ey)
+        Out o(n, m, d);
+        o.beta0.setConstant(std::ldexp(0.25, b));        // offsets: as y
+        o.W0 = times_power(W_given, b - a);              // weights: 2^(ey - ex)
+        double eta = std::ldexp(0.5, -2 * a), tol = -1;  // a step: 4^-ex
+        const ConstMatrixRef x(X);
+        scaling::RescaledProblem rp;
+        CHECK(prepare_start(&x, y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol, rp) ==
+              StartCheck::ok);
+        CHECK(rp.flagged && rp.e.ex == a && rp.e.ey == b);
+        CHECK(same_bits(rp.X, u.X) && (rp.y.array() == u.y.array()).all());
+        // Every output is the unit-scale problem's, bit for bit, in the copy's units ...
+        CHECK(same_bits(o.K, r.K) && same_bits(o.beta0, r.beta0) && same_bits(o.alpha0, r.alpha0));
+        CHECK(same_bits(o.W0, r.W0) && eta == eta_r && tol == tol_r);
+        CHECK(o.mu1 == r.mu1 || (std::isnan(o.mu1) && std::isnan(r.mu1)));
+        // ... so the caller's start is the unit-scale start times the exact factors of its units.
+        CHECK(same_bits(times_power(o.alpha0, scaling::power(scaling::units::ALPHA, rp.e)),
+                        times_power(r.alpha0, 2 * -a + b)));
+        CHECK(same_bits(times_power(o.W0, scaling::power(scaling::units::W, rp.e)), times_power(r.W0, b - a)));
+        CHECK(same_bits(times_power(o.beta0, scaling::power(scaling::units::Y, rp.e)), times_power(r.beta0, b)));
+    }
+    // Gram-only mode, K 2^-1000 and y 2^300: the dual coordinates (~ 2^1300) overflow in the caller's units,
+    // so the start cannot be computed there; on the copy (K rescaled in place by 4^-ex) it is the unit-scale one.
+    {
+        int ek = 0;
+        std::frexp(u.K.cwiseAbs().maxCoeff(), &ek);
+        const RowMatrix Ku = times_power(u.K, -2 * scaling::half_exponent(ek));  // ex of Ku is 0
+        const int ak = -500, bk = 300;
+        PrepareRequest ref;
+        ref.gram_given = true;
+        RowMatrix K_r = Ku, beta0_r = RowMatrix::Constant(m, n, 0.25), alpha0_r(m, n), W_none(m, 0);
+        Vector mu_r(n);
+        double mu1_r = 0, eta_r = 0, tol_r = -1;
+        CHECK(prepare_start(nullptr, u.y, outer, ref, K_r, mu_r, mu1_r, beta0_r, alpha0_r, W_none, eta_r, tol_r) ==
+              StartCheck::ok);
+        const Vector yk = times_power(RowMatrix(u.y.transpose()), bk).transpose();
+        const RowMatrix K_caller = times_power(Ku, 2 * ak),
+                        beta0_caller = RowMatrix::Constant(m, n, std::ldexp(0.25, bk));
+        RowMatrix K = K_caller, beta0 = beta0_caller, alpha0(m, n);
+        Vector mu(n);
+        double mu1 = 0, eta = 0, tol = -1;
+        CHECK(prepare_start(nullptr, yk, outer, ref, K, mu, mu1, beta0, alpha0, W_none, eta, tol) ==
+              StartCheck::start_not_finite);
+        PrepareRequest req = ref;
+        req.rescale = true;
+        K = K_caller, beta0 = beta0_caller, eta = 0, tol = -1;
+        scaling::RescaledProblem rp;
+        CHECK(prepare_start(nullptr, yk, outer, req, K, mu, mu1, beta0, alpha0, W_none, eta, tol, rp) ==
+              StartCheck::ok);
+        CHECK(rp.flagged && rp.e.ex == ak && rp.e.ey == bk && rp.X.size() == 0 && rp.K.size() == 0);
+        CHECK(same_bits(K, Ku) && same_bits(beta0, beta0_r) && same_bits(alpha0, alpha0_r));
+        CHECK(eta == eta_r && tol == tol_r && mu1 == mu1_r);
+        CHECK(scaling::power(scaling::units::ALPHA, rp.e) == -2 * ak + bk);  // alpha = alpha0_r 2^1300 for the caller
+    }
+}
+
+TEST_CASE("prepare_start with StartOffsets: the default offsets of tiny labels are those of the copy") {
+    const Index n = 6, m = 3, d = 20;
+    const Problem u = unit_scale(make_problem(n, d, 23));
+    const Vector outer = (Vector(m) << 1.0, -1.0, 1.0).finished();
+    std::vector<std::int64_t> a(static_cast<std::size_t>(n));
+    CHECK(default_assignment(u.y.data(), n, outer.data(), m, a.data()) == AssignmentCheck::ok);
+    StartOffsets disjoint;  // default offsets y_min / (C_alpha m)
+    disjoint.assignment = a.data();
+    disjoint.C_g = 2.0;
+    PrepareRequest req;
+    req.C_alpha = 1e8;  // the default offset of y 2^-1020 is subnormal in the caller's units
+    const ConstMatrixRef xu(u.X);
+    Out r(n, m, d), o(n, m, d);
+    double eta_r = 0, tol_r = -1, eta = 0, tol = -1;
+    scaling::RescaledProblem none, rp;
+    CHECK(prepare_start(&xu, u.y, outer, req, r.K, r.mu, r.mu1, r.beta0, r.alpha0, r.W0, eta_r, tol_r, none,
+                        &disjoint) == StartCheck::ok);
+    // The reference: beta0 = eps + (A y) / C_g of the unit-scale labels, written out here.
+    const double eps = u.y.cwiseAbs().minCoeff() / (1e8 * m);
+    for (Index k = 0; k < m; ++k)
+        for (Index i = 0; i < n; ++i) {
+            const bool other = a[static_cast<std::size_t>(i)] != k && outer[k] * u.y[i] > 0;
+            CHECK(r.beta0(k, i) == (other ? eps + -(u.y[i] > 0 ? 1.0 : -1.0) * u.y[i] / 2.0 : eps));
+        }
+    const int j = -1020;
+    const Vector y = times_power(RowMatrix(u.y.transpose()), j).transpose();
+    req.rescale = true;
+    CHECK(prepare_start(&xu, y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol, rp, &disjoint) ==
+          StartCheck::ok);
+    CHECK(rp.e.ex == 0 && rp.e.ey == j);
+    CHECK(same_bits(o.beta0, r.beta0) && same_bits(o.alpha0, r.alpha0) && same_bits(o.W0, r.W0) && eta == eta_r);
+    // In the caller's units the same offsets lose their bits in the subnormals.
+    Out c(n, m, d);
+    req.rescale = false;
+    eta = 0, tol = -1;
+    prepare_start(&xu, y, outer, req, c.K, c.mu, c.mu1, c.beta0, c.alpha0, c.W0, eta, tol, rp, &disjoint);
+    CHECK(!same_bits(times_power(c.beta0, -j), r.beta0));
+}
+
+TEST_CASE("prepare_start with PrepareRequest::rescale: unflagged problems keep their bits, refusals come first") {
+    const Index n = 6, m = 2, d = 20;
+    const Problem p = make_problem(n, d, 8);
+    const Vector outer = Vector::Ones(m);
+    const ConstMatrixRef x(p.X);
+    PrepareRequest req, rescaling;
+    rescaling.rescale = true;
+    Out o(n, m, d), q(n, m, d);
+    o.beta0.setConstant(0.1), q.beta0.setConstant(0.1);
+    double eta = 0, tol = -1, eta_q = 0, tol_q = -1;
+    scaling::RescaledProblem rp;
+    CHECK(prepare_start(&x, p.y, outer, req, o.K, o.mu, o.mu1, o.beta0, o.alpha0, o.W0, eta, tol) == StartCheck::ok);
+    CHECK(prepare_start(&x, p.y, outer, rescaling, q.K, q.mu, q.mu1, q.beta0, q.alpha0, q.W0, eta_q, tol_q, rp) ==
+          StartCheck::ok);
+    CHECK(!rp.flagged && !scaling::rescaled(rp.e) && rp.X.size() == 0 && rp.y.size() == 0);
+    CHECK(same_bits(o.alpha0, q.alpha0) && same_bits(o.W0, q.W0) && eta == eta_q && tol == tol_q);
+    // Flagged by the O(n) test (max_i K_ii < d 2^-129) yet within the range (max |x_ij| ~ 2^-60): unscaled.
+    RowMatrix sparse = RowMatrix::Zero(n, 1024);
+    for (Index i = 0; i < n; ++i) sparse(i, i) = std::ldexp(1.0 + 0.1 * static_cast<double>(i), -61);
+    const ConstMatrixRef xs(sparse);
+    Out s(n, m, 1024), t(n, m, 1024);
+    s.beta0.setConstant(0.1), t.beta0.setConstant(0.1);
+    eta = 0, tol = -1, eta_q = 0, tol_q = -1;
+    CHECK(prepare_start(&xs, p.y, outer, req, s.K, s.mu, s.mu1, s.beta0, s.alpha0, s.W0, eta, tol) == StartCheck::ok);
+    CHECK(prepare_start(&xs, p.y, outer, rescaling, t.K, t.mu, t.mu1, t.beta0, t.alpha0, t.W0, eta_q, tol_q, rp) ==
+          StartCheck::ok);
+    CHECK(rp.flagged && !scaling::rescaled(rp.e) && same_bits(s.alpha0, t.alpha0) && eta == eta_q);
+    // Out of range: a model that is not homogeneous is refused; a given step that leaves float64 is refused.
+    const RowMatrix big = p.X * std::ldexp(1.0, 400);
+    const ConstMatrixRef xb(big);
+    PrepareRequest logistic = rescaling;
+    logistic.not_scale_free = "loss='logistic'";
+    eta = 0;
+    const StartCheck c =
+        prepare_start(&xb, p.y, outer, logistic, q.K, q.mu, q.mu1, q.beta0, q.alpha0, q.W0, eta, tol, rp);
+    CHECK(c == StartCheck::scale_not_free);
+    RefusedProblem refused;
+    const ConstVectorRef yr(p.y);
+    refused.X = &xb, refused.y = &yr, refused.e = rp.e;
+    CHECK(refusal_message(c, refused, logistic) == scaling::out_of_range_message("loss='logistic'", rp.e, false, -1));
+    eta = 1e300;  // 1e300 4^ex overflows with ex ~ 400
+    q.beta0.setConstant(0.1);
+    CHECK(prepare_start(&xb, p.y, outer, rescaling, q.K, q.mu, q.mu1, q.beta0, q.alpha0, q.W0, eta, tol, rp) ==
+          StartCheck::eta_out_of_range);
+    CHECK(eta == 1e300);
+    refused.eta = eta, refused.e = rp.e;
+    CHECK(refusal_message(StartCheck::eta_out_of_range, refused, rescaling).rfind("eta = 1e+300 is out of range", 0) ==
+          0);
 }
 
 TEST_CASE("refusal_message: each refusal in the words of docs/errors.md") {

@@ -325,10 +325,26 @@ class PrepareSettings:
     def max_condition(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def not_scale_free(self) -> str:
+        """
+        With rescale: what makes the model not homogeneous ("" when nothing does); data out of the safe range are then refused.
+        """
+    @not_scale_free.setter
+    def not_scale_free(self, arg0: str) -> None:
+        ...
+    @property
     def rcond_min(self) -> float:
         ...
     @rcond_min.setter
     def rcond_min(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def rescale(self) -> bool:
+        """
+        Where the O(n) scale test flags a problem, decide its exact exponents and prepare its exactly rescaled copy where they leave the safe range (prepare_batch's ex and ey).
+        """
+    @rescale.setter
+    def rescale(self, arg0: bool) -> None:
         ...
     @property
     def tol(self) -> float:
@@ -1711,9 +1727,9 @@ def plan_scaling(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | No
     """
     The exact rescaling a batch needs (None: every problem runs unscaled); not_scale_free names what makes the model not homogeneous ("" when it is): then a problem out of the safe range is refused with a ValueError naming the quantity and the range.
     """
-def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0) -> int:
+def prepare_batch(X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, y: numpy.typing.NDArray[numpy.float64], K: numpy.typing.NDArray[numpy.float64], outer: numpy.typing.NDArray[numpy.float64], beta0: numpy.typing.NDArray[numpy.float64], alpha0: numpy.typing.NDArray[numpy.float64], W0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, mu1: numpy.typing.NDArray[numpy.float64], eta: numpy.typing.NDArray[numpy.float64], tol: numpy.typing.NDArray[numpy.float64], settings: PrepareSettings, init: str, n_threads: typing.SupportsInt | typing.SupportsIndex = 0, exponents: numpy.typing.NDArray[numpy.int64] | None = None, from_offsets: bool = False, offsets: numpy.typing.NDArray[numpy.float64] | None = None, assignment: numpy.typing.NDArray[numpy.int64] | None = None, C_g: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> int:
     """
-    Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy).
+    Prepares B problems for any init (relucore/gd/prepare.hpp, prepare_start(); settings.beta) with outer weights (m,) or (B, m): K, mu_1, alpha0, W0, every numerical check, eta[b] <= 0 replaced by the default step, and tol. A refused problem raises ValueError with the message of docs/errors.md (relucore/gd/refusal.hpp; init names the init in it). Returns how many scale_may_be_out_of_range(); with settings.scale_test those stop at that test (nothing written for them: prepare the rescaled copy). With settings.rescale (and exponents, (2, B) int64) a flagged problem out of the safe range is prepared on its exactly rescaled copy (prepare_start() of gd/prepare.hpp: its given eta, tol, offsets and start mapped into the copy's units, every output in them) and exponents[:, b] receives its ex, ey (0, 0: unscaled); data out of range of a model named by settings.not_scale_free are refused, then a given eta out of range on the copy, before any other refusal. With from_offsets (settings.beta given) beta0 is computed here, in the units each problem is prepared in: the offsets (B, m, n) given in the caller's units, or the default offset of the labels (offsets None), with assignment (B, n) the disjoint start of constant C_g (else beta0 = the offsets); offsets that are not usable are refused (eps_invalid) after those two and before the others.
     """
 def products_use_blas_by_size(m: typing.SupportsInt | typing.SupportsIndex, n: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

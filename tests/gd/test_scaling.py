@@ -55,6 +55,23 @@ def test_ordinary_scales_are_not_rescaled():
     assert sc.ex.tolist() == [0, binary_exponent(X) + 100] and sc.ey.tolist() == [0, binary_exponent(y)]
 
 
+def test_the_prepare_step_rescales_only_the_flagged_problem_of_a_batch():
+    """The C++ step (PrepareSettings.rescale) returns the exponents of the rule, and the prepared copy of a
+    far-from-unit problem is the unit-scale problem's start, bit for bit, in the copy's units."""
+    X, y = _mixed()
+    Xb, yb = np.stack([X, np.ldexp(X, -300)]), np.stack([y, np.ldexp(y, 120)])
+    p = prepare(Xb, yb, signs=(1, -1), eta=np.array([0.1, np.ldexp(0.1, 600)]))
+    sc = plan_scaling(Xb, None, yb)
+    assert p.scaling.ex.tolist() == sc.ex.tolist() and p.scaling.ey.tolist() == sc.ey.tolist()
+    assert p.caller[0] is not None and p.eta.tolist() == [0.1, np.ldexp(0.1, 2 * binary_exponent(X))]
+    ref = prepare(np.ldexp(X, -binary_exponent(X)), np.ldexp(y, -binary_exponent(y)), signs=(1, -1))
+    np.testing.assert_array_equal(p.X[1], ref.X[0])
+    for got, want in ((p.y, ref.y), (p.alpha0, ref.alpha0), (p.W0, ref.W0), (p.beta0, ref.beta0), (p.K, ref.K)):
+        np.testing.assert_array_equal(got[1], want[0])
+    unit = prepare(X, y, signs=(1, -1), eta=0.1)
+    np.testing.assert_array_equal(p.alpha0[0], unit.alpha0[0])
+
+
 @pytest.mark.parametrize("k, j", [(-330, 0), (0, -900), (300, 200), (100, 0), (-70, 70), (0, 500)])
 def test_a_finite_run_far_from_unit_scale_is_the_unit_run_scaled_exactly(k, j):
     X, y = _mixed()

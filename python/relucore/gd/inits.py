@@ -4,7 +4,9 @@ Each returns what defines the start of a batch: ``beta0`` (B, m, n) for the posi
 disjoint inits, ``W0`` (B, m, d) for the gaussian init (the draw z^T in Gram-only mode).
 The prepare step (relucore/gd/prepare.hpp, through ``gd/prepare.py``) then computes
 ``beta0 = X W0^T``, ``alpha0`` with ``K alpha0 = beta0`` (the minimum-norm solution when K
-is singular, which only the gaussian and array inits allow) and ``W0 = alpha0 X``.
+is singular, which only the gaussian and array inits allow) and ``W0 = alpha0 X``. For
+``train`` it computes the positive and disjoint starts' beta0 itself from their offsets and
+:func:`disjoint_assignment` (``StartOffsets``), in the units each problem is prepared in.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from relucore import _core
 from relucore._validation import as_float_array
 from relucore.gd.defaults import default_eps  # noqa: F401  (re-exported for callers of the init rules)
 
-__all__ = ["positive_init", "disjoint_init", "gaussian_init", "default_assignment", "default_eps"]
+__all__ = [
+    "positive_init",
+    "disjoint_init",
+    "disjoint_assignment",
+    "gaussian_init",
+    "default_assignment",
+    "default_eps",
+]
 
 
 def _broadcast_eps(eps, B: int, m: int, n: int) -> np.ndarray:
@@ -64,6 +73,14 @@ def disjoint_init(y, signs, eps, assignment, C_g) -> np.ndarray:
     ``(A_k)_ii = 0`` if ``a_i = k`` or ``s_k y_i < 0``, else ``-sign(y_i)``.
     """
     B, n = y.shape
+    a = disjoint_assignment(y, signs, assignment)
+    return _core.disjoint_start(y, signs, eps=_broadcast_eps(eps, B, signs.size, n), assignment=a, C_g=C_g)
+
+
+def disjoint_assignment(y, signs, assignment) -> np.ndarray:
+    """The assignment of the disjoint init, (B, n) int64: the given one checked (Assumption 4), or the
+    default round-robin one (:func:`default_assignment`)."""
+    B, n = y.shape
     m = signs.size
     if assignment is None:
         a = default_assignment(y, signs)
@@ -83,7 +100,7 @@ def disjoint_init(y, signs, eps, assignment, C_g) -> np.ndarray:
             raise ValueError(
                 "assignment must satisfy s_{a_i} y_i > 0 for every example (Assumption 4): each example goes to a neuron whose sign (signs) matches its label (y)"
             )
-    return _core.disjoint_start(y, signs, eps=_broadcast_eps(eps, B, m, n), assignment=a, C_g=C_g)
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 def gaussian_init(X, B, n, m, scale, rng) -> np.ndarray:

@@ -22,6 +22,7 @@ from relucore._output_scale import output_scale_value
 from relucore._scaling import ALPHA, ETA, GRAD, Scaling, Y, plan_scaling
 from relucore._scaling import K as K_UNIT
 from relucore._scaling import W as W_UNIT
+from relucore._scaling import X as X_UNIT
 from relucore._validation import (
     as_float_array,
     check_choice,
@@ -39,15 +40,14 @@ from relucore.gd.defaults import (
     INITS,
     LOSSES,
     check_labels_for_loss,
-    default_eps,
     default_eta,
     resolve_engine,
 )
-from relucore.gd.inits import _broadcast_eps, disjoint_init, gaussian_init, positive_init
+from relucore.gd.inits import _broadcast_eps, disjoint_assignment, gaussian_init
 from relucore.gd.loss_options import prepare_loss_options, uses_loss_options, zero_outer_start
 from relucore.gd.options import TrainOptions
 from relucore.gd.prepare_step import prepare_start
-from relucore.gd.rescale import draws_once, not_scale_free, refuse_out_of_range, rescaled
+from relucore.gd.rescale import not_scale_free, refuse_out_of_range
 
 __all__ = ["prepare", "Prepared"]
 
@@ -88,9 +88,6 @@ class Prepared:
     # (relucore._scaling); every array and number above is in the rescaled units until the run's
     # results are scaled back (Prepared.scale_back).
     scaling: Optional[Scaling] = None
-    # The C++ step's O(n) test found that some problem's scale may lie outside the range that runs
-    # unscaled (scale_may_be_out_of_range, gd/prepare.hpp): prepare then decides exactly.
-    scale_flagged: bool = False
     # Where rescaled: the caller's X, gram (None where formed here) and y, which scale_back restores.
     caller: Optional[tuple] = None
 
@@ -219,39 +216,26 @@ def prepare(X=None, y=None, *, gram=None, options: Optional[TrainOptions] = None
     # too (finite X, y and signs, non-zero signs, in the order and words of the checks below).
     X, Kin, y, batched = _resolve_data(X, y, gram, engine, loss, finite=not positive)
     signs_arr = _check_signs(signs, y.shape[0], batched, values=not positive)
-    checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope, scaling=None)
+    checked = dict(n_threads=n_threads, C_g=C_g, C_alpha=C_alpha, leaky_slope=leaky_slope)
+    # The C++ step decides the scale (gd/prepare.hpp, PrepareRequest::rescale): a problem its O(n) test flags
+    # gets its exact exponents and, out of the safe range, is prepared once, on its exactly rescaled copy, or
+    # refused where the model is not homogeneous (reason).
     reason = not_scale_free(loss, init)
-    # The scale is decided exactly (plan_scaling, O(n d)) only where the C++ step's O(n) test flags it (the
-    # step then stops there: a rescaled problem is prepared once, on its rescaled copy) or refuses the problem,
-    # and up front where a second preparation would draw another gaussian start.
-    once = draws_once(init, rng)
-    sc = plan_scaling(X, Kin, y, reason) if once else None
-    p = None
-    if sc is None:
-        try:  # (decided up front: no O(n) test, which could ask for a second draw)
-            p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, not once)
-        except ValueError:
-            if plan_scaling(X, Kin, y, reason) is None:
-                raise
-        if p is None or p.scale_flagged:
-            sc = plan_scaling(X, Kin, y, reason)
-            if sc is None and p is not None:  # flagged, yet within the range: prepared in full, unscaled
-                p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked)
-    if sc is not None:
-        caller = (X, Kin, y)
-        X, Kin, y, init, eps, eta = rescaled(sc, X, Kin, y, init, eps, eta, batched, signs.shape[-1])
-        p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, dict(checked, scaling=sc))
-        p.scaling, p.caller = sc, caller
-        if tol is not None:  # a given tol is in the caller's units
-            p.tol = sc.down(p.tol, GRAD)
+    try:
+        p = _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, reason)
+    except ValueError:
+        if reason:  # data out of range of such a model are refused first, whatever else this call would refuse
+            plan_scaling(X, Kin, y, reason)
+        raise
     p.engine = engine
     return p
 
 
-def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, scale_test=False):
+def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta, tol, checked, not_scale_free=""):
     """The start of a batch checked in types and shapes: the all-positive mode or the general one.
     ``checked``: the options checked by ``_check_options`` (n_threads, C_g, C_alpha, leaky_slope);
-    ``scale_test``: a problem the C++ step's O(n) scale test flags stops there (``Prepared.scale_flagged``)."""
+    ``not_scale_free``: what makes the model not homogeneous ("" when nothing does: data far from unit
+    scale are then prepared exactly rescaled, else refused)."""
     n_threads, C_alpha, leaky_slope, activation = (
         checked["n_threads"],
         checked["C_alpha"],
@@ -264,7 +248,6 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
             y,
             batched,
             signs_arr,
-            scale_test=scale_test,
             eps=eps,
             eta=eta,
             tol=tol,
@@ -289,8 +272,7 @@ def _prepare_checked(X, Kin, y, batched, signs_arr, init, positive, o, eps, eta,
         init_scale=o.init_scale,
         C_g=checked["C_g"],
         C_alpha=C_alpha,
-        scaling=checked["scaling"],
-        scale_test=scale_test,
+        not_scale_free=not_scale_free,
         loss=o.loss,
         activation=activation,
         leaky_slope=leaky_slope,
@@ -364,8 +346,7 @@ def _prepare_general(
     loss,
     activation,
     leaky_slope,
-    scaling=None,
-    scale_test=False,
+    not_scale_free="",
 ) -> Prepared:
     """Any init and Gram-only mode: the init's definition here, then the one C++ prepare step
     (``_core.prepare_batch``: K, mu_1 only when needed, alpha0 by Cholesky, W0, every numerical
@@ -385,10 +366,11 @@ def _prepare_general(
         C_g=C_g,
         init_scale=init_scale,
         rng=rng,
-        scaling=scaling,
     )
+    offsets = beta0 if isinstance(beta0, tuple) else None
+    beta0 = None if offsets is not None else beta0
     start = dict(beta0=beta0, W0=W0, beta_mode=beta_mode, solve=solve, init_name=init_name, loss=loss)
-    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, scale_test=scale_test)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, not_scale_free=not_scale_free, offsets=offsets)
     return _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_slope, n_threads)
 
 
@@ -399,7 +381,7 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
     B = y.shape[0]
     eps, eta, tol = numbers["eps"], numbers["eta"], numbers["tol"]
     positive = start["beta_mode"] == _core.StartBeta.positive
-    K, mu1, alpha0, beta0, W0, eta_arr, tol_arr, flagged = prepare_start(
+    K, mu1, alpha0, beta0, W0, eta_arr, tol_arr, exponents = prepare_start(
         X,
         Kin,
         y,
@@ -408,24 +390,34 @@ def _prepared(X, Kin, y, batched, signs_arr, start, numbers, activation, leaky_s
         eta=None if eta is None else check_positive_per_problem(eta, "eta", B, batched),
         tol=None if tol is None else check_nonnegative(tol, "tol"),
         eps_default=eps is None,
-        C_alpha=numbers["C_alpha"] if positive else None,
+        C_alpha=numbers["C_alpha"] if positive or numbers.get("offsets") is not None else None,
         activation=activation,
         leaky_slope=leaky_slope,
         n_threads=n_threads,
         W_room=True,
-        scale_test=numbers["scale_test"],
+        rescale=True,
+        not_scale_free=numbers.get("not_scale_free", ""),
+        offsets=numbers.get("offsets"),
     )
     W0, room = (None, None) if W0 is None else (W0[0], W0[1])
+    caller = (X, Kin, y)
+    sc = None
+    if exponents is not None:  # the start, K, eta and tol are the rescaled copy's; so are X and y from here
+        sc = Scaling(ex=exponents[0], ey=exponents[1], data="X" if X is not None else "gram")
+        X, y = sc.down(X, X_UNIT), sc.down(y, Y)
     fields = (X, K, y, signs_arr, beta0, alpha0, W0, eta_arr, tol_arr, mu1, batched, start["init_name"], start["loss"])
     p = Prepared(*fields, activation=activation, leaky_slope=leaky_slope, n_threads=n_threads, W_room=room)
-    p.scale_flagged = flagged > 0
+    if sc is not None:
+        p.scaling, p.caller = sc, caller
     return p
 
 
-def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng, scaling=None):
-    """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve.
-    ``scaling``: the data are exactly rescaled (relucore._scaling), and the gaussian draw, whose
-    ``init_scale`` is in the caller's units, is rescaled with them."""
+def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment, C_g, init_scale, rng):
+    """``(init name, beta0, W0, StartBeta, StartSolve)``: what defines the start, before any solve, in the
+    caller's units; for the positive and disjoint inits ``beta0`` is ``(offsets or None, assignment or None,
+    C_g)``, from which the C++ step computes it. The C++ step maps it exactly into the units of a problem it rescales (gd/prepare.hpp):
+    the gaussian draw too, whose ``init_scale`` is in the caller's units, so that a problem is drawn once
+    whatever its scale."""
     B, n = y.shape
     m = signs_arr.shape[-1]
     if not isinstance(init, str):
@@ -442,25 +434,18 @@ def _init_definition(init, X, y, signs_arr, batched, *, eps, C_alpha, assignment
         scale = check_positive(init_scale, "init_scale")
         with np.errstate(over="ignore", invalid="ignore"):
             draw = gaussian_init(X, B, n, m, scale, check_rng(rng))
-            if scaling is not None:  # W0 (or the Gram-mode z) scales as W: 2^(ex - ey), exactly
-                draw = scaling.down(draw, W_UNIT)
         if X is not None:
             return init, None, draw, _core.StartBeta.from_weights, _core.StartSolve.least_squares
         return init, draw, None, _core.StartBeta.gaussian_gram, _core.StartSolve.inverse
-    eps_val = eps
-    if eps is None:
-        with np.errstate(over="ignore"):
-            eps_val = default_eps(y, m, C_alpha)
-        if not np.all(np.isfinite(eps_val)):
-            raise ValueError(f"C_alpha = {C_alpha:.3g} is too small: the default eps = y_min / (C_alpha m) overflows")
-    with np.errstate(over="ignore", invalid="ignore"):
-        if init == "positive":
-            beta0 = positive_init(y, m, eps_val)
-        elif signs_arr.ndim == 2:
-            raise ValueError("init='disjoint' needs signs of shape (m,) shared by the problems, got (B, m)")
-        else:
-            beta0 = disjoint_init(y, signs_arr, eps_val, assignment, C_g)
-    return init, beta0, None, _core.StartBeta.given, _core.StartSolve.inverse
+    # The positive and disjoint starts are defined by their offsets (the default ones: None), which the C++
+    # step turns into beta0 in the units each problem is prepared in (StartOffsets of gd/prepare.hpp).
+    offsets = None if eps is None else _broadcast_eps(eps, B, m, n)
+    if init == "positive":
+        return init, (offsets, None, C_g), None, _core.StartBeta.given, _core.StartSolve.inverse
+    if signs_arr.ndim == 2:
+        raise ValueError("init='disjoint' needs signs of shape (m,) shared by the problems, got (B, m)")
+    a = disjoint_assignment(y, signs_arr, assignment)
+    return init, (offsets, a, C_g), None, _core.StartBeta.given, _core.StartSolve.inverse
 
 
 def _engine_for(engine, X, signs) -> str:
@@ -543,13 +528,13 @@ def _check_signs(signs, B: int = 1, batched: bool = False, values: bool = True) 
 
 
 def _positive_start(
-    X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope, scale_test=False
+    X, y, batched, signs_arr, *, eps, eta, tol, C_alpha, n_threads, activation, leaky_slope
 ) -> Prepared:
     """The all-positive start from X in one C++ pass (``StartBeta.positive``): K, its eigenvalues,
     alpha0 = K^{-1} eps (Cholesky), W0, the default eta and tol, and every numerical check of the
     inputs (relucore/gd/positive_start.hpp); a refused problem raises the message of docs/errors.md."""
     B, n, _ = X.shape
-    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha, scale_test=scale_test)
+    numbers = dict(eps=eps, eta=eta, tol=tol, C_alpha=C_alpha)
     start = dict(
         beta0=None if eps is None else _broadcast_eps(eps, B, signs_arr.size, n),
         W0=None,

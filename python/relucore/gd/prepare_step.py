@@ -43,7 +43,9 @@ def prepare_start(
     complete=True,
     n_threads=0,
     W_room=False,
-    scale_test=False,
+    rescale=False,
+    not_scale_free="",
+    offsets=None,
 ):
     """The C++ prepare step (relucore/gd/prepare.hpp) on a batch validated in types and shapes.
 
@@ -51,13 +53,19 @@ def prepare_start(
     ``eta`` (B,) the given steps or None (the default step), ``tol`` a given tolerance or None
     (the default of the loss); ``eps_default``: the offsets are the default ones (for
     ``StartBeta.positive`` with ``C_alpha``, C++ writes them into beta0; otherwise beta0 holds
-    them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks, eta and tol None), for a
-    caller that replaces the start of a problem prepared already. Returns ``(K, mu1, alpha0,
-    beta0, W0, eta, tol, flagged)`` (``flagged``: the number of problems whose scale may lie
-    outside the range that runs unscaled, relucore._scaling; with ``scale_test`` those problems stop at that
-    O(n) test and nothing else is written for them: the caller prepares their exactly rescaled copy instead; mu1 NaN where unneeded; K None where this step does not read it: an
-    array init with n > d rows, see :func:`gram_is_lazy`). A refusal raises ValueError with the
-    message of docs/errors.md.
+    them and the flag names C_alpha in the messages). ``complete=False`` computes the start alone (no checks,
+    eta and tol None), for a caller that replaces the start of a problem prepared already. ``rescale``: a
+    problem far from unit scale is prepared on its exactly rescaled copy (PrepareRequest::rescale of
+    relucore/gd/prepare.hpp: the given eta, tol, offsets and start, all in the caller's units, are mapped
+    into the copy's), or refused where ``not_scale_free`` names what makes the model not homogeneous.
+    ``offsets``: ``(eps (B, m, n) or None for the default, assignment (B, n) or None, C_g)`` define beta0 of
+    the positive (no assignment) or disjoint start, computed in C++ in the units each problem is prepared
+    in (StartOffsets of relucore/gd/prepare.hpp; ``C_alpha`` for the default offsets).
+    Returns ``(K, mu1, alpha0, beta0, W0, eta, tol, exponents)``: mu1 NaN where unneeded; K None where
+    this step does not read it (an array init with n > d rows, see :func:`gram_is_lazy`); ``exponents``
+    ``(ex, ey)`` (B,) int arrays where some problem runs rescaled (relucore._scaling: 0, 0 for the
+    others; every output of such a problem is in its copy's units), else None. A refusal raises
+    ValueError with the message of docs/errors.md.
     """
     B, n = (Kin if X is None else X).shape[:2]
     lazy = Kin is None and gram_is_lazy(X, beta_mode, solve)
@@ -99,27 +107,27 @@ def prepare_start(
         s.eps = -1.0
     if C_alpha is not None:
         s.C_alpha = C_alpha
-    if scale_test:
-        s.scale_test = True
-    flagged = _core.prepare_batch(
-        X=X,
-        y=y,
-        K=K,
-        outer=signs_arr,
-        beta0=beta0,
-        alpha0=alpha0,
-        W0=W0 if X is not None else None,
-        mu1=mu1,
-        eta=eta_arr,
-        tol=tol_arr,
-        settings=s,
-        init=init_name,
-        n_threads=n_threads,
-    )
+    exps = None
+    if rescale:
+        s.rescale = True
+        exps = np.empty((2, B), dtype=np.int64)
+        if not_scale_free:
+            s.not_scale_free = not_scale_free
+    # The arrays go positionally (X, y, K, outer, beta0, alpha0, W0, mu1, eta, tol, settings, init, n_threads,
+    # exponents): pybind11 looks every declared parameter up by name in a call's keywords, which is on
+    # train's fixed cost.
+    args = (X, y, K, signs_arr, beta0, alpha0, W0 if X is not None else None, mu1, eta_arr, tol_arr, s, init_name)
+    if offsets is None:
+        flagged = _core.prepare_batch(*args, n_threads, exps)
+    else:
+        flagged = _core.prepare_batch(
+            *args, n_threads, exps, from_offsets=True, offsets=offsets[0], assignment=offsets[1], C_g=offsets[2]
+        )
     W0 = (block if W_room else W0) if X is not None else None
+    exponents = None if flagged == 0 or not exps.any() else (exps[0], exps[1])
     if not complete:
-        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None, flagged
-    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr, flagged
+        return (None if lazy else K), mu1, alpha0, beta0, W0, None, None, exponents
+    return (None if lazy else K), mu1, alpha0, beta0, W0, eta_arr, tol_arr, exponents
 
 
 def gram_is_lazy(X, beta_mode, solve) -> bool:

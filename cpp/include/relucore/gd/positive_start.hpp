@@ -52,6 +52,12 @@ enum class StartCheck : int {
     /// unscaled (scale_may_be_out_of_range()), and nothing past that test was computed: the caller
     /// rescales the problem exactly and prepares the rescaled copy instead (not a refusal).
     scale_out_of_range = 10,
+    /// Only with PrepareRequest::rescale: the data lie outside the safe range and the model is not
+    /// homogeneous (PrepareRequest::not_scale_free), so no exact rescaling maps it onto itself.
+    scale_not_free = 11,
+    /// Only with PrepareRequest::rescale: the given step leaves float64's range on the exactly rescaled
+    /// copy (eta scales as 4^-ex); eta keeps the given value.
+    eta_out_of_range = 12,
 };
 
 /// Options of positive_start() (the defaults of relucore.train).

@@ -39,6 +39,8 @@
 #include "relucore/defaults.hpp"
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
+#include "relucore/gd/scaling.hpp"
+#include "relucore/gd/starts.hpp"
 #include "relucore/linalg/blas.hpp"
 #include "relucore/linalg/gram.hpp"
 #include "relucore/linalg/lapack.hpp"
@@ -48,7 +50,9 @@
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
@@ -83,9 +87,48 @@ struct PrepareRequest : StartOptions {
     StartSolve solve = StartSolve::inverse;
     StartBeta beta = StartBeta::given;
     Scalar rcond_min = defaults::cholesky_rcond_min;
+    /// Read by the prepare_start() that returns a scaling::RescaledProblem: where the O(n) scale test
+    /// flags a problem, decide its exact exponents and, where they leave the safe range, prepare its
+    /// exactly rescaled copy (the given step, tolerance, offsets and start mapped into its units).
+    bool rescale = false;
+    /// With rescale: what makes the model not homogeneous ("" when nothing does); a problem out of
+    /// the safe range is then refused (StartCheck::scale_not_free) instead of rescaled.
+    std::string not_scale_free;
+};
+
+/// What defines beta0 of the positive and disjoint starts (StartBeta::given), for the prepare_start() that
+/// takes it: beta0 is computed from the labels in the units the problem is prepared in.
+struct StartOffsets {
+    /// m x n offsets (row-major) given in the caller's units, or nullptr: the default offset of the
+    /// labels, default_offset(y, m, req.C_alpha).
+    const Scalar* eps = nullptr;
+    /// n entries: beta0 is the disjoint start of the offsets with this assignment (disjoint_start() of
+    /// gd/starts.hpp, constant C_g); nullptr: beta0 is the offsets (the all-positive init).
+    const std::int64_t* assignment = nullptr;
+    Scalar C_g = 1;
 };
 
 namespace detail {
+
+/// beta0 of a StartOffsets in the units of the labels y: the given offsets times 2^p (exact), or the
+/// default offset of y. False where the default is not finite or an offset is not positive (eps_invalid).
+inline bool offsets_start(const StartOffsets& s, const ConstVectorRef& y, const ConstVectorRef& outer, Scalar C_alpha,
+                          int p, MatrixRef beta0) {
+    const Index m = beta0.rows(), n = beta0.cols();
+    RowMatrix eps(m, n);
+    if (s.eps != nullptr) {
+        eps = ConstMatrixMap(s.eps, m, n);
+        scaling::scale(eps.data(), eps.size(), p);
+    } else {
+        eps.setConstant(default_offset(y, m, C_alpha));
+        if (!eps.allFinite()) return false;
+    }
+    if (!(eps.array() > 0).all()) return false;
+    if (s.assignment != nullptr)
+        disjoint_start(y.data(), n, outer.data(), m, eps.data(), s.assignment, s.C_g, eps.data());
+    beta0 = eps;
+    return true;
+}
 
 /// alpha0 = the minimum-norm solution of S a = rhs (rows of rhs_t) for symmetric
 /// positive semidefinite S, with eigenvalues below S.rows() * eps * mu_max cut
@@ -178,6 +221,12 @@ inline void start_predictions(const ConstMatrixRef& X, const ConstMatrixRef& W0,
         blas::gemm_nt(W0, X, beta0);
     else
         beta0.noalias() = W0 * X.transpose();
+}
+
+/// a 2^p in place, row by row (a may be a block with an outer stride), exactly as scaling::scale().
+inline void scale_rows(MatrixRef a, int p) {
+    if (a.cols() == 0) return;
+    for (Index i = 0; i < a.rows(); ++i) scaling::scale(&a(i, 0), a.cols(), p);
 }
 
 }  // namespace detail
@@ -290,6 +339,77 @@ inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y
     }
     if (!req.complete) return StartCheck::ok;
     return detail::finish_start(y, outer, req, X != nullptr, mu1, beta0, alpha0, W0, eta, tol);
+}
+
+/// prepare_start() with the exact rescaling of docs/errors.md ("Scale of the data") where req.rescale
+/// is set, and with beta0 of a positive or disjoint start computed here from its offsets where offsets
+/// is given (else beta0 is read as above). Without req.rescale: the call above after that definition.
+///
+/// A problem that the O(n) test (scale_may_be_out_of_range()) does not flag is prepared as above,
+/// bit for bit, at no further cost. A flagged one gets its exact exponents (scaling::rescale_problem(),
+/// O(size of the data)): within the safe range it is prepared as above, unscaled; outside it, a model
+/// that is not homogeneous (req.not_scale_free) is refused with StartCheck::scale_not_free, and
+/// otherwise the problem is prepared on its exactly rescaled copy: X / 2^ex (or K / 4^ex, in place)
+/// and y / 2^ey, with the numbers given in the caller's units mapped into the copy's: eta (as 4^-ex;
+/// StartCheck::eta_out_of_range, eta left as given, where it leaves float64's range), tol (as a
+/// gradient norm), the offsets (req.eps > 0, offsets->eps, and those of StartBeta::positive in beta0
+/// with req.eps < 0: as y; a default offset is that of the copy's labels), a given beta0 (as y) or W0
+/// (StartBeta::from_weights; the draw z of StartBeta::gaussian_gram: as W). The start is computed on
+/// the copy, where it is representable whatever the caller's scale; every output (K, mu, mu1, beta0,
+/// alpha0, W0, eta, tol) is then in the copy's units, rescaled.X / rescaled.y hold the copy
+/// (rescaled.K stays empty: K is rescaled in place) and rescaled.e the exponents, which
+/// scale_back_run() (gd/rescaled_run.hpp) and the units of gd/scaling.hpp map back exactly.
+/// rescaled.flagged records the test's verdict. Offsets that are not positive, or a default offset
+/// that is not finite, in the units the problem is prepared in: StartCheck::eps_invalid.
+inline StartCheck prepare_start(const ConstMatrixRef* X, const ConstVectorRef& y, const ConstVectorRef& outer,
+                                const PrepareRequest& req, MatrixRef K, VectorRef mu, Scalar& mu1, MatrixRef beta0,
+                                MatrixRef alpha0, MatrixRef W0, Scalar& eta, Scalar& tol,
+                                scaling::RescaledProblem& rescaled, const StartOffsets* offsets = nullptr) {
+    rescaled = scaling::RescaledProblem{};
+    // The start in the caller's units; where it is refused, a flagged problem may still be prepared rescaled.
+    const bool defined = offsets == nullptr || detail::offsets_start(*offsets, y, outer, req.C_alpha, 0, beta0);
+    if (!req.rescale)
+        return defined ? prepare_start(X, y, outer, req, K, mu, mu1, beta0, alpha0, W0, eta, tol)
+                       : StartCheck::eps_invalid;
+    PrepareRequest r = req;
+    r.scale_test = true;
+    const StartCheck tested = prepare_start(X, y, outer, r, K, mu, mu1, beta0, alpha0, W0, eta, tol);
+    if (tested != StartCheck::scale_out_of_range) return defined ? tested : StartCheck::eps_invalid;
+    // The test stopped before anything but K was written: K holds the caller's Gram matrix where it is given.
+    const ConstMatrixRef K_given(K);
+    rescaled = scaling::rescale_problem(X, X == nullptr ? &K_given : nullptr, y);
+    rescaled.flagged = true;
+    rescaled.K = RowMatrix();  // K is rescaled in place below
+    r.scale_test = false;
+    const scaling::Exponents e = rescaled.e;
+    if (!scaling::rescaled(e)) {
+        if (!defined) return StartCheck::eps_invalid;
+        return prepare_start(X, y, outer, r, K, mu, mu1, beta0, alpha0, W0, eta, tol);
+    }
+    if (!req.not_scale_free.empty()) return StartCheck::scale_not_free;
+    if (eta > 0) {
+        Scalar down = eta;
+        scaling::scale(&down, 1, -scaling::power(scaling::units::ETA, e));
+        if (!(std::isfinite(down) && down > 0)) return StartCheck::eta_out_of_range;
+        eta = down;
+    }
+    if (r.tol >= 0) scaling::scale(&r.tol, 1, -scaling::power(scaling::units::GRAD, e));
+    if (r.eps > 0) scaling::scale(&r.eps, 1, -scaling::power(scaling::units::Y, e));
+    const int y_down = -scaling::power(scaling::units::Y, e), w_down = -scaling::power(scaling::units::W, e);
+    if (offsets != nullptr) {
+        if (!detail::offsets_start(*offsets, rescaled.y, outer, req.C_alpha, y_down, beta0))
+            return StartCheck::eps_invalid;
+    } else if (req.beta == StartBeta::given || (req.beta == StartBeta::positive && req.eps < 0)) {
+        detail::scale_rows(beta0, y_down);
+    } else if (req.beta == StartBeta::gaussian_gram) {
+        detail::scale_rows(beta0, w_down);
+    } else if (req.beta == StartBeta::from_weights) {
+        detail::scale_rows(W0, w_down);
+    }
+    if (req.gram_given) detail::scale_rows(K, -scaling::power(scaling::units::K, e));
+    const ConstMatrixRef X_copy(rescaled.X);
+    return prepare_start(X != nullptr ? &X_copy : nullptr, rescaled.y, outer, r, K, mu, mu1, beta0, alpha0, W0, eta,
+                         tol);
 }
 
 }  // namespace RELUCORE_ABI_NAMESPACE

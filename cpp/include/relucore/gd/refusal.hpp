@@ -15,6 +15,7 @@
 #include "relucore/gd/model.hpp"
 #include "relucore/gd/positive_start.hpp"
 #include "relucore/gd/prepare.hpp"
+#include "relucore/gd/scaling.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -37,6 +38,8 @@ struct RefusedProblem {
     Scalar eta = 0;                                         ///< the given step (> 0), else 0
     Scalar mu1 = std::numeric_limits<Scalar>::quiet_NaN();  ///< mu_1(K) (the step's refusals; NaN: mu's last)
     std::string init = "positive";                          ///< the init's name
+    scaling::Exponents e;  ///< the problem's exponents (scale_not_free, eta_out_of_range)
+    Index problem = -1;    ///< its index in a batch of more than one problem (scale_not_free), else -1
 };
 
 namespace detail {
@@ -174,6 +177,10 @@ inline std::string refusal_message(StartCheck check, const RefusedProblem& p, co
             return detail::spectrum_message(p, req.gram_given);
         case StartCheck::ok:
             break;
+        case StartCheck::scale_not_free:
+            return scaling::out_of_range_message(req.not_scale_free, p.e, p.X == nullptr, p.problem);
+        case StartCheck::eta_out_of_range:
+            return scaling::eta_out_of_range_message(p.eta, p.e);
         case StartCheck::scale_out_of_range:
             return "the scale of the data may lie outside the range that runs unscaled (not a refusal: the caller "
                    "rescales the problem exactly)";

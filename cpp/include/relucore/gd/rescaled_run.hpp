@@ -2,10 +2,12 @@
 /// A run on an exactly rescaled problem (gd/scaling.hpp): the problem's data and the options given in
 /// its units in the units the run uses, and the run's results back in the caller's units, exactly.
 ///
-/// A C++ caller with data far from unit scale (X 2^-400, say) plans and rescales the problem with
-/// rescale_problem(), scales the step and tolerance it gives with scale_down_settings(), prepares
-/// and runs on the rescaled copy (the default starts computed from the rescaled labels), and calls
-/// scale_back_run(): the result is the unit-scale run's, times the exact powers of two of its units.
+/// A C++ caller with data far from unit scale (X 2^-400, say) prepares it with PrepareRequest::rescale
+/// (prepare_start() of gd/prepare.hpp plans the exponents, rescales the data, the given step,
+/// tolerance and start, and computes the start on the copy it returns), or plans and rescales it
+/// itself with rescale_problem() (gd/scaling.hpp) and scale_down_settings(); it runs on the
+/// rescaled copy and calls scale_back_run(): the result is the unit-scale run's, times the exact
+/// powers of two of its units.
 #pragma once
 
 #include "relucore/core/abi.hpp"
@@ -18,43 +20,6 @@
 namespace relucore {
 inline namespace RELUCORE_ABI_NAMESPACE {
 namespace scaling {
-
-/// One problem in the units it runs in: exactly rescaled copies of the data where the exponent
-/// rule asks for them (e non-zero), else nothing copied (the caller's data run as they are).
-struct RescaledProblem {
-    Exponents e;  ///< X was divided by 2^e.ex (K by 4^e.ex) and y by 2^e.ey
-    RowMatrix X;  ///< X / 2^ex (empty when not rescaled, or without X)
-    RowMatrix K;  ///< K / 4^ex (empty when not rescaled, or with X)
-    Vector y;     ///< y / 2^ey (empty when not rescaled)
-};
-
-/// The plan of one problem (X n x d, or null in Gram-only mode with K given) and its rescaled
-/// copies. An O(size of the data) scan of the exponents; a model that is not homogeneous refuses
-/// data out of range instead (out_of_range_message()).
-inline RescaledProblem rescale_problem(const ConstMatrixRef* X, const ConstMatrixRef* K, const ConstVectorRef& y) {
-    RescaledProblem p;
-    const ConstMatrixRef* data = X != nullptr ? X : K;
-    RowMatrix copy;  // the data as one block, where the caller's rows are strided
-    const Scalar* block = nullptr;
-    if (data != nullptr) {
-        if (data->outerStride() != data->cols()) copy = *data;
-        block = copy.size() > 0 ? copy.data() : data->data();
-    }
-    const Index size = data != nullptr ? data->size() : 0;
-    p.e = plan(
-        exponents_of(X != nullptr ? block : nullptr, size, X == nullptr ? block : nullptr, size, y.data(), y.size()));
-    if (!rescaled(p.e)) return p;
-    if (X != nullptr) {
-        p.X = *X;
-        scale(p.X.data(), p.X.size(), -power(units::X, p.e));
-    } else if (K != nullptr) {
-        p.K = *K;
-        scale(p.K.data(), p.K.size(), -power(units::K, p.e));
-    }
-    p.y = y;
-    scale(p.y.data(), p.y.size(), -power(units::Y, p.e));
-    return p;
-}
 
 /// A step and a tolerance given in the caller's units in the rescaled units, exactly (eta as
 /// 4^-ex, tol as a gradient norm, 2^-(ex+ey)).

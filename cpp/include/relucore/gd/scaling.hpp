@@ -120,6 +120,44 @@ inline void scale(Scalar* a, Index n, int p) {
     }
 }
 
+/// One problem in the units it runs in: exactly rescaled copies of the data where the exponent
+/// rule asks for them (e non-zero), else nothing copied (the caller's data run as they are).
+struct RescaledProblem {
+    bool flagged = false;  ///< the O(n) scale test flagged it (prepare_start(): e decided exactly)
+    Exponents e;           ///< X was divided by 2^e.ex (K by 4^e.ex) and y by 2^e.ey
+    RowMatrix X;           ///< X / 2^ex (empty when not rescaled, or without X)
+    RowMatrix K;           ///< K / 4^ex (empty when not rescaled, or with X)
+    Vector y;              ///< y / 2^ey (empty when not rescaled)
+};
+
+/// The plan of one problem (X n x d, or null in Gram-only mode with K given) and its rescaled
+/// copies. An O(size of the data) scan of the exponents; a model that is not homogeneous refuses
+/// data out of range instead (out_of_range_message()).
+inline RescaledProblem rescale_problem(const ConstMatrixRef* X, const ConstMatrixRef* K, const ConstVectorRef& y) {
+    RescaledProblem p;
+    const ConstMatrixRef* data = X != nullptr ? X : K;
+    RowMatrix copy;  // the data as one block, where the caller's rows are strided
+    const Scalar* block = nullptr;
+    if (data != nullptr) {
+        if (data->outerStride() != data->cols()) copy = *data;
+        block = copy.size() > 0 ? copy.data() : data->data();
+    }
+    const Index size = data != nullptr ? data->size() : 0;
+    p.e = plan(
+        exponents_of(X != nullptr ? block : nullptr, size, X == nullptr ? block : nullptr, size, y.data(), y.size()));
+    if (!rescaled(p.e)) return p;
+    if (X != nullptr) {
+        p.X = *X;
+        scale(p.X.data(), p.X.size(), -power(units::X, p.e));
+    } else if (K != nullptr) {
+        p.K = *K;
+        scale(p.K.data(), p.K.size(), -power(units::K, p.e));
+    }
+    p.y = y;
+    scale(p.y.data(), p.y.size(), -power(units::Y, p.e));
+    return p;
+}
+
 /// Whether an array of unit u computed in the rescaled units fits in float64 once scaled back by the
 /// exponents e: its largest entry must stay in [2^-1022, 2^1024) (smaller entries may round into
 /// the subnormals: an absolute error of 2^-1074 at most). may_underflow: a number that may be near
