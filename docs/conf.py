@@ -74,6 +74,8 @@ nitpick_ignore_regex = [
     (r"cpp:.*", r"(dies_with_call|binds_as_view)<.*"),
     # relucore::simd (simd.hpp: levels, CPU checks, ThreadCap) is described in docs/cpp_reference.md
     (r"cpp:.*", r"simd(::.*)?"),
+    # relucore::scaling (gd/scaling.hpp: the exact rescaling's rule and types) likewise
+    (r"cpp:.*", r"scaling(::.*)?"),
     # the build-configuration namespace (core/abi.hpp), the borrow tag and relucore::defaults, which
     # Doxygen's unexpanded macros leave unresolved; described in docs/cpp_reference.md
     (r"cpp:.*", r"(relucore::)?RELUCORE_ABI_NAMESPACE(::.*)?"),
