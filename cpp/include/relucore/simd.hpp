@@ -73,8 +73,9 @@
 #define RELUCORE_AVX512_WARNINGS_ON
 #endif
 
-// Unrolls a loop over a kernel's accumulators (at most 16) fully, so that GCC keeps them in
-// registers: else it stores every accumulator to the stack at every step of the inner loop.
+// Unrolls a loop over a kernel's accumulators (at most 16, an int counter) fully, so that GCC
+// keeps them in registers: else it stores every accumulator to the stack at every step of the
+// inner loop. GCC does not unroll such a loop fully over a 64-bit counter.
 #define RELUCORE_UNROLL _Pragma("GCC unroll 16")
 
 namespace relucore {

@@ -15,6 +15,7 @@
 #endif
 
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -210,16 +211,17 @@ __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_av
                                                                                   const Scalar* __restrict g,
                                                                                   Scalar* __restrict s) {
     RELUCORE_NO_FP_CONTRACT_BODY
+    constexpr Index kNeurons = 4 * Index(H);
     const __m256d zero = _mm256_setzero_pd();
     Index k = k0;
-    for (; k + 4 * H <= k1; k += 4 * H) {
-        __m256d acc[H];
+    for (; k + kNeurons <= k1; k += kNeurons) {
+        __m256d acc[static_cast<std::size_t>(H)];
         RELUCORE_UNROLL for (int h = 0; h < H; ++h) acc[h] = zero;
         const Scalar* rows = beta + k * n;
         Index i = 0;
         for (; i + 4 <= n; i += 4) {
             RELUCORE_UNROLL for (int h = 0; h < H; ++h) {
-                const Scalar* b = rows + 4 * h * n + i;
+                const Scalar* b = rows + Index(4 * h) * n + i;
                 const __m256d r0 = _mm256_loadu_pd(b), r1 = _mm256_loadu_pd(b + n);
                 const __m256d r2 = _mm256_loadu_pd(b + 2 * n), r3 = _mm256_loadu_pd(b + 3 * n);
                 const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
@@ -233,12 +235,12 @@ __attribute__((target("avx"))) RELUCORE_NO_FP_CONTRACT inline Index relu_dots_av
             }
         }
         for (; i < n; ++i) RELUCORE_UNROLL for (int h = 0; h < H; ++h) {
-                const Scalar* b = rows + 4 * h * n + i;
+                const Scalar* b = rows + Index(4 * h) * n + i;
                 const __m256d c = _mm256_setr_pd(b[0], b[n], b[2 * n], b[3 * n]);
                 const __m256d u = _mm256_and_pd(_mm256_cmp_pd(c, zero, _CMP_GT_OS), c);
                 acc[h] = _mm256_add_pd(acc[h], _mm256_mul_pd(u, _mm256_set1_pd(g[i])));
             }
-        RELUCORE_UNROLL for (int h = 0; h < H; ++h) _mm256_storeu_pd(s + k + 4 * h, acc[h]);
+        RELUCORE_UNROLL for (int h = 0; h < H; ++h) _mm256_storeu_pd(s + k + Index(4 * h), acc[h]);
     }
     return k;
 }
