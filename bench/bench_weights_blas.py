@@ -8,13 +8,13 @@ For each (n, d, m) of a grid this times a GD step with the BLAS and with the bui
 products (``_core._use_blas``), alternating the two in this process, and reports the ratio and
 the agreement of the final weights. One thread.
 
-The grid runs with RELUCORE_SIMD=avx: on a CPU with AVX-512F the engine otherwise takes
-neither, but its packed AVX-512 kernels (blas.hpp ``gemm_nt_packed``, ``gemm_packed``).
+The grid runs with RELUCORE_SIMD=sse2: on a CPU with AVX2 and FMA or AVX-512F the engine
+otherwise takes neither, but its packed kernels (packed.hpp ``gemm_nt_packed``, ``gemm_packed``).
 
 Then Dana et al.'s Exp. 1 setting (n = 1300, d = 100, m = 36, outer layer fixed, 200 steps,
 init and eta given) side by side in this process: relucore as it runs (the packed kernels
-where the CPU has AVX-512F), relucore with the BLAS products and with the built-in products
-(both RELUCORE_SIMD=avx), the numpy loop and the PyTorch autograd + SGD loop of
+where the CPU has AVX2 with FMA or AVX-512F), relucore with the BLAS products and with the
+built-in products (both RELUCORE_SIMD=sse2), the numpy loop and the PyTorch autograd + SGD loop of
 bench_peers.py (when installed), float64, one thread each, everything included (set-up too).
 Times are process CPU time, best of ``--repeat`` calls taken in turn, so that a loaded
 machine inflates them less than wall time; the final W of every peer is checked against
@@ -100,8 +100,8 @@ def dana1(repeat):
 
     runs = {
         "relucore weights": rc(True),
-        "relucore weights (BLAS products)": rc(True, "avx"),
-        "relucore weights (built-in products)": rc(False, "avx"),
+        "relucore weights (BLAS products)": rc(True, "sse2"),
+        "relucore weights (built-in products)": rc(False, "sse2"),
         "numpy loop": lambda: numpy_gd(X, y, W0, signs, eta, steps),
     }
     if _torch() is not None:
@@ -143,7 +143,7 @@ def main():
     if args.skip_grid:
         dana1(args.repeat)
         return
-    os.environ["RELUCORE_SIMD"] = "avx"  # the grid compares the BLAS with the built-in products
+    os.environ["RELUCORE_SIMD"] = "sse2"  # the grid compares the BLAS with the built-in products
     print()
     print("| n | d | m | m n d | BLAS us/step | built-in us/step | built-in / BLAS | max rel diff of W |")
     print("|---|---|---|---|---|---|---|---|")
